@@ -1,0 +1,189 @@
+/**
+ * Prisma's schema engine compiled to WebAssembly (npm `@prisma/schema-engine-wasm`), driven through
+ * the `pg` driver adapter. It replaces the native schema-engine binary, which Prisma downloads from
+ * its own host at run time and which locked-down machines cannot reach (see docs/PRISMA.md).
+ */
+import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { PrismaPg } from '@prisma/adapter-pg';
+import { bindMigrationAwareSqlAdapterFactory } from '@prisma/driver-adapter-utils';
+import * as glue from '@prisma/schema-engine-wasm/schema_engine_bg';
+import pg from 'pg';
+
+export type SchemaEngine = glue.SchemaEngine;
+
+/** PostgreSQL's internal single-byte `"char"` type, which catalog queries return and adapter-pg cannot decode. */
+const PG_CHAR_OID = 18;
+const PG_TEXT_OID = 25;
+
+let wasmReady: Promise<void> | undefined;
+
+function loadWasm(): Promise<void> {
+  wasmReady ??= (async () => {
+    (globalThis as { PRISMA_WASM_PANIC_REGISTRY?: unknown }).PRISMA_WASM_PANIC_REGISTRY = {
+      set_message(message: string) {
+        process.stderr.write(`schema engine panic: ${message}\n`);
+      },
+    };
+    const packageDir = dirname(createRequire(import.meta.url).resolve('@prisma/schema-engine-wasm/schema_engine_bg'));
+    const bytes = await readFile(join(packageDir, 'schema_engine_bg.wasm'));
+    const { instance } = await WebAssembly.instantiate(bytes, { './schema_engine_bg.js': glue as unknown as WebAssembly.ModuleImports });
+    glue.__wbg_set_wasm(instance.exports);
+    (instance.exports.__wbindgen_start as () => void)();
+  })();
+  return wasmReady;
+}
+
+/** Connection parts of a PostgreSQL URL; `schema` is Prisma's `?schema=` parameter. */
+export interface DatabaseTarget {
+  host: string;
+  port: number;
+  user: string;
+  password: string;
+  database: string;
+  schema: string;
+}
+
+export function parseDatabaseUrl(url: string): DatabaseTarget {
+  const parsed = new URL(url);
+  if (parsed.protocol !== 'postgresql:' && parsed.protocol !== 'postgres:') {
+    throw new Error(`not a PostgreSQL URL: ${parsed.protocol}`);
+  }
+  return {
+    host: decodeURIComponent(parsed.hostname) || 'localhost',
+    port: Number(parsed.port || 5432),
+    user: decodeURIComponent(parsed.username),
+    password: decodeURIComponent(parsed.password),
+    database: decodeURIComponent(parsed.pathname.slice(1)),
+    schema: parsed.searchParams.get('schema') ?? 'public',
+  };
+}
+
+/**
+ * Reports the `"char"` type as text so that catalog introspection decodes. Applied to the adapter
+ * classes once, in the schema engine's process only; the services' query path never sees it.
+ */
+function decodeCharAsText(adapter: object): void {
+  let prototype = Object.getPrototypeOf(adapter) as { performIO?: (...args: unknown[]) => Promise<pg.QueryResult>; __charAsText?: boolean } | null;
+  while (prototype && !Object.hasOwn(prototype, 'performIO')) prototype = Object.getPrototypeOf(prototype);
+  if (!prototype?.performIO || prototype.__charAsText) return;
+  const performIO = prototype.performIO;
+  prototype.performIO = async function (this: unknown, ...args: unknown[]) {
+    const result = await performIO.apply(this, args);
+    for (const field of result.fields) if (field.dataTypeID === PG_CHAR_OID) field.dataTypeID = PG_TEXT_OID;
+    return result;
+  };
+  prototype.__charAsText = true;
+}
+
+class MigrationAdapterFactory extends PrismaPg {
+  readonly #target: DatabaseTarget;
+  /** Adapters handed to the engine; the engine never disposes them, and they hold its advisory lock. */
+  readonly opened: { dispose(): Promise<void> }[] = [];
+
+  constructor(target: DatabaseTarget, config: pg.PoolConfig) {
+    super(config, { schema: target.schema });
+    this.#target = target;
+  }
+
+  override async connect() {
+    await ensureSchema(this.#target, this.#target.database);
+    const adapter = await super.connect();
+    decodeCharAsText(adapter);
+    this.opened.push(adapter);
+    return adapter;
+  }
+
+  /**
+   * adapter-pg's own shadow database ignores `database` when given a URL and drops the database
+   * while its pool still holds connections; this one connects by parts and closes before dropping.
+   */
+  override async connectToShadowDb() {
+    const target = this.#target;
+    const shadowName = `${target.database}_shadow_${process.pid}_${Date.now()}`;
+    const admin = new pg.Client(clientConfig(target, target.database));
+    await admin.connect();
+    try {
+      await admin.query(`CREATE DATABASE "${shadowName}"`);
+    } finally {
+      await admin.end();
+    }
+    await ensureSchema(target, shadowName);
+    const shadow = await new PrismaPg(clientConfig(target, shadowName), { schema: target.schema }).connect();
+    decodeCharAsText(shadow);
+    const dispose = shadow.dispose.bind(shadow);
+    shadow.dispose = async () => {
+      await dispose();
+      const cleanup = new pg.Client(clientConfig(target, target.database));
+      await cleanup.connect();
+      try {
+        await cleanup.query(`DROP DATABASE IF EXISTS "${shadowName}"`);
+      } finally {
+        await cleanup.end();
+      }
+    };
+    return shadow;
+  }
+}
+
+/**
+ * The engine writes unqualified names (`_prisma_migrations`, the migrations' own tables), so every
+ * connection works inside the service's schema through its search path.
+ */
+function clientConfig(target: DatabaseTarget, database: string): pg.ClientConfig {
+  return { host: target.host, port: target.port, user: target.user, password: target.password, database, options: `-c search_path="${target.schema}"` };
+}
+
+async function ensureSchema(target: DatabaseTarget, database: string): Promise<void> {
+  const client = new pg.Client(clientConfig(target, database));
+  await client.connect();
+  try {
+    await client.query(`CREATE SCHEMA IF NOT EXISTS "${target.schema.replaceAll('"', '""')}"`);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Creates the database named in the URL when it does not exist yet. Returns whether it did. */
+export async function ensureDatabase(url: string): Promise<boolean> {
+  const target = parseDatabaseUrl(url);
+  const admin = new pg.Client(clientConfig(target, 'postgres'));
+  await admin.connect();
+  try {
+    const existing = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [target.database]);
+    if (existing.rowCount) return false;
+    await admin.query(`CREATE DATABASE "${target.database.replaceAll('"', '""')}"`);
+    return true;
+  } finally {
+    await admin.end();
+  }
+}
+
+export interface EngineOptions {
+  url: string;
+  /** Prisma schema files as [path, content] pairs, as the CLI passes them. */
+  datamodels?: [string, string][];
+  log?: (line: string) => void;
+}
+
+export interface OpenSchemaEngine {
+  engine: SchemaEngine;
+  /** Frees the engine and closes its connections, releasing its migration lock. */
+  close(): Promise<void>;
+}
+
+export async function openSchemaEngine(options: EngineOptions): Promise<OpenSchemaEngine> {
+  await loadWasm();
+  const target = parseDatabaseUrl(options.url);
+  const factory = new MigrationAdapterFactory(target, { ...clientConfig(target, target.database), max: 2 });
+  const log = options.log ?? (() => {});
+  const engine = await glue.SchemaEngine.new({ datamodels: options.datamodels }, log, bindMigrationAwareSqlAdapterFactory(factory));
+  return {
+    engine,
+    async close() {
+      engine.free();
+      await Promise.all(factory.opened.map((adapter) => adapter.dispose()));
+    },
+  };
+}
