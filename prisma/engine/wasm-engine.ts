@@ -13,6 +13,11 @@ import pg from 'pg';
 
 export type SchemaEngine = glue.SchemaEngine;
 
+// Node's global; the ES library typings leave WebAssembly to the DOM library, which this project does not load.
+declare const WebAssembly: {
+  instantiate(bytes: Uint8Array, imports: object): Promise<{ instance: { exports: Record<string, unknown> } }>;
+};
+
 /** PostgreSQL's internal single-byte `"char"` type, which catalog queries return and adapter-pg cannot decode. */
 const PG_CHAR_OID = 18;
 const PG_TEXT_OID = 25;
@@ -28,7 +33,7 @@ function loadWasm(): Promise<void> {
     };
     const packageDir = dirname(createRequire(import.meta.url).resolve('@prisma/schema-engine-wasm/schema_engine_bg'));
     const bytes = await readFile(join(packageDir, 'schema_engine_bg.wasm'));
-    const { instance } = await WebAssembly.instantiate(bytes, { './schema_engine_bg.js': glue as unknown as WebAssembly.ModuleImports });
+    const { instance } = await WebAssembly.instantiate(bytes, { './schema_engine_bg.js': glue });
     glue.__wbg_set_wasm(instance.exports);
     (instance.exports.__wbindgen_start as () => void)();
   })();
