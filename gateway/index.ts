@@ -1,0 +1,156 @@
+/**
+ * The gateway: one GraphQL endpoint over the four subgraphs (@apollo/gateway), and GraphiQL served
+ * from files installed with the project, so exploring the graph needs no network.
+ */
+import { createReadStream } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ApolloServer, HeaderMap } from '@apollo/server';
+import { ApolloGateway, RemoteGraphQLDataSource } from '@apollo/gateway';
+import { BodyTooLargeError, readBody } from '../lib/http/body.js';
+import { formatServiceError } from '../lib/graphql/errors.js';
+import { NO_PHONE_HOME_PLUGINS, type ListeningServer } from '../lib/graphql/subgraph-server.js';
+import { composeSupergraph, type SubgraphEndpoint } from './composition.js';
+
+// @apollo/gateway reports usage to Apollo unless this is set before it is constructed.
+process.env.APOLLO_TELEMETRY_DISABLED = '1';
+
+export interface GatewayOptions {
+  host: string;
+  port: number;
+  subgraphs: readonly SubgraphEndpoint[];
+  /** Whether clients may introspect the composed schema (GraphiQL needs it). */
+  introspection: boolean;
+  /** Largest accepted request body in bytes. */
+  bodyLimit: number;
+  /** Where the composed supergraph SDL is written, for Apollo Router or Hive Gateway. */
+  supergraphFile?: string;
+}
+
+interface GatewayContext {
+  authorization?: string;
+}
+
+/** Passes the caller's credentials on, so that every subgraph checks them too. */
+class CredentialForwardingDataSource extends RemoteGraphQLDataSource<GatewayContext> {
+  override willSendRequest({ request, context }: { request: { http?: { headers: { set(name: string, value: string): void } } }; context: GatewayContext }) {
+    if (context.authorization) request.http?.headers.set('authorization', context.authorization);
+  }
+}
+
+const graphiqlDirectory = join(dirname(fileURLToPath(import.meta.url)), 'graphiql');
+const requireModule = createRequire(import.meta.url);
+const packageFile = (name: string, file: string) => join(dirname(requireModule.resolve(`${name}/package.json`)), file);
+/** The only files GraphiQL's page loads, each from an installed package. */
+const GRAPHIQL_ASSETS: Record<string, { file: string; type: string }> = {
+  'graphiql.min.css': { file: packageFile('graphiql', 'graphiql.min.css'), type: 'text/css; charset=utf-8' },
+  'graphiql.min.js': { file: packageFile('graphiql', 'graphiql.min.js'), type: 'text/javascript; charset=utf-8' },
+  'react.production.min.js': { file: packageFile('react', 'umd/react.production.min.js'), type: 'text/javascript; charset=utf-8' },
+  'react-dom.production.min.js': { file: packageFile('react-dom', 'umd/react-dom.production.min.js'), type: 'text/javascript; charset=utf-8' },
+};
+
+function sendFile(response: ServerResponse, file: string, type: string): void {
+  response.writeHead(200, { 'content-type': type, 'cache-control': 'public, max-age=3600', 'x-content-type-options': 'nosniff' });
+  createReadStream(file).pipe(response);
+}
+
+function sendJson(response: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  response.writeHead(status, { 'content-type': 'application/json; charset=utf-8', ...headers });
+  response.end(JSON.stringify(body));
+}
+
+export interface RunningGateway extends ListeningServer {
+  graphqlUrl: string;
+  graphiqlUrl: string;
+  supergraphSdl: string;
+}
+
+export async function startGateway(options: GatewayOptions): Promise<RunningGateway> {
+  const supergraphSdl = await composeSupergraph(options.subgraphs);
+  if (options.supergraphFile) await writeFile(options.supergraphFile, supergraphSdl);
+  const gateway = new ApolloGateway({
+    supergraphSdl,
+    buildService: ({ url }) => new CredentialForwardingDataSource({ url }),
+  });
+  const apollo = new ApolloServer<GatewayContext>({
+    gateway,
+    plugins: NO_PHONE_HOME_PLUGINS,
+    formatError: formatServiceError('gateway'),
+    includeStacktraceInErrorResponses: false,
+    introspection: options.introspection,
+  });
+  await apollo.start();
+
+  async function serveGraphql(request: IncomingMessage, response: ServerResponse, url: URL): Promise<void> {
+    let body: unknown;
+    if (request.method === 'POST') {
+      const raw = await readBody(request, options.bodyLimit);
+      try {
+        body = raw.length ? JSON.parse(raw.toString('utf8')) : undefined;
+      } catch {
+        sendJson(response, 400, { errors: [{ message: 'The request body is not valid JSON.', extensions: { code: 'BAD_REQUEST' } }] });
+        return;
+      }
+    }
+    const headers = new HeaderMap();
+    for (const [name, value] of Object.entries(request.headers)) if (typeof value === 'string') headers.set(name, value);
+    const result = await apollo.executeHTTPGraphQLRequest({
+      httpGraphQLRequest: { method: request.method ?? 'GET', headers, search: url.search, body },
+      context: async () => ({ authorization: request.headers.authorization }),
+    });
+    const responseHeaders: Record<string, string> = {};
+    for (const [name, value] of result.headers) responseHeaders[name] = value;
+    response.writeHead(result.status ?? 200, responseHeaders);
+    if (result.body.kind === 'complete') {
+      response.end(result.body.string);
+      return;
+    }
+    for await (const chunk of result.body.asyncIterator) response.write(chunk);
+    response.end();
+  }
+
+  const server = createServer((request, response) => {
+    const url = new URL(request.url ?? '/', 'http://gateway');
+    const path = url.pathname;
+    const handled = (async () => {
+      if (path === '/graphql') return serveGraphql(request, response, url);
+      if (request.method !== 'GET' && request.method !== 'HEAD') return sendJson(response, 405, { error: 'method not allowed' }, { allow: 'GET, HEAD' });
+      if (path === '/graphiql' || path === '/') {
+        response.writeHead(302, { location: '/graphiql/' });
+        return response.end();
+      }
+      if (path === '/graphiql/') return sendFile(response, join(graphiqlDirectory, 'index.html'), 'text/html; charset=utf-8');
+      if (path === '/graphiql/graphiql.js') return sendFile(response, join(graphiqlDirectory, 'graphiql.js'), 'text/javascript; charset=utf-8');
+      const asset = path.startsWith('/graphiql/assets/') ? GRAPHIQL_ASSETS[path.slice('/graphiql/assets/'.length)] : undefined;
+      if (asset) return sendFile(response, asset.file, asset.type);
+      return sendJson(response, 404, { error: 'not found' });
+    })();
+    handled.catch((error: unknown) => {
+      if (error instanceof BodyTooLargeError) return sendJson(response, 413, { errors: [{ message: error.message, extensions: { code: 'PAYLOAD_TOO_LARGE' } }] });
+      console.error('[gateway]', error);
+      if (!response.headersSent) sendJson(response, 500, { errors: [{ message: 'Internal error in the gateway.', extensions: { code: 'INTERNAL_SERVER_ERROR' } }] });
+      else response.destroy();
+    });
+  });
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve) => server.listen(options.port, options.host, resolve));
+  const { port } = server.address() as AddressInfo;
+  const base = `http://${options.host}:${port}`;
+  return {
+    url: base,
+    graphqlUrl: `${base}/graphql`,
+    graphiqlUrl: `${base}/graphiql/`,
+    supergraphSdl,
+    async stop() {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      await apollo.stop();
+    },
+  };
+}

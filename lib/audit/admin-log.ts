@@ -1,0 +1,64 @@
+/**
+ * The admin log of a service (DESIGN §3): every request that changes state, who made it, what it
+ * was, when, and how it ended. Entries are appended, never changed.
+ */
+export interface AdminLogRecord {
+  actor: string;
+  role: string;
+  action: string;
+  target?: string | null;
+  /** `ok`, or the problem code the request ended with. */
+  outcome: string;
+  detail?: object | null;
+}
+
+export interface AdminLogEntry extends AdminLogRecord {
+  id: string;
+  at: Date;
+}
+
+interface AdminLogRow {
+  id: bigint;
+  at: Date;
+  actor: string;
+  role: string;
+  action: string;
+  target: string | null;
+  outcome: string;
+  detail: unknown;
+}
+
+/** The part of a service's generated Prisma client the admin log needs. */
+export interface AdminLogClient {
+  adminLogEntry: {
+    create(args: { data: { actor: string; role: string; action: string; target: string | null; outcome: string; detail?: object } }): Promise<unknown>;
+    findMany(args: { where?: { id?: { lt: bigint } }; orderBy: { id: 'desc' }; take: number }): Promise<AdminLogRow[]>;
+  };
+}
+
+export interface AdminLogPage {
+  entries: AdminLogEntry[];
+  /** Cursor for the next (older) page, when there is one. */
+  next: string | null;
+}
+
+export class AdminLog {
+  constructor(private readonly client: AdminLogClient) {}
+
+  async record(entry: AdminLogRecord): Promise<void> {
+    await this.client.adminLogEntry.create({
+      data: { actor: entry.actor, role: entry.role, action: entry.action, target: entry.target ?? null, outcome: entry.outcome, ...(entry.detail ? { detail: entry.detail } : {}) },
+    });
+  }
+
+  /** Newest first; `before` is the cursor a previous page returned. */
+  async page(limit: number, before?: string): Promise<AdminLogPage> {
+    const rows = await this.client.adminLogEntry.findMany({
+      ...(before ? { where: { id: { lt: BigInt(before) } } } : {}),
+      orderBy: { id: 'desc' },
+      take: limit + 1,
+    });
+    const entries = rows.slice(0, limit).map((row) => ({ ...row, id: row.id.toString(), detail: (row.detail as object | null) ?? null }));
+    return { entries, next: rows.length > limit ? entries[entries.length - 1]!.id : null };
+  }
+}

@@ -1,0 +1,99 @@
+/**
+ * Bearer tokens and their roles (DESIGN §3): reads are public; `writer` may make the ordinary
+ * writes, `admin` may also use `/admin/*`. Only SHA-256 hashes of tokens are kept.
+ */
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { dataDirectory } from '../config/database.js';
+
+export const ROLES = ['writer', 'admin'] as const;
+export type Role = (typeof ROLES)[number];
+
+export interface Principal {
+  name: string;
+  role: Role;
+}
+
+export interface TokenHash {
+  name: string;
+  role: Role;
+  /** Hex SHA-256 of the token. */
+  sha256: string;
+}
+
+export function hashToken(token: string): string {
+  return createHash('sha256').update(token, 'utf8').digest('hex');
+}
+
+/** Does a principal of this role hold the required role? Admins may do what writers may. */
+export function grants(role: Role, required: Role): boolean {
+  return role === 'admin' || role === required;
+}
+
+export class AccessTokens {
+  readonly #hashes: readonly TokenHash[];
+
+  constructor(hashes: readonly TokenHash[]) {
+    this.#hashes = hashes;
+  }
+
+  get size(): number {
+    return this.#hashes.length;
+  }
+
+  /** The principal a bearer token stands for, or undefined when the token is unknown. */
+  authenticate(token: string): Principal | undefined {
+    const digest = Buffer.from(hashToken(token), 'hex');
+    for (const entry of this.#hashes) {
+      const known = Buffer.from(entry.sha256, 'hex');
+      if (known.length === digest.length && timingSafeEqual(known, digest)) return { name: entry.name, role: entry.role };
+    }
+    return undefined;
+  }
+
+  toJSON(): readonly TokenHash[] {
+    return this.#hashes;
+  }
+}
+
+export type Credentials = { kind: 'none' } | { kind: 'malformed' } | { kind: 'bearer'; token: string };
+
+/** Parses an `Authorization` header (RFC 6750 §2.1). */
+export function readCredentials(header: string | undefined): Credentials {
+  if (header === undefined || header === '') return { kind: 'none' };
+  const match = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i.exec(header);
+  return match ? { kind: 'bearer', token: match[1]! } : { kind: 'malformed' };
+}
+
+export function tokensFile(env: NodeJS.ProcessEnv = process.env): string {
+  return env.PASSPORT_TOKENS_FILE ?? join(dataDirectory(env), 'tokens.json');
+}
+
+/**
+ * Tokens from the environment (`PASSPORT_ADMIN_TOKEN`, `PASSPORT_WRITER_TOKEN`) or, failing that,
+ * the hashes in the tokens file.
+ */
+export function loadAccessTokens(env: NodeJS.ProcessEnv = process.env): AccessTokens {
+  const configured: TokenHash[] = [];
+  if (env.PASSPORT_ADMIN_TOKEN) configured.push({ name: 'admin', role: 'admin', sha256: hashToken(env.PASSPORT_ADMIN_TOKEN) });
+  if (env.PASSPORT_WRITER_TOKEN) configured.push({ name: 'writer', role: 'writer', sha256: hashToken(env.PASSPORT_WRITER_TOKEN) });
+  if (configured.length > 0) return new AccessTokens(configured);
+  const file = tokensFile(env);
+  return new AccessTokens(existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as TokenHash[]) : []);
+}
+
+/**
+ * On first start with no tokens configured: makes an admin and a writer token, stores their hashes
+ * and returns the tokens themselves, which the caller prints once. Returns undefined otherwise.
+ */
+export async function createTokensOnFirstStart(env: NodeJS.ProcessEnv = process.env): Promise<Record<Role, string> | undefined> {
+  if (loadAccessTokens(env).size > 0) return undefined;
+  const tokens: Record<Role, string> = { admin: randomBytes(24).toString('base64url'), writer: randomBytes(24).toString('base64url') };
+  const hashes: TokenHash[] = ROLES.map((role) => ({ name: role, role, sha256: hashToken(tokens[role]) }));
+  const file = tokensFile(env);
+  await mkdir(dirname(file), { recursive: true });
+  await writeFile(file, `${JSON.stringify(hashes, null, 2)}\n`, { mode: 0o600, flag: 'wx' });
+  return tokens;
+}

@@ -1,0 +1,60 @@
+/**
+ * Configuration of a running platform, read from the environment (see the README's table). Every
+ * value has a default that runs the whole system on one machine.
+ */
+import { dataDirectory, DEFAULT_EMBEDDED_PORT } from './database.js';
+import { SERVICES, type ServiceName } from './services.js';
+
+export interface ServiceMount {
+  service: ServiceName;
+  port: number;
+  /** Path prefix on that port; `` when the service has the port to itself. */
+  prefix: string;
+}
+
+export interface RuntimeConfig {
+  host: string;
+  dataDir: string;
+  /** External PostgreSQL; the embedded one is used when absent. */
+  databaseUrl?: string;
+  embeddedPort: number;
+  subgraphPorts: Record<ServiceName, number>;
+  gatewayPort: number;
+  facadePort: number;
+  mounts: ServiceMount[];
+  introspection: boolean;
+  bodyLimit: number;
+}
+
+function integer(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 0) throw new Error(`${name} must be a non-negative integer, not ${raw}`);
+  return value;
+}
+
+export function loadRuntimeConfig(env: NodeJS.ProcessEnv = process.env): RuntimeConfig {
+  const facadePort = integer(env, 'FACADE_PORT', 3000);
+  const gatewayPort = integer(env, 'GATEWAY_PORT', 4000);
+  const subgraphPorts = Object.fromEntries(SERVICES.map((service, i) => [service, integer(env, `${service.toUpperCase()}_SUBGRAPH_PORT`, gatewayPort + 1 + i)])) as Record<ServiceName, number>;
+  const mounts = SERVICES.map((service): ServiceMount => {
+    const ownPort = env[`${service.toUpperCase()}_REST_PORT`];
+    // A service given its own port has it to itself by default; otherwise it shares the facade's port under /<service>.
+    const prefix = env[`${service.toUpperCase()}_REST_PREFIX`] ?? (ownPort ? '' : `/${service}`);
+    if (prefix !== '' && !/^(\/[A-Za-z0-9._~-]+)+$/.test(prefix)) throw new Error(`${service.toUpperCase()}_REST_PREFIX must be empty or like /name, not ${prefix}`);
+    return { service, port: ownPort ? integer(env, `${service.toUpperCase()}_REST_PORT`, facadePort) : facadePort, prefix };
+  });
+  return {
+    host: env.HOST ?? '127.0.0.1',
+    dataDir: dataDirectory(env),
+    ...(env.DATABASE_URL ? { databaseUrl: env.DATABASE_URL } : {}),
+    embeddedPort: integer(env, 'EMBEDDED_PG_PORT', DEFAULT_EMBEDDED_PORT),
+    subgraphPorts,
+    gatewayPort,
+    facadePort,
+    mounts,
+    introspection: (env.GRAPHQL_INTROSPECTION ?? 'true') !== 'false',
+    bodyLimit: integer(env, 'BODY_LIMIT_BYTES', 1024 * 1024),
+  };
+}

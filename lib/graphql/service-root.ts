@@ -1,0 +1,65 @@
+/**
+ * The operational face every service shares — discovery, signed health, keyring and admin log —
+ * under one root field per service (`trust { health }`, `issuer { keyring }` …) so the four can
+ * be composed without clashing.
+ */
+import { GraphQLJSONObject } from 'graphql-scalars';
+import { Arg, Authorized, FieldResolver, Int, ObjectType, Query, Resolver } from 'type-graphql';
+import type { AdminLog } from '../audit/admin-log.js';
+import type { ServiceName } from '../config/services.js';
+import type { JwkSet } from '../keys/key-store.js';
+import { badRequest } from '../problem.js';
+import { AdminLogPage } from './common-types.js';
+
+export interface ServiceOperations {
+  discovery(): Promise<Record<string, unknown>> | Record<string, unknown>;
+  /** Signed JSON liveness status. */
+  health(): Promise<Record<string, unknown>>;
+  keyring(): JwkSet;
+  adminLog: AdminLog;
+}
+
+export const ADMIN_LOG_MAX_PAGE = 500;
+
+export function serviceRootResolver(service: ServiceName, operations: ServiceOperations): Function {
+  const typeName = `${service[0]!.toUpperCase()}${service.slice(1)}Service`;
+
+  @ObjectType(typeName, { description: `Discovery, health, keyring and admin log of the ${service} service.` })
+  class ServiceRoot {}
+
+  @Resolver(() => ServiceRoot)
+  class ServiceRootResolver {
+    @Query(() => ServiceRoot, { name: service, description: `The ${service} service itself.` })
+    root(): ServiceRoot {
+      return new ServiceRoot();
+    }
+
+    @FieldResolver(() => GraphQLJSONObject, { description: 'The discovery document (GET /).' })
+    discovery() {
+      return operations.discovery();
+    }
+
+    @FieldResolver(() => GraphQLJSONObject, { description: 'Liveness as signed JSON (detached JWS over the JCS form).' })
+    health() {
+      return operations.health();
+    }
+
+    @FieldResolver(() => GraphQLJSONObject, { description: 'JWK Set of every key this service signs with, retired ones included.' })
+    keyring() {
+      return operations.keyring();
+    }
+
+    @Authorized('admin')
+    @FieldResolver(() => AdminLogPage, { description: 'State-changing requests, newest first.' })
+    adminLog(
+      @Arg('limit', () => Int, { defaultValue: 50 }) limit: number,
+      @Arg('before', () => String, { nullable: true, description: 'Cursor from a previous page.' }) before: string | null,
+    ) {
+      if (limit < 1 || limit > ADMIN_LOG_MAX_PAGE) throw badRequest('INVALID_QUERY', `limit must be between 1 and ${ADMIN_LOG_MAX_PAGE}`);
+      if (before !== null && !/^[0-9]{1,19}$/.test(before)) throw badRequest('INVALID_QUERY', 'before must be a cursor from a previous page');
+      return operations.adminLog.page(limit, before ?? undefined);
+    }
+  }
+
+  return ServiceRootResolver;
+}

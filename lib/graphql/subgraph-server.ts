@@ -1,0 +1,30 @@
+import { ApolloServer } from '@apollo/server';
+import { ApolloServerPluginInlineTraceDisabled, ApolloServerPluginLandingPageDisabled, ApolloServerPluginSchemaReportingDisabled, ApolloServerPluginUsageReportingDisabled } from '@apollo/server/plugin/disabled';
+import { startStandaloneServer } from '@apollo/server/standalone';
+import type { RequestContext } from './context.js';
+import { formatServiceError } from './errors.js';
+import type { Subgraph } from './subgraph.js';
+
+/** Apollo's reporting and its CDN-hosted landing page, all off: nothing leaves the machine. */
+export const NO_PHONE_HOME_PLUGINS = [ApolloServerPluginLandingPageDisabled(), ApolloServerPluginUsageReportingDisabled(), ApolloServerPluginSchemaReportingDisabled()];
+
+export interface ListeningServer {
+  url: string;
+  stop(): Promise<void>;
+}
+
+export async function serveSubgraph(subgraph: Subgraph, listen: { host: string; port: number }): Promise<ListeningServer> {
+  const server = new ApolloServer<RequestContext>({
+    schema: subgraph.schema,
+    plugins: [...NO_PHONE_HOME_PLUGINS, ApolloServerPluginInlineTraceDisabled()],
+    formatError: formatServiceError(subgraph.name),
+    includeStacktraceInErrorResponses: false,
+    // The gateway introspects subgraphs through `_service`, which federation always serves.
+    introspection: true,
+  });
+  const { url } = await startStandaloneServer(server, {
+    listen,
+    context: async ({ req }) => subgraph.context(req.headers.authorization),
+  });
+  return { url, stop: () => server.stop() };
+}

@@ -1,0 +1,75 @@
+import 'reflect-metadata';
+/**
+ * A service as an Apollo Federation subgraph: its kernel, its resolvers and the schema built from
+ * them. Each service's `index.ts` declares one with `defineSubgraph`.
+ */
+import type { GraphQLSchema } from 'graphql';
+import type { AccessTokens } from '../auth/tokens.js';
+import type { ServiceName } from '../config/services.js';
+import type { KeyPurpose } from '../keys/key-store.js';
+import type { PrismaClientClass } from '../db/prisma.js';
+import { openServiceKernel, type ServiceKernel, type ServicePrismaClient } from '../service/kernel.js';
+import { adminLogMiddleware } from './admin-log-middleware.js';
+import { roleChecker, requestContext, type RequestContext } from './context.js';
+import { buildFederatedSchema, type ReferenceResolvers } from './federation.js';
+import { serviceRootResolver } from './service-root.js';
+
+export interface SubgraphDefinition<P extends ServicePrismaClient, D> {
+  name: ServiceName;
+  /** One paragraph for the discovery document. */
+  description: string;
+  PrismaClient: PrismaClientClass<P>;
+  /** Keys beyond the service key every service has. */
+  keyPurposes: readonly KeyPurpose[];
+  /** Builds the service's own dependencies (repositories, domain services) on its kernel. */
+  open(kernel: ServiceKernel<P>): Promise<D> | D;
+  /** Resolver instances, given the dependencies. */
+  resolvers(dependencies: D, kernel: ServiceKernel<P>): object[];
+  references?(dependencies: D): ReferenceResolvers;
+  /** Members the service adds to its discovery document. */
+  discovery?(dependencies: D): Record<string, unknown>;
+}
+
+export interface SubgraphOptions {
+  databaseUrl: string;
+  tokens: AccessTokens;
+}
+
+export interface Subgraph {
+  name: ServiceName;
+  schema: GraphQLSchema;
+  context(authorization: string | undefined): RequestContext;
+  close(): Promise<void>;
+}
+
+export type SubgraphFactory = (options: SubgraphOptions) => Promise<Subgraph>;
+
+export function defineSubgraph<P extends ServicePrismaClient, D>(definition: SubgraphDefinition<P, D>): SubgraphFactory {
+  return async ({ databaseUrl, tokens }) => {
+    const kernel = await openServiceKernel(definition.name, definition.PrismaClient, databaseUrl, definition.keyPurposes);
+    const dependencies = await definition.open(kernel);
+    const RootResolver = serviceRootResolver(definition.name, {
+      discovery: () => ({ service: definition.name, description: definition.description, ...definition.discovery?.(dependencies) }),
+      health: () => kernel.health(),
+      keyring: () => kernel.keys.keyring(),
+      adminLog: kernel.adminLog,
+    });
+    const instances = [new (RootResolver as new () => object)(), ...definition.resolvers(dependencies, kernel)];
+    const schema = await buildFederatedSchema(
+      {
+        resolvers: instances.map((instance) => instance.constructor) as [Function, ...Function[]],
+        container: { get: (resolverClass: Function) => instances.find((instance) => instance.constructor === resolverClass) },
+        authChecker: roleChecker,
+        globalMiddlewares: [adminLogMiddleware(kernel.adminLog)],
+        validate: false,
+      },
+      definition.references?.(dependencies),
+    );
+    return {
+      name: definition.name,
+      schema,
+      context: (authorization) => requestContext(tokens, authorization),
+      close: () => kernel.close(),
+    };
+  };
+}

@@ -1,0 +1,153 @@
+/**
+ * A service's signing keys, kept in its own database so they survive restarts. Each purpose (event
+ * signing, carrier signing, notarisation…) has one current key; rotation retires the old key with an
+ * `exp` and keeps it in the keyring so that what it signed stays verifiable.
+ */
+import {
+  ed25519PublicJwk,
+  generateSecretKey,
+  jwkThumbprint,
+  p256PublicJwk,
+  publicKeyOf,
+  rawKeySigner,
+  type KeyResolver,
+  type PublicJwk,
+  type Signer,
+  type SigningAlgorithm,
+} from '../crypto/index.js';
+
+export interface KeyPurpose {
+  purpose: string;
+  alg: SigningAlgorithm;
+}
+
+export interface StoredKey {
+  kid: string;
+  purpose: string;
+  alg: SigningAlgorithm;
+  publicJwk: PublicJwk;
+  secretKey: Uint8Array;
+  createdAt: Date;
+  expiresAt: Date | null;
+  revokedAt: Date | null;
+  revocationReason: string | null;
+}
+
+/** A published key: RFC 7517 members plus OpenID Federation's historical-key members. */
+export interface KeyringEntry extends PublicJwk {
+  kid: string;
+  alg: SigningAlgorithm;
+  use: 'sig';
+  iat: number;
+  exp?: number;
+  revoked?: { revoked_at: number; reason: string };
+}
+
+export interface JwkSet {
+  keys: KeyringEntry[];
+}
+
+export interface KeyRepository {
+  all(): Promise<StoredKey[]>;
+  add(key: StoredKey): Promise<void>;
+  /** Adds the new key and retires the old one in one transaction. */
+  rotate(next: StoredKey, retiredKid: string, at: Date): Promise<void>;
+  revoke(kid: string, at: Date, reason: string): Promise<void>;
+}
+
+export function newStoredKey(purpose: KeyPurpose, now = new Date()): StoredKey {
+  const secretKey = generateSecretKey(purpose.alg);
+  const publicKey = publicKeyOf(purpose.alg, secretKey);
+  const publicJwk = purpose.alg === 'Ed25519' ? ed25519PublicJwk(publicKey) : p256PublicJwk(publicKey);
+  return { kid: jwkThumbprint(publicJwk), purpose: purpose.purpose, alg: purpose.alg, publicJwk, secretKey, createdAt: now, expiresAt: null, revokedAt: null, revocationReason: null };
+}
+
+const seconds = (date: Date) => Math.floor(date.getTime() / 1000);
+
+export class KeyStore {
+  #keys: StoredKey[];
+
+  private constructor(
+    private readonly repository: KeyRepository,
+    private readonly purposes: readonly KeyPurpose[],
+    keys: StoredKey[],
+  ) {
+    this.#keys = keys;
+  }
+
+  /** Loads the keys, creating a first key for each purpose that has none. */
+  static async open(repository: KeyRepository, purposes: readonly KeyPurpose[]): Promise<KeyStore> {
+    const store = new KeyStore(repository, purposes, await repository.all());
+    for (const purpose of purposes) {
+      if (!store.#currentKey(purpose.purpose)) await repository.add(newStoredKey(purpose));
+    }
+    store.#keys = await repository.all();
+    return store;
+  }
+
+  #currentKey(purpose: string, at = new Date()): StoredKey | undefined {
+    return this.#keys
+      .filter((key) => key.purpose === purpose && !key.revokedAt && (!key.expiresAt || key.expiresAt > at))
+      .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime())[0];
+  }
+
+  #purpose(purpose: string): KeyPurpose {
+    const found = this.purposes.find((candidate) => candidate.purpose === purpose);
+    if (!found) throw new Error(`this service has no key purpose "${purpose}"`);
+    return found;
+  }
+
+  /** Signs with the current key of a purpose. */
+  signer(purpose: string): Signer {
+    this.#purpose(purpose);
+    const key = this.#currentKey(purpose);
+    if (!key) throw new Error(`no current key for "${purpose}"`);
+    return rawKeySigner(key.alg, key.kid, key.secretKey);
+  }
+
+  /** The JWK Set verifiers pin: every key ever used, with `iat`, `exp` and `revoked`. */
+  keyring(): JwkSet {
+    return {
+      keys: [...this.#keys]
+        .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || a.kid.localeCompare(b.kid))
+        .map((key) => ({
+          ...key.publicJwk,
+          kid: key.kid,
+          alg: key.alg,
+          use: 'sig' as const,
+          iat: seconds(key.createdAt),
+          ...(key.expiresAt ? { exp: seconds(key.expiresAt) } : {}),
+          ...(key.revokedAt ? { revoked: { revoked_at: seconds(key.revokedAt), reason: key.revocationReason ?? 'unspecified' } } : {}),
+        })),
+    };
+  }
+
+  /** Resolves any key of the keyring by `kid`, retired ones included. */
+  readonly resolveKey: KeyResolver = (header) => {
+    const key = this.#keys.find((candidate) => candidate.kid === header.kid);
+    return key ? { ...key.publicJwk, kid: key.kid } : undefined;
+  };
+
+  /** Makes a new current key for the purpose; the previous one stays published with `exp` = now. */
+  async rotate(purpose: string): Promise<KeyringEntry> {
+    const next = newStoredKey(this.#purpose(purpose));
+    const previous = this.#currentKey(purpose);
+    if (previous) await this.repository.rotate(next, previous.kid, next.createdAt);
+    else await this.repository.add(next);
+    this.#keys = await this.repository.all();
+    return this.keyring().keys.find((key) => key.kid === next.kid)!;
+  }
+
+  /** Marks a key revoked; a revoked current key is replaced at once so signing goes on. */
+  async revoke(kid: string, reason: string): Promise<KeyringEntry | undefined> {
+    const key = this.#keys.find((candidate) => candidate.kid === kid);
+    if (!key) return undefined;
+    if (!key.revokedAt) await this.repository.revoke(kid, new Date(), reason);
+    this.#keys = await this.repository.all();
+    if (!this.#currentKey(key.purpose)) {
+      await this.repository.add(newStoredKey(this.#purpose(key.purpose)));
+      this.#keys = await this.repository.all();
+    }
+    return this.keyring().keys.find((entry) => entry.kid === kid);
+  }
+}

@@ -1,0 +1,63 @@
+/**
+ * RFC 9457 problem details, raised by domain and service code and carried through GraphQL as error
+ * extensions, so the REST facade can answer with the same status, code and detail.
+ */
+import { GraphQLError } from 'graphql';
+
+export interface Problem {
+  type: string;
+  title: string;
+  status: number;
+  detail?: string;
+  /** Machine-readable reason, stable across releases (e.g. `ILLEGAL_TRANSITION`). */
+  code: string;
+  [extension: string]: unknown;
+}
+
+const TITLES: Record<number, string> = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  405: 'Method Not Allowed',
+  409: 'Conflict',
+  413: 'Content Too Large',
+  415: 'Unsupported Media Type',
+  422: 'Unprocessable Content',
+  429: 'Too Many Requests',
+  500: 'Internal Server Error',
+  502: 'Bad Gateway',
+  503: 'Service Unavailable',
+};
+
+/** Problem type URIs are relative references under the platform's documented problem namespace. */
+export function problemType(code: string): string {
+  return `urn:passport:problem:${code.toLowerCase().replaceAll('_', '-')}`;
+}
+
+export function problem(status: number, code: string, detail?: string, extensions: Record<string, unknown> = {}): Problem {
+  return { type: problemType(code), title: TITLES[status] ?? 'Error', status, code, ...(detail === undefined ? {} : { detail }), ...extensions };
+}
+
+/** A GraphQL error that carries its problem details in `extensions.problem`. */
+export class ProblemError extends GraphQLError {
+  readonly problem: Problem;
+
+  constructor(status: number, code: string, detail: string, extensions: Record<string, unknown> = {}) {
+    const details = problem(status, code, detail, extensions);
+    super(detail, { extensions: { code, problem: details } });
+    this.problem = details;
+  }
+}
+
+export const badRequest = (code: string, detail: string, extensions?: Record<string, unknown>) => new ProblemError(400, code, detail, extensions);
+export const notFound = (detail: string, extensions?: Record<string, unknown>) => new ProblemError(404, 'NOT_FOUND', detail, extensions);
+export const conflict = (code: string, detail: string, extensions?: Record<string, unknown>) => new ProblemError(409, code, detail, extensions);
+export const unprocessable = (code: string, detail: string, extensions?: Record<string, unknown>) => new ProblemError(422, code, detail, extensions);
+
+/** Reads problem details back from a GraphQL error as the gateway passes it on. */
+export function problemOf(error: { message?: string; extensions?: Record<string, unknown> }): Problem | undefined {
+  const details = error.extensions?.problem;
+  if (details && typeof details === 'object' && typeof (details as Problem).status === 'number') return details as Problem;
+  return undefined;
+}

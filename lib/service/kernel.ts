@@ -1,0 +1,57 @@
+/**
+ * What every service has, whatever its domain: its Prisma client, its signing keys, its admin log
+ * and its signed health status.
+ */
+import { AdminLog, type AdminLogClient } from '../audit/admin-log.js';
+import type { ServiceName } from '../config/services.js';
+import { signJson } from '../crypto/index.js';
+import { openPrismaClient, type PrismaClientClass } from '../db/prisma.js';
+import { KeyStore, type KeyPurpose } from '../keys/key-store.js';
+import { prismaKeyRepository, type KeyStoreClient } from '../keys/prisma-key-repository.js';
+
+/** The key every service signs its own status documents (health, discovery, bundles) with. */
+export const SERVICE_KEY: KeyPurpose = { purpose: 'service', alg: 'Ed25519' };
+
+export interface ServicePrismaClient extends KeyStoreClient, AdminLogClient {
+  $executeRawUnsafe(query: string): Promise<number>;
+  $disconnect(): Promise<void>;
+}
+
+export interface ServiceKernel<P extends ServicePrismaClient> {
+  name: ServiceName;
+  prisma: P;
+  keys: KeyStore;
+  adminLog: AdminLog;
+  /** Liveness as signed JSON; `status` is `ok`, or `unavailable` when the database does not answer. */
+  health(): Promise<Record<string, unknown>>;
+  close(): Promise<void>;
+}
+
+export const PLATFORM_VERSION = '0.1.0';
+
+export async function openServiceKernel<P extends ServicePrismaClient>(
+  name: ServiceName,
+  Client: PrismaClientClass<P>,
+  databaseUrl: string,
+  keyPurposes: readonly KeyPurpose[],
+): Promise<ServiceKernel<P>> {
+  const prisma = openPrismaClient(Client, databaseUrl);
+  const keys = await KeyStore.open(prismaKeyRepository(prisma), [SERVICE_KEY, ...keyPurposes]);
+  return {
+    name,
+    prisma,
+    keys,
+    adminLog: new AdminLog(prisma),
+    async health() {
+      const database = await prisma.$executeRawUnsafe('SELECT 1').then(
+        () => 'ok',
+        () => 'unreachable',
+      );
+      return signJson(
+        { service: name, status: database === 'ok' ? 'ok' : 'unavailable', database, version: PLATFORM_VERSION, checked_at: new Date().toISOString() },
+        keys.signer(SERVICE_KEY.purpose),
+      );
+    },
+    close: () => prisma.$disconnect(),
+  };
+}

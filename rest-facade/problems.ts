@@ -1,0 +1,41 @@
+import type { ServerResponse } from 'node:http';
+import { problem, problemOf, type Problem } from '../lib/problem.js';
+
+export const PROBLEM_MEDIA_TYPE = 'application/problem+json';
+
+/** A request the facade answers with a problem, and the headers that go with it. */
+export class RequestProblem extends Error {
+  constructor(
+    readonly details: Problem,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(details.detail ?? details.title);
+  }
+}
+
+export function sendProblem(response: ServerResponse, details: Problem, instance: string, headers: Record<string, string> = {}, head = false): void {
+  const body = JSON.stringify({ ...details, instance });
+  response.writeHead(details.status, { 'content-type': PROBLEM_MEDIA_TYPE, 'content-length': Buffer.byteLength(body), ...headers });
+  response.end(head ? undefined : body);
+}
+
+interface GraphqlError {
+  message: string;
+  extensions?: Record<string, unknown>;
+}
+
+/** Codes graphql-js and Apollo give to requests whose variables or shape the schema refuses. */
+const INVALID_INPUT_CODES = new Set(['BAD_USER_INPUT', 'GRAPHQL_VALIDATION_FAILED', 'GRAPHQL_PARSE_FAILED']);
+
+/** The problem a failed GraphQL answer stands for; the first error decides. */
+export function problemFromGraphqlErrors(errors: readonly GraphqlError[]): Problem {
+  const first = errors[0]!;
+  const details = problemOf(first);
+  if (details) return details;
+  const code = first.extensions?.code;
+  if (typeof code === 'string' && INVALID_INPUT_CODES.has(code)) {
+    return problem(400, 'INVALID_REQUEST', first.message.replace(/^Variable "\$\w+" got invalid value /, 'Invalid value '));
+  }
+  const service = typeof first.extensions?.serviceName === 'string' ? first.extensions.serviceName : 'gateway';
+  return problem(500, 'INTERNAL_ERROR', `The ${service} service failed to answer; the failure is logged.`);
+}

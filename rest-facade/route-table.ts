@@ -1,0 +1,87 @@
+/**
+ * The REST facade is declared, not programmed: for each method and path of the specification, the
+ * GraphQL operation it runs through the gateway, how path, query and body become variables, and how
+ * the result becomes status, headers and body. The HTTP server and the OpenAPI documents are both
+ * derived from these tables.
+ */
+import type { Role } from '../lib/auth/tokens.js';
+import type { ServiceName } from '../lib/config/services.js';
+
+export type HttpMethod = 'GET' | 'POST';
+
+export type QueryParameterType = 'string' | 'integer' | 'boolean' | 'date-time' | 'interval';
+
+export interface QueryParameter {
+  type: QueryParameterType;
+  description: string;
+  /** Allowed values, for strings. */
+  enum?: readonly string[];
+  minimum?: number;
+  maximum?: number;
+}
+
+/** JSON Schema (2020-12) of a request or response body, for the OpenAPI document. */
+export type JsonSchema = Record<string, unknown>;
+
+export interface RouteRequest {
+  params: Record<string, string>;
+  query: Record<string, string | number | boolean | undefined>;
+  body: unknown;
+}
+
+/** What a route answers: the body is JSON unless `raw` bytes are given. */
+export interface RouteResult {
+  status?: number;
+  headers?: Record<string, string>;
+  body?: unknown;
+  raw?: Buffer;
+}
+
+export interface RouteContext {
+  service: ServiceName;
+  /** The service's base URL as the client reached it. */
+  baseUrl: string;
+  /** The routes of the service, for discovery documents. */
+  routes: readonly Route[];
+}
+
+export interface Route {
+  method: HttpMethod;
+  /** Path relative to the service's base, with `{name}` parameters, as the specification writes it. */
+  path: string;
+  summary: string;
+  /** Role a caller needs; absent for public reads. */
+  role?: Role;
+  /** Path parameter descriptions, by name. */
+  params?: Record<string, string>;
+  query?: Record<string, QueryParameter>;
+  /** Schema of the JSON body a POST takes; POSTs without one take no body. */
+  body?: JsonSchema;
+  /** The GraphQL document sent to the gateway. */
+  operation: string;
+  variables?(request: RouteRequest): Record<string, unknown>;
+  /** Maps the operation's `data` to the HTTP answer. */
+  result(data: Record<string, any>, context: RouteContext): RouteResult;
+  /** Success responses for the OpenAPI document: status → description and optional media type/schema. */
+  responses: Record<number, { description: string; mediaType?: string; schema?: JsonSchema }>;
+  /** Problem statuses this route answers besides the ones every route may (400, 404, 405, 413, 415). */
+  problems?: readonly number[];
+}
+
+export interface ServiceRoutes {
+  service: ServiceName;
+  title: string;
+  routes: readonly Route[];
+}
+
+/** Converts REST snake_case member names to GraphQL camelCase, leaving opaque members untouched. */
+export function camelizeKeys(value: unknown, opaque: readonly string[] = []): unknown {
+  if (Array.isArray(value)) return value.map((item) => camelizeKeys(item, opaque));
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(
+    Object.entries(value as Record<string, unknown>).map(([key, member]) => [
+      key.replace(/_([a-z0-9])/g, (_, letter: string) => letter.toUpperCase()),
+      opaque.includes(key) ? member : camelizeKeys(member, opaque),
+    ]),
+  );
+}

@@ -1,0 +1,187 @@
+/**
+ * The REST facade's HTTP server: it matches a request against the service's route table, checks
+ * credentials, content type and size, sends the route's GraphQL operation to the gateway and maps
+ * the answer back. Every error is an RFC 9457 problem.
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { grants, readCredentials, type AccessTokens } from '../lib/auth/tokens.js';
+import type { ServiceName } from '../lib/config/services.js';
+import type { ListeningServer } from '../lib/graphql/subgraph-server.js';
+import { BodyTooLargeError, readBody } from '../lib/http/body.js';
+import { problem } from '../lib/problem.js';
+import { RouteMatcher } from './matching.js';
+import { openApiDocument } from './openapi.js';
+import { problemFromGraphqlErrors, RequestProblem, sendProblem } from './problems.js';
+import { parseQuery } from './query.js';
+import type { Route, RouteContext, ServiceRoutes } from './route-table.js';
+
+export interface FacadeMount {
+  service: ServiceName;
+  port: number;
+  /** Path prefix of the service's base address on that port: `/trust`, or `` for the whole port. */
+  prefix: string;
+}
+
+export interface FacadeOptions {
+  host: string;
+  mounts: readonly FacadeMount[];
+  tables: Record<ServiceName, ServiceRoutes>;
+  gatewayUrl: string;
+  tokens: AccessTokens;
+  bodyLimit: number;
+}
+
+export interface RunningFacade extends ListeningServer {
+  /** Base URL of each service as mounted. */
+  baseUrls: Record<ServiceName, string>;
+}
+
+const JSON_MEDIA_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;.*)?$/i;
+
+interface MountedService {
+  prefix: string;
+  table: ServiceRoutes;
+  matcher: RouteMatcher;
+}
+
+function checkCredentials(route: Route, request: IncomingMessage, tokens: AccessTokens): void {
+  if (!route.role) return;
+  const challenge = { 'www-authenticate': 'Bearer realm="passport"' };
+  const credentials = readCredentials(request.headers.authorization);
+  if (credentials.kind === 'none') throw new RequestProblem(problem(401, 'MISSING_TOKEN', 'This operation needs a bearer token.'), challenge);
+  const principal = credentials.kind === 'bearer' ? tokens.authenticate(credentials.token) : undefined;
+  if (!principal) throw new RequestProblem(problem(401, 'INVALID_TOKEN', 'The bearer token is not valid.'), { 'www-authenticate': 'Bearer realm="passport", error="invalid_token"' });
+  if (!grants(principal.role, route.role)) {
+    throw new RequestProblem(problem(403, 'INSUFFICIENT_ROLE', `This operation needs the role ${route.role}; the token has the role ${principal.role}.`));
+  }
+}
+
+async function readJsonBody(route: Route, request: IncomingMessage, limit: number): Promise<unknown> {
+  if (route.method !== 'POST' || !route.body) {
+    request.resume();
+    return undefined;
+  }
+  const contentType = request.headers['content-type'];
+  if (!contentType || !JSON_MEDIA_TYPE.test(contentType)) {
+    throw new RequestProblem(problem(415, 'UNSUPPORTED_MEDIA_TYPE', `The body must be application/json, not ${contentType ?? 'absent'}.`), { 'accept-post': 'application/json' });
+  }
+  let raw: Buffer;
+  try {
+    raw = await readBody(request, limit);
+  } catch (error) {
+    if (error instanceof BodyTooLargeError) throw new RequestProblem(problem(413, 'BODY_TOO_LARGE', `The body exceeds ${limit} bytes.`, { limit }));
+    throw error;
+  }
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(raw);
+  } catch {
+    throw new RequestProblem(problem(400, 'MALFORMED_JSON', 'The body is not UTF-8.'));
+  }
+  if (text.trim() === '') throw new RequestProblem(problem(400, 'MALFORMED_JSON', 'The body is empty; a JSON object is required.'));
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new RequestProblem(problem(400, 'MALFORMED_JSON', `The body is not valid JSON: ${(error as Error).message}`));
+  }
+}
+
+export async function startFacade(options: FacadeOptions): Promise<RunningFacade> {
+  const byPort = new Map<number, MountedService[]>();
+  for (const mount of options.mounts) {
+    const table = options.tables[mount.service];
+    const list = byPort.get(mount.port) ?? [];
+    list.push({ prefix: mount.prefix.replace(/\/+$/, ''), table, matcher: new RouteMatcher(table.routes) });
+    byPort.set(mount.port, list.sort((a, b) => b.prefix.length - a.prefix.length));
+  }
+
+  async function callGateway(route: Route, variables: Record<string, unknown>, authorization: string | undefined) {
+    let response: Response;
+    try {
+      response = await fetch(options.gatewayUrl, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json', ...(authorization ? { authorization } : {}) },
+        body: JSON.stringify({ query: route.operation, variables }),
+      });
+    } catch {
+      throw new RequestProblem(problem(503, 'GATEWAY_UNAVAILABLE', 'The GraphQL gateway does not answer.'), { 'retry-after': '5' });
+    }
+    const payload = (await response.json().catch(() => ({}))) as { data?: Record<string, unknown> | null; errors?: { message: string; extensions?: Record<string, unknown> }[] };
+    if (payload.errors?.length) throw new RequestProblem(problemFromGraphqlErrors(payload.errors));
+    if (!payload.data) throw new RequestProblem(problem(502, 'BAD_GATEWAY_ANSWER', `The gateway answered ${response.status} without data.`));
+    return payload.data;
+  }
+
+  async function handle(request: IncomingMessage, response: ServerResponse, services: readonly MountedService[]): Promise<void> {
+    const url = new URL(request.url ?? '/', 'http://facade');
+    const method = request.method ?? 'GET';
+    const head = method === 'HEAD';
+    const docs = /^\/docs\/([a-z]+)\/openapi\.json$/.exec(url.pathname);
+    const documented = docs ? options.mounts.find((mount) => mount.service === docs[1]) : undefined;
+    if (documented && (method === 'GET' || head)) {
+      const hostName = (request.headers.host ?? options.host).replace(/:\d+$/, '');
+      const body = JSON.stringify(openApiDocument(options.tables[documented.service], `http://${hostName}:${ports.get(documented.port)}${documented.prefix}`));
+      response.writeHead(200, { 'content-type': 'application/openapi+json', 'content-length': Buffer.byteLength(body) });
+      return void response.end(head ? undefined : body);
+    }
+    const service = services.find((candidate) => candidate.prefix === '' || url.pathname === candidate.prefix || url.pathname.startsWith(`${candidate.prefix}/`));
+    if (!service) throw new RequestProblem(problem(404, 'NOT_FOUND', `No service is mounted at ${url.pathname}.`));
+    const relative = url.pathname.slice(service.prefix.length).replace(/(.)\/+$/, '$1') || '/';
+    const matched = service.matcher.match(method, relative);
+    if (matched.kind === 'bad-path') throw new RequestProblem(problem(400, 'MALFORMED_PATH', 'The path is not validly percent-encoded.'));
+    if (matched.kind === 'not-found') throw new RequestProblem(problem(404, 'NOT_FOUND', `The ${service.table.service} service has no resource at ${relative}.`));
+    if (matched.kind === 'method-not-allowed') {
+      const allow = matched.allow.includes('GET') ? [...matched.allow, 'HEAD'] : matched.allow;
+      throw new RequestProblem(problem(405, 'METHOD_NOT_ALLOWED', `${method} is not allowed on ${relative}; allowed: ${allow.join(', ')}.`), { allow: allow.join(', ') });
+    }
+    const { route, params } = matched.match;
+    checkCredentials(route, request, options.tokens);
+    const query = parseQuery(route, url.searchParams);
+    const body = await readJsonBody(route, request, options.bodyLimit);
+    const variables = route.variables?.({ params, query, body }) ?? {};
+    const data = await callGateway(route, variables, request.headers.authorization);
+    const baseUrl = `http://${request.headers.host ?? 'localhost'}${service.prefix}`;
+    const context: RouteContext = { service: service.table.service, baseUrl, routes: service.table.routes };
+    const result = route.result(data, context);
+    const payload = result.raw ?? Buffer.from(JSON.stringify(result.body ?? null));
+    response.writeHead(result.status ?? 200, { 'content-type': 'application/json; charset=utf-8', 'content-length': payload.length, ...result.headers });
+    response.end(head ? undefined : payload);
+  }
+
+  /** Configured port → bound port (they differ when 0 asks for any free port). */
+  const ports = new Map<number, number>();
+  const servers = [...byPort.entries()].map(([port, services]) => {
+    const server = createServer((request, response) => {
+      handle(request, response, services).catch((error: unknown) => {
+        const instance = (request.url ?? '/').split('?')[0]!;
+        if (error instanceof RequestProblem) return sendProblem(response, error.details, instance, error.headers, request.method === 'HEAD');
+        console.error('[rest-facade]', error);
+        if (!response.headersSent) sendProblem(response, problem(500, 'INTERNAL_ERROR', 'The REST facade failed to answer; the failure is logged.'), instance);
+        else response.destroy();
+      });
+    });
+    server.keepAliveTimeout = 65_000;
+    return { port, server };
+  });
+  for (const { port, server } of servers) {
+    await new Promise<void>((resolve) => server.listen(port, options.host, resolve));
+    ports.set(port, (server.address() as AddressInfo).port);
+  }
+  const baseUrls = Object.fromEntries(options.mounts.map((mount) => [mount.service, `http://${options.host}:${ports.get(mount.port)}${mount.prefix}`])) as Record<ServiceName, string>;
+  return {
+    url: `http://${options.host}:${ports.get(options.mounts[0]!.port)}`,
+    baseUrls,
+    async stop() {
+      await Promise.all(
+        servers.map(
+          ({ server }) =>
+            new Promise<void>((resolve) => {
+              server.close(() => resolve());
+              server.closeAllConnections();
+            }),
+        ),
+      );
+    },
+  };
+}
