@@ -13,7 +13,7 @@ import { ApolloServer, HeaderMap } from '@apollo/server';
 import { ApolloGateway, RemoteGraphQLDataSource } from '@apollo/gateway';
 import { BodyTooLargeError, readBody } from '../lib/http/body.js';
 import { formatServiceError } from '../lib/graphql/errors.js';
-import { NO_PHONE_HOME_PLUGINS, type ListeningServer } from '../lib/graphql/subgraph-server.js';
+import { noPhoneHomePlugins, type ListeningServer } from '../lib/graphql/subgraph-server.js';
 import { composeSupergraph, type SubgraphEndpoint } from './composition.js';
 
 // @apollo/gateway reports usage to Apollo unless this is set before it is constructed.
@@ -78,7 +78,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   });
   const apollo = new ApolloServer<GatewayContext>({
     gateway,
-    plugins: NO_PHONE_HOME_PLUGINS,
+    plugins: noPhoneHomePlugins(),
     formatError: formatServiceError('gateway'),
     includeStacktraceInErrorResponses: false,
     introspection: options.introspection,

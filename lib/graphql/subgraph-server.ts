@@ -6,7 +6,7 @@ import { formatServiceError } from './errors.js';
 import type { Subgraph } from './subgraph.js';
 
 /** Apollo's reporting and its CDN-hosted landing page, all off: nothing leaves the machine. */
-export const NO_PHONE_HOME_PLUGINS = [ApolloServerPluginLandingPageDisabled(), ApolloServerPluginUsageReportingDisabled(), ApolloServerPluginSchemaReportingDisabled()];
+export const noPhoneHomePlugins = () => [ApolloServerPluginLandingPageDisabled(), ApolloServerPluginUsageReportingDisabled(), ApolloServerPluginSchemaReportingDisabled()];
 
 export interface ListeningServer {
   url: string;
@@ -16,7 +16,7 @@ export interface ListeningServer {
 export async function serveSubgraph(subgraph: Subgraph, listen: { host: string; port: number }): Promise<ListeningServer> {
   const server = new ApolloServer<RequestContext>({
     schema: subgraph.schema,
-    plugins: [...NO_PHONE_HOME_PLUGINS, ApolloServerPluginInlineTraceDisabled()],
+    plugins: [...noPhoneHomePlugins(), ApolloServerPluginInlineTraceDisabled()],
     formatError: formatServiceError(subgraph.name),
     includeStacktraceInErrorResponses: false,
     // The gateway introspects subgraphs through `_service`, which federation always serves.

@@ -1,0 +1,38 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { inject } from 'vitest';
+
+const TEMPLATE_DATABASE = 'passport_template';
+
+function databaseUrl(name: string): string {
+  return inject('postgresUrl').replace(/\/[^/]*$/, `/${name}`);
+}
+
+async function withAdmin<T>(run: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: databaseUrl('postgres') });
+  await client.connect();
+  try {
+    return await run(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/** A fresh database of this test's own, migrated (cloned from the template) unless `empty`. */
+export async function createTestDatabase(options: { empty?: boolean } = {}): Promise<string> {
+  const name = `test_${randomBytes(6).toString('hex')}`;
+  // CREATE DATABASE … TEMPLATE needs the template to have no other session at that moment.
+  await withAdmin((client) => client.query(options.empty ? `CREATE DATABASE ${name}` : `CREATE DATABASE ${name} TEMPLATE ${TEMPLATE_DATABASE}`));
+  return databaseUrl(name);
+}
+
+/** Runs SQL directly in a test database, e.g. to tamper with a row the way an attacker would. */
+export async function sql<T extends pg.QueryResultRow = pg.QueryResultRow>(url: string, text: string, values: unknown[] = []): Promise<pg.QueryResult<T>> {
+  const client = new pg.Client({ connectionString: url.split('?')[0] });
+  await client.connect();
+  try {
+    return await client.query<T>(text, values);
+  } finally {
+    await client.end();
+  }
+}

@@ -1,0 +1,49 @@
+/**
+ * One embedded PostgreSQL for the whole test run. A template database with every service's
+ * migrations is made once; each test file clones it into a database of its own.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import type { TestProject } from 'vitest/node';
+import { withSchema } from '../../lib/config/database.js';
+import { SERVICES } from '../../lib/config/services.js';
+import { startEmbeddedPostgres } from '../../lib/db/embedded-postgres.js';
+import { deployMigrations } from '../../prisma/engine/migrate.js';
+
+export const TEMPLATE_DATABASE = 'passport_template';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    postgresUrl: string;
+  }
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export default async function setup(project: TestProject) {
+  const dataDir = await mkdtemp(join(tmpdir(), 'passport-test-'));
+  const postgres = await startEmbeddedPostgres({ dataDir, port: await freePort() });
+  const admin = new pg.Client({ connectionString: postgres.url.replace(/\/[^/]*$/, '/postgres') });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${TEMPLATE_DATABASE}`);
+  await admin.end();
+  const template = postgres.url.replace(/\/[^/]*$/, `/${TEMPLATE_DATABASE}`);
+  for (const service of SERVICES) await deployMigrations(service, withSchema(template, service));
+  project.provide('postgresUrl', postgres.url);
+  return async () => {
+    await postgres.stop();
+    await rm(dataDir, { recursive: true, force: true });
+  };
+}
