@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { createTokensOnFirstStart, loadAccessTokens, tokensFile } from '../lib/auth/tokens.js';
 import { loadRuntimeConfig } from '../lib/config/runtime.js';
 import { SERVICES } from '../lib/config/services.js';
+import { stopOnSignal } from './lifecycle.js';
 import { startStack } from './stack.js';
 
 const config = loadRuntimeConfig();
@@ -36,18 +37,4 @@ if (created) {
 }
 console.log([...lines, '', 'Press Ctrl-C to stop.'].join('\n'));
 
-let stopping = false;
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.on(signal, () => {
-    if (stopping) return;
-    stopping = true;
-    console.log(`\n${signal}: stopping…`);
-    stack.stop().then(
-      () => process.exit(0),
-      (error: unknown) => {
-        console.error(error);
-        process.exit(1);
-      },
-    );
-  });
-}
+stopOnSignal(stack.stop);

@@ -39,10 +39,10 @@ describe('GraphiQL', () => {
     page.on('request', (request) => requested.push(request.url()));
     await page.goto(platform.stack.gateway.graphiqlUrl);
     await page.locator('.graphiql-query-editor .CodeMirror').first().waitFor();
-    await page.evaluate(() => {
-      const editor = (document.querySelector('.graphiql-query-editor .CodeMirror') as unknown as { CodeMirror: { setValue(text: string): void } }).CodeMirror;
-      editor.setValue('{ trust { health } registry { health } issuer { keyring } archive { discovery } }');
-    });
+    // CodeMirror 5 keeps its editor object on its element; typing through it is how a user's paste lands.
+    await page.locator('.graphiql-query-editor .CodeMirror').first().evaluate((element, query) => {
+      (element as unknown as { CodeMirror: { setValue(text: string): void } }).CodeMirror.setValue(query);
+    }, '{ trust { health } registry { health } issuer { keyring } archive { discovery } }');
     const answered = page.waitForResponse((response) => response.url().endsWith('/graphql') && (response.request().postData() ?? '').includes('archive'));
     await page.locator('.graphiql-execute-button').click();
     const answer = (await (await answered).json()) as { data: Record<string, Record<string, { service?: string }>> };

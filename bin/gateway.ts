@@ -1,0 +1,18 @@
+/** `npm run gateway`: the gateway alone, over subgraphs at `<SERVICE>_SUBGRAPH_URL` or their configured ports. */
+import { join } from 'node:path';
+import { loadRuntimeConfig } from '../lib/config/runtime.js';
+import { SERVICES } from '../lib/config/services.js';
+import { startGateway } from '../gateway/index.js';
+import { stopOnSignal } from './lifecycle.js';
+
+const config = loadRuntimeConfig();
+const gateway = await startGateway({
+  host: config.host,
+  port: config.gatewayPort,
+  subgraphs: SERVICES.map((name) => ({ name, url: process.env[`${name.toUpperCase()}_SUBGRAPH_URL`] ?? `http://${config.host}:${config.subgraphPorts[name]}/` })),
+  introspection: config.introspection,
+  bodyLimit: config.bodyLimit,
+  supergraphFile: join(config.dataDir, 'supergraph.graphql'),
+});
+console.log(`gateway: ${gateway.graphqlUrl}\nGraphiQL: ${gateway.graphiqlUrl}`);
+stopOnSignal(gateway.stop);

@@ -1,0 +1,25 @@
+/** `npm run subgraph -- <service>`: one service's subgraph on its own, migrations applied first. */
+import { loadAccessTokens } from '../lib/auth/tokens.js';
+import { serviceDatabaseUrl } from '../lib/config/database.js';
+import { loadRuntimeConfig } from '../lib/config/runtime.js';
+import { isServiceName, SERVICES } from '../lib/config/services.js';
+import { serveSubgraph } from '../lib/graphql/subgraph-server.js';
+import { deployMigrations } from '../prisma/engine/migrate.js';
+import { SUBGRAPHS } from '../subgraphs/index.js';
+import { stopOnSignal } from './lifecycle.js';
+
+const service = process.argv[2] ?? '';
+if (!isServiceName(service)) {
+  console.error(`usage: npm run subgraph -- <${SERVICES.join('|')}>`);
+  process.exit(2);
+}
+const config = loadRuntimeConfig();
+const databaseUrl = serviceDatabaseUrl(service);
+await deployMigrations(service, databaseUrl);
+const subgraph = await SUBGRAPHS[service]({ databaseUrl, tokens: loadAccessTokens() });
+const server = await serveSubgraph(subgraph, { host: config.host, port: config.subgraphPorts[service] });
+console.log(`${service} subgraph: ${server.url}`);
+stopOnSignal(async () => {
+  await server.stop();
+  await subgraph.close();
+});
