@@ -7,6 +7,7 @@ import { withSchema } from '../lib/config/database.js';
 import type { RuntimeConfig } from '../lib/config/runtime.js';
 import { SERVICES, type ServiceName } from '../lib/config/services.js';
 import { startEmbeddedPostgres, type RunningPostgres } from '../lib/db/embedded-postgres.js';
+import { gatewayClient } from '../lib/graphql/gateway-client.js';
 import { serveSubgraph, type ListeningServer } from '../lib/graphql/subgraph-server.js';
 import type { Subgraph } from '../lib/graphql/subgraph.js';
 import { deployMigrations } from '../prisma/engine/migrate.js';
@@ -53,10 +54,15 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
       if (applied.length) log(`${service}: applied migrations ${applied.join(', ')}`);
     }
 
+    let gatewayUrl: string | undefined;
+    const gatewayForSubgraphs = gatewayClient(() => {
+      if (!gatewayUrl) throw new Error('the gateway is not started yet');
+      return gatewayUrl;
+    });
     const subgraphUrls = {} as Record<ServiceName, string>;
     // Built one after another: type-graphql keeps its build settings in static state.
     for (const service of SERVICES) {
-      const subgraph: Subgraph = await SUBGRAPHS[service]({ databaseUrl: serviceUrl(service), tokens: options.tokens });
+      const subgraph: Subgraph = await SUBGRAPHS[service]({ databaseUrl: serviceUrl(service), tokens: options.tokens, gateway: gatewayForSubgraphs });
       stoppers.push(() => subgraph.close());
       const server: ListeningServer = await serveSubgraph(subgraph, { host: config.host, port: config.subgraphPorts[service] });
       stoppers.push(() => server.stop());
@@ -72,6 +78,7 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
       ...(options.supergraphFile ? { supergraphFile: options.supergraphFile } : {}),
     });
     stoppers.push(() => gateway.stop());
+    gatewayUrl = gateway.graphqlUrl;
 
     const facade = await startFacade({
       host: config.host,

@@ -3,6 +3,7 @@ import { loadAccessTokens } from '../lib/auth/tokens.js';
 import { serviceDatabaseUrl } from '../lib/config/database.js';
 import { loadRuntimeConfig } from '../lib/config/runtime.js';
 import { isServiceName, SERVICES } from '../lib/config/services.js';
+import { gatewayClient } from '../lib/graphql/gateway-client.js';
 import { serveSubgraph } from '../lib/graphql/subgraph-server.js';
 import { deployMigrations } from '../prisma/engine/migrate.js';
 import { SUBGRAPHS } from '../subgraphs/index.js';
@@ -16,7 +17,8 @@ if (!isServiceName(service)) {
 const config = loadRuntimeConfig();
 const databaseUrl = serviceDatabaseUrl(service);
 await deployMigrations(service, databaseUrl);
-const subgraph = await SUBGRAPHS[service]({ databaseUrl, tokens: loadAccessTokens() });
+const gatewayUrl = process.env.GATEWAY_URL ?? `http://${config.host}:${config.gatewayPort}/graphql`;
+const subgraph = await SUBGRAPHS[service]({ databaseUrl, tokens: loadAccessTokens(), gateway: gatewayClient(() => gatewayUrl) });
 const server = await serveSubgraph(subgraph, { host: config.host, port: config.subgraphPorts[service] });
 console.log(`${service} subgraph: ${server.url}`);
 stopOnSignal(async () => {

@@ -12,6 +12,7 @@ import { openServiceKernel, type ServiceKernel, type ServicePrismaClient } from 
 import { adminLogMiddleware } from './admin-log-middleware.js';
 import { roleChecker, requestContext, type RequestContext } from './context.js';
 import { buildFederatedSchema, type ReferenceResolvers } from './federation.js';
+import type { GatewayClient } from './gateway-client.js';
 import { serviceRootResolver } from './service-root.js';
 
 export interface SubgraphDefinition<P extends ServicePrismaClient, D> {
@@ -22,7 +23,7 @@ export interface SubgraphDefinition<P extends ServicePrismaClient, D> {
   /** Keys beyond the service key every service has. */
   keyPurposes: readonly KeyPurpose[];
   /** Builds the service's own dependencies (repositories, domain services) on its kernel. */
-  open(kernel: ServiceKernel<P>): Promise<D> | D;
+  open(kernel: ServiceKernel<P>, gateway: GatewayClient): Promise<D> | D;
   /** Resolver instances, given the dependencies. */
   resolvers(dependencies: D, kernel: ServiceKernel<P>): object[];
   references?(dependencies: D): ReferenceResolvers;
@@ -33,6 +34,8 @@ export interface SubgraphDefinition<P extends ServicePrismaClient, D> {
 export interface SubgraphOptions {
   databaseUrl: string;
   tokens: AccessTokens;
+  /** The rest of the graph, for services that read other services' data. */
+  gateway: GatewayClient;
 }
 
 export interface Subgraph {
@@ -45,9 +48,9 @@ export interface Subgraph {
 export type SubgraphFactory = (options: SubgraphOptions) => Promise<Subgraph>;
 
 export function defineSubgraph<P extends ServicePrismaClient, D>(definition: SubgraphDefinition<P, D>): SubgraphFactory {
-  return async ({ databaseUrl, tokens }) => {
+  return async ({ databaseUrl, tokens, gateway }) => {
     const kernel = await openServiceKernel(definition.name, definition.PrismaClient, databaseUrl, definition.keyPurposes);
-    const dependencies = await definition.open(kernel);
+    const dependencies = await definition.open(kernel, gateway);
     const RootResolver = serviceRootResolver(definition.name, {
       discovery: () => ({ service: definition.name, description: definition.description, ...definition.discovery?.(dependencies) }),
       health: () => kernel.health(),
