@@ -4,18 +4,18 @@
  * be composed without clashing.
  */
 import { GraphQLJSONObject } from 'graphql-scalars';
-import { Arg, Authorized, FieldResolver, Int, ObjectType, Query, Resolver } from 'type-graphql';
+import { Arg, Authorized, FieldResolver, Int, Mutation, ObjectType, Query, Resolver } from 'type-graphql';
 import type { AdminLog } from '../audit/admin-log.js';
 import type { ServiceName } from '../config/services.js';
-import type { JwkSet } from '../keys/key-store.js';
-import { badRequest } from '../problem.js';
+import type { KeyStore } from '../keys/key-store.js';
+import { badRequest, notFound } from '../problem.js';
 import { AdminLogPage } from './common-types.js';
 
 export interface ServiceOperations {
   discovery(): Promise<Record<string, unknown>> | Record<string, unknown>;
   /** Signed JSON liveness status. */
   health(): Promise<Record<string, unknown>>;
-  keyring(): JwkSet;
+  keys: KeyStore;
   adminLog: AdminLog;
 }
 
@@ -46,7 +46,7 @@ export function serviceRootResolver(service: ServiceName, operations: ServiceOpe
 
     @FieldResolver(() => GraphQLJSONObject, { description: 'JWK Set of every key this service signs with, retired ones included.' })
     keyring() {
-      return operations.keyring();
+      return operations.keys.keyring();
     }
 
     @Authorized('admin')
@@ -58,6 +58,26 @@ export function serviceRootResolver(service: ServiceName, operations: ServiceOpe
       if (limit < 1 || limit > ADMIN_LOG_MAX_PAGE) throw badRequest('INVALID_QUERY', `limit must be between 1 and ${ADMIN_LOG_MAX_PAGE}`);
       if (before !== null && !/^[0-9]{1,19}$/.test(before)) throw badRequest('INVALID_QUERY', 'before must be a cursor from a previous page');
       return operations.adminLog.page(limit, before ?? undefined);
+    }
+
+    @Authorized('admin')
+    @Mutation(() => GraphQLJSONObject, {
+      name: `${service}RotateKey`,
+      description: 'Makes a new current key for a purpose; the old key stays in the keyring with `exp`, so what it signed still verifies. Returns the new key.',
+    })
+    rotateKey(@Arg('purpose', () => String) purpose: string) {
+      if (!operations.keys.purposes.some((candidate) => candidate.purpose === purpose)) {
+        throw notFound(`The ${service} service has no key purpose "${purpose}"; it has ${operations.keys.purposes.map((candidate) => candidate.purpose).join(', ')}.`);
+      }
+      return operations.keys.rotate(purpose);
+    }
+
+    @Authorized('admin')
+    @Mutation(() => GraphQLJSONObject, { name: `${service}RevokeKey`, description: 'Marks a key revoked (with the time and reason); a revoked current key is replaced at once.' })
+    async revokeKey(@Arg('kid', () => String) kid: string, @Arg('reason', () => String) reason: string) {
+      const revoked = await operations.keys.revoke(kid, reason);
+      if (!revoked) throw notFound(`No key of the ${service} service has kid ${kid}.`);
+      return revoked;
     }
   }
 

@@ -54,7 +54,7 @@ export function defineSubgraph<P extends ServicePrismaClient, D>(definition: Sub
     const RootResolver = serviceRootResolver(definition.name, {
       discovery: () => ({ service: definition.name, description: definition.description, ...definition.discovery?.(dependencies) }),
       health: () => kernel.health(),
-      keyring: () => kernel.keys.keyring(),
+      keys: kernel.keys,
       adminLog: kernel.adminLog,
     });
     const instances = [new (RootResolver as new () => object)(), ...definition.resolvers(dependencies, kernel)];

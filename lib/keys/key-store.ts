@@ -69,7 +69,7 @@ export class KeyStore {
 
   private constructor(
     private readonly repository: KeyRepository,
-    private readonly purposes: readonly KeyPurpose[],
+    readonly purposes: readonly KeyPurpose[],
     keys: StoredKey[],
   ) {
     this.#keys = keys;

@@ -14,7 +14,7 @@ afterAll(() => platform?.stop());
 async function keyringOf(service: (typeof SERVICES)[number]) {
   const response = service === 'registry' ? await platform.rest(service, '/') : await platform.rest(service, '/keyring');
   expect(response.status).toBe(200);
-  return (service === 'registry' ? response.body.keyring : response.body) as { keys: (jose.JWK & { kid: string; iat: number })[] };
+  return (service === "registry" ? response.body.keyring : response.body) as { keys: (jose.JWK & { kid: string; iat: number; exp?: number })[] };
 }
 
 /** Verifies signed JSON the way an outside verifier would: jose, the JCS form, the pinned key. */
@@ -105,6 +105,38 @@ describe('one graph', () => {
 });
 
 describe('keys', () => {
+  it('rotate on an admin request, keeping the retired key published with exp', async () => {
+    const before = await keyringOf('issuer');
+    const healthBefore = (await platform.rest('issuer', '/healthz')).body;
+    const denied = await platform.graphql('mutation { issuerRotateKey(purpose: "service") }', {}, 'writer');
+    expect(denied.errors?.[0].extensions.code).toBe('INSUFFICIENT_ROLE');
+    const unknown = await platform.graphql('mutation { issuerRotateKey(purpose: "nonsense") }', {}, 'admin');
+    expect(unknown.errors?.[0].extensions.code).toBe('NOT_FOUND');
+
+    const rotated = await platform.graphql('mutation { issuerRotateKey(purpose: "service") }', {}, 'admin');
+    expect(rotated.errors).toBeUndefined();
+    const after = await keyringOf('issuer');
+    expect(after.keys).toHaveLength(before.keys.length + 1);
+    const retired = after.keys.find((key) => key.kid === jose.decodeProtectedHeader(healthBefore.signature).kid)!;
+    expect(typeof retired.exp).toBe('number');
+    // What the retired key signed still verifies; new documents are signed by the new key.
+    await verifySignedJson(healthBefore, after.keys);
+    const healthAfter = (await platform.rest('issuer', '/healthz')).body;
+    expect(jose.decodeProtectedHeader(healthAfter.signature).kid).toBe(rotated.data.issuerRotateKey.kid);
+    await verifySignedJson(healthAfter, after.keys);
+  });
+
+  it('are revoked with a time and a reason, and a revoked current key is replaced', async () => {
+    const current = jose.decodeProtectedHeader((await platform.rest('archive', '/healthz')).body.signature).kid!;
+    const revoked = await platform.graphql('mutation($kid: String!) { archiveRevokeKey(kid: $kid, reason: "keyCompromise") }', { kid: current }, 'admin');
+    expect(revoked.errors).toBeUndefined();
+    expect(revoked.data.archiveRevokeKey.revoked).toMatchObject({ reason: 'keyCompromise' });
+    const next = jose.decodeProtectedHeader((await platform.rest('archive', '/healthz')).body.signature).kid;
+    expect(next).not.toBe(current);
+    const log = await platform.rest('archive', '/admin/log', { as: 'admin' });
+    expect(log.body.entries[0]).toMatchObject({ action: 'archiveRevokeKey', outcome: 'ok', actor: 'test-admin' });
+  });
+
   it('survive a restart of the whole stack', async () => {
     const before = await Promise.all(SERVICES.map(keyringOf));
     await platform.restart();
