@@ -21,7 +21,9 @@ const isParameter = (segment: string) => segment.startsWith('{') && segment.ends
  * so `/healthz` or `/items` can never be taken for the registry's `/{id}`.
  */
 function bySpecificity(a: CompiledRoute, b: CompiledRoute): number {
-  for (let i = 0; i < Math.min(a.segments.length, b.segments.length); i++) {
+  // Paths of different lengths never match the same request; ordering by length keeps the order total.
+  if (a.segments.length !== b.segments.length) return a.segments.length - b.segments.length;
+  for (let i = 0; i < a.segments.length; i++) {
     const fixedA = !isParameter(a.segments[i]!);
     const fixedB = !isParameter(b.segments[i]!);
     if (fixedA !== fixedB) return fixedA ? -1 : 1;

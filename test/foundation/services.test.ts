@@ -14,7 +14,7 @@ afterAll(() => platform?.stop());
 async function keyringOf(service: (typeof SERVICES)[number]) {
   const response = service === 'registry' ? await platform.rest(service, '/') : await platform.rest(service, '/keyring');
   expect(response.status).toBe(200);
-  return (service === "registry" ? response.body.keyring : response.body) as { keys: (jose.JWK & { kid: string; iat: number; exp?: number })[] };
+  return (service === 'registry' ? response.body.keyring : response.body) as { keys: (jose.JWK & { kid: string; iat: number; exp?: number })[] };
 }
 
 /** Verifies signed JSON the way an outside verifier would: jose, the JCS form, the pinned key. */
