@@ -12,6 +12,7 @@ const gateway = await startGateway({
   subgraphs: SERVICES.map((name) => ({ name, url: process.env[`${name.toUpperCase()}_SUBGRAPH_URL`] ?? `http://${config.host}:${config.subgraphPorts[name]}/` })),
   introspection: config.introspection,
   bodyLimit: config.bodyLimit,
+  limits: config.graphqlLimits,
   supergraphFile: join(config.dataDir, 'supergraph.graphql'),
 });
 console.log(`gateway: ${gateway.graphqlUrl}\nGraphiQL: ${gateway.graphiqlUrl}`);

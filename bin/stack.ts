@@ -75,6 +75,7 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
       subgraphs: SERVICES.map((service) => ({ name: service, url: subgraphUrls[service] })),
       introspection: config.introspection,
       bodyLimit: config.bodyLimit,
+      limits: config.graphqlLimits,
       ...(options.supergraphFile ? { supergraphFile: options.supergraphFile } : {}),
     });
     stoppers.push(() => gateway.stop());

@@ -9,8 +9,10 @@ import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ApolloServer, HeaderMap } from '@apollo/server';
+import { ApolloServer, HeaderMap, type ApolloServerPlugin } from '@apollo/server';
 import { ApolloGateway, RemoteGraphQLDataSource } from '@apollo/gateway';
+import { ApolloArmor } from '@escape.tech/graphql-armor';
+import type { GraphqlLimits } from '../lib/config/runtime.js';
 import { BodyTooLargeError, readBody } from '../lib/http/body.js';
 import { formatServiceError } from '../lib/graphql/errors.js';
 import { noPhoneHomePlugins, type ListeningServer } from '../lib/graphql/subgraph-server.js';
@@ -29,6 +31,7 @@ export interface GatewayOptions {
   bodyLimit: number;
   /** Where the composed supergraph SDL is written, for Apollo Router or Hive Gateway. */
   supergraphFile?: string;
+  limits: GraphqlLimits;
 }
 
 interface GatewayContext {
@@ -76,9 +79,21 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     supergraphSdl,
     buildService: ({ url }) => new CredentialForwardingDataSource({ url }),
   });
+  const armor = new ApolloArmor({
+    maxDepth: { n: options.limits.maxDepth },
+    maxAliases: { n: options.limits.maxAliases },
+    costLimit: { maxCost: options.limits.maxCost },
+    maxTokens: { n: options.limits.maxTokens },
+    maxDirectives: { n: 50 },
+    // Field suggestions would reveal the schema even with introspection off.
+    blockFieldSuggestion: { enabled: !options.introspection },
+  }).protect();
   const apollo = new ApolloServer<GatewayContext>({
     gateway,
-    plugins: noPhoneHomePlugins(),
+    // graphql-armor's types come from @apollo/server's CommonJS build; the plugins are the same objects.
+    plugins: [...noPhoneHomePlugins(), ...(armor.plugins as unknown as ApolloServerPlugin<GatewayContext>[])],
+    validationRules: armor.validationRules,
+    allowBatchedHttpRequests: false,
     formatError: formatServiceError('gateway'),
     includeStacktraceInErrorResponses: false,
     introspection: options.introspection,

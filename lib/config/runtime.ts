@@ -24,6 +24,15 @@ export interface RuntimeConfig {
   mounts: ServiceMount[];
   introspection: boolean;
   bodyLimit: number;
+  graphqlLimits: GraphqlLimits;
+}
+
+/** Limits the gateway puts on every operation, against abusive queries from the public. */
+export interface GraphqlLimits {
+  maxDepth: number;
+  maxAliases: number;
+  maxCost: number;
+  maxTokens: number;
 }
 
 function integer(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
@@ -56,5 +65,11 @@ export function loadRuntimeConfig(env: NodeJS.ProcessEnv = process.env): Runtime
     mounts,
     introspection: (env.GRAPHQL_INTROSPECTION ?? 'true') !== 'false',
     bodyLimit: integer(env, 'BODY_LIMIT_BYTES', 1024 * 1024),
+    graphqlLimits: {
+      maxDepth: integer(env, 'GRAPHQL_MAX_DEPTH', 15),
+      maxAliases: integer(env, 'GRAPHQL_MAX_ALIASES', 60),
+      maxCost: integer(env, 'GRAPHQL_MAX_COST', 20_000),
+      maxTokens: integer(env, 'GRAPHQL_MAX_TOKENS', 5_000),
+    },
   };
 }

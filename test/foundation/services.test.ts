@@ -144,3 +144,19 @@ describe('keys', () => {
     expect(after).toEqual(before);
   });
 });
+
+describe('the gateway in public', () => {
+  it('refuses queries deeper, wider or costlier than its limits, and oversized bodies', async () => {
+    const aliased = await platform.graphql(`{ ${Array.from({ length: 70 }, (_, i) => `a${i}: trust { health }`).join(' ')} }`);
+    expect(aliased.errors?.[0].message).toMatch(/alias/i);
+    const nested = `{ __schema { types { fields { type ${'{ ofType '.repeat(16)}{ name }${' }'.repeat(16)} } } } }`;
+    const tooDeep = await platform.graphql(nested);
+    expect(tooDeep.errors?.[0].message).toMatch(/depth/i);
+    const huge = await fetch(platform.stack.gateway.graphqlUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: `{ trust { health } } # ${'x'.repeat(1_100_000)}` }),
+    });
+    expect(huge.status).toBe(413);
+  });
+});
