@@ -132,6 +132,42 @@ describe('JWS with Ed25519', () => {
   });
 });
 
+describe('Ed25519 verification', () => {
+  it('agrees with @noble/curves in strict RFC 8032 mode on valid, altered and malformed signatures', async () => {
+    const { ed25519 } = await import('@noble/curves/ed25519.js');
+    const { verifyBytes } = await import('../../lib/crypto/signature.js');
+    const secretKey = generateSecretKey('Ed25519');
+    const publicKey = publicKeyOf('Ed25519', secretKey);
+    const message = new TextEncoder().encode('event 42');
+    const signature = ed25519.sign(message, secretKey);
+    // S + L: the same signature with a non-canonical scalar, which RFC 8032 requires verifiers to refuse.
+    const L = 2n ** 252n + 27742317777372353535851937790883648493n;
+    const s = signature.slice(32).reduceRight((acc, byte) => (acc << 8n) | BigInt(byte), 0n) + L;
+    const nonCanonical = new Uint8Array(signature);
+    for (let i = 0; i < 32; i++) nonCanonical[32 + i] = Number((s >> BigInt(8 * i)) & 0xffn);
+    const flipped = new Uint8Array(signature);
+    flipped[5]! ^= 1;
+    const cases: [Uint8Array, Uint8Array, Uint8Array][] = [
+      [publicKey, message, signature],
+      [publicKey, new TextEncoder().encode('event 43'), signature],
+      [publicKey, message, flipped],
+      [publicKey, message, nonCanonical],
+      [publicKey, message, signature.slice(0, 63)],
+      [new Uint8Array(32).fill(0xff), message, signature],
+      [publicKeyOf('Ed25519', generateSecretKey('Ed25519')), message, signature],
+    ];
+    const noble = (key: Uint8Array, data: Uint8Array, sig: Uint8Array) => {
+      try {
+        return ed25519.verify(sig, data, key, { zip215: false });
+      } catch {
+        return false;
+      }
+    };
+    expect(cases.map(([key, data, sig]) => verifyBytes('Ed25519', key, data, sig))).toEqual(cases.map(([key, data, sig]) => noble(key, data, sig)));
+    expect(verifyBytes('Ed25519', publicKey, message, signature)).toBe(true);
+  });
+});
+
 describe('JWS with ES256', () => {
   it('produces detached signatures jose verifies', async () => {
     const secretKey = generateSecretKey('ES256');
