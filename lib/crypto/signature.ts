@@ -53,13 +53,20 @@ export function publicKeyFromJwk(alg: SigningAlgorithm, jwk: PublicJwk): Uint8Ar
 /** DER prefix of an Ed25519 SubjectPublicKeyInfo (RFC 8410): the 32 key bytes follow it. */
 const ED25519_SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
 const ED25519_KEY_CACHE_LIMIT = 4096;
-const ed25519KeyObjects = new Map<string, KeyObject>();
+/** Key objects by hex public key; `null` marks a key refused once (invalid or of small order). */
+const ed25519KeyObjects = new Map<string, KeyObject | null>();
 
-function ed25519KeyObject(publicKey: Uint8Array): KeyObject {
+function ed25519KeyObject(publicKey: Uint8Array): KeyObject | null {
   const id = Buffer.from(publicKey).toString('hex');
   let key = ed25519KeyObjects.get(id);
-  if (!key) {
-    key = createPublicKey({ key: Buffer.concat([ED25519_SPKI_PREFIX, publicKey]), format: 'der', type: 'spki' });
+  if (key === undefined) {
+    try {
+      // A key of small order lets anyone forge signatures under it; such keys are refused outright.
+      const usable = !ed25519.Point.fromBytes(publicKey, false).isSmallOrder();
+      key = usable ? createPublicKey({ key: Buffer.concat([ED25519_SPKI_PREFIX, publicKey]), format: 'der', type: 'spki' }) : null;
+    } catch {
+      key = null;
+    }
     if (ed25519KeyObjects.size >= ED25519_KEY_CACHE_LIMIT) ed25519KeyObjects.delete(ed25519KeyObjects.keys().next().value!);
     ed25519KeyObjects.set(id, key);
   }
@@ -68,15 +75,17 @@ function ed25519KeyObject(publicKey: Uint8Array): KeyObject {
 
 /**
  * Verifies a raw signature. Ed25519 goes through OpenSSL (Node's crypto), about fifteen times faster
- * than pure JavaScript on the hot paths (event logs, witness cosignatures); it applies RFC 8032's
- * strict rules, as @noble/curves does with `zip215: false` — the tests hold the two to agreement.
+ * than pure JavaScript on the hot paths (event logs, witness cosignatures). OpenSSL checks RFC 8032's
+ * cofactorless equation and refuses S >= L and non-canonical R; with keys of small order or in
+ * non-canonical encoding refused first, whatever it accepts @noble/curves' strict mode accepts too.
  * ES256 accepts high-S signatures as WebCrypto makes them.
  */
 export function verifyBytes(alg: SigningAlgorithm, publicKey: Uint8Array, data: Uint8Array, signature: Uint8Array): boolean {
   try {
     if (alg === 'Ed25519') {
       if (publicKey.length !== 32 || signature.length !== 64) return false;
-      return verifyWithOpenSsl(null, data, ed25519KeyObject(publicKey), signature);
+      const key = ed25519KeyObject(publicKey);
+      return key !== null && verifyWithOpenSsl(null, data, key, signature);
     }
     return p256.verify(signature, data, publicKey, { prehash: true, lowS: false });
   } catch {
