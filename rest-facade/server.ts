@@ -114,7 +114,10 @@ export async function startFacade(options: FacadeOptions): Promise<RunningFacade
   }
 
   async function handle(request: IncomingMessage, response: ServerResponse, services: readonly MountedService[]): Promise<void> {
-    const url = new URL(request.url ?? '/', 'http://facade');
+    // The request target is split by hand: as a URL, `//trust/x` would name a host called "trust".
+    const [pathname = '/', search = ''] = (request.url ?? '/').split(/\?(.*)/s, 2);
+    if (!pathname.startsWith('/')) throw new RequestProblem(problem(400, 'MALFORMED_PATH', 'The request target must be an absolute path.'));
+    const url = { pathname, searchParams: new URLSearchParams(search) };
     const method = request.method ?? 'GET';
     const head = method === 'HEAD';
     const docs = /^\/docs\/([a-z]+)\/openapi\.json$/.exec(url.pathname);

@@ -23,3 +23,22 @@ describe('base addresses', () => {
     expect(((await openapi.json()) as { servers: { url: string }[] }).servers[0]!.url).toBe(`http://127.0.0.1:${trustPort}`);
   });
 });
+
+describe('request targets', () => {
+  it('are read as paths, never as authority, and malformed ones are 400s', async () => {
+    const { request } = await import('node:http');
+    const raw = (target: string) =>
+      new Promise<number>((resolve, reject) => {
+        const url = new URL(platform.base('issuer'));
+        const req = request({ host: url.hostname, port: url.port, path: target, method: 'GET' }, (response) => {
+          response.resume();
+          resolve(response.statusCode ?? 0);
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    expect(await raw('//issuer/healthz')).toBe(404);
+    expect(await raw('/issuer/healthz?')).toBe(200);
+    expect(await raw('/issuer/%zz')).toBe(400);
+  });
+});
