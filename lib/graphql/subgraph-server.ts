@@ -1,6 +1,7 @@
 import { ApolloServer } from '@apollo/server';
 import { ApolloServerPluginInlineTraceDisabled, ApolloServerPluginLandingPageDisabled, ApolloServerPluginSchemaReportingDisabled, ApolloServerPluginUsageReportingDisabled } from '@apollo/server/plugin/disabled';
 import { startStandaloneServer } from '@apollo/server/standalone';
+import { adminLogPlugin } from './admin-log-plugin.js';
 import type { RequestContext } from './context.js';
 import { formatServiceError } from './errors.js';
 import type { Subgraph } from './subgraph.js';
@@ -16,7 +17,7 @@ export interface ListeningServer {
 export async function serveSubgraph(subgraph: Subgraph, listen: { host: string; port: number }): Promise<ListeningServer> {
   const server = new ApolloServer<RequestContext>({
     schema: subgraph.schema,
-    plugins: [...noPhoneHomePlugins(), ApolloServerPluginInlineTraceDisabled()],
+    plugins: [...noPhoneHomePlugins(), ApolloServerPluginInlineTraceDisabled(), adminLogPlugin(subgraph.adminLog)],
     formatError: formatServiceError(subgraph.name),
     includeStacktraceInErrorResponses: false,
     // The gateway introspects subgraphs through `_service`, which federation always serves.

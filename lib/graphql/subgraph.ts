@@ -4,12 +4,12 @@ import 'reflect-metadata';
  * them. Each service's `index.ts` declares one with `defineSubgraph`.
  */
 import type { GraphQLSchema } from 'graphql';
+import type { AdminLog } from '../audit/admin-log.js';
 import type { AccessTokens } from '../auth/tokens.js';
 import type { ServiceName } from '../config/services.js';
 import type { KeyPurpose } from '../keys/key-store.js';
 import type { PrismaClientClass } from '../db/prisma.js';
 import { openServiceKernel, type ServiceKernel, type ServicePrismaClient } from '../service/kernel.js';
-import { adminLogMiddleware } from './admin-log-middleware.js';
 import { roleChecker, requestContext, type RequestContext } from './context.js';
 import { buildFederatedSchema, type ReferenceResolvers } from './federation.js';
 import type { GatewayClient } from './gateway-client.js';
@@ -41,6 +41,7 @@ export interface SubgraphOptions {
 export interface Subgraph {
   name: ServiceName;
   schema: GraphQLSchema;
+  adminLog: AdminLog;
   context(authorization: string | undefined): RequestContext;
   close(): Promise<void>;
 }
@@ -63,7 +64,6 @@ export function defineSubgraph<P extends ServicePrismaClient, D>(definition: Sub
         resolvers: instances.map((instance) => instance.constructor) as [Function, ...Function[]],
         container: { get: (resolverClass: Function) => instances.find((instance) => instance.constructor === resolverClass) },
         authChecker: roleChecker,
-        globalMiddlewares: [adminLogMiddleware(kernel.adminLog)],
         validate: false,
       },
       definition.references?.(dependencies),
@@ -71,6 +71,7 @@ export function defineSubgraph<P extends ServicePrismaClient, D>(definition: Sub
     return {
       name: definition.name,
       schema,
+      adminLog: kernel.adminLog,
       context: (authorization) => requestContext(tokens, authorization),
       close: () => kernel.close(),
     };

@@ -1,0 +1,58 @@
+import type { ApolloServerPlugin } from '@apollo/server';
+import type { GraphQLResolveInfo } from 'graphql';
+import type { AdminLog } from '../audit/admin-log.js';
+import { problemOf } from '../problem.js';
+import type { RequestContext } from './context.js';
+
+/** Names the record a mutation acts on, for the admin log's `target`. */
+function targetOf(args: Record<string, unknown>): string | null {
+  for (const value of Object.values(args)) {
+    if (typeof value === 'string') return value;
+    if (value && typeof value === 'object') {
+      const id = (value as Record<string, unknown>).id ?? (value as Record<string, unknown>).passportId;
+      if (typeof id === 'string') return id;
+    }
+  }
+  return null;
+}
+
+/**
+ * Writes every mutation made with valid credentials to the service's admin log, with its outcome:
+ * `ok` or the problem code it failed with. It hooks into mutations' root fields only, so queries
+ * pay nothing for it.
+ */
+export function adminLogPlugin(adminLog: AdminLog, onFailure: (error: unknown) => void = (error) => console.error('[admin-log]', error)): ApolloServerPlugin<RequestContext> {
+  return {
+    async requestDidStart() {
+      return {
+        async executionDidStart({ operation, contextValue }) {
+          if (operation.operation !== 'mutation' || !contextValue.principal) return;
+          const principal = contextValue.principal;
+          const records: Promise<void>[] = [];
+          return {
+            willResolveField({ info, args }: { info: GraphQLResolveInfo; args: Record<string, unknown> }) {
+              if (info.parentType.name !== 'Mutation') return;
+              const entry = { actor: principal.name, role: principal.role, action: info.fieldName, target: targetOf(args) };
+              return (error: Error | null) => {
+                const details = error ? problemOf(error as { extensions?: Record<string, unknown> }) : undefined;
+                records.push(
+                  adminLog
+                    .record({
+                      ...entry,
+                      outcome: error ? (details?.code ?? 'INTERNAL_ERROR') : 'ok',
+                      detail: details ? { status: details.status, detail: details.detail } : null,
+                    })
+                    .catch(onFailure),
+                );
+              };
+            },
+            async executionDidEnd() {
+              // The answer waits for its log entries, so a client that reads the log next finds them.
+              await Promise.all(records);
+            },
+          };
+        },
+      };
+    },
+  };
+}
