@@ -29,7 +29,7 @@ const recordIds = (description: string) => ({
 export const PROFILE_MANIFEST_EXAMPLES = [
   {
     type: PROFILE_MANIFEST_TYPE,
-    profile_id: 'eu-battery-passport-ev',
+    profile_id: 'eu-battery-passport',
     version: '1.0.0',
     title: 'EU battery passport for electric vehicle, LMT and industrial batteries',
     description:
