@@ -29,7 +29,7 @@ function newAjv(): Ajv2020 {
   return ajv;
 }
 
-export function toValidationIssues(errors: readonly ErrorObject[] | null | undefined): ValidationIssue[] {
+function toValidationIssues(errors: readonly ErrorObject[] | null | undefined): ValidationIssue[] {
   return (errors ?? []).map((error) => ({
     pointer: error.instancePath,
     keyword: error.keyword,
