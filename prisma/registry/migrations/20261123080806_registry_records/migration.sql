@@ -18,7 +18,7 @@ CREATE TABLE "record_version" (
     "version" INTEGER NOT NULL,
     "kind" TEXT NOT NULL,
     "status" TEXT NOT NULL,
-    "body" JSONB NOT NULL,
+    "body" JSON NOT NULL,
     "effective_from" TIMESTAMPTZ(3),
     "effective_to" TIMESTAMPTZ(3),
     "created_at" TIMESTAMPTZ(3) NOT NULL,
