@@ -32,6 +32,9 @@ function objectBody(body: unknown, members: Record<string, boolean>): Record<str
   if (unknown.length > 0) throw invalidBody(`Unknown member ${unknown.join(', ')}; the body takes ${Object.keys(members).join(', ')}.`);
   const missing = Object.entries(members).filter(([name, required]) => required && !(name in body)).map(([name]) => name);
   if (missing.length > 0) throw invalidBody(`The body lacks ${missing.join(', ')}.`);
+  // GraphQL would coerce a number to an ID or a String; REST members keep their JSON types.
+  const notText = ['kind', 'id', 'status', 'effective_from', 'effective_to'].filter((name) => name in body && typeof (body as Record<string, unknown>)[name] !== 'string');
+  if (notText.length > 0) throw invalidBody(`${notText.join(', ')} must be a string.`);
   return body as Record<string, unknown>;
 }
 

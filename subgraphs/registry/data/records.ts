@@ -8,6 +8,8 @@ import {
   RegistryError,
   appendVersion,
   applicableAt,
+  isProfileManifestBody,
+  parseRecordRef,
   scopeOfBody,
   supersessionChain,
   type Applicable,
@@ -76,6 +78,32 @@ function versionRow(version: RecordVersion): Prisma.RegistryRecordVersionCreateM
     supersedes: version.supersedes,
     scoped: scopeOfBody(version.kind, version.body) !== undefined,
   };
+}
+
+type Db = PrismaClient | Prisma.TransactionClient;
+
+/**
+ * A profile manifest names a model version, protocol bindings and verification mechanisms by
+ * registry id; each must be a stored record of that kind, so a profile never points nowhere.
+ * Records are never deleted, so what this finds stays true.
+ */
+async function checkProfileReferences(db: Db, version: RecordVersion): Promise<void> {
+  if (version.kind !== 'generic' || !isProfileManifestBody(version.body)) return;
+  const body = version.body as { model: string; protocol_bindings?: string[]; verification_mechanisms?: string[] };
+  const model = parseRecordRef(body.model);
+  const stored = await db.registryRecordVersion.findUnique({ where: { id_version: model }, select: { kind: true } });
+  const problems: string[] = [];
+  if (stored?.kind !== 'model') problems.push(`model ${body.model} is not a stored model version`);
+  const wanted = [
+    ...(body.protocol_bindings ?? []).map((id) => ({ id, kind: 'protocol_binding' })),
+    ...(body.verification_mechanisms ?? []).map((id) => ({ id, kind: 'verification_mechanism' })),
+  ];
+  if (wanted.length > 0) {
+    const heads = await db.registryRecord.findMany({ where: { id: { in: wanted.map((ref) => ref.id) } }, select: { id: true, kind: true } });
+    const kinds = new Map(heads.map((head) => [head.id, head.kind]));
+    for (const ref of wanted) if (kinds.get(ref.id) !== ref.kind) problems.push(`${ref.id} is not a stored ${ref.kind.replaceAll('_', ' ')}`);
+  }
+  if (problems.length > 0) throw new RegistryError('INVALID_RECORD', `the profile manifest refers to records the registry does not hold: ${problems.join('; ')}`);
 }
 
 const isUniqueViolation = (error: unknown) => error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002';
@@ -171,6 +199,7 @@ export class RecordRepository {
     const existing = await this.prisma.registryRecord.findUnique({ where: { id }, select: { kind: true, currentVersion: true } });
     if (existing) throw recordExists(id, existing.kind);
     const version = appendVersion(kind, id, [], { ...request, expectedVersion: 0 }, now);
+    await checkProfileReferences(this.prisma, version);
     const { id: _id, kind: _kind, ...row } = versionRow(version);
     try {
       await this.prisma.registryRecord.create({
@@ -204,6 +233,7 @@ export class RecordRepository {
       if (!head || head.kind !== kind) throw new RecordStateError('NOT_FOUND', `no ${kind} record has the id ${id}`);
       const latest = await tx.registryRecordVersion.findUniqueOrThrow({ where: { id_version: { id, version: head.currentVersion } } });
       const version = appendVersion(kind, id, [toVersion(latest)], request, now);
+      await checkProfileReferences(tx, version);
       const advanced = await tx.registryRecord.updateMany({
         where: { id, currentVersion: head.currentVersion },
         data: { currentVersion: version.version, status: version.status, updatedAt: now },

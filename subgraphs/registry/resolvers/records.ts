@@ -250,9 +250,11 @@ export class RegistryRecordResolver {
     description: 'Adds the next version to a record (item, service, cross-register mapping or generic). expectedVersion must be the current version; otherwise 409 STALE_VERSION and nothing is written.',
   })
   async appendRegistryRecordVersion(
-    @Arg('id', () => ID) id: string,
-    @Arg('input', () => RegistryVersionInput) input: RegistryVersionInput,
+    // type-graphql lists arguments last parameter first, and the admin log names a mutation's
+    // target by its first string argument: declared last, `id` comes first.
     @Arg('kind', () => String, { nullable: true, description: 'The record\'s kind, when the caller addresses it through a collection.' }) kind: string | null,
+    @Arg('input', () => RegistryVersionInput) input: RegistryVersionInput,
+    @Arg('id', () => ID) id: string,
   ): Promise<RegistryRecord> {
     const recordKind = optionalKind(kind) ?? (await this.kindOfRecord(id));
     const appended = await refusing(async () => {
