@@ -277,7 +277,7 @@ export const registryRoutes: Route[] = [
     query: { version: { type: 'integer', minimum: 1, description: 'The model version; the current one when absent.' } },
     role: 'writer',
     body: { description: 'The document to validate: any JSON value.' },
-    operation: `query RegistryValidateDocument($modelId: ID!, $version: Int, $document: JSON!) { registryValidateDocument(modelId: $modelId, version: $version, document: $document) }`,
+    operation: `query RegistryValidateDocument($modelId: ID!, $version: Int, $document: JSON) { registryValidateDocument(modelId: $modelId, version: $version, document: $document) }`,
     variables: ({ params, query, body }) => ({ modelId: params.id, version: query.version ?? null, document: body }),
     result: (data) => ({ body: data.registryValidateDocument }),
     responses: { 200: { description: '{ valid, model: "id@version", errors: [{ pointer, keyword, message, schema_path, params }] }' } },

@@ -199,11 +199,12 @@ export class RegistryRecordResolver {
   async registryValidateDocument(
     @Arg('modelId', () => ID) modelId: string,
     @Arg('version', () => Int, { nullable: true }) version: number | null,
-    @Arg('document', () => GraphQLJSON) document: unknown,
+    // Nullable because null is itself a JSON document a model may accept or refuse.
+    @Arg('document', () => GraphQLJSON, { nullable: true, description: 'Any JSON value; null is the JSON document null.' }) document: unknown,
   ): Promise<Record<string, unknown>> {
     const model = await this.dependencies.records.find(modelId, { kind: 'model', version });
     if (!model) throw notFound(version === null ? `no model has the id ${modelId}` : `model ${modelId} has no version ${version}`);
-    const result = await refusing(() => this.dependencies.validators.validate({ id: model.id, version: model.version, schema: model.body.schema }, document));
+    const result = await refusing(() => this.dependencies.validators.validate({ id: model.id, version: model.version, schema: model.body.schema }, document ?? null));
     return { valid: result.valid, model: formatRecordRef(model), errors: result.errors.map(issueJson) };
   }
 
