@@ -106,6 +106,20 @@ async function checkProfileReferences(db: Db, version: RecordVersion): Promise<v
   if (problems.length > 0) throw new RegistryError('INVALID_RECORD', `the profile manifest refers to records the registry does not hold: ${problems.join('; ')}`);
 }
 
+/**
+ * Versions by (id, version), one `id IN (…)` clause per version number: a page's records are
+ * mostly at a few version numbers, and PostgreSQL plans that far faster than one OR per pair.
+ */
+function whereRefs(refs: readonly { id: string; version: number }[]): Prisma.RegistryRecordVersionWhereInput {
+  const idsByVersion = new Map<number, string[]>();
+  for (const { id, version } of refs) {
+    const ids = idsByVersion.get(version);
+    if (ids) ids.push(id);
+    else idsByVersion.set(version, [id]);
+  }
+  return { OR: [...idsByVersion].map(([version, ids]) => ({ version, id: { in: ids } })) };
+}
+
 const isUniqueViolation = (error: unknown) => error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002';
 
 /** Ids above every id with this prefix: ids are ASCII `[a-z0-9._-]`, all below `~` in byte order. */
@@ -138,7 +152,7 @@ export class RecordRepository {
   async findMany(refs: readonly { id: string; version: number }[]): Promise<StoredVersion[]> {
     if (refs.length === 0) return [];
     const rows = await this.prisma.registryRecordVersion.findMany({
-      where: { OR: refs.map(({ id, version }) => ({ id, version })) },
+      where: whereRefs(refs),
       include: { record: { select: { currentVersion: true } } },
     });
     return rows.map(toStored);
@@ -172,10 +186,10 @@ export class RecordRepository {
       select: { id: true, currentVersion: true },
     });
     const page = pageFrom(heads, query.limit);
-    const versions = await this.findMany(page.items.map((head) => ({ id: head.id, version: head.currentVersion })));
-    const byId = new Map(versions.map((version) => [version.id, version]));
+    const rows = page.items.length === 0 ? [] : await this.prisma.registryRecordVersion.findMany({ where: whereRefs(page.items.map((head) => ({ id: head.id, version: head.currentVersion }))) });
+    const byId = new Map(rows.map((row) => [row.id, row]));
     // A head and its current version are written in one transaction, so every head has its version.
-    return { items: page.items.map((head) => byId.get(head.id)!), nextCursor: page.nextCursor };
+    return { items: page.items.map((head) => ({ ...toVersion(byId.get(head.id)!), currentVersion: head.currentVersion })), nextCursor: page.nextCursor };
   }
 
   /** The model and profile versions that apply, read from the versions whose window holds `at`. */
@@ -257,13 +271,21 @@ export class RecordRepository {
    */
   async seed(versions: readonly RecordVersion[]): Promise<SeedOutcome> {
     const byRecord = new Map<string, RecordVersion[]>();
-    for (const version of versions) byRecord.set(version.id, [...(byRecord.get(version.id) ?? []), version]);
+    for (const version of versions) {
+      const history = byRecord.get(version.id);
+      if (history) history.push(version);
+      else byRecord.set(version.id, [version]);
+    }
     return this.prisma.$transaction(async (tx) => {
       await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext('registry.seed'))`;
       const outcome: SeedOutcome = { records: byRecord.size, versionsInserted: 0, versionsPresent: 0, skipped: [] };
       const stored = await tx.registryRecordVersion.findMany({ where: { id: { in: [...byRecord.keys()] } }, orderBy: [{ id: 'asc' }, { version: 'asc' }] });
       const storedById = new Map<string, typeof stored>();
-      for (const row of stored) storedById.set(row.id, [...(storedById.get(row.id) ?? []), row]);
+      for (const row of stored) {
+        const history = storedById.get(row.id);
+        if (history) history.push(row);
+        else storedById.set(row.id, [row]);
+      }
       for (const [id, wanted] of byRecord) {
         const kind = wanted[0]!.kind;
         const present = storedById.get(id) ?? [];
