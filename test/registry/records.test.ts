@@ -28,6 +28,27 @@ async function stored() {
   return rows[0]!;
 }
 
+/** The registry table of the specification (§4), method and path. */
+const SPECIFIED = [
+  'GET /', 'POST /', 'GET /admin/log', 'POST /admin/seed', 'GET /applicability',
+  'GET /cross-register-mappings', 'GET /cross-register-mappings/{id}', 'GET /cross-register-mappings/{id}/supersession', 'POST /cross-register-mappings/{id}/versions',
+  'GET /healthz', 'GET /items', 'GET /items/{id}', 'GET /items/{id}/supersession', 'POST /items/{id}/versions',
+  'GET /models', 'GET /models/{id}', 'POST /models/{id}/validate', 'GET /protocol-bindings', 'GET /protocol-bindings/{id}',
+  'GET /schemas/profile-manifest', 'GET /services', 'GET /services/{id}', 'GET /services/{id}/supersession', 'POST /services/{id}/versions',
+  'GET /verification-mechanisms', 'GET /verification-mechanisms/{id}', 'GET /{id}', 'GET /{id}/supersession', 'POST /{id}/versions',
+];
+
+describe('the contract', () => {
+  it('serves exactly the paths of the specification\'s registry table, in discovery and OpenAPI', async () => {
+    const discovery = await rest('/');
+    const endpoints = discovery.body.endpoints.map((endpoint: { method: string; path: string }) => `${endpoint.method} ${endpoint.path}`);
+    expect([...endpoints].sort()).toEqual([...SPECIFIED].sort());
+    const openapi = (await (await fetch(discovery.body.openapi)).json()) as { paths: Record<string, Record<string, unknown>> };
+    const documented = Object.entries(openapi.paths).flatMap(([path, operations]) => Object.keys(operations).filter((key) => ['get', 'post'].includes(key)).map((method) => `${method.toUpperCase()} ${path}`));
+    expect(documented.sort()).toEqual([...SPECIFIED].sort());
+  });
+});
+
 describe('creating and reading records', () => {
   it('creates a record of the kind named in the body and serves it at its collection', async () => {
     const created = await create('item', 'widget.a', { label: 'Widget A', zeta: 1, alpha: 2 });
