@@ -33,7 +33,11 @@ function objectBody(body: unknown, members: Record<string, boolean>): Record<str
   const missing = Object.entries(members).filter(([name, required]) => required && !(name in body)).map(([name]) => name);
   if (missing.length > 0) throw invalidBody(`The body lacks ${missing.join(', ')}.`);
   // GraphQL would coerce a number to an ID or a String; REST members keep their JSON types.
-  const notText = ['kind', 'id', 'status', 'effective_from', 'effective_to'].filter((name) => name in body && typeof (body as Record<string, unknown>)[name] !== 'string');
+  // The optional members may be null: no status means the default, no window end means open.
+  const values = body as Record<string, unknown>;
+  const notText = ['kind', 'id', 'status', 'effective_from', 'effective_to'].filter(
+    (name) => name in values && typeof values[name] !== 'string' && !(values[name] === null && !members[name]),
+  );
   if (notText.length > 0) throw invalidBody(`${notText.join(', ')} must be a string.`);
   return body as Record<string, unknown>;
 }
@@ -62,10 +66,10 @@ const recordSchema: JsonSchema = {
 };
 
 const versionFields = {
-  status: { enum: ['draft', 'active', 'deprecated', 'withdrawn'], description: 'Defaults to the current status (active for a new record).' },
+  status: { enum: ['draft', 'active', 'deprecated', 'withdrawn', null], description: 'Defaults to the current status (active for a new record).' },
   body: { type: 'object', description: 'The record content; for a model: title, schema (JSON Schema 2020-12) and applicability.' },
-  effective_from: { type: 'string', format: 'date-time' },
-  effective_to: { type: 'string', format: 'date-time' },
+  effective_from: { type: ['string', 'null'], format: 'date-time', description: 'Start of the effective window (inclusive); absent or null: since always.' },
+  effective_to: { type: ['string', 'null'], format: 'date-time', description: 'End of the effective window (exclusive); absent or null: open-ended.' },
 };
 
 const createSchema: JsonSchema = {

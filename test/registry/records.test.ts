@@ -67,6 +67,12 @@ describe('creating and reading records', () => {
     expect((await rest('/items/no-such-item')).body).toMatchObject({ status: 404, code: 'NOT_FOUND' });
   });
 
+  it('takes null for the optional members: the default status, an open window', async () => {
+    const created = await create('item', 'nulls', { label: 'n' }, { status: null, effective_from: '2026-01-01T00:00:00+01:00', effective_to: null });
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({ status: 'active', effective_from: '2025-12-31T23:00:00.000Z', effective_to: null });
+  });
+
   it('accepts collection names and hyphenated names as kinds', async () => {
     expect((await create('services', 'svc-by-collection')).body.kind).toBe('service');
     expect((await create('cross-register-mapping', 'map-by-hyphen')).body.kind).toBe('cross_register_mapping');
@@ -300,6 +306,8 @@ describe('bad input', () => {
       ['POST', '/', { kind: 'item', id: 'a'.repeat(129), body: {} }, 400],
       ['POST', '/', { kind: 'item', id: '..', body: {} }, 400],
       ['POST', '/', { kind: 'item', id: 7, body: {} }, 400],
+      ['POST', '/', { kind: 'item', id: null, body: {} }, 400],
+      ['POST', '/', { kind: 'item', id: 'x', body: {}, status: 1 }, 400],
       ['POST', '/', { kind: 'item', id: 'x', body: [1, 2] }, 400],
       ['POST', '/', { kind: 'item', id: 'x', body: 'text' }, 400],
       ['POST', '/', { kind: 'item', id: 'x', body: {}, status: 'retired' }, 422],
