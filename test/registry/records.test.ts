@@ -329,6 +329,12 @@ describe('bad input', () => {
       ['GET', '/items/target?at=now', undefined, 400],
       ['GET', `/items/${'z'.repeat(5000)}`, undefined, 404],
       ['GET', '/items/%E0%A4%A', undefined, 400],
+      ['GET', '/items/%00', undefined, 404],
+      ['GET', '/%00', undefined, 404],
+      ['GET', '/a%00b/supersession', undefined, 404],
+      ['POST', '/%00/versions', { expected_version: 1, body: {} }, 404],
+      ['POST', '/models/%00/validate', {}, 404],
+      ['POST', '/', { kind: 'item', id: 'x', body: JSON.parse(`${'{"a":'.repeat(100)}1${'}'.repeat(100)}`) }, 422],
       ['DELETE', '/items/target', undefined, 405],
     ];
     for (const [method, path, body, status] of cases) {

@@ -9,6 +9,7 @@ import {
   appendVersion,
   applicableAt,
   isProfileManifestBody,
+  isValidRecordId,
   parseRecordRef,
   scopeOfBody,
   supersessionChain,
@@ -140,6 +141,8 @@ export class RecordRepository {
 
   /** One version (the current one when `version` is absent) of the record `id`, if of `kind` when given. */
   async find(id: string, options: { kind?: RecordKind; version?: number | null } = {}): Promise<StoredVersion | null> {
+    // No record has an id outside the syntax (nor can PostgreSQL take a NUL in a text parameter).
+    if (!isValidRecordId(id)) return null;
     const row = await this.prisma.registryRecordVersion.findFirst({
       where: { id, ...(options.kind ? { kind: options.kind } : {}), ...(options.version == null ? {} : { version: options.version }) },
       orderBy: { version: 'desc' },
@@ -150,9 +153,10 @@ export class RecordRepository {
 
   /** Many versions at once, for entity references: one query whatever the count. */
   async findMany(refs: readonly { id: string; version: number }[]): Promise<StoredVersion[]> {
-    if (refs.length === 0) return [];
+    const possible = refs.filter((ref) => isValidRecordId(ref.id));
+    if (possible.length === 0) return [];
     const rows = await this.prisma.registryRecordVersion.findMany({
-      where: whereRefs(refs),
+      where: whereRefs(possible),
       include: { record: { select: { currentVersion: true } } },
     });
     return rows.map(toStored);
@@ -160,6 +164,7 @@ export class RecordRepository {
 
   /** The supersession chain of a record, or null when there is no such record (of that kind). */
   async supersession(id: string, kind?: RecordKind): Promise<SupersessionChain | null> {
+    if (!isValidRecordId(id)) return null;
     const rows: ChainRow[] = await this.prisma.registryRecordVersion.findMany({
       where: { id, ...(kind ? { kind } : {}) },
       orderBy: { version: 'asc' },
@@ -242,6 +247,7 @@ export class RecordRepository {
    * nothing written (its transaction rolls back).
    */
   async append(kind: RecordKind, id: string, request: NewVersionRequest, now: Date): Promise<StoredVersion> {
+    if (!isValidRecordId(id)) throw new RecordStateError('NOT_FOUND', `no ${kind} record has the id ${JSON.stringify(id)}`);
     return this.prisma.$transaction(async (tx) => {
       const head = await tx.registryRecord.findUnique({ where: { id }, select: { kind: true, currentVersion: true } });
       if (!head || head.kind !== kind) throw new RecordStateError('NOT_FOUND', `no ${kind} record has the id ${id}`);
