@@ -279,6 +279,9 @@ describe('authorisation and the admin log', () => {
     // The subgraph checks too, for callers of the graph.
     const graph = await platform.graphql('mutation { seedRegistry { records } }', {}, 'writer');
     expect(graph.errors?.[0].extensions.code).toBe('INSUFFICIENT_ROLE');
+    const anonymous = await platform.graphql('mutation { createRegistryRecord(input: { kind: "item", id: "anon", body: {} }) { id } }');
+    expect(anonymous.errors?.[0].extensions.code).toBe('MISSING_TOKEN');
+    expect(await stored()).toEqual(before);
   });
 
   it('writes every write to the admin log with its outcome', async () => {
@@ -307,6 +310,8 @@ describe('bad input', () => {
       ['POST', '/', { kind: 'item', id: '..', body: {} }, 400],
       ['POST', '/', { kind: 'item', id: 7, body: {} }, 400],
       ['POST', '/', { kind: 'item', id: null, body: {} }, 400],
+      ['POST', '/', { kind: 'item', id: 'a\u0000b', body: {} }, 400],
+      ['POST', '/', { kind: 'item\u0000', id: 'x', body: {} }, 400],
       ['POST', '/', { kind: 'item', id: 'x', body: {}, status: 1 }, 400],
       ['POST', '/', { kind: 'item', id: 'x', body: [1, 2] }, 400],
       ['POST', '/', { kind: 'item', id: 'x', body: 'text' }, 400],

@@ -215,9 +215,10 @@ export class RecordRepository {
    * RECORD_EXISTS; two concurrent creations of one id meet at the primary key.
    */
   async create(kind: RecordKind, id: string, request: Omit<NewVersionRequest, 'expectedVersion'>, now: Date): Promise<StoredVersion> {
-    const existing = await this.prisma.registryRecord.findUnique({ where: { id }, select: { kind: true, currentVersion: true } });
-    if (existing) throw recordExists(id, existing.kind);
+    // The request is checked first (its id included, before any id reaches the database).
     const version = appendVersion(kind, id, [], { ...request, expectedVersion: 0 }, now);
+    const existing = await this.prisma.registryRecord.findUnique({ where: { id }, select: { kind: true } });
+    if (existing) throw recordExists(id, existing.kind);
     await checkProfileReferences(this.prisma, version);
     const { id: _id, kind: _kind, ...row } = versionRow(version);
     try {
