@@ -393,3 +393,17 @@ describe('in the graph', () => {
     expect(result.data._entities[0]!.body).toEqual({ text: 'first' });
   });
 });
+
+describe('the sample register under concurrency', () => {
+  it('is loaded once when two admins seed at the same moment', async () => {
+    const seeds = await Promise.all([1, 2].map(() => rest('/admin/seed', { method: 'POST', as: 'admin' })));
+    expect(seeds.map((seed) => seed.status)).toEqual([200, 200]);
+    const inserted = seeds.map((seed) => seed.body.versions_inserted).sort((a, b) => a - b);
+    // One load stored everything; the other, waiting on the lock, found it all present.
+    expect(inserted[0]).toBe(0);
+    expect(inserted[1]).toBe(seeds[0]!.body.versions_inserted + seeds[1]!.body.versions_inserted);
+    expect(seeds.every((seed) => seed.body.skipped.length === 0)).toBe(true);
+    const { rows } = await sql(platform.databaseUrl, `SELECT count(*)::int AS n FROM registry.record_version WHERE id = 'battery-passport'`);
+    expect(rows[0].n).toBe(1);
+  });
+});
