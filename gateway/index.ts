@@ -11,6 +11,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ApolloServer, HeaderMap, type ApolloServerPlugin } from '@apollo/server';
 import { ApolloGateway, RemoteGraphQLDataSource } from '@apollo/gateway';
+import { GraphQLError } from 'graphql';
 import { ApolloArmor } from '@escape.tech/graphql-armor';
 import type { GraphqlLimits } from '../lib/config/runtime.js';
 import { BodyTooLargeError, readBody } from '../lib/http/body.js';
@@ -42,6 +43,18 @@ interface GatewayContext {
 class CredentialForwardingDataSource extends RemoteGraphQLDataSource<GatewayContext> {
   override willSendRequest({ request, context }: { request: { http?: { headers: { set(name: string, value: string): void } } }; context: GatewayContext }) {
     if (context.authorization) request.http?.headers.set('authorization', context.authorization);
+  }
+
+  /**
+   * A subgraph answers 400 when it refuses an operation's variables: a value the gateway cannot
+   * check itself because it belongs to a custom scalar (an array given for a JSONObject). That is
+   * the client's mistake, so it is passed on as BAD_USER_INPUT rather than as a gateway fault.
+   */
+  override async errorFromResponse(response: Parameters<RemoteGraphQLDataSource['errorFromResponse']>[0]) {
+    const error = await super.errorFromResponse(response);
+    if (response.status !== 400) return error;
+    const body = (error.extensions.response as { body?: { errors?: { message?: string }[] } } | undefined)?.body;
+    return new GraphQLError(body?.errors?.[0]?.message ?? error.message, { extensions: { code: 'BAD_USER_INPUT' } });
   }
 }
 

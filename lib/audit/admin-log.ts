@@ -42,12 +42,20 @@ export interface AdminLogPage {
   next: string | null;
 }
 
+/**
+ * PostgreSQL text and jsonb cannot hold U+0000, which a request may well carry (a path segment
+ * `%00`); the log keeps such a character as U+FFFD rather than failing the request it records.
+ */
+const withoutNul = (text: string) => text.replaceAll('\u0000', '\uFFFD');
+
 export class AdminLog {
   constructor(private readonly client: AdminLogClient) {}
 
   async record(entry: AdminLogRecord): Promise<void> {
+    const target = entry.target == null ? null : withoutNul(entry.target);
+    const detail = entry.detail ? (JSON.parse(JSON.stringify(entry.detail, (_, value: unknown) => (typeof value === 'string' ? withoutNul(value) : value))) as object) : undefined;
     await this.client.adminLogEntry.create({
-      data: { actor: entry.actor, role: entry.role, action: entry.action, target: entry.target ?? null, outcome: entry.outcome, ...(entry.detail ? { detail: entry.detail } : {}) },
+      data: { actor: entry.actor, role: entry.role, action: entry.action, target, outcome: entry.outcome, ...(detail ? { detail } : {}) },
     });
   }
 

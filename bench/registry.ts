@@ -1,0 +1,289 @@
+/**
+ * Registry read benchmark: 100,000 records of 5 versions each, bulk-loaded with SQL, then read
+ * through the REST facade (and, for comparison, through the gateway and the subgraph directly).
+ *
+ *   node --import tsx bench/registry.ts
+ *
+ * Starts its own embedded PostgreSQL and stack in a temporary folder, prints a table and writes it
+ * to docs/benchmarks/registry.md.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { cpus, loadavg, totalmem, tmpdir, type as osType, release } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { AccessTokens, hashToken } from '../lib/auth/tokens.js';
+import { loadRuntimeConfig } from '../lib/config/runtime.js';
+import { encodeCursor } from '../subgraphs/registry/domain/listing.js';
+import { startStack } from '../bin/stack.js';
+
+const RECORDS = 100_000;
+const VERSIONS = 5;
+/** Collections the records are spread over, round robin; '' is the root (generic records). */
+const COLLECTIONS = [
+  { kind: 'item', path: '/items' },
+  { kind: 'service', path: '/services' },
+  { kind: 'cross_register_mapping', path: '/cross-register-mappings' },
+  { kind: 'generic', path: '' },
+] as const;
+const WRITER = `bench-writer-${randomBytes(8).toString('hex')}`;
+
+const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+
+const idOf = (n: number) => `bench-${String(n).padStart(6, '0')}`;
+const collectionOf = (n: number) => COLLECTIONS[(n - 1) % COLLECTIONS.length]!;
+const random = (max: number) => 1 + Math.floor(Math.random() * max);
+
+/** Every record and version in two INSERT … SELECT statements, generated inside PostgreSQL. */
+async function bulkLoad(databaseUrl: string): Promise<number> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  const started = performance.now();
+  try {
+    const kinds = `(ARRAY[${COLLECTIONS.map((c) => `'${c.kind}'`).join(',')}])[((n - 1) % ${COLLECTIONS.length}) + 1]`;
+    await client.query('BEGIN');
+    await client.query(`
+      INSERT INTO registry.record (id, kind, current_version, status, created_at, updated_at)
+      SELECT 'bench-' || lpad(n::text, 6, '0'), ${kinds}, ${VERSIONS}, 'active',
+             now() - interval '${VERSIONS} days', now() - interval '1 day'
+      FROM generate_series(1, ${RECORDS}) AS n`);
+    await client.query(`
+      INSERT INTO registry.record_version (id, version, kind, status, body, created_at, supersedes, scoped)
+      SELECT 'bench-' || lpad(n::text, 6, '0'), v, ${kinds}, 'active',
+             json_build_object(
+               'title', 'Benchmark record ' || n,
+               'description', 'A record of the benchmark register, version ' || v || ', with a body of realistic size.',
+               'code', 'B' || n, 'revision', v,
+               'links', json_build_array(json_build_object('rel', 'related', 'href', 'https://register.example/records/' || n)),
+               'attributes', json_build_object('category', 'battery.ev', 'jurisdiction', 'EU', 'tags', json_build_array('bench', 'v' || v))
+             ),
+             now() - make_interval(days => ${VERSIONS} - v + 1), CASE WHEN v = 1 THEN NULL ELSE v - 1 END, false
+      FROM generate_series(1, ${RECORDS}) AS n, generate_series(1, ${VERSIONS}) AS v`);
+    await client.query('COMMIT');
+    await client.query('ANALYZE registry.record');
+    await client.query('ANALYZE registry.record_version');
+  } finally {
+    await client.end();
+  }
+  return performance.now() - started;
+}
+
+interface Stats {
+  n: number;
+  median: number;
+  p95: number;
+  p99: number;
+  perSecond: number;
+}
+
+function stats(samples: number[], wall: number): Stats {
+  const sorted = [...samples].sort((a, b) => a - b);
+  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+  return { n: samples.length, median: at(0.5), p95: at(0.95), p99: at(0.99), perSecond: (samples.length / wall) * 1000 };
+}
+
+/** Times `count` requests one after another (after a warm-up), each checked by `check`. */
+async function measure(count: number, request: (i: number) => Promise<Response>, check: (response: Response, body: any) => void): Promise<Stats> {
+  for (let i = 0; i < Math.min(100, count); i++) await (await request(i)).arrayBuffer();
+  const samples: number[] = [];
+  const started = performance.now();
+  for (let i = 0; i < count; i++) {
+    const t0 = performance.now();
+    const response = await request(i);
+    const body = await response.json();
+    samples.push(performance.now() - t0);
+    check(response, body);
+  }
+  return stats(samples, performance.now() - started);
+}
+
+/**
+ * The same request at several layers, taken in turns (the order rotating), so that whatever else
+ * the machine does weighs on every layer alike and their ratios hold.
+ */
+async function measureLayers(count: number, layers: readonly { request: (n: number) => Promise<Response>; check: (body: any) => boolean }[]): Promise<Stats[]> {
+  const samples = layers.map(() => [] as number[]);
+  const elapsed = layers.map(() => 0);
+  for (let i = 0; i < count + 100; i++) {
+    const n = random(RECORDS);
+    for (let j = 0; j < layers.length; j++) {
+      const layer = (i + j) % layers.length;
+      const t0 = performance.now();
+      const response = await layers[layer]!.request(n);
+      const body = await response.json();
+      const took = performance.now() - t0;
+      if (response.status !== 200 || !layers[layer]!.check(body)) throw new Error(`layer ${layer}: ${response.status} ${JSON.stringify(body).slice(0, 200)}`);
+      // The first 100 rounds warm up.
+      if (i >= 100) {
+        samples[layer]!.push(took);
+        elapsed[layer]! += took;
+      }
+    }
+  }
+  return samples.map((layerSamples, layer) => stats(layerSamples, elapsed[layer]!));
+}
+
+/** The same requests from `clients` concurrent callers, for throughput. */
+async function measureConcurrent(clients: number, perClient: number, request: () => Promise<Response>): Promise<Stats> {
+  const samples: number[] = [];
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: clients }, async () => {
+      for (let i = 0; i < perClient; i++) {
+        const t0 = performance.now();
+        const response = await request();
+        await response.arrayBuffer();
+        if (response.status !== 200) throw new Error(`status ${response.status}`);
+        samples.push(performance.now() - t0);
+      }
+    }),
+  );
+  return stats(samples, performance.now() - started);
+}
+
+function expectOk(response: Response, body: any, what: string, test: (body: any) => boolean) {
+  if (response.status !== 200 || !test(body)) throw new Error(`${what}: unexpected answer ${response.status} ${JSON.stringify(body).slice(0, 200)}`);
+}
+
+const dataDir = await mkdtemp(join(tmpdir(), 'registry-bench-'));
+const config = loadRuntimeConfig({
+  HOST: '127.0.0.1',
+  PASSPORT_DATA_DIR: dataDir,
+  EMBEDDED_PG_PORT: String(await freePort()),
+  FACADE_PORT: '0',
+  GATEWAY_PORT: '0',
+  TRUST_SUBGRAPH_PORT: '0',
+  REGISTRY_SUBGRAPH_PORT: '0',
+  ISSUER_SUBGRAPH_PORT: '0',
+  ARCHIVE_SUBGRAPH_PORT: '0',
+});
+const stack = await startStack({ config, tokens: new AccessTokens([{ name: 'bench-writer', role: 'writer', sha256: hashToken(WRITER) }]) });
+try {
+  console.log(`Loading ${RECORDS.toLocaleString('en')} records × ${VERSIONS} versions …`);
+  const loadMs = await bulkLoad(stack.databaseUrl);
+  console.log(`  loaded in ${(loadMs / 1000).toFixed(1)} s`);
+
+  const base = stack.facade.baseUrls.registry;
+  const gateway = stack.gateway.graphqlUrl;
+  const subgraph = stack.subgraphUrls.registry;
+  const graphql = (url: string, query: string, variables: Record<string, unknown>) =>
+    fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query, variables }) });
+  const recordPath = (n: number) => `${collectionOf(n).path}/${idOf(n)}`;
+  const readQuery = 'query($id: ID!, $version: Int) { registryRecord(id: $id, version: $version) { id kind version status body effectiveFrom effectiveTo createdAt supersedes supersededBy current currentVersion path } }';
+
+  const rows: [string, Stats][] = [];
+  const run = async (label: string, result: Promise<Stats>) => {
+    const value = await result;
+    rows.push([label, value]);
+    console.log(`  ${label.padEnd(58)} median ${value.median.toFixed(2)} ms  p95 ${value.p95.toFixed(2)} ms`);
+  };
+
+  // Other work on the machine moves these figures; the load when measuring starts is reported with them.
+  const load = loadavg()[0]!;
+  console.log('Measuring …');
+  await run(
+    'REST GET /{kind}/{id} (current version)',
+    measure(2000, () => fetch(`${base}${recordPath(random(RECORDS))}`), (r, b) => expectOk(r, b, 'read', (body) => body.version === VERSIONS && body.current === true)),
+  );
+  await run(
+    'REST GET /{kind}/{id}?version=k (older version)',
+    measure(2000, () => fetch(`${base}${recordPath(random(RECORDS))}?version=${random(VERSIONS - 1)}`), (r, b) => expectOk(r, b, 'old version', (body) => body.current === false)),
+  );
+  await run(
+    'REST GET /{id} (generic record at the root)',
+    measure(1000, () => fetch(`${base}/${idOf(4 * random(RECORDS / 4))}`), (r, b) => expectOk(r, b, 'root read', (body) => body.kind === 'generic')),
+  );
+  await run(
+    'REST GET /{kind}/{id}/supersession (5 versions)',
+    measure(2000, () => fetch(`${base}${recordPath(random(RECORDS))}/supersession`), (r, b) => expectOk(r, b, 'supersession', (body) => body.versions.length === VERSIONS)),
+  );
+  await run(
+    'REST GET /items?limit=100 (page of 100, random cursor)',
+    measure(300, () => fetch(`${base}/items?limit=100&cursor=${encodeCursor(idOf(random(RECORDS - 1000)))}`), (r, b) => expectOk(r, b, 'list', (body) => body.records.length === 100 && body.next_cursor)),
+  );
+  await run(
+    'REST GET /items?limit=100&status=active&id_prefix=bench-0 (filtered)',
+    measure(300, () => fetch(`${base}/items?limit=100&status=active&id_prefix=bench-0&cursor=${encodeCursor(idOf(random(RECORDS / 2)))}`), (r, b) => expectOk(r, b, 'filtered list', (body) => body.records.length === 100)),
+  );
+  const listQuery = `query($cursor: String) { registryRecords(kind: "item", limit: 100, cursor: $cursor) { records { id kind version status body effectiveFrom effectiveTo createdAt supersedes supersededBy current currentVersion path } nextCursor } }`;
+  const [facadeRead, gatewayRead, subgraphRead] = await measureLayers(1000, [
+    { request: (n) => fetch(`${base}${recordPath(n)}`), check: (body) => body.current === true },
+    { request: (n) => graphql(gateway, readQuery, { id: idOf(n), version: null }), check: (body) => body.data.registryRecord.current === true },
+    { request: (n) => graphql(subgraph, readQuery, { id: idOf(n), version: null }), check: (body) => body.data.registryRecord.current === true },
+  ]);
+  rows.push(['read by id, in turns: REST facade GET /{kind}/{id}', facadeRead!], ['read by id, in turns: gateway registryRecord', gatewayRead!], ['read by id, in turns: subgraph registryRecord', subgraphRead!]);
+  const startAt = (n: number) => encodeCursor(idOf(Math.min(n, RECORDS - 1000)));
+  const [facadeList, gatewayList, subgraphList] = await measureLayers(200, [
+    { request: (n) => fetch(`${base}/items?limit=100&cursor=${startAt(n)}`), check: (body) => body.records.length === 100 },
+    { request: (n) => graphql(gateway, listQuery, { cursor: startAt(n) }), check: (body) => body.data.registryRecords.records.length === 100 },
+    { request: (n) => graphql(subgraph, listQuery, { cursor: startAt(n) }), check: (body) => body.data.registryRecords.records.length === 100 },
+  ]);
+  rows.push(['page of 100, in turns: REST facade GET /items?limit=100', facadeList!], ['page of 100, in turns: gateway registryRecords', gatewayList!], ['page of 100, in turns: subgraph registryRecords', subgraphList!]);
+  for (const [label, value] of rows.slice(-6)) console.log(`  ${label.padEnd(58)} median ${value.median.toFixed(2)} ms  p95 ${value.p95.toFixed(2)} ms`);
+  let next = 0;
+  await run(
+    'REST POST /items/{id}/versions (write, sequential)',
+    measure(
+      300,
+      () => {
+        // Each write builds on the version the previous one left: every item gets a 6th version once.
+        const n = 1 + 4 * next++;
+        return fetch(`${base}/items/${idOf(n)}/versions`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${WRITER}` },
+          body: JSON.stringify({ expected_version: VERSIONS, body: { title: `Benchmark record ${n}`, revision: VERSIONS + 1 } }),
+        });
+      },
+      (response, body) => {
+        if (response.status !== 201 || body.version !== VERSIONS + 1) throw new Error(`write: ${response.status} ${JSON.stringify(body).slice(0, 200)}`);
+      },
+    ),
+  );
+  const concurrent = await measureConcurrent(8, 400, () => fetch(`${base}${recordPath(random(RECORDS))}`));
+  rows.push(['REST GET /{kind}/{id}, 8 concurrent clients', concurrent]);
+  console.log(`  8 concurrent clients: ${concurrent.perSecond.toFixed(0)} reads/s, median ${concurrent.median.toFixed(2)} ms`);
+
+  const headline = rows[0]![1];
+  const cpu = cpus();
+  const table = [
+    '| operation | requests | median (ms) | p95 (ms) | p99 (ms) | requests/s |',
+    '|---|---:|---:|---:|---:|---:|',
+    ...rows.map(([label, s]) => `| ${label.replaceAll('|', '\\|')} | ${s.n} | ${s.median.toFixed(2)} | ${s.p95.toFixed(2)} | ${s.p99.toFixed(2)} | ${s.perSecond.toFixed(0)} |`),
+  ].join('\n');
+  const ratios = [
+    `- read by id (medians, measured in turns): REST facade ${facadeRead!.median.toFixed(2)} ms = ${(facadeRead!.median / gatewayRead!.median).toFixed(2)} × gateway ${gatewayRead!.median.toFixed(2)} ms = ${(facadeRead!.median / subgraphRead!.median).toFixed(2)} × subgraph ${subgraphRead!.median.toFixed(2)} ms`,
+    `- page of 100 (medians, measured in turns): REST facade ${facadeList!.median.toFixed(2)} ms = ${(facadeList!.median / gatewayList!.median).toFixed(2)} × gateway ${gatewayList!.median.toFixed(2)} ms = ${(facadeList!.median / subgraphList!.median).toFixed(2)} × subgraph ${subgraphList!.median.toFixed(2)} ms`,
+    `- read by id through the facade, median ${headline.median.toFixed(2)} ms: ${headline.median < 10 ? 'under' : 'OVER'} the 10 ms target`,
+  ].join('\n');
+  const report = `# Registry benchmark
+
+Run ${new Date().toISOString()} with \`node --import tsx bench/registry.ts\`.
+
+- Machine: ${cpu.length} × ${cpu[0]?.model ?? 'unknown CPU'}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB memory, ${osType()} ${release()}
+- Node ${process.version}; embedded PostgreSQL 17, all servers on loopback in one process; 1-minute load average ${load.toFixed(2)} when measuring began
+- Data: ${RECORDS.toLocaleString('en')} records × ${VERSIONS} versions (${(RECORDS * VERSIONS).toLocaleString('en')} version rows) spread over items, services, cross-register mappings and generic records, bulk-loaded with two \`INSERT … SELECT\` statements in ${(loadMs / 1000).toFixed(1)} s
+- Requests one after another from one keep-alive client (except the concurrent row), random ids, after a warm-up of 100; every answer is checked
+
+${table}
+
+${ratios}
+`;
+  console.log(`\n${table}\n\n${ratios}`);
+  const out = join(dirname(fileURLToPath(import.meta.url)), '..', 'docs', 'benchmarks', 'registry.md');
+  await mkdir(dirname(out), { recursive: true });
+  await writeFile(out, report);
+  console.log(`\nWritten to ${out}`);
+} finally {
+  await stack.stop();
+  await rm(dataDir, { recursive: true, force: true });
+}
