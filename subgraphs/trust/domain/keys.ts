@@ -1,0 +1,173 @@
+/**
+ * Node keys: public JWKs after OpenID Federation's historical keys (DESIGN §3).
+ *
+ * Accepted key types: Ed25519 as OKP (RFC 8037) and P-256 as EC (RFC 7518). The point must decode
+ * (canonical encoding, on the curve; Ed25519 keys of small order are refused because they make
+ * signatures ambiguous). Private members (`d`, …) are refused. `kid` must be the RFC 7638
+ * thumbprint; when absent it is filled in. `alg`, if given, must fit the key; `use`, if given,
+ * must be `sig`. `iat` is required, `exp` optional, both RFC 3339; `revoked` is
+ * `{revoked_at, reason}`. Times are stored normalized to UTC (formatInstant).
+ *
+ * Merging (upsert of a node) is by `kid` and loses nothing:
+ * - a key only in the stored set is kept, a key only in the upsert is added;
+ * - for the same kid, every member must agree (key material, `iat`, `alg`, `use`), except that
+ *   `exp` and `revoked` may be added when the stored key has none; once set they never change;
+ * - any disagreement is KEY_CONFLICT, an invalid key or a kid that is not its thumbprint is
+ *   INVALID_KEY, and nothing is merged.
+ */
+import { ed25519 } from '@noble/curves/ed25519.js';
+import { p256 } from '@noble/curves/nist.js';
+import { canonicalize, jwkThumbprint, publicKeyFromJwk, type PublicJwk, type SigningAlgorithm } from '../../../lib/crypto/index.js';
+import { failure, success, type TrustResult } from './errors.js';
+import { formatInstant, parseInstant, type Instant } from './time.js';
+
+export interface KeyRevocation {
+  readonly revoked_at: string;
+  readonly reason: string;
+}
+
+export type Ed25519Jwk = PublicJwk & { kty: 'OKP'; crv: 'Ed25519'; x: string; kid: string };
+export type P256Jwk = PublicJwk & { kty: 'EC'; crv: 'P-256'; x: string; y: string; kid: string };
+
+/** A node's published key with its lifetime. */
+export type NodeKey = (Ed25519Jwk | P256Jwk) & {
+  readonly iat: string;
+  readonly exp?: string;
+  readonly revoked?: KeyRevocation;
+};
+
+const PUBLIC_MEMBERS: Record<'OKP' | 'EC', ReadonlySet<string>> = {
+  OKP: new Set(['kty', 'crv', 'x', 'kid', 'alg', 'use', 'key_ops']),
+  EC: new Set(['kty', 'crv', 'x', 'y', 'kid', 'alg', 'use', 'key_ops']),
+};
+const LIFETIME_MEMBERS = new Set(['iat', 'exp', 'revoked']);
+const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'];
+
+export function signingAlgorithmOf(key: Ed25519Jwk | P256Jwk): SigningAlgorithm {
+  return key.kty === 'OKP' ? 'Ed25519' : 'ES256';
+}
+
+/** Checks a public signing JWK without lifetime members; fills in its thumbprint kid. */
+export function validatePublicJwk(input: unknown, extraMembers: ReadonlySet<string> = new Set()): TrustResult<Ed25519Jwk | P256Jwk> {
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) return failure('INVALID_KEY', 'a key must be a JWK object');
+  const jwk = input as Record<string, unknown>;
+  const found = PRIVATE_MEMBERS.find((member) => member in jwk);
+  if (found) return failure('INVALID_KEY', `a published key must not carry the private member "${found}"`);
+  let alg: SigningAlgorithm;
+  if (jwk.kty === 'OKP' && jwk.crv === 'Ed25519') alg = 'Ed25519';
+  else if (jwk.kty === 'EC' && jwk.crv === 'P-256') alg = 'ES256';
+  else return failure('INVALID_KEY', 'only Ed25519 (kty OKP) and P-256 (kty EC) keys are accepted');
+  const allowed = PUBLIC_MEMBERS[jwk.kty];
+  const unknown = Object.keys(jwk).find((member) => !allowed.has(member) && !extraMembers.has(member));
+  if (unknown) return failure('INVALID_KEY', `unexpected JWK member "${unknown}"`);
+  const raw = publicKeyFromJwk(alg, jwk as PublicJwk);
+  if (!raw || !isUsablePoint(alg, raw)) return failure('INVALID_KEY', `the ${alg} key material is not a valid public key`);
+  if (jwk.alg !== undefined && !(alg === 'Ed25519' ? ['Ed25519', 'EdDSA'] : ['ES256']).includes(jwk.alg as string)) {
+    return failure('INVALID_KEY', `alg ${String(jwk.alg)} does not fit a ${String(jwk.crv)} key`);
+  }
+  if (jwk.use !== undefined && jwk.use !== 'sig') return failure('INVALID_KEY', 'a trust key has use "sig"');
+  if (jwk.key_ops !== undefined && !(Array.isArray(jwk.key_ops) && jwk.key_ops.every((op) => op === 'verify'))) {
+    return failure('INVALID_KEY', 'a trust key may only list key_ops ["verify"]');
+  }
+  const thumbprint = jwkThumbprint(jwk as PublicJwk);
+  if (jwk.kid !== undefined && jwk.kid !== thumbprint) {
+    return failure('INVALID_KEY', `kid ${String(jwk.kid)} is not the RFC 7638 thumbprint of its key (${thumbprint})`);
+  }
+  return success({ ...jwk, kid: thumbprint } as Ed25519Jwk | P256Jwk);
+}
+
+function isUsablePoint(alg: SigningAlgorithm, raw: Uint8Array): boolean {
+  try {
+    if (alg === 'ES256') {
+      p256.Point.fromBytes(raw).assertValidity();
+      return true;
+    }
+    return !ed25519.Point.fromBytes(raw, false).isSmallOrder();
+  } catch {
+    return false;
+  }
+}
+
+/** Checks a node key: a public JWK plus `iat`, optional `exp` and `revoked`. */
+export function validateNodeKey(input: unknown): TrustResult<NodeKey> {
+  const checked = validatePublicJwk(input, LIFETIME_MEMBERS);
+  if (!checked.ok) return checked;
+  const key = checked.value as NodeKey;
+  const iat = parseInstant(key.iat);
+  if (iat === undefined) return failure('INVALID_KEY', `key ${key.kid} needs "iat" as an RFC 3339 date-time`);
+  // Times are stored in one canonical spelling so that restating a key compares equal.
+  let normalized: NodeKey = { ...key, iat: formatInstant(iat) };
+  if (key.exp !== undefined) {
+    const exp = parseInstant(key.exp);
+    if (exp === undefined) return failure('INVALID_KEY', `key ${key.kid} has an "exp" that is not an RFC 3339 date-time`);
+    if (exp <= iat) return failure('INVALID_KEY', `key ${key.kid} expires before it is issued`);
+    normalized = { ...normalized, exp: formatInstant(exp) };
+  }
+  if (key.revoked !== undefined) {
+    const revoked = key.revoked as unknown;
+    const revokedAt = parseInstant(key.revoked?.revoked_at);
+    if (
+      typeof revoked !== 'object' ||
+      revoked === null ||
+      Object.keys(revoked).some((member) => member !== 'revoked_at' && member !== 'reason') ||
+      revokedAt === undefined ||
+      typeof key.revoked.reason !== 'string' ||
+      key.revoked.reason === ''
+    ) {
+      return failure('INVALID_KEY', `key ${key.kid} has "revoked" that is not {revoked_at (RFC 3339), reason}`);
+    }
+    normalized = { ...normalized, revoked: { revoked_at: formatInstant(revokedAt), reason: key.revoked.reason } };
+  }
+  return success(normalized);
+}
+
+/** Merges an upsert's keys into the stored ones by kid; see the rules at the top of this file. */
+export function mergeNodeKeys(existing: readonly NodeKey[], incoming: readonly unknown[]): TrustResult<NodeKey[]> {
+  const merged = new Map<string, NodeKey>(existing.map((key) => [key.kid, key]));
+  for (const input of incoming) {
+    const checked = validateNodeKey(input);
+    if (!checked.ok) return checked;
+    const key = checked.value;
+    const stored = merged.get(key.kid);
+    if (!stored) {
+      merged.set(key.kid, key);
+      continue;
+    }
+    const combined = combineKey(stored, key);
+    if (!combined.ok) return combined;
+    merged.set(key.kid, combined.value);
+  }
+  return success([...merged.values()]);
+}
+
+function combineKey(stored: NodeKey, incoming: NodeKey): TrustResult<NodeKey> {
+  const fixed = (key: NodeKey) => {
+    const { exp: _exp, revoked: _revoked, ...rest } = key;
+    return canonicalize(rest);
+  };
+  if (fixed(stored) !== fixed(incoming)) {
+    return failure('KEY_CONFLICT', `key ${stored.kid} is already published with different members; a published key does not change`);
+  }
+  for (const member of ['exp', 'revoked'] as const) {
+    if (stored[member] !== undefined && incoming[member] !== undefined && canonicalize(stored[member]) !== canonicalize(incoming[member])) {
+      return failure('KEY_CONFLICT', `key ${stored.kid} already has "${member}" ${canonicalize(stored[member])}; it cannot change`);
+    }
+  }
+  return success({
+    ...stored,
+    ...(incoming.exp !== undefined && { exp: incoming.exp }),
+    ...(incoming.revoked !== undefined && { revoked: incoming.revoked }),
+  } as NodeKey);
+}
+
+/** A key is current at t when iat <= t < exp; exp is exclusive as for JWT `exp`. */
+export function keyIsCurrentAt(key: NodeKey, at: Instant): boolean {
+  const iat = parseInstant(key.iat)!;
+  const exp = key.exp === undefined ? undefined : parseInstant(key.exp)!;
+  return iat <= at && (exp === undefined || at < exp);
+}
+
+/** When the key's own `revoked` member takes effect, if it has one. */
+export function keyRevokedAt(key: NodeKey): Instant | undefined {
+  return key.revoked === undefined ? undefined : parseInstant(key.revoked.revoked_at);
+}

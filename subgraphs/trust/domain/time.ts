@@ -1,0 +1,79 @@
+/**
+ * Instants and intervals as the trust service compares them.
+ *
+ * An Instant is a count of microseconds since the Unix epoch (UTC): PostgreSQL's timestamptz
+ * resolution, and still an exact integer in a double for any date in years 0–9999. Inputs are
+ * RFC 3339 date-times (`T` or `t`, `Z` or a numeric offset, any number of fraction digits);
+ * digits beyond the microsecond are truncated. Leap seconds (`:60`) are refused because no
+ * clock this service compares against can produce them.
+ */
+export type Instant = number;
+
+/** `start/end` after ISO 8601: an open end is empty or `..`. Membership is half-open, [start, end). */
+export interface Interval {
+  readonly start?: Instant;
+  readonly end?: Instant;
+}
+
+const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:([Zz])|([+-])(\d{2}):(\d{2}))$/;
+const MICROS_PER_MS = 1000;
+
+export function parseInstant(text: unknown): Instant | undefined {
+  if (typeof text !== 'string') return undefined;
+  const match = RFC3339.exec(text);
+  if (!match) return undefined;
+  const [year, month, day, hour, minute, second] = match.slice(1, 7).map(Number) as [number, number, number, number, number, number];
+  const fraction = match[7] ?? '';
+  if (month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || second > 59) return undefined;
+  const date = new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  if (date.getUTCMonth() !== month - 1 || date.getUTCDate() !== day) return undefined;
+  date.setUTCHours(hour, minute, second, 0);
+  let offsetMinutes = 0;
+  if (!match[8]) {
+    const offsetHours = Number(match[10]);
+    const offsetMins = Number(match[11]);
+    if (offsetHours > 23 || offsetMins > 59) return undefined;
+    offsetMinutes = (match[9] === '-' ? -1 : 1) * (offsetHours * 60 + offsetMins);
+  }
+  const micros = Number(fraction.slice(0, 6).padEnd(6, '0'));
+  return (date.getTime() - offsetMinutes * 60_000) * MICROS_PER_MS + micros;
+}
+
+/** UTC with millisecond digits as Date#toISOString writes them, widened to six digits only when needed. */
+export function formatInstant(instant: Instant): string {
+  const millis = Math.floor(instant / MICROS_PER_MS);
+  const micros = instant - millis * MICROS_PER_MS;
+  const iso = new Date(millis).toISOString();
+  return micros === 0 ? iso : `${iso.slice(0, -1)}${String(micros).padStart(3, '0')}Z`;
+}
+
+export function instantOf(date: Date): Instant {
+  return date.getTime() * MICROS_PER_MS;
+}
+
+/** Whole seconds since the epoch, as C2SP cosignatures carry time. */
+export function unixSeconds(instant: Instant): number {
+  return Math.floor(instant / 1_000_000);
+}
+
+export function instantFromUnixSeconds(seconds: number): Instant {
+  return seconds * 1_000_000;
+}
+
+export function parseInterval(text: unknown): Interval | undefined {
+  if (typeof text !== 'string') return undefined;
+  const parts = text.split('/');
+  if (parts.length !== 2) return undefined;
+  const [startText, endText] = parts as [string, string];
+  const open = (part: string) => part === '' || part === '..';
+  const start = open(startText) ? undefined : parseInstant(startText);
+  const end = open(endText) ? undefined : parseInstant(endText);
+  if ((!open(startText) && start === undefined) || (!open(endText) && end === undefined)) return undefined;
+  if (start !== undefined && end !== undefined && start >= end) return undefined;
+  return { ...(start !== undefined && { start }), ...(end !== undefined && { end }) };
+}
+
+export function intervalContains(interval: Interval, instant: Instant): boolean {
+  return (interval.start === undefined || interval.start <= instant) && (interval.end === undefined || instant < interval.end);
+}
