@@ -1,0 +1,144 @@
+import { ed25519 } from '@noble/curves/ed25519.js';
+import { describe, expect, it } from 'vitest';
+import { jwkThumbprint } from '../../../lib/crypto/index.js';
+import { mergeNodeKeys, upsertNode, validateNodeKey, validatePublicJwk, type NodeKey } from '../../../subgraphs/trust/domain/index.js';
+import { ed25519Key, p256Key } from './fixtures.js';
+
+const RFC8037_X = '11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo';
+const RFC8037_THUMBPRINT = 'kPrK_qmxVWaYVA9wwBF6Iuo3vVzz7TxHCTwXBygrS4k';
+
+function nodeKey(overrides: Record<string, unknown> = {}): NodeKey {
+  const key = validateNodeKey({ ...ed25519Key().jwk, iat: '2024-01-01T00:00:00Z', ...overrides });
+  if (!key.ok) throw new Error(key.message);
+  return key.value;
+}
+
+describe('public keys', () => {
+  it('accepts the RFC 8037 example key and fills in its RFC 7638 kid', () => {
+    const key = validatePublicJwk({ kty: 'OKP', crv: 'Ed25519', x: RFC8037_X });
+    expect(key).toEqual({ ok: true, value: { kty: 'OKP', crv: 'Ed25519', x: RFC8037_X, kid: RFC8037_THUMBPRINT } });
+  });
+
+  it('accepts a P-256 key exported by Node', () => {
+    const { jwk } = p256Key();
+    expect(validatePublicJwk({ ...jwk, alg: 'ES256', use: 'sig' }).ok).toBe(true);
+  });
+
+  it.each([
+    ['a kid that is not the thumbprint', { kty: 'OKP', crv: 'Ed25519', x: RFC8037_X, kid: 'my-key' }],
+    ['a private member', { kty: 'OKP', crv: 'Ed25519', x: RFC8037_X, d: 'nWGxne_9WmC6hEr0kuwsxERJxWl7MmkZcDusAxyuf2A' }],
+    ['X25519', { kty: 'OKP', crv: 'X25519', x: RFC8037_X }],
+    ['RSA', { kty: 'RSA', n: 'AQAB', e: 'AQAB' }],
+    ['a short x', { kty: 'OKP', crv: 'Ed25519', x: RFC8037_X.slice(0, 40) }],
+    ['a small-order Ed25519 point', { kty: 'OKP', crv: 'Ed25519', x: Buffer.from(ed25519.Point.ZERO.toBytes()).toString('base64url') }],
+    ['an alg that does not fit', { kty: 'OKP', crv: 'Ed25519', x: RFC8037_X, alg: 'ES256' }],
+    ['use enc', { kty: 'OKP', crv: 'Ed25519', x: RFC8037_X, use: 'enc' }],
+  ])('refuses %s with INVALID_KEY', (_name, jwk) => {
+    expect(validatePublicJwk(jwk)).toMatchObject({ ok: false, code: 'INVALID_KEY' });
+  });
+
+  it('refuses a P-256 point off the curve', () => {
+    const { jwk } = p256Key();
+    const y = Buffer.from(jwk.y as string, 'base64url');
+    y[31]! ^= 1;
+    const moved = { ...jwk, y: y.toString('base64url') };
+    expect(validatePublicJwk({ ...moved, kid: jwkThumbprint(moved) })).toMatchObject({ ok: false, code: 'INVALID_KEY' });
+  });
+
+  it('needs iat and checks the lifetime members', () => {
+    const { jwk } = ed25519Key();
+    expect(validateNodeKey(jwk)).toMatchObject({ ok: false, code: 'INVALID_KEY' });
+    expect(validateNodeKey({ ...jwk, iat: '2024-01-01T00:00:00Z', exp: '2023-01-01T00:00:00Z' })).toMatchObject({ ok: false, code: 'INVALID_KEY' });
+    expect(validateNodeKey({ ...jwk, iat: '2024-01-01T00:00:00Z', revoked: { revoked_at: 'soon', reason: 'x' } })).toMatchObject({ ok: false, code: 'INVALID_KEY' });
+    expect(validateNodeKey({ ...jwk, iat: '2024-01-01T01:00:00+01:00' })).toMatchObject({ ok: true, value: { iat: '2024-01-01T00:00:00.000Z' } });
+  });
+});
+
+describe('mergeNodeKeys', () => {
+  it('adds new keys and never drops a stored one', () => {
+    const stored = [nodeKey(), nodeKey()];
+    const added = nodeKey();
+    const merged = mergeNodeKeys(stored, [added]);
+    expect(merged.ok && merged.value.map((key) => key.kid)).toEqual([stored[0]!.kid, stored[1]!.kid, added.kid]);
+  });
+
+  it('treats a restated key as the same key, even with another spelling of its times', () => {
+    const stored = nodeKey();
+    expect(mergeNodeKeys([stored], [{ ...stored, iat: '2024-01-01T02:00:00+02:00' }])).toEqual({ ok: true, value: [stored] });
+  });
+
+  it('lets exp and revoked be added once', () => {
+    const stored = nodeKey();
+    const revoked = { revoked_at: '2024-06-01T00:00:00.000Z', reason: 'superseded' };
+    const merged = mergeNodeKeys([stored], [{ ...stored, exp: '2025-01-01T00:00:00Z' }, { ...stored, revoked }]);
+    expect(merged).toEqual({ ok: true, value: [{ ...stored, exp: '2025-01-01T00:00:00.000Z', revoked }] });
+    const again = mergeNodeKeys(merged.ok ? merged.value : [], [{ ...stored, iat: stored.iat }]);
+    expect(again.ok && again.value[0]).toMatchObject({ exp: '2025-01-01T00:00:00.000Z', revoked });
+  });
+
+  it.each([
+    ['iat', { iat: '2023-01-01T00:00:00Z' }],
+    ['alg', { alg: 'EdDSA' }],
+  ])('refuses a changed %s with KEY_CONFLICT', (_member, change) => {
+    const stored = nodeKey();
+    expect(mergeNodeKeys([stored], [{ ...stored, ...change }])).toMatchObject({ ok: false, code: 'KEY_CONFLICT' });
+  });
+
+  it('refuses to change exp or revoked once set', () => {
+    const stored = nodeKey({ exp: '2025-01-01T00:00:00Z', revoked: { revoked_at: '2024-06-01T00:00:00Z', reason: 'superseded' } });
+    expect(mergeNodeKeys([stored], [{ ...stored, exp: '2026-01-01T00:00:00Z' }])).toMatchObject({ ok: false, code: 'KEY_CONFLICT' });
+    expect(mergeNodeKeys([stored], [{ ...stored, revoked: { revoked_at: '2024-06-01T00:00:00Z', reason: 'compromised' } }])).toMatchObject({
+      ok: false,
+      code: 'KEY_CONFLICT',
+    });
+  });
+
+  it('refuses different key material under a stored kid with KEY_CONFLICT', () => {
+    // Only a store written before kids were checked could hold this; the merge still refuses it.
+    const stored = { ...nodeKey(), kid: RFC8037_THUMBPRINT };
+    const incoming = { kty: 'OKP', crv: 'Ed25519', x: RFC8037_X, kid: RFC8037_THUMBPRINT, iat: stored.iat };
+    expect(mergeNodeKeys([stored], [incoming])).toMatchObject({ ok: false, code: 'KEY_CONFLICT' });
+  });
+
+  it('refuses a kid that is not the thumbprint with INVALID_KEY and merges nothing', () => {
+    const stored = nodeKey();
+    const { jwk } = ed25519Key();
+    expect(mergeNodeKeys([stored], [{ ...jwk, kid: stored.kid, iat: stored.iat }])).toMatchObject({ ok: false, code: 'INVALID_KEY' });
+  });
+});
+
+describe('upsertNode', () => {
+  const iat = '2024-01-01T00:00:00Z';
+
+  it('creates a node, merges keys on upsert and keeps its kind', () => {
+    const first = ed25519Key().jwk;
+    const second = p256Key().jwk;
+    const created = upsertNode(undefined, { id: 'acme', kind: 'issuer', jurisdiction: 'de', keys: [{ ...first, iat }] });
+    expect(created).toMatchObject({ ok: true, value: { id: 'acme', kind: 'issuer', jurisdiction: 'DE' } });
+    if (!created.ok) return;
+    const updated = upsertNode(created.value, { id: 'acme', keys: [{ ...second, iat }] });
+    expect(updated.ok && updated.value.keys.map((key) => key.kid)).toEqual([first.kid, second.kid]);
+    expect(upsertNode(created.value, { id: 'acme', kind: 'root' })).toMatchObject({ ok: false, code: 'NODE_CONFLICT' });
+  });
+
+  it.each([
+    ['a node id with #', { id: 'a#b', kind: 'root' }],
+    ['an unknown kind', { id: 'a', kind: 'god' }],
+    ['a threshold on a root', { id: 'a', kind: 'root', threshold: 1 }],
+    ['a quorum without threshold', { id: 'q', kind: 'quorum' }],
+    ['a quorum that can never reach its threshold', { id: 'q', kind: 'quorum', threshold: 2, keys: [] }],
+    ['a bad jurisdiction', { id: 'a', kind: 'root', jurisdiction: 'Germany' }],
+  ])('refuses %s with INVALID_NODE', (_name, input) => {
+    expect(upsertNode(undefined, input)).toMatchObject({ ok: false, code: 'INVALID_NODE' });
+  });
+
+  it('pins a quorum group key for good', () => {
+    const group = ed25519Key().jwk;
+    const quorum = upsertNode(undefined, { id: 'q', kind: 'quorum', threshold: 3, group_key: group });
+    expect(quorum).toMatchObject({ ok: true, value: { threshold: 3, group_key: { kid: group.kid } } });
+    if (!quorum.ok) return;
+    expect(upsertNode(quorum.value, { id: 'q', group_key: ed25519Key().jwk })).toMatchObject({ ok: false, code: 'NODE_CONFLICT' });
+    expect(upsertNode(quorum.value, { id: 'q', group_key: p256Key().jwk })).toMatchObject({ ok: false, code: 'INVALID_NODE' });
+    expect(upsertNode(quorum.value, { id: 'q', threshold: 2 })).toMatchObject({ ok: true, value: { threshold: 2, group_key: { kid: group.kid } } });
+  });
+});
