@@ -145,7 +145,6 @@ export function upsertTrustListEntry(history: readonly TrustListChange[], input:
     name: (body.name as string | undefined) ?? existing?.name,
     node_id: (body.node_id as string | undefined) ?? existing?.node_id,
   };
-  if (service.service_type === undefined) return failure('INVALID_ENTRY', `entry ${body.id} is new and needs a service_type`);
 
   let status: EntryStatus = 'granted';
   let startingTime = existing?.status === 'granted' ? parseInstant(existing.status_starting_time)! : recorded;
@@ -163,6 +162,7 @@ export function upsertTrustListEntry(history: readonly TrustListChange[], input:
     startingTime = supersededAt;
   }
 
+  if (service.service_type === undefined) return failure('INVALID_ENTRY', `entry ${body.id} is new and needs a service_type`);
   const instance: EntryStatusInstance = {
     service_type: service.service_type,
     ...(service.name !== undefined && { name: service.name }),
