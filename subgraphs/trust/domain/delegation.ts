@@ -74,7 +74,7 @@ export interface TrustGraph {
   readonly revocations?: readonly Revocation[];
 }
 
-type DelegationFailureCode =
+export type DelegationFailureCode =
   | 'MALFORMED_CREDENTIAL'
   | 'UNKNOWN_ISSUER'
   | 'UNKNOWN_SUBJECT'
