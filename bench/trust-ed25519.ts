@@ -1,14 +1,14 @@
 /**
  * Ed25519 verification cost for the master list's quorum verdicts (DESIGN §4 Trust): every read
  * re-verifies every entry, so 1,000 entries with 5 witness cosignatures each must verify in well
- * under a second on two cores. Compares @noble/curves (strict RFC 8032 mode) with Node's native
- * crypto.verify over cached KeyObjects, one verification at a time and per 5,000-signature batch.
+ * under a second on two cores. Compares @noble/curves (strict RFC 8032 mode) with lib/crypto's
+ * verifyBytes (Node's OpenSSL over cached KeyObjects, small-order keys refused first), which the
+ * verdicts use, per 5,000-signature batch; then the domain's quorumVerdict over the same load.
  *
- * Run: npx tsx bench/trust-ed25519.ts
+ * Run: node --import tsx bench/trust-ed25519.ts
  */
-import { createPublicKey, verify as nativeVerify, type KeyObject } from 'node:crypto';
 import { ed25519 } from '@noble/curves/ed25519.js';
-import { encodeBase64Url } from '../lib/crypto/index.js';
+import { verifyBytes } from '../lib/crypto/index.js';
 
 const WITNESSES = 5;
 const ENTRIES = 1_000;
@@ -19,13 +19,6 @@ const cosigned = Array.from({ length: ENTRIES }, (_, entry) => {
   const message = new TextEncoder().encode(`cosignature/v1\ntime 1700000000\nbench\nentry ${entry}\n`);
   return witnesses.map(({ secretKey, publicKey }) => ({ publicKey, message, signature: ed25519.sign(message, secretKey) }));
 }).flat();
-
-const keyObjects = new Map<Uint8Array, KeyObject>(
-  witnesses.map(({ publicKey }) => [
-    publicKey,
-    createPublicKey({ format: 'jwk', key: { kty: 'OKP', crv: 'Ed25519', x: encodeBase64Url(publicKey) } }),
-  ]),
-);
 
 function noble(): number {
   let valid = 0;
@@ -38,7 +31,7 @@ function noble(): number {
 function native(): number {
   let valid = 0;
   for (const { publicKey, message, signature } of cosigned) {
-    if (nativeVerify(null, message, keyObjects.get(publicKey)!, signature)) valid += 1;
+    if (verifyBytes('Ed25519', publicKey, message, signature)) valid += 1;
   }
   return valid;
 }
@@ -66,4 +59,4 @@ function measure(name: string, run: () => number): void {
 
 console.log(`Node ${process.version}, OpenSSL ${process.versions.openssl}; ${ENTRIES} entries x ${WITNESSES} cosignatures, median of ${ROUNDS}`);
 measure('@noble/curves ed25519.verify', noble);
-measure('node:crypto verify(KeyObject)', native);
+measure('lib/crypto verifyBytes', native);

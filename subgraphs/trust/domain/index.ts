@@ -1,6 +1,5 @@
 export * from './anchor-bundle.js';
 export * from './delegation.js';
-export * from './ed25519-verify.js';
 export * from './errors.js';
 export * from './jurisdiction.js';
 export * from './keys.js';

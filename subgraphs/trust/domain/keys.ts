@@ -5,8 +5,9 @@
  * (canonical encoding, on the curve; Ed25519 keys of small order are refused because they make
  * signatures ambiguous). Private members (`d`, …) are refused. `kid` must be the RFC 7638
  * thumbprint; when absent it is filled in. `alg`, if given, must fit the key; `use`, if given,
- * must be `sig`. `iat` is required, `exp` optional, both RFC 3339; `revoked` is
- * `{revoked_at, reason}`. Times are stored normalized to UTC (formatInstant).
+ * must be `sig`. `iat` is required, `exp` optional; `revoked` is `{revoked_at, reason}`. The three
+ * times are NumericDate (RFC 7519: integer seconds since the epoch), as in the JWK Sets every
+ * service publishes (DESIGN §3, after OpenID Federation's historical keys).
  *
  * Merging (upsert of a node) is by `kid` and loses nothing:
  * - a key only in the stored set is kept, a key only in the upsert is added;
@@ -19,10 +20,11 @@ import { ed25519 } from '@noble/curves/ed25519.js';
 import { p256 } from '@noble/curves/nist.js';
 import { canonicalize, jwkThumbprint, publicKeyFromJwk, type PublicJwk, type SigningAlgorithm } from '../../../lib/crypto/index.js';
 import { failure, success, type TrustResult } from './errors.js';
-import { formatInstant, parseInstant, type Instant } from './time.js';
+import { instantFromUnixSeconds, type Instant } from './time.js';
 
 export interface KeyRevocation {
-  readonly revoked_at: string;
+  /** NumericDate. */
+  readonly revoked_at: number;
   readonly reason: string;
 }
 
@@ -31,8 +33,10 @@ export type P256Jwk = PublicJwk & { kty: 'EC'; crv: 'P-256'; x: string; y: strin
 
 /** A node's published key with its lifetime. */
 export type NodeKey = (Ed25519Jwk | P256Jwk) & {
-  readonly iat: string;
-  readonly exp?: string;
+  /** NumericDate. */
+  readonly iat: number;
+  /** NumericDate, exclusive. */
+  readonly exp?: number;
   readonly revoked?: KeyRevocation;
 };
 
@@ -93,32 +97,30 @@ export function validateNodeKey(input: unknown): TrustResult<NodeKey> {
   const checked = validatePublicJwk(input, LIFETIME_MEMBERS);
   if (!checked.ok) return checked;
   const key = checked.value as NodeKey;
-  const iat = parseInstant(key.iat);
-  if (iat === undefined) return failure('INVALID_KEY', `key ${key.kid} needs "iat" as an RFC 3339 date-time`);
-  // Times are stored in one canonical spelling so that restating a key compares equal.
-  let normalized: NodeKey = { ...key, iat: formatInstant(iat) };
+  if (!isNumericDate(key.iat)) return failure('INVALID_KEY', `key ${key.kid} needs "iat" as a NumericDate (integer seconds since the epoch)`);
   if (key.exp !== undefined) {
-    const exp = parseInstant(key.exp);
-    if (exp === undefined) return failure('INVALID_KEY', `key ${key.kid} has an "exp" that is not an RFC 3339 date-time`);
-    if (exp <= iat) return failure('INVALID_KEY', `key ${key.kid} expires before it is issued`);
-    normalized = { ...normalized, exp: formatInstant(exp) };
+    if (!isNumericDate(key.exp)) return failure('INVALID_KEY', `key ${key.kid} has an "exp" that is not a NumericDate`);
+    if (key.exp <= key.iat) return failure('INVALID_KEY', `key ${key.kid} expires before it is issued`);
   }
   if (key.revoked !== undefined) {
     const revoked = key.revoked as unknown;
-    const revokedAt = parseInstant(key.revoked?.revoked_at);
     if (
       typeof revoked !== 'object' ||
       revoked === null ||
       Object.keys(revoked).some((member) => member !== 'revoked_at' && member !== 'reason') ||
-      revokedAt === undefined ||
+      !isNumericDate(key.revoked.revoked_at) ||
       typeof key.revoked.reason !== 'string' ||
       key.revoked.reason === ''
     ) {
-      return failure('INVALID_KEY', `key ${key.kid} has "revoked" that is not {revoked_at (RFC 3339), reason}`);
+      return failure('INVALID_KEY', `key ${key.kid} has "revoked" that is not {revoked_at (NumericDate), reason}`);
     }
-    normalized = { ...normalized, revoked: { revoked_at: formatInstant(revokedAt), reason: key.revoked.reason } };
   }
-  return success(normalized);
+  return success(key);
+}
+
+function isNumericDate(value: unknown): value is number {
+  // Up to the year 9999, the range RFC 3339 (and so every other time of this service) can write.
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 && value <= 253_402_300_799;
 }
 
 /** Merges an upsert's keys into the stored ones by kid; see the rules at the top of this file. */
@@ -162,12 +164,10 @@ function combineKey(stored: NodeKey, incoming: NodeKey): TrustResult<NodeKey> {
 
 /** A key is current at t when iat <= t < exp; exp is exclusive as for JWT `exp`. */
 export function keyIsCurrentAt(key: NodeKey, at: Instant): boolean {
-  const iat = parseInstant(key.iat)!;
-  const exp = key.exp === undefined ? undefined : parseInstant(key.exp)!;
-  return iat <= at && (exp === undefined || at < exp);
+  return instantFromUnixSeconds(key.iat) <= at && (key.exp === undefined || at < instantFromUnixSeconds(key.exp));
 }
 
 /** When the key's own `revoked` member takes effect, if it has one. */
 export function keyRevokedAt(key: NodeKey): Instant | undefined {
-  return key.revoked === undefined ? undefined : parseInstant(key.revoked.revoked_at);
+  return key.revoked === undefined ? undefined : instantFromUnixSeconds(key.revoked.revoked_at);
 }

@@ -33,7 +33,6 @@
  *   `n#k` and `n` (a node's revocation revokes its keys);
  * - `retroactive`: `true` or `false`.
  */
-import { ed25519 } from '@noble/curves/ed25519.js';
 import { canonicalBytes, decodeBase64Url, publicKeyFromJwk, verifyBytes } from '../../../lib/crypto/index.js';
 import { failure, success, type TrustResult } from './errors.js';
 import { keyIsCurrentAt, keyRevokedAt, signingAlgorithmOf, type NodeKey } from './keys.js';
@@ -189,7 +188,7 @@ export function verifyRevocationAttestation(
     if (!quorum.group_key) return failure('BAD_ATTESTATION', `quorum ${quorum.id} has no pinned group key to verify a group signature`);
     const signature = decodeSignature(body.group_signature);
     const groupKey = publicKeyFromJwk('Ed25519', quorum.group_key)!;
-    if (!signature || !ed25519.verify(signature, message, groupKey, { zip215: false })) {
+    if (!signature || !verifyBytes('Ed25519', groupKey, message, signature)) {
       return failure('BAD_ATTESTATION', `the group signature does not verify under the group key ${quorum.group_key.kid} of quorum ${quorum.id}`);
     }
     return success({ quorum: quorum.id, method: 'group_signature', signers: [] });

@@ -13,7 +13,7 @@ import {
 } from '../../../subgraphs/trust/domain/index.js';
 import { ed25519Key, t } from './fixtures.js';
 
-const iat = '2024-01-01T00:00:00Z';
+const iat = Date.UTC(2024, 0, 1) / 1000;
 
 function build(input: Record<string, unknown>): TrustNode {
   const result = upsertNode(undefined, input);
@@ -29,7 +29,7 @@ function list(jurisdiction: string): TrustList {
   return trustListAt([registered.value, upserted.value.change!])!;
 }
 
-const rotatedKey = { ...ed25519Key().jwk, iat, exp: '2024-06-01T00:00:00Z', revoked: { revoked_at: '2024-05-01T00:00:00Z', reason: 'superseded' } };
+const rotatedKey = { ...ed25519Key().jwk, iat, exp: Date.UTC(2024, 5, 1) / 1000, revoked: { revoked_at: Date.UTC(2024, 4, 1) / 1000, reason: 'superseded' } };
 const nodes = [
   build({ id: 'root-global', kind: 'root', keys: [{ ...ed25519Key().jwk, iat }, rotatedKey] }),
   build({ id: 'root-de', kind: 'root', jurisdiction: 'DE', keys: [{ ...ed25519Key().jwk, iat }] }),
@@ -48,7 +48,7 @@ describe('buildAnchorBundle', () => {
     expect(bundle.value.issued_at).toBe('2025-03-01T00:00:00.000Z');
     expect(bundle.value.roots.map((root) => root.id)).toEqual(['root-de', 'root-de-by', 'root-fr', 'root-global']);
     expect(bundle.value.roots[3]!.keys).toHaveLength(2);
-    expect(bundle.value.roots[3]!.keys[1]).toMatchObject({ revoked: { revoked_at: '2024-05-01T00:00:00.000Z' } });
+    expect(bundle.value.roots[3]!.keys[1]).toMatchObject({ revoked: { revoked_at: Date.UTC(2024, 4, 1) / 1000 } });
     expect(bundle.value.quorums).toEqual([{ id: 'council', keys: [], threshold: 2, group_key: nodes[4]!.group_key }]);
     expect(bundle.value.witness_set).toEqual(witnessSet.ok && witnessSet.value);
     expect(bundle.value.trust_lists.map((head) => [head.jurisdiction, head.sequence_number])).toEqual([

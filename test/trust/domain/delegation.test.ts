@@ -16,7 +16,9 @@ import {
 import { ed25519Key, p256Key, t, type TestKey } from './fixtures.js';
 
 const NOW = t('2025-01-01T00:00:00Z');
-const KEY_IAT = '2024-01-01T00:00:00Z';
+/** NumericDate seconds of an RFC 3339 instant, for key lifetimes. */
+const seconds = (text: string) => Date.parse(text) / 1000;
+const KEY_IAT = seconds('2024-01-01T00:00:00Z');
 
 const rootKey = ed25519Key();
 const authorityKey = p256Key();
@@ -134,8 +136,8 @@ describe('validateDelegation refuses', () => {
 
   it('REVOKED_KEY when the key is revoked at or before iat, by itself or by a revocation record', () => {
     const credential = signJson(rootToAuthority, rootKey.signer);
-    const withRevokedKey = (revoked_at: string): TrustGraph => ({
-      nodes: [node('root', 'root', rootKey, { revoked: { revoked_at, reason: 'compromised' } }), ...nodes.slice(1)],
+    const withRevokedKey = (revokedAt: string): TrustGraph => ({
+      nodes: [node('root', 'root', rootKey, { revoked: { revoked_at: seconds(revokedAt), reason: 'compromised' } }), ...nodes.slice(1)],
       edges: [],
     });
     expectCode(credential, 'REVOKED_KEY', withRevokedKey('2024-06-01T00:00:00Z'));
@@ -154,9 +156,9 @@ describe('validateDelegation refuses', () => {
   it('KEY_NOT_CURRENT when the key was issued after, or expired by, the credential iat', () => {
     const credential = signJson(rootToAuthority, rootKey.signer);
     const withKey = (members: Record<string, unknown>): TrustGraph => ({ nodes: [node('root', 'root', rootKey, members), ...nodes.slice(1)], edges: [] });
-    expectCode(credential, 'KEY_NOT_CURRENT', withKey({ iat: '2024-06-01T00:00:01Z' }));
-    expectCode(credential, 'KEY_NOT_CURRENT', withKey({ exp: '2024-06-01T00:00:00Z' }));
-    expect(validateDelegation(credential, withKey({ iat: '2024-06-01T00:00:00Z', exp: '2024-06-01T00:00:01Z' }), NOW).ok).toBe(true);
+    expectCode(credential, 'KEY_NOT_CURRENT', withKey({ iat: seconds('2024-06-01T00:00:01Z') }));
+    expectCode(credential, 'KEY_NOT_CURRENT', withKey({ exp: seconds('2024-06-01T00:00:00Z') }));
+    expect(validateDelegation(credential, withKey({ iat: seconds('2024-06-01T00:00:00Z'), exp: seconds('2024-06-01T00:00:01Z') }), NOW).ok).toBe(true);
   });
 
   it('NOT_YET_VALID and EXPIRED against now', () => {

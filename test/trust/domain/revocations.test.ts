@@ -16,7 +16,7 @@ import {
 import { ed25519Key, p256Key, t } from './fixtures.js';
 
 const NOW = t('2025-03-01T12:00:00Z');
-const iat = '2024-01-01T00:00:00Z';
+const iat = Date.UTC(2024, 0, 1) / 1000;
 
 // A real 3-of-5 FROST(Ed25519, SHA-512) key set from a trusted dealer (RFC 9591 appendix C).
 const frost = ed25519_FROST;
