@@ -1,12 +1,48 @@
 import { defineSubgraph } from '../../lib/graphql/subgraph.js';
+import type { KeyStore } from '../../lib/keys/key-store.js';
 import { PrismaClient } from '../../prisma/trust/generated/client.js';
+import { TrustStore } from './data/store.js';
+import { AnchorBundleResolver } from './resolvers/anchors.js';
+import { TrustGraphResolver } from './resolvers/graph.js';
+import { MasterListResolver } from './resolvers/master-list.js';
+import { RevocationResolver } from './resolvers/revocations.js';
+import { nodeOut, trustLoaders, type TrustDependencies } from './resolvers/shared.js';
+import { TrustListResolver } from './resolvers/trust-lists.js';
 
-export const createTrustSubgraph = defineSubgraph({
+/**
+ * The origin line witnesses cosign (domain/master-list.ts). It must differ between deployments, so
+ * a cosignature cannot be replayed into another; unless configured, it is named after this
+ * deployment's first service key, which is never regenerated and stays in the keyring for good.
+ */
+function masterListOrigin(keys: KeyStore): string {
+  const configured = process.env.TRUST_MASTER_LIST_ORIGIN;
+  if (configured) return configured;
+  const [first] = [...keys.keyring().keys].sort((a, b) => a.iat - b.iat || (a.kid < b.kid ? -1 : 1));
+  return `passport-trust/${first!.kid}/master-list`;
+}
+
+export const createTrustSubgraph = defineSubgraph<PrismaClient, TrustDependencies>({
   name: 'trust',
   description:
     'Holds the trust graph (nodes and delegation edges), trust lists per jurisdiction, the witnessed master list and bitemporal revocations, and publishes the anchors a verifier pins.',
   PrismaClient,
   keyPurposes: [],
-  open: () => ({}),
-  resolvers: () => [],
+  open: (kernel) => {
+    const store = new TrustStore(kernel.prisma);
+    return { store, masterListOrigin: masterListOrigin(kernel.keys), serviceSigner: () => kernel.keys.signer('service'), ...trustLoaders(store) };
+  },
+  resolvers: (deps) => [
+    new TrustGraphResolver(deps),
+    new TrustListResolver(deps),
+    new MasterListResolver(deps),
+    new RevocationResolver(deps),
+    new AnchorBundleResolver(deps),
+  ],
+  references: (deps) => ({
+    TrustNode: async (reference) => {
+      const node = typeof reference.id === 'string' ? await deps.nodes.load(reference.id) : null;
+      return node && nodeOut(node);
+    },
+  }),
+  discovery: (deps) => ({ master_list_origin: deps.masterListOrigin }),
 });

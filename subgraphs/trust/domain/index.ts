@@ -2,6 +2,7 @@ export * from './anchor-bundle.js';
 export * from './delegation.js';
 export * from './errors.js';
 export * from './jurisdiction.js';
+export * from './key-standing.js';
 export * from './keys.js';
 export * from './master-list.js';
 export * from './nodes.js';

@@ -1,0 +1,267 @@
+/**
+ * The trust service's records in PostgreSQL. Rows carry the domain's documents (as JSON) plus the
+ * columns that keys, uniqueness and ordering need; every decision is the domain's, made on rows
+ * loaded inside the transaction that writes its outcome.
+ *
+ * Concurrency: nodes, edges and revocations are judged against the whole graph (cycles, scopes,
+ * revoked keys), so those writes take one transaction-scoped advisory lock and are serialized; a
+ * trust list's changes are serialized by a lock on its row, so sequence numbers never repeat or
+ * skip. Master-list entries and witness sets are single-row writes.
+ */
+import {
+  declareRevocation,
+  delegationCredentialId,
+  failure,
+  instantOf,
+  normalizeJurisdiction,
+  registerTrustList,
+  success,
+  trustListAt,
+  upsertNode,
+  upsertTrustListEntry,
+  validateDelegation,
+  validateMasterListEntry,
+  validateWitnessSet,
+  type DelegationEdge,
+  type Instant,
+  type MasterListEntry,
+  type Revocation,
+  type TrustGraph,
+  type TrustList,
+  type TrustListChange,
+  type TrustListEntry,
+  type TrustNode,
+  type TrustResult,
+  type WitnessSet,
+} from '../domain/index.js';
+import { Prisma, type PrismaClient } from '../../../prisma/trust/generated/client.js';
+
+type Transaction = Prisma.TransactionClient;
+
+/** Long enough to judge a credential against a graph of tens of thousands of edges. */
+const TRANSACTION_OPTIONS = { maxWait: 10_000, timeout: 60_000 } as const;
+/** pg_advisory_xact_lock key of graph writes; services share a database, so it is namespaced. */
+const GRAPH_LOCK = 'passport.trust.graph';
+
+export interface Written<T> {
+  readonly value: T;
+  /** False when the write found the same record already stored. */
+  readonly created: boolean;
+}
+
+export interface StoredWitnessSet extends WitnessSet {
+  readonly recorded_at: string;
+}
+
+const asJson = (value: unknown) => value as Prisma.InputJsonValue;
+const now = (): Instant => instantOf(new Date());
+
+function isUniqueViolation(error: unknown): boolean {
+  return error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002';
+}
+
+export class TrustStore {
+  constructor(private readonly prisma: PrismaClient) {}
+
+  // Reads
+
+  async nodes(ids?: readonly string[]): Promise<TrustNode[]> {
+    const rows = await this.prisma.trustNode.findMany({ ...(ids && { where: { id: { in: [...ids] } } }), orderBy: { id: 'asc' } });
+    return rows.map((row) => row.document as unknown as TrustNode);
+  }
+
+  async edges(): Promise<DelegationEdge[]> {
+    const rows = await this.prisma.delegationEdge.findMany({ orderBy: [{ recordedAt: 'asc' }, { id: 'asc' }] });
+    return rows.map((row) => row.document as unknown as DelegationEdge);
+  }
+
+  async revocations(): Promise<Revocation[]> {
+    return loadRevocations(this.prisma);
+  }
+
+  /** Nodes, edges and revocations, read in one snapshot. */
+  async graph(): Promise<TrustGraph> {
+    return this.prisma.$transaction((tx) => loadGraph(tx), { isolationLevel: Prisma.TransactionIsolationLevel.RepeatableRead, ...TRANSACTION_OPTIONS });
+  }
+
+  /** Every list's history, by jurisdiction. */
+  async trustListHistories(): Promise<Map<string, TrustListChange[]>> {
+    const rows = await this.prisma.trustListChange.findMany({ orderBy: [{ jurisdiction: 'asc' }, { sequenceNumber: 'asc' }] });
+    const histories = new Map<string, TrustListChange[]>();
+    for (const row of rows) {
+      const history = histories.get(row.jurisdiction) ?? [];
+      history.push(row.document as unknown as TrustListChange);
+      histories.set(row.jurisdiction, history);
+    }
+    return histories;
+  }
+
+  async trustListHistory(jurisdiction: string): Promise<TrustListChange[]> {
+    return loadTrustListHistory(this.prisma, jurisdiction);
+  }
+
+  async witnessSet(): Promise<StoredWitnessSet | undefined> {
+    const row = await this.prisma.witnessSet.findFirst({ orderBy: { id: 'desc' } });
+    return row ? { m: row.m, keys: row.keys as unknown as WitnessSet['keys'], recorded_at: row.recordedAt.toISOString() } : undefined;
+  }
+
+  async masterListEntries(): Promise<MasterListEntry[]> {
+    const rows = await this.prisma.masterListEntry.findMany({ orderBy: { id: 'asc' } });
+    return rows.map((row) => ({ id: row.id, body: row.body as MasterListEntry['body'], cosignatures: row.cosignatures as unknown as MasterListEntry['cosignatures'] }));
+  }
+
+  // Graph writes, serialized by the graph lock
+
+  /** Creates a node or merges keys into it (keys.ts, nodes.ts). */
+  upsertNode(input: unknown): Promise<TrustResult<Written<TrustNode>>> {
+    return this.underGraphLock(async (tx) => {
+      const id = (input as { id?: unknown } | null)?.id;
+      const row = typeof id === 'string' ? await tx.trustNode.findUnique({ where: { id } }) : null;
+      const existing = row?.document as unknown as TrustNode | undefined;
+      const merged = upsertNode(existing, input);
+      if (!merged.ok) return merged;
+      const node = merged.value;
+      const columns = { kind: node.kind, jurisdiction: node.jurisdiction ?? null, document: asJson(node) };
+      if (row) await tx.trustNode.update({ where: { id: node.id }, data: columns });
+      else await tx.trustNode.create({ data: { id: node.id, ...columns } });
+      return success({ value: node, created: !row });
+    });
+  }
+
+  /**
+   * Validates a delegation credential against the graph and stores it as an edge. The edge id is
+   * the credential's hash, so the same credential sent again finds the stored edge.
+   */
+  addEdge(credential: unknown): Promise<TrustResult<Written<DelegationEdge>>> {
+    return this.underGraphLock(async (tx) => {
+      const id = credentialId(credential);
+      if (id !== undefined) {
+        const stored = await tx.delegationEdge.findUnique({ where: { id } });
+        if (stored) return success({ value: stored.document as unknown as DelegationEdge, created: false });
+      }
+      const validated = validateDelegation(credential, await loadGraph(tx), now());
+      if (!validated.ok) return validated;
+      const edge = validated.value;
+      await tx.delegationEdge.create({ data: { id: edge.id, iss: edge.iss, sub: edge.sub, document: asJson(edge) } });
+      return success({ value: edge, created: true });
+    });
+  }
+
+  /** Records a revocation stamped with the server's clock, read once the graph lock is held. */
+  declareRevocation(input: unknown): Promise<TrustResult<Revocation>> {
+    return this.underGraphLock(async (tx) => {
+      const graph = await loadGraph(tx);
+      const nodes = new Map(graph.nodes.map((node) => [node.id, node]));
+      const recordedAt = instantOf(new Date());
+      const declared = declareRevocation(input, { now: recordedAt, node: (id) => nodes.get(id), revocations: graph.revocations ?? [] });
+      if (!declared.ok) return declared;
+      const revocation = declared.value;
+      await tx.revocation.create({ data: { subject: revocation.subject, document: asJson(revocation), recordedAt: new Date(recordedAt / 1000) } });
+      return success(revocation);
+    });
+  }
+
+  // Trust lists
+
+  async registerTrustList(input: unknown): Promise<TrustResult<TrustList>> {
+    const jurisdiction = normalizeJurisdiction((input as { jurisdiction?: unknown } | null)?.jurisdiction);
+    const history = jurisdiction ? await this.trustListHistory(jurisdiction) : [];
+    const registered = registerTrustList(history, input, now());
+    if (!registered.ok) return registered;
+    const change = registered.value;
+    if (change.change !== 'registration') throw new Error('a registration records a registration change');
+    try {
+      await this.prisma.$transaction([
+        this.prisma.trustList.create({ data: { jurisdiction: change.jurisdiction, framework: change.framework, sequenceNumber: change.sequence_number } }),
+        this.prisma.trustListChange.create({ data: changeRow(change.jurisdiction, change) }),
+      ]);
+    } catch (error) {
+      // Another request registered the same jurisdiction between the read and the write.
+      if (isUniqueViolation(error)) return failure('TRUST_LIST_EXISTS', `the trust list of ${change.jurisdiction} is already registered`);
+      throw error;
+    }
+    return success(trustListAt([change])!);
+  }
+
+  /** Upserts one entry under a lock on the list's row; an unchanged restatement records nothing. */
+  upsertTrustListEntry(jurisdiction: string, input: unknown): Promise<TrustResult<{ list: TrustList; entry: TrustListEntry; changed: boolean }>> {
+    return this.prisma.$transaction(async (tx) => {
+      // A no-op update takes the row lock that orders concurrent changes of this list.
+      const locked = await tx.trustList.updateMany({ where: { jurisdiction }, data: { sequenceNumber: { increment: 0 } } });
+      if (locked.count === 0) return failure('UNKNOWN_TRUST_LIST', `no trust list is registered for ${jurisdiction}`);
+      const history = await loadTrustListHistory(tx, jurisdiction);
+      const upserted = upsertTrustListEntry(history, input, now());
+      if (!upserted.ok) return upserted;
+      const { change, list } = upserted.value;
+      if (change) {
+        await tx.trustListChange.create({ data: changeRow(jurisdiction, change) });
+        await tx.trustList.update({ where: { jurisdiction }, data: { sequenceNumber: change.sequence_number } });
+      }
+      const id = (input as { id: string }).id;
+      return success({ list, entry: list.entries.find((entry) => entry.id === id)!, changed: change !== undefined });
+    }, TRANSACTION_OPTIONS);
+  }
+
+  // Master list
+
+  async replaceWitnessSet(input: unknown): Promise<TrustResult<StoredWitnessSet>> {
+    const checked = validateWitnessSet(input);
+    if (!checked.ok) return checked;
+    const row = await this.prisma.witnessSet.create({ data: { m: checked.value.m, keys: asJson(checked.value.keys) } });
+    return success({ ...checked.value, recorded_at: row.recordedAt.toISOString() });
+  }
+
+  async upsertMasterListEntry(input: unknown): Promise<TrustResult<MasterListEntry>> {
+    const checked = validateMasterListEntry(input);
+    if (!checked.ok) return checked;
+    const { id, body, cosignatures } = checked.value;
+    await this.prisma.masterListEntry.upsert({
+      where: { id },
+      create: { id, body: asJson(body), cosignatures: asJson(cosignatures) },
+      update: { body: asJson(body), cosignatures: asJson(cosignatures) },
+    });
+    return success(checked.value);
+  }
+
+  private underGraphLock<T>(run: (tx: Transaction) => Promise<T>): Promise<T> {
+    return this.prisma.$transaction(async (tx) => {
+      await tx.$queryRaw`SELECT 1 AS locked FROM (SELECT pg_advisory_xact_lock(hashtext(${GRAPH_LOCK}))) AS graph_lock`;
+      return run(tx);
+    }, TRANSACTION_OPTIONS);
+  }
+}
+
+type Reader = Pick<PrismaClient, 'trustNode' | 'delegationEdge' | 'revocation' | 'trustListChange'> | Transaction;
+
+async function loadRevocations(db: Reader): Promise<Revocation[]> {
+  const rows = await db.revocation.findMany({ orderBy: { id: 'asc' } });
+  return rows.map((row) => row.document as unknown as Revocation);
+}
+
+async function loadGraph(db: Reader): Promise<TrustGraph> {
+  const [nodes, edges, revocations] = [
+    await db.trustNode.findMany({ orderBy: { id: 'asc' } }),
+    await db.delegationEdge.findMany({ orderBy: [{ recordedAt: 'asc' }, { id: 'asc' }] }),
+    await loadRevocations(db),
+  ];
+  return {
+    nodes: nodes.map((row) => row.document as unknown as TrustNode),
+    edges: edges.map((row) => row.document as unknown as DelegationEdge),
+    revocations,
+  };
+}
+
+async function loadTrustListHistory(db: Reader, jurisdiction: string): Promise<TrustListChange[]> {
+  const rows = await db.trustListChange.findMany({ where: { jurisdiction }, orderBy: { sequenceNumber: 'asc' } });
+  return rows.map((row) => row.document as unknown as TrustListChange);
+}
+
+function changeRow(jurisdiction: string, change: TrustListChange) {
+  return { jurisdiction, sequenceNumber: change.sequence_number, recordedAt: new Date(change.recorded_at), document: asJson(change) };
+}
+
+/** The edge id a credential would get, when it has one of the two credential forms at all. */
+function credentialId(credential: unknown): string | undefined {
+  if (typeof credential !== 'string' && (typeof credential !== 'object' || credential === null || Array.isArray(credential))) return undefined;
+  return delegationCredentialId(credential as string | Record<string, unknown>);
+}

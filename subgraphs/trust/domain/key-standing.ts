@@ -1,0 +1,62 @@
+/**
+ * The standing of a key at an instant, as other services ask it (e.g. the issuer's verdict about
+ * the key that signed an event): does the trust graph vouch for that key then?
+ *
+ * - `unknown`: no node lists the key, or a node does but no delegation path from a root stands
+ *   at that instant: the trust service cannot vouch for it either way;
+ * - `not_yet_valid`: the instant lies before the key's `iat`;
+ * - `expired`: the instant lies at or after the key's `exp`;
+ * - `revoked`: the key, or its node, is revoked by then (its own `revoked` member or a recorded
+ *   revocation effective by then, bitemporally: as recorded by `known_by` when given);
+ * - `valid`: none of these, and a chain of delegations standing at that instant reaches the node
+ *   from a root (`path`: the edge ids from the root down; empty for a root itself).
+ * A key listed by several nodes stands as well as its best-standing node.
+ */
+import { resolvePath, type TrustGraph } from './delegation.js';
+import { type NodeKey } from './keys.js';
+import { keyRevokedFrom } from './revocations.js';
+import { formatInstant, instantFromUnixSeconds, type Instant } from './time.js';
+
+export const KEY_STANDINGS = ['valid', 'revoked', 'unknown', 'not_yet_valid', 'expired'] as const;
+export type KeyStandingValue = (typeof KEY_STANDINGS)[number];
+
+export interface KeyStanding {
+  readonly kid: string;
+  readonly at: string;
+  readonly standing: KeyStandingValue;
+  readonly node_id?: string;
+  /** Edge ids from a root to the node, when the standing is `valid`. */
+  readonly path?: readonly string[];
+  readonly reason?: string;
+}
+
+const PREFERENCE: readonly KeyStandingValue[] = ['valid', 'revoked', 'expired', 'not_yet_valid', 'unknown'];
+
+export function keyStandingAt(graph: TrustGraph, kid: string, at: Instant, knownBy?: Instant): KeyStanding {
+  const base = { kid, at: formatInstant(at) };
+  const holders = graph.nodes.flatMap((node) => node.keys.filter((key) => key.kid === kid).map((key) => ({ node, key })));
+  if (holders.length === 0) return { ...base, standing: 'unknown', reason: `no node of the trust graph lists key ${kid}` };
+  const roots = graph.nodes.filter((node) => node.kind === 'root').map((node) => node.id);
+  const answers = holders.map(({ node, key }): KeyStanding => {
+    const held = { ...base, node_id: node.id };
+    const lifetime = lifetimeAt(key, at);
+    if (lifetime) return { ...held, ...lifetime };
+    const revokedFrom = keyRevokedFrom(node.id, key, graph.revocations ?? [], knownBy);
+    if (revokedFrom !== undefined && revokedFrom <= at) {
+      return { ...held, standing: 'revoked', reason: `key ${kid} of ${node.id} is revoked from ${formatInstant(revokedFrom)}` };
+    }
+    const path = resolvePath(graph, roots, node.id, at, knownBy === undefined ? {} : { known_by: knownBy });
+    if (!path.ok) return { ...held, standing: 'unknown', reason: path.message };
+    return { ...held, standing: 'valid', path: path.value.map((edge) => edge.id) };
+  });
+  return answers.sort((a, b) => PREFERENCE.indexOf(a.standing) - PREFERENCE.indexOf(b.standing))[0]!;
+}
+
+function lifetimeAt(key: NodeKey, at: Instant): Pick<KeyStanding, 'standing' | 'reason'> | undefined {
+  const iat = instantFromUnixSeconds(key.iat);
+  if (at < iat) return { standing: 'not_yet_valid', reason: `key ${key.kid} is valid from ${formatInstant(iat)}` };
+  if (key.exp !== undefined && at >= instantFromUnixSeconds(key.exp)) {
+    return { standing: 'expired', reason: `key ${key.kid} expired at ${formatInstant(instantFromUnixSeconds(key.exp))}` };
+  }
+  return undefined;
+}

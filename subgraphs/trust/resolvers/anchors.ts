@@ -1,0 +1,30 @@
+/** The anchor bundle: what a verifier pins, signed with the service key. */
+import { GraphQLJSONObject } from 'graphql-scalars';
+import { Arg, Query, Resolver } from 'type-graphql';
+import { signJson } from '../../../lib/crypto/index.js';
+import { buildAnchorBundle, instantOf, trustListAt, type TrustList } from '../domain/index.js';
+import { orThrow, type TrustDependencies } from './shared.js';
+
+@Resolver()
+export class AnchorBundleResolver {
+  constructor(private readonly deps: TrustDependencies) {}
+
+  @Query(() => GraphQLJSONObject, {
+    description: 'The signed anchor bundle (GET /anchor-bundle): roots with all their keys, quorums, the witness set and the master-list origin, trust-list heads; narrowed to a jurisdiction when given.',
+  })
+  async trustAnchorBundle(@Arg('jurisdiction', () => String, { nullable: true }) jurisdiction?: string | null): Promise<object> {
+    const { store } = this.deps;
+    const [nodes, witnessSet, histories] = await Promise.all([store.nodes(), store.witnessSet(), store.trustListHistories()]);
+    const trustLists = [...histories.values()].map((history) => trustListAt(history)).filter((list): list is TrustList => list !== undefined);
+    const bundle = orThrow(
+      buildAnchorBundle({
+        nodes,
+        ...(witnessSet && { witnessSet: { m: witnessSet.m, keys: witnessSet.keys } }),
+        trustLists,
+        issuedAt: instantOf(new Date()),
+        ...(jurisdiction !== null && jurisdiction !== undefined && { jurisdiction }),
+      }),
+    );
+    return signJson({ service: 'trust', ...bundle, master_list_origin: this.deps.masterListOrigin }, this.deps.serviceSigner());
+  }
+}

@@ -1,0 +1,53 @@
+/** Nodes, delegation edges and key standings. */
+import { GraphQLJSON, GraphQLJSONObject } from 'graphql-scalars';
+import { Arg, Authorized, ID, Mutation, Query, Resolver } from 'type-graphql';
+import { instantOf, keyStandingAt } from '../domain/index.js';
+import { DelegationEdgeAdditionType, TrustGraphType, TrustNodeInput, TrustNodeType, TrustNodeUpsertType } from '../schema/types.js';
+import { edgeOut, instantArgument, nodeOut, orThrow, present, type TrustDependencies } from './shared.js';
+
+@Resolver()
+export class TrustGraphResolver {
+  constructor(private readonly deps: TrustDependencies) {}
+
+  @Query(() => TrustGraphType, { description: 'Every node and edge, credentials verbatim (GET /graph).' })
+  async trustGraph(): Promise<TrustGraphType> {
+    const [nodes, edges] = await Promise.all([this.deps.store.nodes(), this.deps.store.edges()]);
+    return { nodes: nodes.map(nodeOut), edges: edges.map(edgeOut) };
+  }
+
+  @Query(() => TrustNodeType, { nullable: true, description: 'One node, or null when unknown.' })
+  async trustNode(@Arg('id', () => ID) id: string): Promise<TrustNodeType | null> {
+    const node = await this.deps.nodes.load(id);
+    return node && nodeOut(node);
+  }
+
+  @Query(() => GraphQLJSONObject, {
+    description:
+      'Standing of a key at an instant: {kid, at, standing (valid, revoked, unknown, not_yet_valid, expired), node_id?, path? (edge ids from a root), reason?}. knownBy counts only revocations recorded by then.',
+  })
+  async trustKeyStanding(
+    @Arg('kid', () => String) kid: string,
+    @Arg('at', () => Date) at: Date,
+    @Arg('knownBy', () => String, { nullable: true }) knownBy?: string | null,
+  ): Promise<object> {
+    const knownByInstant = instantArgument('knownBy', knownBy);
+    return keyStandingAt(await this.deps.graph.load('graph'), kid, instantOf(at), knownByInstant);
+  }
+
+  @Authorized('writer')
+  @Mutation(() => TrustNodeUpsertType, { description: 'Creates a node or merges keys into it by kid (POST /nodes); the same kid with other key material is a 409.' })
+  async upsertTrustNode(@Arg('input', () => TrustNodeInput) input: TrustNodeInput): Promise<TrustNodeUpsertType> {
+    const body = present({ id: input.id, kind: input.kind, jurisdiction: input.jurisdiction, keys: input.keys, threshold: input.threshold, group_key: input.groupKey });
+    const { value, created } = orThrow(await this.deps.store.upsertNode(body));
+    return { node: nodeOut(value), created };
+  }
+
+  @Authorized('writer')
+  @Mutation(() => DelegationEdgeAdditionType, {
+    description: 'Validates a delegation credential (signed JSON or compact JWS) and adds it as an edge (POST /edges); a failing one is a 422 with the reason and adds nothing.',
+  })
+  async addTrustEdge(@Arg('credential', () => GraphQLJSON) credential: unknown): Promise<DelegationEdgeAdditionType> {
+    const { value, created } = orThrow(await this.deps.store.addEdge(credential));
+    return { edge: edgeOut(value), created };
+  }
+}

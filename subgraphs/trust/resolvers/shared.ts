@@ -1,0 +1,103 @@
+/** What the trust resolvers share: their dependencies, domain-to-problem mapping, output shapes. */
+import DataLoader from 'dataloader';
+import type { Signer } from '../../../lib/crypto/index.js';
+import { badRequest, ProblemError } from '../../../lib/problem.js';
+import type { TrustStore } from '../data/store.js';
+import {
+  httpStatusOf,
+  parseInstant,
+  type DelegationEdge,
+  type Instant,
+  type Revocation,
+  type TrustGraph,
+  type TrustList,
+  type TrustListEntry,
+  type TrustNode,
+  type TrustResult,
+} from '../domain/index.js';
+import type { DelegationEdgeType, RevocationType, TrustListEntryType, TrustListType, TrustNodeType } from '../schema/types.js';
+
+export interface TrustDependencies {
+  store: TrustStore;
+  /** The origin line of this deployment's master list (master-list.ts). */
+  masterListOrigin: string;
+  /** The key anchor bundles are signed with. */
+  serviceSigner(): Signer;
+  /** The graph, loaded once for all the questions asked in the same tick (e.g. many key standings). */
+  graph: DataLoader<'graph', TrustGraph>;
+  /** Nodes by id, batched: one query for every reference resolved in the same tick. */
+  nodes: DataLoader<string, TrustNode | null>;
+}
+
+export function trustLoaders(store: TrustStore): Pick<TrustDependencies, 'graph' | 'nodes'> {
+  return {
+    graph: new DataLoader<'graph', TrustGraph>(async (keys) => {
+      const graph = await store.graph();
+      return keys.map(() => graph);
+    }, { cache: false }),
+    nodes: new DataLoader<string, TrustNode | null>(async (ids) => {
+      const found = new Map((await store.nodes(ids)).map((node) => [node.id, node]));
+      return ids.map((id) => found.get(id) ?? null);
+    }, { cache: false }),
+  };
+}
+
+/** The value, or the failure as an RFC 9457 problem with the domain's code and status. */
+export function orThrow<T>(result: TrustResult<T>): T {
+  if (result.ok) return result.value;
+  throw new ProblemError(httpStatusOf(result.code), result.code, result.message);
+}
+
+/** An optional RFC 3339 argument as an instant; anything else is a 400. */
+export function instantArgument(name: string, text: string | null | undefined): Instant | undefined {
+  if (text === null || text === undefined) return undefined;
+  const instant = parseInstant(text);
+  if (instant === undefined) throw badRequest('INVALID_QUERY', `${name} must be an RFC 3339 date-time, e.g. 2026-01-31T12:00:00Z`);
+  return instant;
+}
+
+/** Drops absent (null) members, so a domain body carries only what the caller sent. */
+export function present(members: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(members).filter(([, value]) => value !== null && value !== undefined));
+}
+
+export function nodeOut(node: TrustNode): TrustNodeType {
+  return { id: node.id, kind: node.kind, jurisdiction: node.jurisdiction ?? null, keys: [...node.keys], threshold: node.threshold ?? null, groupKey: node.group_key ?? null };
+}
+
+export function edgeOut(edge: DelegationEdge): DelegationEdgeType {
+  return { id: edge.id, iss: edge.iss, sub: edge.sub, scope: edge.scope, iat: edge.iat, nbf: edge.nbf, exp: edge.exp, kid: edge.kid, credential: edge.credential };
+}
+
+export function entryOut(entry: TrustListEntry): TrustListEntryType {
+  const status = (instance: Omit<TrustListEntry, 'id' | 'history'>) => ({
+    serviceType: instance.service_type,
+    name: instance.name ?? null,
+    nodeId: instance.node_id ?? null,
+    status: instance.status,
+    statusStartingTime: instance.status_starting_time,
+  });
+  return { id: entry.id, ...status(entry), history: entry.history.map(status) };
+}
+
+export function listOut(list: TrustList): TrustListType {
+  return {
+    jurisdiction: list.jurisdiction,
+    framework: list.framework,
+    sequenceNumber: list.sequence_number,
+    issuedAt: list.issued_at,
+    nextUpdate: list.next_update,
+    entries: list.entries.map(entryOut),
+  };
+}
+
+export function revocationOut(revocation: Revocation): RevocationType {
+  return {
+    subject: revocation.subject,
+    reason: revocation.reason,
+    effectiveAt: revocation.effective_at,
+    recordedAt: revocation.recorded_at,
+    retroactive: revocation.retroactive,
+    attestation: revocation.attestation ?? null,
+  };
+}

@@ -1,0 +1,331 @@
+/**
+ * The trust service's GraphQL types. Keys, credentials, scopes and bodies are opaque JSON: they
+ * pass through verbatim, as verifiers check them byte for byte.
+ */
+import { GraphQLJSON, GraphQLJSONObject } from 'graphql-scalars';
+import { Directive, Field, ID, InputType, Int, ObjectType } from 'type-graphql';
+
+@Directive('@key(fields: "id")')
+@ObjectType('TrustNode', { description: 'A node of the trust graph: root, authority, issuer, witness or quorum, with its keys.' })
+export class TrustNodeType {
+  @Field(() => ID)
+  id!: string;
+
+  @Field(() => String, { description: 'root, authority, issuer, witness or quorum.' })
+  kind!: string;
+
+  @Field(() => String, { nullable: true, description: 'ISO 3166-1 alpha-2 or ISO 3166-2 code, upper case.' })
+  jurisdiction?: string | null;
+
+  @Field(() => [GraphQLJSONObject], { description: 'Public JWKs with iat, exp and revoked (NumericDate), none ever dropped.' })
+  keys!: object[];
+
+  @Field(() => Int, { nullable: true, description: 'Quorum nodes: distinct member keys an attestation needs.' })
+  threshold?: number | null;
+
+  @Field(() => GraphQLJSONObject, { nullable: true, description: 'Quorum nodes: the pinned FROST (RFC 9591) Ed25519 group key.' })
+  groupKey?: object | null;
+}
+
+@ObjectType('DelegationEdge', { description: 'A validated delegation credential, with the credential verbatim.' })
+export class DelegationEdgeType {
+  @Field(() => ID, { description: 'base64url SHA-256 of the credential (of the JWS text, or of the JCS form of signed JSON).' })
+  id!: string;
+
+  @Field(() => String, { description: 'Issuer node id.' })
+  iss!: string;
+
+  @Field(() => String, { description: 'Subject node id.' })
+  sub!: string;
+
+  @Field(() => GraphQLJSONObject, { description: 'jurisdictions, event_types, capabilities; an absent dimension is unrestricted.' })
+  scope!: object;
+
+  @Field(() => String)
+  iat!: string;
+
+  @Field(() => String)
+  nbf!: string;
+
+  @Field(() => String)
+  exp!: string;
+
+  @Field(() => String, { description: 'The issuer key that signed the credential.' })
+  kid!: string;
+
+  @Field(() => GraphQLJSON, { description: 'Signed JSON (an object) or a compact JWS (a string), exactly as submitted.' })
+  credential!: unknown;
+}
+
+@ObjectType('TrustGraph', { description: 'Every node and every edge: enough to resolve any path offline.' })
+export class TrustGraphType {
+  @Field(() => [TrustNodeType])
+  nodes!: TrustNodeType[];
+
+  @Field(() => [DelegationEdgeType])
+  edges!: DelegationEdgeType[];
+}
+
+@ObjectType('TrustNodeUpsert')
+export class TrustNodeUpsertType {
+  @Field(() => TrustNodeType)
+  node!: TrustNodeType;
+
+  @Field(() => Boolean, { description: 'False when the node existed and the upsert merged into it.' })
+  created!: boolean;
+}
+
+@ObjectType('DelegationEdgeAddition')
+export class DelegationEdgeAdditionType {
+  @Field(() => DelegationEdgeType)
+  edge!: DelegationEdgeType;
+
+  @Field(() => Boolean, { description: 'False when the same credential was already stored.' })
+  created!: boolean;
+}
+
+@ObjectType('TrustListEntryStatus', { description: 'One status instance of a trust-list entry (ETSI TS 119 612 service information).' })
+export class TrustListEntryStatusType {
+  @Field(() => String, { description: 'Absolute URI, e.g. http://uri.etsi.org/TrstSvc/Svctype/CA/QC.' })
+  serviceType!: string;
+
+  @Field(() => String, { nullable: true })
+  name?: string | null;
+
+  @Field(() => String, { nullable: true, description: 'The trust-graph node the entry stands for.' })
+  nodeId?: string | null;
+
+  @Field(() => String, { description: 'granted or withdrawn.' })
+  status!: string;
+
+  @Field(() => String)
+  statusStartingTime!: string;
+}
+
+@ObjectType('TrustListEntry')
+export class TrustListEntryType extends TrustListEntryStatusType {
+  @Field(() => String)
+  id!: string;
+
+  @Field(() => [TrustListEntryStatusType], { description: 'Earlier status instances, newest first.' })
+  history!: TrustListEntryStatusType[];
+}
+
+@ObjectType('TrustList', { description: 'A trust list as it stood at one instant.' })
+export class TrustListType {
+  @Field(() => String)
+  jurisdiction!: string;
+
+  @Field(() => String)
+  framework!: string;
+
+  @Field(() => Int, { description: 'Bumped by every change; a number always means one content.' })
+  sequenceNumber!: number;
+
+  @Field(() => String, { description: 'Issue time of this version: when its last change was recorded.' })
+  issuedAt!: string;
+
+  @Field(() => String)
+  nextUpdate!: string;
+
+  @Field(() => [TrustListEntryType])
+  entries!: TrustListEntryType[];
+}
+
+@ObjectType('TrustListEntryUpsert')
+export class TrustListEntryUpsertType {
+  @Field(() => TrustListType, { description: 'The list after the upsert.' })
+  list!: TrustListType;
+
+  @Field(() => TrustListEntryType)
+  entry!: TrustListEntryType;
+
+  @Field(() => Boolean, { description: 'False when the entry was restated unchanged and nothing was recorded.' })
+  changed!: boolean;
+}
+
+@ObjectType('WitnessSet', { description: 'The witnesses of the master list: m of K Ed25519 keys.' })
+export class WitnessSetType {
+  @Field(() => Int)
+  m!: number;
+
+  @Field(() => [GraphQLJSONObject])
+  keys!: object[];
+
+  @Field(() => String, { description: 'When this set replaced the previous one.' })
+  recordedAt!: string;
+}
+
+@ObjectType('CosignatureOutcome')
+export class CosignatureOutcomeType {
+  @Field(() => Int)
+  index!: number;
+
+  @Field(() => String)
+  kid!: string;
+
+  @Field(() => String, { description: 'VALID, UNKNOWN_WITNESS, BAD_SIGNATURE or DUPLICATE.' })
+  outcome!: string;
+}
+
+@ObjectType('QuorumVerdict', { description: 'Computed on every read against the current witness set.' })
+export class QuorumVerdictType {
+  @Field(() => Int, { description: 'Valid cosignatures from distinct witnesses of the current set.' })
+  valid!: number;
+
+  @Field(() => Int, { nullable: true, description: 'm of the current witness set; null when none is set.' })
+  required!: number | null;
+
+  @Field(() => Boolean)
+  quorate!: boolean;
+
+  @Field(() => [CosignatureOutcomeType])
+  reasons!: CosignatureOutcomeType[];
+
+  @Field(() => String, { description: 'Why the entry is or is not quorate.' })
+  explanation!: string;
+}
+
+@ObjectType('MasterListEntry')
+export class MasterListEntryType {
+  @Field(() => ID)
+  id!: string;
+
+  @Field(() => GraphQLJSONObject)
+  body!: object;
+
+  @Field(() => [GraphQLJSONObject], { description: '{kid, time, signature} as submitted (C2SP tlog-cosignature).' })
+  cosignatures!: object[];
+
+  @Field(() => QuorumVerdictType)
+  verdict!: QuorumVerdictType;
+}
+
+@ObjectType('MasterList')
+export class MasterListType {
+  @Field(() => String, { description: 'The origin line witnesses cosign; names this deployment\'s master list.' })
+  origin!: string;
+
+  @Field(() => String, { description: 'The M-of-K shape, e.g. "3-of-5"; "none" without a witness set.' })
+  shape!: string;
+
+  @Field(() => Int, { nullable: true })
+  m!: number | null;
+
+  @Field(() => Int)
+  k!: number;
+
+  @Field(() => WitnessSetType, { nullable: true })
+  witnessSet!: WitnessSetType | null;
+
+  @Field(() => [MasterListEntryType])
+  entries!: MasterListEntryType[];
+}
+
+@ObjectType('Revocation', { description: 'A revocation, bitemporal: effective (valid time) and recorded (transaction time).' })
+export class RevocationType {
+  @Field(() => String, { description: 'A node id, or "<node id>#<kid>" for one key.' })
+  subject!: string;
+
+  @Field(() => String, { description: 'RFC 5280 CRLReason name.' })
+  reason!: string;
+
+  @Field(() => String, { description: 'As declared (and attested).' })
+  effectiveAt!: string;
+
+  @Field(() => String, { description: "The server's clock when it accepted the declaration." })
+  recordedAt!: string;
+
+  @Field(() => Boolean)
+  retroactive!: boolean;
+
+  @Field(() => GraphQLJSONObject, { nullable: true, description: '{quorum, slots} or {quorum, group_signature}, verbatim.' })
+  attestation!: object | null;
+}
+
+@InputType('TrustNodeInput')
+export class TrustNodeInput {
+  @Field(() => ID)
+  id!: string;
+
+  @Field(() => String, { nullable: true, description: 'Required when the node is new.' })
+  kind?: string | null;
+
+  @Field(() => String, { nullable: true })
+  jurisdiction?: string | null;
+
+  @Field(() => [GraphQLJSONObject], { nullable: true, description: 'Keys to merge by kid.' })
+  keys?: object[] | null;
+
+  @Field(() => Int, { nullable: true })
+  threshold?: number | null;
+
+  @Field(() => GraphQLJSONObject, { nullable: true })
+  groupKey?: object | null;
+}
+
+@InputType('TrustListInput')
+export class TrustListInput {
+  @Field(() => String)
+  jurisdiction!: string;
+
+  @Field(() => String)
+  framework!: string;
+
+  @Field(() => String, { nullable: true, description: 'RFC 3339; default 180 days after issue.' })
+  nextUpdate?: string | null;
+}
+
+@InputType('TrustListEntryInput')
+export class TrustListEntryInput {
+  @Field(() => String)
+  id!: string;
+
+  @Field(() => String, { nullable: true })
+  serviceType?: string | null;
+
+  @Field(() => String, { nullable: true })
+  name?: string | null;
+
+  @Field(() => String, { nullable: true })
+  nodeId?: string | null;
+
+  @Field(() => String, { nullable: true, description: 'RFC 3339: withdraws the entry from then on.' })
+  supersededAt?: string | null;
+}
+
+@InputType('WitnessSetInput')
+export class WitnessSetInput {
+  @Field(() => Int)
+  m!: number;
+
+  @Field(() => [GraphQLJSONObject])
+  keys!: object[];
+}
+
+@InputType('MasterListEntryInput')
+export class MasterListEntryInput {
+  @Field(() => String)
+  id!: string;
+
+  @Field(() => GraphQLJSONObject)
+  body!: object;
+
+  @Field(() => [GraphQLJSONObject], { nullable: true })
+  cosignatures?: object[] | null;
+}
+
+@InputType('RevocationInput')
+export class RevocationInput {
+  @Field(() => String)
+  subject!: string;
+
+  @Field(() => String)
+  reason!: string;
+
+  @Field(() => String, { nullable: true, description: 'RFC 3339; defaults to the recording time.' })
+  effectiveAt?: string | null;
+
+  @Field(() => GraphQLJSONObject, { nullable: true })
+  attestation?: object | null;
+}
