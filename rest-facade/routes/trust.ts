@@ -1,0 +1,305 @@
+/** The trust service's paths (spec §4), each one GraphQL operation through the gateway. */
+import { camelizeKeys, type JsonSchema, type Route } from '../route-table.js';
+
+// Selections with aliases, so REST bodies come out in snake_case.
+const NODE = 'id kind jurisdiction keys threshold group_key: groupKey';
+const EDGE = 'id iss sub scope iat nbf exp kid credential';
+const ENTRY_STATUS = 'service_type: serviceType name node_id: nodeId status status_starting_time: statusStartingTime';
+const ENTRY = `id ${ENTRY_STATUS} history { ${ENTRY_STATUS} }`;
+const LIST = `jurisdiction framework sequence_number: sequenceNumber issued_at: issuedAt next_update: nextUpdate entries { ${ENTRY} }`;
+const VERDICT = 'valid required quorate reasons { index kid outcome } explanation';
+const MASTER_LIST_ENTRY = `id body cosignatures verdict { ${VERDICT} }`;
+const REVOCATION = 'subject reason effective_at: effectiveAt recorded_at: recordedAt retroactive attestation';
+
+type Json = Record<string, any>;
+
+/** Absent optional members are left out rather than sent as null, as the domain documents have them. */
+function withoutNulls<T extends Json>(document: T): T {
+  return Object.fromEntries(Object.entries(document).filter(([, value]) => value !== null)) as T;
+}
+
+const nodeOut = (node: Json) => withoutNulls(node);
+const entryOut = (entry: Json) => withoutNulls({ ...entry, history: entry.history.map(withoutNulls) });
+const listOut = (list: Json) => ({ ...list, entries: list.entries.map(entryOut) });
+const revocationOut = (revocation: Json) => withoutNulls(revocation);
+
+const jwk: JsonSchema = { type: 'object', description: 'A public JWK (Ed25519 as OKP, P-256 as EC); kid = RFC 7638 thumbprint.' };
+const nodeKey: JsonSchema = {
+  type: 'object',
+  description: 'A public JWK with OpenID Federation historical-key members.',
+  required: ['kty', 'iat'],
+  properties: {
+    kty: { enum: ['OKP', 'EC'] },
+    crv: { enum: ['Ed25519', 'P-256'] },
+    kid: { type: 'string' },
+    iat: { type: 'integer', description: 'NumericDate.' },
+    exp: { type: 'integer', description: 'NumericDate, exclusive.' },
+    revoked: { type: 'object', properties: { revoked_at: { type: 'integer' }, reason: { type: 'string' } } },
+  },
+};
+const dateTime: JsonSchema = { type: 'string', format: 'date-time' };
+
+const nodeSchema: JsonSchema = {
+  type: 'object',
+  required: ['id'],
+  properties: {
+    id: { type: 'string', description: '1–256 characters, no whitespace, control characters or "#".' },
+    kind: { enum: ['root', 'authority', 'issuer', 'witness', 'quorum'], description: 'Required for a new node; never changes.' },
+    jurisdiction: { type: 'string', description: 'ISO 3166-1 alpha-2 or ISO 3166-2.' },
+    keys: { type: 'array', items: nodeKey, description: 'Merged by kid; a key is never dropped.' },
+    threshold: { type: 'integer', minimum: 1, description: 'Quorum nodes only.' },
+    group_key: { ...jwk, description: 'Quorum nodes only: the FROST (RFC 9591) Ed25519 group key; pinned once.' },
+  },
+};
+
+const delegationCredential: JsonSchema = {
+  oneOf: [
+    { type: 'string', description: 'Compact JWS whose payload is {iss, sub, scope, iat, nbf?, exp}.' },
+    { type: 'object', required: ['signature'], description: 'Signed JSON: {iss, sub, scope, iat, nbf?, exp} plus a detached JWS over its JCS form.' },
+  ],
+};
+
+const edgeSchema: JsonSchema = {
+  type: 'object',
+  properties: { id: { type: 'string' }, iss: { type: 'string' }, sub: { type: 'string' }, scope: { type: 'object' }, iat: dateTime, nbf: dateTime, exp: dateTime, kid: { type: 'string' }, credential: delegationCredential },
+};
+
+const listSchema: JsonSchema = {
+  type: 'object',
+  properties: {
+    jurisdiction: { type: 'string' },
+    framework: { type: 'string' },
+    sequence_number: { type: 'integer' },
+    issued_at: dateTime,
+    next_update: dateTime,
+    entries: { type: 'array', items: { type: 'object', properties: { id: { type: 'string' }, service_type: { type: 'string' }, status: { enum: ['granted', 'withdrawn'] }, status_starting_time: dateTime, history: { type: 'array' } } } },
+  },
+};
+
+const revocationSchema: JsonSchema = {
+  type: 'object',
+  properties: { subject: { type: 'string' }, reason: { type: 'string' }, effective_at: dateTime, recorded_at: dateTime, retroactive: { type: 'boolean' }, attestation: { type: 'object' } },
+};
+
+export const trustRoutes: Route[] = [
+  {
+    method: 'POST',
+    path: '/nodes',
+    summary: 'Upsert a node, merging keys by kid',
+    role: 'writer',
+    body: nodeSchema,
+    operation: `mutation UpsertTrustNode($input: TrustNodeInput!) { upsertTrustNode(input: $input) { created node { ${NODE} } } }`,
+    variables: ({ body }) => ({ input: camelizeKeys(body, ['keys', 'group_key']) }),
+    result: (data, context) => {
+      const { created, node } = data.upsertTrustNode;
+      return { status: created ? 201 : 200, ...(created && { headers: { location: `${context.baseUrl}/graph` } }), body: nodeOut(node) };
+    },
+    responses: { 200: { description: 'The node, keys merged.', schema: nodeSchema }, 201: { description: 'The new node (listed in /graph).', schema: nodeSchema } },
+    problems: [409, 422],
+  },
+  {
+    method: 'POST',
+    path: '/edges',
+    summary: 'Add a delegation edge: the credential is validated, a failing one is not added',
+    role: 'writer',
+    body: { oneOf: [delegationCredential, { type: 'object', required: ['credential'], properties: { credential: delegationCredential } }] },
+    operation: `mutation AddTrustEdge($credential: JSON!) { addTrustEdge(credential: $credential) { created edge { ${EDGE} } } }`,
+    // The body is the credential itself, or {credential}: signed JSON never has a `credential` member.
+    variables: ({ body }) => {
+      const wrapped = typeof body === 'object' && body !== null && !Array.isArray(body) && Object.keys(body).length === 1 && 'credential' in body;
+      return { credential: wrapped ? (body as { credential: unknown }).credential : body };
+    },
+    result: (data, context) => {
+      const { created, edge } = data.addTrustEdge;
+      return { status: created ? 201 : 200, ...(created && { headers: { location: `${context.baseUrl}/graph` } }), body: edge };
+    },
+    responses: {
+      200: { description: 'The same credential was already stored: the stored edge.', schema: edgeSchema },
+      201: { description: 'The edge added (listed in /graph).', schema: edgeSchema },
+    },
+    problems: [422],
+  },
+  {
+    method: 'GET',
+    path: '/graph',
+    summary: 'Every node and edge, with the credentials verbatim',
+    operation: `query TrustGraph { trustGraph { nodes { ${NODE} } edges { ${EDGE} } } }`,
+    result: (data) => ({ body: { nodes: data.trustGraph.nodes.map(nodeOut), edges: data.trustGraph.edges } }),
+    responses: { 200: { description: 'Nodes and edges.', schema: { type: 'object', properties: { nodes: { type: 'array', items: nodeSchema }, edges: { type: 'array', items: edgeSchema } } } } },
+  },
+  {
+    method: 'GET',
+    path: '/trust-lists',
+    summary: 'Trust lists as they stood at an instant',
+    query: {
+      at: { type: 'date-time', description: 'The lists as they stood then (default: now).' },
+      jurisdiction: { type: 'string', description: 'Only the list of this jurisdiction.' },
+      framework: { type: 'string', description: 'Only lists of this framework.' },
+    },
+    operation: `query TrustLists($at: String, $jurisdiction: String, $framework: String) { trustLists(at: $at, jurisdiction: $jurisdiction, framework: $framework) { ${LIST} } }`,
+    variables: ({ query }) => ({ at: query.at, jurisdiction: query.jurisdiction, framework: query.framework }),
+    result: (data) => ({ body: { trust_lists: data.trustLists.map(listOut) } }),
+    responses: { 200: { description: 'The lists.', schema: { type: 'object', properties: { trust_lists: { type: 'array', items: listSchema } } } } },
+  },
+  {
+    method: 'POST',
+    path: '/trust-lists',
+    summary: 'Register the trust list of a jurisdiction',
+    role: 'writer',
+    body: {
+      type: 'object',
+      required: ['jurisdiction', 'framework'],
+      properties: { jurisdiction: { type: 'string' }, framework: { type: 'string' }, next_update: { ...dateTime, description: 'Default: 180 days after issue.' } },
+    },
+    operation: `mutation RegisterTrustList($input: TrustListInput!) { registerTrustList(input: $input) { ${LIST} } }`,
+    variables: ({ body }) => ({ input: camelizeKeys(body) }),
+    result: (data, context) => ({
+      status: 201,
+      headers: { location: `${context.baseUrl}/trust-lists/${encodeURIComponent(data.registerTrustList.jurisdiction)}` },
+      body: listOut(data.registerTrustList),
+    }),
+    responses: { 201: { description: 'The list, sequence number 1.', schema: listSchema } },
+    problems: [409, 422],
+  },
+  {
+    method: 'GET',
+    path: '/trust-lists/{jur}',
+    summary: 'One trust list, exactly as it stood at an instant',
+    params: { jur: 'Jurisdiction: ISO 3166-1 alpha-2 or ISO 3166-2, any case.' },
+    query: { at: { type: 'date-time', description: 'The list as it stood then (default: now).' } },
+    operation: `query TrustList($jurisdiction: String!, $at: String) { trustList(jurisdiction: $jurisdiction, at: $at) { ${LIST} } }`,
+    variables: ({ params, query }) => ({ jurisdiction: params.jur, at: query.at }),
+    result: (data) => ({ body: listOut(data.trustList) }),
+    responses: { 200: { description: 'The list version in force at `at`.', schema: listSchema } },
+  },
+  {
+    method: 'POST',
+    path: '/trust-lists/{jur}/entries',
+    summary: 'Upsert one entry; superseded_at withdraws it from then on',
+    role: 'writer',
+    params: { jur: 'Jurisdiction of the list.' },
+    body: {
+      type: 'object',
+      required: ['id'],
+      properties: {
+        id: { type: 'string' },
+        service_type: { type: 'string', format: 'uri', description: 'Required for a new entry.' },
+        name: { type: 'string' },
+        node_id: { type: 'string' },
+        superseded_at: { ...dateTime, description: 'Withdraws the entry from this instant on (not in the future).' },
+      },
+    },
+    operation: `mutation UpsertTrustListEntry($jurisdiction: String!, $input: TrustListEntryInput!) {
+  upsertTrustListEntry(jurisdiction: $jurisdiction, input: $input) { changed entry { ${ENTRY} } list { ${LIST} } }
+}`,
+    variables: ({ params, body }) => ({ jurisdiction: params.jur, input: camelizeKeys(body) }),
+    result: (data) => {
+      const { changed, entry, list } = data.upsertTrustListEntry;
+      return { body: { changed, entry: entryOut(entry), list: listOut(list) } };
+    },
+    responses: { 200: { description: 'The entry and the list after the upsert; `changed` is false when nothing was recorded.' } },
+    problems: [409, 422],
+  },
+  {
+    method: 'GET',
+    path: '/master-list',
+    summary: 'The M-of-K shape, the witnesses and every entry with its live quorum verdict',
+    operation: `query MasterList { trustMasterList { origin shape m k witnessSet { keys recordedAt } entries { ${MASTER_LIST_ENTRY} } } }`,
+    result: (data) => {
+      const { origin, shape, m, k, witnessSet, entries } = data.trustMasterList;
+      return { body: { origin, shape, m, k, witnesses: witnessSet?.keys ?? [], witness_set_recorded_at: witnessSet?.recordedAt ?? null, entries } };
+    },
+    responses: { 200: { description: 'Verdicts computed on this read against the current witness set.' } },
+  },
+  {
+    method: 'POST',
+    path: '/master-list/witnesses',
+    summary: 'Replace the witness set',
+    role: 'writer',
+    body: { type: 'object', required: ['m', 'keys'], properties: { m: { type: 'integer', minimum: 1 }, keys: { type: 'array', items: jwk, minItems: 1 } } },
+    operation: 'mutation ReplaceWitnessSet($input: WitnessSetInput!) { replaceTrustWitnessSet(input: $input) { m keys recorded_at: recordedAt } }',
+    variables: ({ body }) => ({ input: camelizeKeys(body, ['keys']) }),
+    result: (data) => ({ body: data.replaceTrustWitnessSet }),
+    responses: { 200: { description: 'The witness set now in force.' } },
+    problems: [422],
+  },
+  {
+    method: 'POST',
+    path: '/master-list/entries',
+    summary: 'Upsert a master-list entry with its cosignatures; verified at once',
+    role: 'writer',
+    body: {
+      type: 'object',
+      required: ['id', 'body'],
+      properties: {
+        id: { type: 'string', description: '1–256 printable ASCII characters, no spaces.' },
+        body: { type: 'object' },
+        cosignatures: {
+          type: 'array',
+          items: { type: 'object', required: ['kid', 'time', 'signature'], properties: { kid: { type: 'string' }, time: { type: 'integer' }, signature: { type: 'string', description: 'base64url Ed25519 signature.' } } },
+        },
+      },
+    },
+    operation: `mutation UpsertMasterListEntry($input: MasterListEntryInput!) { upsertMasterListEntry(input: $input) { ${MASTER_LIST_ENTRY} } }`,
+    variables: ({ body }) => ({ input: camelizeKeys(body, ['body', 'cosignatures']) }),
+    result: (data) => ({ body: data.upsertMasterListEntry }),
+    responses: { 200: { description: 'The entry with its verdict.' } },
+    problems: [422],
+  },
+  {
+    method: 'GET',
+    path: '/revocations',
+    summary: 'Revocations, bitemporal',
+    query: {
+      at: { type: 'date-time', description: 'Effective by then (effective_at <= at).' },
+      known_by: { type: 'date-time', description: 'Recorded by then (recorded_at <= known_by).' },
+      window: { type: 'interval', description: 'effective_at within [start, end).' },
+      subject: { type: 'string', description: 'A node id (its revocations and its keys\') or "<node id>#<kid>".' },
+      retroactive: { type: 'boolean', description: 'Only retroactive ones, or only the others.' },
+    },
+    operation: `query Revocations($at: String, $knownBy: String, $window: String, $subject: String, $retroactive: Boolean) {
+  trustRevocations(at: $at, knownBy: $knownBy, window: $window, subject: $subject, retroactive: $retroactive) { ${REVOCATION} }
+}`,
+    variables: ({ query }) => ({ at: query.at, knownBy: query.known_by, window: query.window, subject: query.subject, retroactive: query.retroactive }),
+    result: (data) => ({ body: { revocations: data.trustRevocations.map(revocationOut) } }),
+    responses: { 200: { description: 'Matching revocations, in recording order.', schema: { type: 'object', properties: { revocations: { type: 'array', items: revocationSchema } } } } },
+  },
+  {
+    method: 'POST',
+    path: '/revocations',
+    summary: 'Declare a revocation; a retroactive one needs a quorate attestation',
+    role: 'writer',
+    body: {
+      type: 'object',
+      required: ['subject', 'reason'],
+      properties: {
+        subject: { type: 'string' },
+        reason: { enum: ['unspecified', 'keyCompromise', 'cACompromise', 'affiliationChanged', 'superseded', 'cessationOfOperation', 'privilegeWithdrawn', 'aACompromise'] },
+        effective_at: { ...dateTime, description: 'Default: the recording time. Earlier makes the revocation retroactive.' },
+        attestation: {
+          type: 'object',
+          description: '{quorum, slots: [{kid, signature}]} or {quorum, group_signature}: signatures over the JCS form of {effective_at, reason, subject}.',
+        },
+      },
+    },
+    operation: `mutation DeclareRevocation($input: RevocationInput!) { declareTrustRevocation(input: $input) { ${REVOCATION} } }`,
+    variables: ({ body }) => ({ input: camelizeKeys(body, ['attestation']) }),
+    result: (data, context) => ({
+      status: 201,
+      headers: { location: `${context.baseUrl}/revocations?subject=${encodeURIComponent(data.declareTrustRevocation.subject)}` },
+      body: revocationOut(data.declareTrustRevocation),
+    }),
+    responses: { 201: { description: 'The revocation as recorded.', schema: revocationSchema } },
+    problems: [422],
+  },
+  {
+    method: 'GET',
+    path: '/anchor-bundle',
+    summary: 'The signed anchor bundle a verifier pins',
+    query: { jurisdiction: { type: 'string', description: 'Narrow to the anchors that can take part in verifying something from this jurisdiction.' } },
+    operation: 'query AnchorBundle($jurisdiction: String) { trustAnchorBundle(jurisdiction: $jurisdiction) }',
+    variables: ({ query }) => ({ jurisdiction: query.jurisdiction }),
+    result: (data) => ({ headers: { 'cache-control': 'no-store' }, body: data.trustAnchorBundle }),
+    responses: { 200: { description: 'Signed JSON: roots, quorums, witness set, master-list origin, trust-list heads.' } },
+  },
+];
