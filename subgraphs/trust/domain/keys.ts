@@ -13,8 +13,9 @@
  * - a key only in the stored set is kept, a key only in the upsert is added;
  * - for the same kid, every member must agree (key material, `iat`, `alg`, `use`), except that
  *   `exp` and `revoked` may be added when the stored key has none; once set they never change;
- * - any disagreement is KEY_CONFLICT, an invalid key or a kid that is not its thumbprint is
- *   INVALID_KEY, and nothing is merged.
+ * - any disagreement is KEY_CONFLICT, and so is other key material under a stored kid (checked
+ *   first: the conflict with the stored key is the reason that matters); an invalid key or a kid
+ *   that is not its thumbprint is INVALID_KEY; on any failure nothing is merged.
  */
 import { ed25519 } from '@noble/curves/ed25519.js';
 import { p256 } from '@noble/curves/nist.js';
@@ -127,6 +128,12 @@ function isNumericDate(value: unknown): value is number {
 export function mergeNodeKeys(existing: readonly NodeKey[], incoming: readonly unknown[]): TrustResult<NodeKey[]> {
   const merged = new Map<string, NodeKey>(existing.map((key) => [key.kid, key]));
   for (const input of incoming) {
+    const claimed = typeof input === 'object' && input !== null ? (input as { kid?: unknown }).kid : undefined;
+    const holder = typeof claimed === 'string' ? merged.get(claimed) : undefined;
+    // Other material under a published kid is a conflict with what is stored, whatever else is wrong with it.
+    if (holder && !sameMaterial(holder, input as Record<string, unknown>)) {
+      return failure('KEY_CONFLICT', `key ${holder.kid} is already published with other key material; a kid names one key for good`);
+    }
     const checked = validateNodeKey(input);
     if (!checked.ok) return checked;
     const key = checked.value;
@@ -140,6 +147,11 @@ export function mergeNodeKeys(existing: readonly NodeKey[], incoming: readonly u
     merged.set(key.kid, combined.value);
   }
   return success([...merged.values()]);
+}
+
+function sameMaterial(stored: NodeKey, incoming: Record<string, unknown>): boolean {
+  const members = stored.kty === 'OKP' ? (['kty', 'crv', 'x'] as const) : (['kty', 'crv', 'x', 'y'] as const);
+  return members.every((member) => (stored as Record<string, unknown>)[member] === incoming[member]);
 }
 
 function combineKey(stored: NodeKey, incoming: NodeKey): TrustResult<NodeKey> {

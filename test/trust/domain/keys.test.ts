@@ -117,10 +117,19 @@ describe('mergeNodeKeys', () => {
     expect(mergeNodeKeys([stored], [incoming])).toMatchObject({ ok: false, code: 'KEY_CONFLICT' });
   });
 
-  it('refuses a kid that is not the thumbprint with INVALID_KEY and merges nothing', () => {
+  it('refuses other key material under a stored kid with KEY_CONFLICT, Ed25519 or P-256, and merges nothing', () => {
     const stored = nodeKey();
     const { jwk } = ed25519Key();
-    expect(mergeNodeKeys([stored], [{ ...jwk, kid: stored.kid, iat: stored.iat }])).toMatchObject({ ok: false, code: 'INVALID_KEY' });
+    expect(mergeNodeKeys([stored], [{ ...jwk, kid: stored.kid, iat: stored.iat }])).toMatchObject({ ok: false, code: 'KEY_CONFLICT' });
+    const p256 = validateNodeKey({ ...p256Key().jwk, iat: JAN_2024 });
+    if (!p256.ok) throw new Error(p256.message);
+    const moved = { ...p256.value, y: p256Key().jwk.y };
+    expect(mergeNodeKeys([p256.value], [moved])).toMatchObject({ ok: false, code: 'KEY_CONFLICT' });
+  });
+
+  it('refuses a kid that is not the thumbprint of a new key with INVALID_KEY', () => {
+    const { jwk } = ed25519Key();
+    expect(mergeNodeKeys([nodeKey()], [{ ...jwk, kid: ed25519Key().jwk.kid, iat: JAN_2024 }])).toMatchObject({ ok: false, code: 'INVALID_KEY' });
   });
 });
 
