@@ -1,0 +1,59 @@
+/**
+ * Independent makers for the end-to-end trust tests: keys from Node's crypto (OpenSSL), delegation
+ * credentials from jose, cosignatures from Node's crypto. None of the service's own code signs.
+ */
+import { createHash, generateKeyPairSync, sign as nodeSign, type KeyObject } from 'node:crypto';
+import * as jose from 'jose';
+import { canonicalize } from '../../lib/crypto/jcs.js';
+
+export interface Key {
+  /** Public JWK with its RFC 7638 thumbprint as kid. */
+  readonly jwk: jose.JWK & { kid: string };
+  readonly privateKey: KeyObject;
+  readonly alg: 'Ed25519' | 'ES256';
+  /** Raw signature: Ed25519, or ES256 as r||s. */
+  sign(data: Uint8Array): Buffer;
+}
+
+export async function newKey(kind: 'Ed25519' | 'P-256' = 'Ed25519'): Promise<Key> {
+  const { publicKey, privateKey } = kind === 'Ed25519' ? generateKeyPairSync('ed25519') : generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  const exported = publicKey.export({ format: 'jwk' }) as jose.JWK;
+  const jwk = { ...exported, kid: await jose.calculateJwkThumbprint(exported, 'sha256') };
+  const alg = kind === 'Ed25519' ? 'Ed25519' : 'ES256';
+  const sign = (data: Uint8Array) => (alg === 'Ed25519' ? nodeSign(null, data, privateKey) : nodeSign('sha256', data, { key: privateKey, dsaEncoding: 'ieee-p1363' }));
+  return { jwk, privateKey, alg, sign };
+}
+
+/** NumericDate of a Date or of now, for key lifetimes. */
+export const seconds = (date: Date = new Date()) => Math.floor(date.getTime() / 1000);
+
+/** An RFC 3339 instant `offset` milliseconds from now. */
+export const fromNow = (offset: number) => new Date(Date.now() + offset).toISOString();
+
+export const DAY = 86_400_000;
+
+/** A compact JWS made by jose. */
+export async function compactCredential(claims: Record<string, unknown>, key: Key, header: Record<string, unknown> = {}): Promise<string> {
+  return new jose.CompactSign(new TextEncoder().encode(JSON.stringify(claims))).setProtectedHeader({ alg: key.alg, kid: key.jwk.kid, ...header }).sign(key.privateKey);
+}
+
+/** Signed JSON made by jose: the claims plus a detached JWS (RFC 7515 appendix F) over their JCS form. */
+export async function signedJsonCredential(claims: Record<string, unknown>, key: Key): Promise<Record<string, unknown>> {
+  const jws = await new jose.FlattenedSign(new TextEncoder().encode(canonicalize(claims))).setProtectedHeader({ alg: key.alg, kid: key.jwk.kid }).sign(key.privateKey);
+  return { ...claims, signature: `${jws.protected}..${jws.signature}` };
+}
+
+/**
+ * A witness cosignature in the C2SP tlog-cosignature shape the service documents: Ed25519 by Node
+ * over "cosignature/v1\ntime T\n<origin>\nentry <id>\nsha256 <base64 SHA-256 of the JCS body>\n".
+ */
+export function cosign(witness: Key, origin: string, entry: { id: string; body: Record<string, unknown> }, time = seconds()) {
+  const digest = createHash('sha256').update(canonicalize(entry.body)).digest('base64');
+  const message = `cosignature/v1\ntime ${time}\n${origin}\nentry ${entry.id}\nsha256 ${digest}\n`;
+  return { kid: witness.jwk.kid, time, signature: witness.sign(Buffer.from(message)).toString('base64url') };
+}
+
+/** The JCS bytes a quorum signs to attest a revocation, built independently. */
+export function revocationStatement(subject: string, reason: string, effectiveAt: string): Buffer {
+  return Buffer.from(canonicalize({ effective_at: effectiveAt, reason, subject }));
+}
