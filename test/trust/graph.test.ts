@@ -72,6 +72,8 @@ describe('POST /nodes', () => {
     ['an unknown kind', () => ({ id: 'bad', kind: 'emperor' })],
     ['an id with a space', () => ({ id: 'bad id', kind: 'issuer' })],
     ['a threshold on a non-quorum', () => ({ id: 'bad', kind: 'issuer', threshold: 2 })],
+    ['a key that is not an object', () => ({ id: 'bad', kind: 'issuer', keys: [7] })],
+    ['a group key that is text', () => ({ id: 'bad', kind: 'quorum', threshold: 1, group_key: 'key' })],
   ])('refuses %s with 422 and stores nothing', async (_name, body) => {
     const response = await post('/nodes', body());
     expect(response.status).toBe(422);
@@ -227,7 +229,7 @@ describe('in the federated graph', () => {
         variables: { r: [{ __typename: 'TrustNode', id: 'acme' }, { __typename: 'TrustNode', id: 'root-eu' }, { __typename: 'TrustNode', id: 'nobody' }] },
       }),
     });
-    expect((await entities.json()).data._entities).toEqual([{ id: 'acme', kind: 'issuer' }, { id: 'root-eu', kind: 'root' }, null]);
+    expect(((await entities.json()) as { data: { _entities: unknown[] } }).data._entities).toEqual([{ id: 'acme', kind: 'issuer' }, { id: 'root-eu', kind: 'root' }, null]);
   });
 });
 

@@ -243,6 +243,8 @@ export class RevocationType {
   attestation!: object | null;
 }
 
+// Opaque members of inputs are JSON of any shape: the domain judges them and answers 422 with the
+// reason, where a scalar refusing them inside the subgraph would be an opaque failure.
 @InputType('TrustNodeInput')
 export class TrustNodeInput {
   @Field(() => ID)
@@ -254,14 +256,14 @@ export class TrustNodeInput {
   @Field(() => String, { nullable: true })
   jurisdiction?: string | null;
 
-  @Field(() => [GraphQLJSONObject], { nullable: true, description: 'Keys to merge by kid.' })
-  keys?: object[] | null;
+  @Field(() => [GraphQLJSON], { nullable: true, description: 'Keys to merge by kid.' })
+  keys?: unknown[] | null;
 
   @Field(() => Int, { nullable: true })
   threshold?: number | null;
 
-  @Field(() => GraphQLJSONObject, { nullable: true })
-  groupKey?: object | null;
+  @Field(() => GraphQLJSON, { nullable: true })
+  groupKey?: unknown;
 }
 
 @InputType('TrustListInput')
@@ -299,8 +301,8 @@ export class WitnessSetInput {
   @Field(() => Int)
   m!: number;
 
-  @Field(() => [GraphQLJSONObject])
-  keys!: object[];
+  @Field(() => [GraphQLJSON])
+  keys!: unknown[];
 }
 
 @InputType('MasterListEntryInput')
@@ -308,11 +310,11 @@ export class MasterListEntryInput {
   @Field(() => String)
   id!: string;
 
-  @Field(() => GraphQLJSONObject)
-  body!: object;
+  @Field(() => GraphQLJSON)
+  body!: unknown;
 
-  @Field(() => [GraphQLJSONObject], { nullable: true })
-  cosignatures?: object[] | null;
+  @Field(() => [GraphQLJSON], { nullable: true })
+  cosignatures?: unknown[] | null;
 }
 
 @InputType('RevocationInput')
@@ -326,6 +328,6 @@ export class RevocationInput {
   @Field(() => String, { nullable: true, description: 'RFC 3339; defaults to the recording time.' })
   effectiveAt?: string | null;
 
-  @Field(() => GraphQLJSONObject, { nullable: true })
-  attestation?: object | null;
+  @Field(() => GraphQLJSON, { nullable: true })
+  attestation?: unknown;
 }
