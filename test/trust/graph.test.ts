@@ -168,10 +168,34 @@ describe('POST /edges', () => {
   });
 });
 
+describe('concurrent writers', () => {
+  it('keep every key of concurrent upserts of one node', async () => {
+    const keys = await Promise.all(Array.from({ length: 8 }, () => newKey()));
+    const responses = await Promise.all(keys.map((key) => post('/nodes', { id: 'busy', kind: 'witness', keys: [{ ...key.jwk, iat: keyIat }] })));
+    expect(responses.map((response) => response.status).sort()).toEqual([200, 200, 200, 200, 200, 200, 200, 201]);
+    const busy = (await graph()).nodes.find((node) => node.id === 'busy');
+    expect(busy.keys.map((key: { kid: string }) => key.kid).sort()).toEqual(keys.map((key) => key.jwk.kid).sort());
+  });
+
+  it('never let two delegations that close a cycle both in', async () => {
+    const [leftKey, rightKey] = await Promise.all([newKey(), newKey()]);
+    for (const [id, key] of [['left', leftKey], ['right', rightKey]] as const) {
+      expect((await post('/nodes', { id, kind: 'authority', keys: [{ ...key.jwk, iat: keyIat }] })).status).toBe(201);
+      expect((await post('/edges', { credential: await compactCredential(claims('root-eu', id), rootKey) })).status).toBe(201);
+    }
+    const [toRight, toLeft] = await Promise.all([
+      post('/edges', { credential: await compactCredential(claims('left', 'right'), leftKey) }),
+      post('/edges', { credential: await compactCredential(claims('right', 'left'), rightKey) }),
+    ]);
+    expect([toRight.status, toLeft.status].sort()).toEqual([201, 422]);
+    expect([toRight, toLeft].find((response) => response.status === 422)!.body.code).toBe('CYCLE');
+  });
+});
+
 describe('GET /graph', () => {
   it('returns every node and edge with credentials verbatim, enough to resolve a path offline', async () => {
     const { nodes, edges } = await graph();
-    expect(nodes.map((node) => node.id).sort()).toEqual(['acme', 'auth-de', 'by-admin', 'root-eu']);
+    expect(nodes.map((node) => node.id).sort()).toEqual(['acme', 'auth-de', 'busy', 'by-admin', 'left', 'right', 'root-eu']);
     // Resolve root -> auth-de -> acme with jose alone, from the graph's own data.
     const byId = new Map(nodes.map((node) => [node.id, node]));
     let current = 'acme';
@@ -219,7 +243,7 @@ describe('in the federated graph', () => {
   it('serves nodes and edges and resolves TrustNode entities by key, in one batch', async () => {
     const result = await platform.graphql('{ trustGraph { nodes { id kind keys } edges { id iss sub credential } } trustNode(id: "acme") { id kind jurisdiction } }');
     expect(result.errors).toBeUndefined();
-    expect(result.data.trustGraph.edges).toHaveLength(2);
+    expect(result.data.trustGraph.edges).toHaveLength(5);
     expect(result.data.trustNode).toEqual({ id: 'acme', kind: 'issuer', jurisdiction: 'DE' });
     const entities = await fetch(platform.stack.subgraphUrls.trust, {
       method: 'POST',
