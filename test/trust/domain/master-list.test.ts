@@ -191,21 +191,14 @@ describe('quorumVerdict', () => {
     expect(quorumVerdict(entry, set, 'staging.example.org/master-list').valid).toBe(0);
   });
 
-  it('verifies 1,000 entries with 5 cosignatures each within a second', () => {
+  // The 1 s budget for this load is measured by bench/trust.ts, not by a timed test.
+  it('verifies 1,000 entries with 5 cosignatures each, every one quorate', () => {
     const entries = Array.from({ length: 1000 }, (_, index): MasterListEntry => {
       const body = { index, jurisdiction: 'DE' };
       return { id: `entry-${index}`, body, cosignatures: witnesses.map((key) => cosign(key, { id: `entry-${index}`, body })) };
     });
-    const verifyAll = () => {
-      const started = performance.now();
-      const quorate = entries.filter((entry) => quorumVerdict(entry, set, ORIGIN).quorate).length;
-      return { quorate, elapsed: performance.now() - started };
-    };
-    verifyAll(); // warm-up: JIT and the KeyObject cache, as on a running server
-    const runs = [verifyAll(), verifyAll(), verifyAll()];
-    expect(runs.every((run) => run.quorate === 1000)).toBe(true);
-    const elapsed = runs.map((run) => run.elapsed).sort((a, b) => a - b)[1]!;
-    expect(elapsed).toBeLessThan(1000);
+    const verdicts = entries.map((entry) => quorumVerdict(entry, set, ORIGIN));
+    expect(verdicts.every((verdict) => verdict.quorate && verdict.valid === 5)).toBe(true);
   });
 });
 
