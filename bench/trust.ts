@@ -207,6 +207,33 @@ try {
   if (graph.last.nodes.length !== NODES || graph.last.edges.length !== EDGES) throw new Error(`graph answered ${graph.last.nodes.length} nodes, ${graph.last.edges.length} edges`);
   row('GET /graph (10,000 nodes, 20,000 edges)', graph.times, `${mb(bytes)} MB of JSON; peak RSS ${mb(peak)} MB (+${mb(peak - baseline)} MB over ${mb(baseline)} MB idle)`);
 
+  // Writes and path questions are judged against the whole graph.
+  let posted = 0;
+  const postEdge = await timed(GRAPH_RUNS, async () => {
+    posted += 1;
+    const claims = { iss: 'node-0', sub: `node-${5_000 + posted}`, scope: { jurisdictions: ['FR'] }, iat: issuedAt, exp: expires };
+    const header = Buffer.from(JSON.stringify({ alg: 'Ed25519', kid: nodeKeys[0]!.jwk.kid })).toString('base64url');
+    const signingInput = `${header}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}`;
+    const jws = `${signingInput}.${nodeSign(null, Buffer.from(signingInput), nodeKeys[0]!.privateKey).toString('base64url')}`;
+    const response = await fetch(`${base}/edges`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
+      body: JSON.stringify({ credential: jws }),
+    });
+    if (response.status !== 201) throw new Error(`POST /edges: ${response.status} ${await response.text()}`);
+  });
+  row('POST /edges into that graph', postEdge.times, 'loads and judges the whole graph under the graph lock (scope, cycle, keys)');
+  const standing = await timed(GRAPH_RUNS, async () => {
+    const response = await fetch(stack.gateway.graphqlUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: 'query($kid: String!, $at: DateTimeISO!) { trustKeyStanding(kid: $kid, at: $at) }', variables: { kid: nodeKeys[7_777]!.jwk.kid, at: new Date().toISOString() } }),
+    });
+    const { data } = (await response.json()) as { data: { trustKeyStanding: { standing: string } } };
+    if (data.trustKeyStanding.standing !== 'valid') throw new Error(`standing ${JSON.stringify(data.trustKeyStanding)}`);
+  });
+  row('trustKeyStanding in that graph (GraphQL)', standing.times, 'path from a root resolved at the instant');
+
   const header = ['measure', 'median ms', 'p95 ms', 'runs', 'notes'];
   const table = [header, header.map(() => '---'), ...rows].map((cells) => `| ${cells.join(' | ')} |`).join('\n');
   const machine = `${osType()} ${release()}, ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, Node ${process.version} (OpenSSL ${process.versions.openssl})`;

@@ -88,6 +88,37 @@ export type DelegationFailureCode =
 
 const CLAIMS = new Set(['iss', 'sub', 'scope', 'iat', 'nbf', 'exp']);
 
+interface GraphIndex {
+  readonly nodes: ReadonlyMap<string, TrustNode>;
+  readonly incoming: ReadonlyMap<string, readonly DelegationEdge[]>;
+  readonly outgoing: ReadonlyMap<string, readonly DelegationEdge[]>;
+}
+
+// Graphs are read-only values; indexing each once keeps every walk linear in its size (a graph of
+// tens of thousands of edges is judged on every POST /edges).
+const indexes = new WeakMap<TrustGraph, GraphIndex>();
+
+function append(map: Map<string, DelegationEdge[]>, key: string, edge: DelegationEdge): void {
+  const list = map.get(key);
+  if (list) list.push(edge);
+  else map.set(key, [edge]);
+}
+
+function indexOf(graph: TrustGraph): GraphIndex {
+  let index = indexes.get(graph);
+  if (!index) {
+    const incoming = new Map<string, DelegationEdge[]>();
+    const outgoing = new Map<string, DelegationEdge[]>();
+    for (const edge of graph.edges) {
+      append(incoming, edge.sub, edge);
+      append(outgoing, edge.iss, edge);
+    }
+    index = { nodes: new Map(graph.nodes.map((node) => [node.id, node])), incoming, outgoing };
+    indexes.set(graph, index);
+  }
+  return index;
+}
+
 export function delegationCredentialId(credential: DelegationCredential): string {
   const bytes = typeof credential === 'string' ? new TextEncoder().encode(credential) : canonicalBytes(credential);
   return encodeBase64Url(sha256(bytes));
@@ -137,7 +168,7 @@ export function validateDelegation(credential: unknown, graph: TrustGraph, now: 
   if (nbf >= exp || iat >= exp) return failure('MALFORMED_CREDENTIAL', 'exp must come after iat and nbf');
   if (typeof header.kid !== 'string') return failure('MALFORMED_CREDENTIAL', 'the JWS header must name the signing key by kid');
 
-  const nodes = new Map(graph.nodes.map((node) => [node.id, node]));
+  const { nodes, outgoing } = indexOf(graph);
   const issuer = nodes.get(claims.iss);
   if (!issuer) return failure('UNKNOWN_ISSUER', `there is no node ${claims.iss}`);
   if (!nodes.has(claims.sub)) return failure('UNKNOWN_SUBJECT', `there is no node ${claims.sub}`);
@@ -165,7 +196,7 @@ export function validateDelegation(credential: unknown, graph: TrustGraph, now: 
   const held = scopesHeldAt(graph, issuer.id, now);
   if (held.length === 0) return failure('WIDENED_SCOPE', `${issuer.id} holds no scope: no standing delegation reaches it from a root`);
   if (!scopeCoveredBy(scope, held)) return failure('WIDENED_SCOPE', `the scope delegated is wider than what ${issuer.id} holds`);
-  if (claims.iss === claims.sub || reaches(graph.edges, claims.sub, claims.iss)) {
+  if (claims.iss === claims.sub || reaches(outgoing, claims.sub, claims.iss)) {
     return failure('CYCLE', `${claims.sub} already delegates, directly or not, to ${claims.iss}`);
   }
   return success({
@@ -181,13 +212,13 @@ export function validateDelegation(credential: unknown, graph: TrustGraph, now: 
   });
 }
 
-function reaches(edges: readonly DelegationEdge[], from: string, to: string): boolean {
+function reaches(outgoing: GraphIndex['outgoing'], from: string, to: string): boolean {
   const seen = new Set([from]);
   const pending = [from];
   while (pending.length > 0) {
     const current = pending.pop()!;
-    for (const edge of edges) {
-      if (edge.iss !== current || seen.has(edge.sub)) continue;
+    for (const edge of outgoing.get(current) ?? []) {
+      if (seen.has(edge.sub)) continue;
       if (edge.sub === to) return true;
       seen.add(edge.sub);
       pending.push(edge.sub);
@@ -201,7 +232,7 @@ export function edgeFailureAt(edge: DelegationEdge, graph: TrustGraph, at: Insta
   if (parseInstant(edge.nbf)! > at) return `is valid from ${edge.nbf}`;
   if (parseInstant(edge.exp)! <= at) return `expired at ${edge.exp}`;
   const revocations = graph.revocations ?? [];
-  const issuer = graph.nodes.find((node) => node.id === edge.iss);
+  const issuer = indexOf(graph).nodes.get(edge.iss);
   const key: NodeKey | undefined = issuer?.keys.find((candidate) => candidate.kid === edge.kid);
   if (!issuer || !key) return `was signed by a key ${edge.kid} that ${edge.iss} no longer lists`;
   const iat = parseInstant(edge.iat)!;
@@ -221,8 +252,8 @@ export function edgeFailureAt(edge: DelegationEdge, graph: TrustGraph, at: Insta
  * delegations grant, each cut down to what their issuers held.
  */
 export function scopesHeldAt(graph: TrustGraph, nodeId: string, at: Instant, roots?: readonly string[], knownBy?: Instant): DelegationScope[] {
-  const isRoot = (id: string) =>
-    roots ? roots.includes(id) : graph.nodes.some((node) => node.id === id && node.kind === 'root');
+  const { nodes, incoming } = indexOf(graph);
+  const isRoot = (id: string) => (roots ? roots.includes(id) : nodes.get(id)?.kind === 'root');
   const memo = new Map<string, DelegationScope[]>();
   const held = (id: string, visiting: Set<string>): DelegationScope[] => {
     const known = memo.get(id);
@@ -233,8 +264,8 @@ export function scopesHeldAt(graph: TrustGraph, nodeId: string, at: Instant, roo
     if (visiting.has(id)) return [];
     visiting.add(id);
     const scopes = new Map<string, DelegationScope>();
-    for (const edge of graph.edges) {
-      if (edge.sub !== id || edgeFailureAt(edge, graph, at, knownBy) !== undefined) continue;
+    for (const edge of incoming.get(id) ?? []) {
+      if (edgeFailureAt(edge, graph, at, knownBy) !== undefined) continue;
       for (const issuerScope of held(edge.iss, visiting)) {
         const cut = intersectScopes(edge.scope, issuerScope);
         if (cut) scopes.set(JSON.stringify(cut), cut);
@@ -267,7 +298,8 @@ export function resolvePath(
   at: Instant,
   options: PathOptions = {},
 ): TrustResult<DelegationEdge[], 'UNKNOWN_NODE' | 'NO_PATH'> {
-  if (!graph.nodes.some((node) => node.id === toNodeId)) return failure('UNKNOWN_NODE', `there is no node ${toNodeId}`);
+  const { nodes, incoming } = indexOf(graph);
+  if (!nodes.has(toNodeId)) return failure('UNKNOWN_NODE', `there is no node ${toNodeId}`);
   const revocations = graph.revocations ?? [];
   const isStanding = (id: string) => {
     const revoked = nodeRevokedFrom(id, revocations, options.known_by);
@@ -275,32 +307,32 @@ export function resolvePath(
   };
   if (!isStanding(toNodeId)) return failure('NO_PATH', `${toNodeId} is revoked at ${formatInstant(at)}`);
 
-  const usable = graph.edges.filter(
-    (edge) => edgeFailureAt(edge, graph, at, options.known_by) === undefined && (!options.scope || scopeAllows(edge.scope, options.scope)),
-  );
+  const usable = new Map<string, DelegationEdge[]>();
+  for (const edge of graph.edges) {
+    if (edgeFailureAt(edge, graph, at, options.known_by) !== undefined || (options.scope && !scopeAllows(edge.scope, options.scope))) continue;
+    append(usable, edge.iss, edge);
+  }
   const via = new Map<string, DelegationEdge | null>();
   const queue: string[] = [];
   for (const root of fromRootIds) {
-    if (via.has(root) || !isStanding(root) || !graph.nodes.some((node) => node.id === root)) continue;
+    if (via.has(root) || !isStanding(root) || !nodes.has(root)) continue;
     via.set(root, null);
     queue.push(root);
   }
   for (let next = 0; next < queue.length && !via.has(toNodeId); next += 1) {
     const current = queue[next]!;
-    for (const edge of usable) {
-      if (edge.iss !== current || via.has(edge.sub)) continue;
+    for (const edge of usable.get(current) ?? []) {
+      if (via.has(edge.sub)) continue;
       via.set(edge.sub, edge);
       queue.push(edge.sub);
     }
   }
   if (!via.has(toNodeId)) {
-    const incoming = graph.edges
-      .filter((edge) => edge.sub === toNodeId)
-      .map((edge) => {
-        const why = edgeFailureAt(edge, graph, at, options.known_by) ?? (options.scope && !scopeAllows(edge.scope, options.scope) ? 'does not grant the act asked about' : `comes from ${edge.iss}, which no root reaches`);
-        return `delegation ${edge.id} from ${edge.iss} ${why}`;
-      });
-    const detail = incoming.length > 0 ? `: ${incoming.join('; ')}` : ': nothing delegates to it';
+    const reasons = (incoming.get(toNodeId) ?? []).map((edge) => {
+      const why = edgeFailureAt(edge, graph, at, options.known_by) ?? (options.scope && !scopeAllows(edge.scope, options.scope) ? 'does not grant the act asked about' : `comes from ${edge.iss}, which no root reaches`);
+      return `delegation ${edge.id} from ${edge.iss} ${why}`;
+    });
+    const detail = reasons.length > 0 ? `: ${reasons.join('; ')}` : ': nothing delegates to it';
     return failure('NO_PATH', `no delegation path reaches ${toNodeId} at ${formatInstant(at)}${detail}`);
   }
   const path: DelegationEdge[] = [];
