@@ -73,6 +73,7 @@ describe('POST /nodes', () => {
     ['an id with a space', () => ({ id: 'bad id', kind: 'issuer' })],
     ['a threshold on a non-quorum', () => ({ id: 'bad', kind: 'issuer', threshold: 2 })],
     ['a key that is not an object', () => ({ id: 'bad', kind: 'issuer', keys: [7] })],
+    ['text PostgreSQL cannot store', () => ({ id: 'bad', kind: 'issuer', keys: [{ ...issuerKey.jwk, iat: keyIat, revoked: { revoked_at: keyIat, reason: 'x\u0000' } }] })],
     ['a group key that is text', () => ({ id: 'bad', kind: 'quorum', threshold: 1, group_key: 'key' })],
   ])('refuses %s with 422 and stores nothing', async (_name, body) => {
     const response = await post('/nodes', body());
@@ -274,6 +275,24 @@ describe('GET /anchor-bundle', () => {
     const gathered = await platform.graphql('{ trustAnchorBundle trust { keyring } }');
     expect(gathered.data.trustAnchorBundle.service).toBe('trust');
     expect((await platform.rest('trust', '/anchor-bundle?jurisdiction=Bavaria')).status).toBe(400);
+  });
+});
+
+describe('discovery', () => {
+  it('lists every path of the trust table, documented in OpenAPI, and the master-list origin', async () => {
+    const discovery = await platform.rest('trust', '/');
+    const table = [
+      'GET /', 'GET /admin/log', 'GET /anchor-bundle', 'POST /edges', 'GET /graph', 'GET /healthz', 'GET /keyring', 'GET /master-list',
+      'POST /master-list/entries', 'POST /master-list/witnesses', 'POST /nodes', 'GET /revocations', 'POST /revocations',
+      'GET /trust-lists', 'POST /trust-lists', 'GET /trust-lists/{jur}', 'POST /trust-lists/{jur}/entries',
+    ];
+    expect(discovery.body.endpoints.map((endpoint: { method: string; path: string }) => `${endpoint.method} ${endpoint.path}`).sort()).toEqual([...table].sort());
+    expect(discovery.body.master_list_origin).toBe((await platform.rest('trust', '/master-list')).body.origin);
+    const openapi = (await (await fetch(discovery.body.openapi)).json()) as { paths: Record<string, Record<string, unknown>> };
+    for (const entry of table) {
+      const [method, path] = entry.split(' ') as [string, string];
+      expect(openapi.paths[path]?.[method.toLowerCase()], entry).toBeDefined();
+    }
   });
 });
 

@@ -106,6 +106,8 @@ describe('entries and their live verdicts', () => {
     ['a body that is text', { id: 'x', body: 'text' }, 422],
     ['witness keys that are not objects', { id: 'x', body: {}, cosignatures: [7] }, 422],
     ['no body', { id: 'x' }, 400],
+    ['text with U+0000, which PostgreSQL cannot store', { id: 'x', body: { note: 'a\u0000b' } }, 422],
+    ['a lone surrogate', { id: 'x', body: { note: '\ud800' } }, 422],
   ])('refuses %s, storing nothing', async (_name, body, status) => {
     const before = await masterList();
     const response = await post('/master-list/entries', body);
@@ -113,10 +115,21 @@ describe('entries and their live verdicts', () => {
     expect(await masterList()).toEqual(before);
   });
 
+  it('takes concurrent upserts of one new entry without a conflict, keeping one of them whole', async () => {
+    const subject = entry('de-root-3');
+    const bodies = witnesses.map((witness) => ({ ...subject, cosignatures: [cosign(witness, origin, subject)] }));
+    const responses = await Promise.all(bodies.map((body) => post('/master-list/entries', body)));
+    expect(responses.map((response) => response.status)).toEqual([200, 200, 200, 200, 200]);
+    const stored = (await masterList()).entries.find((item: any) => item.id === 'de-root-3');
+    expect(bodies.map((body) => body.cosignatures)).toContainEqual(stored.cosignatures);
+    expect(stored.verdict).toMatchObject({ valid: 1, quorate: false });
+  });
+
   it('is the same in the federated graph', async () => {
     const result = await platform.graphql('{ trustMasterList { shape entries { id verdict { valid required quorate } } } }');
     expect(result.errors).toBeUndefined();
     expect(result.data.trustMasterList.shape).toBe('3-of-5');
+    expect(result.data.trustMasterList.entries).toHaveLength(3);
     expect(result.data.trustMasterList.entries[1]).toEqual({ id: 'de-root-2', verdict: { valid: 3, required: 3, quorate: true } });
   });
 });

@@ -31,6 +31,7 @@ import {
   type TrustListChange,
   type TrustListEntry,
   type TrustNode,
+  type TrustErrorCode,
   type TrustResult,
   type WitnessSet,
 } from '../domain/index.js';
@@ -55,6 +56,21 @@ export interface StoredWitnessSet extends WitnessSet {
 
 const asJson = (value: unknown) => value as Prisma.InputJsonValue;
 const now = (): Instant => instantOf(new Date());
+
+/** A string PostgreSQL's jsonb cannot hold: U+0000, or a lone surrogate. */
+const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+function hasUnstorableText(value: unknown): boolean {
+  if (typeof value === 'string') return UNSTORABLE.test(value);
+  if (Array.isArray(value)) return value.some(hasUnstorableText);
+  if (typeof value === 'object' && value !== null) return Object.entries(value).some(([key, member]) => UNSTORABLE.test(key) || hasUnstorableText(member));
+  return false;
+}
+
+/** Refuses, as the input's own validation failure, text the database could not store. */
+function storable<C extends TrustErrorCode>(document: unknown, code: C): TrustResult<true, C> {
+  return hasUnstorableText(document) ? failure(code, 'text must not contain U+0000 or unpaired surrogates') : success(true);
+}
 
 function isUniqueViolation(error: unknown): boolean {
   return error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002';
@@ -120,6 +136,8 @@ export class TrustStore {
       const existing = row?.document as unknown as TrustNode | undefined;
       const merged = upsertNode(existing, input);
       if (!merged.ok) return merged;
+      const fit = storable(merged.value, 'INVALID_NODE');
+      if (!fit.ok) return fit;
       const node = merged.value;
       const columns = { kind: node.kind, jurisdiction: node.jurisdiction ?? null, document: asJson(node) };
       if (row) await tx.trustNode.update({ where: { id: node.id }, data: columns });
@@ -141,6 +159,8 @@ export class TrustStore {
       }
       const validated = validateDelegation(credential, await loadGraph(tx), now());
       if (!validated.ok) return validated;
+      const fit = storable(validated.value, 'MALFORMED_CREDENTIAL');
+      if (!fit.ok) return fit;
       const edge = validated.value;
       await tx.delegationEdge.create({ data: { id: edge.id, iss: edge.iss, sub: edge.sub, document: asJson(edge) } });
       return success({ value: edge, created: true });
@@ -156,6 +176,8 @@ export class TrustStore {
       const declared = declareRevocation(input, { now: recordedAt, node: (id) => nodes.get(id), revocations: graph.revocations ?? [] });
       if (!declared.ok) return declared;
       const revocation = declared.value;
+      const fit = storable(revocation, 'INVALID_REVOCATION');
+      if (!fit.ok) return fit;
       await tx.revocation.create({ data: { subject: revocation.subject, document: asJson(revocation), recordedAt: new Date(recordedAt / 1000) } });
       return success(revocation);
     });
@@ -168,6 +190,8 @@ export class TrustStore {
     const history = jurisdiction ? await this.trustListHistory(jurisdiction) : [];
     const registered = registerTrustList(history, input, now());
     if (!registered.ok) return registered;
+    const fit = storable(registered.value, 'INVALID_TRUST_LIST');
+    if (!fit.ok) return fit;
     const change = registered.value;
     if (change.change !== 'registration') throw new Error('a registration records a registration change');
     try {
@@ -192,6 +216,8 @@ export class TrustStore {
       const history = await loadTrustListHistory(tx, jurisdiction);
       const upserted = upsertTrustListEntry(history, input, now());
       if (!upserted.ok) return upserted;
+      const fit = storable(upserted.value.change, 'INVALID_ENTRY');
+      if (!fit.ok) return fit;
       const { change, list } = upserted.value;
       if (change) {
         await tx.trustListChange.create({ data: changeRow(jurisdiction, change) });
@@ -207,6 +233,8 @@ export class TrustStore {
   async replaceWitnessSet(input: unknown): Promise<TrustResult<StoredWitnessSet>> {
     const checked = validateWitnessSet(input);
     if (!checked.ok) return checked;
+    const fit = storable(checked.value, 'INVALID_WITNESS_SET');
+    if (!fit.ok) return fit;
     const row = await this.prisma.witnessSet.create({ data: { m: checked.value.m, keys: asJson(checked.value.keys) } });
     return success({ ...checked.value, recorded_at: row.recordedAt.toISOString() });
   }
@@ -214,6 +242,8 @@ export class TrustStore {
   async upsertMasterListEntry(input: unknown): Promise<TrustResult<MasterListEntry>> {
     const checked = validateMasterListEntry(input);
     if (!checked.ok) return checked;
+    const fit = storable(checked.value, 'INVALID_MASTER_LIST_ENTRY');
+    if (!fit.ok) return fit;
     const { id, body, cosignatures } = checked.value;
     await this.prisma.masterListEntry.upsert({
       where: { id },
