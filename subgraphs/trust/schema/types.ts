@@ -31,7 +31,7 @@ export class TrustNodeType {
   groupKey?: object | null;
 }
 
-@ObjectType('DelegationEdge', { simpleResolvers: true, description: 'A validated delegation credential, with the credential verbatim.' })
+@ObjectType('TrustDelegationEdge', { simpleResolvers: true, description: 'A validated delegation credential, with the credential verbatim.' })
 export class DelegationEdgeType {
   @Field(() => ID, { description: 'base64url SHA-256 of the credential (of the JWS text, or of the JCS form of signed JSON).' })
   id!: string;
@@ -79,7 +79,7 @@ export class TrustNodeUpsertType {
   created!: boolean;
 }
 
-@ObjectType('DelegationEdgeAddition', { simpleResolvers: true })
+@ObjectType('TrustDelegationEdgeAddition', { simpleResolvers: true })
 export class DelegationEdgeAdditionType {
   @Field(() => DelegationEdgeType)
   edge!: DelegationEdgeType;
@@ -148,7 +148,7 @@ export class TrustListEntryUpsertType {
   changed!: boolean;
 }
 
-@ObjectType('WitnessSet', { simpleResolvers: true, description: 'The witnesses of the master list: m of K Ed25519 keys.' })
+@ObjectType('TrustWitnessSet', { simpleResolvers: true, description: 'The witnesses of the master list: m of K Ed25519 keys.' })
 export class WitnessSetType {
   @Field(() => Int)
   m!: number;
@@ -160,7 +160,7 @@ export class WitnessSetType {
   recordedAt!: string;
 }
 
-@ObjectType('CosignatureOutcome', { simpleResolvers: true })
+@ObjectType('TrustCosignatureOutcome', { simpleResolvers: true })
 export class CosignatureOutcomeType {
   @Field(() => Int)
   index!: number;
@@ -172,7 +172,7 @@ export class CosignatureOutcomeType {
   outcome!: string;
 }
 
-@ObjectType('QuorumVerdict', { simpleResolvers: true, description: 'Computed on every read against the current witness set.' })
+@ObjectType('TrustQuorumVerdict', { simpleResolvers: true, description: 'Computed on every read against the current witness set.' })
 export class QuorumVerdictType {
   @Field(() => Int, { description: 'Valid cosignatures from distinct witnesses of the current set.' })
   valid!: number;
@@ -190,7 +190,7 @@ export class QuorumVerdictType {
   explanation!: string;
 }
 
-@ObjectType('MasterListEntry', { simpleResolvers: true })
+@ObjectType('TrustMasterListEntry', { simpleResolvers: true })
 export class MasterListEntryType {
   @Field(() => ID)
   id!: string;
@@ -205,7 +205,7 @@ export class MasterListEntryType {
   verdict!: QuorumVerdictType;
 }
 
-@ObjectType('MasterList', { simpleResolvers: true })
+@ObjectType('TrustMasterList', { simpleResolvers: true })
 export class MasterListType {
   @Field(() => String, { description: 'The origin line witnesses cosign; names this deployment\'s master list.' })
   origin!: string;
@@ -226,7 +226,7 @@ export class MasterListType {
   entries!: MasterListEntryType[];
 }
 
-@ObjectType('Revocation', { simpleResolvers: true, description: 'A revocation, bitemporal: effective (valid time) and recorded (transaction time).' })
+@ObjectType('TrustRevocation', { simpleResolvers: true, description: 'A revocation, bitemporal: effective (valid time) and recorded (transaction time).' })
 export class RevocationType {
   @Field(() => String, { description: 'A node id, or "<node id>#<kid>" for one key.' })
   subject!: string;
@@ -300,7 +300,7 @@ export class TrustListEntryInput {
   supersededAt?: string | null;
 }
 
-@InputType('WitnessSetInput')
+@InputType('TrustWitnessSetInput')
 export class WitnessSetInput {
   @Field(() => Int)
   m!: number;
@@ -309,7 +309,7 @@ export class WitnessSetInput {
   keys!: unknown[];
 }
 
-@InputType('MasterListEntryInput')
+@InputType('TrustMasterListEntryInput')
 export class MasterListEntryInput {
   @Field(() => String)
   id!: string;
@@ -321,7 +321,7 @@ export class MasterListEntryInput {
   cosignatures?: unknown[] | null;
 }
 
-@InputType('RevocationInput')
+@InputType('TrustRevocationInput')
 export class RevocationInput {
   @Field(() => String)
   subject!: string;
