@@ -1,5 +1,5 @@
 /** The trust service's paths (spec §4), each one GraphQL operation through the gateway. */
-import { camelizeKeys, type JsonSchema, type Route } from '../route-table.js';
+import type { JsonSchema, Route } from '../route-table.js';
 
 // Selections with aliases, so REST bodies come out in snake_case.
 const NODE = 'id kind jurisdiction keys threshold group_key: groupKey';
@@ -12,6 +12,16 @@ const MASTER_LIST_ENTRY = `id body cosignatures verdict { ${VERDICT} }`;
 const REVOCATION = 'subject reason effective_at: effectiveAt recorded_at: recordedAt retroactive attestation';
 
 type Json = Record<string, any>;
+
+/**
+ * A request body as GraphQL input: top-level members renamed to camelCase, values untouched. Every
+ * member below the top is opaque (keys, bodies, attestations) and is passed on verbatim, however
+ * deeply nested; a body that is not an object goes on as it is, for GraphQL to refuse (400).
+ */
+function inputOf(body: unknown): unknown {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return body;
+  return Object.fromEntries(Object.entries(body).map(([name, value]) => [name.replace(/_([a-z0-9])/g, (_, letter: string) => letter.toUpperCase()), value]));
+}
 
 /** Absent optional members are left out rather than sent as null, as the domain documents have them. */
 function withoutNulls<T extends Json>(document: T): T {
@@ -89,7 +99,7 @@ export const trustRoutes: Route[] = [
     role: 'writer',
     body: nodeSchema,
     operation: `mutation UpsertTrustNode($input: TrustNodeInput!) { upsertTrustNode(input: $input) { created node { ${NODE} } } }`,
-    variables: ({ body }) => ({ input: camelizeKeys(body, ['keys', 'group_key']) }),
+    variables: ({ body }) => ({ input: inputOf(body) }),
     result: (data, context) => {
       const { created, node } = data.upsertTrustNode;
       return { status: created ? 201 : 200, ...(created && { headers: { location: `${context.baseUrl}/graph` } }), body: nodeOut(node) };
@@ -152,7 +162,7 @@ export const trustRoutes: Route[] = [
       properties: { jurisdiction: { type: 'string' }, framework: { type: 'string' }, next_update: { ...dateTime, description: 'Default: 180 days after issue.' } },
     },
     operation: `mutation RegisterTrustList($input: TrustListInput!) { registerTrustList(input: $input) { ${LIST} } }`,
-    variables: ({ body }) => ({ input: camelizeKeys(body) }),
+    variables: ({ body }) => ({ input: inputOf(body) }),
     result: (data, context) => ({
       status: 201,
       headers: { location: `${context.baseUrl}/trust-lists/${encodeURIComponent(data.registerTrustList.jurisdiction)}` },
@@ -192,7 +202,7 @@ export const trustRoutes: Route[] = [
     operation: `mutation UpsertTrustListEntry($jurisdiction: String!, $input: TrustListEntryInput!) {
   upsertTrustListEntry(jurisdiction: $jurisdiction, input: $input) { changed entry { ${ENTRY} } list { ${LIST} } }
 }`,
-    variables: ({ params, body }) => ({ jurisdiction: params.jur, input: camelizeKeys(body) }),
+    variables: ({ params, body }) => ({ jurisdiction: params.jur, input: inputOf(body) }),
     result: (data) => {
       const { changed, entry, list } = data.upsertTrustListEntry;
       return { body: { changed, entry: entryOut(entry), list: listOut(list) } };
@@ -218,7 +228,7 @@ export const trustRoutes: Route[] = [
     role: 'writer',
     body: { type: 'object', required: ['m', 'keys'], properties: { m: { type: 'integer', minimum: 1 }, keys: { type: 'array', items: jwk, minItems: 1 } } },
     operation: 'mutation ReplaceWitnessSet($input: TrustWitnessSetInput!) { replaceTrustWitnessSet(input: $input) { m keys recorded_at: recordedAt } }',
-    variables: ({ body }) => ({ input: camelizeKeys(body, ['keys']) }),
+    variables: ({ body }) => ({ input: inputOf(body) }),
     result: (data) => ({ body: data.replaceTrustWitnessSet }),
     responses: { 200: { description: 'The witness set now in force.' } },
     problems: [422],
@@ -241,7 +251,7 @@ export const trustRoutes: Route[] = [
       },
     },
     operation: `mutation UpsertMasterListEntry($input: TrustMasterListEntryInput!) { upsertTrustMasterListEntry(input: $input) { ${MASTER_LIST_ENTRY} } }`,
-    variables: ({ body }) => ({ input: camelizeKeys(body, ['body', 'cosignatures']) }),
+    variables: ({ body }) => ({ input: inputOf(body) }),
     result: (data) => ({ body: data.upsertTrustMasterListEntry }),
     responses: { 200: { description: 'The entry with its verdict.' } },
     problems: [422],
@@ -283,7 +293,7 @@ export const trustRoutes: Route[] = [
       },
     },
     operation: `mutation DeclareRevocation($input: TrustRevocationInput!) { declareTrustRevocation(input: $input) { ${REVOCATION} } }`,
-    variables: ({ body }) => ({ input: camelizeKeys(body, ['attestation']) }),
+    variables: ({ body }) => ({ input: inputOf(body) }),
     result: (data, context) => ({
       status: 201,
       headers: { location: `${context.baseUrl}/revocations?subject=${encodeURIComponent(data.declareTrustRevocation.subject)}` },

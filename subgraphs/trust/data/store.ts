@@ -60,10 +60,22 @@ const now = (): Instant => instantOf(new Date());
 /** A string PostgreSQL's jsonb cannot hold: U+0000, or a lone surrogate. */
 const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
-function hasUnstorableText(value: unknown): boolean {
-  if (typeof value === 'string') return UNSTORABLE.test(value);
-  if (Array.isArray(value)) return value.some(hasUnstorableText);
-  if (typeof value === 'object' && value !== null) return Object.entries(value).some(([key, member]) => UNSTORABLE.test(key) || hasUnstorableText(member));
+/** Walks the document with its own stack: opaque members may nest deeper than the call stack allows. */
+function hasUnstorableText(document: unknown): boolean {
+  const pending: unknown[] = [document];
+  while (pending.length > 0) {
+    const value = pending.pop();
+    if (typeof value === 'string') {
+      if (UNSTORABLE.test(value)) return true;
+    } else if (Array.isArray(value)) {
+      pending.push(...value);
+    } else if (typeof value === 'object' && value !== null) {
+      for (const [key, member] of Object.entries(value)) {
+        if (UNSTORABLE.test(key)) return true;
+        pending.push(member);
+      }
+    }
+  }
   return false;
 }
 
@@ -290,8 +302,15 @@ function changeRow(jurisdiction: string, change: TrustListChange) {
   return { jurisdiction, sequenceNumber: change.sequence_number, recordedAt: new Date(change.recorded_at), document: asJson(change) };
 }
 
-/** The edge id a credential would get, when it has one of the two credential forms at all. */
+/**
+ * The edge id a credential would get, when it has one of the two credential forms and can be
+ * canonicalized at all; otherwise validation says what is wrong with it.
+ */
 function credentialId(credential: unknown): string | undefined {
   if (typeof credential !== 'string' && (typeof credential !== 'object' || credential === null || Array.isArray(credential))) return undefined;
-  return delegationCredentialId(credential as string | Record<string, unknown>);
+  try {
+    return delegationCredentialId(credential as string | Record<string, unknown>);
+  } catch {
+    return undefined;
+  }
 }

@@ -197,8 +197,9 @@ export function verifyRevocationAttestation(
   if (!Array.isArray(body.slots)) return failure('BAD_ATTESTATION', 'slots must be a list of {kid, signature}');
   const signers = new Set<string>();
   for (const [index, slot] of (body.slots as unknown[]).entries()) {
-    const { kid, signature: encoded } = (typeof slot === 'object' && slot !== null ? slot : {}) as Record<string, unknown>;
-    if (typeof kid !== 'string') return failure('BAD_ATTESTATION', `slot ${index} is not {kid, signature}`);
+    const { kid, signature: encoded, ...more } = (typeof slot === 'object' && slot !== null ? slot : {}) as Record<string, unknown>;
+    // Nothing unverified is stored with an attestation.
+    if (typeof kid !== 'string' || Object.keys(more).length > 0) return failure('BAD_ATTESTATION', `slot ${index} is not {kid, signature}`);
     if (signers.has(kid)) return failure('BAD_ATTESTATION', `slot ${index} repeats member key ${kid}`);
     const key = quorum.keys.find((member) => member.kid === kid);
     if (!key) return failure('BAD_ATTESTATION', `slot ${index}: quorum ${quorum.id} has no member key ${kid}`);

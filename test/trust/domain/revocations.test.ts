@@ -139,6 +139,8 @@ describe('retroactive revocation by signature slots', () => {
     });
     expect(declare([slot(0), slot(1), slot(2, new TextEncoder().encode('something else'))])).toMatchObject({ ok: false, code: 'BAD_ATTESTATION' });
     expect(declare([slot(0), slot(1), { kid: members[2]!.jwk.kid, signature: 'not base64url!' }])).toMatchObject({ ok: false, code: 'BAD_ATTESTATION' });
+    // A valid slot with a member nobody signed would be stored unverified.
+    expect(declare([slot(0), slot(1), { ...slot(2), note: 'approved' }])).toMatchObject({ ok: false, code: 'BAD_ATTESTATION' });
   });
 
   it('does not count a member key revoked by the time of recording', () => {
