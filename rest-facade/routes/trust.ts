@@ -132,10 +132,15 @@ export const trustRoutes: Route[] = [
   {
     method: 'GET',
     path: '/graph',
-    summary: 'Every node and edge, with the credentials verbatim',
-    operation: `query TrustGraph { trustGraph { nodes { ${NODE} } edges { ${EDGE} } } }`,
-    result: (data) => ({ body: { nodes: data.trustGraph.nodes.map(nodeOut), edges: data.trustGraph.edges } }),
-    responses: { 200: { description: 'Nodes and edges.', schema: { type: 'object', properties: { nodes: { type: 'array', items: nodeSchema }, edges: { type: 'array', items: edgeSchema } } } } },
+    summary: 'Every node and edge, with the credentials verbatim, and the revocations that bear on them',
+    operation: `query TrustGraph { trustGraph { nodes { ${NODE} } edges { ${EDGE} } revocations { ${REVOCATION} } } }`,
+    result: (data) => ({ body: { nodes: data.trustGraph.nodes.map(nodeOut), edges: data.trustGraph.edges, revocations: data.trustGraph.revocations.map(revocationOut) } }),
+    responses: {
+      200: {
+        description: 'Nodes, edges and revocations, read in one snapshot: enough to resolve a path at any instant without asking again.',
+        schema: { type: 'object', properties: { nodes: { type: 'array', items: nodeSchema }, edges: { type: 'array', items: edgeSchema }, revocations: { type: 'array', items: revocationSchema } } },
+      },
+    },
   },
   {
     method: 'GET',

@@ -16,7 +16,7 @@ let strangerKey: Key;
 const keyIat = seconds(new Date(Date.now() - 30 * DAY));
 
 const post = (path: string, body: unknown, as: 'writer' | 'admin' | null = 'writer') => platform.rest('trust', path, { body, ...(as && { as }) });
-const graph = async () => (await platform.rest('trust', '/graph')).body as { nodes: any[]; edges: any[] };
+const graph = async () => (await platform.rest('trust', '/graph')).body as { nodes: any[]; edges: any[]; revocations: any[] };
 
 /** Claims of a delegation valid from an hour ago for a year. */
 const claims = (iss: string, sub: string, scope: Record<string, unknown> = {}, extra: Record<string, unknown> = {}) => ({
@@ -235,6 +235,8 @@ describe('in the federated graph', () => {
 
     const revoked = await post('/revocations', { subject: `acme#${issuerKey.jwk.kid}`, reason: 'keyCompromise' });
     expect(revoked.status).toBe(201);
+    // GET /graph carries it too, so a verifier resolves paths offline with revocations applied.
+    expect((await graph()).revocations).toEqual([revoked.body]);
     const after = await platform.graphql(query, { kid: issuerKey.jwk.kid, at: fromNow(1000) });
     expect(after.data.trustKeyStanding).toMatchObject({ standing: 'revoked', node_id: 'acme' });
     const before = await platform.graphql(query, { kid: issuerKey.jwk.kid, at: fromNow(-60_000) });

@@ -3,16 +3,16 @@ import { GraphQLJSON, GraphQLJSONObject } from 'graphql-scalars';
 import { Arg, Authorized, ID, Mutation, Query, Resolver } from 'type-graphql';
 import { instantOf, keyStandingAt } from '../domain/index.js';
 import { DelegationEdgeAdditionType, TrustGraphType, TrustNodeInput, TrustNodeType, TrustNodeUpsertType } from '../schema/types.js';
-import { edgeOut, instantArgument, nodeOut, orThrow, present, type TrustDependencies } from './shared.js';
+import { edgeOut, instantArgument, nodeOut, orThrow, present, revocationOut, type TrustDependencies } from './shared.js';
 
 @Resolver()
 export class TrustGraphResolver {
   constructor(private readonly deps: TrustDependencies) {}
 
-  @Query(() => TrustGraphType, { description: 'Every node and edge, credentials verbatim (GET /graph).' })
+  @Query(() => TrustGraphType, { description: 'Every node, edge and revocation, credentials verbatim, read in one snapshot (GET /graph).' })
   async trustGraph(): Promise<TrustGraphType> {
-    const [nodes, edges] = await Promise.all([this.deps.store.nodes(), this.deps.store.edges()]);
-    return { nodes: nodes.map(nodeOut), edges: edges.map(edgeOut) };
+    const { nodes, edges, revocations = [] } = await this.deps.store.graph();
+    return { nodes: nodes.map(nodeOut), edges: edges.map(edgeOut), revocations: revocations.map(revocationOut) };
   }
 
   @Query(() => TrustNodeType, { nullable: true, description: 'One node, or null when unknown.' })

@@ -61,13 +61,37 @@ export class DelegationEdgeType {
   credential!: unknown;
 }
 
-@ObjectType('TrustGraph', { simpleResolvers: true, description: 'Every node and every edge: enough to resolve any path offline.' })
+@ObjectType('TrustRevocation', { simpleResolvers: true, description: 'A revocation, bitemporal: effective (valid time) and recorded (transaction time).' })
+export class RevocationType {
+  @Field(() => String, { description: 'A node id, or "<node id>#<kid>" for one key.' })
+  subject!: string;
+
+  @Field(() => String, { description: 'RFC 5280 CRLReason name.' })
+  reason!: string;
+
+  @Field(() => String, { description: 'As declared (and attested).' })
+  effectiveAt!: string;
+
+  @Field(() => String, { description: "The server's clock when it accepted the declaration." })
+  recordedAt!: string;
+
+  @Field(() => Boolean)
+  retroactive!: boolean;
+
+  @Field(() => GraphQLJSONObject, { nullable: true, description: '{quorum, slots} or {quorum, group_signature}, verbatim.' })
+  attestation!: object | null;
+}
+
+@ObjectType('TrustGraph', { simpleResolvers: true, description: 'Every node, edge and revocation: enough to resolve any path offline, at any instant.' })
 export class TrustGraphType {
   @Field(() => [TrustNodeType])
   nodes!: TrustNodeType[];
 
   @Field(() => [DelegationEdgeType])
   edges!: DelegationEdgeType[];
+
+  @Field(() => [RevocationType], { description: 'Every revocation recorded, in recording order (a verifier applies them as of its own known_by).' })
+  revocations!: RevocationType[];
 }
 
 @ObjectType('TrustNodeUpsert', { simpleResolvers: true })
@@ -224,27 +248,6 @@ export class MasterListType {
 
   @Field(() => [MasterListEntryType])
   entries!: MasterListEntryType[];
-}
-
-@ObjectType('TrustRevocation', { simpleResolvers: true, description: 'A revocation, bitemporal: effective (valid time) and recorded (transaction time).' })
-export class RevocationType {
-  @Field(() => String, { description: 'A node id, or "<node id>#<kid>" for one key.' })
-  subject!: string;
-
-  @Field(() => String, { description: 'RFC 5280 CRLReason name.' })
-  reason!: string;
-
-  @Field(() => String, { description: 'As declared (and attested).' })
-  effectiveAt!: string;
-
-  @Field(() => String, { description: "The server's clock when it accepted the declaration." })
-  recordedAt!: string;
-
-  @Field(() => Boolean)
-  retroactive!: boolean;
-
-  @Field(() => GraphQLJSONObject, { nullable: true, description: '{quorum, slots} or {quorum, group_signature}, verbatim.' })
-  attestation!: object | null;
 }
 
 // Opaque members of inputs are JSON of any shape: the domain judges them and answers 422 with the
