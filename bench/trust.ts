@@ -15,7 +15,7 @@
  */
 import { createHash, generateKeyPairSync, sign as nodeSign, type KeyObject } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, release, tmpdir, totalmem, type as osType } from 'node:os';
+import { cpus, loadavg, release, tmpdir, totalmem, type as osType } from 'node:os';
 import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
@@ -62,6 +62,23 @@ function newKey(): Key {
   return { jwk, raw: Buffer.from(x, 'base64url'), privateKey };
 }
 
+/**
+ * Times several ways of asking the same thing, interleaved run by run, so a change in machine load
+ * during the run weighs on all of them alike. One warm-up call each first.
+ */
+async function timedTogether(runs: number, ways: readonly (() => Promise<unknown>)[]): Promise<number[][]> {
+  for (const way of ways) await way();
+  const times = ways.map((): number[] => []);
+  for (let i = 0; i < runs; i += 1) {
+    for (const [index, way] of ways.entries()) {
+      const start = process.hrtime.bigint();
+      await way();
+      times[index]!.push(milliseconds(start));
+    }
+  }
+  return times;
+}
+
 /** Times `runs` calls after one warm-up; returns the durations in ms and the last result. */
 async function timed<T>(runs: number, run: () => Promise<T> | T): Promise<{ times: number[]; last: T }> {
   let last = await run();
@@ -79,6 +96,7 @@ const postgres = await startEmbeddedPostgres({ dataDir, port: 55_000 + Math.floo
 const stoppers: (() => Promise<unknown>)[] = [() => postgres.stop()];
 const rows: string[][] = [];
 const began = Date.now();
+const loadAtStart = loadavg()[0]!;
 
 try {
   const config = {
@@ -120,19 +138,19 @@ try {
     [entries.map((entry) => entry.id), entries.map((entry) => JSON.stringify(entry.body)), entries.map((entry) => JSON.stringify(entry.cosignatures))],
   );
 
-  const masterList = await timed(MASTER_LIST_RUNS, async () => {
-    const response = await fetch(`${base}/master-list`);
-    return (await response.json()) as { entries: { verdict: { quorate: boolean; valid: number } }[] };
-  });
-  const quorate = masterList.last.entries.filter((entry) => entry.verdict.quorate && entry.verdict.valid === WITNESSES).length;
-  if (masterList.last.entries.length !== ENTRIES || quorate !== ENTRIES) throw new Error(`only ${quorate} of ${masterList.last.entries.length} entries verified`);
+  const restMasterList = async () => (await (await fetch(`${base}/master-list`)).json()) as { entries: { verdict: { quorate: boolean; valid: number } }[] };
+  const checked = await restMasterList();
+  const quorate = checked.entries.filter((entry) => entry.verdict.quorate && entry.verdict.valid === WITNESSES).length;
+  if (checked.entries.length !== ENTRIES || quorate !== ENTRIES) throw new Error(`only ${quorate} of ${checked.entries.length} entries verified`);
 
   const MASTER_LIST_QUERY = JSON.stringify({
     query: '{ trustMasterList { origin shape m k witnessSet { keys recordedAt } entries { id body cosignatures verdict { valid required quorate reasons { index kid outcome } explanation } } } }',
   });
   const graphql = (url: string) => async () => (await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: MASTER_LIST_QUERY })).json();
-  const viaGateway = await timed(MASTER_LIST_RUNS, graphql(stack.gateway.graphqlUrl));
-  const viaSubgraph = await timed(MASTER_LIST_RUNS, graphql(stack.subgraphUrls.trust));
+  const [restTimes, gatewayTimes, subgraphTimes] = await timedTogether(MASTER_LIST_RUNS, [restMasterList, graphql(stack.gateway.graphqlUrl), graphql(stack.subgraphUrls.trust)]);
+  const masterList = { times: restTimes! };
+  const viaGateway = { times: gatewayTimes! };
+  const viaSubgraph = { times: subgraphTimes! };
 
   const witnessSet = validateWitnessSet({ m: 3, keys: witnesses.map((witness) => witness.jwk) });
   if (!witnessSet.ok) throw new Error(witnessSet.message);
@@ -248,7 +266,9 @@ ${table}
 GET /master-list median is ${budget} the 1 s budget. Every read re-verifies every cosignature against
 the current witness set through lib/crypto's verifyBytes (OpenSSL with cached key objects, small-order
 keys refused first, so it accepts nothing @noble/curves' strict mode would refuse).
-The whole run took ${((Date.now() - began) / 1000).toFixed(0)} s.
+The whole run took ${((Date.now() - began) / 1000).toFixed(0)} s; the 1-minute load average was ${loadAtStart.toFixed(1)} at the start and
+${loadavg()[0]!.toFixed(1)} at the end (other work on the machine slows every figure alike).
+Idle RSS is the whole stack's (four subgraphs, gateway, facade) with the data loaded.
 `;
   mkdirSync('docs/benchmarks', { recursive: true });
   writeFileSync('docs/benchmarks/trust.md', document);

@@ -98,11 +98,6 @@ export class TrustStore {
     return rows.map((row) => row.document as unknown as TrustNode);
   }
 
-  async edges(): Promise<DelegationEdge[]> {
-    const rows = await this.prisma.delegationEdge.findMany({ orderBy: [{ recordedAt: 'asc' }, { id: 'asc' }] });
-    return rows.map((row) => row.document as unknown as DelegationEdge);
-  }
-
   async revocations(): Promise<Revocation[]> {
     return loadRevocations(this.prisma);
   }
