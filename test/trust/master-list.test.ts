@@ -125,6 +125,14 @@ describe('entries and their live verdicts', () => {
     expect(stored.verdict).toMatchObject({ valid: 1, quorate: false });
   });
 
+  it('keeps its origin across a restart, so the cosignatures made for it stay valid', async () => {
+    const before = await masterList();
+    await platform.restart();
+    const after = await masterList();
+    expect(after.origin).toBe(origin);
+    expect(after).toEqual(before);
+  });
+
   it('is the same in the federated graph', async () => {
     const result = await platform.graphql('{ trustMasterList { shape entries { id verdict { valid required quorate } } } }');
     expect(result.errors).toBeUndefined();
