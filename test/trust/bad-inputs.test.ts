@@ -92,7 +92,7 @@ describe('reads with bad parameters', () => {
 
   it('answers GraphQL arguments of the wrong type as a client error', async () => {
     const result = await platform.graphql('{ trustKeyStanding(kid: "x", at: "yesterday") }');
-    expect(result.errors?.[0].extensions.code).toBe('GRAPHQL_VALIDATION_FAILED');
+    expect(result.errors?.[0].extensions.code).toBe('BAD_USER_INPUT');
     const lists = await platform.graphql('{ trustLists(at: "not a time") { jurisdiction } }');
     expect(lists.errors?.[0].extensions.code).toBe('INVALID_QUERY');
   });
