@@ -224,6 +224,13 @@ try {
   clearInterval(sampler);
   if (graph.last.nodes.length !== NODES || graph.last.edges.length !== EDGES) throw new Error(`graph answered ${graph.last.nodes.length} nodes, ${graph.last.edges.length} edges`);
   row('GET /graph (10,000 nodes, 20,000 edges)', graph.times, `${mb(bytes)} MB of JSON; peak RSS ${mb(peak)} MB (+${mb(peak - baseline)} MB over ${mb(baseline)} MB idle)`);
+  const GRAPH_QUERY = JSON.stringify({
+    query: '{ trustGraph { nodes { id kind jurisdiction keys threshold groupKey } edges { id iss sub scope iat nbf exp kid credential } revocations { subject } } }',
+  });
+  const graphGraphql = (url: string) => async () => (await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: GRAPH_QUERY })).text();
+  const [graphGateway, graphSubgraph] = await timedTogether(GRAPH_RUNS, [graphGraphql(stack.gateway.graphqlUrl), graphGraphql(stack.subgraphUrls.trust)]);
+  row('  the same in GraphQL, through the gateway', graphGateway!, 'the query the facade sends');
+  row('  the same in GraphQL, straight to the trust subgraph', graphSubgraph!, 'no gateway, no facade');
 
   // Writes and path questions are judged against the whole graph.
   let posted = 0;
