@@ -62,6 +62,19 @@ describe('writes with bodies of the wrong shape', () => {
     expect(log.body.entries.some((entry: { action: string; target: string | null }) => entry.action === 'addTrustEdge' && entry.target === 'x\ufffd')).toBe(true);
   });
 
+  it('looks up no node by an id outside the syntax', async () => {
+    const before = await snapshot();
+    for (const id of ['x\u0000', 'a b', '\ud800', 'x'.repeat(300)]) {
+      const response = await platform.rest('trust', '/nodes', { body: { id, kind: 'issuer' }, as: 'writer' });
+      expect(response.status).toBe(422);
+      expect(response.body.code).toBe('INVALID_NODE');
+      const read = await platform.graphql('query($id: ID!) { trustNode(id: $id) { id } }', { id });
+      expect(read.errors).toBeUndefined();
+      expect(read.data.trustNode).toBeNull();
+    }
+    expect(await snapshot()).toEqual(before);
+  });
+
   it('answers a body that is not JSON with 400 and a body of another type with 415', async () => {
     for (const path of writePaths) {
       expect((await platform.rest('trust', path, { body: '{"id":', as: 'writer' })).status).toBe(400);

@@ -13,6 +13,7 @@ import {
   delegationCredentialId,
   failure,
   instantOf,
+  isNodeId,
   normalizeJurisdiction,
   registerTrustList,
   success,
@@ -93,8 +94,9 @@ export class TrustStore {
 
   // Reads
 
+  /** Every node, or those of the ids given; an id outside the syntax names no node and is not looked up. */
   async nodes(ids?: readonly string[]): Promise<TrustNode[]> {
-    const rows = await this.prisma.trustNode.findMany({ ...(ids && { where: { id: { in: [...ids] } } }), orderBy: { id: 'asc' } });
+    const rows = await this.prisma.trustNode.findMany({ ...(ids && { where: { id: { in: ids.filter(isNodeId) } } }), orderBy: { id: 'asc' } });
     return rows.map((row) => row.document as unknown as TrustNode);
   }
 
@@ -139,7 +141,8 @@ export class TrustStore {
   upsertNode(input: unknown): Promise<TrustResult<Written<TrustNode>>> {
     return this.underGraphLock(async (tx) => {
       const id = (input as { id?: unknown } | null)?.id;
-      const row = typeof id === 'string' ? await tx.trustNode.findUnique({ where: { id } }) : null;
+      // An id outside the syntax is looked up nowhere; upsertNode says what is wrong with it.
+      const row = isNodeId(id) ? await tx.trustNode.findUnique({ where: { id } }) : null;
       const existing = row?.document as unknown as TrustNode | undefined;
       const merged = upsertNode(existing, input);
       if (!merged.ok) return merged;
