@@ -3,16 +3,19 @@
  * only the issuer's pinned keys. Each class puts more claims into the pack; every class carries the
  * core claims (issuer, passport id, issue time, class, type ref, status, log size and root).
  *
- * - A "identify": the core plus the product identity. The scanner learns which product this is,
+ * - `identify`: the core plus the product identity. The scanner learns which product this is,
  *   under which model, in which status, and which log state the pack was minted against.
- * - B "trace": A plus the manifest digest and the latest event, so a scanner can check a fetched
- *   manifest and tell whether the log has moved on since the pack was minted.
- * - C "verify offline": B plus the signed log head's timestamp and Ed25519 signature, so the log
+ * - `trace`: identify plus the manifest digest and the latest event, so a scanner can check a
+ *   fetched manifest and tell whether the log has moved on since the pack was minted.
+ * - `verify-offline`: trace plus the signed log head's timestamp and Ed25519 signature, so the log
  *   state itself verifies offline against the issuer's event key.
+ *
+ * Class names are lowercase tokens, as the registry's profile manifest spells `capability_class`
+ * (pattern ^[a-z][a-z0-9-]{0,31}$).
  */
 import { IssuerError } from './errors.js';
 
-export const CAPABILITY_CLASSES = ['A', 'B', 'C'] as const;
+export const CAPABILITY_CLASSES = ['identify', 'trace', 'verify-offline'] as const;
 export type CapabilityClass = (typeof CAPABILITY_CLASSES)[number];
 
 /** The claims every pack carries. */
@@ -31,21 +34,21 @@ export interface CapabilityClassDescriptor {
 
 export const CAPABILITY_CLASS_CATALOGUE: readonly CapabilityClassDescriptor[] = Object.freeze([
   {
-    capability_class: 'A',
+    capability_class: 'identify',
     name: 'identify',
     description: 'Which product, model, status and log state; verified by the carrier signature.',
     claims: ['identity'],
   },
   {
-    capability_class: 'B',
+    capability_class: 'trace',
     name: 'trace',
-    description: 'Class A plus the manifest digest and the latest event, to check a fetched manifest and spot a newer log.',
+    description: 'identify plus the manifest digest and the latest event, to check a fetched manifest and spot a newer log.',
     claims: ['identity', 'manifest_digest', 'last_event'],
   },
   {
-    capability_class: 'C',
+    capability_class: 'verify-offline',
     name: 'verify offline',
-    description: 'Class B plus the signed log head, so the log state verifies offline under the issuer event key.',
+    description: 'trace plus the signed log head, so the log state verifies offline under the issuer event key.',
     claims: ['identity', 'manifest_digest', 'last_event', 'log_head'],
   },
 ]);

@@ -9,9 +9,8 @@
  * of the previous record's canonical signed form (the first record has GENESIS_PREV_HASH), and the
  * Merkle tree's leaves are these bytes (leaf hash SHA-256(0x00 || bytes), RFC 6962).
  */
-import { canonicalBytes, canonicalize, signJson, type Json, type KeyResolver, type Signer } from '../../../lib/crypto/index.js';
+import { canonicalBytes, canonicalize, JwsError, normalizeAlgorithm, readProtectedHeader, signJson, verifyDetached, type Json, type JwsFailure, type KeyResolver, type Signer } from '../../../lib/crypto/index.js';
 import { validateEventPayload, type EventType } from './catalogue.js';
-import { verifyEd25519Detached, type Ed25519JwsFailure } from './ed25519-jws.js';
 import { IssuerError } from './errors.js';
 import { appendLeaf, EMPTY_FRONTIER, leafHash, sha256, type Frontier } from './merkle.js';
 import { applyEvent, INITIAL_STATUS, type PassportStatus } from './status.js';
@@ -139,7 +138,7 @@ export function appendEvent(state: LogState, input: Omit<EventInput, 'passport_i
   };
 }
 
-export type EventFailure = 'MALFORMED' | 'NOT_ATTESTED' | 'KID_MISMATCH' | Exclude<Ed25519JwsFailure, 'MALFORMED'>;
+export type EventFailure = 'NOT_ATTESTED' | 'KID_MISMATCH' | JwsFailure;
 
 export type EventCheck = { ok: true } | { ok: false; reason: EventFailure; message: string };
 
@@ -153,12 +152,30 @@ export function verifyEvent(event: unknown, resolveKey: KeyResolver): EventCheck
   const record = event as EventRecord;
   if (record.trust !== ATTESTED) return { ok: false, reason: 'NOT_ATTESTED', message: `trust is ${JSON.stringify(record.trust)}, not "Attested"` };
   const { signature, ...unsigned } = record;
-  const check = verifyEd25519Detached(signature, unsigned, resolveKey);
-  if (!check.ok) return { ok: false, reason: check.reason, message: check.message };
-  if (check.header.kid !== record.kid) {
-    return { ok: false, reason: 'KID_MISMATCH', message: `the event names kid ${record.kid} but was signed by ${String(check.header.kid)}` };
+  const failure = eventSignatureFailure(record, new TextEncoder().encode(canonicalize(unsigned)), resolveKey);
+  return failure ? { ok: false, ...failure } : { ok: true };
+}
+
+/**
+ * Checks an event's Ed25519 signature over `unsignedBytes` (the RFC 8785 form of the record without
+ * `signature`, which a caller that already has it passes in) with lib/crypto's verifier, and that
+ * the JWS names the record's own kid. Events are Ed25519 only: an ES256 JWS by a known key fails.
+ */
+export function eventSignatureFailure(
+  record: EventRecord,
+  unsignedBytes: Uint8Array,
+  resolveKey: KeyResolver,
+): { reason: EventFailure; message: string } | undefined {
+  try {
+    const alg = normalizeAlgorithm(readProtectedHeader(record.signature).alg);
+    if (alg !== 'Ed25519') return { reason: 'UNSUPPORTED_ALGORITHM', message: `events are signed with Ed25519, not ${String(alg ?? 'an unknown algorithm')}` };
+    const { header } = verifyDetached(record.signature, unsignedBytes, resolveKey);
+    if (header.kid !== record.kid) return { reason: 'KID_MISMATCH', message: `the event names kid ${record.kid} but was signed by ${String(header.kid)}` };
+    return undefined;
+  } catch (error) {
+    if (error instanceof JwsError) return { reason: error.reason, message: error.message };
+    throw error;
   }
-  return { ok: true };
 }
 
 const EVENT_MEMBERS = ['kid', 'passport_id', 'payload', 'prev_hash', 'recorded_at', 'seq', 'signature', 'trust', 'type'];

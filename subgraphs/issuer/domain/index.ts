@@ -3,7 +3,6 @@ export * from './capability.js';
 export * from './catalogue.js';
 export * from './checkpoint.js';
 export * from './cose.js';
-export * from './ed25519-jws.js';
 export * from './errors.js';
 export * from './event-log.js';
 export * from './identity.js';

@@ -11,9 +11,8 @@
  * Every problem names the event's seq (its position in the list) when it concerns one event.
  */
 import { canonicalize, type KeyResolver } from '../../../lib/crypto/index.js';
-import { verifyEd25519Detached } from './ed25519-jws.js';
 import { isIssuerError } from './errors.js';
-import { ATTESTED, eventShapeProblem, GENESIS_PREV_HASH, signedFormFromUnsigned, type EventFailure, type EventRecord } from './event-log.js';
+import { ATTESTED, eventShapeProblem, eventSignatureFailure, GENESIS_PREV_HASH, signedFormFromUnsigned, type EventFailure, type EventRecord } from './event-log.js';
 import { verifyLogHead, type SignedLogHead } from './checkpoint.js';
 import { hashToHex, leafHash, merkleRoot, sha256, type Hash } from './merkle.js';
 import { applyEvent, INITIAL_STATUS, type PassportStatus } from './status.js';
@@ -84,7 +83,7 @@ export function verifyLog(events: readonly unknown[], head: SignedLogHead | unde
       return;
     }
     const event = value as EventRecord;
-    const { signature, ...unsigned } = event;
+    const { signature: _signature, ...unsigned } = event;
     const unsignedText = canonicalize(unsigned);
     const signedBytes = Buffer.from(signedFormFromUnsigned(unsignedText, event), 'utf8');
 
@@ -113,7 +112,7 @@ export function verifyLog(events: readonly unknown[], head: SignedLogHead | unde
       replay.push({ code: error.code === 'ILLEGAL_TRANSITION' ? 'ILLEGAL_TRANSITION' : 'UNKNOWN_EVENT_TYPE', seq: position, message: `event ${position}: ${error.message}` });
     }
 
-    const failure = signatureFailure(event, signature, unsigned, unsignedText, resolveKey);
+    const failure = signatureFailure(event, unsignedText, resolveKey);
     if (failure) failures.push({ seq: position, ...failure });
   });
 
@@ -155,18 +154,9 @@ export function verifyLog(events: readonly unknown[], head: SignedLogHead | unde
   };
 }
 
-function signatureFailure(
-  event: EventRecord,
-  signature: string,
-  unsigned: Omit<EventRecord, 'signature'>,
-  unsignedText: string,
-  resolveKey: KeyResolver,
-): Omit<SignatureFailure, 'seq'> | undefined {
+function signatureFailure(event: EventRecord, unsignedText: string, resolveKey: KeyResolver): Omit<SignatureFailure, 'seq'> | undefined {
   if (event.trust !== ATTESTED) return { reason: 'NOT_ATTESTED', message: `trust is ${JSON.stringify(event.trust)}, not "Attested"` };
-  const check = verifyEd25519Detached(signature, unsigned, resolveKey, unsignedText);
-  if (!check.ok) return { reason: check.reason, message: check.message };
-  if (check.header.kid !== event.kid) return { reason: 'KID_MISMATCH', message: `the event names kid ${event.kid} but was signed by ${String(check.header.kid)}` };
-  return undefined;
+  return eventSignatureFailure(event, Buffer.from(unsignedText, 'utf8'), resolveKey);
 }
 
 function checkHead(

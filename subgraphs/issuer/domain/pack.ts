@@ -52,7 +52,7 @@ export const PACK_CLAIM_KEYS: readonly { claim: ClaimName; key: number; cbor: st
   { claim: 'iss', key: 1, cbor: 'tstr', meaning: 'issuer (CWT iss)' },
   { claim: 'sub', key: 2, cbor: 'tstr', meaning: 'passport id (CWT sub)' },
   { claim: 'iat', key: 6, cbor: 'uint', meaning: 'issued at, seconds since the epoch (CWT iat)' },
-  { claim: 'capability_class', key: -1, cbor: 'tstr', meaning: 'capability class: "A", "B" or "C"' },
+  { claim: 'capability_class', key: -1, cbor: 'tstr', meaning: 'capability class: "identify", "trace" or "verify-offline"' },
   { claim: 'type_ref', key: -2, cbor: '[tstr, uint]', meaning: 'registry model id and version' },
   { claim: 'status', key: -3, cbor: 'tstr', meaning: 'passport status when minted' },
   { claim: 'log', key: -4, cbor: '[uint, bstr .size 32]', meaning: 'log head: size and RFC 6962 root hash' },
@@ -179,7 +179,7 @@ export type PackCheck =
 
 /**
  * Decodes and verifies a pack: the ES256 carrier signature under the key its kid names, and for
- * class C the embedded log head's Ed25519 signature (so `resolveKey` should know both keyrings).
+ * class verify-offline the embedded log head's Ed25519 signature (so `resolveKey` should know both keyrings).
  */
 export function verifyPack(text: string, resolveKey: KeyResolver): PackCheck {
   let decoded: DecodedPack;
@@ -289,7 +289,7 @@ function checkClaims(claims: PackClaims): void {
     invalid('log_head needs a timestamp and a signature');
   }
   const expected = new Set<OptionalClaim>(capabilityClassClaims(claims.capability_class));
-  // An empty log has no last event, so class B and C packs of a new passport go without it.
+  // An empty log has no last event, so trace and verify-offline packs of a new passport go without it.
   if (claims.log.size === 0) expected.delete('last_event');
   const present = OPTIONAL_CLAIMS.filter((claim) => claims[claim] !== undefined);
   const missing = [...expected].filter((claim) => !present.includes(claim));

@@ -24,11 +24,17 @@ export interface KeyUse {
   last_used: string;
 }
 
-/** The trust service's answer for one key at one instant. */
+/**
+ * The trust service's answer for one key at one instant (the contract's `trustKeyStanding`). Only
+ * `valid` is good standing; `unknown` means trust cannot say, which leaves the check not run.
+ */
+export const KEY_STANDINGS = ['valid', 'revoked', 'unknown', 'not_yet_valid', 'expired'] as const;
+export type KeyStandingValue = (typeof KEY_STANDINGS)[number];
+
 export interface KeyStanding {
   kid: string;
   at: string;
-  standing: 'ok' | 'revoked' | 'unknown';
+  standing: KeyStandingValue;
   reason?: string;
 }
 
@@ -69,7 +75,7 @@ export const VERDICT_CHECKS = [
   { check: 'log.head_signature', description: 'the log head is signed by the issuer, names this passport and covers the whole log' },
   { check: 'log.root', description: "the RFC 6962 root of the events equals the signed head's root" },
   { check: 'events.signatures', description: 'every event carries a valid Ed25519 signature and the Attested marker' },
-  { check: 'pack.signature', description: 'the latest Tier-A pack verifies (ES256 carrier signature; embedded log head for class C)' },
+  { check: 'pack.signature', description: 'the latest Tier-A pack verifies (ES256 carrier signature; embedded log head for class verify-offline)' },
   { check: 'pack.head', description: "the pack's log size and root equal the current log" },
   { check: 'pack.status', description: "the pack's status equals the passport's current status" },
   { check: 'key_standing.event', description: 'every event key was in good standing whenever it signed' },
@@ -90,8 +96,11 @@ export interface VerdictInput {
   log: LogVerdict;
   /** The verification of the latest pack; undefined when none has been minted. */
   pack?: PackCheck;
-  /** The signing uses (keyUses) and the trust service's answers; undefined when it was not consulted. */
-  key_standing?: { uses: readonly KeyUse[]; answers: readonly KeyStanding[] };
+  /**
+   * The signing uses (keyUses) and the trust service's answers; `unavailable` says why the trust
+   * service could not answer; undefined when it was not consulted.
+   */
+  key_standing?: { uses: readonly KeyUse[]; answers: readonly KeyStanding[] } | { unavailable: string };
 }
 
 export interface PassportVerdict {
@@ -161,6 +170,7 @@ export function assembleVerdict(input: VerdictInput): PassportVerdict {
   for (const { role, check, skip } of roles) {
     if (skip) notRun(check, skip);
     else if (!input.key_standing) notRun(check, 'the trust service was not consulted');
+    else if ('unavailable' in input.key_standing) notRun(check, `the trust service could not answer: ${input.key_standing.unavailable}`);
     else judgeStanding(check, role, input.key_standing, { passed, failed, notRun });
   }
 
@@ -198,7 +208,7 @@ export function assembleVerdict(input: VerdictInput): PassportVerdict {
 function judgeStanding(
   check: VerdictCheck,
   role: SigningRole,
-  standing: NonNullable<VerdictInput['key_standing']>,
+  standing: { uses: readonly KeyUse[]; answers: readonly KeyStanding[] },
   record: Record<'passed' | 'failed' | 'notRun', (check: VerdictCheck, detail: string) => unknown>,
 ): void {
   const uses = standing.uses.filter((use) => use.role === role);
@@ -206,16 +216,16 @@ function judgeStanding(
     record.passed(check, role === 'event' ? 'the log has no events, so no event key signed' : `no ${role} key signed`);
     return;
   }
-  const revoked: string[] = [];
+  const bad: string[] = [];
   const unknown: string[] = [];
   for (const use of uses) {
     for (const at of new Set([use.first_used, use.last_used])) {
       const answer = standing.answers.find((candidate) => candidate.kid === use.kid && candidate.at === at);
       if (!answer || answer.standing === 'unknown') unknown.push(`${use.kid} at ${at}`);
-      else if (answer.standing === 'revoked') revoked.push(`${use.kid} at ${at}${answer.reason ? ` (${answer.reason})` : ''}`);
+      else if (answer.standing !== 'valid') bad.push(`${use.kid} at ${at}: ${answer.standing}${answer.reason ? ` (${answer.reason})` : ''}`);
     }
   }
-  if (revoked.length > 0) record.failed(check, `revoked when it signed: ${revoked.join(', ')}`);
+  if (bad.length > 0) record.failed(check, `not in good standing when it signed: ${bad.join(', ')}`);
   else if (unknown.length > 0) record.notRun(check, `the trust service has no standing for ${unknown.join(', ')}`);
   else record.passed(check, `in good standing: ${uses.map((use) => `${use.kid} (${use.first_used} to ${use.last_used})`).join(', ')}`);
 }

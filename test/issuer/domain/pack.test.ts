@@ -7,6 +7,7 @@ import QRCode from 'qrcode';
 import { describe, expect, it } from 'vitest';
 import { canonicalize } from '../../../lib/crypto/index.js';
 import { decodeBase45, encodeBase45 } from '../../../subgraphs/issuer/domain/base45.js';
+import type { CapabilityClass } from '../../../subgraphs/issuer/domain/capability.js';
 import { signLogHead } from '../../../subgraphs/issuer/domain/checkpoint.js';
 import { IssuerError } from '../../../subgraphs/issuer/domain/errors.js';
 import {
@@ -29,7 +30,7 @@ const { events, state } = buildLog('3f1c8d2e-5b7a-4c19-9e0d-2a6b8f4c7e51', event
 const head = signLogHead(state.passport_id, state.frontier, eventKey.signer, at(60));
 const configVector = { battery: { chemistry: 'LFP', capacity_kwh: 75 }, languages: ['de', 'en'] };
 
-const source = (capability_class: 'A' | 'B' | 'C'): PackSource => ({
+const source = (capability_class: CapabilityClass): PackSource => ({
   issuer: 'https://issuer.example',
   passport: {
     id: state.passport_id,
@@ -83,7 +84,7 @@ describe('QR budget', () => {
 });
 
 describe('Tier-A pack', () => {
-  for (const capabilityClass of ['A', 'B', 'C'] as const) {
+  for (const capabilityClass of ['identify', 'trace', 'verify-offline'] as const) {
     it(`class ${capabilityClass}: scans, decodes and verifies with independent tools`, async () => {
       const claims = buildPackClaims(source(capabilityClass));
       const pack = mintPack(claims, carrierKey.signer);
@@ -101,7 +102,7 @@ describe('Tier-A pack', () => {
       expect(independent.claims.get(-3)).toBe('active');
       const [size, root] = independent.claims.get(-4) as [number, Uint8Array];
       expect([size, Buffer.from(root).toString('hex')]).toEqual([6, head.root_hash]);
-      const expectedKeys = { A: [1, 2, 6, -1, -2, -3, -4, -5], B: [1, 2, 6, -1, -2, -3, -4, -5, -6, -7], C: [1, 2, 6, -1, -2, -3, -4, -5, -6, -7, -8] };
+      const expectedKeys = { identify: [1, 2, 6, -1, -2, -3, -4, -5], trace: [1, 2, 6, -1, -2, -3, -4, -5, -6, -7], 'verify-offline': [1, 2, 6, -1, -2, -3, -4, -5, -6, -7, -8] };
       expect([...independent.claims.keys()]).toEqual(expectedKeys[capabilityClass]);
 
       expect(decodePack(scanned).claims).toEqual(claims);
@@ -109,18 +110,18 @@ describe('Tier-A pack', () => {
         ok: true,
         claims,
         kid: carrierKey.signer.kid,
-        log_head_signature: capabilityClass === 'C' ? 'verified' : 'absent',
+        log_head_signature: capabilityClass === 'verify-offline' ? 'verified' : 'absent',
       });
     });
   }
 
   it('puts into each class exactly the documented claims', () => {
-    const [a, b, c] = (['A', 'B', 'C'] as const).map((cls) => buildPackClaims(source(cls)));
+    const [a, b, c] = (['identify', 'trace', 'verify-offline'] as const).map((cls) => buildPackClaims(source(cls)));
     expect(a).toEqual({
       iss: 'https://issuer.example',
       sub: state.passport_id,
       iat: Math.floor(at(70).getTime() / 1000),
-      capability_class: 'A',
+      capability_class: 'identify',
       type_ref: { id: 'battery-passport', version: 3 },
       status: 'active',
       log: { size: 6, root_hash: head.root_hash },
@@ -128,15 +129,15 @@ describe('Tier-A pack', () => {
     });
     expect(b).toEqual({
       ...a,
-      capability_class: 'B',
+      capability_class: 'trace',
       manifest_digest: createHash('sha256').update(canonicalize(configVector)).digest('hex'),
       last_event: { seq: 5, type: 'ObjectEvent', recorded_at: events.at(-1)!.recorded_at },
     });
-    expect(c).toEqual({ ...b, capability_class: 'C', log_head: { timestamp: head.timestamp, signature: head.signature } });
+    expect(c).toEqual({ ...b, capability_class: 'verify-offline', log_head: { timestamp: head.timestamp, signature: head.signature } });
   });
 
   it('refuses a pack over the budget, saying size and budget', () => {
-    const claims = buildPackClaims(source('C'));
+    const claims = buildPackClaims(source('verify-offline'));
     let thrown: unknown;
     try {
       mintPack(claims, carrierKey.signer, 300);
@@ -151,14 +152,14 @@ describe('Tier-A pack', () => {
     expect(error.message).toContain(`${error.details.size} characters`);
     // A pack that would not fit one QR code of version 22 at level M is refused at the default budget.
     // Random text, so that compression cannot shrink it back under the budget.
-    const bulky = { ...buildPackClaims(source('A')), identity: randomBytes(600).toString('base64') };
+    const bulky = { ...buildPackClaims(source('identify')), identity: randomBytes(600).toString('base64') };
     expect(() => mintPack(bulky, carrierKey.signer)).toThrowError(expect.objectContaining({ code: 'PACK_OVER_BUDGET', details: expect.objectContaining({ budget: 1134 }) }));
     expect(() => mintPack(claims, carrierKey.signer, 3)).toThrowError(expect.objectContaining({ code: 'INVALID_BUDGET' }));
   });
 
   it('refuses claims that do not match their capability class, and a non-P-256 signer', () => {
-    const a = buildPackClaims(source('A'));
-    const b = buildPackClaims(source('B'));
+    const a = buildPackClaims(source('identify'));
+    const b = buildPackClaims(source('trace'));
     const refuse = (claims: PackClaims) => expect(() => mintPack(claims, carrierKey.signer)).toThrowError(expect.objectContaining({ code: 'INVALID_PACK_CLAIMS' }));
     refuse({ ...a, manifest_digest: b.manifest_digest! });
     refuse({ ...b, last_event: undefined });
@@ -166,18 +167,18 @@ describe('Tier-A pack', () => {
     refuse({ ...a, status: 'paused' as 'active' });
     refuse({ ...a, log: { size: 6, root_hash: 'xyz' } });
     expect(() => mintPack(a, eventKey.signer)).toThrowError(expect.objectContaining({ code: 'WRONG_SIGNING_ALGORITHM' }));
-    expect(() => buildPackClaims({ ...source('A'), last_event: events[1] })).toThrowError(expect.objectContaining({ code: 'INVALID_PACK_CLAIMS' }));
+    expect(() => buildPackClaims({ ...source('identify'), last_event: events[1] })).toThrowError(expect.objectContaining({ code: 'INVALID_PACK_CLAIMS' }));
   });
 
-  it('lets class B and C packs of an empty log go without a last event', () => {
+  it('lets trace and verify-offline packs of an empty log go without a last event', () => {
     const emptyHead = signLogHead('fresh', { size: 0, hashes: [] }, eventKey.signer, at(0));
-    const fresh: PackSource = { ...source('C'), passport: { ...source('C').passport, id: 'fresh', status: 'draft' }, head: emptyHead, last_event: undefined };
+    const fresh: PackSource = { ...source('verify-offline'), passport: { ...source('verify-offline').passport, id: 'fresh', status: 'draft' }, head: emptyHead, last_event: undefined };
     const pack = mintPack(buildPackClaims(fresh), carrierKey.signer);
     expect(verifyPack(pack.text, keyring)).toMatchObject({ ok: true, log_head_signature: 'verified', claims: { log: { size: 0 } } });
   });
 
   it('fails a pack whose claims were changed under the signature, or whose key is unknown', () => {
-    const text = mintPack(buildPackClaims(source('A')), carrierKey.signer).text;
+    const text = mintPack(buildPackClaims(source('identify')), carrierKey.signer).text;
     const encoder = new Encoder({ useRecords: false, mapsAsObjects: false, tagUint8Array: false, variableMapSize: true });
     const decoder = new Decoder({ mapsAsObjects: false });
     const cose = decoder.decode(inflateSync(decodeBase45(text.slice(5)))) as Tag;
@@ -189,8 +190,8 @@ describe('Tier-A pack', () => {
     expect(verifyPack(text, resolverOf(eventKey))).toMatchObject({ ok: false, reason: 'UNKNOWN_KEY' });
   });
 
-  it('fails a class C pack whose embedded log head does not verify', () => {
-    const c = buildPackClaims(source('C'));
+  it('fails a verify-offline pack whose embedded log head does not verify', () => {
+    const c = buildPackClaims(source('verify-offline'));
     const otherHead = signLogHead(state.passport_id, { size: 0, hashes: [] }, eventKey.signer, at(1));
     const text = mintPack({ ...c, log_head: { timestamp: c.log_head!.timestamp, signature: otherHead.signature } }, carrierKey.signer).text;
     expect(verifyPack(text, keyring)).toMatchObject({ ok: false, reason: 'BAD_LOG_HEAD_SIGNATURE' });

@@ -17,7 +17,7 @@ const packFor = (status: 'active' | 'suspended', logHead = head, last = events.a
     mintPack(
       buildPackClaims({
         issuer: 'https://issuer.example',
-        passport: { id: passportId, identity: 'https://id.gs1.org/01/09520123456788/21/SN-42', type_ref: { id: 'm', version: 1 }, config_vector: {}, capability_class: 'C', status },
+        passport: { id: passportId, identity: 'https://id.gs1.org/01/09520123456788/21/SN-42', type_ref: { id: 'm', version: 1 }, config_vector: {}, capability_class: 'verify-offline', status },
         head: logHead,
         last_event: last,
         now: at(70),
@@ -28,7 +28,7 @@ const packFor = (status: 'active' | 'suspended', logHead = head, last = events.a
   );
 const pack = packFor('active');
 const uses = keyUses(events, head, pack);
-const allOk = (): KeyStanding[] => standingQuestions(uses).map((question) => ({ ...question, standing: 'ok' }));
+const allOk = (): KeyStanding[] => standingQuestions(uses).map((question) => ({ ...question, standing: 'valid' }));
 const baseInput = (): VerdictInput => ({
   passport: { id: passportId, status: 'active' },
   log: verifyLog(events, head, keyring, passportId),
@@ -55,7 +55,7 @@ describe('full-pipeline verdict', () => {
     expect(verdict.coverage).toEqual({ checks_run: 12, checks_total: 12, not_run: [] });
     expect(verdict.checks.map((check) => check.check)).toEqual(VERDICT_CHECKS.map((entry) => entry.check));
     expect(verdict.event_signature_audit).toEqual({ verified: 5, total: 5, first_failing_seq: null, failures: [] });
-    expect(verdict.pack_verdict).toEqual({ present: true, ok: true, kid: carrierKey.signer.kid, capability_class: 'C' });
+    expect(verdict.pack_verdict).toEqual({ present: true, ok: true, kid: carrierKey.signer.kid, capability_class: 'verify-offline' });
   });
 
   it('is incomplete, saying why, when no pack exists and the trust service was not asked', () => {
@@ -79,7 +79,7 @@ describe('full-pipeline verdict', () => {
     expect(verdict.outcome).toBe('failed');
     expect(verdict.checks.find((check) => check.check === 'key_standing.pack')).toMatchObject({
       outcome: 'failed',
-      detail: expect.stringContaining(`${carrierKey.signer.kid} at ${at(70).toISOString()} (keyCompromise)`),
+      detail: expect.stringContaining(`${carrierKey.signer.kid} at ${at(70).toISOString()}: revoked (keyCompromise)`),
     });
     expect(outcomes(verdict)['key_standing.event']).toBe('passed');
   });
@@ -91,6 +91,22 @@ describe('full-pipeline verdict', () => {
     expect(verdict.coverage.not_run).toEqual([{ check: 'key_standing.event', why: expect.stringContaining(`${eventKey.signer.kid} at ${at(4).toISOString()}`) }]);
   });
 
+  it('fails an expired or not yet valid key like a revoked one', () => {
+    for (const standing of ['expired', 'not_yet_valid'] as const) {
+      const answers = allOk().map((answer) => (answer.kid === eventKey.signer.kid ? { ...answer, standing } : answer));
+      const verdict = assembleVerdict({ ...baseInput(), key_standing: { uses, answers } });
+      expect(outcomes(verdict)['key_standing.event']).toBe('failed');
+      expect(verdict.outcome).toBe('failed');
+    }
+  });
+
+  it('says why the standing checks did not run when the trust service cannot answer', () => {
+    const verdict = assembleVerdict({ ...baseInput(), key_standing: { unavailable: 'trustKeyStanding is not in the graph' } });
+    expect(verdict.outcome).toBe('incomplete');
+    expect(verdict.coverage.not_run.map((entry) => entry.check)).toEqual(['key_standing.event', 'key_standing.log_head', 'key_standing.pack']);
+    expect(verdict.coverage.not_run[0]!.why).toContain('trustKeyStanding is not in the graph');
+  });
+
   it('fails a stale pack and a pack with another status', () => {
     const appended = appendEvent(state, { type: 'suspended', payload: { reason: 'recall' } }, eventKey.signer, at(80));
     const longer = [...events, appended.event];
@@ -99,7 +115,7 @@ describe('full-pipeline verdict', () => {
       passport: { id: passportId, status: 'suspended' },
       log: verifyLog(longer, newHead, keyring, passportId),
       pack,
-      key_standing: { uses: keyUses(longer, newHead, pack), answers: standingQuestions(keyUses(longer, newHead, pack)).map((q) => ({ ...q, standing: 'ok' as const })) },
+      key_standing: { uses: keyUses(longer, newHead, pack), answers: standingQuestions(keyUses(longer, newHead, pack)).map((q) => ({ ...q, standing: 'valid' as const })) },
     });
     expect(verdict.outcome).toBe('failed');
     expect(outcomes(verdict)).toMatchObject({ 'pack.signature': 'passed', 'pack.head': 'failed', 'pack.status': 'failed', 'log.status': 'passed' });
