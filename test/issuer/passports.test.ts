@@ -45,7 +45,7 @@ describe('POST /passports and GET /passports/{id}', () => {
     // The head of the empty log: size 0, the RFC 6962 root of no leaves (SHA-256 of nothing).
     expect(created.log_head).toMatchObject({ passport_id: created.passport_id, size: 0, root_hash: createHash('sha256').digest('hex') });
     const verified = await verifySignedJson(created.log_head, await keyring(platform));
-    expect(verified.protectedHeader.alg).toBe('Ed25519');
+    expect(verified.protectedHeader?.alg).toBe('Ed25519');
 
     const read = await platform.rest('issuer', `/passports/${created.passport_id}`);
     expect(read.status).toBe(200);

@@ -37,7 +37,7 @@ export async function createPassport(platform: TestStack, model: string, extra: 
     as: 'writer',
   });
   expect(response.status, JSON.stringify(response.body)).toBe(201);
-  return response.body as { passport_id: string; status: string; core: any; manifest: any; log_head: any; log: unknown[] };
+  return response.body as { passport_id: string; status: string; capability_class: string; core: any; manifest: any; log_head: any; log: unknown[] };
 }
 
 export function appendEvent(platform: TestStack, passportId: string, type: string, payload: Record<string, unknown>) {
@@ -79,7 +79,7 @@ function pick(value: Record<string, unknown>, members: string[]) {
   return Object.fromEntries(members.map((member) => [member, value[member]]));
 }
 
-export async function keyring(platform: TestStack): Promise<(jose.JWK & { kid: string; alg: string })[]> {
+export async function keyring(platform: TestStack): Promise<(jose.JWK & { kid: string; alg: string; exp?: number })[]> {
   const response = await platform.rest('issuer', '/keyring');
   expect(response.status).toBe(200);
   return response.body.keys;
