@@ -55,7 +55,7 @@ const head = signLogHead(passportId, state.frontier, signer, new Date(start + si
 const timings: number[] = [];
 for (let run = 0; run < runs; run += 1) {
   const t0 = performance.now();
-  const verdict = verifyLog(events, head, resolveKey, passportId);
+  const verdict = await verifyLog(events, head, resolveKey, passportId);
   timings.push(performance.now() - t0);
   if (!verdict.ok || verdict.signatures.verified !== size) throw new Error(`the fixture should verify: ${JSON.stringify(verdict.problems.slice(0, 3))}`);
 }

@@ -224,7 +224,7 @@ try {
   const head = JSON.parse(JSON.stringify((await prisma.passport.findUniqueOrThrow({ where: { id: long.id } })).logHead));
   for (let run = 0; run < VERDICT_RUNS; run += 1) {
     const t0 = performance.now();
-    verifyLog(long.events, head, keys.resolveKey, long.id);
+    await verifyLog(long.events, head, keys.resolveKey, long.id);
     domainTimes.push(performance.now() - t0);
   }
 

@@ -9,7 +9,21 @@
  * of the previous record's canonical signed form (the first record has GENESIS_PREV_HASH), and the
  * Merkle tree's leaves are these bytes (leaf hash SHA-256(0x00 || bytes), RFC 6962).
  */
-import { canonicalBytes, canonicalize, JwsError, normalizeAlgorithm, readProtectedHeader, signJson, verifyDetached, type Json, type JwsFailure, type KeyResolver, type Signer } from '../../../lib/crypto/index.js';
+import {
+  canonicalBytes,
+  canonicalize,
+  JwsError,
+  normalizeAlgorithm,
+  readProtectedHeader,
+  signJson,
+  verifyDetached,
+  verifyDetachedAsync,
+  type JwsHeader,
+  type Json,
+  type JwsFailure,
+  type KeyResolver,
+  type Signer,
+} from '../../../lib/crypto/index.js';
 import { validateEventPayload, type EventType } from './catalogue.js';
 import { IssuerError } from './errors.js';
 import { appendLeaf, EMPTY_FRONTIER, leafHash, sha256, type Frontier } from './merkle.js';
@@ -156,26 +170,42 @@ export function verifyEvent(event: unknown, resolveKey: KeyResolver): EventCheck
   return failure ? { ok: false, ...failure } : { ok: true };
 }
 
+export type SignatureFailureReason = { reason: EventFailure; message: string };
+
 /**
  * Checks an event's Ed25519 signature over `unsignedBytes` (the RFC 8785 form of the record without
  * `signature`, which a caller that already has it passes in) with lib/crypto's verifier, and that
  * the JWS names the record's own kid. Events are Ed25519 only: an ES256 JWS by a known key fails.
  */
-export function eventSignatureFailure(
-  record: EventRecord,
-  unsignedBytes: Uint8Array,
-  resolveKey: KeyResolver,
-): { reason: EventFailure; message: string } | undefined {
+export function eventSignatureFailure(record: EventRecord, unsignedBytes: Uint8Array, resolveKey: KeyResolver): SignatureFailureReason | undefined {
   try {
-    const alg = normalizeAlgorithm(readProtectedHeader(record.signature).alg);
-    if (alg !== 'Ed25519') return { reason: 'UNSUPPORTED_ALGORITHM', message: `events are signed with Ed25519, not ${String(alg ?? 'an unknown algorithm')}` };
-    const { header } = verifyDetached(record.signature, unsignedBytes, resolveKey);
-    if (header.kid !== record.kid) return { reason: 'KID_MISMATCH', message: `the event names kid ${record.kid} but was signed by ${String(header.kid)}` };
-    return undefined;
+    return algorithmFailure(record) ?? kidFailure(record, verifyDetached(record.signature, unsignedBytes, resolveKey).header);
   } catch (error) {
-    if (error instanceof JwsError) return { reason: error.reason, message: error.message };
-    throw error;
+    return jwsFailure(error);
   }
+}
+
+/** eventSignatureFailure with the signature checked on the thread pool, for whole logs. */
+export async function eventSignatureFailureAsync(record: EventRecord, unsignedBytes: Uint8Array, resolveKey: KeyResolver): Promise<SignatureFailureReason | undefined> {
+  try {
+    return algorithmFailure(record) ?? kidFailure(record, (await verifyDetachedAsync(record.signature, unsignedBytes, resolveKey)).header);
+  } catch (error) {
+    return jwsFailure(error);
+  }
+}
+
+function algorithmFailure(record: EventRecord): SignatureFailureReason | undefined {
+  const alg = normalizeAlgorithm(readProtectedHeader(record.signature).alg);
+  return alg === 'Ed25519' ? undefined : { reason: 'UNSUPPORTED_ALGORITHM', message: `events are signed with Ed25519, not ${String(alg ?? 'an unknown algorithm')}` };
+}
+
+function kidFailure(record: EventRecord, header: JwsHeader): SignatureFailureReason | undefined {
+  return header.kid === record.kid ? undefined : { reason: 'KID_MISMATCH', message: `the event names kid ${record.kid} but was signed by ${String(header.kid)}` };
+}
+
+function jwsFailure(error: unknown): SignatureFailureReason {
+  if (error instanceof JwsError) return { reason: error.reason, message: error.message };
+  throw error;
 }
 
 const EVENT_MEMBERS = ['kid', 'passport_id', 'payload', 'prev_hash', 'recorded_at', 'seq', 'signature', 'trust', 'type'];

@@ -12,7 +12,7 @@
  */
 import { canonicalize, type KeyResolver } from '../../../lib/crypto/index.js';
 import { isIssuerError } from './errors.js';
-import { ATTESTED, eventShapeProblem, eventSignatureFailure, GENESIS_PREV_HASH, signedFormFromUnsigned, type EventFailure, type EventRecord } from './event-log.js';
+import { ATTESTED, eventShapeProblem, eventSignatureFailureAsync, GENESIS_PREV_HASH, signedFormFromUnsigned, type EventFailure, type EventRecord } from './event-log.js';
 import { verifyLogHead, type SignedLogHead } from './checkpoint.js';
 import { hashToHex, leafHash, merkleRoot, sha256, type Hash } from './merkle.js';
 import { applyEvent, INITIAL_STATUS, type PassportStatus } from './status.js';
@@ -60,12 +60,14 @@ export interface LogVerdict {
 
 /**
  * Verifies the log of passport `passportId` against its signed head. `events` are in log order;
- * `head` undefined means no head has been signed, so the head and root checks are not run.
+ * `head` undefined means no head has been signed, so the head and root checks are not run. The
+ * event signatures are checked on the thread pool, all cores at once, while the chain is walked.
  */
-export function verifyLog(events: readonly unknown[], head: SignedLogHead | undefined, resolveKey: KeyResolver, passportId: string): LogVerdict {
+export async function verifyLog(events: readonly unknown[], head: SignedLogHead | undefined, resolveKey: KeyResolver, passportId: string): Promise<LogVerdict> {
   const chain: LogProblem[] = [];
   const replay: LogProblem[] = [];
   const failures: SignatureFailure[] = [];
+  const pending: Promise<SignatureFailure | undefined>[] = [];
   const leaves: Hash[] = [];
   let status: PassportStatus = INITIAL_STATUS;
   let previousDigest = GENESIS_PREV_HASH;
@@ -112,9 +114,11 @@ export function verifyLog(events: readonly unknown[], head: SignedLogHead | unde
       replay.push({ code: error.code === 'ILLEGAL_TRANSITION' ? 'ILLEGAL_TRANSITION' : 'UNKNOWN_EVENT_TYPE', seq: position, message: `event ${position}: ${error.message}` });
     }
 
-    const failure = signatureFailure(event, unsignedText, resolveKey);
-    if (failure) failures.push({ seq: position, ...failure });
+    pending.push(signatureFailure(event, unsignedText, resolveKey).then((failure) => failure && { seq: position, ...failure }));
   });
+  for (const failure of await Promise.all(pending)) if (failure) failures.push(failure);
+  // Malformed records were noted in the walk, the others as their checks ended: back to log order.
+  failures.sort((a, b) => a.seq - b.seq);
 
   const computed = hashToHex(merkleRoot(leaves));
   const headResult = checkHead(passportId, events.length, head, resolveKey);
@@ -154,9 +158,9 @@ export function verifyLog(events: readonly unknown[], head: SignedLogHead | unde
   };
 }
 
-function signatureFailure(event: EventRecord, unsignedText: string, resolveKey: KeyResolver): Omit<SignatureFailure, 'seq'> | undefined {
+async function signatureFailure(event: EventRecord, unsignedText: string, resolveKey: KeyResolver): Promise<Omit<SignatureFailure, 'seq'> | undefined> {
   if (event.trust !== ATTESTED) return { reason: 'NOT_ATTESTED', message: `trust is ${JSON.stringify(event.trust)}, not "Attested"` };
-  return eventSignatureFailure(event, Buffer.from(unsignedText, 'utf8'), resolveKey);
+  return eventSignatureFailureAsync(event, Buffer.from(unsignedText, 'utf8'), resolveKey);
 }
 
 function checkHead(

@@ -242,7 +242,7 @@ export class IssuerService {
     const events = await this.events(row.id);
     const head = row.logHead as unknown as SignedLogHead;
     const resolveKey = this.keys.resolveKey;
-    const log = verifyLog(events, head, resolveKey, row.id);
+    const log = await verifyLog(events, head, resolveKey, row.id);
     const pack = row.latestPack === null ? undefined : verifyPack(row.latestPack, resolveKey);
     const wellFormed = events.filter((event) => eventShapeProblem(event) === undefined) as EventRecord[];
     const uses = keyUses(wellFormed, head, pack);

@@ -29,9 +29,11 @@ const packFor = (status: 'active' | 'suspended', logHead = head, last = events.a
 const pack = packFor('active');
 const uses = keyUses(events, head, pack);
 const allOk = (): KeyStanding[] => standingQuestions(uses).map((question) => ({ ...question, standing: 'valid' }));
+// Top-level await: the log verdict of the fixture, computed once.
+const baseLog = await verifyLog(events, head, keyring, passportId);
 const baseInput = (): VerdictInput => ({
   passport: { id: passportId, status: 'active' },
-  log: verifyLog(events, head, keyring, passportId),
+  log: baseLog,
   pack,
   key_standing: { uses, answers: allOk() },
 });
@@ -107,20 +109,20 @@ describe('full-pipeline verdict', () => {
     expect(verdict.coverage.not_run[0]!.why).toContain('trustKeyStanding is not in the graph');
   });
 
-  it('fails a stale pack and a pack with another status', () => {
+  it('fails a stale pack and a pack with another status', async () => {
     const appended = appendEvent(state, { type: 'suspended', payload: { reason: 'recall' } }, eventKey.signer, at(80));
     const longer = [...events, appended.event];
     const newHead = signLogHead(passportId, appended.state.frontier, eventKey.signer, at(90));
     const verdict = assembleVerdict({
       passport: { id: passportId, status: 'suspended' },
-      log: verifyLog(longer, newHead, keyring, passportId),
+      log: await verifyLog(longer, newHead, keyring, passportId),
       pack,
       key_standing: { uses: keyUses(longer, newHead, pack), answers: standingQuestions(keyUses(longer, newHead, pack)).map((q) => ({ ...q, standing: 'valid' as const })) },
     });
     expect(verdict.outcome).toBe('failed');
     expect(outcomes(verdict)).toMatchObject({ 'pack.signature': 'passed', 'pack.head': 'failed', 'pack.status': 'failed', 'log.status': 'passed' });
     const fresh = packFor('suspended', newHead, appended.event);
-    expect(assembleVerdict({ ...baseInput(), passport: { id: passportId, status: 'suspended' }, log: verifyLog(longer, newHead, keyring, passportId), pack: fresh, key_standing: undefined }).checks.filter((c) => c.outcome === 'failed')).toEqual([]);
+    expect(assembleVerdict({ ...baseInput(), passport: { id: passportId, status: 'suspended' }, log: await verifyLog(longer, newHead, keyring, passportId), pack: fresh, key_standing: undefined }).checks.filter((c) => c.outcome === 'failed')).toEqual([]);
   });
 
   it('fails a stored status its events do not lead to', () => {
@@ -128,10 +130,10 @@ describe('full-pipeline verdict', () => {
     expect(outcomes(verdict)).toMatchObject({ 'log.status': 'failed', 'pack.status': 'failed' });
   });
 
-  it('carries the log verdict and signature audit of a tampered log, and does not trust claims of a broken pack', () => {
+  it('carries the log verdict and signature audit of a tampered log, and does not trust claims of a broken pack', async () => {
     const tampered = events.map((event, i) => (i === 2 ? { ...event, recorded_at: at(2.5).toISOString() } : event));
     const brokenPack = { ...pack, ok: false as const, reason: 'BAD_SIGNATURE' as const, message: 'forged' };
-    const verdict = assembleVerdict({ ...baseInput(), log: verifyLog(tampered, head, keyring, passportId), pack: brokenPack });
+    const verdict = assembleVerdict({ ...baseInput(), log: await verifyLog(tampered, head, keyring, passportId), pack: brokenPack });
     expect(verdict.outcome).toBe('failed');
     expect(verdict.event_signature_audit).toMatchObject({ verified: 4, total: 5, first_failing_seq: 2 });
     expect(outcomes(verdict)).toMatchObject({
