@@ -67,12 +67,15 @@ interface LockedRow {
 
 export class PassportRepository {
   readonly #table: Prisma.Sql;
+  readonly #events: Prisma.Sql;
 
   constructor(
     private readonly prisma: PrismaClient,
     schema: string,
   ) {
-    this.#table = Prisma.raw(`"${schema.replaceAll('"', '""')}"."passport"`);
+    const qualified = (table: string) => Prisma.raw(`"${schema.replaceAll('"', '""')}"."${table}"`);
+    this.#table = qualified('passport');
+    this.#events = qualified('passport_event');
   }
 
   /** Creates the passport with an empty log and the signed head of that empty log. */
@@ -144,20 +147,20 @@ export class PassportRepository {
         const { event, state: next } = appendEvent(state, input, eventSigner, now);
         const head = signLogHead(passportId, next.frontier, eventSigner, now);
         const canonical = canonicalize(event);
-        await tx.passportEvent.create({
-          data: { passportId, seq: event.seq, type: event.type, recordedAt: now, kid: event.kid, canonical },
-        });
-        await tx.passport.update({
-          where: { id: passportId },
-          data: {
-            status: next.status,
-            logSize: next.frontier.size,
-            frontier: next.frontier.hashes.map(hashToHex),
-            lastEvent: canonical,
-            logHead: head as unknown as Prisma.InputJsonObject,
-            updatedAt: now,
-          },
-        });
+        // The event row and the passport row in one statement: one round trip under the lock.
+        await tx.$executeRaw(Prisma.sql`
+          WITH appended AS (
+            INSERT INTO ${this.#events} (passport_id, seq, type, recorded_at, kid, canonical)
+            VALUES (${passportId}, ${event.seq}, ${event.type}, ${event.recorded_at}::timestamptz, ${event.kid}, ${canonical})
+          )
+          UPDATE ${this.#table}
+          SET status = ${next.status},
+              log_size = ${next.frontier.size},
+              frontier = ARRAY(SELECT jsonb_array_elements_text(${JSON.stringify(next.frontier.hashes.map(hashToHex))}::jsonb)),
+              last_event = ${canonical},
+              log_head = ${JSON.stringify(head)}::jsonb,
+              updated_at = ${event.recorded_at}::timestamptz
+          WHERE id = ${passportId}`);
         return { event, head, status: next.status };
       },
       { maxWait: 30_000, timeout: 30_000 },
