@@ -62,8 +62,19 @@ export interface LogVerdict {
  * Verifies the log of passport `passportId` against its signed head. `events` are in log order;
  * `head` undefined means no head has been signed, so the head and root checks are not run. The
  * event signatures are checked on the thread pool, all cores at once, while the chain is walked.
+ *
+ * `texts`, when given, are the stored texts the events were parsed from (same order). The log
+ * commits to those bytes as they are, and the signature is checked over the text without its
+ * `signature` member, so no event needs canonicalizing again: a text that is not the canonical
+ * form fails its signature or its hashes, which is what a verifier should say of it.
  */
-export async function verifyLog(events: readonly unknown[], head: SignedLogHead | undefined, resolveKey: KeyResolver, passportId: string): Promise<LogVerdict> {
+export async function verifyLog(
+  events: readonly unknown[],
+  head: SignedLogHead | undefined,
+  resolveKey: KeyResolver,
+  passportId: string,
+  texts?: readonly string[],
+): Promise<LogVerdict> {
   const chain: LogProblem[] = [];
   const replay: LogProblem[] = [];
   const failures: SignatureFailure[] = [];
@@ -85,9 +96,7 @@ export async function verifyLog(events: readonly unknown[], head: SignedLogHead 
       return;
     }
     const event = value as EventRecord;
-    const { signature: _signature, ...unsigned } = event;
-    const unsignedText = canonicalize(unsigned);
-    const signedBytes = Buffer.from(signedFormFromUnsigned(unsignedText, event), 'utf8');
+    const { unsignedText, signedBytes } = signedAndUnsigned(event, texts?.[position]);
 
     if (event.seq !== position) chain.push({ code: 'SEQ_OUT_OF_ORDER', seq: position, message: `event ${position} carries seq ${event.seq}` });
     if (event.passport_id !== passportId) {
@@ -161,6 +170,24 @@ export async function verifyLog(events: readonly unknown[], head: SignedLogHead 
 async function signatureFailure(event: EventRecord, unsignedText: string, resolveKey: KeyResolver): Promise<Omit<SignatureFailure, 'seq'> | undefined> {
   if (event.trust !== ATTESTED) return { reason: 'NOT_ATTESTED', message: `trust is ${JSON.stringify(event.trust)}, not "Attested"` };
   return eventSignatureFailureAsync(event, Buffer.from(unsignedText, 'utf8'), resolveKey);
+}
+
+/** The bytes the log commits to, and the text the signature covers. */
+function signedAndUnsigned(event: EventRecord, text: string | undefined): { unsignedText: string; signedBytes: Uint8Array } {
+  if (text !== undefined) {
+    // In the canonical form `signature` is one member, `,"signature":"…"`, between seq and trust.
+    const member = `,"signature":${JSON.stringify(event.signature)}`;
+    const at = text.indexOf(member);
+    const unsignedText = at > 0 && text.indexOf(member, at + 1) < 0 ? text.slice(0, at) + text.slice(at + member.length) : canonicalizeUnsigned(event);
+    return { unsignedText, signedBytes: Buffer.from(text, 'utf8') };
+  }
+  const unsignedText = canonicalizeUnsigned(event);
+  return { unsignedText, signedBytes: Buffer.from(signedFormFromUnsigned(unsignedText, event), 'utf8') };
+}
+
+function canonicalizeUnsigned(event: EventRecord): string {
+  const { signature: _signature, ...unsigned } = event;
+  return canonicalize(unsigned);
 }
 
 function checkHead(

@@ -95,6 +95,14 @@ function refuseNul(value: unknown, member: string): void {
   if (JSON.stringify(value)?.includes('\\u0000')) throw unprocessable('UNSUPPORTED_CHARACTER', `${member} contains U+0000, which cannot be stored`);
 }
 
+function parseStored(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
+}
+
 const PROFILE_ID = /^[a-z][a-z0-9-]{0,63}$/;
 
 export class IssuerService {
@@ -196,14 +204,7 @@ export class IssuerService {
 
   /** Every stored event, parsed; a row that is no longer JSON is kept as its text, for the verdict to name. */
   async events(id: string): Promise<unknown[]> {
-    const texts = await this.passports.eventTexts(id);
-    return texts.map((text) => {
-      try {
-        return JSON.parse(text) as unknown;
-      } catch {
-        return text;
-      }
-    });
+    return (await this.passports.eventTexts(id)).map(parseStored);
   }
 
   async appendEvent(passportId: string, input: { type: string; payload: Record<string, unknown> }) {
@@ -239,10 +240,11 @@ export class IssuerService {
 
   /** The full pipeline: log, signatures, pack, and the standing of every signing key in trust. */
   async verdict(row: PassportRow): Promise<PassportVerdict & { computed_at: string }> {
-    const events = await this.events(row.id);
+    const texts = await this.passports.eventTexts(row.id);
+    const events = texts.map(parseStored);
     const head = row.logHead as unknown as SignedLogHead;
     const resolveKey = this.keys.resolveKey;
-    const log = await verifyLog(events, head, resolveKey, row.id);
+    const log = await verifyLog(events, head, resolveKey, row.id, texts);
     const pack = row.latestPack === null ? undefined : verifyPack(row.latestPack, resolveKey);
     const wellFormed = events.filter((event) => eventShapeProblem(event) === undefined) as EventRecord[];
     const uses = keyUses(wellFormed, head, pack);

@@ -29,6 +29,26 @@ describe('log verdict', () => {
     });
   });
 
+  it('judges stored texts as the committed bytes: the same verdict when canonical, failures when not', async () => {
+    const texts = events.map((event) => canonicalize(event));
+    expect(await verifyLog(events, head, resolve, 'passport-9', texts)).toEqual(await verifyLog(events, head, resolve, 'passport-9'));
+    // The same content, reformatted: not what the log committed to.
+    const spaced = [...texts];
+    spaced[3] = JSON.stringify(events[3], null, 1);
+    const reformatted = await verifyLog(events, head, resolve, 'passport-9', spaced);
+    expect(reformatted.ok).toBe(false);
+    expect(reformatted.chain.problems).toEqual([expect.objectContaining({ code: 'PREV_HASH_MISMATCH', seq: 4 })]);
+    expect(reformatted.root.ok).toBe(false);
+    // A text whose content was changed, parsed into the event list as a store would.
+    const altered = [...texts];
+    altered[2] = altered[2]!.replace('"action":"OBSERVE"', '"action":"ADD"');
+    const parsed = altered.map((text) => JSON.parse(text) as unknown);
+    expect(altered[2]).not.toBe(texts[2]);
+    const verdict = await verifyLog(parsed, head, resolve, 'passport-9', altered);
+    expect(verdict.signatures).toMatchObject({ verified: 7, first_failing_seq: 2 });
+    expect(verdict.root.ok).toBe(false);
+  });
+
   it('passes an empty log against the head of the empty tree', async () => {
     const empty = signLogHead('passport-9', frontierOf([]), key.signer, at(0));
     expect(await verifyLog([], empty, resolve, 'passport-9')).toMatchObject({ ok: true, size: 0, signatures: { verified: 0, total: 0 } });
