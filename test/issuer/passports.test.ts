@@ -70,6 +70,7 @@ describe('POST /passports and GET /passports/{id}', () => {
       ['missing identity', { type_ref: base.type_ref, config_vector: CONFIG_VECTOR }, 400, 'INVALID_REQUEST'],
       ['array body', [base], 400, 'INVALID_REQUEST'],
       ['NUL in the config vector', { ...base, config_vector: { chemistry: 'LFP\u0000' } }, 422, 'UNSUPPORTED_CHARACTER'],
+      ['lone surrogate in the config vector', { ...base, config_vector: { chemistry: 'LFP', note: '\ud800' } }, 422, 'UNSUPPORTED_CHARACTER'],
     ];
     for (const [name, body, status, code] of cases) {
       const response = await platform.rest('issuer', '/passports', { body, as: 'writer' });
@@ -132,6 +133,7 @@ describe('POST /passports/{id}/events', () => {
       ['payload as array', { type: 'ObjectEvent', payload: [] }, 400, 'INVALID_REQUEST'],
       ['payload missing', { type: 'ObjectEvent' }, 400, 'INVALID_REQUEST'],
       ['type as number', { type: 7, payload: {} }, 400, 'INVALID_REQUEST'],
+      ['lone surrogate', { type: 'suspended', payload: { reason: 'x', note: '\udc00' } }, 422, 'UNSUPPORTED_CHARACTER'],
     ];
     for (const [name, body, status, code] of cases) {
       const response = await platform.rest('issuer', `/passports/${id}/events`, { body, as: 'writer' });
@@ -141,6 +143,10 @@ describe('POST /passports/{id}/events', () => {
     expect(violations.map((violation: { pointer: string }) => violation.pointer)).toEqual(expect.arrayContaining(['/eventTime']));
     expect((await platform.rest('issuer', `/passports/${id}/events`, { body: { type: 'ObjectEvent', payload: objectEvent() } })).status).toBe(401);
     expect(await platform.rest('issuer', `/passports/${id}?include_events=true`).then((r) => r.body)).toEqual(before.body);
+    // U+0000 is stored as the escape the canonical form writes, and comes back as it went in.
+    const nul = await appendEvent(platform, id, 'ObjectEvent', { ...objectEvent(), 'ex:note': 'a\u0000b' });
+    expect(nul.status).toBe(201);
+    expect((await platform.rest('issuer', `/passports/${id}?include_events=true`)).body.log.at(-1).payload['ex:note']).toBe('a\u0000b');
   });
 });
 

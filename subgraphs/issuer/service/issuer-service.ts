@@ -4,6 +4,7 @@
  * Domain refusals become RFC 9457 problems here.
  */
 import { randomUUID } from 'node:crypto';
+import { canonicalize } from '../../../lib/crypto/index.js';
 import type { KeyStore } from '../../../lib/keys/key-store.js';
 import { badRequest, notFound, ProblemError, unprocessable } from '../../../lib/problem.js';
 import type { PassportRepository, PassportRow } from '../data/passport-repository.js';
@@ -90,10 +91,21 @@ async function refusing<T>(work: () => Promise<T> | T): Promise<T> {
   }
 }
 
-/** PostgreSQL text cannot hold U+0000, so documents carrying it are refused up front. */
-function refuseNul(value: unknown, member: string): void {
-  if (JSON.stringify(value)?.includes('\\u0000')) throw unprocessable('UNSUPPORTED_CHARACTER', `${member} contains U+0000, which cannot be stored`);
+/**
+ * Documents are signed and hashed in their RFC 8785 form, which lone surrogates do not have; and
+ * PostgreSQL's json and text cannot hold U+0000. Both are refused up front, never a 500.
+ */
+function refuseUnrepresentable(value: unknown, member: string, options: { allowNul: boolean } = { allowNul: false }): void {
+  let text: string;
+  try {
+    text = canonicalize(value);
+  } catch (error) {
+    throw unprocessable('UNSUPPORTED_CHARACTER', `${member} has no RFC 8785 form: ${(error as Error).message}`);
+  }
+  if (!options.allowNul && text.includes('\\u0000')) throw unprocessable('UNSUPPORTED_CHARACTER', `${member} contains U+0000, which cannot be stored`);
 }
+
+const refuseNul = (value: unknown, member: string) => refuseUnrepresentable(value, member);
 
 function parseStored(text: string): unknown {
   try {
@@ -208,6 +220,8 @@ export class IssuerService {
   }
 
   async appendEvent(passportId: string, input: { type: string; payload: Record<string, unknown> }) {
+    // Events are stored as their canonical text, where U+0000 is an escape like any other.
+    refuseUnrepresentable(input.payload, 'payload', { allowNul: true });
     const appended = await refusing(() => this.passports.append(passportId, input, this.keys.signer('event')));
     if (!appended) throw notFound(`No passport has id ${passportId}.`);
     return appended;
