@@ -57,6 +57,18 @@ export interface NewPassport {
   core: object;
 }
 
+/** What a pack is minted from, read under the row lock. */
+export interface PackSourceRow {
+  id: string;
+  digitalLink: string;
+  typeRef: { id: string; version: number };
+  configVector: unknown;
+  capabilityClass: string;
+  status: string;
+  logHead: SignedLogHead;
+  lastEvent: EventRecord | undefined;
+}
+
 /** The row as an append sees it, locked. */
 interface LockedRow {
   status: string;
@@ -171,15 +183,30 @@ export class PassportRepository {
    * Mints under the row lock, so the pack is made from one consistent head and status; `mint`
    * throws to refuse (nothing is recorded). Returns undefined when the passport does not exist.
    */
-  async mintPack<T extends { text: string }>(passportId: string, mint: (row: PassportRow, now: Date) => T): Promise<T | undefined> {
+  async mintPack<T extends { text: string }>(passportId: string, mint: (row: PackSourceRow, now: Date) => T): Promise<T | undefined> {
     return this.prisma.$transaction(
       async (tx) => {
-        const locked = await tx.$queryRaw<{ id: string }[]>(Prisma.sql`SELECT id FROM ${this.#table} WHERE id = ${passportId} FOR UPDATE`);
-        if (locked.length === 0) return undefined;
-        const row = await tx.passport.findUniqueOrThrow({ where: { id: passportId } });
+        const locked = await tx.$queryRaw<{ digital_link: string; type_ref_id: string; type_ref_version: number; config_vector: string; capability_class: string; status: string; log_head: string; last_event: string | null }[]>(
+          Prisma.sql`SELECT digital_link, type_ref_id, type_ref_version, config_vector::text AS config_vector, capability_class, status, log_head::text AS log_head, last_event
+                     FROM ${this.#table} WHERE id = ${passportId} FOR UPDATE`,
+        );
+        const row = locked[0];
+        if (!row) return undefined;
         const now = new Date();
-        const pack = mint(row, now);
-        await tx.passport.update({ where: { id: passportId }, data: { latestPack: pack.text, latestPackAt: now } });
+        const pack = mint(
+          {
+            id: passportId,
+            digitalLink: row.digital_link,
+            typeRef: { id: row.type_ref_id, version: row.type_ref_version },
+            configVector: JSON.parse(row.config_vector) as unknown,
+            capabilityClass: row.capability_class,
+            status: row.status,
+            logHead: JSON.parse(row.log_head) as SignedLogHead,
+            lastEvent: row.last_event === null ? undefined : (JSON.parse(row.last_event) as EventRecord),
+          },
+          now,
+        );
+        await tx.$executeRaw(Prisma.sql`UPDATE ${this.#table} SET latest_pack = ${pack.text}, latest_pack_at = ${now.toISOString()}::timestamptz WHERE id = ${passportId}`);
         return pack;
       },
       { maxWait: 30_000, timeout: 30_000 },

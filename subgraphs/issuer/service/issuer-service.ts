@@ -235,13 +235,13 @@ export class IssuerService {
           passport: {
             id: row.id,
             identity: row.digitalLink,
-            type_ref: { id: row.typeRefId, version: row.typeRefVersion },
+            type_ref: row.typeRef,
             config_vector: row.configVector,
             capability_class: row.capabilityClass as CapabilityClass,
             status: row.status as PassportStatus,
           },
-          head: row.logHead as unknown as SignedLogHead,
-          ...(row.lastEvent === null ? {} : { last_event: JSON.parse(row.lastEvent) as EventRecord }),
+          head: row.logHead,
+          ...(row.lastEvent ? { last_event: row.lastEvent } : {}),
           now,
         });
         const pack = mintPack(claims, this.keys.signer('carrier'), this.settings.qrBudget);
