@@ -216,6 +216,7 @@ describe('POST /admin/profiles and POST /admin/applicability', () => {
       ['unknown profile', '/admin/applicability', { model_id: MODEL, profile_id: 'nobody' }, 422, 'UNKNOWN_PROFILE'],
       ['version 0', '/admin/applicability', { model_id: MODEL, model_version: 0, profile_id: 'ev-battery' }, 422, 'INVALID_APPLICABILITY'],
       ['missing model', '/admin/applicability', { profile_id: 'ev-battery' }, 400, 'INVALID_REQUEST'],
+      ['NUL in the profile id', '/admin/applicability', { model_id: MODEL, profile_id: 'ev\u0000' }, 422, 'UNSUPPORTED_CHARACTER'],
     ];
     for (const [name, path, body, status, code] of cases) {
       const response = await platform.rest('issuer', path, { body, as: 'admin' });

@@ -90,6 +90,11 @@ describe('POST /passports and GET /passports/{id}', () => {
     expect((await platform.rest('issuer', '/passports/no-such-passport/verdict')).status).toBe(404);
     expect((await appendEvent(platform, 'no-such-passport', 'ObjectEvent', objectEvent())).status).toBe(404);
     expect((await platform.rest('issuer', '/passports/no-such-passport/pack', { method: 'POST', as: 'writer' })).status).toBe(404);
+    // An id PostgreSQL text cannot hold names no passport either (never a 500).
+    expect((await platform.rest('issuer', '/passports/a%00b')).status).toBe(404);
+    expect((await platform.rest('issuer', '/passports/a%00b/verdict')).status).toBe(404);
+    expect((await appendEvent(platform, 'a\u0000b', 'ObjectEvent', objectEvent())).status).toBe(404);
+    expect((await platform.rest('issuer', '/passports/a%00b/pack', { method: 'POST', as: 'writer' })).status).toBe(404);
   });
 });
 

@@ -105,7 +105,10 @@ function refuseUnrepresentable(value: unknown, member: string, options: { allowN
   if (!options.allowNul && text.includes('\\u0000')) throw unprocessable('UNSUPPORTED_CHARACTER', `${member} contains U+0000, which cannot be stored`);
 }
 
-const refuseNul = (value: unknown, member: string) => refuseUnrepresentable(value, member);
+/** An id PostgreSQL text can hold (no U+0000); any other names no passport. */
+function storable(id: string): boolean {
+  return !id.includes('\u0000');
+}
 
 function parseStored(text: string): unknown {
   try {
@@ -142,8 +145,8 @@ export class IssuerService {
     if (input.typeRef.id.trim() === '' || input.typeRef.version < 1) {
       throw unprocessable('INVALID_TYPE_REF', 'type_ref needs a model id and a version of at least 1');
     }
-    refuseNul(input.typeRef.id, 'type_ref.id');
-    refuseNul(input.configVector, 'config_vector');
+    refuseUnrepresentable(input.typeRef.id, 'type_ref.id');
+    refuseUnrepresentable(input.configVector, 'config_vector');
     if (input.capabilityClass != null) await refusing(() => validateCapabilityClass(input.capabilityClass));
 
     const profile = await this.profiles.profileFor(input.typeRef.id, input.typeRef.version);
@@ -200,18 +203,12 @@ export class IssuerService {
     );
   }
 
-  async passport(id: string): Promise<PassportRow> {
-    const row = await this.passports.find(id);
-    if (!row) throw notFound(`No passport has id ${id}.`);
-    return row;
-  }
-
-  findPassport(id: string): Promise<PassportRow | null> {
-    return this.passports.find(id);
+  async findPassport(id: string): Promise<PassportRow | null> {
+    return storable(id) ? this.passports.find(id) : null;
   }
 
   findPassports(ids: readonly string[]): Promise<PassportRow[]> {
-    return this.passports.findMany(ids);
+    return this.passports.findMany(ids.filter(storable));
   }
 
   /** Every stored event, parsed; a row that is no longer JSON is kept as its text, for the verdict to name. */
@@ -222,12 +219,14 @@ export class IssuerService {
   async appendEvent(passportId: string, input: { type: string; payload: Record<string, unknown> }) {
     // Events are stored as their canonical text, where U+0000 is an escape like any other.
     refuseUnrepresentable(input.payload, 'payload', { allowNul: true });
+    if (!storable(passportId)) throw notFound(`No passport has id ${passportId}.`);
     const appended = await refusing(() => this.passports.append(passportId, input, this.keys.signer('event')));
     if (!appended) throw notFound(`No passport has id ${passportId}.`);
     return appended;
   }
 
   async mintPack(passportId: string): Promise<MintedPackView> {
+    if (!storable(passportId)) throw notFound(`No passport has id ${passportId}.`);
     const minted = await refusing(() =>
       this.passports.mintPack(passportId, (row, now) => {
         const claims = buildPackClaims({
@@ -286,14 +285,15 @@ export class IssuerService {
       throw unprocessable('INVALID_PROFILE', `default_capability_class ${defaultClass} is not one of the profile's capability_classes`);
     }
     const claims = input.claims ?? {};
-    refuseNul(claims, 'claims');
-    if (input.description != null) refuseNul(input.description, 'description');
+    refuseUnrepresentable(claims, 'claims');
+    if (input.description != null) refuseUnrepresentable(input.description, 'description');
     return this.profiles.upsertProfile({ id: input.id, description: input.description ?? null, capabilityClasses: classes, defaultCapabilityClass: defaultClass, claims });
   }
 
   async setApplicability(input: { modelId: string; modelVersion?: number | null; profileId: string }) {
     if (input.modelId.trim() === '') throw badRequest('INVALID_REQUEST', 'model_id must not be empty');
-    refuseNul(input.modelId, 'model_id');
+    refuseUnrepresentable(input.modelId, 'model_id');
+    refuseUnrepresentable(input.profileId, 'profile_id');
     if (input.modelVersion != null && input.modelVersion < 1) throw unprocessable('INVALID_APPLICABILITY', 'model_version is at least 1 (omit it for every version)');
     if (!(await this.profiles.findProfile(input.profileId))) {
       throw unprocessable('UNKNOWN_PROFILE', `no profile has id ${input.profileId}; write it with POST /admin/profiles first`, { profile_id: input.profileId });
