@@ -229,9 +229,9 @@ async function seedLongLog(size: number): Promise<{ id: string; events: EventRec
 const lines: string[] = [];
 const row = (...cells: string[]) => lines.push(`| ${cells.join(' | ')} |`);
 try {
-  // Warm-up: connections, JIT, prepared statements.
-  const warm = await newPassport();
-  for (let i = 0; i < 30; i += 1) await post(`/passports/${warm}/events`, { type: 'ObjectEvent', payload: objectEvent(i) });
+  // Warm-up under the same load, discarded: connections, JIT, the gateway's caches.
+  console.log('Warming up for 4 s …');
+  await appendLoad(await Promise.all(Array.from({ length: CLIENTS }, () => newPassport())), 4);
 
   console.log(`Appending for ${APPEND_SECONDS} s with ${CLIENTS} clients on ${CLIENTS} passports …`);
   const spread = await appendLoad(await Promise.all(Array.from({ length: CLIENTS }, () => newPassport())), APPEND_SECONDS);
