@@ -58,7 +58,7 @@ export function signCompact(payload: Uint8Array, signer: Signer, extraHeader: Re
 export function verifyDetached(jws: string, payload: Uint8Array, resolveKey: KeyResolver): VerifiedJws {
   const parts = jws.split('.');
   if (parts.length !== 3 || parts[1] !== '') throw new JwsError('MALFORMED', 'a detached JWS has the form header..signature');
-  return verifyParts(parts[0]!, encodeBase64Url(payload), parts[2]!, resolveKey);
+  return verifyParts(parts[0]!, encodeBase64Url(payload), parts[2]!, resolveKey, payload);
 }
 
 /**
@@ -68,7 +68,7 @@ export function verifyDetached(jws: string, payload: Uint8Array, resolveKey: Key
 export async function verifyDetachedAsync(jws: string, payload: Uint8Array, resolveKey: KeyResolver): Promise<VerifiedJws> {
   const parts = jws.split('.');
   if (parts.length !== 3 || parts[1] !== '') throw new JwsError('MALFORMED', 'a detached JWS has the form header..signature');
-  const checked = checkParts(parts[0]!, encodeBase64Url(payload), parts[2]!, resolveKey);
+  const checked = checkParts(parts[0]!, encodeBase64Url(payload), parts[2]!, resolveKey, payload);
   if (!(await verifyBytesAsync(checked.alg, checked.publicKey, checked.signingInput, checked.signature))) throw badSignature(checked.header);
   return { header: checked.header, payload: checked.payload, key: checked.key };
 }
@@ -94,14 +94,17 @@ export function readProtectedHeader(jws: string): JwsHeader {
   return header as JwsHeader;
 }
 
-function verifyParts(encodedHeader: string, encodedPayload: string, encodedSignature: string, resolveKey: KeyResolver): VerifiedJws {
-  const checked = checkParts(encodedHeader, encodedPayload, encodedSignature, resolveKey);
+function verifyParts(encodedHeader: string, encodedPayload: string, encodedSignature: string, resolveKey: KeyResolver, detachedPayload?: Uint8Array): VerifiedJws {
+  const checked = checkParts(encodedHeader, encodedPayload, encodedSignature, resolveKey, detachedPayload);
   if (!verifyBytes(checked.alg, checked.publicKey, checked.signingInput, checked.signature)) throw badSignature(checked.header);
   return { header: checked.header, payload: checked.payload, key: checked.key };
 }
 
-/** Everything but the signature itself: header, algorithm, key, and the bytes the signature covers. */
-function checkParts(encodedHeader: string, encodedPayload: string, encodedSignature: string, resolveKey: KeyResolver) {
+/**
+ * Everything but the signature itself: header, algorithm, key, and the bytes the signature covers.
+ * A detached payload is passed as the bytes the caller has, rather than decoded back.
+ */
+function checkParts(encodedHeader: string, encodedPayload: string, encodedSignature: string, resolveKey: KeyResolver, detachedPayload?: Uint8Array) {
   const header = readProtectedHeader(encodedHeader);
   if (Array.isArray(header.crit) && header.crit.length > 0) {
     throw new JwsError('MALFORMED', `unsupported critical header parameters: ${header.crit.join(', ')}`);
@@ -115,7 +118,7 @@ function checkParts(encodedHeader: string, encodedPayload: string, encodedSignat
   let payload: Uint8Array;
   let signature: Uint8Array;
   try {
-    payload = decodeBase64Url(encodedPayload);
+    payload = detachedPayload ?? decodeBase64Url(encodedPayload);
     signature = decodeBase64Url(encodedSignature);
   } catch {
     throw new JwsError('MALFORMED', 'the JWS payload or signature is not base64url');
