@@ -254,6 +254,13 @@ try {
       throw new Error(`the verdict should pass its log checks: ${JSON.stringify(lastVerdict).slice(0, 400)}`);
     }
   }
+  const readTimes: number[] = [];
+  for (let run = 0; run < VERDICT_RUNS; run += 1) {
+    const t0 = performance.now();
+    const texts = await passports.eventTexts(long.id);
+    readTimes.push(performance.now() - t0);
+    if (texts.length !== VERDICT_EVENTS) throw new Error(`read ${texts.length} events`);
+  }
   const domainTimes: number[] = [];
   const head = JSON.parse(JSON.stringify((await prisma.passport.findUniqueOrThrow({ where: { id: long.id } })).logHead));
   for (let run = 0; run < VERDICT_RUNS; run += 1) {
@@ -276,6 +283,7 @@ try {
   }
 
   const verdict = stats(verdictTimes);
+  const read = stats(readTimes);
   const domain = stats(domainTimes);
   const pack = stats(packTimes);
   row('measure', 'result', 'median latency', 'p95 latency', 'target');
@@ -296,6 +304,7 @@ try {
   );
   row(`verdict, ${VERDICT_EVENTS.toLocaleString('en')} events (REST GET /passports/{id}/verdict)`, `median **${ms(verdict.median)}** of ${verdict.n}`, ms(verdict.median), ms(verdict.p95), '< 1 s');
   row(`verifyLog alone on the same events and texts (domain, in process)`, `median ${ms(domain.median)} of ${domain.n} (${((domain.median / verdict.median) * 100).toFixed(0)}% of the REST verdict)`, ms(domain.median), ms(domain.p95), '—');
+  row(`reading the ${VERDICT_EVENTS.toLocaleString('en')} stored events (data layer, in process)`, `median ${ms(read.median)} of ${read.n}`, ms(read.median), ms(read.p95), '—');
   row(`pack minting, verify-offline class, ${packSize} characters (REST POST /pack)`, `median **${ms(pack.median)}** of ${pack.n}`, ms(pack.median), ms(pack.p95), '< 20 ms');
 
   const cpu = cpus();
