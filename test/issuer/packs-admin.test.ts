@@ -124,8 +124,11 @@ describe('POST /passports/{id}/pack', () => {
       await platform.restart();
       const refused = await mint(id);
       expect(refused.status).toBe(422);
-      expect(refused.body).toMatchObject({ code: 'PACK_OVER_BUDGET', size: first.body.size, budget: 60 });
-      expect(refused.body.detail).toContain(String(first.body.size));
+      expect(refused.body).toMatchObject({ code: 'PACK_OVER_BUDGET', budget: 60 });
+      // The size is this mint's (signature and time vary a pack's compressed length by a little).
+      expect(refused.body.size).toBeGreaterThan(60);
+      expect(Math.abs(refused.body.size - first.body.size)).toBeLessThan(12);
+      expect(refused.body.detail).toContain(`${refused.body.size} characters`);
       const stored = await sql(platform.databaseUrl, 'SELECT latest_pack FROM "issuer".passport WHERE id = $1', [id]);
       expect(stored.rows[0]!.latest_pack).toBe(first.body.text);
       expect((await platform.rest('issuer', '/')).body.qr_budget).toBe(60);
