@@ -306,6 +306,34 @@ describe('GET /passports/{id}/verdict', () => {
   });
 });
 
+describe('GET / (discovery)', () => {
+  it('lists every issuer path and documents the catalogue, the transition table, the classes and the budget', async () => {
+    const discovery = (await platform.rest('issuer', '/')).body;
+    const paths = discovery.endpoints.map((endpoint: { method: string; path: string }) => `${endpoint.method} ${endpoint.path}`);
+    expect(paths).toEqual(
+      expect.arrayContaining([
+        'GET /',
+        'POST /admin/applicability',
+        'GET /admin/log',
+        'POST /admin/profiles',
+        'GET /healthz',
+        'GET /keyring',
+        'POST /passports',
+        'GET /passports/{id}',
+        'POST /passports/{id}/events',
+        'POST /passports/{id}/pack',
+        'GET /passports/{id}/verdict',
+      ]),
+    );
+    expect(discovery.qr_budget).toBe(1134);
+    expect(discovery.capability_classes.map((entry: { capability_class: string }) => entry.capability_class)).toEqual(['identify', 'trace', 'verify-offline']);
+    expect(discovery.transitions.activated).toEqual({ draft: 'active' });
+    expect(discovery.event_types.find((entry: { type: string }) => entry.type === 'ObjectEvent').payload_schema.properties).toHaveProperty('bizStep');
+    const openapi = (await (await fetch(discovery.openapi)).json()) as { paths: Record<string, Record<string, unknown>> };
+    expect(Object.keys(openapi.paths['/passports/{id}/events']!)).toEqual(['post']);
+  });
+});
+
 describe('the federated graph', () => {
   it('serves the contract’s Passport fields, equal to what REST answers', async () => {
     const { passport_id: id } = await createPassport(platform, MODEL);
