@@ -16,15 +16,14 @@ export function normalizeAlgorithm(alg: unknown): SigningAlgorithm | undefined {
 
 /** DER prefix of an Ed25519 PKCS #8 private key (RFC 8410): the 32 seed bytes follow it. */
 const ED25519_PKCS8_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
-const ed25519PrivateKeyObjects = new Map<string, KeyObject>();
+/** OpenSSL key objects by the secret key array itself, so no copy of the secret is kept as a string. */
+const ed25519PrivateKeyObjects = new WeakMap<Uint8Array, KeyObject>();
 
 function ed25519PrivateKeyObject(secretKey: Uint8Array): KeyObject {
-  const id = Buffer.from(secretKey).toString('base64');
-  let key = ed25519PrivateKeyObjects.get(id);
+  let key = ed25519PrivateKeyObjects.get(secretKey);
   if (!key) {
     key = createPrivateKey({ key: Buffer.concat([ED25519_PKCS8_PREFIX, secretKey]), format: 'der', type: 'pkcs8' });
-    if (ed25519PrivateKeyObjects.size >= ED25519_KEY_CACHE_LIMIT) ed25519PrivateKeyObjects.delete(ed25519PrivateKeyObjects.keys().next().value!);
-    ed25519PrivateKeyObjects.set(id, key);
+    ed25519PrivateKeyObjects.set(secretKey, key);
   }
   return key;
 }
