@@ -62,6 +62,7 @@ describe('POST /passports and GET /passports/{id}', () => {
       ['unknown granularity', { ...base, granularity: 'pallet' }, 422, 'INVALID_GRANULARITY'],
       ['unknown model', { ...base, type_ref: { id: 'no-such-model', version: 1 } }, 422, 'UNKNOWN_TYPE_REF'],
       ['unknown version', { ...base, type_ref: { id: MODEL, version: 9 } }, 422, 'UNKNOWN_TYPE_REF'],
+      ['model id outside any syntax', { ...base, type_ref: { id: 'not a model / id?', version: 1 } }, 422, 'UNKNOWN_TYPE_REF'],
       ['config vector against the model', { ...base, config_vector: { chemistry: 'lead-acid' } }, 422, 'INVALID_CONFIG_VECTOR'],
       ['unknown capability class', { ...base, capability_class: 'C' }, 422, 'UNKNOWN_CAPABILITY_CLASS'],
       ['type ref as text', { ...base, type_ref: 'battery@1' }, 400, 'INVALID_REQUEST'],

@@ -30,10 +30,14 @@ export class RegistryClient {
 
   /** Looks the model up, then validates the config vector against that very version. */
   async checkTypeRef(typeRef: { id: string; version: number }, configVector: object): Promise<TypeRefCheck> {
-    const found = await this.#ask<{ registryModel: { id: string; version: number; kind: string; status: string } | null }>(MODEL_QUERY, {
-      id: typeRef.id,
-      version: typeRef.version,
-    });
+    let found: { registryModel: { id: string; version: number; kind: string; status: string } | null };
+    try {
+      found = await this.#ask(MODEL_QUERY, { id: typeRef.id, version: typeRef.version });
+    } catch (error) {
+      // An id the registry refuses to look up (outside its syntax) names no model either.
+      if (error instanceof ProblemError && (error.problem.status === 400 || error.problem.status === 404)) return { ok: false, reason: 'UNKNOWN_MODEL' };
+      throw error;
+    }
     const model = found.registryModel;
     if (!model || model.version !== typeRef.version) return { ok: false, reason: 'UNKNOWN_MODEL' };
     const validated = await this.#ask<{ registryValidateDocument: { valid?: unknown; errors?: unknown } }>(VALIDATE_QUERY, {
