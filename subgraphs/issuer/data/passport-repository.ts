@@ -132,8 +132,9 @@ export class PassportRepository {
   }
 
   /**
-   * Appends one event atomically. `decide` runs under the row lock with the log state and returns
-   * the event and the next state (it throws to refuse, which rolls back and changes nothing).
+   * Appends one event atomically: under the row lock, the domain's appendEvent judges it against the
+   * stored state (rule I6, payload schema) and signs it, and the event, the new frontier and the new
+   * signed head are written together. A refusal throws, which rolls back and changes nothing.
    * Returns undefined when the passport does not exist.
    */
   async append(
