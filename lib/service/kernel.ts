@@ -6,6 +6,7 @@ import { AdminLog, type AdminLogClient } from '../audit/admin-log.js';
 import type { ServiceName } from '../config/services.js';
 import { signJson } from '../crypto/index.js';
 import { openPrismaClient, type PrismaClientClass } from '../db/prisma.js';
+import { parseDatabaseUrl } from '../../prisma/engine/wasm-engine.js';
 import { KeyStore, type KeyPurpose } from '../keys/key-store.js';
 import { prismaKeyRepository, type KeyStoreClient } from '../keys/prisma-key-repository.js';
 
@@ -20,6 +21,8 @@ export interface ServicePrismaClient extends KeyStoreClient, AdminLogClient {
 export interface ServiceKernel<P extends ServicePrismaClient> {
   name: ServiceName;
   prisma: P;
+  /** The PostgreSQL schema the service's tables live in, for raw SQL (e.g. SELECT … FOR UPDATE). */
+  schema: string;
   keys: KeyStore;
   adminLog: AdminLog;
   /** Liveness as signed JSON; `status` is `ok`, or `unavailable` when the database does not answer. */
@@ -40,6 +43,7 @@ export async function openServiceKernel<P extends ServicePrismaClient>(
   return {
     name,
     prisma,
+    schema: parseDatabaseUrl(databaseUrl).schema,
     keys,
     adminLog: new AdminLog(prisma),
     async health() {

@@ -1,6 +1,7 @@
 import type { ServiceName } from '../../lib/config/services.js';
 import type { ServiceRoutes } from '../route-table.js';
 import { commonRoutes } from './common.js';
+import { issuerRoutes } from './issuer.js';
 import { registryRoutes } from './registry.js';
 import { trustRoutes } from './trust.js';
 
@@ -8,6 +9,6 @@ import { trustRoutes } from './trust.js';
 export const ROUTE_TABLES: Record<ServiceName, ServiceRoutes> = {
   trust: { service: 'trust', title: 'Trust service', routes: [...commonRoutes('trust', { keyring: true }), ...trustRoutes] },
   registry: { service: 'registry', title: 'Registry service', routes: [...commonRoutes('registry', { keyring: false }), ...registryRoutes] },
-  issuer: { service: 'issuer', title: 'Issuer service', routes: [...commonRoutes('issuer', { keyring: true })] },
+  issuer: { service: 'issuer', title: 'Issuer service', routes: [...commonRoutes('issuer', { keyring: true }), ...issuerRoutes] },
   archive: { service: 'archive', title: 'Archive service', routes: [...commonRoutes('archive', { keyring: true })] },
 };

@@ -1,5 +1,36 @@
+import DataLoader from 'dataloader';
 import { defineSubgraph } from '../../lib/graphql/subgraph.js';
+import type { ServiceKernel } from '../../lib/service/kernel.js';
 import { PrismaClient } from '../../prisma/issuer/generated/client.js';
+import { PassportRepository } from './data/passport-repository.js';
+import { ProfileRepository } from './data/profile-repository.js';
+import {
+  CAPABILITY_CLASS_CATALOGUE,
+  DEFAULT_QR_BUDGET,
+  EVENT_CATALOGUE,
+  PACK_CLAIM_KEYS,
+  PACK_PREFIX,
+  PASSPORT_STATUSES,
+  TRANSITIONS,
+  VERDICT_CHECKS,
+} from './domain/index.js';
+import { IssuerAdminResolver } from './resolvers/admin-resolver.js';
+import { PassportResolver } from './resolvers/passport-resolver.js';
+import { Passport } from './schema/types.js';
+import { IssuerService } from './service/issuer-service.js';
+import { RegistryClient } from './service/registry-client.js';
+import { TrustClient } from './service/trust-client.js';
+
+/** ISSUER_QR_BUDGET: the largest pack in characters; default one QR code of version 22 at level M. */
+function qrBudget(env: NodeJS.ProcessEnv): number {
+  const text = env.ISSUER_QR_BUDGET;
+  if (text === undefined || text === '') return DEFAULT_QR_BUDGET;
+  const budget = Number(text);
+  if (!Number.isSafeInteger(budget) || budget <= PACK_PREFIX.length) {
+    throw new Error(`ISSUER_QR_BUDGET must be a whole number of characters above ${PACK_PREFIX.length}, not "${text}"`);
+  }
+  return budget;
+}
 
 export const createIssuerSubgraph = defineSubgraph({
   name: 'issuer',
@@ -10,6 +41,46 @@ export const createIssuerSubgraph = defineSubgraph({
     { purpose: 'event', alg: 'Ed25519' },
     { purpose: 'carrier', alg: 'ES256' },
   ],
-  open: () => ({}),
-  resolvers: () => [],
+  open: (kernel: ServiceKernel<PrismaClient>, gateway) => {
+    const settings = { issuer: process.env.ISSUER_ID || 'passport-issuer', qrBudget: qrBudget(process.env) };
+    const issuer = new IssuerService(
+      new PassportRepository(kernel.prisma, kernel.schema),
+      new ProfileRepository(kernel.prisma),
+      new RegistryClient(gateway),
+      new TrustClient(gateway),
+      kernel.keys,
+      settings,
+    );
+    return { issuer };
+  },
+  resolvers: ({ issuer }) => [new PassportResolver(issuer), new IssuerAdminResolver(issuer)],
+  references: ({ issuer }) => {
+    // One query per request for every passport the gateway asks this subgraph to resolve.
+    const loaders = new WeakMap<object, DataLoader<string, Passport | null>>();
+    const loaderFor = (context: object) => {
+      let loader = loaders.get(context);
+      if (!loader) {
+        loader = new DataLoader(async (ids: readonly string[]) => {
+          const rows = new Map((await issuer.findPassports(ids)).map((row) => [row.id, row]));
+          return ids.map((id) => {
+            const row = rows.get(id);
+            return row ? Passport.from(row) : null;
+          });
+        });
+        loaders.set(context, loader);
+      }
+      return loader;
+    };
+    return { Passport: (reference, context) => loaderFor(context as object).load(String(reference.id)) };
+  },
+  discovery: ({ issuer }) => ({
+    qr_budget: issuer.settings.qrBudget,
+    pack_prefix: PACK_PREFIX,
+    pack_claims: PACK_CLAIM_KEYS,
+    statuses: PASSPORT_STATUSES,
+    transitions: TRANSITIONS,
+    event_types: EVENT_CATALOGUE,
+    capability_classes: CAPABILITY_CLASS_CATALOGUE,
+    verdict_checks: VERDICT_CHECKS,
+  }),
 });

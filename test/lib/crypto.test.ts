@@ -169,6 +169,33 @@ describe('Ed25519 verification', () => {
     // Never more permissive than the strict pure-JavaScript check; the forgery under a small-order key is refused.
     native.forEach((accepted, i) => expect(!accepted || noble(...cases[i]!), `case ${i}`).toBe(true));
     expect(native).toEqual([true, false, false, false, false, false, false, false]);
+    // The thread-pool variant answers exactly as the synchronous one.
+    const { verifyBytesAsync } = await import('../../lib/crypto/signature.js');
+    expect(await Promise.all(cases.map(([key, data, sig]) => verifyBytesAsync('Ed25519', key, data, sig)))).toEqual(native);
+  });
+
+  it('signs through OpenSSL byte for byte as @noble/curves does (RFC 8032 is deterministic)', async () => {
+    const { ed25519 } = await import('@noble/curves/ed25519.js');
+    const { signBytes } = await import('../../lib/crypto/signature.js');
+    for (let i = 0; i < 20; i += 1) {
+      const secretKey = generateSecretKey('Ed25519');
+      const message = new TextEncoder().encode(`message ${i} ${'x'.repeat(i * 37)}`);
+      expect(Buffer.from(signBytes('Ed25519', secretKey, message)).toString('hex')).toBe(Buffer.from(ed25519.sign(message, secretKey)).toString('hex'));
+    }
+  });
+
+  it('verifies detached JWS on the thread pool with the same answers and errors', async () => {
+    const { verifyDetachedAsync } = await import('../../lib/crypto/jws.js');
+    const secretKey = generateSecretKey('Ed25519');
+    const jwk = { ...ed25519PublicJwk(publicKeyOf('Ed25519', secretKey)) };
+    const kid = jwkThumbprint(jwk);
+    const resolve = keySetResolver([{ ...jwk, kid }]);
+    const document = signJson({ seq: 1 }, rawKeySigner('Ed25519', kid, secretKey));
+    const payload = new TextEncoder().encode(canonicalize({ seq: 1 }));
+    expect((await verifyDetachedAsync(document.signature, payload, resolve)).header.kid).toBe(kid);
+    await expect(verifyDetachedAsync(document.signature, new TextEncoder().encode(canonicalize({ seq: 2 })), resolve)).rejects.toMatchObject({ reason: 'BAD_SIGNATURE' });
+    await expect(verifyDetachedAsync(document.signature, payload, keySetResolver([]))).rejects.toMatchObject({ reason: 'UNKNOWN_KEY' });
+    await expect(verifyDetachedAsync(`${document.signature}x.y`, payload, resolve)).rejects.toMatchObject({ reason: 'MALFORMED' });
   });
 });
 

@@ -1,0 +1,338 @@
+/**
+ * Issuer benchmark, through the REST facade (facade → gateway → issuer subgraph → PostgreSQL):
+ *
+ * - event append with 16 concurrent clients, each on its own passport: sustained events/s, and
+ *   beside it the same 16 clients on one passport (every append queues on that passport's row);
+ * - the verdict of a passport of 10,000 events (made with the domain code under the service's own
+ *   event key and bulk-inserted with SQL), and the domain's verifyLog alone on the same events;
+ * - Tier-A pack minting.
+ *
+ *   node --import tsx bench/issuer.ts
+ *
+ * Starts its own embedded PostgreSQL and stack in a temporary folder, prints a table and writes it
+ * to docs/benchmarks/issuer.md. Passports are written with the data layer directly, so the run does
+ * not depend on the registry (creation is not what is measured).
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { cpus, loadavg, release, tmpdir, totalmem, type as osType } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { spawn } from 'node:child_process';
+import pg from 'pg';
+import { startStack } from '../bin/stack.js';
+import { AccessTokens, hashToken } from '../lib/auth/tokens.js';
+import { canonicalize } from '../lib/crypto/index.js';
+import { withSchema } from '../lib/config/database.js';
+import { loadRuntimeConfig } from '../lib/config/runtime.js';
+import { openPrismaClient } from '../lib/db/prisma.js';
+import { KeyStore } from '../lib/keys/key-store.js';
+import { prismaKeyRepository } from '../lib/keys/prisma-key-repository.js';
+import { SERVICE_KEY } from '../lib/service/kernel.js';
+import { PrismaClient } from '../prisma/issuer/generated/client.js';
+import { PassportRepository } from '../subgraphs/issuer/data/passport-repository.js';
+import { appendEvent, emptyLogState, hashToHex, signLogHead, verifyLog, type EventRecord } from '../subgraphs/issuer/domain/index.js';
+
+const CLIENTS = 16;
+const APPEND_SECONDS = 12;
+const VERDICT_EVENTS = 10_000;
+const VERDICT_RUNS = 7;
+const PACK_RUNS = 60;
+const WRITER = `bench-writer-${randomBytes(8).toString('hex')}`;
+
+const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+
+interface Stats {
+  n: number;
+  median: number;
+  p95: number;
+  min: number;
+  max: number;
+}
+
+function stats(samples: number[]): Stats {
+  const sorted = [...samples].sort((a, b) => a - b);
+  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+  return { n: sorted.length, median: at(0.5), p95: at(0.95), min: sorted[0]!, max: sorted.at(-1)! };
+}
+
+const ms = (value: number) => `${value.toFixed(value < 10 ? 2 : 1)} ms`;
+
+function objectEvent(i: number) {
+  return {
+    eventTime: new Date(Date.UTC(2025, 0, 1) + i * 1000).toISOString(),
+    eventTimeZoneOffset: '+01:00',
+    action: 'OBSERVE',
+    bizStep: i % 2 === 0 ? 'shipping' : 'receiving',
+    disposition: 'in_transit',
+    epcList: ['https://id.gs1.org/01/09520123456788/21/SN-0001'],
+    readPoint: { id: `urn:epc:id:sgln:9520123.00001.${i % 50}` },
+    bizTransactionList: [{ type: 'po', bizTransaction: `urn:epcglobal:cbv:bt:9520123456788:PO-${i}` }],
+  };
+}
+
+const loadAtStart = loadavg()[0]!;
+const dataDir = await mkdtemp(join(tmpdir(), 'issuer-bench-'));
+const config = loadRuntimeConfig({
+  HOST: '127.0.0.1',
+  PASSPORT_DATA_DIR: dataDir,
+  EMBEDDED_PG_PORT: String(await freePort()),
+  FACADE_PORT: '0',
+  GATEWAY_PORT: '0',
+  TRUST_SUBGRAPH_PORT: '0',
+  REGISTRY_SUBGRAPH_PORT: '0',
+  ISSUER_SUBGRAPH_PORT: '0',
+  ARCHIVE_SUBGRAPH_PORT: '0',
+});
+const stack = await startStack({ config, tokens: new AccessTokens([{ name: 'bench-writer', role: 'writer', sha256: hashToken(WRITER) }]) });
+const issuerUrl = withSchema(stack.databaseUrl, 'issuer');
+const prisma = openPrismaClient(PrismaClient, issuerUrl);
+// The service's own keys, loaded from its store: events built here verify under its keyring.
+const keys = await KeyStore.open(prismaKeyRepository(prisma), [SERVICE_KEY, { purpose: 'event', alg: 'Ed25519' }, { purpose: 'carrier', alg: 'ES256' }]);
+const passports = new PassportRepository(prisma, 'issuer');
+const base = stack.facade.baseUrls.issuer;
+const headers = { 'content-type': 'application/json', authorization: `Bearer ${WRITER}` };
+
+let serial = 0;
+async function newPassport(capabilityClass = 'identify'): Promise<string> {
+  serial += 1;
+  const id = `bench-${serial}-${randomBytes(4).toString('hex')}`;
+  const identity = `https://id.gs1.org/01/09520123456788/21/B-${serial}`;
+  const now = new Date();
+  await passports.create(
+    {
+      id,
+      identity,
+      digitalLink: identity,
+      granularity: 'item',
+      typeRef: { id: 'bench-battery', version: 1 },
+      configVector: { chemistry: 'LFP', capacity_kwh: 75 },
+      capabilityClass,
+      profileId: null,
+      claims: {},
+      status: 'draft',
+      core: { passport_id: id, identity: { uri: identity }, type_ref: { id: 'bench-battery', version: 1 }, capability_class: capabilityClass, claims: {}, created_at: now.toISOString() },
+    },
+    keys.signer('event'),
+    now,
+  );
+  return id;
+}
+
+async function post(path: string, body?: unknown): Promise<{ status: number; body: any }> {
+  const response = await fetch(`${base}${path}`, { method: 'POST', headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+  return { status: response.status, body: await response.json() };
+}
+
+/**
+ * The load generator, plain JavaScript run as a child process: clients are other programs, so their
+ * HTTP work is not billed to the server's process (whose CPU time per event is measured).
+ */
+const LOAD_GENERATOR = `
+const { base, headers, passportIds, clients, seconds } = JSON.parse(process.argv[1]);
+const latencies = [];
+let counter = 0;
+const payload = (i) => ({
+  eventTime: new Date(Date.UTC(2025, 0, 1) + i * 1000).toISOString(),
+  eventTimeZoneOffset: '+01:00',
+  action: 'OBSERVE',
+  bizStep: i % 2 === 0 ? 'shipping' : 'receiving',
+  disposition: 'in_transit',
+  epcList: ['https://id.gs1.org/01/09520123456788/21/SN-0001'],
+  readPoint: { id: 'urn:epc:id:sgln:9520123.00001.' + (i % 50) },
+  bizTransactionList: [{ type: 'po', bizTransaction: 'urn:epcglobal:cbv:bt:9520123456788:PO-' + i }],
+});
+(async () => {
+  const started = performance.now();
+  const deadline = started + seconds * 1000;
+  await Promise.all(Array.from({ length: clients }, async (_, client) => {
+    const id = passportIds[client % passportIds.length];
+    while (performance.now() < deadline) {
+      const t0 = performance.now();
+      const response = await fetch(base + '/passports/' + id + '/events', { method: 'POST', headers, body: JSON.stringify({ type: 'ObjectEvent', payload: payload((counter += 1)) }) });
+      const text = await response.text();
+      if (response.status !== 201) throw new Error('append answered ' + response.status + ': ' + text.slice(0, 300));
+      latencies.push(performance.now() - t0);
+    }
+  }));
+  process.stdout.write(JSON.stringify({ latencies, elapsed: (performance.now() - started) / 1000 }));
+})().catch((error) => process.stdout.write(JSON.stringify({ error: String(error) })));
+`;
+
+/** CLIENTS loops appending for `seconds` (in a child process); events/s, latencies, server CPU per event. */
+async function appendLoad(passportIds: string[], seconds: number) {
+  const cpuBefore = process.cpuUsage();
+  const child = spawn(process.execPath, ['-e', LOAD_GENERATOR, JSON.stringify({ base, headers, passportIds, clients: CLIENTS, seconds })], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  await new Promise<void>((resolve, reject) => {
+    child.once('error', reject);
+    child.once('exit', () => resolve());
+  });
+  const cpu = process.cpuUsage(cpuBefore);
+  const result = JSON.parse(output) as { latencies: number[]; elapsed: number; error?: string };
+  if (result.error) throw new Error(result.error);
+  const events = result.latencies.length;
+  return { perSecond: events / result.elapsed, events, latency: stats(result.latencies), serverCpuMs: (cpu.user + cpu.system) / 1000 / events };
+}
+
+/** Builds a log with the domain code under the service's event key and inserts it with SQL. */
+async function seedLongLog(size: number): Promise<{ id: string; events: EventRecord[]; texts: string[]; buildMs: number; insertMs: number }> {
+  const id = await newPassport();
+  const signer = keys.signer('event');
+  const t0 = performance.now();
+  const start = Date.now() - size * 1000;
+  let state = emptyLogState(id);
+  const events: EventRecord[] = [];
+  for (let i = 0; i < size; i += 1) {
+    const input = i === 0 ? { type: 'activated', payload: { placed_on_market_at: new Date(start).toISOString() } } : { type: 'ObjectEvent', payload: objectEvent(i) };
+    const appended = appendEvent(state, input, signer, new Date(start + i * 100));
+    state = appended.state;
+    events.push(appended.event);
+  }
+  const head = signLogHead(id, state.frontier, signer, new Date());
+  const texts = events.map((event) => canonicalize(event));
+  const buildMs = performance.now() - t0;
+  const t1 = performance.now();
+  const client = new pg.Client({ connectionString: stack.databaseUrl });
+  await client.connect();
+  try {
+    await client.query('BEGIN');
+    for (let offset = 0; offset < events.length; offset += 1000) {
+      const batch = events.slice(offset, offset + 1000);
+      const rows = batch.map((_, i) => `($1, $${i * 5 + 2}, $${i * 5 + 3}, $${i * 5 + 4}, $${i * 5 + 5}, $${i * 5 + 6})`).join(', ');
+      await client.query(
+        `INSERT INTO issuer.passport_event (passport_id, seq, type, recorded_at, kid, canonical) VALUES ${rows}`,
+        [id, ...batch.flatMap((event) => [event.seq, event.type, event.recorded_at, event.kid, texts[event.seq]])],
+      );
+    }
+    await client.query(
+      `UPDATE issuer.passport SET status = $2, log_size = $3, frontier = $4, last_event = $5, log_head = $6 WHERE id = $1`,
+      [id, state.status, state.frontier.size, state.frontier.hashes.map(hashToHex), canonicalize(events.at(-1)), JSON.stringify(head)],
+    );
+    await client.query('COMMIT');
+  } finally {
+    await client.end();
+  }
+  return { id, events, texts, buildMs, insertMs: performance.now() - t1 };
+}
+
+const lines: string[] = [];
+const row = (...cells: string[]) => lines.push(`| ${cells.join(' | ')} |`);
+try {
+  // Warm-up under the same load, discarded: connections, JIT, the gateway's caches.
+  console.log('Warming up for 4 s …');
+  await appendLoad(await Promise.all(Array.from({ length: CLIENTS }, () => newPassport())), 4);
+
+  console.log(`Appending for ${APPEND_SECONDS} s with ${CLIENTS} clients on ${CLIENTS} passports …`);
+  const spread = await appendLoad(await Promise.all(Array.from({ length: CLIENTS }, () => newPassport())), APPEND_SECONDS);
+  console.log(`  ${spread.perSecond.toFixed(0)} events/s`);
+  console.log(`Appending for ${APPEND_SECONDS / 2} s with ${CLIENTS} clients on one passport …`);
+  const single = await appendLoad([await newPassport()], APPEND_SECONDS / 2);
+  console.log(`  ${single.perSecond.toFixed(0)} events/s`);
+
+  console.log(`Building and inserting a log of ${VERDICT_EVENTS.toLocaleString('en')} events …`);
+  const long = await seedLongLog(VERDICT_EVENTS);
+  console.log(`  built in ${(long.buildMs / 1000).toFixed(1)} s, inserted in ${(long.insertMs / 1000).toFixed(1)} s`);
+  const verdictTimes: number[] = [];
+  let lastVerdict: any;
+  for (let run = 0; run < VERDICT_RUNS; run += 1) {
+    const t0 = performance.now();
+    const response = await fetch(`${base}/passports/${long.id}/verdict`);
+    lastVerdict = await response.json();
+    verdictTimes.push(performance.now() - t0);
+    if (response.status !== 200 || lastVerdict.event_signature_audit?.verified !== VERDICT_EVENTS || !lastVerdict.log_verdict?.ok) {
+      throw new Error(`the verdict should pass its log checks: ${JSON.stringify(lastVerdict).slice(0, 400)}`);
+    }
+  }
+  const readTimes: number[] = [];
+  for (let run = 0; run < VERDICT_RUNS; run += 1) {
+    const t0 = performance.now();
+    const texts = await passports.eventTexts(long.id);
+    readTimes.push(performance.now() - t0);
+    if (texts.length !== VERDICT_EVENTS) throw new Error(`read ${texts.length} events`);
+  }
+  const domainTimes: number[] = [];
+  const head = JSON.parse(JSON.stringify((await prisma.passport.findUniqueOrThrow({ where: { id: long.id } })).logHead));
+  for (let run = 0; run < VERDICT_RUNS; run += 1) {
+    const t0 = performance.now();
+    await verifyLog(long.events, head, keys.resolveKey, long.id, long.texts);
+    domainTimes.push(performance.now() - t0);
+  }
+
+  console.log(`Minting ${PACK_RUNS} packs …`);
+  const packPassport = await newPassport('verify-offline');
+  for (let i = 0; i < 5; i += 1) await post(`/passports/${packPassport}/events`, { type: 'ObjectEvent', payload: objectEvent(i) });
+  const packTimes: number[] = [];
+  let packSize = 0;
+  for (let run = 0; run < PACK_RUNS + 5; run += 1) {
+    const t0 = performance.now();
+    const answer = await post(`/passports/${packPassport}/pack`);
+    if (answer.status !== 201) throw new Error(`mint answered ${answer.status}: ${JSON.stringify(answer.body).slice(0, 300)}`);
+    if (run >= 5) packTimes.push(performance.now() - t0);
+    packSize = answer.body.size;
+  }
+
+  const verdict = stats(verdictTimes);
+  const read = stats(readTimes);
+  const domain = stats(domainTimes);
+  const pack = stats(packTimes);
+  row('measure', 'result', 'median latency', 'p95 latency', 'target');
+  lines.push('|---|---|---|---|---|');
+  row(
+    `event append, ${CLIENTS} clients on ${CLIENTS} passports (REST)`,
+    `**${spread.perSecond.toFixed(0)} events/s** (${spread.events} in ${APPEND_SECONDS} s); server process CPU ${spread.serverCpuMs.toFixed(2)} ms per event`,
+    ms(spread.latency.median),
+    ms(spread.latency.p95),
+    '≥ 300 events/s',
+  );
+  row(
+    `event append, ${CLIENTS} clients on 1 passport (REST)`,
+    `${single.perSecond.toFixed(0)} events/s (${(single.perSecond / spread.perSecond).toFixed(2)}× the spread rate); server CPU ${single.serverCpuMs.toFixed(2)} ms per event`,
+    ms(single.latency.median),
+    ms(single.latency.p95),
+    '—',
+  );
+  row(`verdict, ${VERDICT_EVENTS.toLocaleString('en')} events (REST GET /passports/{id}/verdict)`, `median **${ms(verdict.median)}** of ${verdict.n}`, ms(verdict.median), ms(verdict.p95), '< 1 s');
+  row(`verifyLog alone on the same events and texts (domain, in process)`, `median ${ms(domain.median)} of ${domain.n} (${((domain.median / verdict.median) * 100).toFixed(0)}% of the REST verdict)`, ms(domain.median), ms(domain.p95), '—');
+  row(`reading the ${VERDICT_EVENTS.toLocaleString('en')} stored events (data layer, in process)`, `median ${ms(read.median)} of ${read.n}`, ms(read.median), ms(read.p95), '—');
+  row(`pack minting, verify-offline class, ${packSize} characters (REST POST /pack)`, `median **${ms(pack.median)}** of ${pack.n}`, ms(pack.median), ms(pack.p95), '< 20 ms');
+
+  const cpu = cpus();
+  const document = [
+    '# Issuer benchmark',
+    '',
+    `Run ${new Date().toISOString()} with \`node --import tsx bench/issuer.ts\`.`,
+    '',
+    `Machine: ${osType()} ${release()}, ${cpu.length} × ${cpu[0]?.model ?? 'unknown CPU'}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB memory; Node ${process.version}; embedded PostgreSQL 17.`,
+    '',
+    'Everything goes through the REST facade, the gateway and the issuer subgraph to PostgreSQL, in one process, as `npm start` runs it.',
+    `Appends: ${CLIENTS} clients (in a child process, as other programs would be) loop POST /passports/{id}/events for ${APPEND_SECONDS} s (half that on one passport), each event an EPCIS ObjectEvent; each append locks its passport row, signs the event and the new log head (Ed25519) and writes both.`,
+    `Verdict: a log of ${VERDICT_EVENTS.toLocaleString('en')} events built with the domain code under the service's event key and inserted with SQL; each GET reads every event, checks the chain, the Merkle root against the signed head, every Ed25519 signature, and asks the trust service for key standing.`,
+    '',
+    ...lines,
+    '',
+    `Load on the machine while it ran (1-minute load average, other programs included): ${loadavg()[0]!.toFixed(2)} at the end of the run, ${loadAtStart.toFixed(2)} at its start.`,
+    '',
+    `Verdict outcome: ${lastVerdict.outcome}; coverage ${lastVerdict.coverage.checks_run} of ${lastVerdict.coverage.checks_total} checks (not run: ${lastVerdict.coverage.not_run.map((entry: { check: string }) => entry.check).join(', ') || 'none'}).`,
+    '',
+  ].join('\n');
+  console.log(`\n${lines.join('\n')}\n`);
+  const file = join(dirname(fileURLToPath(import.meta.url)), '..', 'docs', 'benchmarks', 'issuer.md');
+  await mkdir(dirname(file), { recursive: true });
+  await writeFile(file, document);
+  console.log(`Written to ${file}`);
+} finally {
+  await prisma.$disconnect();
+  await stack.stop();
+  await rm(dataDir, { recursive: true, force: true });
+}

@@ -1,0 +1,216 @@
+/**
+ * Passports and their event logs in PostgreSQL.
+ *
+ * An append locks the passport row (SELECT … FOR UPDATE) and reads from it everything the next
+ * event needs: status, Merkle frontier and the last event. So appends to one passport queue on
+ * that row and form one chain, appends to different passports never wait on each other, and an
+ * append costs O(log n) whatever the length of the log.
+ */
+import { Prisma, type PrismaClient } from '../../../prisma/issuer/generated/client.js';
+import { canonicalize, type Signer } from '../../../lib/crypto/index.js';
+import {
+  appendEvent,
+  hashFromHex,
+  hashToHex,
+  signLogHead,
+  EMPTY_FRONTIER,
+  type EventRecord,
+  type LogState,
+  type PassportStatus,
+  type SignedLogHead,
+} from '../domain/index.js';
+
+export interface PassportRow {
+  id: string;
+  identity: string;
+  digitalLink: string;
+  granularity: string;
+  typeRefId: string;
+  typeRefVersion: number;
+  configVector: Prisma.JsonValue;
+  capabilityClass: string;
+  profileId: string | null;
+  claims: Prisma.JsonValue;
+  status: string;
+  core: Prisma.JsonValue;
+  logSize: number;
+  frontier: string[];
+  lastEvent: string | null;
+  logHead: Prisma.JsonValue;
+  latestPack: string | null;
+  latestPackAt: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface NewPassport {
+  id: string;
+  identity: string;
+  digitalLink: string;
+  granularity: string;
+  typeRef: { id: string; version: number };
+  configVector: object;
+  capabilityClass: string;
+  profileId: string | null;
+  claims: object;
+  status: PassportStatus;
+  core: object;
+}
+
+/** What a pack is minted from, read under the row lock. */
+export interface PackSourceRow {
+  id: string;
+  digitalLink: string;
+  typeRef: { id: string; version: number };
+  configVector: unknown;
+  capabilityClass: string;
+  status: string;
+  logHead: SignedLogHead;
+  lastEvent: EventRecord | undefined;
+}
+
+/** The row as an append sees it, locked. */
+interface LockedRow {
+  status: string;
+  log_size: number;
+  frontier: string[] | null;
+  last_event: string | null;
+}
+
+export class PassportRepository {
+  readonly #table: Prisma.Sql;
+  readonly #events: Prisma.Sql;
+
+  constructor(
+    private readonly prisma: PrismaClient,
+    schema: string,
+  ) {
+    const qualified = (table: string) => Prisma.raw(`"${schema.replaceAll('"', '""')}"."${table}"`);
+    this.#table = qualified('passport');
+    this.#events = qualified('passport_event');
+  }
+
+  /** Creates the passport with an empty log and the signed head of that empty log. */
+  async create(passport: NewPassport, headSigner: Signer, now: Date): Promise<PassportRow> {
+    const head = signLogHead(passport.id, EMPTY_FRONTIER, headSigner, now);
+    return this.prisma.passport.create({
+      data: {
+        id: passport.id,
+        identity: passport.identity,
+        digitalLink: passport.digitalLink,
+        granularity: passport.granularity,
+        typeRefId: passport.typeRef.id,
+        typeRefVersion: passport.typeRef.version,
+        configVector: passport.configVector as Prisma.InputJsonObject,
+        capabilityClass: passport.capabilityClass,
+        profileId: passport.profileId,
+        claims: passport.claims as Prisma.InputJsonObject,
+        status: passport.status,
+        core: passport.core as Prisma.InputJsonObject,
+        logSize: 0,
+        frontier: [],
+        lastEvent: null,
+        logHead: head as unknown as Prisma.InputJsonObject,
+        createdAt: now,
+        updatedAt: now,
+      },
+    });
+  }
+
+  find(id: string): Promise<PassportRow | null> {
+    return this.prisma.passport.findUnique({ where: { id } });
+  }
+
+  findMany(ids: readonly string[]): Promise<PassportRow[]> {
+    return this.prisma.passport.findMany({ where: { id: { in: [...ids] } } });
+  }
+
+  /** Every event's canonical signed text, in sequence order. */
+  async eventTexts(passportId: string): Promise<string[]> {
+    const rows = await this.prisma.passportEvent.findMany({ where: { passportId }, orderBy: { seq: 'asc' }, select: { canonical: true } });
+    return rows.map((row) => row.canonical);
+  }
+
+  /**
+   * Appends one event atomically: under the row lock, the domain's appendEvent judges it against the
+   * stored state (rule I6, payload schema) and signs it, and the event, the new frontier and the new
+   * signed head are written together. A refusal throws, which rolls back and changes nothing.
+   * Returns undefined when the passport does not exist.
+   */
+  async append(
+    passportId: string,
+    input: { type: string; payload: unknown },
+    eventSigner: Signer,
+  ): Promise<{ event: EventRecord; head: SignedLogHead; status: PassportStatus } | undefined> {
+    return this.prisma.$transaction(
+      async (tx) => {
+        const locked = await tx.$queryRaw<LockedRow[]>(
+          Prisma.sql`SELECT status, log_size, frontier, last_event FROM ${this.#table} WHERE id = ${passportId} FOR UPDATE`,
+        );
+        const row = locked[0];
+        if (!row) return undefined;
+        const state: LogState = {
+          passport_id: passportId,
+          status: row.status as PassportStatus,
+          ...(row.last_event === null ? {} : { last: JSON.parse(row.last_event) as EventRecord }),
+          frontier: { size: row.log_size, hashes: (row.frontier ?? []).map((hex) => hashFromHex(hex)!) },
+        };
+        // The clock is read under the lock, so recorded_at never goes back along the chain.
+        const now = new Date();
+        const { event, state: next } = appendEvent(state, input, eventSigner, now);
+        const head = signLogHead(passportId, next.frontier, eventSigner, now);
+        const canonical = canonicalize(event);
+        // The event row and the passport row in one statement: one round trip under the lock.
+        await tx.$executeRaw(Prisma.sql`
+          WITH appended AS (
+            INSERT INTO ${this.#events} (passport_id, seq, type, recorded_at, kid, canonical)
+            VALUES (${passportId}, ${event.seq}, ${event.type}, ${event.recorded_at}::timestamptz, ${event.kid}, ${canonical})
+          )
+          UPDATE ${this.#table}
+          SET status = ${next.status},
+              log_size = ${next.frontier.size},
+              frontier = ARRAY(SELECT jsonb_array_elements_text(${JSON.stringify(next.frontier.hashes.map(hashToHex))}::jsonb)),
+              last_event = ${canonical},
+              log_head = ${JSON.stringify(head)}::jsonb,
+              updated_at = ${event.recorded_at}::timestamptz
+          WHERE id = ${passportId}`);
+        return { event, head, status: next.status };
+      },
+      { maxWait: 30_000, timeout: 30_000 },
+    );
+  }
+
+  /**
+   * Mints under the row lock, so the pack is made from one consistent head and status; `mint`
+   * throws to refuse (nothing is recorded). Returns undefined when the passport does not exist.
+   */
+  async mintPack<T extends { text: string }>(passportId: string, mint: (row: PackSourceRow, now: Date) => T): Promise<T | undefined> {
+    return this.prisma.$transaction(
+      async (tx) => {
+        const locked = await tx.$queryRaw<{ digital_link: string; type_ref_id: string; type_ref_version: number; config_vector: string; capability_class: string; status: string; log_head: string; last_event: string | null }[]>(
+          Prisma.sql`SELECT digital_link, type_ref_id, type_ref_version, config_vector::text AS config_vector, capability_class, status, log_head::text AS log_head, last_event
+                     FROM ${this.#table} WHERE id = ${passportId} FOR UPDATE`,
+        );
+        const row = locked[0];
+        if (!row) return undefined;
+        const now = new Date();
+        const pack = mint(
+          {
+            id: passportId,
+            digitalLink: row.digital_link,
+            typeRef: { id: row.type_ref_id, version: row.type_ref_version },
+            configVector: JSON.parse(row.config_vector) as unknown,
+            capabilityClass: row.capability_class,
+            status: row.status,
+            logHead: JSON.parse(row.log_head) as SignedLogHead,
+            lastEvent: row.last_event === null ? undefined : (JSON.parse(row.last_event) as EventRecord),
+          },
+          now,
+        );
+        await tx.$executeRaw(Prisma.sql`UPDATE ${this.#table} SET latest_pack = ${pack.text}, latest_pack_at = ${now.toISOString()}::timestamptz WHERE id = ${passportId}`);
+        return pack;
+      },
+      { maxWait: 30_000, timeout: 30_000 },
+    );
+  }
+}

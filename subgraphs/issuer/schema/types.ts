@@ -1,0 +1,215 @@
+/** The issuer's GraphQL types: passports, appended events, packs, profiles and applicability. */
+import { GraphQLJSONObject } from 'graphql-scalars';
+import { Directive, Field, ID, InputType, Int, ObjectType } from 'type-graphql';
+import type { PassportRow } from '../data/passport-repository.js';
+import type { ApplicabilityRecord, ProfileRecord } from '../data/profile-repository.js';
+import { ANY_VERSION } from '../data/profile-repository.js';
+import { IssuerService, type MintedPackView } from '../service/issuer-service.js';
+
+@Directive('@key(fields: "id")')
+@ObjectType('Passport', {
+  description:
+    'A digital product passport: its core (identity, type ref, capability class, status), its manifest (the config vector), its signed event log and log head, its latest Tier-A pack and its verdict.',
+})
+export class Passport {
+  @Field(() => ID)
+  id!: string;
+
+  @Field(() => String, { description: 'draft, active, suspended, end_of_life or revoked; changed only by lifecycle events (rule I6).' })
+  status!: string;
+
+  @Field(() => GraphQLJSONObject, { description: 'The core document, exactly as GET /passports/{id} returns it.' })
+  core!: Record<string, unknown>;
+
+  @Field(() => GraphQLJSONObject, { description: 'The config vector the passport was created with.' })
+  manifest!: Record<string, unknown>;
+
+  @Field(() => GraphQLJSONObject, { description: 'The signed log head (checkpoint: size and RFC 6962 root), signed JSON, verbatim.' })
+  logHead!: Record<string, unknown>;
+
+  @Field(() => String, { nullable: true, description: 'Text of the latest Tier-A pack (DPP1:…), or null when none has been minted.' })
+  latestPack!: string | null;
+
+  @Field(() => String, { description: 'identify, trace or verify-offline: which claims the Tier-A pack carries.' })
+  capabilityClass!: string;
+
+  @Field(() => Int, { description: 'Number of events in the log.' })
+  logSize!: number;
+
+  @Field(() => Date, { nullable: true, description: 'When the latest pack was minted.' })
+  latestPackAt!: Date | null;
+
+  /** The stored row, for field resolvers. */
+  row!: PassportRow;
+
+  static from(row: PassportRow): Passport {
+    return Object.assign(new Passport(), {
+      id: row.id,
+      status: row.status,
+      core: IssuerService.core(row),
+      manifest: row.configVector as Record<string, unknown>,
+      logHead: row.logHead as Record<string, unknown>,
+      latestPack: row.latestPack,
+      capabilityClass: row.capabilityClass,
+      logSize: row.logSize,
+      latestPackAt: row.latestPackAt,
+      row,
+    });
+  }
+}
+
+@ObjectType('PassportEventAppended', { description: 'An event just appended: the signed record and the new signed log head.' })
+export class PassportEventAppended {
+  @Field(() => ID)
+  passportId!: string;
+
+  @Field(() => GraphQLJSONObject, { description: 'The signed event record, verbatim (Ed25519 detached JWS over its JCS form, trust "Attested").' })
+  event!: Record<string, unknown>;
+
+  @Field(() => GraphQLJSONObject, { description: 'The signed log head after the event.' })
+  logHead!: Record<string, unknown>;
+
+  @Field(() => String, { description: 'The passport status after the event.' })
+  status!: string;
+}
+
+@ObjectType('PassportPack', { description: 'A Tier-A pack: COSE_Sign1 (ES256) over CBOR claims, zlib, Base45, behind "DPP1:".' })
+export class PassportPack {
+  @Field(() => ID)
+  passportId!: string;
+
+  @Field(() => String, { description: 'The pack text, all in the QR alphanumeric set.' })
+  text!: string;
+
+  @Field(() => Int, { description: 'Characters, prefix included.' })
+  size!: number;
+
+  @Field(() => Int, { description: 'The QR budget it was minted under.' })
+  budget!: number;
+
+  @Field(() => String, { description: 'kid of the P-256 carrier key.' })
+  kid!: string;
+
+  @Field(() => GraphQLJSONObject, { description: 'The claims, as JSON (hashes in hex).' })
+  claims!: Record<string, unknown>;
+
+  @Field(() => Date)
+  mintedAt!: Date;
+
+  static from(pack: MintedPackView): PassportPack {
+    return Object.assign(new PassportPack(), pack);
+  }
+}
+
+@ObjectType('IssuerProfile', { description: 'What a type of passport gets at creation: its capability classes and the claims its core carries.' })
+export class IssuerProfile {
+  @Field(() => ID)
+  id!: string;
+
+  @Field(() => String, { nullable: true })
+  description!: string | null;
+
+  @Field(() => [String])
+  capabilityClasses!: string[];
+
+  @Field(() => String, { description: 'The class a passport gets when its creation names none.' })
+  defaultCapabilityClass!: string;
+
+  @Field(() => GraphQLJSONObject, { description: 'Claims copied into the core of every passport created under the profile.' })
+  claims!: Record<string, unknown>;
+
+  @Field(() => Date)
+  createdAt!: Date;
+
+  @Field(() => Date)
+  updatedAt!: Date;
+
+  @Field(() => Boolean, { description: 'Whether this write created the profile (false: replaced it).' })
+  created!: boolean;
+
+  static from(record: ProfileRecord, created: boolean): IssuerProfile {
+    return Object.assign(new IssuerProfile(), { ...record, claims: record.claims as Record<string, unknown>, created });
+  }
+}
+
+@ObjectType('IssuerApplicability', { description: 'Which profile the passports of a registry model (one version, or all) get.' })
+export class IssuerApplicability {
+  @Field(() => ID)
+  modelId!: string;
+
+  @Field(() => Int, { nullable: true, description: 'The model version; null for every version without a rule of its own.' })
+  modelVersion!: number | null;
+
+  @Field(() => ID)
+  profileId!: string;
+
+  @Field(() => Date)
+  createdAt!: Date;
+
+  @Field(() => Date)
+  updatedAt!: Date;
+
+  @Field(() => Boolean, { description: 'Whether this write created the rule (false: replaced it).' })
+  created!: boolean;
+
+  static from(record: ApplicabilityRecord, created: boolean): IssuerApplicability {
+    return Object.assign(new IssuerApplicability(), { ...record, modelVersion: record.modelVersion === ANY_VERSION ? null : record.modelVersion, created });
+  }
+}
+
+@InputType('PassportTypeRefInput', { description: 'A registry model and version.' })
+export class PassportTypeRefInput {
+  @Field(() => ID)
+  id!: string;
+
+  @Field(() => Int)
+  version!: number;
+}
+
+@InputType('CreatePassportInput')
+export class CreatePassportInput {
+  @Field(() => String, { description: 'A GS1 Digital Link URI or an EPC URN (sgtin, lgtin, sgtin pattern).' })
+  identity!: string;
+
+  @Field(() => String, { nullable: true, description: 'model, batch or item; checked against the identifier when given.' })
+  granularity?: string | null;
+
+  @Field(() => PassportTypeRefInput)
+  typeRef!: PassportTypeRefInput;
+
+  @Field(() => GraphQLJSONObject, { description: 'Validated against the registry model; returned as the manifest.' })
+  configVector!: Record<string, unknown>;
+
+  @Field(() => String, { nullable: true, description: "identify, trace or verify-offline; defaults to the profile's default." })
+  capabilityClass?: string | null;
+}
+
+@InputType('IssuerProfileInput')
+export class IssuerProfileInput {
+  @Field(() => ID, { description: 'A lowercase token.' })
+  id!: string;
+
+  @Field(() => String, { nullable: true })
+  description?: string | null;
+
+  @Field(() => [String])
+  capabilityClasses!: string[];
+
+  @Field(() => String, { nullable: true })
+  defaultCapabilityClass?: string | null;
+
+  @Field(() => GraphQLJSONObject, { nullable: true })
+  claims?: Record<string, unknown> | null;
+}
+
+@InputType('IssuerApplicabilityInput')
+export class IssuerApplicabilityInput {
+  @Field(() => ID)
+  modelId!: string;
+
+  @Field(() => Int, { nullable: true, description: 'Omit for every version of the model.' })
+  modelVersion?: number | null;
+
+  @Field(() => ID)
+  profileId!: string;
+}

@@ -1,0 +1,303 @@
+/**
+ * The issuer's use cases over the domain, the data layer and the rest of the graph: create a
+ * passport, append an event, mint a pack, compute the verdict, write profiles and applicability.
+ * Domain refusals become RFC 9457 problems here.
+ */
+import { randomUUID } from 'node:crypto';
+import { canonicalize } from '../../../lib/crypto/index.js';
+import type { KeyStore } from '../../../lib/keys/key-store.js';
+import { badRequest, notFound, ProblemError, unprocessable } from '../../../lib/problem.js';
+import type { PassportRepository, PassportRow } from '../data/passport-repository.js';
+import { ANY_VERSION, type ProfileRepository } from '../data/profile-repository.js';
+import {
+  assembleVerdict,
+  buildPackClaims,
+  CAPABILITY_CLASSES,
+  eventShapeProblem,
+  INITIAL_STATUS,
+  isCapabilityClass,
+  isIssuerError,
+  keyUses,
+  mintPack,
+  standingQuestions,
+  validateCapabilityClass,
+  validateIdentity,
+  verifyLog,
+  verifyPack,
+  GRANULARITIES,
+  type CapabilityClass,
+  type EventRecord,
+  type Granularity,
+  type IssuerError,
+  type PassportStatus,
+  type PassportVerdict,
+  type SignedLogHead,
+} from '../domain/index.js';
+import type { RegistryClient } from './registry-client.js';
+import type { TrustClient } from './trust-client.js';
+
+export interface IssuerSettings {
+  /** The `iss` of every pack. */
+  issuer: string;
+  /** Largest pack in characters (prefix included). */
+  qrBudget: number;
+}
+
+export interface CreatePassportInput {
+  identity: string;
+  granularity?: string | null;
+  typeRef: { id: string; version: number };
+  configVector: Record<string, unknown>;
+  capabilityClass?: string | null;
+}
+
+export interface MintedPackView {
+  passportId: string;
+  text: string;
+  size: number;
+  budget: number;
+  kid: string;
+  claims: Record<string, unknown>;
+  mintedAt: Date;
+}
+
+/** How each domain refusal is answered. */
+const STATUS_OF: Record<IssuerError['code'], number> = {
+  INVALID_IDENTITY: 422,
+  UNKNOWN_CAPABILITY_CLASS: 422,
+  ILLEGAL_TRANSITION: 409,
+  UNKNOWN_EVENT_TYPE: 422,
+  INVALID_EVENT_PAYLOAD: 422,
+  LOG_MISMATCH: 409,
+  CLOCK_REGRESSION: 409,
+  WRONG_SIGNING_ALGORITHM: 500,
+  INVALID_PACK_CLAIMS: 500,
+  PACK_OVER_BUDGET: 422,
+  INVALID_BUDGET: 500,
+  MALFORMED_PACK: 500,
+};
+
+export function problemFromIssuerError(error: IssuerError): ProblemError {
+  return new ProblemError(STATUS_OF[error.code], error.code, error.message, { ...error.details });
+}
+
+/** Runs `work`, answering domain refusals as problems. */
+async function refusing<T>(work: () => Promise<T> | T): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (isIssuerError(error)) throw problemFromIssuerError(error);
+    throw error;
+  }
+}
+
+/**
+ * Documents are signed and hashed in their RFC 8785 form, which lone surrogates do not have; and
+ * PostgreSQL's json and text cannot hold U+0000. Both are refused up front, never a 500.
+ */
+function refuseUnrepresentable(value: unknown, member: string, options: { allowNul: boolean } = { allowNul: false }): void {
+  let text: string;
+  try {
+    text = canonicalize(value);
+  } catch (error) {
+    throw unprocessable('UNSUPPORTED_CHARACTER', `${member} has no RFC 8785 form: ${(error as Error).message}`);
+  }
+  if (!options.allowNul && text.includes('\\u0000')) throw unprocessable('UNSUPPORTED_CHARACTER', `${member} contains U+0000, which cannot be stored`);
+}
+
+/** An id PostgreSQL text can hold (no U+0000); any other names no passport. */
+function storable(id: string): boolean {
+  return !id.includes('\u0000');
+}
+
+function parseStored(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
+}
+
+const PROFILE_ID = /^[a-z][a-z0-9-]{0,63}$/;
+
+export class IssuerService {
+  constructor(
+    private readonly passports: PassportRepository,
+    private readonly profiles: ProfileRepository,
+    private readonly registry: RegistryClient,
+    private readonly trust: TrustClient,
+    private readonly keys: KeyStore,
+    readonly settings: IssuerSettings,
+  ) {}
+
+  /** The core document: who the passport speaks for, its type and class, its status. */
+  static core(row: PassportRow): Record<string, unknown> {
+    return { ...(row.core as Record<string, unknown>), status: row.status };
+  }
+
+  async createPassport(input: CreatePassportInput): Promise<PassportRow> {
+    const identity = await refusing(() => {
+      if (input.granularity != null && !(GRANULARITIES as readonly string[]).includes(input.granularity)) {
+        throw unprocessable('INVALID_GRANULARITY', `granularity must be one of ${GRANULARITIES.join(', ')}`);
+      }
+      return validateIdentity(input.identity, (input.granularity ?? undefined) as Granularity | undefined);
+    });
+    if (input.typeRef.id.trim() === '' || input.typeRef.version < 1) {
+      throw unprocessable('INVALID_TYPE_REF', 'type_ref needs a model id and a version of at least 1');
+    }
+    refuseUnrepresentable(input.typeRef.id, 'type_ref.id');
+    refuseUnrepresentable(input.configVector, 'config_vector');
+    if (input.capabilityClass != null) await refusing(() => validateCapabilityClass(input.capabilityClass));
+
+    const profile = await this.profiles.profileFor(input.typeRef.id, input.typeRef.version);
+    const capabilityClass = (input.capabilityClass ?? profile?.defaultCapabilityClass ?? CAPABILITY_CLASSES[0]) as CapabilityClass;
+    if (profile && !profile.capabilityClasses.includes(capabilityClass)) {
+      throw unprocessable(
+        'CAPABILITY_CLASS_NOT_APPLICABLE',
+        `passports of ${input.typeRef.id} v${input.typeRef.version} take the profile ${profile.id}, whose capability classes are ${profile.capabilityClasses.join(', ')}`,
+        { profile_id: profile.id, capability_classes: profile.capabilityClasses, capability_class: capabilityClass },
+      );
+    }
+
+    const check = await this.registry.checkTypeRef(input.typeRef, input.configVector);
+    if (!check.ok && check.reason === 'UNKNOWN_MODEL') {
+      throw unprocessable('UNKNOWN_TYPE_REF', `the registry has no model ${input.typeRef.id} at version ${input.typeRef.version}`, {
+        type_ref: input.typeRef,
+      });
+    }
+    if (!check.ok) {
+      throw unprocessable('INVALID_CONFIG_VECTOR', `the config vector does not validate against model ${input.typeRef.id} v${input.typeRef.version}`, {
+        errors: check.errors,
+      });
+    }
+
+    const id = randomUUID();
+    const now = new Date();
+    const claims = (profile?.claims as Record<string, unknown> | undefined) ?? {};
+    const core = {
+      passport_id: id,
+      issuer: this.settings.issuer,
+      identity,
+      type_ref: { id: input.typeRef.id, version: input.typeRef.version },
+      capability_class: capabilityClass,
+      profile_id: profile?.id ?? null,
+      claims,
+      created_at: now.toISOString(),
+    };
+    return this.passports.create(
+      {
+        id,
+        identity: identity.uri,
+        digitalLink: identity.digital_link,
+        granularity: identity.granularity,
+        typeRef: input.typeRef,
+        configVector: input.configVector,
+        capabilityClass,
+        profileId: profile?.id ?? null,
+        claims,
+        status: INITIAL_STATUS,
+        core,
+      },
+      this.keys.signer('event'),
+      now,
+    );
+  }
+
+  async findPassport(id: string): Promise<PassportRow | null> {
+    return storable(id) ? this.passports.find(id) : null;
+  }
+
+  findPassports(ids: readonly string[]): Promise<PassportRow[]> {
+    return this.passports.findMany(ids.filter(storable));
+  }
+
+  /** Every stored event, parsed; a row that is no longer JSON is kept as its text, for the verdict to name. */
+  async events(id: string): Promise<unknown[]> {
+    return (await this.passports.eventTexts(id)).map(parseStored);
+  }
+
+  async appendEvent(passportId: string, input: { type: string; payload: Record<string, unknown> }) {
+    // Events are stored as their canonical text, where U+0000 is an escape like any other.
+    refuseUnrepresentable(input.payload, 'payload', { allowNul: true });
+    if (!storable(passportId)) throw notFound(`No passport has id ${passportId}.`);
+    const appended = await refusing(() => this.passports.append(passportId, input, this.keys.signer('event')));
+    if (!appended) throw notFound(`No passport has id ${passportId}.`);
+    return appended;
+  }
+
+  async mintPack(passportId: string): Promise<MintedPackView> {
+    if (!storable(passportId)) throw notFound(`No passport has id ${passportId}.`);
+    const minted = await refusing(() =>
+      this.passports.mintPack(passportId, (row, now) => {
+        const claims = buildPackClaims({
+          issuer: this.settings.issuer,
+          passport: {
+            id: row.id,
+            identity: row.digitalLink,
+            type_ref: row.typeRef,
+            config_vector: row.configVector,
+            capability_class: row.capabilityClass as CapabilityClass,
+            status: row.status as PassportStatus,
+          },
+          head: row.logHead,
+          ...(row.lastEvent ? { last_event: row.lastEvent } : {}),
+          now,
+        });
+        const pack = mintPack(claims, this.keys.signer('carrier'), this.settings.qrBudget);
+        return { passportId: row.id, text: pack.text, size: pack.size, budget: pack.budget, kid: pack.kid, claims: claims as unknown as Record<string, unknown>, mintedAt: now };
+      }),
+    );
+    if (!minted) throw notFound(`No passport has id ${passportId}.`);
+    return minted;
+  }
+
+  /** The full pipeline: log, signatures, pack, and the standing of every signing key in trust. */
+  async verdict(row: PassportRow): Promise<PassportVerdict & { computed_at: string }> {
+    const texts = await this.passports.eventTexts(row.id);
+    const events = texts.map(parseStored);
+    const head = row.logHead as unknown as SignedLogHead;
+    const resolveKey = this.keys.resolveKey;
+    const log = await verifyLog(events, head, resolveKey, row.id, texts);
+    const pack = row.latestPack === null ? undefined : verifyPack(row.latestPack, resolveKey);
+    const wellFormed = events.filter((event) => eventShapeProblem(event) === undefined) as EventRecord[];
+    const uses = keyUses(wellFormed, head, pack);
+    const standing = await this.trust.standings(standingQuestions(uses));
+    const verdict = assembleVerdict({
+      passport: { id: row.id, status: row.status as PassportStatus },
+      log,
+      ...(pack ? { pack } : {}),
+      key_standing: 'unavailable' in standing ? standing : { uses, answers: standing.answers },
+    });
+    return { ...verdict, computed_at: new Date().toISOString() };
+  }
+
+  async upsertProfile(input: { id: string; description?: string | null; capabilityClasses: string[]; defaultCapabilityClass?: string | null; claims?: Record<string, unknown> | null }) {
+    if (!PROFILE_ID.test(input.id)) throw unprocessable('INVALID_PROFILE', 'profile_id is a lowercase token: ^[a-z][a-z0-9-]{0,63}$');
+    const unknown = input.capabilityClasses.filter((name) => !isCapabilityClass(name));
+    if (input.capabilityClasses.length === 0 || unknown.length > 0) {
+      throw unprocessable('UNKNOWN_CAPABILITY_CLASS', `capability_classes must be a non-empty list of ${CAPABILITY_CLASSES.join(', ')}`, {
+        capability_classes: input.capabilityClasses,
+      });
+    }
+    const classes = [...new Set(input.capabilityClasses)];
+    const defaultClass = input.defaultCapabilityClass ?? classes[0]!;
+    if (!classes.includes(defaultClass)) {
+      throw unprocessable('INVALID_PROFILE', `default_capability_class ${defaultClass} is not one of the profile's capability_classes`);
+    }
+    const claims = input.claims ?? {};
+    refuseUnrepresentable(claims, 'claims');
+    if (input.description != null) refuseUnrepresentable(input.description, 'description');
+    return this.profiles.upsertProfile({ id: input.id, description: input.description ?? null, capabilityClasses: classes, defaultCapabilityClass: defaultClass, claims });
+  }
+
+  async setApplicability(input: { modelId: string; modelVersion?: number | null; profileId: string }) {
+    if (input.modelId.trim() === '') throw badRequest('INVALID_REQUEST', 'model_id must not be empty');
+    refuseUnrepresentable(input.modelId, 'model_id');
+    refuseUnrepresentable(input.profileId, 'profile_id');
+    if (input.modelVersion != null && input.modelVersion < 1) throw unprocessable('INVALID_APPLICABILITY', 'model_version is at least 1 (omit it for every version)');
+    if (!(await this.profiles.findProfile(input.profileId))) {
+      throw unprocessable('UNKNOWN_PROFILE', `no profile has id ${input.profileId}; write it with POST /admin/profiles first`, { profile_id: input.profileId });
+    }
+    return this.profiles.upsertApplicability({ modelId: input.modelId, modelVersion: input.modelVersion ?? ANY_VERSION, profileId: input.profileId });
+  }
+}

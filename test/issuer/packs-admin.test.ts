@@ -1,0 +1,258 @@
+/**
+ * Tier-A packs end to end (scanned as a QR image and verified with WebCrypto against /keyring),
+ * the QR budget, key rotation, profiles and applicability, and the trust step of the verdict.
+ * Needs the registry service; the last block also needs the trust service (trustKeyStanding,
+ * POST /nodes).
+ */
+import { webcrypto } from 'node:crypto';
+import { inflateSync } from 'node:zlib';
+import { Decoder, Tag } from 'cbor-x';
+import jsQRModule from 'jsqr';
+import { PNG } from 'pngjs';
+import QRCode from 'qrcode';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from '../support/database.js';
+import { startTestStack, type TestStack } from '../support/stack.js';
+import { appendEvent, createModel, createPassport, keyring, PAYLOADS } from './support.js';
+
+let platform: TestStack;
+const MODEL = 'issuer-pack-battery';
+
+beforeAll(async () => {
+  platform = await startTestStack();
+  await createModel(platform, MODEL);
+}, 60_000);
+afterAll(() => platform?.stop());
+
+const mint = (id: string) => platform.rest('issuer', `/passports/${id}/pack`, { method: 'POST', as: 'writer' });
+const verdictOf = async (id: string) => (await platform.rest('issuer', `/passports/${id}/verdict`)).body;
+const outcomes = (verdict: { checks: { check: string; outcome: string }[] }) => Object.fromEntries(verdict.checks.map((check) => [check.check, check.outcome]));
+
+// jsqr is CommonJS with an `exports.default`: Node's ESM loader hands over module.exports.
+const jsQR = jsQRModule.default;
+
+/** Renders the text with `qrcode` and reads it back with `jsQR`. */
+async function scan(text: string): Promise<string> {
+  const png = PNG.sync.read(await QRCode.toBuffer(text, { errorCorrectionLevel: 'M', margin: 4, scale: 4 }));
+  const read = jsQR(new Uint8ClampedArray(png.data), png.width, png.height);
+  if (!read) throw new Error('jsQR could not read the code');
+  return read.data;
+}
+
+/** RFC 9285 Base45, written out here so the test does not lean on the issuer's decoder. */
+function base45Decode(text: string): Buffer {
+  const alphabet = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ $%*+-./:';
+  const bytes: number[] = [];
+  for (let i = 0; i < text.length; i += 3) {
+    const [c, d, e] = [...text.slice(i, i + 3)].map((character) => alphabet.indexOf(character));
+    const n = c! + d! * 45 + (e === undefined ? 0 : e * 45 * 45);
+    if (e === undefined) bytes.push(n);
+    else bytes.push(n >> 8, n & 0xff);
+  }
+  return Buffer.from(bytes);
+}
+
+/** Undoes the layers with other tools (zlib, cbor-x) and verifies the ES256 signature with WebCrypto. */
+async function verifyPackIndependently(text: string, keys: { kid: string; kty?: string; crv?: string; x?: string; y?: string }[]) {
+  expect(text.startsWith('DPP1:')).toBe(true);
+  const decoder = new Decoder({ mapsAsObjects: false });
+  const cose = decoder.decode(inflateSync(base45Decode(text.slice(5)))) as Tag;
+  expect(cose.tag).toBe(18);
+  const [protectedHeader, , payload, signature] = cose.value as [Uint8Array, Map<number, unknown>, Uint8Array, Uint8Array];
+  const header = decoder.decode(protectedHeader) as Map<number, unknown>;
+  expect(header.get(1)).toBe(-7);
+  const kid = new TextDecoder().decode(header.get(4) as Uint8Array);
+  const jwk = keys.find((key) => key.kid === kid);
+  expect(jwk, `carrier key ${kid} is in /keyring`).toMatchObject({ kty: 'EC', crv: 'P-256' });
+  const bstr = (bytes: Uint8Array) => {
+    const head = bytes.length < 24 ? [0x40 + bytes.length] : bytes.length < 256 ? [0x58, bytes.length] : [0x59, bytes.length >> 8, bytes.length & 0xff];
+    return Buffer.concat([Buffer.from(head), bytes]);
+  };
+  // Sig_structure = ["Signature1", protected, h'', payload] (RFC 9052 §4.4), byte by byte.
+  const sigStructure = Buffer.concat([Buffer.from([0x84, 0x6a]), Buffer.from('Signature1'), bstr(protectedHeader), Buffer.from([0x40]), bstr(payload)]);
+  const key = await webcrypto.subtle.importKey('jwk', { kty: 'EC', crv: 'P-256', x: jwk!.x, y: jwk!.y }, { name: 'ECDSA', namedCurve: 'P-256' }, false, ['verify']);
+  const valid = await webcrypto.subtle.verify({ name: 'ECDSA', hash: 'SHA-256' }, key, signature, sigStructure);
+  return { valid, kid, claims: decoder.decode(payload) as Map<number, unknown> };
+}
+
+describe('POST /passports/{id}/pack', () => {
+  it('mints a pack that scans as a QR code and verifies with WebCrypto against /keyring', async () => {
+    const { passport_id: id, log_head } = await createPassport(platform, MODEL, { capability_class: 'verify-offline' });
+    await appendEvent(platform, id, 'activated', PAYLOADS.activated!());
+    const appended = await appendEvent(platform, id, 'ObjectEvent', PAYLOADS.ObjectEvent!());
+    const response = await mint(id);
+    expect(response.status).toBe(201);
+    expect(response.body).toMatchObject({ passport_id: id, size: response.body.text.length, budget: 1134 });
+    expect(response.body.size).toBeLessThanOrEqual(1134);
+    expect(log_head.size).toBe(0);
+
+    const scanned = await scan(response.body.text);
+    expect(scanned).toBe(response.body.text);
+    const { valid, kid, claims } = await verifyPackIndependently(scanned, await keyring(platform));
+    expect(valid).toBe(true);
+    expect(kid).toBe(response.body.kid);
+    expect(claims.get(2)).toBe(id);
+    expect(claims.get(-1)).toBe('verify-offline');
+    expect(claims.get(-2)).toEqual([MODEL, 1]);
+    expect(claims.get(-3)).toBe('active');
+    const [size, root] = claims.get(-4) as [number, Uint8Array];
+    expect([size, Buffer.from(root).toString('hex')]).toEqual([2, appended.body.log_head.root_hash]);
+    expect(claims.get(-8)).toEqual([appended.body.log_head.timestamp, appended.body.log_head.signature]);
+
+    expect((await platform.rest('issuer', `/passports/${id}`)).body.latest_pack).toBe(response.body.text);
+    const verdict = await verdictOf(id);
+    expect(outcomes(verdict)).toMatchObject({ 'pack.signature': 'passed', 'pack.head': 'passed', 'pack.status': 'passed' });
+    expect(verdict.pack_verdict).toMatchObject({ present: true, ok: true, kid: response.body.kid, capability_class: 'verify-offline' });
+
+    // The log moves on: the stored pack is now stale, and the verdict says so.
+    await appendEvent(platform, id, 'suspended', PAYLOADS.suspended!());
+    const stale = await verdictOf(id);
+    expect(outcomes(stale)).toMatchObject({ 'pack.signature': 'passed', 'pack.head': 'failed', 'pack.status': 'failed' });
+  });
+
+  it('needs the writer role', async () => {
+    const { passport_id: id } = await createPassport(platform, MODEL);
+    expect((await platform.rest('issuer', `/passports/${id}/pack`, { method: 'POST' })).status).toBe(401);
+  });
+
+  it('refuses a pack over the configured QR budget with 422, size and budget, and records nothing', async () => {
+    const { passport_id: id } = await createPassport(platform, MODEL);
+    const first = await mint(id);
+    expect(first.status).toBe(201);
+    process.env.ISSUER_QR_BUDGET = '60';
+    try {
+      await platform.restart();
+      const refused = await mint(id);
+      expect(refused.status).toBe(422);
+      expect(refused.body).toMatchObject({ code: 'PACK_OVER_BUDGET', budget: 60 });
+      // The size is this mint's (signature and time vary a pack's compressed length by a little).
+      expect(refused.body.size).toBeGreaterThan(60);
+      expect(Math.abs(refused.body.size - first.body.size)).toBeLessThan(12);
+      expect(refused.body.detail).toContain(`${refused.body.size} characters`);
+      const stored = await sql(platform.databaseUrl, 'SELECT latest_pack FROM "issuer".passport WHERE id = $1', [id]);
+      expect(stored.rows[0]!.latest_pack).toBe(first.body.text);
+      expect((await platform.rest('issuer', '/')).body.qr_budget).toBe(60);
+    } finally {
+      delete process.env.ISSUER_QR_BUDGET;
+      await platform.restart();
+    }
+    expect((await platform.rest('issuer', '/')).body.qr_budget).toBe(1134);
+  }, 60_000);
+
+  it('keeps old events and packs verifiable after both keys rotate', async () => {
+    const { passport_id: id } = await createPassport(platform, MODEL, { capability_class: 'trace' });
+    await appendEvent(platform, id, 'ObjectEvent', PAYLOADS.ObjectEvent!());
+    const oldPack = (await mint(id)).body;
+    const before = await keyring(platform);
+    for (const purpose of ['event', 'carrier']) {
+      const { errors } = await platform.graphql(`mutation ($p: String!) { issuerRotateKey(purpose: $p) }`, { p: purpose }, 'admin');
+      expect(errors).toBeUndefined();
+    }
+    const after = await keyring(platform);
+    expect(after.length).toBe(before.length + 2);
+    const appended = await appendEvent(platform, id, 'ObjectEvent', PAYLOADS.ObjectEvent!());
+    const firstKid = (await platform.rest('issuer', `/passports/${id}?include_events=true`)).body.log[0].kid;
+    expect(appended.body.event.kid).not.toBe(firstKid);
+    expect((await verifyPackIndependently(oldPack.text, after)).valid).toBe(true);
+    const verdict = await verdictOf(id);
+    expect(verdict.event_signature_audit).toMatchObject({ verified: 2, total: 2 });
+    expect(outcomes(verdict)['pack.signature']).toBe('passed');
+    const newPack = (await mint(id)).body;
+    expect(newPack.kid).not.toBe(oldPack.kid);
+    expect((await verifyPackIndependently(newPack.text, after)).valid).toBe(true);
+  });
+});
+
+describe('POST /admin/profiles and POST /admin/applicability', () => {
+  it('are for admins only', async () => {
+    const profile = { profile_id: 'p-auth', capability_classes: ['identify'] };
+    expect((await platform.rest('issuer', '/admin/profiles', { body: profile })).status).toBe(401);
+    expect((await platform.rest('issuer', '/admin/profiles', { body: profile, as: 'writer' })).status).toBe(403);
+    const rule = { model_id: MODEL, profile_id: 'p-auth' };
+    expect((await platform.rest('issuer', '/admin/applicability', { body: rule })).status).toBe(401);
+    expect((await platform.rest('issuer', '/admin/applicability', { body: rule, as: 'writer' })).status).toBe(403);
+  });
+
+  it('decide the capability classes and claims passports of a model get at creation', async () => {
+    const model = 'issuer-profiled-battery';
+    await createModel(platform, model);
+    const claims = { regulation: 'EU 2023/1542', battery_category: 'ev' };
+    const created = await platform.rest('issuer', '/admin/profiles', {
+      body: { profile_id: 'ev-battery', description: 'EV batteries', capability_classes: ['trace', 'verify-offline'], default_capability_class: 'trace', claims },
+      as: 'admin',
+    });
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({ profile_id: 'ev-battery', capability_classes: ['trace', 'verify-offline'], default_capability_class: 'trace', claims });
+    const rule = await platform.rest('issuer', '/admin/applicability', { body: { model_id: model, profile_id: 'ev-battery' }, as: 'admin' });
+    expect(rule.status).toBe(201);
+    expect(rule.body).toMatchObject({ model_id: model, model_version: null, profile_id: 'ev-battery' });
+
+    const defaulted = await createPassport(platform, model);
+    expect(defaulted.capability_class).toBe('trace');
+    expect(defaulted.core).toMatchObject({ profile_id: 'ev-battery', claims, capability_class: 'trace' });
+    const refused = await platform.rest('issuer', '/passports', {
+      body: { identity: 'https://id.gs1.org/01/09520123456788/21/REFUSED-1', type_ref: { id: model, version: 1 }, config_vector: { chemistry: 'NMC' }, capability_class: 'identify' },
+      as: 'writer',
+    });
+    expect(refused.status).toBe(422);
+    expect(refused.body).toMatchObject({ code: 'CAPABILITY_CLASS_NOT_APPLICABLE', profile_id: 'ev-battery' });
+
+    // A rule for the exact version wins over the model-wide rule; replacing answers 200.
+    await platform.rest('issuer', '/admin/profiles', { body: { profile_id: 'v1-only', capability_classes: ['identify'], claims: { tier: 'basic' } }, as: 'admin' });
+    expect((await platform.rest('issuer', '/admin/applicability', { body: { model_id: model, model_version: 1, profile_id: 'v1-only' }, as: 'admin' })).status).toBe(201);
+    const exact = await createPassport(platform, model);
+    expect(exact.core).toMatchObject({ profile_id: 'v1-only', claims: { tier: 'basic' }, capability_class: 'identify' });
+    const replaced = await platform.rest('issuer', '/admin/profiles', { body: { profile_id: 'v1-only', capability_classes: ['identify', 'trace'], claims: { tier: 'plus' } }, as: 'admin' });
+    expect(replaced.status).toBe(200);
+    expect((await createPassport(platform, model)).core.claims).toEqual({ tier: 'plus' });
+    // Passports made before keep what they were made with.
+    expect((await platform.rest('issuer', `/passports/${exact.passport_id}`)).body.core.claims).toEqual({ tier: 'basic' });
+  });
+
+  it('refuse bad profiles and rules with 4xx and keep what was stored', async () => {
+    const cases: [string, string, unknown, number, string][] = [
+      ['uppercase class', '/admin/profiles', { profile_id: 'bad', capability_classes: ['A'] }, 422, 'UNKNOWN_CAPABILITY_CLASS'],
+      ['no classes', '/admin/profiles', { profile_id: 'bad', capability_classes: [] }, 422, 'UNKNOWN_CAPABILITY_CLASS'],
+      ['default outside the list', '/admin/profiles', { profile_id: 'bad', capability_classes: ['identify'], default_capability_class: 'trace' }, 422, 'INVALID_PROFILE'],
+      ['id not a token', '/admin/profiles', { profile_id: 'Bad Id', capability_classes: ['identify'] }, 422, 'INVALID_PROFILE'],
+      ['claims as array', '/admin/profiles', { profile_id: 'bad', capability_classes: ['identify'], claims: [] }, 400, 'INVALID_REQUEST'],
+      ['unknown profile', '/admin/applicability', { model_id: MODEL, profile_id: 'nobody' }, 422, 'UNKNOWN_PROFILE'],
+      ['version 0', '/admin/applicability', { model_id: MODEL, model_version: 0, profile_id: 'ev-battery' }, 422, 'INVALID_APPLICABILITY'],
+      ['missing model', '/admin/applicability', { profile_id: 'ev-battery' }, 400, 'INVALID_REQUEST'],
+      ['NUL in the profile id', '/admin/applicability', { model_id: MODEL, profile_id: 'ev\u0000' }, 422, 'UNSUPPORTED_CHARACTER'],
+    ];
+    for (const [name, path, body, status, code] of cases) {
+      const response = await platform.rest('issuer', path, { body, as: 'admin' });
+      expect([name, response.status, response.body?.code]).toEqual([name, status, code]);
+    }
+    const stored = await sql(platform.databaseUrl, `SELECT count(*) AS n FROM "issuer".issuer_profile WHERE id = 'bad'`);
+    expect(Number(stored.rows[0]!.n)).toBe(0);
+  });
+
+  it('are written to the admin log', async () => {
+    const log = await platform.rest('issuer', '/admin/log?limit=100', { as: 'admin' });
+    const actions = log.body.entries.map((entry: { action: string }) => entry.action);
+    expect(actions).toEqual(expect.arrayContaining(['upsertIssuerProfile', 'setIssuerApplicability', 'createPassport', 'appendPassportEvent', 'mintPassportPack']));
+  });
+});
+
+describe('the trust step of the verdict', () => {
+  it('asks trust for the standing of each signing key and reports it in the coverage', async () => {
+    const { passport_id: id } = await createPassport(platform, MODEL);
+    await appendEvent(platform, id, 'activated', PAYLOADS.activated!());
+    await mint(id);
+    const unknown = await verdictOf(id);
+    // Before trust knows the issuer's keys, the standing checks cannot run, and the coverage says why.
+    expect(unknown.coverage.not_run.map((entry: { check: string }) => entry.check)).toEqual(['key_standing.event', 'key_standing.log_head', 'key_standing.pack']);
+    expect(unknown.outcome).toBe('incomplete');
+
+    // The current keys as plain JWKs (RFC 7517 members only), as trust stores node keys.
+    const keys = (await keyring(platform)).filter((key) => !key.exp).map(({ kty, crv, x, y, kid, alg }) => ({ kty, crv, x, ...(y ? { y } : {}), kid, alg }));
+    const node = await platform.rest('trust', '/nodes', { body: { id: 'issuer-under-test', kind: 'issuer', keys }, as: 'writer' });
+    expect(node.status, JSON.stringify(node.body)).toBeLessThan(300);
+    const known = await verdictOf(id);
+    expect(outcomes(known)).toMatchObject({ 'key_standing.event': 'passed', 'key_standing.log_head': 'passed', 'key_standing.pack': 'passed' });
+    expect(known.outcome).toBe('verified');
+    expect(known.coverage).toMatchObject({ checks_run: known.checks.length, not_run: [] });
+  });
+});
