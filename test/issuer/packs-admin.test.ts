@@ -13,6 +13,7 @@ import QRCode from 'qrcode';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '../support/database.js';
 import { startTestStack, type TestStack } from '../support/stack.js';
+import { DAY, fromNow, newKey, seconds, signedJsonCredential } from '../trust/support.js';
 import { appendEvent, createModel, createPassport, keyring, PAYLOADS } from './support.js';
 
 let platform: TestStack;
@@ -246,10 +247,17 @@ describe('the trust step of the verdict', () => {
     expect(unknown.coverage.not_run.map((entry: { check: string }) => entry.check)).toEqual(['key_standing.event', 'key_standing.log_head', 'key_standing.pack']);
     expect(unknown.outcome).toBe('incomplete');
 
-    // The current keys as plain JWKs (RFC 7517 members only), as trust stores node keys.
-    const keys = (await keyring(platform)).filter((key) => !key.exp).map(({ kty, crv, x, y, kid, alg }) => ({ kty, crv, x, ...(y ? { y } : {}), kid, alg }));
+    // Trust vouches for a key only on a delegation path from a root: a root (its key made by Node's
+    // crypto), the issuer as a node with its current keys, and the root's credential delegating to it.
+    const root = await newKey();
+    const rootNode = await platform.rest('trust', '/nodes', { body: { id: 'root-under-test', kind: 'root', keys: [{ ...root.jwk, iat: seconds(new Date(Date.now() - DAY)) }] }, as: 'writer' });
+    expect(rootNode.status, JSON.stringify(rootNode.body)).toBe(201);
+    const keys = (await keyring(platform)).filter((key) => !key.exp).map(({ kty, crv, x, y, kid, alg, iat }) => ({ kty, crv, x, ...(y ? { y } : {}), kid, alg, iat }));
     const node = await platform.rest('trust', '/nodes', { body: { id: 'issuer-under-test', kind: 'issuer', keys }, as: 'writer' });
     expect(node.status, JSON.stringify(node.body)).toBeLessThan(300);
+    const credential = await signedJsonCredential({ iss: 'root-under-test', sub: 'issuer-under-test', scope: {}, iat: fromNow(-DAY / 2), exp: fromNow(365 * DAY) }, root);
+    const edge = await platform.rest('trust', '/edges', { body: credential, as: 'writer' });
+    expect(edge.status, JSON.stringify(edge.body)).toBe(201);
     const known = await verdictOf(id);
     expect(outcomes(known)).toMatchObject({ 'key_standing.event': 'passed', 'key_standing.log_head': 'passed', 'key_standing.pack': 'passed' });
     expect(known.outcome).toBe('verified');
