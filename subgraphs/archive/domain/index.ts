@@ -1,0 +1,3 @@
+export * from './errors.js';
+export * from './tar.js';
+export * from './bagit.js';
