@@ -107,8 +107,7 @@ export function bagStream(request: BagRequest): BagStream {
   for (const path of ['', ...directories, ...payload.map((file) => file.path), TAG_MANIFEST]) splitUstarPath(`${name}/${path}`);
 
   const payloadManifestLength = payload.reduce((sum, file) => sum + manifestLineLength(file.path), 0);
-  const tagPaths = ['bag-info.txt', 'bagit.txt', PAYLOAD_MANIFEST];
-  const tagManifestLength = tagPaths.reduce((sum, path) => sum + manifestLineLength(path), 0);
+  const tagManifestLength = ['bag-info.txt', 'bagit.txt', PAYLOAD_MANIFEST].reduce((sum, path) => sum + manifestLineLength(path), 0);
   const size =
     tarEntryLength(0) * (1 + directories.length) +
     [bagInfo.length, declaration.length, payloadManifestLength, tagManifestLength].reduce((sum, length) => sum + tarEntryLength(length), 0) +

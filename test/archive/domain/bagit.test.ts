@@ -1,5 +1,7 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createWriteStream, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sha512 } from '@noble/hashes/sha2.js';
@@ -122,6 +124,15 @@ describe('BagIt bag', () => {
     expect(Buffer.compare(streamed, (await buildBag(request())).bytes)).toBe(0);
     expect(stream.summary().sha512).toBe(bytesToHex(sha512(streamed)));
     expect(stream.summary().size % 512).toBe(0);
+  });
+
+  it('pipes as a Node Readable into a file GNU tar reads', async () => {
+    const path = join(scratch, 'piped.tar');
+    const stream = bagStream(request());
+    await pipeline(Readable.from(stream), createWriteStream(path));
+    expect(Buffer.compare(readFileSync(path), (await buildBag(request())).bytes)).toBe(0);
+    expect(gnuTar(['-tf', path]).trim().split('\n')).toHaveLength(readTar(new Uint8Array(readFileSync(path))).length);
+    expect(stream.summary().size).toBe(readFileSync(path).length);
   });
 
   it('opens each streamed payload file only when its turn comes', async () => {

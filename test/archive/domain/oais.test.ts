@@ -3,7 +3,8 @@ import { createServer, type Server } from 'node:http';
 import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { sha512 } from '@noble/hashes/sha2.js';
 import { bytesToHex } from '@noble/hashes/utils.js';
@@ -85,7 +86,7 @@ afterAll(async () => {
 async function followRecipe(pinnedKid: string): Promise<{ failedStep?: number; output: string[] }> {
   const directory = mkdtempSync(join(scratch, 'verifier-'));
   // The recipe's prerequisite "npm install jose@6", satisfied from this project's dependencies.
-  symlinkSync(resolve('node_modules'), join(directory, 'node_modules'));
+  symlinkSync(fileURLToPath(new URL('../../../node_modules', import.meta.url)), join(directory, 'node_modules'));
   const fill = (text: string) => text.replaceAll('{id}', SNAPSHOT_ID).replaceAll('{notary_kid}', pinnedKid);
   const output: string[] = [];
   for (const step of recipe.steps) {
