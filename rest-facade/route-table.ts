@@ -48,6 +48,8 @@ export interface RouteContext {
   baseUrl: string;
   /** The routes of the service, for discovery documents. */
   routes: readonly Route[];
+  /** The request as the route's `variables` saw it, e.g. to carry filters into a next-page link. */
+  request: RouteRequest;
   /** Runs a further operation through the gateway with the caller's credentials, e.g. for the next page of a streamed body. */
   graphql(operation: string, variables: Record<string, unknown>): Promise<Record<string, any>>;
 }

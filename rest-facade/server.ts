@@ -179,6 +179,7 @@ export async function startFacade(options: FacadeOptions): Promise<RunningFacade
       service: service.table.service,
       baseUrl,
       routes: service.table.routes,
+      request: { params, query, body },
       graphql: (operation, more) => callGateway(operation, more, request.headers.authorization),
     };
     const result = route.result(data, context);
