@@ -8,8 +8,8 @@ import type { SnapshotContent } from '../../../subgraphs/archive/domain/index.js
 
 const digest = (text: string, length: number): string => createHash('sha512').update(text).digest('base64url').slice(0, length);
 
-export function syntheticPassport(eventCount: number, options: { withPack?: boolean } = {}): SnapshotContent {
-  const passportId = 'pp-01J9Z3K6V8Q4M2X7T5R1N0B3C8';
+export function syntheticPassport(eventCount: number, options: { withPack?: boolean; passportId?: string } = {}): SnapshotContent {
+  const passportId = options.passportId ?? 'pp-01J9Z3K6V8Q4M2X7T5R1N0B3C8';
   const issuerKid = digest('issuer-key', 43);
   const events = Array.from({ length: eventCount }, (_, seq) => ({
     passport_id: passportId,
