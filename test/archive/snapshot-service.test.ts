@@ -116,7 +116,7 @@ describe('taking a snapshot', () => {
     const notaryKid = archive.kernel.keys.signer('notary').kid;
     expect(snapshot.notaryKid).toBe(notaryKid);
     const verified = await verifyWithJose(notarization, keyring.keys as jose.JWK[]);
-    expect(verified.protectedHeader.kid).toBe(notaryKid);
+    expect(verified.protectedHeader?.kid).toBe(notaryKid);
     await expect(verifyWithJose({ ...notarization, bag_size: bytes.length + 1 }, keyring.keys as jose.JWK[])).rejects.toThrow();
   });
 
