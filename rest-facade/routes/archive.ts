@@ -97,8 +97,17 @@ async function* archiveBytes(context: RouteContext, archive: StoredArchive): Asy
   const hash = createHash('sha512');
   let length = 0;
   let held: Buffer | undefined;
+  const page = (from: number) => {
+    const request = context.graphql(CHUNKS_OPERATION, { id: archive.id, from, count: CHUNKS_PER_REQUEST });
+    // Awaited below unless the client goes away first; then its failure must not go unhandled.
+    request.catch(() => undefined);
+    return request;
+  };
+  // One page is fetched ahead while the previous one is written: at most two pages are held.
+  let next = archive.chunkCount > 0 ? page(0) : undefined;
   for (let from = 0; from < archive.chunkCount; from += CHUNKS_PER_REQUEST) {
-    const data = await context.graphql(CHUNKS_OPERATION, { id: archive.id, from, count: CHUNKS_PER_REQUEST });
+    const data = await next!;
+    next = from + CHUNKS_PER_REQUEST < archive.chunkCount ? page(from + CHUNKS_PER_REQUEST) : undefined;
     const chunks = (data.snapshot as { chunks: string[] } | null)?.chunks;
     if (!chunks?.length) throw new Error(`snapshot ${archive.id}: no chunks from ${from} of ${archive.chunkCount}`);
     for (const text of chunks) {

@@ -49,6 +49,8 @@ export interface StandInGraph {
   /** Base URL of the archive's REST interface. */
   archiveBase: string;
   gatewayUrl: string;
+  /** The archive subgraph itself. */
+  archiveSubgraphUrl: string;
   /** Passports the stand-in issuer knows, by id. */
   passports: Map<string, SnapshotContent>;
   /** How many times the stand-in was asked for a passport. */
@@ -118,6 +120,7 @@ export async function startStandInGraph(options: { databaseUrl: string; tokens: 
     return {
       archiveBase: facade.baseUrls.archive,
       gatewayUrl,
+      archiveSubgraphUrl: archiveServer.url,
       passports,
       passportRequests: () => requests,
       async stop() {
