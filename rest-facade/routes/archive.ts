@@ -140,7 +140,13 @@ export const archiveRoutes: Route[] = [
   snapshots(passportId: $passportId, at: $at, first: $first, after: $after) { nodes { ...SnapshotMembers } endCursor }
 }
 ${SNAPSHOT_MEMBERS}`,
-    variables: ({ query }) => ({ passportId: query.passport_id ?? null, at: query.at ?? null, first: query.limit ?? 20, after: query.after ?? null }),
+    // `at` is passed on in the one spelling the DateTimeISO scalar takes (RFC 3339 also allows a space for T, and a lowercase z).
+    variables: ({ query }) => ({
+      passportId: query.passport_id ?? null,
+      at: query.at === undefined ? null : new Date(String(query.at)).toISOString(),
+      first: query.limit ?? 20,
+      after: query.after ?? null,
+    }),
     result: (data, context) => {
       const page = data.snapshots as { nodes: SnapshotMembers[]; endCursor: string | null };
       const body = { snapshots: page.nodes.map((snapshot) => withLinks(snapshot, context)), next: page.endCursor };

@@ -109,6 +109,11 @@ describe('GET /snapshots/{id}', () => {
       expect(response.headers.get('content-type')).toBe('application/problem+json');
       expect(response.body).toMatchObject({ status: 404, code: 'NOT_FOUND' });
     }
+    // Ids no snapshot can have, down to a NUL that PostgreSQL text cannot even hold.
+    for (const id of ['%00', 'a%00b', encodeURIComponent('é'.repeat(300)), '..%2F..%2Fetc']) {
+      const response = await platform.rest('archive', `/snapshots/${id}`);
+      expect(response.status, id).toBe(404);
+    }
     const head = await fetchArchive('no-such-snapshot', { method: 'HEAD' });
     expect(head.status).toBe(404);
     const post = await platform.rest('archive', `/snapshots/${seeded.alpha1.id}`, { method: 'POST', as: 'writer', body: {} });
@@ -226,9 +231,11 @@ describe('GET /snapshots', () => {
     expect(await ids(`passport_id=pp-alpha&at=${encodeURIComponent(seeded.alpha1.createdAt.toISOString())}`)).toEqual([seeded.alpha1.id]);
     expect(await ids(`at=${encodeURIComponent(seeded.beta.createdAt.toISOString())}`)).toEqual([seeded.alpha1.id, seeded.beta.id]);
     expect(await ids('at=2000-01-01T00:00:00Z')).toEqual([]);
+    expect(await ids('passport_id=pp%00alpha')).toEqual([]);
     // The same instant written with an offset.
     const inParis = new Date(seeded.alpha1.createdAt.getTime() + 3_600_000).toISOString().replace('Z', '+01:00');
     expect(await ids(`passport_id=pp-alpha&at=${encodeURIComponent(inParis)}`)).toEqual([seeded.alpha1.id]);
+    expect(await ids(`passport_id=pp-alpha&at=${encodeURIComponent(seeded.alpha1.createdAt.toISOString().replace('T', ' ').replace('Z', 'z'))}`)).toEqual([seeded.alpha1.id]);
   });
 
   it('pages with limit and a cursor, keeping the filters in the next link', async () => {
@@ -254,11 +261,16 @@ describe('GET /snapshots', () => {
       ['at=yesterday', 'INVALID_QUERY'],
       ['colour=red', 'INVALID_QUERY'],
       ['after=not-a-cursor', 'INVALID_CURSOR'],
+      [`after=${Buffer.from(JSON.stringify(['2026-01-01T00:00:00.000Z', 'a\u0000b'])).toString('base64url')}`, 'INVALID_CURSOR'],
       ['passport_id=a&passport_id=b', 'INVALID_QUERY'],
     ]) {
       const response = await platform.rest('archive', `/snapshots?${query}`);
       expect(response.status, query).toBe(400);
       expect(response.body.code, query).toBe(code);
+    }
+    for (const at of ['2026-02-30T00:00:00Z', '2026-13-01T00:00:00Z', '2026-01-01T24:00:01Z', '2026-01-01T00:00:00+25:00', '0000-00-00T00:00:00Z']) {
+      const response = await platform.rest('archive', `/snapshots?at=${encodeURIComponent(at)}`);
+      expect(response.status, at).toBe(400);
     }
   });
 });

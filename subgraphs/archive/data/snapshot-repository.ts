@@ -57,6 +57,9 @@ type SnapshotRow = Omit<SnapshotRecord, 'notarization'> & { notarization: unknow
 
 const toRecord = (row: SnapshotRow): SnapshotRecord => ({ ...row, notarization: row.notarization as Record<string, unknown> });
 
+/** PostgreSQL text cannot hold NUL: no stored id contains one, and a query with one would fail. */
+const storable = (text: string) => !text.includes('\u0000');
+
 export class SnapshotRepository {
   constructor(
     private readonly prisma: PrismaClient,
@@ -88,19 +91,21 @@ export class SnapshotRepository {
   }
 
   async find(id: string): Promise<SnapshotRecord | undefined> {
+    if (!storable(id)) return undefined;
     const row = await this.prisma.snapshot.findUnique({ where: { id } });
     return row ? toRecord(row) : undefined;
   }
 
   /** The snapshots with these ids, in no particular order; unknown ids are left out. */
   async findMany(ids: readonly string[]): Promise<SnapshotRecord[]> {
-    const rows = await this.prisma.snapshot.findMany({ where: { id: { in: [...ids] } } });
+    const rows = await this.prisma.snapshot.findMany({ where: { id: { in: ids.filter(storable) } } });
     return rows.map(toRecord);
   }
 
   /** Up to `limit` snapshots after the cursor, oldest first. */
   async list(query: SnapshotQuery): Promise<SnapshotRecord[]> {
     const { after } = query;
+    if ((query.passportId !== undefined && !storable(query.passportId)) || (after && !storable(after.id))) return [];
     const rows = await this.prisma.snapshot.findMany({
       where: {
         ...(query.passportId === undefined ? {} : { passportId: query.passportId }),

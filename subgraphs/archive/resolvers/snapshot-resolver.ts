@@ -22,7 +22,7 @@ export function decodeCursor(text: string): SnapshotCursor {
   try {
     const [createdAt, id] = JSON.parse(Buffer.from(text, 'base64url').toString('utf8')) as unknown[];
     const at = new Date(createdAt as string);
-    if (typeof createdAt === 'string' && typeof id === 'string' && !Number.isNaN(at.getTime())) return { createdAt: at, id };
+    if (typeof createdAt === 'string' && typeof id === 'string' && !id.includes('\u0000') && !Number.isNaN(at.getTime())) return { createdAt: at, id };
   } catch {
     // Reported below like any other malformed cursor.
   }
