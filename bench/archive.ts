@@ -12,6 +12,8 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem, type as osType, release } from 'node:os';
 import { join } from 'node:path';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { createHash } from 'node:crypto';
 import { AccessTokens, hashToken } from '../lib/auth/tokens.js';
 import { withSchema } from '../lib/config/database.js';
@@ -29,9 +31,15 @@ import { GATHER_QUERY, type GatheredPassport } from '../subgraphs/archive/servic
 const EVENTS = 10_000;
 const CREATION_RUNS = 7;
 const GET_RUNS = 10;
+/** A passport five times larger, for the memory a GET holds. */
+const LARGE_EVENTS = 50_000;
 const standIn = process.argv.includes('--stand-in');
 const TOKEN = 'bench-admin-token-0123456789abcdef';
 const tokens = new AccessTokens([{ name: 'bench', role: 'admin', sha256: hashToken(TOKEN) }]);
+
+/** A full collection before each memory baseline (the flag is set at run time, so the command stays plain). */
+setFlagsFromString('--expose-gc');
+const collectGarbage = runInNewContext('gc') as () => void;
 
 const median = (values: number[]) => quantile(values, 0.5);
 function quantile(values: number[], q: number): number {
@@ -124,24 +132,45 @@ try {
     if (run > 0) bagOnly.push(milliseconds(start));
   }
 
-  // GET /snapshots/{id} through the facade, every byte read and hashed by the client.
-  const throughput: number[] = [];
-  for (let run = 0; run < GET_RUNS + 2; run += 1) {
+  // GET /snapshots/{id} through the facade, every byte read and hashed by the client. Halfway
+  // through the body, a full GC is forced and the JavaScript and buffer memory still in use is
+  // compared with readings taken the same way before and after the request: what the transfer holds.
+  async function getOnce(target: { id: string; size: number; sha512: string }): Promise<{ megabytesPerSecond: number; memoryMiB: number }> {
+    const inUse = () => {
+      collectGarbage();
+      const usage = process.memoryUsage();
+      return usage.heapUsed + usage.external;
+    };
+    const baseline = inUse();
+    let halfway = 0;
     const start = process.hrtime.bigint();
-    const response = await fetch(`${archiveBase}/snapshots/${snapshot!.id}`);
+    const response = await fetch(`${archiveBase}/snapshots/${target.id}`);
     const hash = createHash('sha512');
     let length = 0;
     for await (const piece of response.body!) {
       hash.update(piece);
+      const before = length;
       length += piece.length;
+      if (before < target.size / 2 && length >= target.size / 2) halfway = inUse();
     }
     const elapsed = milliseconds(start);
-    if (length !== snapshot!.size || hash.digest('hex') !== snapshot!.sha512) throw new Error('GET /snapshots/{id} did not return the stored bytes');
-    if (run > 1) throughput.push(megabytes(length) / (elapsed / 1000));
+    if (length !== target.size || hash.digest('hex') !== target.sha512) throw new Error('GET /snapshots/{id} did not return the stored bytes');
+    // Compared with the lower of the readings before and after, so unrelated memory freed meanwhile does not count against it.
+    return { megabytesPerSecond: megabytes(length) / (elapsed / 1000), memoryMiB: (halfway - Math.min(baseline, inUse())) / 2 ** 20 };
+  }
+  const throughput: number[] = [];
+  const getMemory: number[] = [];
+  for (let run = 0; run < GET_RUNS + 2; run += 1) {
+    const { megabytesPerSecond, memoryMiB } = await getOnce(snapshot!);
+    if (run > 1) {
+      throughput.push(megabytesPerSecond);
+      getMemory.push(memoryMiB);
+    }
   }
 
   // The stored chunks read straight from PostgreSQL in process, checked against their digests.
-  const parts = await openArchive(postgres.url, stubGateway());
+  const large = syntheticPassport(LARGE_EVENTS, { passportId: 'pp-bench-large' });
+  const parts = await openArchive(postgres.url, stubGateway([large]));
   stoppers.unshift(() => parts.close());
   const record = (await parts.repository.find(snapshot!.id))!;
   const direct: number[] = [];
@@ -152,11 +181,30 @@ try {
     if (run > 1) direct.push(megabytes(length) / (milliseconds(start) / 1000));
   }
 
+  // A snapshot five times larger, stored directly: what a GET holds should not grow with it.
+  const largeRecord = await parts.service.create(large.passportId);
+  const largeMemory: number[] = [];
+  const largeThroughput: number[] = [];
+  for (let run = 0; run < 5; run += 1) {
+    const { megabytesPerSecond, memoryMiB } = await getOnce(largeRecord);
+    if (run > 0) {
+      largeMemory.push(memoryMiB);
+      largeThroughput.push(megabytesPerSecond);
+    }
+  }
+
   const rows: [string, string, string, string][] = [
     ['snapshot creation, POST /snapshots through the facade (gather, bag, store, notarize)', `${median(creation).toFixed(0)} ms`, `${quantile(creation, 0.95).toFixed(0)} ms`, `${(median(creation) / median(bagOnly)).toFixed(2)}× bag only`],
     ['bag only, in process (JCS of every part, tar, SHA-512 manifests)', `${median(bagOnly).toFixed(0)} ms`, `${quantile(bagOnly, 0.95).toFixed(0)} ms`, '1×'],
     ['GET /snapshots/{id} through the facade', `${median(throughput).toFixed(1)} MB/s`, `${quantile(throughput, 0.05).toFixed(1)} MB/s (p95 slowest)`, `${(median(throughput) / median(direct)).toFixed(2)}× direct`],
     ['stored chunks read from PostgreSQL in process', `${median(direct).toFixed(1)} MB/s`, `${quantile(direct, 0.05).toFixed(1)} MB/s (p95 slowest)`, '1×'],
+    [`memory held during GET, ${(snapshot!.size / 2 ** 20).toFixed(1)} MiB snapshot (heap + buffers in use halfway, after a GC)`, `${median(getMemory).toFixed(1)} MiB`, `${quantile(getMemory, 0.95).toFixed(1)} MiB`, '1×'],
+    [
+      `memory held during GET, ${(largeRecord.size / 2 ** 20).toFixed(1)} MiB snapshot (${LARGE_EVENTS} synthetic events), at ${median(largeThroughput).toFixed(1)} MB/s`,
+      `${median(largeMemory).toFixed(1)} MiB`,
+      `${quantile(largeMemory, 0.95).toFixed(1)} MiB`,
+      `${(median(largeMemory) / median(getMemory)).toFixed(2)}× for ${(largeRecord.size / snapshot!.size).toFixed(1)}× the bytes`,
+    ],
   ];
   const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, ${osType()} ${release()}, Node ${process.version}`;
   const source = standIn
