@@ -87,7 +87,7 @@ try {
     const probe = (await (await fetch(gatewayUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: GATHER_QUERY, variables: { id: 'probe' } }) })).json()) as { errors?: unknown[] };
     if (probe.errors) throw new Error(`the graph does not answer the gather query (the issuer's passport(id) is needed; try --stand-in): ${JSON.stringify(probe.errors)}`);
     const issuing = process.hrtime.bigint();
-    const passport = await issuePassport(rest, { traceEvents: EVENTS - 1, lot: 'BENCH', pack: true, model: await registryModel(rest) });
+    const passport = await issuePassport(rest, { traceEvents: EVENTS - 1, serial: 'BENCH-1', pack: true, model: await registryModel(rest) });
     console.log(`issued ${passport.events} events in ${(milliseconds(issuing) / 1000).toFixed(1)} s`);
     passportId = passport.id;
     gatherContent = async () => {

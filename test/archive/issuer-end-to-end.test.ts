@@ -34,7 +34,7 @@ beforeAll(async () => {
   }
   expect(probe.data.passport).toBeNull();
   const model = await registryModel(rest);
-  passport = await issuePassport(rest, { traceEvents: 30, lot: 'ARCHIVE-E2E', pack: true, model });
+  passport = await issuePassport(rest, { traceEvents: 30, serial: `ARCHIVE-E2E-${process.pid}`, pack: true, model });
   created = await platform.rest('archive', '/snapshots', { as: 'writer', body: { passport_id: passport.id } });
 }, 180_000);
 afterAll(() => platform?.stop());
