@@ -52,7 +52,7 @@ export interface IssuedPassport {
 }
 
 /** A passport with an activation and `traceEvents` ObjectEvents, and a Tier-A pack when `pack` is set. */
-export async function issuePassport(rest: RestCaller, options: { traceEvents: number; serial: string; pack?: boolean; model?: { id: string; version: number } }): Promise<IssuedPassport> {
+export async function issuePassport(rest: RestCaller, options: { traceEvents: number; serial: string; pack?: boolean; model?: { id: string; version: number }; concurrency?: number }): Promise<IssuedPassport> {
   const model = options.model ?? (await registryModel(rest));
   const created = await rest('issuer', '/passports', {
     as: 'writer',
@@ -71,8 +71,8 @@ export async function issuePassport(rest: RestCaller, options: { traceEvents: nu
     expectStatus(`POST /issuer/passports/${id}/events`, appended, 201);
   };
   await append('activated', { placed_on_market_at: '2026-01-01T00:00:00Z' });
-  for (let index = 0; index < options.traceEvents; index += 1) {
-    await append('ObjectEvent', {
+  const appendTrace = (index: number) =>
+    append('ObjectEvent', {
       eventTime: new Date(Date.UTC(2026, 0, 1) + index * 60_000).toISOString(),
       eventTimeZoneOffset: '+00:00',
       action: 'OBSERVE',
@@ -80,7 +80,12 @@ export async function issuePassport(rest: RestCaller, options: { traceEvents: nu
       epcList: [`https://id.gs1.org/01/${GTIN}/21/${options.serial}`],
       readPoint: { id: 'urn:epc:id:sgln:9520123.00001.0' },
     });
-  }
+  // Several clients appending at once overlap their HTTP round trips; the issuer orders the log.
+  let next = 0;
+  const appender = async () => {
+    for (let index = next++; index < options.traceEvents; index = next++) await appendTrace(index);
+  };
+  await Promise.all(Array.from({ length: options.concurrency ?? 1 }, appender));
   if (options.pack) {
     const pack = await rest('issuer', `/passports/${encodeURIComponent(id)}/pack`, { as: 'writer', body: {} });
     expectStatus(`POST /issuer/passports/${id}/pack`, pack, 200, 201);
