@@ -1,9 +1,23 @@
 /** RFC 3339 instants and intervals as the services take them (DESIGN §3). */
 
-const INSTANT = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:[Zz]|[+-]\d{2}:\d{2})$/;
+const INSTANT = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.\d{1,9})?(?:[Zz]|[+-](\d{2}):(\d{2}))$/;
 
+/** Days in a month of the proleptic Gregorian calendar (RFC 3339 §5.7). */
+function daysIn(year: number, month: number): number {
+  if (month === 2) return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0 ? 29 : 28;
+  return [4, 6, 9, 11].includes(month) ? 30 : 31;
+}
+
+/** Checks every field's range: Date.parse alone would roll 2026-02-30 over to March 2. */
 export function isRfc3339Instant(text: string): boolean {
-  return INSTANT.test(text) && !Number.isNaN(Date.parse(text));
+  const match = INSTANT.exec(text);
+  if (!match) return false;
+  const [year, month, day, hour, minute, second, offsetHours = 0, offsetMinutes = 0] = match.slice(1).map((field) => (field === undefined ? undefined : Number(field))) as number[];
+  return (
+    month! >= 1 && month! <= 12 && day! >= 1 && day! <= daysIn(year!, month!) &&
+    hour! <= 23 && minute! <= 59 && second! <= 59 && offsetHours <= 23 && offsetMinutes <= 59 &&
+    !Number.isNaN(Date.parse(text))
+  );
 }
 
 export function parseInstant(text: string): Date {

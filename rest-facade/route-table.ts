@@ -29,12 +29,17 @@ export interface RouteRequest {
   body: unknown;
 }
 
-/** What a route answers: the body is JSON unless `raw` bytes are given. */
+/** What a route answers: the body is JSON unless `raw` bytes or a `stream` are given. */
 export interface RouteResult {
   status?: number;
   headers?: Record<string, string>;
   body?: unknown;
   raw?: Buffer;
+  /**
+   * A body sent as it is produced (e.g. bytes fetched from the graph page by page), so that the
+   * facade holds one piece at a time. `headers` must give its `content-length`; it is not read for HEAD.
+   */
+  stream?: AsyncIterable<Uint8Array>;
 }
 
 export interface RouteContext {
@@ -43,6 +48,10 @@ export interface RouteContext {
   baseUrl: string;
   /** The routes of the service, for discovery documents. */
   routes: readonly Route[];
+  /** The request as the route's `variables` saw it, e.g. to carry filters into a next-page link. */
+  request: RouteRequest;
+  /** Runs a further operation through the gateway with the caller's credentials, e.g. for the next page of a streamed body. */
+  graphql(operation: string, variables: Record<string, unknown>): Promise<Record<string, any>>;
 }
 
 export interface Route {

@@ -87,6 +87,36 @@ async function readJsonBody(route: Route, request: IncomingMessage, limit: numbe
   }
 }
 
+/**
+ * Writes a streamed body piece by piece, waiting for the client to drain each; stops reading the
+ * source when the client goes away. A failing source leaves the response incomplete, which the
+ * client sees as an aborted transfer (the caller destroys the connection).
+ */
+async function sendStream(response: ServerResponse, status: number, headers: Record<string, string>, body: AsyncIterable<Uint8Array> | undefined): Promise<void> {
+  if (headers['content-length'] === undefined) throw new Error('a streamed body needs a content-length');
+  response.writeHead(status, { 'content-type': 'application/octet-stream', ...headers });
+  if (body) {
+    for await (const piece of body) {
+      if (response.destroyed) return;
+      if (!response.write(piece)) await drained(response);
+    }
+  }
+  response.end();
+}
+
+/** Resolves when the client has taken what was written, or has gone away. */
+function drained(response: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      response.off('drain', done);
+      response.off('close', done);
+      resolve();
+    };
+    response.on('drain', done);
+    response.on('close', done);
+  });
+}
+
 export async function startFacade(options: FacadeOptions): Promise<RunningFacade> {
   const byPort = new Map<number, MountedService[]>();
   for (const mount of options.mounts) {
@@ -96,13 +126,13 @@ export async function startFacade(options: FacadeOptions): Promise<RunningFacade
     byPort.set(mount.port, list.sort((a, b) => b.prefix.length - a.prefix.length));
   }
 
-  async function callGateway(route: Route, variables: Record<string, unknown>, authorization: string | undefined) {
+  async function callGateway(operation: string, variables: Record<string, unknown>, authorization: string | undefined) {
     let response: Response;
     try {
       response = await fetch(options.gatewayUrl, {
         method: 'POST',
         headers: { 'content-type': 'application/json', accept: 'application/json', ...(authorization ? { authorization } : {}) },
-        body: JSON.stringify({ query: route.operation, variables }),
+        body: JSON.stringify({ query: operation, variables }),
       });
     } catch {
       throw new RequestProblem(problem(503, 'GATEWAY_UNAVAILABLE', 'The GraphQL gateway does not answer.'), { 'retry-after': '5' });
@@ -143,10 +173,17 @@ export async function startFacade(options: FacadeOptions): Promise<RunningFacade
     const query = parseQuery(route, url.searchParams);
     const body = await readJsonBody(route, request, options.bodyLimit);
     const variables = route.variables?.({ params, query, body }) ?? {};
-    const data = await callGateway(route, variables, request.headers.authorization);
+    const data = await callGateway(route.operation, variables, request.headers.authorization);
     const baseUrl = `http://${request.headers.host ?? 'localhost'}${service.prefix}`;
-    const context: RouteContext = { service: service.table.service, baseUrl, routes: service.table.routes };
+    const context: RouteContext = {
+      service: service.table.service,
+      baseUrl,
+      routes: service.table.routes,
+      request: { params, query, body },
+      graphql: (operation, more) => callGateway(operation, more, request.headers.authorization),
+    };
     const result = route.result(data, context);
+    if (result.stream) return sendStream(response, result.status ?? 200, result.headers ?? {}, head ? undefined : result.stream);
     const payload = result.raw ?? Buffer.from(JSON.stringify(result.body ?? null));
     response.writeHead(result.status ?? 200, { 'content-type': 'application/json; charset=utf-8', 'content-length': payload.length, ...result.headers });
     response.end(head ? undefined : payload);
@@ -158,10 +195,14 @@ export async function startFacade(options: FacadeOptions): Promise<RunningFacade
     const server = createServer((request, response) => {
       handle(request, response, services).catch((error: unknown) => {
         const instance = (request.url ?? '/').split('?')[0]!;
+        if (response.headersSent) {
+          // A streamed body failed halfway: cutting the connection short is the only honest answer left.
+          console.error('[rest-facade] body aborted:', error instanceof RequestProblem ? error.details : error);
+          return void response.destroy();
+        }
         if (error instanceof RequestProblem) return sendProblem(response, error.details, instance, error.headers, request.method === 'HEAD');
         console.error('[rest-facade]', error);
-        if (!response.headersSent) sendProblem(response, problem(500, 'INTERNAL_ERROR', 'The REST facade failed to answer; the failure is logged.'), instance);
-        else response.destroy();
+        sendProblem(response, problem(500, 'INTERNAL_ERROR', 'The REST facade failed to answer; the failure is logged.'), instance);
       });
     });
     server.keepAliveTimeout = 65_000;

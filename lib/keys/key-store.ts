@@ -116,7 +116,9 @@ export class KeyStore {
           alg: key.alg,
           use: 'sig' as const,
           iat: seconds(key.createdAt),
-          ...(key.expiresAt ? { exp: seconds(key.expiresAt) } : {}),
+          // Rounded up: a document signed in the same second before the key was retired must still
+          // fall before exp (a verifier checks signed_at < exp, both in seconds).
+          ...(key.expiresAt ? { exp: Math.ceil(key.expiresAt.getTime() / 1000) } : {}),
           ...(key.revokedAt ? { revoked: { revoked_at: seconds(key.revokedAt), reason: key.revocationReason ?? 'unspecified' } } : {}),
         })),
     };

@@ -33,6 +33,17 @@ const jwkSetSchema: JsonSchema = {
   },
 };
 
+/**
+ * A subgraph does not know where clients reach it, so its discovery document writes its own links
+ * as `{base_url}/…`, the specification's notation; the facade fills in the base URL of the request.
+ */
+function withBaseUrl(value: unknown, baseUrl: string): unknown {
+  if (typeof value === 'string') return value.replaceAll('{base_url}', baseUrl);
+  if (Array.isArray(value)) return value.map((item) => withBaseUrl(item, baseUrl));
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(Object.entries(value).map(([key, member]) => [key, withBaseUrl(member, baseUrl)]));
+}
+
 /** The list of a service's endpoints that its discovery document carries. */
 export function endpointsOf(context: RouteContext) {
   return context.routes.map((route) => ({ method: route.method, path: route.path, href: `${context.baseUrl}${route.path}`, summary: route.summary, ...(route.role ? { role: route.role } : {}) }));
@@ -48,7 +59,7 @@ export function commonRoutes(service: ServiceName, options: { keyring: boolean; 
       operation: `query Discovery { ${service} { discovery${options.keyring ? '' : ' keyring'} } }`,
       result: (data, context) => ({
         body: {
-          ...data[service].discovery,
+          ...(withBaseUrl(data[service].discovery, context.baseUrl) as Record<string, unknown>),
           base_url: context.baseUrl,
           openapi: `${new URL(context.baseUrl).origin}/docs/${service}/openapi.json`,
           endpoints: endpointsOf(context),

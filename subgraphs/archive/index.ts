@@ -1,11 +1,29 @@
 import { defineSubgraph } from '../../lib/graphql/subgraph.js';
+import { PLATFORM_VERSION, type ServiceKernel } from '../../lib/service/kernel.js';
 import { PrismaClient } from '../../prisma/archive/generated/client.js';
+import { SnapshotRepository } from './data/snapshot-repository.js';
+import { snapshotReferences } from './resolvers/references.js';
+import { SnapshotResolver } from './resolvers/snapshot-resolver.js';
+import { archiveDiscovery, NOTARY_KEY_PURPOSE } from './service/discovery.js';
+import { SnapshotService } from './service/snapshot-service.js';
 
 export const createArchiveSubgraph = defineSubgraph({
   name: 'archive',
   description: 'Keeps snapshots of passports as BagIt archival information packages, re-serves them byte-identically and notarises them.',
   PrismaClient,
-  keyPurposes: [{ purpose: 'notary', alg: 'Ed25519' }],
-  open: () => ({}),
-  resolvers: () => [],
+  keyPurposes: [{ purpose: NOTARY_KEY_PURPOSE, alg: 'Ed25519' }],
+  open: (kernel: ServiceKernel<PrismaClient>, gateway) => {
+    const repository = new SnapshotRepository(kernel.prisma);
+    const snapshots = new SnapshotService({
+      repository,
+      gateway,
+      notary: () => kernel.keys.signer(NOTARY_KEY_PURPOSE),
+      sourceOrganization: 'Passport archive service',
+      softwareAgent: `passport-archive/${PLATFORM_VERSION}`,
+    });
+    return { repository, snapshots, keys: kernel.keys };
+  },
+  resolvers: (dependencies) => [new SnapshotResolver(dependencies)],
+  references: ({ repository }) => snapshotReferences(repository),
+  discovery: ({ keys }) => archiveDiscovery(keys.signer(NOTARY_KEY_PURPOSE).kid),
 });

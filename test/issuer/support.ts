@@ -79,7 +79,7 @@ function pick(value: Record<string, unknown>, members: string[]) {
   return Object.fromEntries(members.map((member) => [member, value[member]]));
 }
 
-export async function keyring(platform: TestStack): Promise<(jose.JWK & { kid: string; alg: string; exp?: number })[]> {
+export async function keyring(platform: TestStack): Promise<(jose.JWK & { kid: string; alg: string; iat: number; exp?: number })[]> {
   const response = await platform.rest('issuer', '/keyring');
   expect(response.status).toBe(200);
   return response.body.keys;

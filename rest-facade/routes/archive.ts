@@ -1,0 +1,243 @@
+/**
+ * The archive service's paths (spec §4 "Archive service") besides the common ones, plus the one
+ * sub-resource the notarization recipe fetches: GET /snapshots/{id}/notarization, the signed JSON
+ * itself (no specified path has that shape, so none is shadowed).
+ *
+ * GET /snapshots/{id} streams the archive bytes: the snapshot's metadata first (enough for HEAD),
+ * then its chunks, a few per GraphQL request, decoded from base64 and written as they come. The
+ * facade checks the SHA-512 of what it relayed and holds the last chunk back until that check
+ * passes, so a response that completes is exactly the stored, notarized archive.
+ */
+import { createHash } from 'node:crypto';
+import { problem } from '../../lib/problem.js';
+import { RequestProblem } from '../problems.js';
+import type { JsonSchema, Route, RouteContext, RouteResult } from '../route-table.js';
+
+/** Chunks (1 MiB each) per GraphQL request while streaming: bounds what the facade holds at once. */
+export const CHUNKS_PER_REQUEST = 4;
+
+const SNAPSHOT_MEMBERS = `fragment SnapshotMembers on Snapshot {
+  id
+  passport_id: passportId
+  created_at: createdAt
+  size
+  sha512
+  media_type: mediaType
+  content_digest: contentDigest
+  tagmanifest_sha512: tagmanifestSha512
+  payload_oxum: payloadOxum
+  notary_kid: notaryKid
+  notarization
+}`;
+
+const snapshotSchema: JsonSchema = {
+  type: 'object',
+  required: ['id', 'passport_id', 'created_at', 'size', 'sha512', 'media_type', 'content_digest', 'notarization', 'href', 'notarization_href'],
+  properties: {
+    id: { type: 'string' },
+    passport_id: { type: 'string' },
+    created_at: { type: 'string', format: 'date-time', description: 'When the snapshot was taken (its Bagging-Date).' },
+    size: { type: 'integer', description: 'Length of the archive in bytes.' },
+    sha512: { type: 'string', pattern: '^[0-9a-f]{128}$', description: 'SHA-512 of the archive bytes; also its ETag.' },
+    media_type: { const: 'application/x-tar' },
+    content_digest: { type: 'string', description: 'RFC 9530 Content-Digest of the archive bytes.' },
+    tagmanifest_sha512: { type: 'string', pattern: '^[0-9a-f]{128}$' },
+    payload_oxum: { type: 'string', description: 'Payload-Oxum of the bag (octets.files).' },
+    notary_kid: { type: 'string' },
+    notarization: {
+      type: 'object',
+      description: 'Signed JSON by the notary key (GET /keyring): snapshot_id, passport_id, bag_sha512, bag_size, notarized_at, tagmanifest_sha512 and signature.',
+    },
+    href: { type: 'string', format: 'uri', description: 'GET it for the archive bytes.' },
+    notarization_href: { type: 'string', format: 'uri', description: 'GET it for the notarization alone.' },
+  },
+};
+
+interface SnapshotMembers {
+  id: string;
+  sha512: string;
+  [member: string]: unknown;
+}
+
+const snapshotUrl = (context: RouteContext, id: string) => `${context.baseUrl}/snapshots/${encodeURIComponent(id)}`;
+
+function withLinks(snapshot: SnapshotMembers, context: RouteContext) {
+  return { ...snapshot, href: snapshotUrl(context, snapshot.id), notarization_href: `${snapshotUrl(context, snapshot.id)}/notarization` };
+}
+
+function noSuchSnapshot(id: string): RequestProblem {
+  return new RequestProblem(problem(404, 'NOT_FOUND', `The archive has no snapshot ${id}.`));
+}
+
+/** The POST body: exactly `{"passport_id": "<id>"}`. */
+function creationVariables(body: unknown): Record<string, unknown> {
+  const invalid = (detail: string) => new RequestProblem(problem(400, 'INVALID_BODY', detail));
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw invalid('The body must be a JSON object {"passport_id": "…"}.');
+  const unknown = Object.keys(body).filter((member) => member !== 'passport_id');
+  if (unknown.length > 0) throw invalid(`Unknown member${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}; the body takes passport_id only.`);
+  const passportId = (body as { passport_id?: unknown }).passport_id;
+  if (typeof passportId !== 'string') throw invalid('passport_id is required and must be a string.');
+  return { passportId };
+}
+
+const CHUNKS_OPERATION = `query SnapshotChunks($id: ID!, $from: Int!, $count: Int!) { snapshot(id: $id) { chunks(from: $from, count: $count) } }`;
+
+interface StoredArchive {
+  id: string;
+  size: number;
+  sha512: string;
+  chunkCount: number;
+}
+
+/**
+ * The archive bytes, page by page. The last chunk is yielded only once the length and SHA-512 of
+ * everything read match the stored digest; otherwise the transfer is cut short.
+ */
+async function* archiveBytes(context: RouteContext, archive: StoredArchive): AsyncGenerator<Uint8Array> {
+  const hash = createHash('sha512');
+  let length = 0;
+  let held: Buffer | undefined;
+  const page = (from: number) => {
+    const request = context.graphql(CHUNKS_OPERATION, { id: archive.id, from, count: CHUNKS_PER_REQUEST });
+    // Awaited below unless the client goes away first; then its failure must not go unhandled.
+    request.catch(() => undefined);
+    return request;
+  };
+  // One page is fetched ahead while the previous one is written: at most two pages are held.
+  let next = archive.chunkCount > 0 ? page(0) : undefined;
+  for (let from = 0; from < archive.chunkCount; from += CHUNKS_PER_REQUEST) {
+    const data = await next!;
+    next = from + CHUNKS_PER_REQUEST < archive.chunkCount ? page(from + CHUNKS_PER_REQUEST) : undefined;
+    const chunks = (data.snapshot as { chunks: string[] } | null)?.chunks;
+    if (!chunks?.length) throw new Error(`snapshot ${archive.id}: no chunks from ${from} of ${archive.chunkCount}`);
+    for (const text of chunks) {
+      const bytes = Buffer.from(text, 'base64');
+      hash.update(bytes);
+      length += bytes.length;
+      if (held) yield held;
+      held = bytes;
+    }
+  }
+  const digest = hash.digest('hex');
+  if (length !== archive.size || digest !== archive.sha512) {
+    throw new Error(`snapshot ${archive.id}: relayed ${length} bytes with SHA-512 ${digest}, stored ${archive.size} bytes with ${archive.sha512}`);
+  }
+  if (held) yield held;
+}
+
+export const archiveRoutes: Route[] = [
+  {
+    method: 'GET',
+    path: '/snapshots',
+    summary: 'Lists snapshots, oldest first; filtered by passport and by what existed at an instant',
+    query: {
+      passport_id: { type: 'string', description: 'Only snapshots of this passport.' },
+      at: { type: 'date-time', description: 'Only snapshots that existed at this instant (RFC 3339).' },
+      limit: { type: 'integer', description: 'Snapshots per page (1–100, default 20).', minimum: 1, maximum: 100 },
+      after: { type: 'string', description: 'Cursor from the `next` member of the previous page.' },
+    },
+    operation: `query Snapshots($passportId: ID, $at: DateTimeISO, $first: Int!, $after: String) {
+  snapshots(passportId: $passportId, at: $at, first: $first, after: $after) { nodes { ...SnapshotMembers } endCursor }
+}
+${SNAPSHOT_MEMBERS}`,
+    // `at` is passed on in the one spelling the DateTimeISO scalar takes (RFC 3339 also allows a space for T, and a lowercase z).
+    variables: ({ query }) => ({
+      passportId: query.passport_id ?? null,
+      at: query.at === undefined ? null : new Date(String(query.at)).toISOString(),
+      first: query.limit ?? 20,
+      after: query.after ?? null,
+    }),
+    result: (data, context) => {
+      const page = data.snapshots as { nodes: SnapshotMembers[]; endCursor: string | null };
+      const body = { snapshots: page.nodes.map((snapshot) => withLinks(snapshot, context)), next: page.endCursor };
+      if (!page.endCursor) return { body };
+      return { body, headers: { link: `<${context.baseUrl}/snapshots?${nextPageQuery(context, page.endCursor)}>; rel="next"` } };
+    },
+    responses: {
+      200: {
+        description: 'A page of snapshots; `next` is the cursor of the following page, or null.',
+        schema: { type: 'object', required: ['snapshots', 'next'], properties: { snapshots: { type: 'array', items: snapshotSchema }, next: { type: ['string', 'null'] } } },
+      },
+    },
+  },
+  {
+    method: 'POST',
+    path: '/snapshots',
+    summary: 'Snapshots a passport: its bag is built, stored and notarized in one step',
+    role: 'writer',
+    body: {
+      type: 'object',
+      required: ['passport_id'],
+      additionalProperties: false,
+      properties: { passport_id: { type: 'string', minLength: 1, maxLength: 200, description: 'The issuer passport to snapshot.' } },
+    },
+    operation: `mutation CreateSnapshot($passportId: ID!) { createSnapshot(passportId: $passportId) { ...SnapshotMembers } }
+${SNAPSHOT_MEMBERS}`,
+    variables: ({ body }) => creationVariables(body),
+    result: (data, context) => {
+      const snapshot = withLinks(data.createSnapshot as SnapshotMembers, context);
+      return { status: 201, headers: { location: snapshot.href }, body: snapshot };
+    },
+    responses: { 201: { description: 'The snapshot; `location` and `href` name its archive bytes.', schema: snapshotSchema } },
+    problems: [422],
+  },
+  {
+    method: 'GET',
+    path: '/snapshots/{id}',
+    summary: 'Re-serves the snapshot archive (AIP) byte-identically',
+    params: { id: 'Snapshot id.' },
+    operation: `query SnapshotArchive($id: ID!) { snapshot(id: $id) { id size sha512 mediaType contentDigest etag chunkCount } }`,
+    variables: ({ params }) => ({ id: params.id }),
+    result: (data, context): RouteResult => {
+      const snapshot = data.snapshot as (StoredArchive & { mediaType: string; contentDigest: string; etag: string }) | null;
+      if (!snapshot) throw noSuchSnapshot(context.request.params.id!);
+      return {
+        headers: {
+          'content-type': snapshot.mediaType,
+          'content-length': String(snapshot.size),
+          etag: snapshot.etag,
+          'content-digest': snapshot.contentDigest,
+          // Stored once and never changed: any cache may keep it for good.
+          'cache-control': 'public, max-age=31536000, immutable',
+          'content-disposition': `attachment; filename="${snapshot.id.replace(/[^\w.-]/g, '_')}.tar"`,
+          link: `<${snapshotUrl(context, snapshot.id)}/notarization>; rel="describedby"; type="application/json"`,
+        },
+        stream: archiveBytes(context, snapshot),
+      };
+    },
+    responses: {
+      200: {
+        description: 'The archive bytes exactly as stored: a BagIt 1.0 bag in one POSIX ustar archive, with ETag and Content-Digest (RFC 9530, sha-512).',
+        mediaType: 'application/x-tar',
+        schema: { type: 'string', contentMediaType: 'application/x-tar' },
+      },
+    },
+  },
+  {
+    method: 'GET',
+    path: '/snapshots/{id}/notarization',
+    summary: 'The notarization of a snapshot: signed JSON by the notary key, verbatim',
+    params: { id: 'Snapshot id.' },
+    operation: `query SnapshotNotarization($id: ID!) { snapshot(id: $id) { notarization } }`,
+    variables: ({ params }) => ({ id: params.id }),
+    result: (data, context) => {
+      const snapshot = data.snapshot as { notarization: Record<string, unknown> } | null;
+      if (!snapshot) throw noSuchSnapshot(context.request.params.id!);
+      return { headers: { 'cache-control': 'public, max-age=31536000, immutable' }, body: snapshot.notarization };
+    },
+    responses: {
+      200: {
+        description: 'Signed JSON: snapshot_id, passport_id, bag_sha512, bag_size, notarized_at, tagmanifest_sha512 and signature (detached JWS over the RFC 8785 form of the rest).',
+        schema: { type: 'object', required: ['snapshot_id', 'passport_id', 'bag_sha512', 'bag_size', 'notarized_at', 'signature'] },
+      },
+    },
+  },
+];
+
+/** The query of the next page: the same filters and page size, and the cursor. */
+function nextPageQuery(context: RouteContext, cursor: string): string {
+  const query = new URLSearchParams();
+  for (const [name, value] of Object.entries(context.request.query)) if (name !== 'after' && value !== undefined) query.set(name, String(value));
+  query.set('after', cursor);
+  return query.toString();
+}

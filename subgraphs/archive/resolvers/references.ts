@@ -1,0 +1,25 @@
+import DataLoader from 'dataloader';
+import type { SnapshotRepository } from '../data/snapshot-repository.js';
+import { Snapshot } from '../schema/snapshot.js';
+
+/**
+ * `Snapshot` entities named by other subgraphs, loaded in one query per request however many
+ * there are: one DataLoader per request context.
+ */
+export function snapshotReferences(repository: SnapshotRepository) {
+  const loaders = new WeakMap<object, DataLoader<string, Snapshot | null>>();
+  const loaderFor = (context: object) => {
+    let loader = loaders.get(context);
+    if (!loader) {
+      loader = new DataLoader(async (ids: readonly string[]) => {
+        const found = new Map((await repository.findMany(ids)).map((record) => [record.id, Snapshot.from(record)]));
+        return ids.map((id) => found.get(id) ?? null);
+      });
+      loaders.set(context, loader);
+    }
+    return loader;
+  };
+  return {
+    Snapshot: (reference: Record<string, unknown>, context: unknown) => (typeof reference.id === 'string' ? loaderFor(context as object).load(reference.id) : null),
+  };
+}

@@ -1,0 +1,128 @@
+/**
+ * Taking a snapshot: gather the passport through the graph, write its bag straight into storage
+ * (one pass, one chunk in memory), and notarize the digest of exactly the bytes stored — all
+ * committed together or not at all.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Signer } from '../../../lib/crypto/index.js';
+import type { GatewayClient } from '../../../lib/graphql/gateway-client.js';
+import { badRequest, ProblemError, unprocessable } from '../../../lib/problem.js';
+import type { SnapshotRecord, SnapshotRepository } from '../data/snapshot-repository.js';
+import { ArchiveError, bagStream, notarize, snapshotBag, type BagStream, type SnapshotContent } from '../domain/index.js';
+import { gatherPassport } from './gather.js';
+
+/** The media type of a snapshot's bytes: one POSIX ustar archive. */
+export const SNAPSHOT_MEDIA_TYPE = 'application/x-tar';
+
+/** Sizes are 32-bit integers in storage and in GraphQL. */
+export const MAX_SNAPSHOT_SIZE = 2 ** 31 - 1;
+
+/** Passport ids are opaque to the archive; it asks only that they be one reasonable line. */
+const PASSPORT_ID = /^[^\u0000-\u001f\u007f]{1,200}$/u;
+
+export interface SnapshotServiceOptions {
+  repository: SnapshotRepository;
+  gateway: GatewayClient;
+  /** The current notary key; asked for at notarization time, so a rotation takes effect at once. */
+  notary: () => Signer;
+  /** Source-Organization of every bag. */
+  sourceOrganization: string;
+  /** Bag-Software-Agent of every bag. */
+  softwareAgent: string;
+  clock?: () => Date;
+  newId?: () => string;
+}
+
+export class SnapshotService {
+  readonly #options: SnapshotServiceOptions;
+  readonly #clock: () => Date;
+  readonly #newId: () => string;
+
+  constructor(options: SnapshotServiceOptions) {
+    this.#options = options;
+    this.#clock = options.clock ?? (() => new Date());
+    this.#newId = options.newId ?? randomUUID;
+  }
+
+  /**
+   * Snapshots a passport. Throws a ProblemError: 400 for an id that cannot be one, 422 for a
+   * passport the issuer does not know, 413 for a bag too large to store, 502 when the graph does
+   * not answer with usable content; in every case nothing is stored.
+   */
+  async create(passportId: string): Promise<SnapshotRecord> {
+    if (!PASSPORT_ID.test(passportId) || passportId.trim() !== passportId) {
+      throw badRequest('INVALID_PASSPORT_ID', 'passport_id must be 1 to 200 characters without control characters or surrounding spaces.');
+    }
+    const content = await this.#gather(passportId);
+    const id = this.#newId();
+    const createdAt = this.#clock();
+    const bag = this.#bag(id, createdAt, content);
+    if (bag.size > MAX_SNAPSHOT_SIZE) {
+      throw new ProblemError(413, 'SNAPSHOT_TOO_LARGE', `The snapshot would be ${bag.size} bytes; the archive stores at most ${MAX_SNAPSHOT_SIZE}.`, { size: bag.size, limit: MAX_SNAPSHOT_SIZE });
+    }
+    const { repository, notary } = this.#options;
+    return repository.create(id, bag, () => {
+      const summary = bag.summary();
+      const signer = notary();
+      const notarization = notarize(
+        {
+          snapshot_id: id,
+          passport_id: content.passportId,
+          bag_sha512: summary.sha512,
+          bag_size: summary.size,
+          notarized_at: this.#clock().toISOString(),
+          tagmanifest_sha512: summary.tagmanifestSha512,
+        },
+        signer,
+      );
+      return {
+        passportId: content.passportId,
+        createdAt,
+        size: summary.size,
+        sha512: summary.sha512,
+        tagmanifestSha512: summary.tagmanifestSha512,
+        payloadOxum: summary.payloadOxum,
+        notarization: { ...notarization },
+        notaryKid: signer.kid,
+      };
+    });
+  }
+
+  async #gather(passportId: string): Promise<SnapshotContent> {
+    let content: SnapshotContent | undefined;
+    try {
+      content = await gatherPassport(this.#options.gateway, passportId);
+    } catch (error) {
+      if (error instanceof ProblemError) {
+        // The issuer may answer an unknown id with a problem rather than null.
+        if (error.problem.status === 404) throw unknownPassport(passportId);
+        if (error.problem.status < 500) throw error;
+      }
+      throw new ProblemError(502, 'GATHER_FAILED', `The archive could not gather passport ${passportId} through the graph: ${(error as Error).message}`);
+    }
+    if (!content) throw unknownPassport(passportId);
+    return content;
+  }
+
+  #bag(id: string, createdAt: Date, content: SnapshotContent): BagStream {
+    try {
+      return bagStream(
+        snapshotBag({
+          snapshotId: id,
+          baggedAt: createdAt.toISOString(),
+          content,
+          sourceOrganization: this.#options.sourceOrganization,
+          softwareAgent: this.#options.softwareAgent,
+        }),
+      );
+    } catch (error) {
+      // The request was fine; what the other services answered cannot be archived as it is.
+      if (error instanceof ArchiveError) throw new ProblemError(502, 'UNARCHIVABLE_CONTENT', `The passport's content from the graph cannot be bagged: ${error.message}`, { reason: error.code });
+      throw error;
+    }
+  }
+}
+
+function unknownPassport(passportId: string): ProblemError {
+  return unprocessable('UNKNOWN_PASSPORT', `The issuer has no passport ${passportId}; nothing was stored.`, { passport_id: passportId });
+}
