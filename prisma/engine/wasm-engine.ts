@@ -7,7 +7,8 @@ import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { PrismaPg } from '@prisma/adapter-pg';
-import { bindMigrationAwareSqlAdapterFactory } from '@prisma/driver-adapter-utils';
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { bindMigrationAwareSqlAdapterFactory, ColumnTypeEnum } from '@prisma/driver-adapter-utils';
 import * as glue from '@prisma/schema-engine-wasm/schema_engine_bg';
 import pg from 'pg';
 
@@ -65,21 +66,42 @@ export function parseDatabaseUrl(url: string): DatabaseTarget {
   };
 }
 
+/** Column indexes of `"char"` columns in the result the current query is reading. */
+const charColumns = new AsyncLocalStorage<number[]>();
+
 /**
- * Reports the `"char"` type as text so that catalog introspection decodes. Applied to the adapter
- * classes once, in the schema engine's process only; the services' query path never sees it.
+ * Lets catalog queries return PostgreSQL's `"char"` columns (e.g. `pg_constraint.contype`): they
+ * reach adapter-pg as text, which it decodes, and leave it typed as a character, which the engine's
+ * schema describer expects. Applied to the adapter classes once, in the schema engine's process only;
+ * the services' query path never sees it.
  */
-function decodeCharAsText(adapter: object): void {
-  let prototype = Object.getPrototypeOf(adapter) as { performIO?: (...args: unknown[]) => Promise<pg.QueryResult>; __charAsText?: boolean } | null;
-  while (prototype && !Object.hasOwn(prototype, 'performIO')) prototype = Object.getPrototypeOf(prototype);
-  if (!prototype?.performIO || prototype.__charAsText) return;
-  const performIO = prototype.performIO;
+function decodeCharColumns(adapter: object): void {
+  type Queryable = {
+    performIO?: (...args: unknown[]) => Promise<pg.QueryResult>;
+    queryRaw?: (...args: unknown[]) => Promise<{ columnTypes: number[] }>;
+    __charColumns?: boolean;
+  };
+  let prototype = Object.getPrototypeOf(adapter) as Queryable | null;
+  while (prototype && !Object.hasOwn(prototype, 'performIO')) prototype = Object.getPrototypeOf(prototype) as Queryable | null;
+  if (!prototype?.performIO || !prototype.queryRaw || prototype.__charColumns) return;
+  const { performIO, queryRaw } = prototype;
   prototype.performIO = async function (this: unknown, ...args: unknown[]) {
     const result = await performIO.apply(this, args);
-    for (const field of result.fields) if (field.dataTypeID === PG_CHAR_OID) field.dataTypeID = PG_TEXT_OID;
+    const columns = charColumns.getStore();
+    result.fields.forEach((field, index) => {
+      if (field.dataTypeID !== PG_CHAR_OID) return;
+      field.dataTypeID = PG_TEXT_OID;
+      columns?.push(index);
+    });
     return result;
   };
-  prototype.__charAsText = true;
+  prototype.queryRaw = async function (this: unknown, ...args: unknown[]) {
+    const columns: number[] = [];
+    const result = await charColumns.run(columns, () => queryRaw.apply(this, args));
+    for (const index of columns) result.columnTypes[index] = ColumnTypeEnum.Character;
+    return result;
+  };
+  prototype.__charColumns = true;
 }
 
 class MigrationAdapterFactory extends PrismaPg {
@@ -95,7 +117,7 @@ class MigrationAdapterFactory extends PrismaPg {
   override async connect() {
     await ensureSchema(this.#target, this.#target.database);
     const adapter = await super.connect();
-    decodeCharAsText(adapter);
+    decodeCharColumns(adapter);
     this.opened.push(adapter);
     return adapter;
   }
@@ -116,7 +138,7 @@ class MigrationAdapterFactory extends PrismaPg {
     }
     await ensureSchema(target, shadowName);
     const shadow = await new PrismaPg(clientConfig(target, shadowName), { schema: target.schema }).connect();
-    decodeCharAsText(shadow);
+    decodeCharColumns(shadow);
     const dispose = shadow.dispose.bind(shadow);
     shadow.dispose = async () => {
       await dispose();

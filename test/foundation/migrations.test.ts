@@ -1,10 +1,13 @@
-import { spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
+import { promisify } from 'node:util';
 import { readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { withSchema } from '../../lib/config/database.js';
 import { SERVICES } from '../../lib/config/services.js';
 import { deployMigrations, migrationsDirectory } from '../../prisma/engine/migrate.js';
 import { createTestDatabase, sql } from '../support/database.js';
+
+const execFileAsync = promisify(execFile);
 
 const committedMigrations = (service: (typeof SERVICES)[number]) =>
   readdirSync(migrationsDirectory(service), { withFileTypes: true })
@@ -26,6 +29,15 @@ describe('migrations', () => {
     }
     const stray = await sql(url, `SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'`);
     expect(stray.rowCount).toBe(0);
+  });
+
+  it.concurrent.each(SERVICES)('of %s match its Prisma schema exactly (npm run db:migration finds nothing to write)', async (service) => {
+    const url = await createTestDatabase({ empty: true });
+    const run = await execFileAsync(process.execPath, ['--import', 'tsx', 'prisma/engine/new-migration.ts', service, 'drift_check'], {
+      encoding: 'utf8',
+      env: { ...process.env, DATABASE_URL: url },
+    });
+    expect(run.stdout).toContain('nothing to write');
   });
 
   it('are what `prisma migrate deploy` and `migrate status` of the Prisma CLI apply and report, without Prisma binaries', async () => {
