@@ -14,18 +14,10 @@
  * not depend on the registry (creation is not what is measured).
  */
 import { randomBytes } from 'node:crypto';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
-import { cpus, loadavg, release, tmpdir, totalmem, type as osType } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { spawn } from 'node:child_process';
 import pg from 'pg';
-import { startStack } from '../bin/stack.js';
-import { AccessTokens, hashToken } from '../lib/auth/tokens.js';
 import { canonicalize } from '../lib/crypto/index.js';
 import { withSchema } from '../lib/config/database.js';
-import { loadRuntimeConfig } from '../lib/config/runtime.js';
 import { openPrismaClient } from '../lib/db/prisma.js';
 import { KeyStore } from '../lib/keys/key-store.js';
 import { prismaKeyRepository } from '../lib/keys/prisma-key-repository.js';
@@ -33,39 +25,14 @@ import { SERVICE_KEY } from '../lib/service/kernel.js';
 import { PrismaClient } from '../prisma/issuer/generated/client.js';
 import { PassportRepository } from '../subgraphs/issuer/data/passport-repository.js';
 import { appendEvent, emptyLogState, hashToHex, signLogHead, verifyLog, type EventRecord } from '../subgraphs/issuer/domain/index.js';
+import { BenchRun, benchToken, formatMs as ms, markdownTable, openBench, stopwatch, summarize, timed, writeReport } from './support.js';
 
 const CLIENTS = 16;
 const APPEND_SECONDS = 12;
 const VERDICT_EVENTS = 10_000;
 const VERDICT_RUNS = 7;
 const PACK_RUNS = 60;
-const WRITER = `bench-writer-${randomBytes(8).toString('hex')}`;
-
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-
-interface Stats {
-  n: number;
-  median: number;
-  p95: number;
-  min: number;
-  max: number;
-}
-
-function stats(samples: number[]): Stats {
-  const sorted = [...samples].sort((a, b) => a - b);
-  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
-  return { n: sorted.length, median: at(0.5), p95: at(0.95), min: sorted[0]!, max: sorted.at(-1)! };
-}
-
-const ms = (value: number) => `${value.toFixed(value < 10 ? 2 : 1)} ms`;
+const { token: WRITER, tokens } = benchToken('writer');
 
 function objectEvent(i: number) {
   return {
@@ -80,22 +47,15 @@ function objectEvent(i: number) {
   };
 }
 
-const loadAtStart = loadavg()[0]!;
-const dataDir = await mkdtemp(join(tmpdir(), 'issuer-bench-'));
-const config = loadRuntimeConfig({
-  HOST: '127.0.0.1',
-  PASSPORT_DATA_DIR: dataDir,
-  EMBEDDED_PG_PORT: String(await freePort()),
-  FACADE_PORT: '0',
-  GATEWAY_PORT: '0',
-  TRUST_SUBGRAPH_PORT: '0',
-  REGISTRY_SUBGRAPH_PORT: '0',
-  ISSUER_SUBGRAPH_PORT: '0',
-  ARCHIVE_SUBGRAPH_PORT: '0',
+const benchRun = new BenchRun('issuer', 'node --import tsx bench/issuer.ts');
+const bench = await openBench('issuer');
+const stack = await bench.startStack(tokens).catch(async (error: unknown) => {
+  await bench.close();
+  throw error;
 });
-const stack = await startStack({ config, tokens: new AccessTokens([{ name: 'bench-writer', role: 'writer', sha256: hashToken(WRITER) }]) });
 const issuerUrl = withSchema(stack.databaseUrl, 'issuer');
 const prisma = openPrismaClient(PrismaClient, issuerUrl);
+bench.defer(() => prisma.$disconnect());
 // The service's own keys, loaded from its store: events built here verify under its keyring.
 const keys = await KeyStore.open(prismaKeyRepository(prisma), [SERVICE_KEY, { purpose: 'event', alg: 'Ed25519' }, { purpose: 'carrier', alg: 'ES256' }]);
 const passports = new PassportRepository(prisma, 'issuer');
@@ -141,16 +101,8 @@ const LOAD_GENERATOR = `
 const { base, headers, passportIds, clients, seconds } = JSON.parse(process.argv[1]);
 const latencies = [];
 let counter = 0;
-const payload = (i) => ({
-  eventTime: new Date(Date.UTC(2025, 0, 1) + i * 1000).toISOString(),
-  eventTimeZoneOffset: '+01:00',
-  action: 'OBSERVE',
-  bizStep: i % 2 === 0 ? 'shipping' : 'receiving',
-  disposition: 'in_transit',
-  epcList: ['https://id.gs1.org/01/09520123456788/21/SN-0001'],
-  readPoint: { id: 'urn:epc:id:sgln:9520123.00001.' + (i % 50) },
-  bizTransactionList: [{ type: 'po', bizTransaction: 'urn:epcglobal:cbv:bt:9520123456788:PO-' + i }],
-});
+// The same events as objectEvent above, its compiled source pasted in.
+const payload = ${objectEvent.toString()};
 (async () => {
   const started = performance.now();
   const deadline = started + seconds * 1000;
@@ -182,14 +134,14 @@ async function appendLoad(passportIds: string[], seconds: number) {
   const result = JSON.parse(output) as { latencies: number[]; elapsed: number; error?: string };
   if (result.error) throw new Error(result.error);
   const events = result.latencies.length;
-  return { perSecond: events / result.elapsed, events, latency: stats(result.latencies), serverCpuMs: (cpu.user + cpu.system) / 1000 / events };
+  return { perSecond: events / result.elapsed, events, latency: summarize(result.latencies), serverCpuMs: (cpu.user + cpu.system) / 1000 / events };
 }
 
 /** Builds a log with the domain code under the service's event key and inserts it with SQL. */
 async function seedLongLog(size: number): Promise<{ id: string; events: EventRecord[]; texts: string[]; buildMs: number; insertMs: number }> {
   const id = await newPassport();
   const signer = keys.signer('event');
-  const t0 = performance.now();
+  const building = stopwatch();
   const start = Date.now() - size * 1000;
   let state = emptyLogState(id);
   const events: EventRecord[] = [];
@@ -201,8 +153,8 @@ async function seedLongLog(size: number): Promise<{ id: string; events: EventRec
   }
   const head = signLogHead(id, state.frontier, signer, new Date());
   const texts = events.map((event) => canonicalize(event));
-  const buildMs = performance.now() - t0;
-  const t1 = performance.now();
+  const buildMs = building();
+  const inserting = stopwatch();
   const client = new pg.Client({ connectionString: stack.databaseUrl });
   await client.connect();
   try {
@@ -223,11 +175,11 @@ async function seedLongLog(size: number): Promise<{ id: string; events: EventRec
   } finally {
     await client.end();
   }
-  return { id, events, texts, buildMs, insertMs: performance.now() - t1 };
+  return { id, events, texts, buildMs, insertMs: inserting() };
 }
 
-const lines: string[] = [];
-const row = (...cells: string[]) => lines.push(`| ${cells.join(' | ')} |`);
+const rows: string[][] = [];
+const row = (...cells: string[]) => rows.push(cells);
 try {
   // Warm-up under the same load, discarded: connections, JIT, the gateway's caches.
   console.log('Warming up for 4 s …');
@@ -243,51 +195,49 @@ try {
   console.log(`Building and inserting a log of ${VERDICT_EVENTS.toLocaleString('en')} events …`);
   const long = await seedLongLog(VERDICT_EVENTS);
   console.log(`  built in ${(long.buildMs / 1000).toFixed(1)} s, inserted in ${(long.insertMs / 1000).toFixed(1)} s`);
-  const verdictTimes: number[] = [];
-  let lastVerdict: any;
-  for (let run = 0; run < VERDICT_RUNS; run += 1) {
-    const t0 = performance.now();
-    const response = await fetch(`${base}/passports/${long.id}/verdict`);
-    lastVerdict = await response.json();
-    verdictTimes.push(performance.now() - t0);
-    if (response.status !== 200 || lastVerdict.event_signature_audit?.verified !== VERDICT_EVENTS || !lastVerdict.log_verdict?.ok) {
-      throw new Error(`the verdict should pass its log checks: ${JSON.stringify(lastVerdict).slice(0, 400)}`);
+  const verdictRuns = await timed(
+    VERDICT_RUNS,
+    async () => {
+      const response = await fetch(`${base}/passports/${long.id}/verdict`);
+      return { status: response.status, body: (await response.json()) as any };
+    },
+    { warmups: 0 },
+  );
+  for (const { status, body } of verdictRuns.results) {
+    if (status !== 200 || body.event_signature_audit?.verified !== VERDICT_EVENTS || !body.log_verdict?.ok) {
+      throw new Error(`the verdict should pass its log checks: ${JSON.stringify(body).slice(0, 400)}`);
     }
   }
-  const readTimes: number[] = [];
-  for (let run = 0; run < VERDICT_RUNS; run += 1) {
-    const t0 = performance.now();
-    const texts = await passports.eventTexts(long.id);
-    readTimes.push(performance.now() - t0);
-    if (texts.length !== VERDICT_EVENTS) throw new Error(`read ${texts.length} events`);
-  }
-  const domainTimes: number[] = [];
+  const lastVerdict = verdictRuns.last.body;
+  const readRuns = await timed(VERDICT_RUNS, () => passports.eventTexts(long.id), { warmups: 0 });
+  for (const texts of readRuns.results) if (texts.length !== VERDICT_EVENTS) throw new Error(`read ${texts.length} events`);
   const head = JSON.parse(JSON.stringify((await prisma.passport.findUniqueOrThrow({ where: { id: long.id } })).logHead));
-  for (let run = 0; run < VERDICT_RUNS; run += 1) {
-    const t0 = performance.now();
-    await verifyLog(long.events, head, keys.resolveKey, long.id, long.texts);
-    domainTimes.push(performance.now() - t0);
+  const domainRuns = await timed(VERDICT_RUNS, () => verifyLog(long.events, head, keys.resolveKey, long.id, long.texts), { warmups: 0 });
+  // The same without the stored texts: verifyLog canonicalizes every parsed event itself.
+  const parsedRuns = await timed(VERDICT_RUNS, () => verifyLog(long.events, head, keys.resolveKey, long.id), { warmups: 0 });
+  for (const verdict of [...domainRuns.results, ...parsedRuns.results]) {
+    if (!verdict.ok || verdict.signatures.verified !== VERDICT_EVENTS) throw new Error(`verifyLog should pass: ${JSON.stringify(verdict.problems.slice(0, 3))}`);
   }
 
   console.log(`Minting ${PACK_RUNS} packs …`);
   const packPassport = await newPassport('verify-offline');
   for (let i = 0; i < 5; i += 1) await post(`/passports/${packPassport}/events`, { type: 'ObjectEvent', payload: objectEvent(i) });
-  const packTimes: number[] = [];
-  let packSize = 0;
-  for (let run = 0; run < PACK_RUNS + 5; run += 1) {
-    const t0 = performance.now();
-    const answer = await post(`/passports/${packPassport}/pack`);
-    if (answer.status !== 201) throw new Error(`mint answered ${answer.status}: ${JSON.stringify(answer.body).slice(0, 300)}`);
-    if (run >= 5) packTimes.push(performance.now() - t0);
-    packSize = answer.body.size;
-  }
+  const packRuns = await timed(
+    PACK_RUNS,
+    async () => {
+      const answer = await post(`/passports/${packPassport}/pack`);
+      if (answer.status !== 201) throw new Error(`mint answered ${answer.status}: ${JSON.stringify(answer.body).slice(0, 300)}`);
+      return answer.body.size as number;
+    },
+    { warmups: 5 },
+  );
+  const packSize = packRuns.last;
 
-  const verdict = stats(verdictTimes);
-  const read = stats(readTimes);
-  const domain = stats(domainTimes);
-  const pack = stats(packTimes);
-  row('measure', 'result', 'median latency', 'p95 latency', 'target');
-  lines.push('|---|---|---|---|---|');
+  const verdict = summarize(verdictRuns.times);
+  const read = summarize(readRuns.times);
+  const domain = summarize(domainRuns.times);
+  const parsed = summarize(parsedRuns.times);
+  const pack = summarize(packRuns.times);
   row(
     `event append, ${CLIENTS} clients on ${CLIENTS} passports (REST)`,
     `**${spread.perSecond.toFixed(0)} events/s** (${spread.events} in ${APPEND_SECONDS} s); server process CPU ${spread.serverCpuMs.toFixed(2)} ms per event`,
@@ -304,35 +254,36 @@ try {
   );
   row(`verdict, ${VERDICT_EVENTS.toLocaleString('en')} events (REST GET /passports/{id}/verdict)`, `median **${ms(verdict.median)}** of ${verdict.n}`, ms(verdict.median), ms(verdict.p95), '< 1 s');
   row(`verifyLog alone on the same events and texts (domain, in process)`, `median ${ms(domain.median)} of ${domain.n} (${((domain.median / verdict.median) * 100).toFixed(0)}% of the REST verdict)`, ms(domain.median), ms(domain.p95), '—');
+  row(`verifyLog alone on the parsed events, without their stored texts (domain, in process)`, `median ${ms(parsed.median)} of ${parsed.n} (${(parsed.median / domain.median).toFixed(2)}× with the texts)`, ms(parsed.median), ms(parsed.p95), '—');
   row(`reading the ${VERDICT_EVENTS.toLocaleString('en')} stored events (data layer, in process)`, `median ${ms(read.median)} of ${read.n}`, ms(read.median), ms(read.p95), '—');
   row(`pack minting, verify-offline class, ${packSize} characters (REST POST /pack)`, `median **${ms(pack.median)}** of ${pack.n}`, ms(pack.median), ms(pack.p95), '< 20 ms');
 
-  const cpu = cpus();
+  const table = markdownTable(['measure', 'result', 'median latency', 'p95 latency', 'target'], rows);
   const document = [
     '# Issuer benchmark',
     '',
-    `Run ${new Date().toISOString()} with \`node --import tsx bench/issuer.ts\`.`,
-    '',
-    `Machine: ${osType()} ${release()}, ${cpu.length} × ${cpu[0]?.model ?? 'unknown CPU'}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB memory; Node ${process.version}; embedded PostgreSQL 17.`,
+    benchRun.report(bench),
     '',
     'Everything goes through the REST facade, the gateway and the issuer subgraph to PostgreSQL, in one process, as `npm start` runs it.',
     `Appends: ${CLIENTS} clients (in a child process, as other programs would be) loop POST /passports/{id}/events for ${APPEND_SECONDS} s (half that on one passport), each event an EPCIS ObjectEvent; each append locks its passport row, signs the event and the new log head (Ed25519) and writes both.`,
     `Verdict: a log of ${VERDICT_EVENTS.toLocaleString('en')} events built with the domain code under the service's event key and inserted with SQL; each GET reads every event, checks the chain, the Merkle root against the signed head, every Ed25519 signature, and asks the trust service for key standing.`,
     '',
-    ...lines,
-    '',
-    `Load on the machine while it ran (1-minute load average, other programs included): ${loadavg()[0]!.toFixed(2)} at the end of the run, ${loadAtStart.toFixed(2)} at its start.`,
+    table,
     '',
     `Verdict outcome: ${lastVerdict.outcome}; coverage ${lastVerdict.coverage.checks_run} of ${lastVerdict.coverage.checks_total} checks (not run: ${lastVerdict.coverage.not_run.map((entry: { check: string }) => entry.check).join(', ') || 'none'}).`,
     '',
   ].join('\n');
-  console.log(`\n${lines.join('\n')}\n`);
-  const file = join(dirname(fileURLToPath(import.meta.url)), '..', 'docs', 'benchmarks', 'issuer.md');
-  await mkdir(dirname(file), { recursive: true });
-  await writeFile(file, document);
-  console.log(`Written to ${file}`);
+  console.log(`\n${table}\n`);
+  writeReport(
+    benchRun,
+    document,
+    [
+      { measure: `event append, ${CLIENTS} clients on ${CLIENTS} passports`, value: `${spread.perSecond.toFixed(0)} events/s`, target: '≥ 300 events/s' },
+      { measure: `verdict of ${VERDICT_EVENTS.toLocaleString('en')} events, REST (median)`, value: ms(verdict.median), target: '< 1 s' },
+      { measure: 'pack minting, REST (median)', value: ms(pack.median), target: '< 20 ms' },
+    ],
+    bench,
+  );
 } finally {
-  await prisma.$disconnect();
-  await stack.stop();
-  await rm(dataDir, { recursive: true, force: true });
+  await bench.close();
 }

@@ -7,17 +7,9 @@
  * Starts its own embedded PostgreSQL and stack in a temporary folder, prints a table and writes it
  * to docs/benchmarks/registry.md.
  */
-import { randomBytes } from 'node:crypto';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
-import { cpus, loadavg, totalmem, tmpdir, type as osType, release } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { AccessTokens, hashToken } from '../lib/auth/tokens.js';
-import { loadRuntimeConfig } from '../lib/config/runtime.js';
 import { encodeCursor } from '../subgraphs/registry/domain/listing.js';
-import { startStack } from '../bin/stack.js';
+import { BenchRun, benchToken, loadAverage, markdownTable, openBench, stopwatch, summarize, timedInTurns, writeReport, type Summary } from './support.js';
 
 const RECORDS = 100_000;
 const VERSIONS = 5;
@@ -28,17 +20,7 @@ const COLLECTIONS = [
   { kind: 'cross_register_mapping', path: '/cross-register-mappings' },
   { kind: 'generic', path: '' },
 ] as const;
-const WRITER = `bench-writer-${randomBytes(8).toString('hex')}`;
-
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
+const { token: WRITER, tokens } = benchToken('writer');
 
 const idOf = (n: number) => `bench-${String(n).padStart(6, '0')}`;
 const collectionOf = (n: number) => COLLECTIONS[(n - 1) % COLLECTIONS.length]!;
@@ -48,7 +30,7 @@ const random = (max: number) => 1 + Math.floor(Math.random() * max);
 async function bulkLoad(databaseUrl: string): Promise<number> {
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
-  const started = performance.now();
+  const elapsed = stopwatch();
   try {
     const kinds = `(ARRAY[${COLLECTIONS.map((c) => `'${c.kind}'`).join(',')}])[((n - 1) % ${COLLECTIONS.length}) + 1]`;
     await client.query('BEGIN');
@@ -75,21 +57,15 @@ async function bulkLoad(databaseUrl: string): Promise<number> {
   } finally {
     await client.end();
   }
-  return performance.now() - started;
+  return elapsed();
 }
 
-interface Stats {
-  n: number;
-  median: number;
-  p95: number;
-  p99: number;
+interface Stats extends Summary {
   perSecond: number;
 }
 
 function stats(samples: number[], wall: number): Stats {
-  const sorted = [...samples].sort((a, b) => a - b);
-  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
-  return { n: samples.length, median: at(0.5), p95: at(0.95), p99: at(0.99), perSecond: (samples.length / wall) * 1000 };
+  return { ...summarize(samples), perSecond: (samples.length / wall) * 1000 };
 }
 
 /** Times `count` requests one after another (after a warm-up), each checked by `check`. */
@@ -109,28 +85,20 @@ async function measure(count: number, request: (i: number) => Promise<Response>,
 
 /**
  * The same request at several layers, taken in turns (the order rotating), so that whatever else
- * the machine does weighs on every layer alike and their ratios hold.
+ * the machine does weighs on every layer alike and their ratios hold. The first 100 rounds warm up.
  */
 async function measureLayers(count: number, layers: readonly { request: (n: number) => Promise<Response>; check: (body: any) => boolean }[]): Promise<Stats[]> {
-  const samples = layers.map(() => [] as number[]);
-  const elapsed = layers.map(() => 0);
-  for (let i = 0; i < count + 100; i++) {
-    const n = random(RECORDS);
-    for (let j = 0; j < layers.length; j++) {
-      const layer = (i + j) % layers.length;
-      const t0 = performance.now();
-      const response = await layers[layer]!.request(n);
+  const ns = Array.from({ length: count + 100 }, () => random(RECORDS));
+  const times = await timedInTurns(
+    count,
+    layers.map((layer, index) => async (round: number) => {
+      const response = await layer.request(ns[round]!);
       const body = await response.json();
-      const took = performance.now() - t0;
-      if (response.status !== 200 || !layers[layer]!.check(body)) throw new Error(`layer ${layer}: ${response.status} ${JSON.stringify(body).slice(0, 200)}`);
-      // The first 100 rounds warm up.
-      if (i >= 100) {
-        samples[layer]!.push(took);
-        elapsed[layer]! += took;
-      }
-    }
-  }
-  return samples.map((layerSamples, layer) => stats(layerSamples, elapsed[layer]!));
+      if (response.status !== 200 || !layer.check(body)) throw new Error(`layer ${index}: ${response.status} ${JSON.stringify(body).slice(0, 200)}`);
+    }),
+    { warmups: 100, rotate: true },
+  );
+  return times.map((samples) => stats(samples, samples.reduce((sum, took) => sum + took, 0)));
 }
 
 /** The same requests from `clients` concurrent callers, for throughput. */
@@ -155,20 +123,10 @@ function expectOk(response: Response, body: any, what: string, test: (body: any)
   if (response.status !== 200 || !test(body)) throw new Error(`${what}: unexpected answer ${response.status} ${JSON.stringify(body).slice(0, 200)}`);
 }
 
-const dataDir = await mkdtemp(join(tmpdir(), 'registry-bench-'));
-const config = loadRuntimeConfig({
-  HOST: '127.0.0.1',
-  PASSPORT_DATA_DIR: dataDir,
-  EMBEDDED_PG_PORT: String(await freePort()),
-  FACADE_PORT: '0',
-  GATEWAY_PORT: '0',
-  TRUST_SUBGRAPH_PORT: '0',
-  REGISTRY_SUBGRAPH_PORT: '0',
-  ISSUER_SUBGRAPH_PORT: '0',
-  ARCHIVE_SUBGRAPH_PORT: '0',
-});
-const stack = await startStack({ config, tokens: new AccessTokens([{ name: 'bench-writer', role: 'writer', sha256: hashToken(WRITER) }]) });
+const benchRun = new BenchRun('registry', 'node --import tsx bench/registry.ts');
+const bench = await openBench('registry');
 try {
+  const stack = await bench.startStack(tokens);
   console.log(`Loading ${RECORDS.toLocaleString('en')} records × ${VERSIONS} versions …`);
   const loadMs = await bulkLoad(stack.databaseUrl);
   console.log(`  loaded in ${(loadMs / 1000).toFixed(1)} s`);
@@ -189,7 +147,7 @@ try {
   };
 
   // Other work on the machine moves these figures; the load when measuring starts is reported with them.
-  const load = loadavg()[0]!;
+  const load = loadAverage();
   console.log('Measuring …');
   await run(
     'REST GET /{kind}/{id} (current version)',
@@ -254,12 +212,11 @@ try {
   console.log(`  8 concurrent clients: ${concurrent.perSecond.toFixed(0)} reads/s, median ${concurrent.median.toFixed(2)} ms`);
 
   const headline = rows[0]![1];
-  const cpu = cpus();
-  const table = [
-    '| operation | requests | median (ms) | p95 (ms) | p99 (ms) | requests/s |',
-    '|---|---:|---:|---:|---:|---:|',
-    ...rows.map(([label, s]) => `| ${label.replaceAll('|', '\\|')} | ${s.n} | ${s.median.toFixed(2)} | ${s.p95.toFixed(2)} | ${s.p99.toFixed(2)} | ${s.perSecond.toFixed(0)} |`),
-  ].join('\n');
+  const table = markdownTable(
+    ['operation', 'requests', 'median (ms)', 'p95 (ms)', 'p99 (ms)', 'requests/s'],
+    rows.map(([label, s]) => [label, String(s.n), s.median.toFixed(2), s.p95.toFixed(2), s.p99.toFixed(2), s.perSecond.toFixed(0)]),
+    ['left', 'right', 'right', 'right', 'right', 'right'],
+  );
   const ratios = [
     `- read by id (medians, measured in turns): REST facade ${facadeRead!.median.toFixed(2)} ms = ${(facadeRead!.median / gatewayRead!.median).toFixed(2)} × gateway ${gatewayRead!.median.toFixed(2)} ms = ${(facadeRead!.median / subgraphRead!.median).toFixed(2)} × subgraph ${subgraphRead!.median.toFixed(2)} ms`,
     `- page of 100 (medians, measured in turns): REST facade ${facadeList!.median.toFixed(2)} ms = ${(facadeList!.median / gatewayList!.median).toFixed(2)} × gateway ${gatewayList!.median.toFixed(2)} ms = ${(facadeList!.median / subgraphList!.median).toFixed(2)} × subgraph ${subgraphList!.median.toFixed(2)} ms`,
@@ -267,10 +224,9 @@ try {
   ].join('\n');
   const report = `# Registry benchmark
 
-Run ${new Date().toISOString()} with \`node --import tsx bench/registry.ts\`.
+${benchRun.report(bench)}
 
-- Machine: ${cpu.length} × ${cpu[0]?.model ?? 'unknown CPU'}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB memory, ${osType()} ${release()}
-- Node ${process.version}; embedded PostgreSQL 17, all servers on loopback in one process; 1-minute load average ${load.toFixed(2)} when measuring began
+- All servers on loopback in one process; 1-minute load average ${load.toFixed(2)} when measuring began (after the bulk load)
 - Data: ${RECORDS.toLocaleString('en')} records × ${VERSIONS} versions (${(RECORDS * VERSIONS).toLocaleString('en')} version rows) spread over items, services, cross-register mappings and generic records, bulk-loaded with two \`INSERT … SELECT\` statements in ${(loadMs / 1000).toFixed(1)} s
 - Requests one after another from one keep-alive client (except the concurrent row), random ids, after a warm-up of 100; every answer is checked
 
@@ -279,11 +235,19 @@ ${table}
 ${ratios}
 `;
   console.log(`\n${table}\n\n${ratios}`);
-  const out = join(dirname(fileURLToPath(import.meta.url)), '..', 'docs', 'benchmarks', 'registry.md');
-  await mkdir(dirname(out), { recursive: true });
-  await writeFile(out, report);
-  console.log(`\nWritten to ${out}`);
+  const page = rows.find(([label]) => label.startsWith('REST GET /items?limit=100 '))![1];
+  const writes = rows.find(([label]) => label.startsWith('REST POST'))![1];
+  writeReport(
+    benchRun,
+    report,
+    [
+      { measure: 'REST GET /{kind}/{id}, current version, 100,000 records (median / p95)', value: `${headline.median.toFixed(2)} / ${headline.p95.toFixed(2)} ms`, target: 'median < 10 ms' },
+      { measure: 'REST GET /{kind}/{id}, 8 concurrent clients', value: `${concurrent.perSecond.toFixed(0)} reads/s` },
+      { measure: 'REST GET /items?limit=100, page of 100 (median)', value: `${page.median.toFixed(2)} ms` },
+      { measure: 'REST POST /items/{id}/versions, sequential (median)', value: `${writes.median.toFixed(2)} ms` },
+    ],
+    bench,
+  );
 } finally {
-  await stack.stop();
-  await rm(dataDir, { recursive: true, force: true });
+  await bench.close();
 }

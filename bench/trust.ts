@@ -11,23 +11,16 @@
  *
  *   node --import tsx bench/trust.ts
  *
- * Starts its own embedded PostgreSQL in a temporary folder. Writes docs/benchmarks/trust.md.
+ * Starts its own embedded PostgreSQL in a temporary folder (bench/support.ts). Writes docs/benchmarks/trust.md
+ * and its key figures to trust.json.
  */
 import { createHash, generateKeyPairSync, sign as nodeSign, type KeyObject } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg, release, tmpdir, totalmem, type as osType } from 'node:os';
-import { join } from 'node:path';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { ed25519 } from '@noble/curves/ed25519.js';
 import pg from 'pg';
-import { startStack } from '../bin/stack.js';
-import { AccessTokens, hashToken } from '../lib/auth/tokens.js';
-import { loadRuntimeConfig } from '../lib/config/runtime.js';
 import { canonicalize } from '../lib/crypto/jcs.js';
 import { jwkThumbprint, verifyBytes } from '../lib/crypto/index.js';
-import { startEmbeddedPostgres } from '../lib/db/embedded-postgres.js';
 import { quorumVerdict, validateWitnessSet, type MasterListEntry } from '../subgraphs/trust/domain/index.js';
+import { BenchRun, benchToken, collectGarbage, markdownTable, median, openBench, quantile, timed, timedInTurns, writeReport } from './support.js';
 
 const ENTRIES = 1_000;
 const WITNESSES = 5;
@@ -35,18 +28,8 @@ const NODES = 10_000;
 const EDGES = 20_000;
 const MASTER_LIST_RUNS = 9;
 const GRAPH_RUNS = 5;
-const TOKEN = 'bench-writer-token-0123456789abcdef';
-const tokens = new AccessTokens([{ name: 'bench', role: 'writer', sha256: hashToken(TOKEN) }]);
+const { token: TOKEN, tokens } = benchToken('writer');
 
-setFlagsFromString('--expose-gc');
-const collectGarbage = runInNewContext('gc') as () => void;
-
-function quantile(values: readonly number[], q: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!;
-}
-const median = (values: readonly number[]) => quantile(values, 0.5);
-const milliseconds = (start: bigint) => Number(process.hrtime.bigint() - start) / 1e6;
 const mb = (bytes: number) => (bytes / 1e6).toFixed(1);
 
 interface Key {
@@ -62,53 +45,16 @@ function newKey(): Key {
   return { jwk, raw: Buffer.from(x, 'base64url'), privateKey };
 }
 
-/**
- * Times several ways of asking the same thing, interleaved run by run, so a change in machine load
- * during the run weighs on all of them alike. One warm-up call each first.
- */
-async function timedTogether(runs: number, ways: readonly (() => Promise<unknown>)[]): Promise<number[][]> {
-  for (const way of ways) await way();
-  const times = ways.map((): number[] => []);
-  for (let i = 0; i < runs; i += 1) {
-    for (const [index, way] of ways.entries()) {
-      const start = process.hrtime.bigint();
-      await way();
-      times[index]!.push(milliseconds(start));
-    }
-  }
-  return times;
-}
-
-/** Times `runs` calls after one warm-up; returns the durations in ms and the last result. */
-async function timed<T>(runs: number, run: () => Promise<T> | T): Promise<{ times: number[]; last: T }> {
-  let last = await run();
-  const times: number[] = [];
-  for (let i = 0; i < runs; i += 1) {
-    const start = process.hrtime.bigint();
-    last = await run();
-    times.push(milliseconds(start));
-  }
-  return { times, last };
-}
-
-const dataDir = mkdtempSync(join(tmpdir(), 'trust-bench-'));
-const postgres = await startEmbeddedPostgres({ dataDir, port: 55_000 + Math.floor(Math.random() * 1_000) });
-const stoppers: (() => Promise<unknown>)[] = [() => postgres.stop()];
+const benchRun = new BenchRun('trust', 'node --import tsx bench/trust.ts');
+const bench = await openBench('trust');
 const rows: string[][] = [];
-const began = Date.now();
-const loadAtStart = loadavg()[0]!;
 
 try {
-  const config = {
-    ...loadRuntimeConfig({ HOST: '127.0.0.1', FACADE_PORT: '0', GATEWAY_PORT: '0', TRUST_SUBGRAPH_PORT: '0', REGISTRY_SUBGRAPH_PORT: '0', ISSUER_SUBGRAPH_PORT: '0', ARCHIVE_SUBGRAPH_PORT: '0' }),
-    databaseUrl: postgres.url,
-  };
-  const stack = await startStack({ config, tokens });
-  stoppers.unshift(() => stack.stop());
+  const stack = await bench.startStack(tokens);
   const base = stack.facade.baseUrls.trust;
-  const db = new pg.Client({ connectionString: postgres.url });
+  const db = new pg.Client({ connectionString: bench.databaseUrl });
   await db.connect();
-  stoppers.unshift(() => db.end());
+  bench.defer(() => db.end());
 
   // Master list: witness set through the API, 1,000 entries x 5 cosignatures by SQL.
   const witnesses = Array.from({ length: WITNESSES }, newKey);
@@ -147,7 +93,7 @@ try {
     query: '{ trustMasterList { origin shape m k witnessSet { keys recordedAt } entries { id body cosignatures verdict { valid required quorate reasons { index kid outcome } explanation } } } }',
   });
   const graphql = (url: string) => async () => (await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: MASTER_LIST_QUERY })).json();
-  const [restTimes, gatewayTimes, subgraphTimes] = await timedTogether(MASTER_LIST_RUNS, [restMasterList, graphql(stack.gateway.graphqlUrl), graphql(stack.subgraphUrls.trust)]);
+  const [restTimes, gatewayTimes, subgraphTimes] = await timedInTurns(MASTER_LIST_RUNS, [restMasterList, graphql(stack.gateway.graphqlUrl), graphql(stack.subgraphUrls.trust)]);
   const masterList = { times: restTimes! };
   const viaGateway = { times: gatewayTimes! };
   const viaSubgraph = { times: subgraphTimes! };
@@ -228,7 +174,7 @@ try {
     query: '{ trustGraph { nodes { id kind jurisdiction keys threshold groupKey } edges { id iss sub scope iat nbf exp kid credential } revocations { subject } } }',
   });
   const graphGraphql = (url: string) => async () => (await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: GRAPH_QUERY })).text();
-  const [graphGateway, graphSubgraph] = await timedTogether(GRAPH_RUNS, [graphGraphql(stack.gateway.graphqlUrl), graphGraphql(stack.subgraphUrls.trust)]);
+  const [graphGateway, graphSubgraph] = await timedInTurns(GRAPH_RUNS, [graphGraphql(stack.gateway.graphqlUrl), graphGraphql(stack.subgraphUrls.trust)]);
   row('  the same in GraphQL, through the gateway', graphGateway!, 'the query the facade sends');
   row('  the same in GraphQL, straight to the trust subgraph', graphSubgraph!, 'no gateway, no facade');
 
@@ -259,13 +205,12 @@ try {
   });
   row('trustKeyStanding in that graph (GraphQL)', standing.times, 'path from a root resolved at the instant');
 
-  const header = ['measure', 'median ms', 'p95 ms', 'runs', 'notes'];
-  const table = [header, header.map(() => '---'), ...rows].map((cells) => `| ${cells.join(' | ')} |`).join('\n');
-  const machine = `${osType()} ${release()}, ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, Node ${process.version} (OpenSSL ${process.versions.openssl})`;
+  const table = markdownTable(['measure', 'median ms', 'p95 ms', 'runs', 'notes'], rows);
   const budget = median(masterList.times) < 1_000 ? 'within' : 'OVER';
   const document = `# Trust service benchmark
 
-Run: \`node --import tsx bench/trust.ts\` — ${new Date().toISOString()}, ${machine}.
+${benchRun.report(bench)}
+
 The whole stack runs in this one process (subgraphs, gateway, REST facade) on an embedded PostgreSQL.
 
 ${table}
@@ -273,14 +218,20 @@ ${table}
 GET /master-list median is ${budget} the 1 s budget. Every read re-verifies every cosignature against
 the current witness set through lib/crypto's verifyBytes (OpenSSL with cached key objects, small-order
 keys refused first, so it accepts nothing @noble/curves' strict mode would refuse).
-The whole run took ${((Date.now() - began) / 1000).toFixed(0)} s; the 1-minute load average was ${loadAtStart.toFixed(1)} at the start and
-${loadavg()[0]!.toFixed(1)} at the end (other work on the machine slows every figure alike).
 Idle RSS is the whole stack's (four subgraphs, gateway, facade) with the data loaded.
 `;
-  mkdirSync('docs/benchmarks', { recursive: true });
-  writeFileSync('docs/benchmarks/trust.md', document);
   console.log(document);
+  writeReport(
+    benchRun,
+    document,
+    [
+      { measure: 'GET /master-list, 1,000 entries × 5 cosignatures (median)', value: `${median(masterList.times).toFixed(0)} ms`, target: '< 1 s' },
+      { measure: 'GET /graph, 10,000 nodes and 20,000 edges (median)', value: `${median(graph.times).toFixed(0)} ms, ${mb(bytes)} MB` },
+      { measure: 'POST /edges into that graph (median)', value: `${median(postEdge.times).toFixed(0)} ms` },
+      { measure: 'trustKeyStanding in that graph (median)', value: `${median(standing.times).toFixed(0)} ms` },
+    ],
+    bench,
+  );
 } finally {
-  for (const stop of stoppers) await stop().catch(() => {});
-  rmSync(dataDir, { recursive: true, force: true });
+  await bench.close();
 }

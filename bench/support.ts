@@ -1,0 +1,289 @@
+/**
+ * What every benchmark needs, in one place: a platform on its own embedded PostgreSQL in a temporary
+ * folder with free ports and a bench token, torn down afterwards; percentiles; timing; the machine
+ * report; and the markdown table written to docs/benchmarks/<service>.md (with the key figures beside
+ * it in <service>.json, which bench/index.ts gathers into docs/BENCHMARKS.md).
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { cpus, loadavg, release, tmpdir, totalmem, type as osType } from 'node:os';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import pg from 'pg';
+import { startStack, type RunningStack } from '../bin/stack.js';
+import { AccessTokens, hashToken, type Role } from '../lib/auth/tokens.js';
+import { loadRuntimeConfig } from '../lib/config/runtime.js';
+import { startEmbeddedPostgres } from '../lib/db/embedded-postgres.js';
+
+export const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+export const SERVICES = ['trust', 'registry', 'issuer', 'archive'] as const;
+export type BenchService = (typeof SERVICES)[number];
+
+// ---------------------------------------------------------------------------------------------
+// The platform under test
+
+/** A free TCP port on loopback, as the system hands it out. */
+export function freePort(): Promise<number> {
+  return new Promise<number>((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** A fresh bearer token of `role` and the token table that knows it. */
+export function benchToken(role: Role): { token: string; tokens: AccessTokens } {
+  const token = `bench-${role}-${randomBytes(12).toString('hex')}`;
+  return { token, tokens: new AccessTokens([{ name: `bench-${role}`, role, sha256: hashToken(token) }]) };
+}
+
+export interface Bench {
+  /** The temporary folder; the cluster lives in its postgres/ folder. */
+  dataDir: string;
+  /** The services' database, without a schema. */
+  databaseUrl: string;
+  /** `SHOW server_version` of the embedded cluster. */
+  postgresVersion: string;
+  /** Registers a clean-up step; close() runs them last registered first. */
+  defer(stop: () => unknown): void;
+  /** The whole platform (subgraphs, gateway, REST facade) on this database, every port free; stopped by close(). */
+  startStack(tokens: AccessTokens): Promise<RunningStack>;
+  /** Runs the clean-up steps (errors are printed, not thrown), stops PostgreSQL and removes the folder. */
+  close(): Promise<void>;
+}
+
+/** An embedded PostgreSQL on a free port in a new temporary folder named after the benchmark. */
+export async function openBench(name: string): Promise<Bench> {
+  const dataDir = mkdtempSync(join(tmpdir(), `${name}-bench-`));
+  const stoppers: (() => unknown)[] = [];
+  const close = async () => {
+    for (const stop of stoppers.splice(0).reverse()) {
+      try {
+        await stop();
+      } catch (error) {
+        console.error('while stopping:', error);
+      }
+    }
+    rmSync(dataDir, { recursive: true, force: true });
+  };
+  try {
+    const postgres = await startEmbeddedPostgres({ dataDir, port: await freePort() });
+    stoppers.push(() => postgres.stop());
+    const client = new pg.Client({ connectionString: postgres.url });
+    await client.connect();
+    const version = await client.query<{ server_version: string }>('SHOW server_version').finally(() => client.end());
+    return {
+      dataDir,
+      databaseUrl: postgres.url,
+      postgresVersion: version.rows[0]!.server_version,
+      defer: (stop) => void stoppers.push(stop),
+      close,
+      async startStack(tokens) {
+        const ports = { FACADE_PORT: '0', GATEWAY_PORT: '0', TRUST_SUBGRAPH_PORT: '0', REGISTRY_SUBGRAPH_PORT: '0', ISSUER_SUBGRAPH_PORT: '0', ARCHIVE_SUBGRAPH_PORT: '0' };
+        const config = { ...loadRuntimeConfig({ HOST: '127.0.0.1', PASSPORT_DATA_DIR: dataDir, ...ports }), databaseUrl: postgres.url };
+        const stack = await startStack({ config, tokens });
+        stoppers.push(() => stack.stop());
+        return stack;
+      },
+    };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Statistics
+
+/** Nearest-rank quantile: the smallest sample with at least a fraction q of the samples at or below it. */
+export function quantile(values: readonly number[], q: number): number {
+  if (values.length === 0) throw new Error('quantile of no samples');
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!;
+}
+export const median = (values: readonly number[]) => quantile(values, 0.5);
+
+export interface Summary {
+  n: number;
+  median: number;
+  p95: number;
+  p99: number;
+  min: number;
+  max: number;
+}
+export function summarize(values: readonly number[]): Summary {
+  return { n: values.length, median: median(values), p95: quantile(values, 0.95), p99: quantile(values, 0.99), min: Math.min(...values), max: Math.max(...values) };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Timing
+
+/** Starts a clock; the function returned gives the milliseconds since. */
+export function stopwatch(): () => number {
+  const start = performance.now();
+  return () => performance.now() - start;
+}
+
+/**
+ * Calls `run` `warmups` times, then `runs` times, one after another; returns the duration (ms) and
+ * the result of each counted call, and the last result.
+ */
+export async function timed<T>(runs: number, run: (index: number) => Promise<T> | T, options: { warmups?: number } = {}): Promise<{ times: number[]; results: T[]; last: T }> {
+  const warmups = options.warmups ?? 1;
+  const times: number[] = [];
+  const results: T[] = [];
+  let last!: T;
+  for (let index = 0; index < warmups + runs; index += 1) {
+    const elapsed = stopwatch();
+    last = await run(index);
+    const took = elapsed();
+    if (index >= warmups) {
+      times.push(took);
+      results.push(last);
+    }
+  }
+  return { times, results, last };
+}
+
+/**
+ * Times several ways of asking the same thing, in turns round after round, so that a change in the
+ * machine's load weighs on all of them alike. `warmups` rounds are not counted; with `rotate`, the
+ * order turns by one each round. Each way is given the round's index (warm-ups included).
+ */
+export async function timedInTurns(rounds: number, ways: readonly ((round: number) => Promise<unknown>)[], options: { warmups?: number; rotate?: boolean } = {}): Promise<number[][]> {
+  const warmups = options.warmups ?? 1;
+  const times = ways.map((): number[] => []);
+  for (let round = 0; round < warmups + rounds; round += 1) {
+    for (let turn = 0; turn < ways.length; turn += 1) {
+      const way = options.rotate ? (round + turn) % ways.length : turn;
+      const elapsed = stopwatch();
+      await ways[way]!(round);
+      const took = elapsed();
+      if (round >= warmups) times[way]!.push(took);
+    }
+  }
+  return times;
+}
+
+let gc: (() => void) | undefined;
+/** A full garbage collection (the flag is set at run time, so the command stays plain). */
+export function collectGarbage(): void {
+  if (!gc) {
+    setFlagsFromString('--expose-gc');
+    gc = runInNewContext('gc') as () => void;
+  }
+  gc();
+}
+
+// ---------------------------------------------------------------------------------------------
+// The machine
+
+export interface Machine {
+  cpuCount: number;
+  cpuModel: string;
+  memoryGiB: number;
+  os: string;
+  node: string;
+  openssl: string;
+}
+export function machine(): Machine {
+  const cpu = cpus();
+  return {
+    cpuCount: cpu.length,
+    cpuModel: cpu[0]?.model.trim() ?? 'unknown CPU',
+    memoryGiB: Number((totalmem() / 2 ** 30).toFixed(1)),
+    os: `${osType()} ${release()}`,
+    node: process.version,
+    openssl: process.versions.openssl ?? 'unknown',
+  };
+}
+/** The 1-minute load average (other programs included). */
+export const loadAverage = (): number => loadavg()[0]!;
+
+/**
+ * The run of one benchmark: when, on what, under what load. Made at the start; `report()` at the end
+ * gives the markdown lines every docs/benchmarks/<service>.md opens with.
+ */
+export class BenchRun {
+  readonly startedAt = new Date();
+  readonly loadAtStart = loadAverage();
+  readonly machine = machine();
+  private readonly elapsed = stopwatch();
+  constructor(
+    readonly service: BenchService,
+    /** How it was run, e.g. `node --import tsx bench/trust.ts`. */
+    readonly command: string,
+  ) {}
+
+  seconds(): number {
+    return this.elapsed() / 1000;
+  }
+
+  report(bench?: Pick<Bench, 'postgresVersion'>): string {
+    const m = this.machine;
+    return [
+      `- Run ${this.startedAt.toISOString()} with \`${this.command}\`; it took ${this.seconds().toFixed(0)} s`,
+      `- Machine: ${m.cpuCount} × ${m.cpuModel}, ${m.memoryGiB.toFixed(1)} GiB memory, ${m.os}`,
+      `- Node ${m.node} (OpenSSL ${m.openssl})${bench ? `; embedded PostgreSQL ${bench.postgresVersion}` : ''}`,
+      `- 1-minute load average ${this.loadAtStart.toFixed(2)} at the start, ${loadAverage().toFixed(2)} at the end (other work on the machine slows every figure alike)`,
+    ].join('\n');
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Writing the figures
+
+/** A markdown table; `|` in a cell is escaped. Columns are left-aligned unless marked 'right'. */
+export function markdownTable(header: readonly string[], rows: readonly (readonly string[])[], align: readonly ('left' | 'right')[] = []): string {
+  const line = (cells: readonly string[]) => `| ${cells.map((cell) => cell.replaceAll('|', '\\|')).join(' | ')} |`;
+  const rule = `|${header.map((_, i) => (align[i] === 'right' ? '---:' : '---')).join('|')}|`;
+  return [line(header), rule, ...rows.map(line)].join('\n');
+}
+
+/** One headline figure of a service, for docs/BENCHMARKS.md. */
+export interface KeyFigure {
+  measure: string;
+  value: string;
+  target?: string;
+}
+
+/** What bench/index.ts reads back: docs/benchmarks/<service>.json. */
+export interface BenchFigures {
+  service: BenchService;
+  command: string;
+  startedAt: string;
+  seconds: number;
+  machine: Machine;
+  postgres?: string;
+  load: { start: number; end: number };
+  figures: KeyFigure[];
+}
+
+export const reportPath = (service: BenchService, ext: 'md' | 'json' = 'md') => join(REPO_ROOT, 'docs', 'benchmarks', `${service}.${ext}`);
+
+/** Writes docs/benchmarks/<service>.md and, beside it, the key figures as <service>.json. */
+export function writeReport(run: BenchRun, document: string, figures: KeyFigure[], bench?: Pick<Bench, 'postgresVersion'>): void {
+  const file = reportPath(run.service);
+  mkdirSync(dirname(file), { recursive: true });
+  writeFileSync(file, document.endsWith('\n') ? document : `${document}\n`);
+  const summary: BenchFigures = {
+    service: run.service,
+    command: run.command,
+    startedAt: run.startedAt.toISOString(),
+    seconds: Math.round(run.seconds()),
+    machine: run.machine,
+    ...(bench ? { postgres: bench.postgresVersion } : {}),
+    load: { start: Number(run.loadAtStart.toFixed(2)), end: Number(loadAverage().toFixed(2)) },
+    figures,
+  };
+  writeFileSync(reportPath(run.service, 'json'), `${JSON.stringify(summary, null, 2)}\n`);
+  console.log(`Written to ${relative(process.cwd(), file)}`);
+}
+
+export const formatMs = (value: number) => `${value.toFixed(value < 10 ? 2 : 1)} ms`;
