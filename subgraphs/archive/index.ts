@@ -2,6 +2,7 @@ import { defineSubgraph } from '../../lib/graphql/subgraph.js';
 import { PLATFORM_VERSION, type ServiceKernel } from '../../lib/service/kernel.js';
 import { PrismaClient } from '../../prisma/archive/generated/client.js';
 import { SnapshotRepository } from './data/snapshot-repository.js';
+import { PassportSnapshotsResolver } from './resolvers/passport-resolver.js';
 import { snapshotReferences } from './resolvers/references.js';
 import { SnapshotResolver } from './resolvers/snapshot-resolver.js';
 import { archiveDiscovery, NOTARY_KEY_PURPOSE } from './service/discovery.js';
@@ -23,7 +24,7 @@ export const createArchiveSubgraph = defineSubgraph({
     });
     return { repository, snapshots, keys: kernel.keys };
   },
-  resolvers: (dependencies) => [new SnapshotResolver(dependencies)],
+  resolvers: (dependencies) => [new SnapshotResolver(dependencies), new PassportSnapshotsResolver(dependencies.repository)],
   references: ({ repository }) => snapshotReferences(repository),
   discovery: ({ keys }) => archiveDiscovery(keys.signer(NOTARY_KEY_PURPOSE).kid),
 });

@@ -43,6 +43,11 @@ export const createTrustSubgraph = defineSubgraph<PrismaClient, TrustDependencie
       const node = typeof reference.id === 'string' ? await deps.nodes.load(reference.id) : null;
       return node && nodeOut(node);
     },
+    TrustKeyStanding: (reference, context) => {
+      const at = typeof reference.at === 'string' ? new Date(reference.at) : undefined;
+      if (typeof reference.kid !== 'string' || !at || Number.isNaN(at.getTime())) return null;
+      return deps.standings(context).load({ kid: reference.kid, at });
+    },
   }),
   discovery: (deps) => ({ master_list_origin: deps.masterListOrigin }),
 });

@@ -102,6 +102,14 @@ export class SnapshotRepository {
     return rows.map(toRecord);
   }
 
+  /** Every snapshot of these passports, oldest first: one query however many passports. */
+  async ofPassports(passportIds: readonly string[]): Promise<SnapshotRecord[]> {
+    const ids = passportIds.filter(storable);
+    if (ids.length === 0) return [];
+    const rows = await this.prisma.snapshot.findMany({ where: { passportId: { in: ids } }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
+    return rows.map(toRecord);
+  }
+
   /** Up to `limit` snapshots after the cursor, oldest first. */
   async list(query: SnapshotQuery): Promise<SnapshotRecord[]> {
     const { after } = query;

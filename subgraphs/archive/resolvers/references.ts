@@ -1,6 +1,6 @@
 import DataLoader from 'dataloader';
 import type { SnapshotRepository } from '../data/snapshot-repository.js';
-import { Snapshot } from '../schema/snapshot.js';
+import { ArchivedPassport, Snapshot } from '../schema/snapshot.js';
 
 /**
  * `Snapshot` entities named by other subgraphs, loaded in one query per request however many
@@ -20,6 +20,8 @@ export function snapshotReferences(repository: SnapshotRepository) {
     return loader;
   };
   return {
+    // The archive holds no passports: a passport is its id, and its snapshots are loaded by field.
+    Passport: (reference: Record<string, unknown>) => (typeof reference.id === 'string' ? ArchivedPassport.of(reference.id) : null),
     Snapshot: (reference: Record<string, unknown>, context: unknown) => (typeof reference.id === 'string' ? loaderFor(context as object).load(reference.id) : null),
   };
 }

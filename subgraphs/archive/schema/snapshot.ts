@@ -4,6 +4,21 @@ import { Directive, Field, ID, Int, ObjectType } from 'type-graphql';
 import type { SnapshotRecord } from '../data/snapshot-repository.js';
 import { SNAPSHOT_MEDIA_TYPE } from '../service/snapshot-service.js';
 
+/**
+ * A passport, owned by the issuer subgraph. The archive knows passports by id only, and contributes
+ * their snapshots to the entity (`Passport.snapshots`).
+ */
+@Directive('@key(fields: "id")')
+@ObjectType('Passport')
+export class ArchivedPassport {
+  @Field(() => ID)
+  id!: string;
+
+  static of(id: string): ArchivedPassport {
+    return Object.assign(new ArchivedPassport(), { id });
+  }
+}
+
 @Directive('@key(fields: "id")')
 @ObjectType('Snapshot', {
   description:
@@ -15,6 +30,11 @@ export class Snapshot {
 
   @Field(() => ID, { description: 'The passport the snapshot is of.' })
   passportId!: string;
+
+  @Field(() => ArchivedPassport, { description: 'The passport the snapshot is of, from the issuer service (as it is now, not as snapshotted).' })
+  get passport(): ArchivedPassport {
+    return ArchivedPassport.of(this.passportId);
+  }
 
   @Field(() => Date, { description: 'When the snapshot was taken: its Bagging-Date and the mtime of every archive entry.' })
   createdAt!: Date;

@@ -125,6 +125,18 @@ export class PassportRepository {
     return this.prisma.passport.findMany({ where: { id: { in: [...ids] } } });
   }
 
+  /** Which keys signed the events of these passports, and when first and last: one query for them all. */
+  async eventKeyRanges(passportIds: readonly string[]): Promise<{ passportId: string; kid: string; first: Date; last: Date }[]> {
+    if (passportIds.length === 0) return [];
+    const groups = await this.prisma.passportEvent.groupBy({
+      by: ['passportId', 'kid'],
+      where: { passportId: { in: [...passportIds] } },
+      _min: { recordedAt: true },
+      _max: { recordedAt: true },
+    });
+    return groups.map((group) => ({ passportId: group.passportId, kid: group.kid, first: group._min.recordedAt!, last: group._max.recordedAt! }));
+  }
+
   /** Every event's canonical signed text, in sequence order. */
   async eventTexts(passportId: string): Promise<string[]> {
     const rows = await this.prisma.passportEvent.findMany({ where: { passportId }, orderBy: { seq: 'asc' }, select: { canonical: true } });

@@ -59,6 +59,28 @@ export function keyUses(events: readonly EventRecord[], head: SignedLogHead | un
   return [...uses.values()];
 }
 
+/** One key's signatures on a passport's events, from the first to the last (as the event store keeps them). */
+export interface EventKeyRange {
+  kid: string;
+  first_used: string;
+  last_used: string;
+}
+
+/**
+ * The same uses as keyUses, from the event store's summary of which keys signed events and when
+ * rather than from the events themselves: what a list of passports needs without reading every log.
+ */
+export function signingKeyUses(eventKeys: readonly EventKeyRange[], head: SignedLogHead | undefined, pack: PackCheck | undefined): KeyUse[] {
+  const uses: KeyUse[] = eventKeys.map((range) => ({ role: 'event', kid: range.kid, first_used: range.first_used, last_used: range.last_used }));
+  const kid = head && headKid(head);
+  if (head && kid !== undefined) uses.push({ role: 'log_head', kid, first_used: head.timestamp, last_used: head.timestamp });
+  if (pack?.claims && pack.kid !== undefined) {
+    const at = new Date(pack.claims.iat * 1000).toISOString();
+    uses.push({ role: 'pack', kid: pack.kid, first_used: at, last_used: at });
+  }
+  return uses;
+}
+
 /** Every instant keyUses asks about, as the trust service is to be queried. */
 export function standingQuestions(uses: readonly KeyUse[]): { kid: string; at: string }[] {
   const questions = new Map<string, { kid: string; at: string }>();

@@ -1,17 +1,50 @@
 /** Passports in the graph: read, create, append events, mint packs, verdicts. */
 import { GraphQLJSONObject } from 'graphql-scalars';
-import { Arg, Authorized, FieldResolver, ID, Mutation, Query, Resolver, Root } from 'type-graphql';
+import { Arg, Authorized, Ctx, FieldResolver, ID, Mutation, Query, Resolver, Root } from 'type-graphql';
+import { perRequest } from '../../../lib/graphql/batching.js';
+import { badRequest } from '../../../lib/problem.js';
 import type { IssuerService } from '../service/issuer-service.js';
-import { CreatePassportInput, Passport, PassportEventAppended, PassportPack } from '../schema/types.js';
+import type { PassportRow } from '../data/passport-repository.js';
+import type { KeyUse } from '../domain/index.js';
+import { CreatePassportInput, Passport, PassportEventAppended, PassportKeyUse, PassportPack } from '../schema/types.js';
+
+/** Most passports one `passports(ids)` answers. */
+export const MAX_PASSPORTS_PER_QUERY = 500;
 
 @Resolver(() => Passport)
 export class PassportResolver {
+  /** Signing keys of every passport a request shows, in one batch. */
+  readonly #signingKeys = perRequest<PassportRow, KeyUse[], string>(
+    async (rows) => {
+      const uses = await this.issuer.signingKeys(rows);
+      return rows.map((row) => uses.get(row.id) ?? []);
+    },
+    { cacheKeyFn: (row) => row.id },
+  );
+
   constructor(private readonly issuer: IssuerService) {}
 
   @Query(() => Passport, { nullable: true, description: 'A passport by id; null when unknown.' })
   async passport(@Arg('id', () => ID) id: string): Promise<Passport | null> {
     const row = await this.issuer.findPassport(id);
     return row ? Passport.from(row) : null;
+  }
+
+  @Query(() => [Passport], { nullable: 'items', description: `Passports by id, in the order asked (null for an unknown id); at most ${MAX_PASSPORTS_PER_QUERY}, read in one query.` })
+  async passports(@Arg('ids', () => [ID]) ids: string[]): Promise<(Passport | null)[]> {
+    if (ids.length > MAX_PASSPORTS_PER_QUERY) throw badRequest('INVALID_QUERY', `ids may name at most ${MAX_PASSPORTS_PER_QUERY} passports.`);
+    const rows = new Map((await this.issuer.findPassports(ids)).map((row) => [row.id, row]));
+    return ids.map((id) => {
+      const row = rows.get(id);
+      return row ? Passport.from(row) : null;
+    });
+  }
+
+  @FieldResolver(() => [PassportKeyUse], {
+    description: 'Every key that signed for the passport (events, log head, latest pack) with its first and last use and its standing in trust then; loaded for all passports of a request at once.',
+  })
+  async signingKeys(@Root() passport: Passport, @Ctx() context: unknown): Promise<PassportKeyUse[]> {
+    return (await this.#signingKeys(context).load(passport.row)).map(PassportKeyUse.from);
   }
 
   @FieldResolver(() => [GraphQLJSONObject], { description: 'Every signed event, verbatim, in sequence order.' })

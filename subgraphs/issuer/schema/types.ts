@@ -6,6 +6,73 @@ import type { ApplicabilityRecord, ProfileRecord } from '../data/profile-reposit
 import { ANY_VERSION } from '../data/profile-repository.js';
 import { IssuerService, type MintedPackView } from '../service/issuer-service.js';
 
+@ObjectType('PassportTypeRef', { description: 'The registry model and version a passport is typed by.' })
+export class PassportTypeRef {
+  @Field(() => ID)
+  id!: string;
+
+  @Field(() => Int)
+  version!: number;
+}
+
+/** A registry record, owned by the registry subgraph: the issuer only names it by id and version. */
+@Directive('@key(fields: "id version", resolvable: false)')
+@ObjectType('RegistryRecord')
+export class RegistryRecordReference {
+  @Field(() => ID)
+  id!: string;
+
+  @Field(() => Int)
+  version!: number;
+}
+
+/** The standing of a key at an instant, owned by the trust subgraph: the issuer only names the key and the instant. */
+@Directive('@key(fields: "kid at", resolvable: false)')
+@ObjectType('TrustKeyStanding')
+export class TrustKeyStandingReference {
+  @Field(() => String)
+  kid!: string;
+
+  @Field(() => Date)
+  at!: Date;
+
+  static of(kid: string, at: string): TrustKeyStandingReference {
+    return Object.assign(new TrustKeyStandingReference(), { kid, at: new Date(at) });
+  }
+}
+
+@ObjectType('PassportKeyUse', { description: 'A key that signed for a passport in one role, from its first to its last signature, with its standing in trust at both ends.' })
+export class PassportKeyUse {
+  @Field(() => String, { description: 'event (signed events), log_head (signed the current log head) or pack (signed the latest Tier-A pack).' })
+  role!: string;
+
+  @Field(() => String, { description: 'kid of the key (RFC 7638 thumbprint), as the issuer keyring lists it.' })
+  kid!: string;
+
+  @Field(() => Date)
+  firstUsed!: Date;
+
+  @Field(() => Date)
+  lastUsed!: Date;
+
+  @Field(() => TrustKeyStandingReference, { description: 'The standing of the key when it first signed, answered by the trust service.' })
+  standingAtFirstUse!: TrustKeyStandingReference;
+
+  @Field(() => TrustKeyStandingReference, { description: 'The standing of the key when it last signed, answered by the trust service.' })
+  standingAtLastUse!: TrustKeyStandingReference;
+
+  static from(use: { role: string; kid: string; first_used: string; last_used: string }): PassportKeyUse {
+    return Object.assign(new PassportKeyUse(), {
+      role: use.role,
+      kid: use.kid,
+      firstUsed: new Date(use.first_used),
+      lastUsed: new Date(use.last_used),
+      standingAtFirstUse: TrustKeyStandingReference.of(use.kid, use.first_used),
+      standingAtLastUse: TrustKeyStandingReference.of(use.kid, use.last_used),
+    });
+  }
+}
+
 @Directive('@key(fields: "id")')
 @ObjectType('Passport', {
   description:
@@ -39,6 +106,12 @@ export class Passport {
   @Field(() => Date, { nullable: true, description: 'When the latest pack was minted.' })
   latestPackAt!: Date | null;
 
+  @Field(() => PassportTypeRef, { description: 'The registry model and version the passport is typed by.' })
+  typeRef!: PassportTypeRef;
+
+  @Field(() => RegistryRecordReference, { description: 'The registry record of the type ref (the model at that version), from the registry service.' })
+  typeRecord!: RegistryRecordReference;
+
   /** The stored row, for field resolvers. */
   row!: PassportRow;
 
@@ -53,6 +126,8 @@ export class Passport {
       capabilityClass: row.capabilityClass,
       logSize: row.logSize,
       latestPackAt: row.latestPackAt,
+      typeRef: Object.assign(new PassportTypeRef(), { id: row.typeRefId, version: row.typeRefVersion }),
+      typeRecord: Object.assign(new RegistryRecordReference(), { id: row.typeRefId, version: row.typeRefVersion }),
       row,
     });
   }

@@ -19,6 +19,7 @@ import {
   isIssuerError,
   keyUses,
   mintPack,
+  signingKeyUses,
   standingQuestions,
   validateCapabilityClass,
   validateIdentity,
@@ -29,6 +30,7 @@ import {
   type EventRecord,
   type Granularity,
   type IssuerError,
+  type KeyUse,
   type PassportStatus,
   type PassportVerdict,
   type SignedLogHead,
@@ -209,6 +211,27 @@ export class IssuerService {
 
   findPassports(ids: readonly string[]): Promise<PassportRow[]> {
     return this.passports.findMany(ids.filter(storable));
+  }
+
+  /**
+   * The keys that signed each passport (events, log head, latest pack) and when, for many passports
+   * at once: one query over the event store, the rest from the rows. Keyed by passport id.
+   */
+  async signingKeys(rows: readonly PassportRow[]): Promise<Map<string, KeyUse[]>> {
+    const ranges = await this.passports.eventKeyRanges(rows.map((row) => row.id));
+    const byPassport = new Map<string, { kid: string; first_used: string; last_used: string }[]>();
+    for (const range of ranges) {
+      const list = byPassport.get(range.passportId) ?? [];
+      list.push({ kid: range.kid, first_used: range.first.toISOString(), last_used: range.last.toISOString() });
+      byPassport.set(range.passportId, list);
+    }
+    const uses = new Map<string, KeyUse[]>();
+    for (const row of rows) {
+      const events = (byPassport.get(row.id) ?? []).sort((a, b) => (a.first_used < b.first_used ? -1 : a.first_used > b.first_used ? 1 : 0));
+      const pack = row.latestPack === null ? undefined : verifyPack(row.latestPack, this.keys.resolveKey);
+      uses.set(row.id, signingKeyUses(events, row.logHead as unknown as SignedLogHead, pack));
+    }
+    return uses;
   }
 
   /** Every stored event, parsed; a row that is no longer JSON is kept as its text, for the verdict to name. */

@@ -12,8 +12,9 @@
  *   from a root (`path`: the edge ids from the root down; empty for a root itself).
  * A key listed by several nodes stands as well as its best-standing node.
  */
-import { resolvePath, type TrustGraph } from './delegation.js';
+import { resolvePath, type DelegationEdge, type TrustGraph } from './delegation.js';
 import { type NodeKey } from './keys.js';
+import type { TrustNode } from './nodes.js';
 import { keyRevokedFrom } from './revocations.js';
 import { formatInstant, instantFromUnixSeconds, type Instant } from './time.js';
 
@@ -59,4 +60,26 @@ function lifetimeAt(key: NodeKey, at: Instant): Pick<KeyStanding, 'standing' | '
     return { standing: 'expired', reason: `key ${key.kid} expired at ${formatInstant(instantFromUnixSeconds(key.exp))}` };
   }
   return undefined;
+}
+
+/** A standing with what it rests on: the node holding the key, the root and the delegations from it. */
+export interface KeyStandingDetail extends KeyStanding {
+  readonly node?: TrustNode;
+  /** The root the path starts from, when the standing is `valid`. */
+  readonly root_id?: string;
+  /** The delegation edges of `path`, in order from the root. */
+  readonly delegations?: readonly DelegationEdge[];
+}
+
+/** Many standings against one graph (one read of the trust store answers them all). */
+export function keyStandingDetails(graph: TrustGraph, questions: readonly { kid: string; at: Instant }[]): KeyStandingDetail[] {
+  const nodes = new Map(graph.nodes.map((node) => [node.id, node]));
+  const edges = new Map(graph.edges.map((edge) => [edge.id, edge]));
+  return questions.map(({ kid, at }) => {
+    const standing = keyStandingAt(graph, kid, at);
+    const node = standing.node_id === undefined ? undefined : nodes.get(standing.node_id);
+    if (standing.standing !== 'valid' || !standing.path) return { ...standing, ...(node && { node }) };
+    const delegations = standing.path.map((id) => edges.get(id)).filter((edge): edge is DelegationEdge => edge !== undefined);
+    return { ...standing, ...(node && { node }), root_id: delegations[0]?.iss ?? standing.node_id!, delegations };
+  });
 }

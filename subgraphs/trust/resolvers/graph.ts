@@ -1,9 +1,13 @@
 /** Nodes, delegation edges and key standings. */
 import { GraphQLJSON, GraphQLJSONObject } from 'graphql-scalars';
-import { Arg, Authorized, ID, Mutation, Query, Resolver } from 'type-graphql';
+import { Arg, Authorized, Ctx, ID, Mutation, Query, Resolver } from 'type-graphql';
+import { badRequest } from '../../../lib/problem.js';
 import { instantOf, keyStandingAt } from '../domain/index.js';
-import { DelegationEdgeAdditionType, TrustGraphType, TrustNodeInput, TrustNodeType, TrustNodeUpsertType } from '../schema/types.js';
+import { DelegationEdgeAdditionType, KeyStandingQuestionInput, KeyStandingType, TrustGraphType, TrustNodeInput, TrustNodeType, TrustNodeUpsertType } from '../schema/types.js';
 import { edgeOut, instantArgument, nodeOut, orThrow, present, revocationOut, type TrustDependencies } from './shared.js';
+
+/** Most questions one `trustKeyStandings` answers. */
+export const MAX_STANDING_QUESTIONS = 1000;
 
 @Resolver()
 export class TrustGraphResolver {
@@ -32,6 +36,15 @@ export class TrustGraphResolver {
   ): Promise<object> {
     const knownByInstant = instantArgument('knownBy', knownBy);
     return keyStandingAt(await this.deps.graph.load('graph'), kid, instantOf(at), knownByInstant);
+  }
+
+  @Query(() => [KeyStandingType], {
+    description: `Standings of many keys at many instants, in the order asked, with the node, root and delegation path of each; all answered from one read of the graph (at most ${MAX_STANDING_QUESTIONS}).`,
+  })
+  async trustKeyStandings(@Arg('questions', () => [KeyStandingQuestionInput]) questions: KeyStandingQuestionInput[], @Ctx() context: unknown): Promise<KeyStandingType[]> {
+    if (questions.length > MAX_STANDING_QUESTIONS) throw badRequest('INVALID_QUERY', `questions may hold at most ${MAX_STANDING_QUESTIONS} questions.`);
+    const standings = this.deps.standings(context);
+    return Promise.all(questions.map(({ kid, at }) => standings.load({ kid, at })));
   }
 
   @Authorized('writer')

@@ -1,11 +1,15 @@
 /** What the trust resolvers share: their dependencies, domain-to-problem mapping, output shapes. */
 import DataLoader from 'dataloader';
+import { perRequest } from '../../../lib/graphql/batching.js';
 import type { Signer } from '../../../lib/crypto/index.js';
 import { badRequest, ProblemError } from '../../../lib/problem.js';
 import type { TrustStore } from '../data/store.js';
 import {
   httpStatusOf,
+  instantOf,
+  keyStandingDetails,
   parseInstant,
+  type KeyStandingDetail,
   type DelegationEdge,
   type Instant,
   type Revocation,
@@ -15,7 +19,7 @@ import {
   type TrustNode,
   type TrustResult,
 } from '../domain/index.js';
-import type { DelegationEdgeType, RevocationType, TrustListEntryType, TrustListType, TrustNodeType } from '../schema/types.js';
+import type { DelegationEdgeType, KeyStandingType, RevocationType, TrustListEntryType, TrustListType, TrustNodeType } from '../schema/types.js';
 
 export interface TrustDependencies {
   store: TrustStore;
@@ -27,10 +31,13 @@ export interface TrustDependencies {
   graph: DataLoader<'graph', TrustGraph>;
   /** Nodes by id, batched: one query for every reference resolved in the same tick. */
   nodes: DataLoader<string, TrustNode | null>;
+  /** Key standings, per request: one read of the graph for all of a request's questions. */
+  standings: ReturnType<typeof keyStandingLoader>;
 }
 
-export function trustLoaders(store: TrustStore): Pick<TrustDependencies, 'graph' | 'nodes'> {
+export function trustLoaders(store: TrustStore): Pick<TrustDependencies, 'graph' | 'nodes' | 'standings'> {
   return {
+    standings: keyStandingLoader(store),
     graph: new DataLoader<'graph', TrustGraph>(async (keys) => {
       const graph = await store.graph();
       return keys.map(() => graph);
@@ -100,4 +107,32 @@ export function revocationOut(revocation: Revocation): RevocationType {
     retroactive: revocation.retroactive,
     attestation: revocation.attestation ?? null,
   };
+}
+
+export function standingOut(detail: KeyStandingDetail): KeyStandingType {
+  return {
+    kid: detail.kid,
+    at: new Date(detail.at),
+    standing: detail.standing,
+    revoked: detail.standing === 'revoked',
+    nodeId: detail.node_id ?? null,
+    node: detail.node ? nodeOut(detail.node) : null,
+    rootId: detail.root_id ?? null,
+    path: detail.delegations ? detail.delegations.map(edgeOut) : null,
+    reason: detail.reason ?? null,
+  };
+}
+
+/**
+ * Key standings by (kid, instant), one loader per request: every standing a request asks for — the
+ * representations of one `_entities` call included — is answered from one read of the graph.
+ */
+export function keyStandingLoader(store: TrustStore) {
+  return perRequest<{ kid: string; at: Date }, KeyStandingType, string>(
+    async (questions) => {
+      const graph = await store.graph();
+      return keyStandingDetails(graph, questions.map(({ kid, at }) => ({ kid, at: instantOf(at) }))).map(standingOut);
+    },
+    { cacheKeyFn: ({ kid, at }) => `${kid} ${at.toISOString()}` },
+  );
 }

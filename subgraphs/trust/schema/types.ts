@@ -82,6 +82,49 @@ export class RevocationType {
   attestation!: object | null;
 }
 
+@Directive('@key(fields: "kid at")')
+@ObjectType('TrustKeyStanding', {
+  simpleResolvers: true,
+  description: 'The standing of a key at an instant: whether a delegation path from a root vouches for it then, and whether it was revoked, expired or not yet valid.',
+})
+export class KeyStandingType {
+  @Field(() => String, { description: 'The key (RFC 7638 thumbprint).' })
+  kid!: string;
+
+  @Field(() => Date, { description: 'The instant asked about.' })
+  at!: Date;
+
+  @Field(() => String, { description: 'valid, revoked, unknown, not_yet_valid or expired.' })
+  standing!: string;
+
+  @Field(() => Boolean, { description: 'Whether the key or its node was revoked by then.' })
+  revoked!: boolean;
+
+  @Field(() => ID, { nullable: true, description: 'The node that lists the key; null when none does.' })
+  nodeId!: string | null;
+
+  @Field(() => TrustNodeType, { nullable: true, description: 'That node.' })
+  node!: TrustNodeType | null;
+
+  @Field(() => ID, { nullable: true, description: 'The root the delegation path starts from, when the standing is valid.' })
+  rootId!: string | null;
+
+  @Field(() => [DelegationEdgeType], { nullable: true, description: 'The delegations from the root down to the node, when the standing is valid (empty for a root\'s own key).' })
+  path!: DelegationEdgeType[] | null;
+
+  @Field(() => String, { nullable: true, description: 'Why the standing is not valid.' })
+  reason!: string | null;
+}
+
+@InputType('TrustKeyStandingQuestion')
+export class KeyStandingQuestionInput {
+  @Field(() => String)
+  kid!: string;
+
+  @Field(() => Date)
+  at!: Date;
+}
+
 @ObjectType('TrustGraph', { simpleResolvers: true, description: 'Every node, edge and revocation: enough to resolve any path offline, at any instant.' })
 export class TrustGraphType {
   @Field(() => [TrustNodeType])

@@ -1,0 +1,57 @@
+/**
+ * One graph: a passport with its registry type record, its archive snapshots and the standing in
+ * trust of every key that signed for it, in one GraphQL request through the gateway.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestStack, type TestStack } from '../support/stack.js';
+import { createModel, PASSPORTS_ACROSS_SERVICES, passportsAcrossServices, trustTheIssuer } from './support.js';
+
+const MODEL = 'battery-one-graph';
+let platform: TestStack;
+let ids: string[];
+
+beforeAll(async () => {
+  platform = await startTestStack();
+  await createModel(platform, MODEL);
+  await trustTheIssuer(platform);
+  ids = await passportsAcrossServices(platform, MODEL, 100);
+}, 300_000);
+afterAll(() => platform?.stop());
+
+describe('a passport across the four services', () => {
+  it('answers its type record, snapshots and key standing in one request', async () => {
+    const result = await platform.graphql(PASSPORTS_ACROSS_SERVICES, { ids: [ids[0]] });
+    expect(result.errors).toBeUndefined();
+    const [passport] = result.data.passports;
+    expect(passport).toMatchObject({ id: ids[0], status: 'draft', typeRef: { id: MODEL, version: 1 } });
+    expect(passport.typeRecord).toMatchObject({ id: MODEL, version: 1, kind: 'model', status: 'active', body: { title: MODEL } });
+    expect(passport.snapshots).toHaveLength(1);
+    expect(passport.snapshots[0].sha512).toMatch(/^[0-9a-f]{128}$/);
+    expect(passport.signingKeys.map((use: { role: string }) => use.role).sort()).toEqual(['event', 'log_head', 'pack']);
+    for (const use of passport.signingKeys) {
+      expect(use.standingAtFirstUse).toMatchObject({ standing: 'valid', revoked: false, rootId: 'root-one-graph', node: { id: 'issuer-one-graph', kind: 'issuer' } });
+      expect(use.standingAtFirstUse.path).toEqual([expect.objectContaining({ iss: 'root-one-graph', sub: 'issuer-one-graph' })]);
+      expect(use.standingAtLastUse).toMatchObject({ standing: 'valid', revoked: false });
+    }
+  });
+
+  it('reaches the passport back from its snapshot, and registry records, trust nodes and snapshots by reference', async () => {
+    const snapshotId = (await platform.graphql(PASSPORTS_ACROSS_SERVICES, { ids: [ids[1]] })).data.passports[0].snapshots[0].id;
+    const result = await platform.graphql(
+      `query($id: ID!) { snapshot(id: $id) { id passport { id status typeRecord { id kind } snapshots { id } } } }`,
+      { id: snapshotId },
+    );
+    expect(result.errors).toBeUndefined();
+    expect(result.data.snapshot).toMatchObject({ id: snapshotId, passport: { id: ids[1], status: 'draft', typeRecord: { id: MODEL, kind: 'model' }, snapshots: [{ id: snapshotId }] } });
+  });
+
+  it('names an unknown passport null, and a key trust does not know as unknown', async () => {
+    const result = await platform.graphql(PASSPORTS_ACROSS_SERVICES, { ids: ['no-such-passport', ids[2]] });
+    expect(result.errors).toBeUndefined();
+    expect(result.data.passports[0]).toBeNull();
+    expect(result.data.passports[1].id).toBe(ids[2]);
+    const standing = await platform.graphql('{ trustKeyStandings(questions: [{ kid: "no-such-kid", at: "2026-01-01T00:00:00.000Z" }]) { kid at standing revoked node { id } path { id } reason } }');
+    expect(standing.errors).toBeUndefined();
+    expect(standing.data.trustKeyStandings).toEqual([{ kid: 'no-such-kid', at: '2026-01-01T00:00:00.000Z', standing: 'unknown', revoked: false, node: null, path: null, reason: expect.stringContaining('no-such-kid') }]);
+  });
+});
