@@ -27,6 +27,8 @@ export interface StackOptions {
 export interface RunningStack {
   databaseUrl: string;
   subgraphUrls: Record<ServiceName, string>;
+  /** SQL statements each subgraph has sent so far. */
+  sqlStatements(): Record<ServiceName, number>;
   gateway: RunningGateway;
   facade: RunningFacade;
   stop(): Promise<void>;
@@ -60,10 +62,12 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
       return gatewayUrl;
     });
     const subgraphUrls = {} as Record<ServiceName, string>;
+    const subgraphs: Subgraph[] = [];
     // Built one after another: type-graphql keeps its build settings in static state.
     for (const service of SERVICES) {
       const subgraph: Subgraph = await SUBGRAPHS[service]({ databaseUrl: serviceUrl(service), tokens: options.tokens, gateway: gatewayForSubgraphs });
       stoppers.push(() => subgraph.close());
+      subgraphs.push(subgraph);
       const server: ListeningServer = await serveSubgraph(subgraph, { host: config.host, port: config.subgraphPorts[service] });
       stoppers.push(() => server.stop());
       subgraphUrls[service] = server.url;
@@ -91,7 +95,8 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
     });
     stoppers.push(() => facade.stop());
 
-    return { databaseUrl, subgraphUrls, gateway, facade, stop };
+    const sqlStatements = () => Object.fromEntries(subgraphs.map((subgraph) => [subgraph.name, subgraph.statements()])) as Record<ServiceName, number>;
+    return { databaseUrl, subgraphUrls, sqlStatements, gateway, facade, stop };
   } catch (error) {
     await stop();
     throw error;

@@ -42,6 +42,8 @@ export interface Subgraph {
   name: ServiceName;
   schema: GraphQLSchema;
   adminLog: AdminLog;
+  /** SQL statements the subgraph has sent so far. */
+  statements(): number;
   context(authorization: string | undefined): RequestContext;
   close(): Promise<void>;
 }
@@ -72,6 +74,7 @@ export function defineSubgraph<P extends ServicePrismaClient, D>(definition: Sub
       name: definition.name,
       schema,
       adminLog: kernel.adminLog,
+      statements: () => kernel.statements.count,
       context: (authorization) => requestContext(tokens, authorization),
       close: () => kernel.close(),
     };

@@ -5,7 +5,7 @@
 import { AdminLog, type AdminLogClient } from '../audit/admin-log.js';
 import type { ServiceName } from '../config/services.js';
 import { signJson } from '../crypto/index.js';
-import { openPrismaClient, type PrismaClientClass } from '../db/prisma.js';
+import { openPrismaClient, StatementCounter, type PrismaClientClass } from '../db/prisma.js';
 import { parseDatabaseUrl } from '../../prisma/engine/wasm-engine.js';
 import { KeyStore, type KeyPurpose } from '../keys/key-store.js';
 import { prismaKeyRepository, type KeyStoreClient } from '../keys/prisma-key-repository.js';
@@ -25,6 +25,8 @@ export interface ServiceKernel<P extends ServicePrismaClient> {
   schema: string;
   keys: KeyStore;
   adminLog: AdminLog;
+  /** SQL statements sent so far (for tests: what a request costs). */
+  statements: StatementCounter;
   /** Liveness as signed JSON; `status` is `ok`, or `unavailable` when the database does not answer. */
   health(): Promise<Record<string, unknown>>;
   close(): Promise<void>;
@@ -38,7 +40,8 @@ export async function openServiceKernel<P extends ServicePrismaClient>(
   databaseUrl: string,
   keyPurposes: readonly KeyPurpose[],
 ): Promise<ServiceKernel<P>> {
-  const prisma = openPrismaClient(Client, databaseUrl);
+  const statements = new StatementCounter();
+  const prisma = openPrismaClient(Client, databaseUrl, 10, statements);
   const keys = await KeyStore.open(prismaKeyRepository(prisma), [SERVICE_KEY, ...keyPurposes]);
   return {
     name,
@@ -46,6 +49,7 @@ export async function openServiceKernel<P extends ServicePrismaClient>(
     schema: parseDatabaseUrl(databaseUrl).schema,
     keys,
     adminLog: new AdminLog(prisma),
+    statements,
     async health() {
       const database = await prisma.$executeRawUnsafe('SELECT 1').then(
         () => 'ok',

@@ -1,8 +1,10 @@
 /**
  * One graph: a passport with its registry type record, its archive snapshots and the standing in
- * trust of every key that signed for it, in one GraphQL request through the gateway.
+ * trust of every key that signed for it, in one GraphQL request through the gateway; and what that
+ * request costs each subgraph in SQL statements, which stays the same for 10 passports and for 100.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ServiceName } from '../../lib/config/services.js';
 import { startTestStack, type TestStack } from '../support/stack.js';
 import { createModel, PASSPORTS_ACROSS_SERVICES, passportsAcrossServices, trustTheIssuer } from './support.js';
 
@@ -18,9 +20,18 @@ beforeAll(async () => {
 }, 300_000);
 afterAll(() => platform?.stop());
 
+/** Runs the query and counts the SQL statements each subgraph sent meanwhile. */
+async function measured(query: string, variables: Record<string, unknown>) {
+  const before = platform.stack.sqlStatements();
+  const result = await platform.graphql(query, variables);
+  const after = platform.stack.sqlStatements();
+  const statements = Object.fromEntries(Object.keys(after).map((service) => [service, after[service as ServiceName] - before[service as ServiceName]])) as Record<ServiceName, number>;
+  return { result, statements };
+}
+
 describe('a passport across the four services', () => {
   it('answers its type record, snapshots and key standing in one request', async () => {
-    const result = await platform.graphql(PASSPORTS_ACROSS_SERVICES, { ids: [ids[0]] });
+    const { result } = await measured(PASSPORTS_ACROSS_SERVICES, { ids: [ids[0]] });
     expect(result.errors).toBeUndefined();
     const [passport] = result.data.passports;
     expect(passport).toMatchObject({ id: ids[0], status: 'draft', typeRef: { id: MODEL, version: 1 } });
@@ -53,5 +64,30 @@ describe('a passport across the four services', () => {
     const standing = await platform.graphql('{ trustKeyStandings(questions: [{ kid: "no-such-kid", at: "2026-01-01T00:00:00.000Z" }]) { kid at standing revoked node { id } path { id } reason } }');
     expect(standing.errors).toBeUndefined();
     expect(standing.data.trustKeyStandings).toEqual([{ kid: 'no-such-kid', at: '2026-01-01T00:00:00.000Z', standing: 'unknown', revoked: false, node: null, path: null, reason: expect.stringContaining('no-such-kid') }]);
+  });
+});
+
+describe('batched references', () => {
+  it('cost each subgraph the same few SQL statements for 10 passports as for 100', async () => {
+    // The first request of a stack warms caches that are not per request; it is not counted.
+    await measured(PASSPORTS_ACROSS_SERVICES, { ids: ids.slice(0, 2) });
+    const ten = await measured(PASSPORTS_ACROSS_SERVICES, { ids: ids.slice(0, 10) });
+    const hundred = await measured(PASSPORTS_ACROSS_SERVICES, { ids });
+    expect(ten.result.errors).toBeUndefined();
+    expect(hundred.result.errors).toBeUndefined();
+    expect(hundred.result.data.passports).toHaveLength(100);
+    expect(hundred.result.data.passports.every((passport: { snapshots: unknown[]; typeRecord: unknown; signingKeys: { standingAtFirstUse: { standing: string } }[] }) =>
+      passport.snapshots.length === 1 && passport.typeRecord !== null && passport.signingKeys.every((use) => use.standingAtFirstUse.standing === 'valid'))).toBe(true);
+    console.log(`SQL statements per subgraph: 10 passports ${JSON.stringify(ten.statements)}, 100 passports ${JSON.stringify(hundred.statements)}`);
+    expect(hundred.statements).toEqual(ten.statements);
+    // issuer: the passports, and which keys signed their events (one GROUP BY); registry: the
+    // records and their current versions; archive: the snapshots; trust: one read of the graph
+    // (BEGIN, SET TRANSACTION, nodes, edges, revocations, COMMIT) per fetch the gateway makes of it,
+    // one for the standings at first use and one for those at last use.
+    const ceiling: Record<ServiceName, number> = { issuer: 2, registry: 2, archive: 1, trust: 12 };
+    for (const service of ['issuer', 'registry', 'archive', 'trust'] as const) {
+      expect(ten.statements[service], service).toBeGreaterThan(0);
+      expect(ten.statements[service], service).toBeLessThanOrEqual(ceiling[service]);
+    }
   });
 });
