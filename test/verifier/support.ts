@@ -1,0 +1,55 @@
+/** Shared steps of the verifier tests: a scratch directory for material, and the CLI as a child process. */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+export function scratch(prefix: string) {
+  const directory = mkdtempSync(join(tmpdir(), `verifier-${prefix}-`));
+  const path = (name: string) => join(directory, name);
+  return {
+    directory,
+    path,
+    json(name: string, value: unknown): string {
+      writeFileSync(path(name), JSON.stringify(value));
+      return path(name);
+    },
+    bytes(name: string, value: Uint8Array | string): string {
+      writeFileSync(path(name), value);
+      return path(name);
+    },
+  };
+}
+
+export interface CliRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+  /** The --json report, when --json was given and the output parses. */
+  report?: any;
+}
+
+/** Runs `node --import tsx verifier/cli.ts …` from the repository root, as a user would. */
+export function cli(...args: string[]): Promise<CliRun> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, ['--import', 'tsx', 'verifier/cli.ts', ...args], { cwd: ROOT, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
+      const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
+      let report: unknown;
+      if (args.includes('--json')) {
+        try {
+          report = JSON.parse(stdout);
+        } catch {
+          report = undefined;
+        }
+      }
+      resolve({ code, stdout, stderr, report });
+    });
+  });
+}
+
+/** The codes of the failed findings of a report. */
+export const failedCodes = (report: { findings: readonly { status: string; code?: string }[] }) =>
+  report.findings.filter((finding) => finding.status === 'failed').map((finding) => finding.code);

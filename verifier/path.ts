@@ -1,0 +1,153 @@
+/**
+ * A delegation path in an exported trust graph (GET /trust/graph), offline: from a root of the
+ * pinned anchor bundle to a node, at the signing time. The trust service's own path resolution
+ * (resolvePath) finds the path, every credential on it is validated again from its signed text
+ * (validateDelegation: signature under the issuer's key, key current and unrevoked when it
+ * signed, validity at the signing time, scope, no cycle) and must say what the exported edge says,
+ * and revocations effective by the signing time count (edgeFailureAt, nodeRevokedFrom).
+ *
+ * What the export cannot prove: the keys of non-root nodes and the list of revocations come from
+ * the export as it is (GET /trust/graph is not signed); roots and their keys come from the pinned
+ * anchors only. A revocation in the export is always honoured, since it can only take trust away.
+ */
+import { canonicalize } from '../lib/crypto/index.js';
+import { edgeFailureAt, resolvePath, validateDelegation, type DelegationEdge, type TrustGraph } from '../subgraphs/trust/domain/delegation.js';
+import { keyIsCurrentAt, type NodeKey } from '../subgraphs/trust/domain/keys.js';
+import type { TrustNode } from '../subgraphs/trust/domain/nodes.js';
+import { keyRevokedFrom, nodeRevokedFrom, parseRevocationSubject, type Revocation } from '../subgraphs/trust/domain/revocations.js';
+import { formatInstant, parseInstant, type Instant } from '../subgraphs/trust/domain/time.js';
+import { anchorBundleFinding, InputError, type PinSet } from './pins.js';
+import { failed, info, makeReport, notChecked, ok, type Finding, type Report } from './report.js';
+
+export interface PathQuestion {
+  /** The node whose standing is asked. */
+  readonly to: string;
+  /** The signing time, RFC 3339. */
+  readonly at: string;
+  /** Optionally, the node's key that signed: listed, current and unrevoked at the signing time. */
+  readonly kid?: string;
+}
+
+/** Reads an exported GET /trust/graph: `{nodes, edges, revocations}`; InputError when it is not one. */
+export function trustGraphFrom(value: unknown): TrustGraph {
+  const graph = value as { nodes?: unknown; edges?: unknown; revocations?: unknown } | null;
+  if (typeof graph !== 'object' || graph === null || !Array.isArray(graph.nodes) || !Array.isArray(graph.edges)) {
+    throw new InputError('MALFORMED_GRAPH', 'an exported trust graph is {nodes, edges, revocations} as GET /trust/graph answers');
+  }
+  const nodes = graph.nodes as TrustNode[];
+  nodes.forEach((node, index) => {
+    if (typeof node?.id !== 'string' || typeof node.kind !== 'string' || !Array.isArray(node.keys)) throw new InputError('MALFORMED_GRAPH', `node ${index} has no id, kind and keys`);
+  });
+  const edges = graph.edges as DelegationEdge[];
+  edges.forEach((edge, index) => {
+    const times = [edge?.iat, edge?.nbf, edge?.exp].every((time) => parseInstant(time) !== undefined);
+    if (typeof edge?.id !== 'string' || typeof edge.iss !== 'string' || typeof edge.sub !== 'string' || typeof edge.kid !== 'string' || !times || edge.credential === undefined) {
+      throw new InputError('MALFORMED_GRAPH', `edge ${index} lacks id, iss, sub, kid, iat, nbf, exp or credential`);
+    }
+  });
+  const revocations = (Array.isArray(graph.revocations) ? graph.revocations : []) as Revocation[];
+  revocations.forEach((revocation, index) => {
+    if (!parseRevocationSubject(revocation?.subject) || parseInstant(revocation.effective_at) === undefined || parseInstant(revocation.recorded_at) === undefined) {
+      throw new InputError('MALFORMED_GRAPH', `revocation ${index} lacks a subject, effective_at or recorded_at`);
+    }
+  });
+  return { nodes, edges, revocations };
+}
+
+export function verifyDelegationPath(exported: TrustGraph, question: PathQuestion, pins: PinSet): Report {
+  const findings: Finding[] = [];
+  const at = parseInstant(question.at);
+  if (at === undefined) throw new InputError('MALFORMED_TIME', `--at ${question.at} is not an RFC 3339 date-time`);
+  if (!pins.roots) {
+    findings.push(notChecked('path.anchors', 'NO_PINNED_ANCHORS', 'no trust anchor bundle is pinned: give it with --anchors'));
+    return makeReport('path', question.to, findings);
+  }
+  const bundle = anchorBundleFinding(pins, pins.material);
+  if (bundle) findings.push(bundle);
+  const graph = withPinnedRoots(exported, pins, findings);
+  const rootIds = pins.roots.map((root) => root.id);
+  const when = formatInstant(at);
+
+  const path = resolvePath(graph, rootIds, question.to, at);
+  if (!path.ok) {
+    findings.push(failed('path', path.code, path.message));
+    if (path.code === 'NO_PATH') findings.push(...diagnose(graph, question.to, at));
+    return makeReport('path', question.to, findings);
+  }
+  const root = path.value[0]?.iss ?? question.to;
+  findings.push(ok('path', `${[root, ...path.value.map((edge) => edge.sub)].join(' → ')}: ${path.value.length} delegations from pinned root ${root}, standing at ${when}`));
+  for (const edge of path.value) findings.push(credentialFinding(edge, graph, at));
+  const touching = (graph.revocations ?? []).filter((revocation) => {
+    const subject = parseRevocationSubject(revocation.subject)!;
+    return [root, ...path.value.map((edge) => edge.sub)].includes(subject.node_id);
+  });
+  findings.push(ok('path.revocations', `no revocation effective by ${when} takes a node of the path or a key that signed on it (${touching.length} later or unrelated revocations of its nodes in the export)`));
+  if (question.kid !== undefined) findings.push(keyFinding(graph, question.to, question.kid, at));
+  return makeReport('path', question.to, findings);
+}
+
+/** The export with its roots replaced by the pinned ones: a root the anchors do not pin is no root. */
+function withPinnedRoots(exported: TrustGraph, pins: PinSet, findings: Finding[]): TrustGraph {
+  const pinned = new Map(pins.roots!.map((root) => [root.id, root]));
+  const nodes: TrustNode[] = exported.nodes.map((node) => {
+    const root = pinned.get(node.id);
+    if (root) {
+      const swapped = node.keys.filter((key) => !root.keys.some((pinnedKey) => pinnedKey.kid === key.kid)).map((key) => key.kid);
+      if (swapped.length > 0) findings.push(info('path.anchors', `the export lists keys of root ${node.id} that the pinned anchors do not (${swapped.join(', ')}); only the pinned keys count`));
+      return { id: root.id, kind: 'root', ...(root.jurisdiction && { jurisdiction: root.jurisdiction }), keys: root.keys as NodeKey[] };
+    }
+    if (node.kind === 'root') {
+      findings.push(info('path.anchors', `node ${node.id} is a root in the export, but not in the pinned anchors: it counts as no root`));
+      return { ...node, kind: 'authority' };
+    }
+    return node;
+  });
+  for (const root of pins.roots!) {
+    if (!nodes.some((node) => node.id === root.id)) nodes.push({ id: root.id, kind: 'root', keys: root.keys as NodeKey[] });
+  }
+  return { nodes, edges: exported.edges, revocations: exported.revocations ?? [] };
+}
+
+/** A credential on the path, validated again from its signed text, and the exported edge held to it. */
+function credentialFinding(edge: DelegationEdge, graph: TrustGraph, at: Instant): Finding {
+  const label = `delegation ${edge.id} (${edge.iss} → ${edge.sub})`;
+  const checked = validateDelegation(edge.credential, graph, at);
+  if (!checked.ok) return failed('path.credential', checked.code, `${label}: ${checked.message}`);
+  const value = checked.value;
+  const differing = (['id', 'iss', 'sub', 'kid', 'iat', 'nbf', 'exp'] as const).filter((member) => value[member] !== edge[member]);
+  if (canonicalize(value.scope) !== canonicalize(edge.scope)) differing.push('scope' as never);
+  if (differing.length > 0) return failed('path.credential', 'EDGE_MISMATCH', `${label}: the exported edge's ${differing.join(', ')} differ from what its signed credential says`);
+  return ok('path.credential', `${label}: signed by key ${value.kid} of ${value.iss}, valid ${value.nbf} to ${value.exp}, scope ${canonicalize(value.scope)}`);
+}
+
+/** Why no path stands: the node's revocation, and each delegation to it that does not stand. */
+function diagnose(graph: TrustGraph, to: string, at: Instant): Finding[] {
+  const findings: Finding[] = [];
+  const revocations = graph.revocations ?? [];
+  const revoked = nodeRevokedFrom(to, revocations);
+  if (revoked !== undefined && revoked <= at) {
+    findings.push(failed('path.revocation', 'NODE_REVOKED', `${to} is revoked from ${formatInstant(revoked)}, at or before the signing time ${formatInstant(at)}`));
+  }
+  for (const edge of graph.edges.filter((candidate) => candidate.sub === to)) {
+    const label = `delegation ${edge.id} (${edge.iss} → ${edge.sub})`;
+    const checked = validateDelegation(edge.credential, graph, at);
+    if (!checked.ok) {
+      findings.push(failed('path.credential', checked.code, `${label}: ${checked.message}`));
+      continue;
+    }
+    const why = edgeFailureAt(edge, graph, at);
+    if (why !== undefined) findings.push(failed('path.credential', /revoked/.test(why) ? 'REVOKED' : 'NOT_STANDING', `${label} ${why}`));
+    else findings.push(failed('path.credential', 'NO_PATH', `${label} comes from ${edge.iss}, which no pinned root reaches at ${formatInstant(at)}`));
+  }
+  return findings;
+}
+
+function keyFinding(graph: TrustGraph, nodeId: string, kid: string, at: Instant): Finding {
+  const node = graph.nodes.find((candidate) => candidate.id === nodeId)!;
+  const key = node.keys.find((candidate) => candidate.kid === kid);
+  if (!key) return failed('path.key', 'KEY_NOT_LISTED', `${nodeId} lists no key ${kid}`);
+  if (!keyIsCurrentAt(key, at)) return failed('path.key', 'KEY_NOT_CURRENT', `key ${kid} of ${nodeId} was not current at ${formatInstant(at)}`);
+  const revoked = keyRevokedFrom(nodeId, key, graph.revocations ?? []);
+  if (revoked !== undefined && revoked <= at) return failed('path.key', 'KEY_REVOKED', `key ${kid} of ${nodeId} is revoked from ${formatInstant(revoked)}, at or before the signing time ${formatInstant(at)}`);
+  return ok('path.key', `key ${kid} of ${nodeId} was current and unrevoked at ${formatInstant(at)}`);
+}
