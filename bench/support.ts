@@ -4,6 +4,7 @@
  * report; and the markdown table written to docs/benchmarks/<service>.md (with the key figures beside
  * it in <service>.json, which bench/index.ts gathers into docs/BENCHMARKS.md).
  */
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -62,7 +63,16 @@ export interface Bench {
 export async function openBench(name: string): Promise<Bench> {
   const dataDir = mkdtempSync(join(tmpdir(), `${name}-bench-`));
   const stoppers: (() => unknown)[] = [];
+  // Interrupted (Ctrl-C, or bench/index.ts's time limit), it still stops PostgreSQL and removes the folder.
+  const interrupted = (signal: NodeJS.Signals) => {
+    console.error(`${signal}: stopping the benchmark's PostgreSQL`);
+    void close().finally(() => process.exit(130));
+  };
+  process.once('SIGINT', interrupted);
+  process.once('SIGTERM', interrupted);
   const close = async () => {
+    process.off('SIGINT', interrupted);
+    process.off('SIGTERM', interrupted);
     for (const stop of stoppers.splice(0).reverse()) {
       try {
         await stop();
@@ -203,6 +213,17 @@ export function machine(): Machine {
     openssl: process.versions.openssl ?? 'unknown',
   };
 }
+/** HEAD's short hash, and whether tracked files outside docs/ differ from it; 'unknown' outside git. */
+export function codeVersion(): string {
+  try {
+    const git = (...args: string[]) => execFileSync('git', args, { cwd: REPO_ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    const dirty = git('status', '--porcelain', '--untracked-files=no', '--', '.', ':(exclude)docs');
+    return `${git('rev-parse', '--short', 'HEAD')}${dirty ? ' with uncommitted changes' : ''}`;
+  } catch {
+    return 'unknown';
+  }
+}
+
 /** The 1-minute load average (other programs included). */
 export const loadAverage = (): number => loadavg()[0]!;
 
@@ -214,6 +235,7 @@ export class BenchRun {
   readonly startedAt = new Date();
   readonly loadAtStart = loadAverage();
   readonly machine = machine();
+  readonly code = codeVersion();
   private readonly elapsed = stopwatch();
   constructor(
     readonly service: BenchService,
@@ -228,7 +250,7 @@ export class BenchRun {
   report(bench?: Pick<Bench, 'postgresVersion'>): string {
     const m = this.machine;
     return [
-      `- Run ${this.startedAt.toISOString()} with \`${this.command}\`; it took ${this.seconds().toFixed(0)} s`,
+      `- Run ${this.startedAt.toISOString()} with \`${this.command}\` on commit ${this.code}; it took ${this.seconds().toFixed(0)} s`,
       `- Machine: ${m.cpuCount} × ${m.cpuModel}, ${m.memoryGiB.toFixed(1)} GiB memory, ${m.os}`,
       `- Node ${m.node} (OpenSSL ${m.openssl})${bench ? `; embedded PostgreSQL ${bench.postgresVersion}` : ''}`,
       `- 1-minute load average ${this.loadAtStart.toFixed(2)} at the start, ${loadAverage().toFixed(2)} at the end (other work on the machine slows every figure alike)`,
@@ -257,6 +279,8 @@ export interface KeyFigure {
 export interface BenchFigures {
   service: BenchService;
   command: string;
+  /** The code measured: see codeVersion(). */
+  commit: string;
   startedAt: string;
   seconds: number;
   machine: Machine;
@@ -275,6 +299,7 @@ export function writeReport(run: BenchRun, document: string, figures: KeyFigure[
   const summary: BenchFigures = {
     service: run.service,
     command: run.command,
+    commit: run.code,
     startedAt: run.startedAt.toISOString(),
     seconds: Math.round(run.seconds()),
     machine: run.machine,
