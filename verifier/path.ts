@@ -120,24 +120,35 @@ function credentialFinding(edge: DelegationEdge, graph: TrustGraph, at: Instant)
   return ok('path.credential', `${label}: signed by key ${value.kid} of ${value.iss}, valid ${value.nbf} to ${value.exp}, scope ${canonicalize(value.scope)}`);
 }
 
-/** Why no path stands: the node's revocation, and each delegation to it that does not stand. */
+/**
+ * Why no path stands: the node's revocation, then every delegation on the way up from it that does
+ * not stand at the signing time, nearest first (so a bad credential near the root is named too).
+ */
 function diagnose(graph: TrustGraph, to: string, at: Instant): Finding[] {
   const findings: Finding[] = [];
-  const revocations = graph.revocations ?? [];
-  const revoked = nodeRevokedFrom(to, revocations);
+  const revoked = nodeRevokedFrom(to, graph.revocations ?? []);
   if (revoked !== undefined && revoked <= at) {
-    findings.push(failed('path.revocation', 'NODE_REVOKED', `${to} is revoked from ${formatInstant(revoked)}, at or before the signing time ${formatInstant(at)}`));
+    // The node's own revocation is the reason; every delegation to it fails for it alike.
+    return [failed('path.revocation', 'NODE_REVOKED', `${to} is revoked from ${formatInstant(revoked)}, at or before the signing time ${formatInstant(at)}`)];
   }
-  for (const edge of graph.edges.filter((candidate) => candidate.sub === to)) {
-    const label = `delegation ${edge.id} (${edge.iss} → ${edge.sub})`;
-    const checked = validateDelegation(edge.credential, graph, at);
-    if (!checked.ok) {
-      findings.push(failed('path.credential', checked.code, `${label}: ${checked.message}`));
-      continue;
+  const seen = new Set([to]);
+  const pending = [to];
+  while (pending.length > 0) {
+    const node = pending.shift()!;
+    for (const edge of graph.edges.filter((candidate) => candidate.sub === node)) {
+      if (!seen.has(edge.iss)) {
+        seen.add(edge.iss);
+        pending.push(edge.iss);
+      }
+      const label = `delegation ${edge.id} (${edge.iss} → ${edge.sub})`;
+      const checked = validateDelegation(edge.credential, graph, at);
+      if (!checked.ok) {
+        findings.push(failed('path.credential', checked.code, `${label}: ${checked.message}`));
+        continue;
+      }
+      const why = edgeFailureAt(edge, graph, at);
+      if (why !== undefined) findings.push(failed('path.credential', /revoked/.test(why) ? 'REVOKED' : 'NOT_STANDING', `${label} ${why}`));
     }
-    const why = edgeFailureAt(edge, graph, at);
-    if (why !== undefined) findings.push(failed('path.credential', /revoked/.test(why) ? 'REVOKED' : 'NOT_STANDING', `${label} ${why}`));
-    else findings.push(failed('path.credential', 'NO_PATH', `${label} comes from ${edge.iss}, which no pinned root reaches at ${formatInstant(at)}`));
   }
   return findings;
 }
