@@ -13,7 +13,7 @@ import { SNAPSHOT_FILES, snapshotFile } from '../subgraphs/archive/domain/snapsh
 import { validateBag } from './bagit.js';
 import { eventsFromJsonLines, verifyLogExport } from './log.js';
 import { verifyPackText } from './pack.js';
-import { hasPinnedKeys, InputError, jwsKid, keysOf, pinnedKey, unresolvedReason, type PinSet } from './pins.js';
+import { anchorBundleFinding, hasPinnedKeys, InputError, jwsKid, keysOf, pinnedKey, unresolvedReason, type PinSet } from './pins.js';
 import { failed, info, makeReport, notChecked, ok, type Finding, type Report } from './report.js';
 
 const decoder = new TextDecoder('utf-8', { fatal: true });
@@ -73,6 +73,8 @@ export async function verifySnapshot(archive: Uint8Array, notarization: unknown,
     }
   }
 
+  const pinnedBundle = anchorBundleFinding(pins, material);
+  if (pinnedBundle) findings.push(pinnedBundle);
   const bundle = json('trustAnchorBundle');
   if (bundle !== undefined) findings.push(anchorBundleInBag(bundle, pins, material));
 
