@@ -114,8 +114,8 @@ function credentialFinding(edge: DelegationEdge, graph: TrustGraph, at: Instant)
   const checked = validateDelegation(edge.credential, graph, at);
   if (!checked.ok) return failed('path.credential', checked.code, `${label}: ${checked.message}`);
   const value = checked.value;
-  const differing = (['id', 'iss', 'sub', 'kid', 'iat', 'nbf', 'exp'] as const).filter((member) => value[member] !== edge[member]);
-  if (canonicalize(value.scope) !== canonicalize(edge.scope)) differing.push('scope' as never);
+  const differing: string[] = (['id', 'iss', 'sub', 'kid', 'iat', 'nbf', 'exp'] as const).filter((member) => value[member] !== edge[member]);
+  if (canonicalize(value.scope) !== canonicalize(edge.scope)) differing.push('scope');
   if (differing.length > 0) return failed('path.credential', 'EDGE_MISMATCH', `${label}: the exported edge's ${differing.join(', ')} differ from what its signed credential says`);
   return ok('path.credential', `${label}: signed by key ${value.kid} of ${value.iss}, valid ${value.nbf} to ${value.exp}, scope ${canonicalize(value.scope)}`);
 }

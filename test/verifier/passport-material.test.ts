@@ -27,6 +27,7 @@ const material = {} as {
   passportId: string;
   pack: string;
   exported: any;
+  restExport: any;
   snapshotId: string;
   archive: Buffer;
   notarization: any;
@@ -51,6 +52,7 @@ beforeAll(async () => {
   const exported = await platform.graphql('query Export($id: ID!) { passport(id: $id) { id events logHead } }', { id: passport.passport_id });
   expect(exported.errors).toBeUndefined();
   material.exported = exported;
+  material.restExport = (await platform.rest('issuer', `/passports/${passport.passport_id}?include_events=true`)).body;
   const snapshot = await platform.rest('archive', '/snapshots', { as: 'writer', body: { passport_id: passport.passport_id } });
   expect(snapshot.status).toBe(201);
   material.snapshotId = snapshot.body.id;
@@ -163,10 +165,13 @@ describe('a Tier-A pack', () => {
 });
 
 describe('an event log with its signed head', () => {
-  it('verifies the GraphQL export offline: chain, transitions, head, root, every signature, key lifetimes', async () => {
+  it('verifies the GraphQL export (and the REST one) offline: chain, transitions, head, root, every signature, key lifetimes', async () => {
     const report = await verifyLogExport(logExportFrom(material.exported), issuerPins());
     expect(report.verdict, JSON.stringify(report.findings)).toBe('valid');
     expect(report.subject).toBe(material.passportId);
+    const rest = await verifyLogExport(logExportFrom(material.restExport), issuerPins());
+    expect(rest.verdict, JSON.stringify(rest.findings)).toBe('valid');
+    expect(rest.findings.find((finding) => finding.check === 'log.signatures')!.message).toBe('all 5 event signatures verify under pinned keys');
     const run = await cli('log', path.export, '--pin', path.issuerKeyring, '--json');
     expect(run.code).toBe(0);
     expect(run.report.findings.filter((finding: any) => finding.status === 'ok').map((finding: any) => finding.check)).toEqual(
