@@ -1,26 +1,34 @@
 /**
  * GraphiQL in a real browser (Debian's Chromium driven by playwright-core): the page loads from the
- * gateway alone, runs a query across the four subgraphs and shows the answer.
+ * gateway alone, runs a cross-service passport query — the issuer's passports with the registry's
+ * type record, the archive's snapshots and trust's standing of their signing keys — and shows the
+ * answer; no request leaves the machine.
  */
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestStack, type TestStack } from '../support/stack.js';
+import { createModel, passportsAcrossServices, trustTheIssuer } from './support.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const MODEL = 'battery-graphiql';
 
 let platform: TestStack;
 let browser: Browser;
+let ids: string[];
 
 beforeAll(async () => {
   if (!existsSync(CHROMIUM)) throw new Error(`Chromium is required at ${CHROMIUM} (Debian package chromium; .ci/run installs it)`);
   platform = await startTestStack();
+  await createModel(platform, MODEL);
+  await trustTheIssuer(platform, { root: 'root-graphiql', issuer: 'issuer-graphiql' });
+  ids = await passportsAcrossServices(platform, MODEL, 2);
   browser = await chromium.launch({
     executablePath: CHROMIUM,
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   });
-});
+}, 180_000);
 afterAll(async () => {
   await browser?.close();
   await platform?.stop();
@@ -32,25 +40,46 @@ const isLocal = (url: string) => {
   return hostname === '127.0.0.1' || hostname === 'localhost' || hostname === '[::1]';
 };
 
+/** CodeMirror 5 keeps its editor object on its element: how GraphiQL's editors are read and written. */
+type CodeMirrorElement = { CodeMirror: { setValue(text: string): void; getValue(): string } };
+
 describe('GraphiQL', () => {
-  it('loads offline, runs a cross-service query and shows the result', async () => {
-    const page = await browser.newPage();
+  it('loads offline, runs a cross-service passport query and shows the result', async () => {
+    const page = await browser.newPage({ viewport: { width: 1400, height: 1400 } });
     const requested: string[] = [];
     page.on('request', (request) => requested.push(request.url()));
     await page.goto(platform.stack.gateway.graphiqlUrl);
-    await page.locator('.graphiql-query-editor .CodeMirror').first().waitFor();
-    // CodeMirror 5 keeps its editor object on its element; typing through it is how a user's paste lands.
-    await page.locator('.graphiql-query-editor .CodeMirror').first().evaluate((element, query) => {
-      (element as unknown as { CodeMirror: { setValue(text: string): void } }).CodeMirror.setValue(query);
-    }, '{ trust { health } registry { health } issuer { keyring } archive { discovery } }');
-    const answered = page.waitForResponse((response) => response.url().endsWith('/graphql') && (response.request().postData() ?? '').includes('archive'));
+    const editor = page.locator('.graphiql-query-editor .CodeMirror').first();
+    await editor.waitFor();
+    // Setting the editor's value is how a user's paste lands.
+    const query = `query PassportInGraphiQL {
+  passports(ids: ${JSON.stringify(ids)}) {
+    id
+    typeRecord { id kind }
+    signingKeys { role standingAtFirstUse { standing rootId } }
+    snapshots { id size }
+  }
+}`;
+    await editor.evaluate((element, text) => (element as unknown as CodeMirrorElement).CodeMirror.setValue(text), query);
+    const answered = page.waitForResponse((response) => response.url().endsWith('/graphql') && (response.request().postData() ?? '').includes('PassportInGraphiQL'));
     await page.locator('.graphiql-execute-button').click();
-    const answer = (await (await answered).json()) as { data: Record<string, Record<string, { service?: string }>> };
-    expect(answer.data.archive!.discovery!.service).toBe('archive');
-    expect(answer.data.registry!.health!.service).toBe('registry');
-    // The result pane renders only the lines in view; the first ones are the trust service's health.
+    const answer = (await (await answered).json()) as { data?: { passports: { id: string; typeRecord: { id: string }; signingKeys: { standingAtFirstUse: { standing: string } }[]; snapshots: unknown[] }[] }; errors?: unknown };
+    expect(answer.errors).toBeUndefined();
+    expect(answer.data!.passports.map((passport) => passport.id)).toEqual(ids);
+    expect(answer.data!.passports.every((passport) => passport.typeRecord.id === MODEL && passport.snapshots.length === 1)).toBe(true);
+
+    // On the page: the result pane shows the answer (it renders only the lines in view, which the
+    // tall viewport makes the first passport's), and holds exactly the answer received.
     const result = page.locator('.result-window');
-    await expect.poll(() => result.innerText(), { timeout: 15_000 }).toContain('"service": "trust"');
+    await expect.poll(() => result.innerText(), { timeout: 15_000 }).toContain(`"id": "${ids[0]}"`);
+    const shown = await result.innerText();
+    expect(shown).toContain(`"id": "${MODEL}"`);
+    expect(shown).toContain('"kind": "model"');
+    expect(shown).toContain('"standing": "valid"');
+    expect(shown).toContain('"rootId": "root-graphiql"');
+    const text = await page.locator('.result-window .CodeMirror').first().evaluate((element) => (element as unknown as CodeMirrorElement).CodeMirror.getValue());
+    expect(JSON.parse(text)).toEqual(answer);
+
     await mkdir('test/artifacts', { recursive: true });
     await page.screenshot({ path: 'test/artifacts/graphiql.png', fullPage: true });
     expect(requested.length).toBeGreaterThan(3);
