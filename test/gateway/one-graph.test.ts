@@ -4,10 +4,18 @@
  * request costs each subgraph in SQL statements, which stays the same for 10 passports and for 100
  * (and is what docs/ONE-GRAPH.md says); and every example query of docs/ONE-GRAPH.md, run.
  */
-import { readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ApolloGateway } from '@apollo/gateway';
+import { ApolloServer } from '@apollo/server';
+import { startStandaloneServer } from '@apollo/server/standalone';
 import { parse, type OperationDefinitionNode } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ServiceName } from '../../lib/config/services.js';
+import { loadRuntimeConfig } from '../../lib/config/runtime.js';
+import { SERVICES, type ServiceName } from '../../lib/config/services.js';
+import { noPhoneHomePlugins } from '../../lib/graphql/subgraph-server.js';
+import { startGateway } from '../../gateway/index.js';
 import { startTestStack, type TestStack } from '../support/stack.js';
 import { createModel, PASSPORTS_ACROSS_SERVICES, passportsAcrossServices, trustTheIssuer } from './support.js';
 
@@ -124,5 +132,51 @@ describe('the examples of docs/ONE-GRAPH.md', () => {
     expect(verifier.trustAnchorBundle.signature).toEqual(expect.any(String));
     expect(answers.SnapshotAndItsPassport.snapshot.passport).toMatchObject({ id: ids[0], typeRecord: { id: MODEL, kind: 'model' } });
     expect(answers.KeyStanding.trustKeyStandings).toEqual([expect.objectContaining({ kid: eventKey.kid, standing: 'valid', rootId: 'root-one-graph', node: expect.objectContaining({ id: 'issuer-one-graph' }) })]);
+  });
+});
+
+describe('the supergraph SDL', () => {
+  it('is written to a file from which another gateway alone serves the same graph, as Apollo Router or Hive Gateway would', async () => {
+    const directory = await mkdtemp(join(tmpdir(), 'supergraph-'));
+    try {
+      const file = join(directory, 'supergraph.graphql');
+      const composing = await startGateway({
+        host: '127.0.0.1',
+        port: 0,
+        subgraphs: SERVICES.map((service) => ({ name: service, url: platform.stack.subgraphUrls[service] })),
+        introspection: false,
+        bodyLimit: 1024 * 1024,
+        limits: loadRuntimeConfig({}).graphqlLimits,
+        supergraphFile: file,
+      });
+      await composing.stop();
+      const sdl = await readFile(file, 'utf8');
+      expect(sdl).toBe(composing.supergraphSdl);
+      // The entities and who resolves them, as docs/ONE-GRAPH.md lists them.
+      for (const join of [
+        /type Passport\n(\s+@join__type\(graph: (ARCHIVE|ISSUER), key: "id"\)){2}/,
+        /type RegistryRecord\n(\s+@join__type\(graph: (ISSUER, key: "id version", resolvable: false|REGISTRY, key: "id version")\)){2}/,
+        /type TrustKeyStanding\n(\s+@join__type\(graph: (ISSUER, key: "kid at", resolvable: false|TRUST, key: "kid at")\)){2}/,
+        /snapshots: \[Snapshot!\]! @join__field\(graph: ARCHIVE\)/,
+      ]) {
+        expect(sdl).toMatch(join);
+      }
+
+      const server = new ApolloServer({ gateway: new ApolloGateway({ supergraphSdl: sdl }), plugins: noPhoneHomePlugins() });
+      const { url } = await startStandaloneServer(server, { listen: { host: '127.0.0.1', port: 0 } });
+      try {
+        const ask = async (endpoint: string) => {
+          const response = await fetch(endpoint, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: PASSPORTS_ACROSS_SERVICES, variables: { ids: ids.slice(0, 5) } }) });
+          return (await response.json()) as { data?: unknown; errors?: unknown };
+        };
+        const fromFile = await ask(url);
+        expect(fromFile.errors).toBeUndefined();
+        expect(fromFile).toEqual(await ask(platform.stack.gateway.graphqlUrl));
+      } finally {
+        await server.stop();
+      }
+    } finally {
+      await rm(directory, { recursive: true, force: true });
+    }
   });
 });
