@@ -58,6 +58,8 @@ class CredentialForwardingDataSource extends RemoteGraphQLDataSource<GatewayCont
   }
 }
 
+const subgraphFetch = ((url: string, init: RequestInit) => fetch(url, init)) as unknown as NonNullable<ConstructorParameters<typeof RemoteGraphQLDataSource>[0]>['fetcher'];
+
 const graphiqlDirectory = join(dirname(fileURLToPath(import.meta.url)), 'graphiql');
 const requireModule = createRequire(import.meta.url);
 const packageFile = (name: string, file: string) => join(dirname(requireModule.resolve(`${name}/package.json`)), file);
@@ -90,7 +92,9 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   if (options.supergraphFile) await writeFile(options.supergraphFile, supergraphSdl);
   const gateway = new ApolloGateway({
     supergraphSdl,
-    buildService: ({ url }) => new CredentialForwardingDataSource({ url }),
+    // Node's own fetch (undici, keep-alive) rather than the default make-fetch-happen, whose agent
+    // builds a stack trace on every subgraph request.
+    buildService: ({ url }) => new CredentialForwardingDataSource({ url, fetcher: subgraphFetch }),
   });
   const armor = new ApolloArmor({
     maxDepth: { n: options.limits.maxDepth },
