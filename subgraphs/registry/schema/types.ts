@@ -177,17 +177,9 @@ export class RegistrySeedResult {
   skipped!: RegistrySeedSkip[];
 }
 
-@InputType({ description: 'A new record.' })
-export class RegistryRecordInput {
-  @Field(() => String, { description: 'The kind: item, model, service, cross_register_mapping, protocol_binding, verification_mechanism or generic (collection names such as items are accepted too).' })
-  kind!: string;
-
-  @Field(() => ID)
-  id!: string;
-
-  @Field(() => String, { nullable: true, description: 'Defaults to active.' })
-  status?: string | null;
-
+/** What every version of a record carries: its body and the window in which it is in force. */
+@InputType()
+class RecordContentInput {
   @Field(() => GraphQLJSONObject)
   body!: Record<string, unknown>;
 
@@ -198,20 +190,23 @@ export class RegistryRecordInput {
   effectiveTo?: string | null;
 }
 
+@InputType({ description: 'A new record.' })
+export class RegistryRecordInput extends RecordContentInput {
+  @Field(() => String, { description: 'The kind: item, model, service, cross_register_mapping, protocol_binding, verification_mechanism or generic (collection names such as items are accepted too).' })
+  kind!: string;
+
+  @Field(() => ID)
+  id!: string;
+
+  @Field(() => String, { nullable: true, description: 'Defaults to active.' })
+  status?: string | null;
+}
+
 @InputType({ description: 'The next version of a record.' })
-export class RegistryVersionInput {
+export class RegistryVersionInput extends RecordContentInput {
   @Field(() => Int, { description: 'The version the change builds on: the record\'s current version.' })
   expectedVersion!: number;
 
   @Field(() => String, { nullable: true, description: 'Defaults to the current version\'s status.' })
   status?: string | null;
-
-  @Field(() => GraphQLJSONObject)
-  body!: Record<string, unknown>;
-
-  @Field(() => String, { nullable: true, description: 'RFC 3339 date-time.' })
-  effectiveFrom?: string | null;
-
-  @Field(() => String, { nullable: true, description: 'RFC 3339 date-time.' })
-  effectiveTo?: string | null;
 }
