@@ -1,6 +1,11 @@
 /** RFC 3339 instants and intervals as the services take them (DESIGN §3). */
 
-const INSTANT = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.\d{1,9})?(?:[Zz]|[+-](\d{2}):(\d{2}))$/;
+/**
+ * RFC 3339 `date-time`: `T` or `t` (or, as its §5.6 note allows by agreement, a space) between date
+ * and time, `Z` or a numeric offset, any number of fraction digits.
+ */
+const INSTANT = /^(\d{4})-(\d{2})-(\d{2})([Tt ])(\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(?:[Zz]|[+-](\d{2}):(\d{2}))$/;
+const FULL_DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 
 /** Days in a month of the proleptic Gregorian calendar (RFC 3339 §5.7). */
 function daysIn(year: number, month: number): number {
@@ -8,21 +13,36 @@ function daysIn(year: number, month: number): number {
   return [4, 6, 9, 11].includes(month) ? 30 : 31;
 }
 
-/** Checks every field's range: Date.parse alone would roll 2026-02-30 over to March 2. */
-export function isRfc3339Instant(text: string): boolean {
+function isCalendarDate(year: number, month: number, day: number): boolean {
+  return month >= 1 && month <= 12 && day >= 1 && day <= daysIn(year, month);
+}
+
+/**
+ * Checks every field's range: Date.parse alone would roll 2026-02-30 over to March 2. Leap seconds
+ * (`:60`) are refused, as JavaScript time cannot represent them. The one RFC 3339 check of every
+ * service.
+ */
+export function isRfc3339Instant(text: string, options: { spaceSeparator?: boolean } = {}): boolean {
   const match = INSTANT.exec(text);
-  if (!match) return false;
-  const [year, month, day, hour, minute, second, offsetHours = 0, offsetMinutes = 0] = match.slice(1).map((field) => (field === undefined ? undefined : Number(field))) as number[];
-  return (
-    month! >= 1 && month! <= 12 && day! >= 1 && day! <= daysIn(year!, month!) &&
-    hour! <= 23 && minute! <= 59 && second! <= 59 && offsetHours <= 23 && offsetMinutes <= 59 &&
-    !Number.isNaN(Date.parse(text))
-  );
+  if (!match || (match[4] === ' ' && options.spaceSeparator === false)) return false;
+  const [year, month, day, , hour, minute, second, offsetHours = 0, offsetMinutes = 0] = match.slice(1).map((field) => (field === undefined ? undefined : Number(field))) as number[];
+  return isCalendarDate(year!, month!, day!) && hour! <= 23 && minute! <= 59 && second! <= 59 && offsetHours <= 23 && offsetMinutes <= 59;
+}
+
+/** RFC 3339 `full-date`, e.g. 2027-02-18. */
+export function isRfc3339Date(text: string): boolean {
+  const match = FULL_DATE.exec(text);
+  return match !== null && isCalendarDate(Number(match[1]), Number(match[2]), Number(match[3]));
+}
+
+/** Milliseconds since the epoch of a checked RFC 3339 date-time (fraction digits past the millisecond dropped). */
+export function epochMillis(text: string): number {
+  return Date.parse(text.toUpperCase().replace(' ', 'T'));
 }
 
 export function parseInstant(text: string): Date {
   if (!isRfc3339Instant(text)) throw new TypeError(`not an RFC 3339 date-time: ${text}`);
-  return new Date(text);
+  return new Date(epochMillis(text));
 }
 
 export interface Interval {

@@ -7,6 +7,8 @@
  * digits beyond the microsecond are truncated. Leap seconds (`:60`) are refused because no
  * clock this service compares against can produce them.
  */
+import { epochMillis, isRfc3339Instant } from '../../../lib/time.js';
+
 export type Instant = number;
 
 /** `start/end` after ISO 8601: an open end is empty or `..`. Membership is half-open, [start, end). */
@@ -15,29 +17,13 @@ export interface Interval {
   readonly end?: Instant;
 }
 
-const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:([Zz])|([+-])(\d{2}):(\d{2}))$/;
 const MICROS_PER_MS = 1000;
 
 export function parseInstant(text: unknown): Instant | undefined {
-  if (typeof text !== 'string') return undefined;
-  const match = RFC3339.exec(text);
-  if (!match) return undefined;
-  const [year, month, day, hour, minute, second] = match.slice(1, 7).map(Number) as [number, number, number, number, number, number];
-  const fraction = match[7] ?? '';
-  if (month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || second > 59) return undefined;
-  const date = new Date(0);
-  date.setUTCFullYear(year, month - 1, day);
-  if (date.getUTCMonth() !== month - 1 || date.getUTCDate() !== day) return undefined;
-  date.setUTCHours(hour, minute, second, 0);
-  let offsetMinutes = 0;
-  if (!match[8]) {
-    const offsetHours = Number(match[10]);
-    const offsetMins = Number(match[11]);
-    if (offsetHours > 23 || offsetMins > 59) return undefined;
-    offsetMinutes = (match[9] === '-' ? -1 : 1) * (offsetHours * 60 + offsetMins);
-  }
-  const micros = Number(fraction.slice(0, 6).padEnd(6, '0'));
-  return (date.getTime() - offsetMinutes * 60_000) * MICROS_PER_MS + micros;
+  if (typeof text !== 'string' || !isRfc3339Instant(text, { spaceSeparator: false })) return undefined;
+  // Date.parse keeps the milliseconds; the next three fraction digits are the microseconds.
+  const fraction = /\.(\d+)/.exec(text)?.[1] ?? '';
+  return epochMillis(text) * MICROS_PER_MS + Number(fraction.slice(3, 6).padEnd(3, '0'));
 }
 
 /** UTC with millisecond digits as Date#toISOString writes them, widened to six digits only when needed. */
