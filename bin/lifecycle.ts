@@ -1,7 +1,7 @@
-/** Stops a running part cleanly on Ctrl-C or SIGTERM, once. */
+/** Stops a running part cleanly on Ctrl-C, SIGTERM or SIGHUP (its terminal closed), once. */
 export function stopOnSignal(stop: () => Promise<void>): void {
   let stopping = false;
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
     process.on(signal, () => {
       if (stopping) return;
       stopping = true;

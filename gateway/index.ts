@@ -113,6 +113,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     allowBatchedHttpRequests: false,
     formatError: formatServiceError('gateway'),
     includeStacktraceInErrorResponses: false,
+    // The process owns its signals (bin/lifecycle.ts) and stops every part in order.
+    stopOnTerminationSignals: false,
     introspection: options.introspection,
   });
   await apollo.start();

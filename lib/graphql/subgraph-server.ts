@@ -20,6 +20,8 @@ export async function serveSubgraph(subgraph: Subgraph, listen: { host: string; 
     plugins: [...noPhoneHomePlugins(), ApolloServerPluginInlineTraceDisabled(), adminLogPlugin(subgraph.adminLog)],
     formatError: formatServiceError(subgraph.name),
     includeStacktraceInErrorResponses: false,
+    // The process owns its signals (bin/lifecycle.ts) and stops every part in order.
+    stopOnTerminationSignals: false,
     // The gateway introspects subgraphs through `_service`, which federation always serves.
     introspection: true,
   });
