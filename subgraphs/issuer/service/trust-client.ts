@@ -1,12 +1,13 @@
 /**
- * The trust service's standing of a signing key at an instant (the contract's `trustKeyStanding`),
- * asked through the gateway, many questions per request as aliases.
+ * The trust service's standing of signing keys at instants, asked through the gateway with
+ * `trustKeyStandings`: all of a verdict's questions in one request, answered from one read of the
+ * trust graph.
  */
 import type { GatewayClient } from '../../../lib/graphql/gateway-client.js';
 import { KEY_STANDINGS, type KeyStanding, type KeyStandingValue } from '../domain/index.js';
 
-/** Questions per request; the gateway refuses more than 60 aliases. */
-const QUESTIONS_PER_REQUEST = 40;
+/** Questions per request: the most one `trustKeyStandings` answers. */
+const QUESTIONS_PER_REQUEST = 1000;
 
 export type StandingAnswers = { answers: KeyStanding[] } | { unavailable: string };
 
@@ -19,15 +20,12 @@ export class TrustClient {
     try {
       for (let start = 0; start < questions.length; start += QUESTIONS_PER_REQUEST) {
         const chunk = questions.slice(start, start + QUESTIONS_PER_REQUEST);
-        const declarations = chunk.map((_, i) => `$k${i}: String!, $a${i}: DateTimeISO!`).join(', ');
-        const fields = chunk.map((_, i) => `s${i}: trustKeyStanding(kid: $k${i}, at: $a${i})`).join('\n  ');
-        const variables = Object.fromEntries(chunk.flatMap((question, i) => [[`k${i}`, question.kid], [`a${i}`, question.at]]));
-        const data = await this.gateway.request<Record<string, { standing?: unknown; reason?: unknown } | null>>(
-          `query IssuerKeyStanding(${declarations}) {\n  ${fields}\n}`,
-          variables,
+        const data = await this.gateway.request<{ trustKeyStandings: ({ standing?: unknown; reason?: unknown } | null)[] }>(
+          'query IssuerKeyStandings($questions: [TrustKeyStandingQuestion!]!) { trustKeyStandings(questions: $questions) { standing reason } }',
+          { questions: chunk.map(({ kid, at }) => ({ kid, at })) },
         );
         chunk.forEach((question, i) => {
-          const answer = data[`s${i}`];
+          const answer = data.trustKeyStandings[i];
           const standing = (KEY_STANDINGS as readonly unknown[]).includes(answer?.standing) ? (answer!.standing as KeyStandingValue) : 'unknown';
           // The question's own instant is kept, so the answer matches it whatever spelling trust echoes.
           answers.push({ kid: question.kid, at: question.at, standing, ...(typeof answer?.reason === 'string' ? { reason: answer.reason } : {}) });
