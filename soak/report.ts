@@ -26,11 +26,8 @@ export interface SoakSection {
   seconds: number;
 }
 
-/** A markdown table; `|` in a cell is escaped. */
-export function markdownTable(header: readonly string[], rows: readonly (readonly (string | number)[])[]): string {
-  const line = (cells: readonly (string | number)[]) => `| ${cells.map((cell) => String(cell).replaceAll('|', '\\|').replaceAll('\n', ' ')).join(' | ')} |`;
-  return [line(header), `|${header.map(() => '---').join('|')}|`, ...rows.map(line)].join('\n');
-}
+/** The same markdown tables as the benchmarks' documents. */
+export { markdownTable } from '../bench/support.js';
 
 /** Collects failures, keeping only the first few in words (the count is always exact). */
 export class FailureLog {
