@@ -137,9 +137,13 @@ export class PassportRepository {
     return groups.map((group) => ({ passportId: group.passportId, kid: group.kid, first: group._min.recordedAt!, last: group._max.recordedAt! }));
   }
 
-  /** Every event's canonical signed text, in sequence order. */
-  async eventTexts(passportId: string): Promise<string[]> {
-    const rows = await this.prisma.passportEvent.findMany({ where: { passportId }, orderBy: { seq: 'asc' }, select: { canonical: true } });
+  /**
+   * The canonical signed texts of the first `logSize` events, in sequence order: the log as a head of
+   * that size covers it. Events are only ever appended, so this is the log of a passport row read
+   * earlier even when appends have committed since (a reader never gets a head and a longer log).
+   */
+  async eventTexts(passportId: string, logSize: number): Promise<string[]> {
+    const rows = await this.prisma.passportEvent.findMany({ where: { passportId, seq: { lt: logSize } }, orderBy: { seq: 'asc' }, select: { canonical: true } });
     return rows.map((row) => row.canonical);
   }
 

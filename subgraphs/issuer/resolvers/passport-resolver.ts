@@ -47,9 +47,9 @@ export class PassportResolver {
     return (await this.#signingKeys(context).load(passport.row)).map(PassportKeyUse.from);
   }
 
-  @FieldResolver(() => [GraphQLJSONObject], { description: 'Every signed event, verbatim, in sequence order.' })
+  @FieldResolver(() => [GraphQLJSONObject], { description: 'Every signed event the log head covers, verbatim, in sequence order.' })
   events(@Root() passport: Passport): Promise<unknown[]> {
-    return this.issuer.events(passport.id);
+    return this.issuer.events(passport.row);
   }
 
   @FieldResolver(() => GraphQLJSONObject, {

@@ -234,9 +234,12 @@ export class IssuerService {
     return uses;
   }
 
-  /** Every stored event, parsed; a row that is no longer JSON is kept as its text, for the verdict to name. */
-  async events(id: string): Promise<unknown[]> {
-    return (await this.passports.eventTexts(id)).map(parseStored);
+  /**
+   * The events the passport's log head covers, parsed; a row that is no longer JSON is kept as its
+   * text, for the verdict to name.
+   */
+  async events(row: PassportRow): Promise<unknown[]> {
+    return (await this.passports.eventTexts(row.id, row.logSize)).map(parseStored);
   }
 
   async appendEvent(passportId: string, input: { type: string; payload: Record<string, unknown> }) {
@@ -276,7 +279,7 @@ export class IssuerService {
 
   /** The full pipeline: log, signatures, pack, and the standing of every signing key in trust. */
   async verdict(row: PassportRow): Promise<PassportVerdict & { computed_at: string }> {
-    const texts = await this.passports.eventTexts(row.id);
+    const texts = await this.passports.eventTexts(row.id, row.logSize);
     const events = texts.map(parseStored);
     const head = row.logHead as unknown as SignedLogHead;
     const resolveKey = this.keys.resolveKey;
