@@ -14,6 +14,7 @@
  *    its tree may be left.
  *
  *   node --import tsx bench/platform.ts
+ *   node --import tsx bench/platform.ts --gateways   # only the gateway comparison, printed, no report
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -33,6 +34,8 @@ const SEQUENTIAL_ROUNDS = 300;
 const MEMORY_LOAD_SECONDS = 8;
 const { token: ADMIN, tokens } = benchToken('admin');
 const MODEL = 'bench-platform-battery';
+/** Only part 1, printed and not written: for trying a change to the gateway side by side. */
+const GATEWAYS_ONLY = process.argv.includes('--gateways');
 
 /** Passports with their registry type record, archive snapshots and the trust standing of their keys: four subgraphs, one request. */
 const CROSS_QUERY = `query PlatformBench($ids: [ID!]!) {
@@ -226,6 +229,11 @@ try {
     rows.push([`cross-subgraph query, ${CONNECTIONS} connections: ${label}`, `**${stats.perSecond.toFixed(0)} req/s**`, ms(stats.latency), ms(stats.p95), `${stats.failed} of ${stats.requests}`]);
   }
   rows.push(['ours / Hive (median of the rounds)', `**${ratio(ours.perSecond, hive.perSecond)}** req/s (rounds: ${pairRatios.map((r) => r.toFixed(2)).join(', ')})`, ratio(ours.latency, hive.latency), ratio(ours.p95, hive.p95), '—']);
+  if (GATEWAYS_ONLY) {
+    console.log(`\n${markdownTable(['measure', 'result', 'median', 'p95', 'failed'], rows)}\n`);
+    await bench.close();
+    process.exit(0);
+  }
   figures.push(
     { measure: `gateway requests/s, ours / Hive Gateway (cross-subgraph query, ${CONNECTIONS} connections)`, value: `${ratio(ours.perSecond, hive.perSecond)} (${ours.perSecond.toFixed(0)} / ${hive.perSecond.toFixed(0)} req/s)`, target: '≥ 1.0' },
     { measure: 'gateway p95 latency, ours / Hive Gateway', value: `${ms(ours.p95)} / ${ms(hive.p95)}` },

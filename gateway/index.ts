@@ -39,6 +39,55 @@ interface GatewayContext {
   authorization?: string;
 }
 
+/** A subgraph's answer as received: shared, as text, by every request that waited for it. */
+interface SubgraphAnswer {
+  status: number;
+  statusText: string;
+  headers: [string, string][];
+  text: string;
+}
+
+type SubgraphFetcher = NonNullable<ConstructorParameters<typeof RemoteGraphQLDataSource>[0]>['fetcher'];
+
+/**
+ * The gateway's fetch to the subgraphs: Node's own fetch (undici, keep-alive) rather than the default
+ * make-fetch-happen, whose agent builds a stack trace on every subgraph request; and identical
+ * subgraph queries in flight at the same moment are sent once.
+ *
+ * Under load many clients ask the same thing at once (a popular passport, the same cross-service
+ * page); their query plans send the same fetches, which the subgraph would answer alike. Requests are
+ * shared by URL, credentials and body, and only queries: a mutation is always sent once per request.
+ * The entry is dropped as soon as the answer arrives, so nothing is cached beyond one round trip and
+ * every request sees an answer begun after it was sent. Each caller gets a Response of its own over
+ * the shared text and parses it itself: the gateway merges subgraph data into the result it builds,
+ * so one parsed object must not serve two requests.
+ */
+export function sharingSubgraphFetch(): SubgraphFetcher {
+  const inFlight = new Map<string, Promise<SubgraphAnswer>>();
+  const send = async (url: string, init: RequestInit): Promise<SubgraphAnswer> => {
+    const response = await fetch(url, init);
+    return { status: response.status, statusText: response.statusText, headers: [...response.headers], text: await response.text() };
+  };
+  const fetcher = async (url: string, init: RequestInit & { headers: Record<string, string>; body: string }): Promise<Response> => {
+    // The body is the JSON of {query, variables, …}, the query one operation the planner printed:
+    // `query …` or `{ … }`. Anything else (a mutation) is sent as it is.
+    const query = /^\{"query":"\s*(query\b|\{)/.test(init.body);
+    const key = query ? `${url}\n${init.headers.authorization ?? ''}\n${init.body}` : undefined;
+    let answer = key ? inFlight.get(key) : undefined;
+    if (!answer) {
+      answer = send(url, init);
+      if (key) {
+        inFlight.set(key, answer);
+        const forget = () => inFlight.delete(key);
+        answer.then(forget, forget);
+      }
+    }
+    const { text, ...meta } = await answer;
+    return new Response(text, meta);
+  };
+  return fetcher as unknown as SubgraphFetcher;
+}
+
 /** Passes the caller's credentials on, so that every subgraph checks them too. */
 class CredentialForwardingDataSource extends RemoteGraphQLDataSource<GatewayContext> {
   override willSendRequest({ request, context }: { request: { http?: { headers: { set(name: string, value: string): void } } }; context: GatewayContext }) {
@@ -57,8 +106,6 @@ class CredentialForwardingDataSource extends RemoteGraphQLDataSource<GatewayCont
     return new GraphQLError(body?.errors?.[0]?.message ?? error.message, { extensions: { code: 'BAD_USER_INPUT' } });
   }
 }
-
-const subgraphFetch = ((url: string, init: RequestInit) => fetch(url, init)) as unknown as NonNullable<ConstructorParameters<typeof RemoteGraphQLDataSource>[0]>['fetcher'];
 
 const graphiqlDirectory = join(dirname(fileURLToPath(import.meta.url)), 'graphiql');
 const requireModule = createRequire(import.meta.url);
@@ -90,10 +137,9 @@ export interface RunningGateway extends ListeningServer {
 export async function startGateway(options: GatewayOptions): Promise<RunningGateway> {
   const supergraphSdl = await composeSupergraph(options.subgraphs);
   if (options.supergraphFile) await writeFile(options.supergraphFile, supergraphSdl);
+  const subgraphFetch = sharingSubgraphFetch();
   const gateway = new ApolloGateway({
     supergraphSdl,
-    // Node's own fetch (undici, keep-alive) rather than the default make-fetch-happen, whose agent
-    // builds a stack trace on every subgraph request.
     buildService: ({ url }) => new CredentialForwardingDataSource({ url, fetcher: subgraphFetch }),
   });
   const armor = new ApolloArmor({
