@@ -1,13 +1,15 @@
 /**
  * A JSON POST over node:http with a keep-alive agent, for a server that asks another on every
- * request (the REST facade asking the gateway). Node's fetch costs noticeably more per call (WHATWG
+ * request (the REST facade asking the gateway, the gateway asking the subgraphs). Node's fetch costs noticeably more per call (WHATWG
  * Request, Headers and body streams, each built and torn down every time); on a loopback hop of a
  * millisecond or two that cost is the larger part of the facade's overhead.
  */
-import { Agent, request } from 'node:http';
+import { Agent, request, type IncomingHttpHeaders } from 'node:http';
 
 export interface JsonAnswer {
   status: number;
+  statusText: string;
+  headers: IncomingHttpHeaders;
   /** The body as received, to be parsed by the caller. */
   text: string;
 }
@@ -25,7 +27,7 @@ export function jsonPoster(options: { maxSockets?: number } = {}): (url: string,
         const chunks: Buffer[] = [];
         incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
         incoming.once('error', reject);
-        incoming.once('end', () => resolve({ status: incoming.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+        incoming.once('end', () => resolve({ status: incoming.statusCode ?? 0, statusText: incoming.statusMessage ?? '', headers: incoming.headers, text: Buffer.concat(chunks).toString('utf8') }));
       });
       outgoing.once('error', reject);
       outgoing.end(body);
