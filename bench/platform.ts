@@ -129,35 +129,35 @@ const answersGraphql = (url: string) => async () => (await fetch(url, { method: 
 const ratio = (a: number, b: number) => `${(a / b).toFixed(2)}×`;
 const percentMore = (a: number, b: number) => `${a >= b ? '+' : ''}${(((a - b) / b) * 100).toFixed(1)} %`;
 
-// ---------------------------------------------------------------------------------------------
-// Data: a model, passports of it with an event (every third with a pack) and a snapshot each.
-
-console.log(`Seeding ${PASSPORTS} passports across the four services …`);
-await rest('registry', '/', {
-  kind: 'model',
-  id: MODEL,
-  body: { title: MODEL, schema: { $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'object', properties: { chemistry: { enum: ['LFP', 'NMC'] } }, required: ['chemistry'] } },
-});
-const passportIds: string[] = [];
-for (let i = 0; i < PASSPORTS; i += 1) {
-  const identity = `https://id.gs1.org/01/09520123456788/21/PLATFORM-${i}`;
-  const passport = await rest('issuer', '/passports', { identity, type_ref: { id: MODEL, version: 1 }, config_vector: { chemistry: 'LFP' } });
-  const id = passport.passport_id as string;
-  await rest('issuer', `/passports/${id}/events`, {
-    type: 'ObjectEvent',
-    payload: { eventTime: new Date(Date.UTC(2025, 0, 1, 0, 0, i)).toISOString(), eventTimeZoneOffset: '+01:00', action: 'OBSERVE', bizStep: 'inspecting', epcList: [identity], readPoint: { id: 'urn:epc:id:sgln:9520123.00001.0' } },
-  });
-  if (i % 3 === 0) await rest('issuer', `/passports/${id}/pack`);
-  await rest('archive', '/snapshots', { passport_id: id });
-  passportIds.push(id);
-}
-const crossVariables = { ids: passportIds.slice(0, 10) };
-const crossBody = JSON.stringify({ query: CROSS_QUERY, variables: crossVariables });
-const jsonHeaders = { 'content-type': 'application/json' };
-
 const rows: string[][] = [];
 const figures: KeyFigure[] = [];
 try {
+  // ---------------------------------------------------------------------------------------------
+  // Data: a model, passports of it with an event (every third with a pack) and a snapshot each.
+
+  console.log(`Seeding ${PASSPORTS} passports across the four services …`);
+  await rest('registry', '/', {
+    kind: 'model',
+    id: MODEL,
+    body: { title: MODEL, schema: { $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'object', properties: { chemistry: { enum: ['LFP', 'NMC'] } }, required: ['chemistry'] } },
+  });
+  const passportIds: string[] = [];
+  for (let i = 0; i < PASSPORTS; i += 1) {
+    const identity = `https://id.gs1.org/01/09520123456788/21/PLATFORM-${i}`;
+    const passport = await rest('issuer', '/passports', { identity, type_ref: { id: MODEL, version: 1 }, config_vector: { chemistry: 'LFP' } });
+    const id = passport.passport_id as string;
+    await rest('issuer', `/passports/${id}/events`, {
+      type: 'ObjectEvent',
+      payload: { eventTime: new Date(Date.UTC(2025, 0, 1, 0, 0, i)).toISOString(), eventTimeZoneOffset: '+01:00', action: 'OBSERVE', bizStep: 'inspecting', epcList: [identity], readPoint: { id: 'urn:epc:id:sgln:9520123.00001.0' } },
+    });
+    if (i % 3 === 0) await rest('issuer', `/passports/${id}/pack`);
+    await rest('archive', '/snapshots', { passport_id: id });
+    passportIds.push(id);
+  }
+  const crossVariables = { ids: passportIds.slice(0, 10) };
+  const crossBody = JSON.stringify({ query: CROSS_QUERY, variables: crossVariables });
+  const jsonHeaders = { 'content-type': 'application/json' };
+
   if (parts.has('gateways')) {
     // -------------------------------------------------------------------------------------------
     // 1. Our gateway and Hive Gateway, each its own process, over the subgraphs of this process.
@@ -335,7 +335,21 @@ try {
       `3. **Gateway overhead**: \`${ISSUER_QUERY}\` posted to the issuer subgraph's own URL and to the gateway, in the same turns as 2.`,
       `4. **Memory**: \`node --import tsx bin/start.ts\` on its own data folder and free ports (a fresh embedded PostgreSQL cluster); VmRSS of the node process from /proc/<pid>/status, and over its whole process tree (the embedded PostgreSQL processes included) both the sum of RSS (which counts PostgreSQL's shared buffers once per process) and the sum of PSS from /proc/<pid>/smaps_rollup (shared pages divided among their sharers: the honest total). Idle: the median of samples over 3 s, 2 s after it printed that it runs. Under load: autocannon on GET /issuer/passports/{id} (${CONNECTIONS} connections, ${MEMORY_LOAD_SECONDS} s), sampled every 250 ms. Then SIGTERM; every process of its tree must be gone.`,
       '',
-      'The cross-subgraph query (registry, archive and trust are each asked once per plan step for all ten passports; the keys are not vouched for in trust, so standings are `unknown`, which trust still computes from its graph):',
+      'Both gateways send identical subgraph queries that are in flight at the same moment only once (Hive Gateway by default, in @graphql-tools/executor-http; ours since issue 9, gateway/index.ts). Neither shares whole incoming requests (Hive Gateway\'s `inboundInflightRequestDeduplication` is off by default and left off). With every client sending the same query, as here, that sharing weighs heavily: the figures are those of a hot, repeated query, not of a mix.',
+    '',
+    'Tuning of our gateway and facade (issue 9), measured side by side with `--gateways` and `--overheads` on this machine, one change at a time (the machine is shared, so compare the ratios):',
+    '',
+    markdownTable(
+      ['change', 'ours / Hive, req/s', 'facade overhead (passport, record), sequential', 'facade, passport read under load', 'gateway overhead, passport(id)'],
+      [
+        ['before (subgraph fetch with Node\'s fetch; facade with fetch)', '0.16× (54 / 340)', '+15.5 %, +21.3 %', '731 req/s', '+56.5 %'],
+        ['identical subgraph queries in flight sent once', '1.77× (455 / 257)', '+21.1 %, +18.0 %', '1390 req/s', '+62.2 %'],
+        ['facade asks the gateway over node:http, keep-alive agent', '—', '+16.9 %, +14.6 %', '2410 req/s', '+53.1 %'],
+        ['gateway asks the subgraphs over node:http, keep-alive agent, minimal Response', '2.37× (636 / 268)', '+5.1 %, +9.7 %', '3246 req/s', '+39.5 %'],
+      ],
+    ),
+    '',
+    'The cross-subgraph query (registry, archive and trust are each asked once per plan step for all ten passports; the keys are not vouched for in trust, so standings are `unknown`, which trust still computes from its graph):',
       '',
       '```graphql',
       CROSS_QUERY,
