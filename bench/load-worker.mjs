@@ -1,0 +1,32 @@
+/**
+ * The load generator of bench/platform.ts, run as a process of its own so that the client's HTTP
+ * work is billed neither to the server measured nor to the benchmark's process. autocannon with
+ * the options given as JSON in argv[2] ({url, connections, seconds, method, headers, body}); every
+ * response's latency is kept, because autocannon's own summary has no 95th percentile. Prints one
+ * JSON line: requests, seconds, requests/s, latency median/p95/p99 (ms), non-2xx, errors, timeouts.
+ */
+import autocannon from 'autocannon';
+
+const { url, connections, seconds, method = 'GET', headers = {}, body } = JSON.parse(process.argv[2]);
+const latencies = [];
+const quantile = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? NaN;
+
+const instance = autocannon({ url, connections, duration: seconds, method, headers, ...(body === undefined ? {} : { body }) }, (error, result) => {
+  if (error) {
+    process.stdout.write(JSON.stringify({ error: String(error) }));
+    return;
+  }
+  latencies.sort((a, b) => a - b);
+  process.stdout.write(
+    JSON.stringify({
+      requests: result.requests.total,
+      seconds: result.duration,
+      perSecond: result.requests.total / result.duration,
+      latency: { median: quantile(latencies, 0.5), p95: quantile(latencies, 0.95), p99: quantile(latencies, 0.99) },
+      non2xx: result.non2xx,
+      errors: result.errors,
+      timeouts: result.timeouts,
+    }),
+  );
+});
+instance.on('response', (_client, _status, _bytes, responseTime) => latencies.push(responseTime));
