@@ -61,7 +61,7 @@ dns.lookup = function guardedLookup(hostname: string, ...rest: unknown[]) {
     const callback = rest.at(-1) as (error: Error) => void;
     const error = refuse('dns', hostname);
     process.nextTick(() => callback(error));
-    return {} as ReturnType<typeof dns.lookup>;
+    return;
   }
   return (lookup as (...a: unknown[]) => unknown).call(dns, hostname, ...rest);
 } as typeof dns.lookup;

@@ -3,6 +3,7 @@
  * issuer reading a registry model, the archive gathering a passport). The gateway's address is
  * resolved per request because, in one process, the gateway starts after the subgraphs.
  */
+import { jsonPoster, type JsonAnswer } from '../http/post-json.js';
 import { problemOf, ProblemError } from '../problem.js';
 
 export interface GatewayClient {
@@ -10,15 +11,17 @@ export interface GatewayClient {
 }
 
 export function gatewayClient(url: () => string): GatewayClient {
+  // Kept-alive sockets over node:http, as the facade asks the gateway (lib/http/post-json.ts).
+  const post = jsonPoster();
   return {
     async request<T>(query: string, variables: Record<string, unknown> = {}): Promise<T> {
-      let response: Response;
+      let answer: JsonAnswer;
       try {
-        response = await fetch(url(), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query, variables }) });
+        answer = await post(url(), JSON.stringify({ query, variables }));
       } catch {
         throw new ProblemError(503, 'GATEWAY_UNAVAILABLE', 'The GraphQL gateway does not answer.');
       }
-      const payload = (await response.json()) as { data?: T; errors?: { message: string; extensions?: Record<string, unknown> }[] };
+      const payload = JSON.parse(answer.text) as { data?: T; errors?: { message: string; extensions?: Record<string, unknown> }[] };
       if (payload.errors?.length) {
         const first = payload.errors[0]!;
         const details = problemOf(first);
@@ -26,7 +29,7 @@ export function gatewayClient(url: () => string): GatewayClient {
         if (details) throw new ProblemError(details.status, details.code, details.detail ?? first.message, details);
         throw new Error(`gateway request failed: ${first.message}`);
       }
-      if (!payload.data) throw new Error(`gateway answered ${response.status} without data`);
+      if (!payload.data) throw new Error(`gateway answered ${answer.status} without data`);
       return payload.data;
     },
   };
