@@ -8,12 +8,11 @@
  *
  *   node --import tsx soak/run-part.ts authorization [seed]
  */
-import { randomBytes } from 'node:crypto';
 import type { ServiceName } from '../lib/config/services.js';
 import { problemOf } from '../lib/problem.js';
 import type { Route } from '../rest-facade/route-table.js';
 import type { SoakContext } from './context.js';
-import { allRoutes, fillPath, seedFixtures, validRequest, type Fixtures, type ValidRequest } from './fixtures.js';
+import { allRoutes, fillPath, prng, seedFixtures, validRequest, type Fixtures, type ValidRequest } from './fixtures.js';
 import { excerpt, problemViolation, send, type RawAnswer } from './http.js';
 import { FailureLog, markdownTable, type SoakSection } from './report.js';
 import { ADMIN_LOG_TABLES, changedTables, watchTables } from './tables.js';
@@ -38,7 +37,8 @@ function credentials(context: SoakContext, adminRoute: boolean): Credential[] {
     `Bearer "${admin}"`,
     `Token ${admin}`,
   ];
-  const unknown = [`Bearer wrong-${randomBytes(12).toString('hex')}`, `Bearer ${admin}x`, `Bearer ${writer.slice(0, -1)}`];
+  const random = prng(context.seed);
+  const unknown = [`Bearer wrong-${Array.from({ length: 24 }, () => Math.floor(random() * 16).toString(16)).join('')}`, `Bearer ${admin}x`, `Bearer ${writer.slice(0, -1)}`];
   return [
     { kind: 'none', status: 401, code: 'MISSING_TOKEN' },
     ...malformed.map((header): Credential => ({ kind: 'malformed', header, status: 401, code: 'INVALID_TOKEN' })),
@@ -92,6 +92,50 @@ function graphqlOutcome(answer: RawAnswer): { status?: number; code?: string; da
   }
 }
 
+interface TypeRef {
+  kind: string;
+  name: string | null;
+  ofType: TypeRef | null;
+}
+
+const TYPE_REF = 'kind name ofType { kind name ofType { kind name ofType { kind name ofType { kind name } } } }';
+
+/**
+ * Every mutation of the composed graph, the ones no REST path maps (key rotation, …) included, as
+ * a document with well-typed dummy arguments: arguments are checked before the resolver, so only
+ * well-typed ones show that the role check refuses.
+ */
+async function everyMutation(context: SoakContext): Promise<{ name: string; document: string }[]> {
+  const answer = await send({
+    url: context.stack.gateway.graphqlUrl,
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      query: `{ __schema { mutationType { fields { name args { name type { ${TYPE_REF} } } type { ${TYPE_REF} } } }
+        types { kind name enumValues { name } inputFields { name type { ${TYPE_REF} } } } } }`,
+    }),
+  });
+  const schema = (JSON.parse(answer.text) as { data: { __schema: any } }).data.__schema;
+  const types = new Map<string, { kind: string; enumValues?: { name: string }[]; inputFields?: { name: string; type: TypeRef }[] }>(schema.types.map((type: { name: string }) => [type.name, type]));
+  const literal = (ref: TypeRef): string => {
+    if (ref.kind === 'NON_NULL') return literal(ref.ofType!);
+    if (ref.kind === 'LIST') return `[${literal(ref.ofType!)}]`;
+    const type = types.get(ref.name!)!;
+    if (type.kind === 'ENUM') return type.enumValues![0]!.name;
+    if (type.kind === 'INPUT_OBJECT') {
+      const required = type.inputFields!.filter((field) => field.type.kind === 'NON_NULL');
+      return `{ ${required.map((field) => `${field.name}: ${literal(field.type)}`).join(', ')} }`;
+    }
+    const scalars: Record<string, string> = { String: '"soak-probe"', ID: '"soak-probe"', Int: '1', Float: '1.5', Boolean: 'true', DateTimeISO: '"2026-01-01T00:00:00.000Z"', JSON: '{}', JSONObject: '{}' };
+    return scalars[ref.name!] ?? '"soak-probe"';
+  };
+  const leaf = (ref: TypeRef): boolean => (ref.ofType ? leaf(ref.ofType) : ['SCALAR', 'ENUM'].includes(types.get(ref.name!)!.kind));
+  return (schema.mutationType.fields as { name: string; args: { name: string; type: TypeRef }[]; type: TypeRef }[]).map((field) => {
+    const args = field.args.filter((arg) => arg.type.kind === 'NON_NULL').map((arg) => `${arg.name}: ${literal(arg.type)}`);
+    return { name: field.name, document: `mutation { ${field.name}${args.length ? `(${args.join(', ')})` : ''}${leaf(field.type) ? '' : ' { __typename }'} }` };
+  });
+}
+
 const cell = (statuses: number[]) => {
   if (statuses.length === 0) return '–';
   if (statuses.every((status) => status === 0)) return 'public read';
@@ -103,7 +147,13 @@ const cell = (statuses: number[]) => {
 export async function runAuthorization(context: SoakContext, given?: Fixtures): Promise<SoakSection> {
   const started = performance.now();
   const failures = new FailureLog(Number(process.env.SOAK_FAILURES_SHOWN) || 20);
-  const fixtures = given ?? (await seedFixtures(context));
+  let fixtures: Fixtures;
+  try {
+    fixtures = given ?? (await seedFixtures(context));
+  } catch (error) {
+    // Without its data the part cannot run; it reports that rather than throwing (soak/report.ts).
+    return { title: 'Authorization matrix', method: 'Not run: seeding the data failed.', passed: false, figures: [], failures: [String(error)], seconds: (performance.now() - started) / 1000 };
+  }
   const tables = await watchTables(context.databaseUrl);
   const routes = guardedRoutes();
   const rows = new Map<string, Record<string, number[]>>();
@@ -183,6 +233,30 @@ export async function runAuthorization(context: SoakContext, given?: Fixtures): 
     const badLog = logged.filter((entry) => entry.outcome !== 'INSUFFICIENT_ROLE');
     for (const entry of badLog) failures.add(`refused GraphQL request left an admin-log entry ${entry.service} ${entry.action} ${entry.outcome} (${entry.role})`);
 
+    // 2b. Every mutation of the graph, without credentials or with an unknown token: 401, nothing written.
+    const mutations = await everyMutation(context);
+    const graphRows: string[][] = [];
+    const beforeGraph = await tables.snapshot();
+    for (const { name, document } of mutations) {
+      const statuses: string[] = [];
+      // Key rotation and revocation are admin mutations (DESIGN-NOTES, keys): the writer token must get 403 too.
+      const adminOnly = /(RotateKey|RevokeKey)$/.test(name);
+      for (const credential of credentials(context, adminOnly).filter((candidate) => candidate.kind === 'none' || candidate.kind === 'writer' || candidate.header === `Bearer ${context.tokens.admin}x`)) {
+        const answer = await send({ url: context.stack.gateway.graphqlUrl, method: 'POST', headers: { 'content-type': 'application/json', ...(credential.header ? { authorization: credential.header } : {}) }, body: JSON.stringify({ query: document }) });
+        gatewayRefusals += 1;
+        const outcome = graphqlOutcome(answer);
+        statuses.push(String(outcome.status ?? answer.status));
+        if (outcome.data) unauthorisedWrites += 1;
+        if (outcome.status !== credential.status || outcome.data) failures.add(`gateway mutation ${name} with ${credential.kind} credentials: ${outcome.status ?? answer.status} ${outcome.code ?? ''}: ${excerpt(answer.text)}`);
+      }
+      graphRows.push([name, ...statuses.concat(adminOnly ? [] : ['–'])]);
+    }
+    // The writer's refused key rotations are logged (INSUFFICIENT_ROLE), as every authenticated mutation is.
+    const afterGraph = await tables.snapshot();
+    const graphChanges = changedTables(beforeGraph, afterGraph, ADMIN_LOG_TABLES);
+    for (const entry of await tables.adminLogSince(beforeGraph)) if (entry.outcome !== 'INSUFFICIENT_ROLE') graphChanges.push(`${entry.service}.admin_log: ${entry.action} ${entry.outcome}`);
+    for (const change of graphChanges) failures.add(`unauthenticated mutations of the graph changed ${change}`);
+
     // 3. Controls: the right token is accepted (with fresh valid requests), and so is admin on writer paths.
     let controls = 0;
     let controlsAccepted = 0;
@@ -213,9 +287,13 @@ export async function runAuthorization(context: SoakContext, given?: Fixtures): 
 
     const columns = ['REST none', 'REST malformed', 'REST unknown', 'REST writer', 'GraphQL none', 'GraphQL malformed', 'GraphQL unknown', 'GraphQL writer', 'REST writer (control)', 'REST admin (control)'];
     const details = [
-      `Seed ${context.seed}. Credentials: no header; malformed headers (Basic, a bare \`Bearer\`, two tokens, a token without scheme, a quoted token, another scheme); unknown bearer tokens (random, a valid token with a character added, one with a character removed); the writer token on admin paths. Cells are HTTP statuses (REST) or the status of the problem in the first GraphQL error; ×n counts repeats.`,
+      `Seed ${context.seed}. Credentials: no header; malformed headers (Basic, a bare \`Bearer\`, two tokens, a token without scheme, a quoted token, another scheme); unknown bearer tokens (random, a valid token with a character added, one with a character removed); the writer token on admin paths (lib/auth/tokens.ts has two roles: writer for the writes, admin for \`/admin/*\` and whatever a writer may, so that is the only under-privileged case). Cells are HTTP statuses (REST) or the status of the problem in the first GraphQL error; ×n counts repeats.`,
       '',
       markdownTable(['path', ...columns], [...rows].map(([path, cells]) => [path, ...columns.map((column) => cell(cells[column] ?? []))])),
+      '',
+      `Every mutation of the composed graph (${mutations.length}, the ones no REST path maps included), with well-typed dummy arguments, straight to the gateway:`,
+      '',
+      markdownTable(['mutation', 'no token', 'unknown token', 'writer token (admin mutations)'], graphRows),
       '',
       `Public reads in the graph, not refused there (REST asks a token because they are POSTs): ${publicReads.map(({ service, route }) => `${service} ${route.path}`).join(', ') || 'none'}.`,
       '',
@@ -231,7 +309,8 @@ export async function runAuthorization(context: SoakContext, given?: Fixtures): 
         { measure: 'refused REST requests sent', value: refusals },
         { measure: 'refused GraphQL requests sent', value: gatewayRefusals },
         { measure: 'unauthorised writes (refusals answered 2xx or with data)', value: unauthorisedWrites, expected: 0 },
-        { measure: 'tables changed by refused requests', value: restChanges.length + gatewayChanges.length + badLog.length, expected: 0 },
+        { measure: 'tables changed by refused requests', value: restChanges.length + gatewayChanges.length + badLog.length + graphChanges.length, expected: 0 },
+        { measure: 'mutations of the graph refused without valid credentials', value: `${graphRows.filter((row) => row.slice(1, 3).every((status) => status === '401') && ['403', '–'].includes(row[3]!)).length} of ${mutations.length}`, expected: `${mutations.length} of ${mutations.length}` },
         { measure: 'paths without a known valid request', value: noValidRequest, expected: 0 },
         { measure: 'controls accepted', value: `${controlsAccepted} of ${controls}`, expected: `${controls} of ${controls}` },
       ],

@@ -5,6 +5,7 @@
  * pack, and a snapshot. Also, for every write path of the route tables, an otherwise valid request.
  */
 import { ed25519PublicJwk, generateSecretKey, jwkThumbprint, publicKeyOf, rawKeySigner, signJson, type PublicJwk, type Signer } from '../lib/crypto/index.js';
+import { randomBytes } from 'node:crypto';
 import type { ServiceName } from '../lib/config/services.js';
 import { ROUTE_TABLES } from '../rest-facade/routes/index.js';
 import type { Route } from '../rest-facade/route-table.js';
@@ -44,6 +45,11 @@ function newKey(): Key {
   const kid = jwkThumbprint(jwk);
   return { jwk: { ...jwk, kid }, signer: rawKeySigner('Ed25519', kid, secret) };
 }
+
+/** A GS1 serial (AI 21: at most 20 characters) not used before on this database. */
+const SERIAL_PREFIX = `S${randomBytes(3).toString('hex')}`;
+let serials = 0;
+const newSerial = () => `${SERIAL_PREFIX}-${(serials += 1)}`;
 
 const seconds = (offset = 0) => Math.floor(Date.now() / 1000) + offset;
 const DAY = 86_400;
@@ -138,7 +144,7 @@ export async function seedFixtures(context: SoakContext): Promise<Fixtures> {
   await w('issuer', '/admin/profiles', { profile_id: profileId, capability_classes: ['identify', 'trace'] }, admin);
   const passports: string[] = [];
   for (let i = 0; i < 3; i += 1) {
-    const created = await w('issuer', '/passports', { identity: `https://id.gs1.org/01/09520123456788/21/SOAK-${run}-${i}`, granularity: 'item', type_ref: { id: modelId, version: 1 }, config_vector: CONFIG_VECTOR });
+    const created = await w('issuer', '/passports', { identity: `https://id.gs1.org/01/09520123456788/21/${newSerial()}`, granularity: 'item', type_ref: { id: modelId, version: 1 }, config_vector: CONFIG_VECTOR });
     const id = (created.body as { passport_id: string }).passport_id;
     passports.push(id);
     await w('issuer', `/passports/${encodeURIComponent(id)}/events`, { type: 'activated', payload: { placed_on_market_at: '2025-02-01T00:00:00Z' } });
@@ -219,7 +225,7 @@ export async function validRequest(context: SoakContext, service: ServiceName, r
     case 'registry /models/{id}/validate':
       return plain(CONFIG_VECTOR);
     case 'issuer /passports':
-      return plain({ identity: `https://id.gs1.org/01/09520123456788/21/SOAK-${n}`, granularity: 'item', type_ref: { id: fixtures.modelId, version: 1 }, config_vector: CONFIG_VECTOR });
+      return plain({ identity: `https://id.gs1.org/01/09520123456788/21/${newSerial()}`, granularity: 'item', type_ref: { id: fixtures.modelId, version: 1 }, config_vector: CONFIG_VECTOR });
     case 'issuer /passports/{id}/events':
       return plain({ type: 'ObjectEvent', payload: OBJECT_EVENT(counter) });
     case 'issuer /admin/profiles':

@@ -20,7 +20,8 @@ export interface RawAnswer {
 
 const agent = new Agent({ keepAlive: true, maxSockets: 16 });
 
-export function send(raw: RawRequest, timeoutMs = 30_000): Promise<RawAnswer> {
+/** `fresh`: on a connection of its own rather than a kept-alive one (to tell a stuck connection from a stuck server). */
+export function send(raw: RawRequest, timeoutMs = 30_000, fresh = false): Promise<RawAnswer> {
   const url = new URL(raw.url);
   return new Promise((resolve) => {
     const body = raw.body === undefined ? undefined : Buffer.isBuffer(raw.body) ? raw.body : Buffer.from(raw.body, 'utf8');
@@ -28,7 +29,7 @@ export function send(raw: RawRequest, timeoutMs = 30_000): Promise<RawAnswer> {
     if (body && !raw.chunked) headers['content-length'] = body.length;
     // The request target is written as given, so malformed percent-encoding reaches the server.
     const target = raw.url.slice(url.origin.length) || '/';
-    const outgoing = request({ host: url.hostname, port: url.port, method: raw.method, path: target, headers, agent, timeout: timeoutMs }, (response) => {
+    const outgoing = request({ host: url.hostname, port: url.port, method: raw.method, path: target, headers, agent: fresh ? false : agent, timeout: timeoutMs }, (response) => {
       const chunks: Buffer[] = [];
       response.on('data', (chunk: Buffer) => chunks.push(chunk));
       response.on('end', () => resolve({ status: response.statusCode ?? 0, headers: response.headers, text: Buffer.concat(chunks).toString('utf8') }));

@@ -108,7 +108,13 @@ export async function runMalformed(context: SoakContext, given?: Fixtures): Prom
   const failures = new FailureLog(Number(process.env.SOAK_FAILURES_SHOWN) || 20);
   const random = prng(context.seed);
   const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
-  const fixtures = given ?? (await seedFixtures(context));
+  let fixtures: Fixtures;
+  try {
+    fixtures = given ?? (await seedFixtures(context));
+  } catch (error) {
+    // Without its data the part cannot run; it reports that rather than throwing (soak/report.ts).
+    return { title: 'Bad input', method: 'Not run: seeding the data failed.', passed: false, figures: [], failures: [String(error)], seconds: (performance.now() - started) / 1000 };
+  }
   const tables = await watchTables(context.databaseUrl);
   const routes = allRoutes();
 
@@ -278,6 +284,8 @@ export async function runMalformed(context: SoakContext, given?: Fixtures): Prom
     return Array.from({ length: 1 + Math.floor(random() * 64) }, () => pick(alphabet)).join('');
   };
   const randomValue = (): unknown => pick<() => unknown>([() => garbageString(), () => Math.floor((random() - 0.5) * 2 ** 60), () => random() * 1e300, () => random() < 0.5, () => null, () => [], () => ({ [garbageString()]: garbageString() }), () => [randomValue()]])();
+  const sameTypeValue = (type: string | undefined): unknown =>
+    type === 'string' ? garbageString() : type === 'integer' ? Math.floor((random() - 0.5) * 2 ** 40) : type === 'number' ? (random() - 0.5) * 1e300 : type === 'boolean' ? random() < 0.5 : type === 'array' ? [randomValue()] : { [garbageString()]: randomValue() };
   const randomGroups = new Map<string, Probe[]>();
   for (let i = 0; i < randomCount && bodyRoutes.length > 0; i += 1) {
     const { service, route, body, token } = pick(bodyRoutes);
@@ -286,15 +294,21 @@ export async function runMalformed(context: SoakContext, given?: Fixtures): Prom
     const required = (route.body!.required ?? []) as string[];
     const mutated: Json = { ...body };
     const typed = properties.filter((name) => typeOf(schemas[name]) !== undefined);
-    const certain = required.length > 0 && (random() < 0.5 || typed.length === 0) ? pick(required) : pick(typed);
+    const identifiers = properties.filter((name) => typeOf(schemas[name]) === 'string' && IDENTIFIER.test(name) && !schemas[name]!.enum);
+    // Half the time the certainly invalid change is of the right JSON type, so that it passes the
+    // facade and the service must refuse it: an identifier with U+0000, a space and '#' in it.
+    const deep = identifiers.length > 0 && random() < 0.5;
+    const certain = deep ? pick(identifiers) : required.length > 0 && (random() < 0.5 || typed.length === 0) ? pick(required) : pick(typed);
     const wrongValues = [...(WRONG_VALUES[typeOf(schemas[certain]) ?? ''] ?? []), ...(required.includes(certain) ? [null] : [])];
-    if (required.includes(certain) && (random() < 0.5 || wrongValues.length === 0)) delete mutated[certain];
+    if (deep) mutated[certain] = `${garbageString()}\u0000 #${garbageString()}`;
+    else if (required.includes(certain) && (random() < 0.5 || wrongValues.length === 0)) delete mutated[certain];
     else mutated[certain] = pick(wrongValues);
-    const changes = [`${certain} ${certain in mutated ? `→ ${JSON.stringify(mutated[certain])}` : 'removed'}`];
+    const changes = [`${certain} ${certain in mutated ? `→ ${excerpt(JSON.stringify(mutated[certain]), 40)}` : 'removed'}`];
     for (let j = 1 + Math.floor(random() * 3); j > 0; j -= 1) {
-      const name = random() < 0.8 && properties.length ? pick(properties) : garbageString();
+      // Further changes keep the JSON types when the certain one is deep, so the body gets that far.
+      const name = deep ? pick(properties) : random() < 0.8 ? pick(properties) : garbageString();
       if (name === certain) continue;
-      mutated[name] = randomValue();
+      mutated[name] = deep ? sameTypeValue(typeOf(schemas[name])) : randomValue();
       changes.push(`${excerpt(JSON.stringify(name), 20)} → ${excerpt(JSON.stringify(mutated[name]), 30)}`);
     }
     const target = `${service} ${route.method} ${route.path}`;
@@ -371,7 +385,15 @@ export async function runMalformed(context: SoakContext, given?: Fixtures): Prom
         const probes = group.probes.filter((probe) => probe.authenticated === authenticated);
         if (probes.length === 0) continue;
         const before = await tables.snapshot();
-        await pool(probes, WIDTH, async (probe) => check(probe, await send(probe.request)));
+        await pool(probes, WIDTH, async (probe) => {
+          const answer = await send(probe.request);
+          // No answer is a failure all the same; sent again alone, it shows whether the server or the connection was stuck.
+          if (answer.status === 0) {
+            const again = await send(probe.request, 30_000, true);
+            answer.error = `${answer.error}; sent again on a new connection: ${again.status || again.error}`;
+          }
+          check(probe, answer);
+        });
         const after = await tables.snapshot();
         // A refused request by a valid token is logged with its outcome (DESIGN §3); never as ok.
         const changes = changedTables(before, after, authenticated ? ADMIN_LOG_TABLES : []);
@@ -398,7 +420,7 @@ export async function runMalformed(context: SoakContext, given?: Fixtures): Prom
       .map(([status, count]) => `${status || 'none'} ×${count}`)
       .join(', ');
   const details = [
-    `Seed ${context.seed} (\`node --import tsx soak/run-part.ts malformed ${context.seed}\` repeats the run). Every request of a path is sent after the fixtures (trust nodes, an edge, a trust list, witnesses, a master-list entry, a revocation, the sample register, a model, passports with events and a pack, a snapshot), so paths with real ids get bad bodies too. Tables hashed before and after each path's requests without a valid token, and again around those with one.`,
+    `Seed ${context.seed} (\`node --import tsx soak/run-part.ts malformed ${context.seed}\` repeats the run). Every request of a path is sent after the fixtures (trust nodes, an edge, a trust list, witnesses, a master-list entry, a revocation, the sample register, a model, passports with events and a pack, a snapshot), so paths with real ids get bad bodies too. Tables hashed before and after each path's requests without a valid token (every table, admin logs included), and again around those with one: there the admin logs are left out of the hash, since DESIGN §3 logs every authenticated state-changing request with its outcome, refusals included; instead each new admin-log entry must carry a refusal's outcome, never \`ok\`.`,
     '',
     '### By kind of malformation',
     '',
