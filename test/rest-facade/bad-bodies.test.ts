@@ -2,8 +2,10 @@
  * Bodies the soak's bad-input run (soak/malformed.ts) found accepted or answered with a 5xx: a
  * number where an id is a string (GraphQL coerced it to an ID), a number too large for a double
  * (read as Infinity, sent on as null, so the member vanished), members the issuer's mappings
- * silently dropped, and nesting deep enough to overflow the stack on the way to the gateway.
+ * silently dropped, nesting deep enough to overflow the stack on the way to the gateway, and kept-alive
+ * connections that never answered again after carrying a chunked body over the limit.
  */
+import { Agent, request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkBodyMembers } from '../../rest-facade/route-table.js';
 import { sql } from '../support/database.js';
@@ -75,5 +77,51 @@ describe('deeply nested bodies', () => {
     // 128 levels are still accepted as JSON (and then judged by the route).
     const fine = await platform.rest('registry', '/models/none/validate', { body: `${'['.repeat(128)}${']'.repeat(128)}`, as: 'writer' });
     expect(fine.status, fine.text).toBe(404);
+  });
+});
+
+describe('chunked bodies over the limit', () => {
+  /** A POST on a kept-alive agent: its status, or `timeout` when no answer comes within 3 s. */
+  function post(agent: Agent, url: string, body: Buffer, chunked: boolean): Promise<string> {
+    const target = new URL(url);
+    return new Promise((resolve) => {
+      const outgoing = request(
+        { host: target.hostname, port: target.port, path: target.pathname, method: 'POST', agent, timeout: 3_000, headers: { authorization: 'Bearer test-writer-token-0123456789', 'content-type': 'application/json', ...(chunked ? {} : { 'content-length': body.length }) } },
+        (response) => {
+          response.resume();
+          response.on('end', () => resolve(String(response.statusCode)));
+        },
+      );
+      outgoing.on('timeout', () => outgoing.destroy(new Error('timeout')));
+      outgoing.on('error', (error) => resolve(error.message));
+      if (!chunked) return void outgoing.end(body);
+      for (let at = 0; at < body.length; at += 65_536) outgoing.write(body.subarray(at, at + 65_536));
+      outgoing.end();
+    });
+  }
+
+  it('are refused with 413 and leave the connection answering the next request', async () => {
+    const agent = new Agent({ keepAlive: true, maxSockets: 16 });
+    const url = `${platform.base('trust')}/trust-lists`;
+    const over = Buffer.from(JSON.stringify({ padding: 'p'.repeat(1_048_576 + 100_000) }));
+    const answers = new Map<string, number>();
+    try {
+      for (let round = 0; round < 10; round += 1) {
+        const jobs: [string, Buffer, boolean][] = [['over the limit', over, true], ...Array.from({ length: 12 }, (): [string, Buffer, boolean] => ['blank', Buffer.from('  '), false])];
+        let next = 0;
+        await Promise.all(
+          Array.from({ length: 8 }, async () => {
+            while (next < jobs.length) {
+              const [name, body, chunked] = jobs[next++]!;
+              const key = `${name}: ${await post(agent, url, body, chunked)}`;
+              answers.set(key, (answers.get(key) ?? 0) + 1);
+            }
+          }),
+        );
+      }
+    } finally {
+      agent.destroy();
+    }
+    expect(Object.fromEntries(answers)).toEqual({ 'over the limit: 413': 10, 'blank: 400': 120 });
   });
 });
