@@ -204,54 +204,54 @@ export async function runMalformed(context: SoakContext, given?: Fixtures): Prom
       const body = (valid.body ?? {}) as Json;
       const properties = (route.body.properties ?? {}) as Record<string, JsonSchema>;
       const required = (route.body.required ?? []) as string[];
-      const send = (kind: string, variant: string, text: Buffer | string, extra: { headers?: Record<string, string>; expect?: readonly number[]; chunked?: boolean } = {}) =>
+      const sendBody = (kind: string, variant: string, text: Buffer | string, extra: { headers?: Record<string, string>; expect?: readonly number[]; chunked?: boolean } = {}) =>
         add(kind, variant, { body: text, ...extra, headers: extra.headers ?? { ...auth, 'content-type': 'application/json' } });
       if (typeof valid.body === 'object' && valid.body !== null && !Array.isArray(valid.body) && Object.keys(properties).length > 0) bodyRoutes.push({ service, route, body, token });
 
       for (const [name, schema] of Object.entries(properties)) {
         const type = typeOf(schema);
         if (!type) continue;
-        for (const value of WRONG_VALUES[type] ?? []) send('wrong JSON type', `${name}: ${excerpt(JSON.stringify(value), 20)}`, JSON.stringify({ ...body, [name]: value }));
-        if (required.includes(name)) send('wrong JSON type', `${name}: null`, JSON.stringify({ ...body, [name]: null }));
+        for (const value of WRONG_VALUES[type] ?? []) sendBody('wrong JSON type', `${name}: ${excerpt(JSON.stringify(value), 20)}`, JSON.stringify({ ...body, [name]: value }));
+        if (required.includes(name)) sendBody('wrong JSON type', `${name}: null`, JSON.stringify({ ...body, [name]: null }));
         // Identifiers and constrained strings; free text (a description) has no documented limit.
-        if (type === 'string' && (schema.enum || schema.pattern || schema.maxLength || IDENTIFIER.test(name))) send('huge value', `${name}: 300,000 characters`, JSON.stringify({ ...body, [name]: 'x'.repeat(300_000) }));
+        if (type === 'string' && (schema.enum || schema.pattern || schema.maxLength || IDENTIFIER.test(name))) sendBody('huge value', `${name}: 300,000 characters`, JSON.stringify({ ...body, [name]: 'x'.repeat(300_000) }));
         if (type === 'string') {
-          send('huge value', `${name}: NUL and lone surrogate`, withRawMember(body, name, '"a\\u0000b\\ud800"'));
+          sendBody('huge value', `${name}: NUL and lone surrogate`, withRawMember(body, name, '"a\\u0000b\\ud800"'));
         }
         if (type === 'integer' || type === 'number') {
-          for (const raw of ['1e308', '-1e308', '18446744073709551616', '1e-300', '-0.5', '1' + '0'.repeat(400)]) send('huge value', `${name}: ${excerpt(raw, 20)}`, withRawMember(body, name, raw));
+          for (const raw of ['1e308', '-1e308', '18446744073709551616', '1e-300', '-0.5', '1' + '0'.repeat(400)]) sendBody('huge value', `${name}: ${excerpt(raw, 20)}`, withRawMember(body, name, raw));
         }
-        send('deep nesting', `${name}: arrays 10,000 deep`, withRawMember(body, name, deepArray(10_000)));
-        send('deep nesting', `${name}: objects 50,000 deep`, withRawMember(body, name, deepObject(50_000)));
+        sendBody('deep nesting', `${name}: arrays 10,000 deep`, withRawMember(body, name, deepArray(10_000)));
+        sendBody('deep nesting', `${name}: objects 50,000 deep`, withRawMember(body, name, deepObject(50_000)));
       }
       for (const name of required) {
         const rest = Object.fromEntries(Object.entries(body).filter(([member]) => member !== name));
-        send('missing required member', name, JSON.stringify(rest));
+        sendBody('missing required member', name, JSON.stringify(rest));
       }
-      if (required.length > 1) send('missing required member', 'all', '{}');
-      send('unknown member', 'top level', JSON.stringify({ ...body, unexpected_member: 'surprise' }));
+      if (required.length > 1) sendBody('missing required member', 'all', '{}');
+      sendBody('unknown member', 'top level', JSON.stringify({ ...body, unexpected_member: 'surprise' }));
       const twins = Object.keys(properties).filter((name) => name.includes('_'));
-      if (twins.length > 0) send('unknown member', 'camelCase twins of the members', JSON.stringify({ ...body, ...Object.fromEntries(twins.map((name) => [name.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase()), body[name] ?? 'x'])) }));
+      if (twins.length > 0) sendBody('unknown member', 'camelCase twins of the members', JSON.stringify({ ...body, ...Object.fromEntries(twins.map((name) => [name.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase()), body[name] ?? 'x'])) }));
       for (const [variant, value] of [['null', null], ['a number', 42], ['a string', 'text'], ['an empty array', []], ['true', true], ['the valid body in an array', [body]]] as [string, unknown][]) {
-        send('wrong JSON type', `whole body ${variant}`, JSON.stringify(value));
+        sendBody('wrong JSON type', `whole body ${variant}`, JSON.stringify(value));
       }
-      send('deep nesting', 'whole body: arrays 100,000 deep', deepArray(100_000));
-      send('deep nesting', 'whole body: objects 100,000 deep', deepObject(100_000));
-      send('huge value', '2,000 members', JSON.stringify({ ...body, ...Object.fromEntries(Array.from({ length: 2_000 }, (_, i) => [`m${i}`, i])) }));
+      sendBody('deep nesting', 'whole body: arrays 100,000 deep', deepArray(100_000));
+      sendBody('deep nesting', 'whole body: objects 100,000 deep', deepObject(100_000));
+      sendBody('huge value', '2,000 members', JSON.stringify({ ...body, ...Object.fromEntries(Array.from({ length: 2_000 }, (_, i) => [`m${i}`, i])) }));
       const padding = 'p'.repeat(BODY_LIMIT + 100_000);
-      send('body over the limit', 'declared length', JSON.stringify({ ...body, padding }), { expect: [413] });
-      send('body over the limit', 'chunked, no length', JSON.stringify({ ...body, padding }), { chunked: true, expect: [413] });
-      send('body over the limit', '10 MiB declared', Buffer.alloc(10 * BODY_LIMIT, 0x20), { expect: [413] });
+      sendBody('body over the limit', 'declared length', JSON.stringify({ ...body, padding }), { expect: [413] });
+      sendBody('body over the limit', 'chunked, no length', JSON.stringify({ ...body, padding }), { chunked: true, expect: [413] });
+      sendBody('body over the limit', '10 MiB declared', Buffer.alloc(10 * BODY_LIMIT, 0x20), { expect: [413] });
 
       const text = validBody ?? '{}';
       const bytes = Buffer.from(text);
       const invalidUtf8 = Buffer.concat([bytes.subarray(0, Math.max(1, text.indexOf('"') + 1)), Buffer.from([0xff, 0xfe, 0xc3, 0x28]), bytes.subarray(Math.max(1, text.indexOf('"') + 1))]);
-      send('bad encoding', 'invalid UTF-8 bytes in a string', invalidUtf8);
-      send('bad encoding', 'overlong UTF-8 encoding of a quote', Buffer.concat([Buffer.from('{"id":"'), Buffer.from([0xc0, 0xa2]), Buffer.from('"}')]));
-      send('bad encoding', 'UTF-16LE with BOM', Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(text, 'utf16le')]), { headers: { ...auth, 'content-type': 'application/json; charset=utf-16' } });
-      send('bad encoding', 'two BOMs', `\uFEFF\uFEFF${text}`);
-      send('bad encoding', 'BOM then truncated', `\uFEFF${text.slice(0, Math.floor(text.length / 2))}`);
-      for (const cut of [1, Math.floor(text.length / 3), Math.floor((2 * text.length) / 3), text.length - 1]) send('bad encoding', `truncated at ${cut} of ${text.length}`, text.slice(0, cut));
+      sendBody('bad encoding', 'invalid UTF-8 bytes in a string', invalidUtf8);
+      sendBody('bad encoding', 'overlong UTF-8 encoding of a quote', Buffer.concat([Buffer.from('{"id":"'), Buffer.from([0xc0, 0xa2]), Buffer.from('"}')]));
+      sendBody('bad encoding', 'UTF-16LE with BOM', Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(text, 'utf16le')]), { headers: { ...auth, 'content-type': 'application/json; charset=utf-16' } });
+      sendBody('bad encoding', 'two BOMs', `\uFEFF\uFEFF${text}`);
+      sendBody('bad encoding', 'BOM then truncated', `\uFEFF${text.slice(0, Math.floor(text.length / 2))}`);
+      for (const cut of [1, Math.floor(text.length / 3), Math.floor((2 * text.length) / 3), text.length - 1]) sendBody('bad encoding', `truncated at ${cut} of ${text.length}`, text.slice(0, cut));
       for (const [variant, raw] of [
         ['empty body', ''],
         ['whitespace only', ' \n\t '],
@@ -264,12 +264,12 @@ export async function runMalformed(context: SoakContext, given?: Fixtures): Prom
         ['unquoted member names', text.replace(/"(\w+)":/g, '$1:')],
         ['control character in a string', `{"id":"a\u0001b"}`],
       ] as [string, string][]) {
-        send('bad encoding', variant, raw);
+        sendBody('bad encoding', variant, raw);
       }
       for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/jsonx', 'application/xml', 'json', '']) {
-        send('bad media type', type || 'empty content-type', text, { headers: { ...auth, ...(type ? { 'content-type': type } : { 'content-type': '' }) }, expect: [415] });
+        sendBody('bad media type', type || 'empty content-type', text, { headers: { ...auth, ...(type ? { 'content-type': type } : { 'content-type': '' }) }, expect: [415] });
       }
-      send('bad media type', 'no content-type', text, { headers: { ...auth }, expect: [415] });
+      sendBody('bad media type', 'no content-type', text, { headers: { ...auth }, expect: [415] });
     }
     groups.push({ target, probes });
   }
