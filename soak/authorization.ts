@@ -12,7 +12,7 @@ import type { ServiceName } from '../lib/config/services.js';
 import { problemOf } from '../lib/problem.js';
 import type { Route } from '../rest-facade/route-table.js';
 import type { SoakContext } from './context.js';
-import { allRoutes, fillPath, prng, seedFixtures, validRequest, type Fixtures, type ValidRequest } from './fixtures.js';
+import { allRoutes, fillPath, prng, seedFixtures, notRun, validRequest, type Fixtures, type ValidRequest } from './fixtures.js';
 import { excerpt, problemViolation, send, type RawAnswer } from './http.js';
 import { FailureLog, markdownTable, type SoakSection } from './report.js';
 import { ADMIN_LOG_TABLES, changedTables, watchTables } from './tables.js';
@@ -147,13 +147,8 @@ const cell = (statuses: number[]) => {
 export async function runAuthorization(context: SoakContext, given?: Fixtures): Promise<SoakSection> {
   const started = performance.now();
   const failures = new FailureLog(Number(process.env.SOAK_FAILURES_SHOWN) || 20);
-  let fixtures: Fixtures;
-  try {
-    fixtures = given ?? (await seedFixtures(context));
-  } catch (error) {
-    // Without its data the part cannot run; it reports that rather than throwing (soak/report.ts).
-    return { title: 'Authorization matrix', method: 'Not run: seeding the data failed.', passed: false, figures: [], failures: [String(error)], seconds: (performance.now() - started) / 1000 };
-  }
+  const fixtures = given ?? (await seedFixtures(context).catch((error: unknown) => notRun('Authorization matrix', error, started)));
+  if (!('run' in fixtures)) return fixtures;
   const tables = await watchTables(context.databaseUrl);
   const routes = guardedRoutes();
   const rows = new Map<string, Record<string, number[]>>();

@@ -10,6 +10,7 @@ import type { ServiceName } from '../lib/config/services.js';
 import { ROUTE_TABLES } from '../rest-facade/routes/index.js';
 import type { Route } from '../rest-facade/route-table.js';
 import type { SoakContext } from './context.js';
+import type { SoakSection } from './report.js';
 
 export interface Answer {
   status: number;
@@ -154,6 +155,11 @@ export async function seedFixtures(context: SoakContext): Promise<Fixtures> {
   const snapshot = await w('archive', '/snapshots', { passport_id: passports[0] });
   const snapshotId = (snapshot.body as { id: string }).id;
   return { run, rootKey, rootId, issuerId, witness, jurisdiction, modelId, genericId, profileId, passports, snapshotId, registryIds };
+}
+
+/** The section of a part that could not seed its data: it reports that rather than throwing (soak/report.ts). */
+export function notRun(title: string, error: unknown, started: number): SoakSection {
+  return { title, method: 'Not run: seeding the data failed.', passed: false, figures: [], failures: [String(error)], seconds: (performance.now() - started) / 1000 };
 }
 
 /** Real values for a route's path parameters. */

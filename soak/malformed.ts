@@ -11,7 +11,7 @@
 import type { ServiceName } from '../lib/config/services.js';
 import type { JsonSchema, Route } from '../rest-facade/route-table.js';
 import type { SoakContext } from './context.js';
-import { allRoutes, fillPath, prng, seedFixtures, validRequest, type Fixtures } from './fixtures.js';
+import { allRoutes, fillPath, prng, seedFixtures, notRun, validRequest, type Fixtures } from './fixtures.js';
 import { excerpt, pool, problemViolation, send, type RawAnswer, type RawRequest } from './http.js';
 import { FailureLog, markdownTable, type SoakSection } from './report.js';
 import { ADMIN_LOG_TABLES, changedTables, watchTables } from './tables.js';
@@ -108,13 +108,8 @@ export async function runMalformed(context: SoakContext, given?: Fixtures): Prom
   const failures = new FailureLog(Number(process.env.SOAK_FAILURES_SHOWN) || 20);
   const random = prng(context.seed);
   const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
-  let fixtures: Fixtures;
-  try {
-    fixtures = given ?? (await seedFixtures(context));
-  } catch (error) {
-    // Without its data the part cannot run; it reports that rather than throwing (soak/report.ts).
-    return { title: 'Bad input', method: 'Not run: seeding the data failed.', passed: false, figures: [], failures: [String(error)], seconds: (performance.now() - started) / 1000 };
-  }
+  const fixtures = given ?? (await seedFixtures(context).catch((error: unknown) => notRun('Bad input', error, started)));
+  if (!('run' in fixtures)) return fixtures;
   const tables = await watchTables(context.databaseUrl);
   const routes = allRoutes();
 
