@@ -14,7 +14,7 @@ import { ApolloGateway, RemoteGraphQLDataSource } from '@apollo/gateway';
 import { GraphQLError } from 'graphql';
 import { ApolloArmor } from '@escape.tech/graphql-armor';
 import type { GraphqlLimits } from '../lib/config/runtime.js';
-import { BodyTooLargeError, readBody } from '../lib/http/body.js';
+import { BodyTooLargeError, MAX_JSON_DEPTH, nestedDeeperThan, readBody } from '../lib/http/body.js';
 import { jsonPoster, type JsonAnswer } from '../lib/http/post-json.js';
 import { formatServiceError } from '../lib/graphql/errors.js';
 import { noPhoneHomePlugins, type ListeningServer } from '../lib/graphql/subgraph-server.js';
@@ -152,6 +152,22 @@ export interface RunningGateway extends ListeningServer {
   supergraphSdl: string;
 }
 
+/**
+ * An operationName the document does not define: Apollo Server leaves it to the gateway's executor,
+ * which throws a plain error that would be answered as an internal one. It is the client's mistake.
+ */
+const unknownOperationPlugin: ApolloServerPlugin<GatewayContext> = {
+  async requestDidStart() {
+    return {
+      async didResolveOperation({ operation, request }) {
+        if (operation) return;
+        const detail = request.operationName ? `Unknown operation named "${request.operationName}".` : 'The document defines several operations; operationName must name one.';
+        throw new GraphQLError(detail, { extensions: { code: 'OPERATION_RESOLUTION_FAILURE', http: { status: 400 } } });
+      },
+    };
+  },
+};
+
 export async function startGateway(options: GatewayOptions): Promise<RunningGateway> {
   const supergraphSdl = await composeSupergraph(options.subgraphs);
   if (options.supergraphFile) await writeFile(options.supergraphFile, supergraphSdl);
@@ -164,7 +180,9 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     maxDepth: { n: options.limits.maxDepth },
     maxAliases: { n: options.limits.maxAliases },
     costLimit: { maxCost: options.limits.maxCost },
-    maxTokens: { n: options.limits.maxTokens },
+    // The token limit is graphql-js's own parse option below: armor's token plugin parses in a hook
+    // whose failure Apollo answers with 500, so every syntax error became a server error.
+    maxTokens: { enabled: false },
     maxDirectives: { n: 50 },
     // Field suggestions would reveal the schema even with introspection off.
     blockFieldSuggestion: { enabled: !options.introspection },
@@ -172,7 +190,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const apollo = new ApolloServer<GatewayContext>({
     gateway,
     // graphql-armor's types come from @apollo/server's CommonJS build; the plugins are the same objects.
-    plugins: [...noPhoneHomePlugins(), ...(armor.plugins as unknown as ApolloServerPlugin<GatewayContext>[])],
+    plugins: [...noPhoneHomePlugins(), ...(armor.plugins as unknown as ApolloServerPlugin<GatewayContext>[]), unknownOperationPlugin],
+    parseOptions: { maxTokens: options.limits.maxTokens },
     validationRules: armor.validationRules,
     allowBatchedHttpRequests: false,
     formatError: formatServiceError('gateway'),
@@ -191,6 +210,12 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
         body = raw.length ? JSON.parse(raw.toString('utf8')) : undefined;
       } catch {
         sendJson(response, 400, { errors: [{ message: 'The request body is not valid JSON.', extensions: { code: 'BAD_REQUEST' } }] });
+        return;
+      }
+      // Variables nested thousands deep overflow the stack when sent on to a subgraph (a 500). The
+      // limit is the facade's, counted inside the envelope {"variables": {"name": …}}.
+      if (nestedDeeperThan(body, MAX_JSON_DEPTH + 2)) {
+        sendJson(response, 400, { errors: [{ message: 'The request body nests arrays and objects too deeply.', extensions: { code: 'BAD_REQUEST' } }] });
         return;
       }
     }

@@ -50,7 +50,7 @@ function operationOf(route: Route) {
     summary: route.summary,
     operationId: `${route.method.toLowerCase()}${route.path.replace(/[{}]/g, '').replace(/[/-](\w)/g, (_, letter: string) => letter.toUpperCase()) || 'Root'}`,
     ...(pathParameters.length + queryParameters.length ? { parameters: [...pathParameters, ...queryParameters] } : {}),
-    ...(route.body ? { requestBody: { required: true, content: { 'application/json': { schema: route.body } } } } : {}),
+    ...(route.body ? { requestBody: { required: true, content: { 'application/json': { schema: requestSchema(route.body) } } } } : {}),
     ...(route.role ? { security: [{ bearer: [route.role] }] } : {}),
     responses,
     'x-graphql-operation': route.operation,
@@ -88,4 +88,9 @@ export function openApiDocument(table: ServiceRoutes, serverUrl: string) {
       },
     },
   };
+}
+
+/** A body schema as the facade enforces it (checkBodyMembers): no members beyond the declared ones. */
+function requestSchema(schema: JsonSchema): JsonSchema {
+  return schema.type === 'object' && schema.properties && schema.additionalProperties === undefined ? { ...schema, additionalProperties: false } : schema;
 }

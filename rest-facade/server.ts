@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { grants, readCredentials, type AccessTokens } from '../lib/auth/tokens.js';
 import type { ServiceName } from '../lib/config/services.js';
 import type { ListeningServer } from '../lib/graphql/subgraph-server.js';
-import { BodyTooLargeError, readBody } from '../lib/http/body.js';
+import { BodyTooLargeError, MAX_JSON_DEPTH, nestedDeeperThan, readBody } from '../lib/http/body.js';
 import { jsonPoster, type JsonAnswer } from '../lib/http/post-json.js';
 import { problem } from '../lib/problem.js';
 import { RouteMatcher } from './matching.js';
@@ -81,11 +81,15 @@ async function readJsonBody(route: Route, request: IncomingMessage, limit: numbe
     throw new RequestProblem(problem(400, 'MALFORMED_JSON', 'The body is not UTF-8.'));
   }
   if (text.trim() === '') throw new RequestProblem(problem(400, 'MALFORMED_JSON', 'The body is empty; a JSON object is required.'));
+  let body: unknown;
   try {
-    return JSON.parse(text);
+    body = JSON.parse(text);
   } catch (error) {
     throw new RequestProblem(problem(400, 'MALFORMED_JSON', `The body is not valid JSON: ${(error as Error).message}`));
   }
+  // JSON.parse takes any nesting; passing it on to the gateway overflowed the stack (a 503/500).
+  if (nestedDeeperThan(body)) throw new RequestProblem(problem(400, 'INVALID_BODY', `The body nests arrays and objects more than ${MAX_JSON_DEPTH} deep.`));
+  return body;
 }
 
 /**

@@ -44,9 +44,11 @@ export interface AdminLogPage {
 
 /**
  * PostgreSQL text and jsonb cannot hold U+0000, which a request may well carry (a path segment
- * `%00`); the log keeps such a character as U+FFFD rather than failing the request it records.
+ * `%00`), nor can jsonb hold a lone UTF-16 surrogate (JSON's `"\ud800"` is valid JSON, and the
+ * entry was lost with "invalid input syntax for type json"); the log keeps such a character as
+ * U+FFFD rather than failing to record the request.
  */
-const withoutNul = (text: string) => text.replaceAll('\u0000', '\uFFFD');
+const withoutNul = (text: string) => text.replaceAll('\u0000', '\uFFFD').replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, '\uFFFD');
 
 export class AdminLog {
   constructor(private readonly client: AdminLogClient) {}

@@ -107,6 +107,9 @@ function refuseUnrepresentable(value: unknown, member: string, options: { allowN
   if (!options.allowNul && text.includes('\\u0000')) throw unprocessable('UNSUPPORTED_CHARACTER', `${member} contains U+0000, which cannot be stored`);
 }
 
+/** The longest registry record id (the registry's RECORD_ID_PATTERN). */
+const MAX_MODEL_ID_LENGTH = 128;
+
 /** An id PostgreSQL text can hold (no U+0000); any other names no passport. */
 function storable(id: string): boolean {
   return !id.includes('\u0000');
@@ -318,6 +321,9 @@ export class IssuerService {
 
   async setApplicability(input: { modelId: string; modelVersion?: number | null; profileId: string }) {
     if (input.modelId.trim() === '') throw badRequest('INVALID_REQUEST', 'model_id must not be empty');
+    // A registry record id has at most 128 characters; a longer one names no model, and one of a few
+    // thousand bytes overflowed the primary key's index (a 500 instead of a refusal).
+    if (input.modelId.length > MAX_MODEL_ID_LENGTH) throw unprocessable('INVALID_APPLICABILITY', `model_id is not a registry model id: at most ${MAX_MODEL_ID_LENGTH} characters`);
     refuseUnrepresentable(input.modelId, 'model_id');
     refuseUnrepresentable(input.profileId, 'profile_id');
     if (input.modelVersion != null && input.modelVersion < 1) throw unprocessable('INVALID_APPLICABILITY', 'model_version is at least 1 (omit it for every version)');

@@ -1,0 +1,319 @@
+/**
+ * Soak part: the authorization matrix. Every write path (POST) and every admin path of the route
+ * tables gets an otherwise valid request with no token, malformed Authorization headers, unknown
+ * bearer tokens and, on admin paths, the writer token; each must be refused (401, or 403 for the
+ * under-privileged writer, as lib/auth/tokens.ts and DESIGN §3 decide) and change no table. The
+ * same operations go straight to the gateway's /graphql with the same credentials. As a control,
+ * the right token (and the admin token on writer paths) must be accepted.
+ *
+ *   node --import tsx soak/run-part.ts authorization [seed]
+ */
+import type { ServiceName } from '../lib/config/services.js';
+import { problemOf } from '../lib/problem.js';
+import type { Route } from '../rest-facade/route-table.js';
+import type { SoakContext } from './context.js';
+import { allRoutes, fillPath, prng, seedFixtures, notRun, validRequest, type Fixtures, type ValidRequest } from './fixtures.js';
+import { excerpt, problemViolation, send, type RawAnswer } from './http.js';
+import { FailureLog, markdownTable, type SoakSection } from './report.js';
+import { ADMIN_LOG_TABLES, changedTables, watchTables } from './tables.js';
+
+type CredentialKind = 'none' | 'malformed' | 'unknown' | 'writer';
+
+interface Credential {
+  kind: CredentialKind;
+  /** The Authorization header, absent for `none`. */
+  header?: string;
+  status: 401 | 403;
+  code: string;
+}
+
+function credentials(context: SoakContext, adminRoute: boolean): Credential[] {
+  const { admin, writer } = context.tokens;
+  const malformed = [
+    `Basic ${Buffer.from(`admin:${admin}`).toString('base64')}`,
+    'Bearer',
+    `Bearer ${admin} ${admin}`,
+    admin,
+    `Bearer "${admin}"`,
+    `Token ${admin}`,
+  ];
+  const random = prng(context.seed);
+  const unknown = [`Bearer wrong-${Array.from({ length: 24 }, () => Math.floor(random() * 16).toString(16)).join('')}`, `Bearer ${admin}x`, `Bearer ${writer.slice(0, -1)}`];
+  return [
+    { kind: 'none', status: 401, code: 'MISSING_TOKEN' },
+    ...malformed.map((header): Credential => ({ kind: 'malformed', header, status: 401, code: 'INVALID_TOKEN' })),
+    ...unknown.map((header): Credential => ({ kind: 'unknown', header, status: 401, code: 'INVALID_TOKEN' })),
+    ...(adminRoute ? [{ kind: 'writer', header: `Bearer ${writer}`, status: 403, code: 'INSUFFICIENT_ROLE' } as Credential] : []),
+  ];
+}
+
+/** The write paths (every POST) and the admin paths, each with its required role. */
+export function guardedRoutes(): { service: ServiceName; route: Route & { role: NonNullable<Route['role']> } }[] {
+  const guarded = allRoutes().filter(({ route }) => route.method === 'POST' || route.path.startsWith('/admin/') || route.role);
+  for (const { service, route } of guarded) {
+    // A write or admin path that any caller could use is itself a finding; the matrix cannot be built for it.
+    if (!route.role) throw new Error(`${service} ${route.method} ${route.path} needs no role`);
+    if (route.path.startsWith('/admin/') && route.role !== 'admin') throw new Error(`${service} ${route.method} ${route.path} is an admin path open to ${route.role}`);
+  }
+  return guarded as ReturnType<typeof guardedRoutes>;
+}
+
+function restRequest(context: SoakContext, service: ServiceName, route: Route, request: ValidRequest, authorization?: string) {
+  const query = new URLSearchParams(request.query).toString();
+  const body = request.body === undefined ? undefined : JSON.stringify(request.body);
+  return send({
+    url: `${context.stack.facade.baseUrls[service]}${fillPath(route, request.params)}${query ? `?${query}` : ''}`,
+    method: route.method,
+    headers: { ...(authorization ? { authorization } : {}), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    ...(body === undefined ? {} : { body }),
+  });
+}
+
+function graphqlRequest(context: SoakContext, route: Route, request: ValidRequest, authorization?: string) {
+  const variables = route.variables?.({ params: request.params, query: request.query, body: request.body }) ?? {};
+  return send({
+    url: context.stack.gateway.graphqlUrl,
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(authorization ? { authorization } : {}) },
+    body: JSON.stringify({ query: route.operation, variables }),
+  });
+}
+
+/** The problem a gateway answer carries in its first error, and whether any root field has data. */
+function graphqlOutcome(answer: RawAnswer): { status?: number; code?: string; data: boolean } {
+  try {
+    const payload = JSON.parse(answer.text) as { data?: Record<string, unknown> | null; errors?: { message: string; extensions?: Record<string, unknown> }[] };
+    const first = payload.errors?.[0];
+    const details = first ? problemOf(first) : undefined;
+    const data = Object.values(payload.data ?? {}).some((value) => value !== null);
+    return { status: details?.status, code: details?.code ?? (first?.extensions?.code as string | undefined), data };
+  } catch {
+    return { data: false };
+  }
+}
+
+interface TypeRef {
+  kind: string;
+  name: string | null;
+  ofType: TypeRef | null;
+}
+
+const TYPE_REF = 'kind name ofType { kind name ofType { kind name ofType { kind name ofType { kind name } } } }';
+
+/**
+ * Every mutation of the composed graph, the ones no REST path maps (key rotation, …) included, as
+ * a document with well-typed dummy arguments: arguments are checked before the resolver, so only
+ * well-typed ones show that the role check refuses.
+ */
+async function everyMutation(context: SoakContext): Promise<{ name: string; document: string }[]> {
+  const answer = await send({
+    url: context.stack.gateway.graphqlUrl,
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      query: `{ __schema { mutationType { fields { name args { name type { ${TYPE_REF} } } type { ${TYPE_REF} } } }
+        types { kind name enumValues { name } inputFields { name type { ${TYPE_REF} } } } } }`,
+    }),
+  });
+  const schema = (JSON.parse(answer.text) as { data: { __schema: any } }).data.__schema;
+  const types = new Map<string, { kind: string; enumValues?: { name: string }[]; inputFields?: { name: string; type: TypeRef }[] }>(schema.types.map((type: { name: string }) => [type.name, type]));
+  const literal = (ref: TypeRef): string => {
+    if (ref.kind === 'NON_NULL') return literal(ref.ofType!);
+    if (ref.kind === 'LIST') return `[${literal(ref.ofType!)}]`;
+    const type = types.get(ref.name!)!;
+    if (type.kind === 'ENUM') return type.enumValues![0]!.name;
+    if (type.kind === 'INPUT_OBJECT') {
+      const required = type.inputFields!.filter((field) => field.type.kind === 'NON_NULL');
+      return `{ ${required.map((field) => `${field.name}: ${literal(field.type)}`).join(', ')} }`;
+    }
+    const scalars: Record<string, string> = { String: '"soak-probe"', ID: '"soak-probe"', Int: '1', Float: '1.5', Boolean: 'true', DateTimeISO: '"2026-01-01T00:00:00.000Z"', JSON: '{}', JSONObject: '{}' };
+    return scalars[ref.name!] ?? '"soak-probe"';
+  };
+  const leaf = (ref: TypeRef): boolean => (ref.ofType ? leaf(ref.ofType) : ['SCALAR', 'ENUM'].includes(types.get(ref.name!)!.kind));
+  return (schema.mutationType.fields as { name: string; args: { name: string; type: TypeRef }[]; type: TypeRef }[]).map((field) => {
+    const args = field.args.filter((arg) => arg.type.kind === 'NON_NULL').map((arg) => `${arg.name}: ${literal(arg.type)}`);
+    return { name: field.name, document: `mutation { ${field.name}${args.length ? `(${args.join(', ')})` : ''}${leaf(field.type) ? '' : ' { __typename }'} }` };
+  });
+}
+
+const cell = (statuses: number[]) => {
+  if (statuses.length === 0) return '–';
+  if (statuses.every((status) => status === 0)) return 'public read';
+  const counts = new Map<number, number>();
+  for (const status of statuses) counts.set(status, (counts.get(status) ?? 0) + 1);
+  return [...counts].map(([status, count]) => (count > 1 ? `${status} ×${count}` : String(status))).join(', ');
+};
+
+export async function runAuthorization(context: SoakContext, given?: Fixtures): Promise<SoakSection> {
+  const started = performance.now();
+  const failures = new FailureLog(Number(process.env.SOAK_FAILURES_SHOWN) || 20);
+  const fixtures = given ?? (await seedFixtures(context).catch((error: unknown) => notRun('Authorization matrix', error, started)));
+  if (!('run' in fixtures)) return fixtures;
+  const tables = await watchTables(context.databaseUrl);
+  const routes = guardedRoutes();
+  const rows = new Map<string, Record<string, number[]>>();
+  const rowOf = (service: ServiceName, route: Route) => {
+    const key = `${service} ${route.method} ${route.path}`;
+    if (!rows.has(key)) rows.set(key, {});
+    return rows.get(key)!;
+  };
+  const note = (service: ServiceName, route: Route, column: string, status: number) => ((rowOf(service, route)[column] ??= []).push(status));
+  let refusals = 0;
+  let unauthorisedWrites = 0;
+  let gatewayRefusals = 0;
+  let noValidRequest = 0;
+
+  try {
+    // Valid requests first, so that a refusal cannot be explained by a bad body.
+    const requests = new Map<Route, ValidRequest>();
+    for (const { service, route } of routes) {
+      const request = await validRequest(context, service, route, fixtures);
+      if (request) requests.set(route, request);
+      else {
+        noValidRequest += 1;
+        failures.add(`${service} ${route.method} ${route.path}: no valid request is known for it (fixtures need extending)`);
+        requests.set(route, { params: {}, query: {}, body: {} });
+      }
+    }
+
+    // 1. Through the REST facade: every refusal, then every table as it was, admin logs included.
+    const beforeRest = await tables.snapshot();
+    for (const { service, route } of routes) {
+      for (const credential of credentials(context, route.role === 'admin')) {
+        const answer = await restRequest(context, service, route, requests.get(route)!, credential.header);
+        refusals += 1;
+        note(service, route, `REST ${credential.kind}`, answer.status);
+        const where = `REST ${service} ${route.method} ${route.path} with ${credential.kind} credentials (${excerpt(credential.header ?? 'no header', 40)})`;
+        if (answer.status >= 200 && answer.status < 300) unauthorisedWrites += 1;
+        if (answer.status !== credential.status) failures.add(`${where}: ${answer.status}, expected ${credential.status}: ${excerpt(answer.text)}`);
+        else {
+          const violation = problemViolation(answer, route.method);
+          if (violation) failures.add(`${where}: not a problem (${violation})`);
+          else if (JSON.parse(answer.text).code !== credential.code) failures.add(`${where}: code ${JSON.parse(answer.text).code}, expected ${credential.code}`);
+          if (answer.status === 401 && !answer.headers['www-authenticate']) failures.add(`${where}: 401 without WWW-Authenticate`);
+        }
+      }
+    }
+    const afterRest = await tables.snapshot();
+    const restChanges = changedTables(beforeRest, afterRest);
+    for (const change of restChanges) failures.add(`refused REST requests changed ${change}`);
+
+    // 2. Straight to the gateway: mutations and admin operations. A non-admin query (the registry's
+    // validation) is a read, public in the graph as every read is (DESIGN §3); REST asks a token for it
+    // only because it is a POST.
+    const graphRoutes = routes.filter(({ route }) => route.role === 'admin' || /^\s*mutation\b/.test(route.operation));
+    const publicReads = routes.filter(({ route }) => !graphRoutes.some((guarded) => guarded.route === route));
+    for (const { service, route } of publicReads) note(service, route, 'GraphQL none', 0);
+    // The same credentials as above. An authenticated caller's
+    // refused mutation is written to the admin log by design (DESIGN §3: every state-changing
+    // request, with its outcome), so admin logs may only gain INSUFFICIENT_ROLE entries here.
+    for (const { service, route } of graphRoutes) {
+      for (const credential of credentials(context, route.role === 'admin')) {
+        const answer = await graphqlRequest(context, route, requests.get(route)!, credential.header);
+        gatewayRefusals += 1;
+        const outcome = graphqlOutcome(answer);
+        note(service, route, `GraphQL ${credential.kind}`, outcome.status ?? answer.status);
+        const where = `gateway ${route.operation.split(/[({]/)[0]!.trim()} (${service} ${route.path}) with ${credential.kind} credentials`;
+        if (outcome.data) unauthorisedWrites += 1;
+        if (answer.status >= 500) failures.add(`${where}: HTTP ${answer.status}: ${excerpt(answer.text)}`);
+        else if (outcome.status !== credential.status || outcome.code !== credential.code || outcome.data) {
+          failures.add(`${where}: ${outcome.status ?? 'no problem'} ${outcome.code ?? ''}${outcome.data ? ' with data' : ''}, expected ${credential.status} ${credential.code}: ${excerpt(answer.text)}`);
+        }
+      }
+    }
+    const afterGateway = await tables.snapshot();
+    const gatewayChanges = changedTables(afterRest, afterGateway, ADMIN_LOG_TABLES);
+    for (const change of gatewayChanges) failures.add(`refused GraphQL requests changed ${change}`);
+    const logged = await tables.adminLogSince(afterRest);
+    const badLog = logged.filter((entry) => entry.outcome !== 'INSUFFICIENT_ROLE');
+    for (const entry of badLog) failures.add(`refused GraphQL request left an admin-log entry ${entry.service} ${entry.action} ${entry.outcome} (${entry.role})`);
+
+    // 2b. Every mutation of the graph, without credentials or with an unknown token: 401, nothing written.
+    const mutations = await everyMutation(context);
+    const graphRows: string[][] = [];
+    const beforeGraph = await tables.snapshot();
+    for (const { name, document } of mutations) {
+      const statuses: string[] = [];
+      // Key rotation and revocation are admin mutations (DESIGN-NOTES, keys): the writer token must get 403 too.
+      const adminOnly = /(RotateKey|RevokeKey)$/.test(name);
+      for (const credential of credentials(context, adminOnly).filter((candidate) => candidate.kind === 'none' || candidate.kind === 'writer' || candidate.header === `Bearer ${context.tokens.admin}x`)) {
+        const answer = await send({ url: context.stack.gateway.graphqlUrl, method: 'POST', headers: { 'content-type': 'application/json', ...(credential.header ? { authorization: credential.header } : {}) }, body: JSON.stringify({ query: document }) });
+        gatewayRefusals += 1;
+        const outcome = graphqlOutcome(answer);
+        statuses.push(String(outcome.status ?? answer.status));
+        if (outcome.data) unauthorisedWrites += 1;
+        if (outcome.status !== credential.status || outcome.data) failures.add(`gateway mutation ${name} with ${credential.kind} credentials: ${outcome.status ?? answer.status} ${outcome.code ?? ''}: ${excerpt(answer.text)}`);
+      }
+      graphRows.push([name, ...statuses.concat(adminOnly ? [] : ['–'])]);
+    }
+    // The writer's refused key rotations are logged (INSUFFICIENT_ROLE), as every authenticated mutation is.
+    const afterGraph = await tables.snapshot();
+    const graphChanges = changedTables(beforeGraph, afterGraph, ADMIN_LOG_TABLES);
+    for (const entry of await tables.adminLogSince(beforeGraph)) if (entry.outcome !== 'INSUFFICIENT_ROLE') graphChanges.push(`${entry.service}.admin_log: ${entry.action} ${entry.outcome}`);
+    for (const change of graphChanges) failures.add(`unauthenticated mutations of the graph changed ${change}`);
+
+    // 3. Controls: the right token is accepted (with fresh valid requests), and so is admin on writer paths.
+    let controls = 0;
+    let controlsAccepted = 0;
+    const beforeControls = await tables.snapshot();
+    for (const { service, route } of routes) {
+      const tokens: ['writer' | 'admin', string][] = route.role === 'admin' ? [['admin', context.tokens.admin]] : [['writer', context.tokens.writer], ['admin', context.tokens.admin]];
+      for (const [name, token] of tokens) {
+        const request = await validRequest(context, service, route, fixtures);
+        if (!request) continue;
+        const answer = await restRequest(context, service, route, request, `Bearer ${token}`);
+        controls += 1;
+        note(service, route, `REST ${name} (control)`, answer.status);
+        if (answer.status >= 200 && answer.status < 300) controlsAccepted += 1;
+        else failures.add(`control: REST ${service} ${route.method} ${route.path} with the ${name} token: ${answer.status}: ${excerpt(answer.text)}`);
+      }
+      if (route.role === 'writer' && route.path === '/nodes') {
+        const answer = await graphqlRequest(context, route, (await validRequest(context, service, route, fixtures))!, `Bearer ${context.tokens.writer}`);
+        controls += 1;
+        const outcome = graphqlOutcome(answer);
+        note(service, route, 'GraphQL writer (control)', outcome.data ? answer.status : (outcome.status ?? answer.status));
+        if (outcome.data) controlsAccepted += 1;
+        else failures.add(`control: gateway upsertTrustNode with the writer token: ${excerpt(answer.text)}`);
+      }
+    }
+    const afterControls = await tables.snapshot();
+    const controlChanges = changedTables(beforeControls, afterControls);
+    if (controlChanges.length === 0) failures.add('the accepted controls changed no table: the table check cannot see writes');
+
+    const columns = ['REST none', 'REST malformed', 'REST unknown', 'REST writer', 'GraphQL none', 'GraphQL malformed', 'GraphQL unknown', 'GraphQL writer', 'REST writer (control)', 'REST admin (control)'];
+    const details = [
+      `Seed ${context.seed}. Credentials: no header; malformed headers (Basic, a bare \`Bearer\`, two tokens, a token without scheme, a quoted token, another scheme); unknown bearer tokens (random, a valid token with a character added, one with a character removed); the writer token on admin paths (lib/auth/tokens.ts has two roles: writer for the writes, admin for \`/admin/*\` and whatever a writer may, so that is the only under-privileged case). Cells are HTTP statuses (REST) or the status of the problem in the first GraphQL error; ×n counts repeats.`,
+      '',
+      markdownTable(['path', ...columns], [...rows].map(([path, cells]) => [path, ...columns.map((column) => cell(cells[column] ?? []))])),
+      '',
+      `Every mutation of the composed graph (${mutations.length}, the ones no REST path maps included), with well-typed dummy arguments, straight to the gateway:`,
+      '',
+      markdownTable(['mutation', 'no token', 'unknown token', 'writer token (admin mutations)'], graphRows),
+      '',
+      `Public reads in the graph, not refused there (REST asks a token because they are POSTs): ${publicReads.map(({ service, route }) => `${service} ${route.path}`).join(', ') || 'none'}.`,
+      '',
+      `Tables changed by refused REST requests: ${restChanges.length ? restChanges.join('; ') : 'none'}. By refused GraphQL requests (admin logs aside): ${gatewayChanges.length ? gatewayChanges.join('; ') : 'none'}; admin-log entries they left: ${logged.length} (all INSUFFICIENT_ROLE by the writer token: DESIGN §3 logs every authenticated state-changing request with its outcome). Tables changed by the accepted controls: ${controlChanges.length}.`,
+    ].join('\n');
+
+    return {
+      title: 'Authorization matrix',
+      method: `The ${routes.length} write and admin paths of the route tables: ${refusals} refused REST requests (no token, malformed headers, unknown tokens, the writer token on admin paths), the same mutations and admin operations straight to the gateway (${gatewayRefusals} requests), and ${controls} controls with the right token; every table of every service schema hashed before and after.`,
+      passed: failures.empty,
+      figures: [
+        { measure: 'write and admin paths', value: routes.length },
+        { measure: 'refused REST requests sent', value: refusals },
+        { measure: 'refused GraphQL requests sent', value: gatewayRefusals },
+        { measure: 'unauthorised writes (refusals answered 2xx or with data)', value: unauthorisedWrites, expected: 0 },
+        { measure: 'tables changed by refused requests', value: restChanges.length + gatewayChanges.length + badLog.length + graphChanges.length, expected: 0 },
+        { measure: 'mutations of the graph refused without valid credentials', value: `${graphRows.filter((row) => row.slice(1, 3).every((status) => status === '401') && ['403', '–'].includes(row[3]!)).length} of ${mutations.length}`, expected: `${mutations.length} of ${mutations.length}` },
+        { measure: 'paths without a known valid request', value: noValidRequest, expected: 0 },
+        { measure: 'controls accepted', value: `${controlsAccepted} of ${controls}`, expected: `${controls} of ${controls}` },
+      ],
+      failures: failures.list(),
+      details,
+      seconds: (performance.now() - started) / 1000,
+    };
+  } finally {
+    await tables.close();
+  }
+}

@@ -1,0 +1,50 @@
+/**
+ * Requests the gateway answered with a 500 in the soak's bad-input run (soak/malformed.ts): any
+ * syntax error and any document over the token limit (graphql-armor parsed it in a plugin hook,
+ * whose failure Apollo Server treats as its own), an operationName the document does not define
+ * (the gateway's executor threw), and variables nested deep enough to overflow the stack when sent
+ * on to a subgraph. Each is the client's mistake: a 400, and nothing written.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestStack, TOKENS, type TestStack } from '../support/stack.js';
+
+let platform: TestStack;
+
+beforeAll(async () => {
+  platform = await startTestStack();
+});
+afterAll(() => platform?.stop());
+
+async function post(body: string, token: string = TOKENS.writer) {
+  const response = await fetch(platform.stack.gateway.graphqlUrl, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body });
+  return { status: response.status, body: (await response.json()) as { data?: unknown; errors?: { message: string; extensions?: { code?: string } }[] } };
+}
+
+describe('request errors at the gateway are 400s', () => {
+  it('a syntax error', async () => {
+    const answer = await post(JSON.stringify({ query: 'mutation { upsertTrustNode(' }));
+    expect(answer.status).toBe(400);
+    expect(answer.body.errors?.[0]?.extensions?.code).toBe('GRAPHQL_PARSE_FAILED');
+  });
+
+  it('a document over the token limit (5,000)', async () => {
+    const answer = await post(JSON.stringify({ query: `{ ${Array.from({ length: 3_000 }, (_, i) => `a${i}: __typename`).join(' ')} }` }));
+    expect(answer.status).toBe(400);
+    expect(answer.body.errors?.[0]?.message).toMatch(/5000 tokens/);
+  });
+
+  it('an operationName the document does not define', async () => {
+    const answer = await post(JSON.stringify({ query: 'query A { __typename }', operationName: 'Nope' }));
+    expect(answer.status).toBe(400);
+    expect(answer.body.errors?.[0]).toMatchObject({ message: 'Unknown operation named "Nope".', extensions: { code: 'OPERATION_RESOLUTION_FAILURE' } });
+  });
+
+  it('variables nested 5,000 deep, which no longer reach a subgraph', async () => {
+    const deep = `${'['.repeat(5_000)}${']'.repeat(5_000)}`;
+    const answer = await post(`{"query": "mutation($c: JSON!) { addTrustEdge(credential: $c) { created } }", "variables": {"c": ${deep}}}`);
+    expect(answer.status).toBe(400);
+    expect(answer.body.errors?.[0]?.extensions?.code).toBe('BAD_REQUEST');
+    const graph = await platform.graphql('{ trustGraph { edges { id } } }');
+    expect(graph.data.trustGraph.edges).toEqual([]);
+  });
+});
