@@ -6,7 +6,7 @@
  * same operations go straight to the gateway's /graphql with the same credentials. As a control,
  * the right token (and the admin token on writer paths) must be accepted.
  *
- *   node --import tsx soak/run-part.ts authorization [seed]
+ *   SOAK_SEED=<seed> npm run soak -- authorization
  */
 import type { ServiceName } from '../lib/config/services.js';
 import { problemOf } from '../lib/problem.js';

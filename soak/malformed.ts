@@ -6,7 +6,7 @@
  * Deterministic from a seed (printed in the report). Checks: no answer ≥ 500, every facade 4xx an
  * RFC 9457 problem, and every table of every service schema unchanged.
  *
- *   node --import tsx soak/run-part.ts malformed [seed]
+ *   SOAK_SEED=<seed> npm run soak -- malformed
  */
 import type { ServiceName } from '../lib/config/services.js';
 import type { JsonSchema, Route } from '../rest-facade/route-table.js';
@@ -415,7 +415,7 @@ export async function runMalformed(context: SoakContext, given?: Fixtures): Prom
       .map(([status, count]) => `${status || 'none'} ×${count}`)
       .join(', ');
   const details = [
-    `Seed ${context.seed} (\`node --import tsx soak/run-part.ts malformed ${context.seed}\` repeats the run). Every request of a path is sent after the fixtures (trust nodes, an edge, a trust list, witnesses, a master-list entry, a revocation, the sample register, a model, passports with events and a pack, a snapshot), so paths with real ids get bad bodies too. Tables hashed before and after each path's requests without a valid token (every table, admin logs included), and again around those with one: there the admin logs are left out of the hash, since DESIGN §3 logs every authenticated state-changing request with its outcome, refusals included; instead each new admin-log entry must carry a refusal's outcome, never \`ok\`.`,
+    `Seed ${context.seed} (\`SOAK_SEED=${context.seed} npm run soak -- malformed\` repeats the run). Every request of a path is sent after the fixtures (trust nodes, an edge, a trust list, witnesses, a master-list entry, a revocation, the sample register, a model, passports with events and a pack, a snapshot), so paths with real ids get bad bodies too. Tables hashed before and after each path's requests without a valid token (every table, admin logs included), and again around those with one: there the admin logs are left out of the hash, since DESIGN §3 logs every authenticated state-changing request with its outcome, refusals included; instead each new admin-log entry must carry a refusal's outcome, never \`ok\`.`,
     '',
     '### By kind of malformation',
     '',
