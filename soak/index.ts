@@ -11,7 +11,7 @@
  * egress over the whole run (soak/egress.ts).
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -39,6 +39,8 @@ if (!Number.isSafeInteger(seed)) throw new Error(`SOAK_SEED must be an integer, 
 const startedAt = new Date();
 const clock = performance.now();
 const workDir = mkdtempSync(join(tmpdir(), 'soak-'));
+// The platform's data folder is inside; run as root, its PostgreSQL (the postgres user) must enter this one.
+chmodSync(workDir, 0o755);
 const egress = new EgressWatch(join(workDir, 'egress.jsonl'));
 await egress.start();
 const sections: SoakSection[] = [];

