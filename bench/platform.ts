@@ -17,12 +17,12 @@
  *   node --import tsx bench/platform.ts --gateways   # some parts (--gateways, --overheads, --memory), printed, no report
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { SERVICES } from '../lib/config/services.js';
 import { ROUTE_TABLES } from '../rest-facade/routes/index.js';
-import { BenchRun, benchToken, formatMs as ms, freePort, markdownTable, median, openBench, REPO_ROOT, summarize, timedInTurns, writeReport, type KeyFigure } from './support.js';
+import { BenchRun, benchToken, formatMs as ms, freePort, markdownTable, median, openBench, processTree, REPO_ROOT, summarize, timedInTurns, writeReport, type KeyFigure } from './support.js';
 
 const CONNECTIONS = 50;
 /** Rounds of the gateway comparison: ours then Hive's (the order alternates), LOAD_SECONDS each. */
@@ -376,24 +376,6 @@ interface MemorySample {
 }
 function mib(kib: number): string {
   return `${(kib / 1024).toFixed(0)} MiB`;
-}
-
-/** `pid` and its descendants, from the parent ids in /proc/<pid>/stat. */
-function processTree(pid: number): number[] {
-  const children = new Map<number, number[]>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      children.set(parent, [...(children.get(parent) ?? []), Number(entry)]);
-    } catch {
-      // gone meanwhile
-    }
-  }
-  const tree = [pid];
-  for (let i = 0; i < tree.length; i += 1) tree.push(...(children.get(tree[i]!) ?? []));
-  return tree;
 }
 
 /** A field in kB of a /proc file (VmRSS of status, Pss of smaps_rollup); 0 once the process is gone. */

@@ -10,6 +10,7 @@ import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import dns from 'node:dns/promises';
 import net from 'node:net';
 import { EGRESS_ATTEMPTS, type EgressAttempt } from './loopback-guard.js';
+import { processTree } from '../bench/support.js';
 import type { SoakSection } from './report.js';
 
 /** TEST-NET-1 (RFC 5737) and a reserved name (RFC 6761): never reachable, so only the guard answers. */
@@ -44,24 +45,6 @@ function decodeAddress(hex: string): { text: string; loopback: boolean; unset: b
   const loopback = mapped ? bytes[12] === 127 : bytes.slice(0, 15).every((byte) => byte === 0) && bytes[15] === 1;
   const groups = Array.from({ length: 8 }, (_, i) => ((bytes[2 * i]! << 8) | bytes[2 * i + 1]!).toString(16));
   return { text: `[${groups.join(':')}]:${port}`, loopback, unset };
-}
-
-/** This process and every process below it. */
-function processTree(root: number): number[] {
-  const children = new Map<number, number[]>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      children.set(parent, [...(children.get(parent) ?? []), Number(entry)]);
-    } catch {
-      // Gone meanwhile.
-    }
-  }
-  const tree = [root];
-  for (let i = 0; i < tree.length; i += 1) tree.push(...(children.get(tree[i]!) ?? []));
-  return tree;
 }
 
 function socketInodes(pids: readonly number[]): Set<string> {
