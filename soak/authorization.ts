@@ -8,6 +8,7 @@
  *
  *   SOAK_SEED=<seed> npm run soak -- authorization
  */
+import { Kind, parse } from 'graphql';
 import type { ServiceName } from '../lib/config/services.js';
 import { problemOf } from '../lib/problem.js';
 import type { Route } from '../rest-facade/route-table.js';
@@ -48,6 +49,21 @@ function credentials(context: SoakContext, adminRoute: boolean): Credential[] {
 }
 
 /** The write paths (every POST) and the admin paths, each with its required role. */
+/**
+ * The mutations only an admin may run: those of the admin paths of the route tables, and key
+ * rotation and revocation (DESIGN-NOTES, keys), which no path maps.
+ */
+function adminMutationNames(mutations: readonly string[]): Set<string> {
+  const names = new Set(mutations.filter((name) => /(RotateKey|RevokeKey)$/.test(name)));
+  for (const { route } of allRoutes()) {
+    if (route.role !== 'admin') continue;
+    const [operation] = parse(route.operation).definitions;
+    if (operation?.kind !== Kind.OPERATION_DEFINITION || operation.operation !== 'mutation') continue;
+    for (const selection of operation.selectionSet.selections) if (selection.kind === Kind.FIELD) names.add(selection.name.value);
+  }
+  return names;
+}
+
 export function guardedRoutes(): { service: ServiceName; route: Route & { role: NonNullable<Route['role']> } }[] {
   const guarded = allRoutes().filter(({ route }) => route.method === 'POST' || route.path.startsWith('/admin/') || route.role);
   for (const { service, route } of guarded) {
@@ -230,12 +246,13 @@ export async function runAuthorization(context: SoakContext, given?: Fixtures): 
 
     // 2b. Every mutation of the graph, without credentials or with an unknown token: 401, nothing written.
     const mutations = await everyMutation(context);
+    const adminMutations = adminMutationNames(mutations.map((mutation) => mutation.name));
     const graphRows: string[][] = [];
     const beforeGraph = await tables.snapshot();
     for (const { name, document } of mutations) {
       const statuses: string[] = [];
-      // Key rotation and revocation are admin mutations (DESIGN-NOTES, keys): the writer token must get 403 too.
-      const adminOnly = /(RotateKey|RevokeKey)$/.test(name);
+      // Admin mutations must refuse the writer token too (403).
+      const adminOnly = adminMutations.has(name);
       for (const credential of credentials(context, adminOnly).filter((candidate) => candidate.kind === 'none' || candidate.kind === 'writer' || candidate.header === `Bearer ${context.tokens.admin}x`)) {
         const answer = await send({ url: context.stack.gateway.graphqlUrl, method: 'POST', headers: { 'content-type': 'application/json', ...(credential.header ? { authorization: credential.header } : {}) }, body: JSON.stringify({ query: document }) });
         gatewayRefusals += 1;
