@@ -22,6 +22,7 @@ import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { SERVICES } from '../lib/config/services.js';
 import { ROUTE_TABLES } from '../rest-facade/routes/index.js';
+import { PlatformProcess } from '../soak/platform.js';
 import { BenchRun, benchToken, formatMs as ms, freePort, markdownTable, median, openBench, processTree, REPO_ROOT, summarize, timedInTurns, writeReport, type KeyFigure } from './support.js';
 
 const CONNECTIONS = 50;
@@ -403,34 +404,21 @@ function medianSample(samples: MemorySample[]): MemorySample {
 }
 
 async function measureStart() {
-  const dataDir = join(bench.dataDir, 'start');
-  const ports = { FACADE_PORT: await freePort(), GATEWAY_PORT: await freePort(), EMBEDDED_PG_PORT: await freePort() } as Record<string, number>;
-  for (const service of SERVICES) ports[`${service.toUpperCase()}_SUBGRAPH_PORT`] = await freePort();
-  const env = { ...process.env, HOST: '127.0.0.1', PASSPORT_DATA_DIR: dataDir, PASSPORT_ADMIN_TOKEN: ADMIN, ...Object.fromEntries(Object.entries(ports).map(([name, port]) => [name, String(port)])) };
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bin/start.ts'], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'inherit'] });
-  let seenTree: number[] = [];
-  // Should the measurement fail, its tree is still stopped.
-  bench.defer(() => {
-    if (child.exitCode === null) child.kill('SIGTERM');
-    return exited(child);
-  });
-  await new Promise<void>((resolve, reject) => {
-    let output = '';
-    child.stdout!.on('data', (chunk: Buffer) => {
-      output += chunk.toString('utf8');
-      if (output.includes('Press Ctrl-C to stop.')) resolve();
-    });
-    child.once('exit', (code) => reject(new Error(`npm start exited (${code}) before it ran: ${output.slice(-1000)}`)));
-  });
+  // `npm start` as its users run it: bin/start.ts in a process of its own (soak/platform.ts).
+  const platform = await PlatformProcess.prepare({ dataDir: join(bench.dataDir, 'start') });
+  // Should the measurement fail, it is still stopped.
+  bench.defer(() => platform.stop());
+  await platform.start();
+  const pid = platform.pid!;
   await new Promise((resolve) => setTimeout(resolve, 2000));
   const idleSamples: MemorySample[] = [];
   for (let i = 0; i < 12; i += 1) {
-    idleSamples.push(sampleMemory(child.pid!));
+    idleSamples.push(sampleMemory(pid));
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
-  const facade = `http://127.0.0.1:${ports.FACADE_PORT}`;
+  const facade = platform.facadeUrl;
   const post = async (path: string, body: unknown): Promise<any> => {
-    const response = await fetch(`${facade}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${ADMIN}` }, body: JSON.stringify(body) });
+    const response = await fetch(`${facade}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${platform.tokens.writer}` }, body: JSON.stringify(body) });
     const answer = await response.json();
     if (!response.ok) throw new Error(`npm start: POST ${path} answered ${response.status}: ${JSON.stringify(answer).slice(0, 300)}`);
     return answer;
@@ -441,7 +429,7 @@ async function measureStart() {
   let sampling = true;
   const sampler = (async () => {
     while (sampling) {
-      loadSamples.push(sampleMemory(child.pid!));
+      loadSamples.push(sampleMemory(pid));
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
   })();
@@ -449,13 +437,12 @@ async function measureStart() {
   sampling = false;
   await sampler;
   if (loaded.non2xx || loaded.errors) throw new Error(`npm start under load: ${loaded.non2xx} non-2xx, ${loaded.errors} errors`);
-  seenTree = processTree(child.pid!);
+  const seenTree = processTree(pid);
   const all = [...idleSamples, ...loadSamples];
   const peak = { node: Math.max(...all.map((s) => s.node)), treeRss: Math.max(...all.map((s) => s.treeRss)), treePss: Math.max(...all.map((s) => s.treePss)), processes: Math.max(...all.map((s) => s.processes)) };
 
   const stopping = performance.now();
-  child.kill('SIGTERM');
-  await exited(child);
+  await platform.stop();
   const stopSeconds = (performance.now() - stopping) / 1000;
   await new Promise((resolve) => setTimeout(resolve, 500));
   const left = seenTree.filter((pid) => existsSync(`/proc/${pid}`) && !readFileSync(`/proc/${pid}/stat`, 'utf8').includes(') Z '));
