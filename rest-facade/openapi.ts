@@ -41,7 +41,8 @@ function operationOf(route: Route) {
   const problems = new Set<number>([400, 404, 405, ...(route.role ? [401, 403] : []), ...(route.body ? [413, 415] : []), ...(route.problems ?? [])]);
   const responses: Record<string, unknown> = {};
   for (const [status, response] of Object.entries(route.responses)) {
-    responses[status] = { description: response.description, content: { [response.mediaType ?? 'application/json']: { schema: response.schema ?? { type: 'object' } } } };
+    // 204 and 304 have no body (RFC 9110 §15.3.5, §15.4.5).
+    responses[status] = ['204', '304'].includes(status) ? { description: response.description } : { description: response.description, content: { [response.mediaType ?? 'application/json']: { schema: response.schema ?? { type: 'object' } } } };
   }
   for (const status of [...problems].sort()) {
     responses[String(status)] = { description: PROBLEM_TITLES[status] ?? 'Problem', content: { [PROBLEM_MEDIA_TYPE]: { schema: { $ref: '#/components/schemas/Problem' } } } };

@@ -11,6 +11,7 @@ import type { ListeningServer } from '../lib/graphql/subgraph-server.js';
 import { BodyTooLargeError, MAX_JSON_DEPTH, nestedDeeperThan, readBody } from '../lib/http/body.js';
 import { jsonPoster, type JsonAnswer } from '../lib/http/post-json.js';
 import { problem } from '../lib/problem.js';
+import { notModified } from './conditional.js';
 import { RouteMatcher } from './matching.js';
 import { openApiDocument } from './openapi.js';
 import { problemFromGraphqlErrors, RequestProblem, sendProblem } from './problems.js';
@@ -191,6 +192,11 @@ export async function startFacade(options: FacadeOptions): Promise<RunningFacade
       graphql: (operation, more) => callGateway(operation, more, request.headers.authorization),
     };
     const result = route.result(data, context);
+    const unchanged = notModified(method, request.headers['if-none-match'], result.status ?? 200, result.headers ?? {});
+    if (unchanged) {
+      response.writeHead(304, unchanged);
+      return void response.end();
+    }
     if (result.stream) return sendStream(response, result.status ?? 200, result.headers ?? {}, head ? undefined : result.stream);
     const payload = result.raw ?? Buffer.from(JSON.stringify(result.body ?? null));
     response.writeHead(result.status ?? 200, { 'content-type': 'application/json; charset=utf-8', 'content-length': payload.length, ...result.headers });

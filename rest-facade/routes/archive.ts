@@ -211,6 +211,7 @@ ${SNAPSHOT_MEMBERS}`,
         mediaType: 'application/x-tar',
         schema: { type: 'string', contentMediaType: 'application/x-tar' },
       },
+      304: { description: 'Not modified: If-None-Match names the ETag (the archive never changes).' },
     },
   },
   {

@@ -113,7 +113,7 @@ function readRoute(kind: RecordKind, path: string, label: string): Route {
       if (!data.registryRecord) throw notFound(`No ${kind === 'generic' ? 'generic record' : kind.replaceAll('_', ' ')} has this id, or not this version.`);
       return { headers: { etag: `"${data.registryRecord.id}@${data.registryRecord.version}"` }, body: recordBody(data.registryRecord, context) };
     },
-    responses: { 200: { description: 'The record version.', schema: recordSchema } },
+    responses: { 200: { description: 'The record version.', schema: recordSchema }, 304: { description: 'Not modified: If-None-Match names the ETag of this version.' } },
   };
 }
 

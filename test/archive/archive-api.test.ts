@@ -77,6 +77,21 @@ describe('GET /snapshots/{id}', () => {
     expect(seeded.alpha1.notarization.bag_sha512).toBe(bytesToHex(sha512(fetched[0]!.bytes)));
   });
 
+  it('answers a conditional GET or HEAD with 304 and no bytes while the ETag matches (RFC 9110 §13.1.2)', async () => {
+    const etag = `"${seeded.alpha1.sha512}"`;
+    for (const [method, ifNoneMatch] of [['GET', etag], ['HEAD', etag], ['GET', `"other", W/${etag}`], ['GET', '*']] as const) {
+      const { status, headers, bytes } = await fetchArchive(seeded.alpha1.id, { method, headers: { 'if-none-match': ifNoneMatch } });
+      expect(status, `${method} If-None-Match: ${ifNoneMatch}`).toBe(304);
+      expect(bytes.length).toBe(0);
+      expect(headers.get('etag')).toBe(etag);
+      expect(headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+      expect(headers.get('content-digest')).toBeNull();
+    }
+    const stale = await fetchArchive(seeded.alpha1.id, { headers: { 'if-none-match': `"${seeded.beta.sha512}"` } });
+    expect(stale.status).toBe(200);
+    expect(bytesToHex(sha512(stale.bytes))).toBe(seeded.alpha1.sha512);
+  });
+
   it('streams a snapshot of many chunks page by page, byte-identical', async () => {
     expect(seeded.beta.chunkCount).toBeGreaterThan(4);
     const { status, bytes } = await fetchArchive(seeded.beta.id);

@@ -67,6 +67,22 @@ describe('creating and reading records', () => {
     expect((await rest('/items/no-such-item')).body).toMatchObject({ status: 404, code: 'NOT_FOUND' });
   });
 
+  it('tags each version, and answers If-None-Match with 304 until a new version is current', async () => {
+    await create('item', 'tagged', { label: 'v1' });
+    const first = await rest('/items/tagged');
+    expect(first.headers.get('etag')).toBe('"tagged@1"');
+    const unchanged = await rest('/items/tagged', { headers: { 'if-none-match': '"tagged@1"' } });
+    expect(unchanged.status).toBe(304);
+    expect(unchanged.text).toBe('');
+    expect(unchanged.headers.get('etag')).toBe('"tagged@1"');
+    const appended = await rest('/items/tagged/versions', { body: { expected_version: 1, body: { label: 'v2' } }, as: 'writer' });
+    expect(appended.status).toBe(201);
+    const changed = await rest('/items/tagged', { headers: { 'if-none-match': '"tagged@1"' } });
+    expect(changed.status).toBe(200);
+    expect(changed.headers.get('etag')).toBe('"tagged@2"');
+    expect(changed.body.body).toEqual({ label: 'v2' });
+  });
+
   it('takes null for the optional members: the default status, an open window', async () => {
     const created = await create('item', 'nulls', { label: 'n' }, { status: null, effective_from: '2026-01-01T00:00:00+01:00', effective_to: null });
     expect(created.status).toBe(201);
