@@ -11,28 +11,11 @@ import { ROUTE_TABLES } from '../rest-facade/routes/index.js';
 import type { Route } from '../rest-facade/route-table.js';
 import type { SoakContext } from './context.js';
 import type { SoakSection } from './report.js';
-
-export interface Answer {
-  status: number;
-  headers: Headers;
-  body: any;
-  text: string;
-}
+import { requestJson, type Answer } from './rest-client.js';
 
 /** A JSON request to a service through the facade. */
-export async function rest(context: SoakContext, service: ServiceName, method: string, path: string, options: { token?: string; body?: unknown } = {}): Promise<Answer> {
-  const headers: Record<string, string> = {};
-  if (options.token) headers.authorization = `Bearer ${options.token}`;
-  if (options.body !== undefined) headers['content-type'] = 'application/json';
-  const response = await fetch(`${context.stack.facade.baseUrls[service]}${path}`, { method, headers, ...(options.body === undefined ? {} : { body: JSON.stringify(options.body) }) });
-  const text = await response.text();
-  let body: unknown;
-  try {
-    body = text ? JSON.parse(text) : undefined;
-  } catch {
-    body = undefined;
-  }
-  return { status: response.status, headers: response.headers, body, text };
+export function rest(context: SoakContext, service: ServiceName, method: string, path: string, options: { token?: string; body?: unknown } = {}): Promise<Answer> {
+  return requestJson(`${context.stack.facade.baseUrls[service]}${path}`, method, options);
 }
 
 interface Key {

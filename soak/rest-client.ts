@@ -1,12 +1,31 @@
 /**
- * The REST calls the crash and concurrency parts make, as a client of the platform would: JSON in
+ * The REST calls of the soak parts, as a client of the platform would make them: JSON in
  * and out, a bearer token, and the steps that set up and read back passports.
  */
 import { pinsFrom, type PinSet } from '../verifier/pins.js';
 
 export interface Answer {
   status: number;
+  headers: Headers;
+  /** The parsed JSON, or undefined when the body is not JSON. */
   body: any;
+  text: string;
+}
+
+/** A JSON request with an optional bearer token; throws only when no answer comes (the server is down). */
+export async function requestJson(url: string, method: string, options: { token?: string; body?: unknown } = {}): Promise<Answer> {
+  const headers: Record<string, string> = {};
+  if (options.token) headers.authorization = `Bearer ${options.token}`;
+  if (options.body !== undefined) headers['content-type'] = 'application/json';
+  const response = await fetch(url, { method, headers, ...(options.body === undefined ? {} : { body: JSON.stringify(options.body) }) });
+  const text = await response.text();
+  let body: unknown;
+  try {
+    body = text ? JSON.parse(text) : undefined;
+  } catch {
+    body = undefined;
+  }
+  return { status: response.status, headers: response.headers, body, text };
 }
 
 export class RestClient {
@@ -16,27 +35,15 @@ export class RestClient {
     private readonly token: string,
   ) {}
 
-  /** Throws only when no answer comes (the platform is down); any status is returned. */
-  async call(method: string, path: string, body?: unknown): Promise<Answer> {
-    const response = await fetch(`${this.facadeUrl}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${this.token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    const text = await response.text();
-    let parsed: unknown = text;
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      // Not JSON (archive bytes are read with bytes()).
-    }
-    return { status: response.status, body: parsed };
+  /** Any status is returned; throws only when no answer comes. */
+  call(method: string, path: string, body?: unknown): Promise<Answer> {
+    return requestJson(`${this.facadeUrl}${path}`, method, { token: this.token, body });
   }
 
   /** Like call(), but a status other than `expected` is an error naming the answer. */
   async expect(expected: number, method: string, path: string, body?: unknown): Promise<any> {
     const answer = await this.call(method, path, body);
-    if (answer.status !== expected) throw new Error(`${method} ${path}: ${answer.status}, expected ${expected}: ${JSON.stringify(answer.body).slice(0, 400)}`);
+    if (answer.status !== expected) throw new Error(`${method} ${path}: ${answer.status}, expected ${expected}: ${answer.text.slice(0, 400)}`);
     return answer.body;
   }
 
