@@ -18,12 +18,12 @@ export function rest(context: SoakContext, service: ServiceName, method: string,
   return requestJson(`${context.stack.facade.baseUrls[service]}${path}`, method, options);
 }
 
-interface Key {
+export interface Key {
   jwk: PublicJwk & { kid: string };
   signer: Signer;
 }
 
-function newKey(): Key {
+export function newKey(): Key {
   const secret = generateSecretKey('Ed25519');
   const jwk = ed25519PublicJwk(publicKeyOf('Ed25519', secret));
   const kid = jwkThumbprint(jwk);
