@@ -1,0 +1,80 @@
+/**
+ * The gateway's HTTP client to the subgraphs (gateway/index.ts sharingSubgraphFetch): identical
+ * queries in flight at once go out once, and nothing else is shared — not across credentials, not
+ * mutations, not after the answer has come.
+ */
+import { createServer, type IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { sharingSubgraphFetch } from '../../gateway/index.js';
+
+const received: { authorization?: string; body: string }[] = [];
+let url = '';
+const server = createServer((request: IncomingMessage, response) => {
+  let body = '';
+  request.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
+  request.on('end', () => {
+    received.push({ authorization: request.headers.authorization, body });
+    // Slow enough that the callers of one test are all in flight together.
+    setTimeout(() => {
+      const status = body.includes('refuse') ? 400 : 200;
+      response.writeHead(status, { 'content-type': 'application/json', 'x-seen': String(received.length) });
+      response.end(JSON.stringify({ data: { echo: body.length, n: received.length } }));
+    }, 60);
+  });
+});
+
+beforeAll(async () => {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+});
+afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+beforeEach(() => void (received.length = 0));
+
+type Fetcher = (url: string, init: { method: string; headers: Record<string, string>; body: string }) => Promise<{ status: number; headers: Headers; text(): Promise<string>; json(): Promise<any> }>;
+const subgraphFetch = () => sharingSubgraphFetch() as unknown as Fetcher;
+const post = (fetcher: Fetcher, body: unknown, authorization?: string) =>
+  fetcher(url, { method: 'POST', headers: { 'content-type': 'application/json', ...(authorization ? { authorization } : {}) }, body: JSON.stringify(body) });
+
+describe('the gateway’s subgraph fetch', () => {
+  it('sends identical queries in flight at once only once, and gives each caller its own parsed answer', async () => {
+    const fetcher = subgraphFetch();
+    const query = { query: 'query ($id: ID!) { passport(id: $id) { id } }', variables: { id: 'a' } };
+    const answers = await Promise.all(Array.from({ length: 10 }, () => post(fetcher, query, 'Bearer t')));
+    expect(received).toHaveLength(1);
+    const parsed = await Promise.all(answers.map((answer) => answer.json()));
+    expect(new Set(parsed.map((value) => JSON.stringify(value))).size).toBe(1);
+    expect(parsed[0]).not.toBe(parsed[1]);
+    expect(answers.every((answer) => answer.status === 200 && answer.headers.get('x-seen') === '1')).toBe(true);
+  });
+
+  it('does not share between different credentials, variables or bodies', async () => {
+    const fetcher = subgraphFetch();
+    const query = (id: string) => ({ query: '{ passport(id: "x") { id } }', variables: { id } });
+    await Promise.all([post(fetcher, query('a'), 'Bearer one'), post(fetcher, query('a'), 'Bearer two'), post(fetcher, query('a')), post(fetcher, query('b'), 'Bearer one')]);
+    expect(received.map((request) => request.authorization)).toEqual(expect.arrayContaining(['Bearer one', 'Bearer two', undefined, 'Bearer one']));
+    expect(received).toHaveLength(4);
+  });
+
+  it('sends every mutation, identical or not', async () => {
+    const fetcher = subgraphFetch();
+    const mutation = { query: 'mutation { appendPassportEvent(passportId: "a", type: "ObjectEvent", payload: {}) { status } }' };
+    await Promise.all(Array.from({ length: 5 }, () => post(fetcher, mutation, 'Bearer t')));
+    expect(received).toHaveLength(5);
+  });
+
+  it('keeps nothing once the answer has come: the same query later is sent again', async () => {
+    const fetcher = subgraphFetch();
+    const query = { query: '{ trustGraph { nodes { id } } }' };
+    const first = await (await post(fetcher, query)).json();
+    const second = await (await post(fetcher, query)).json();
+    expect(received).toHaveLength(2);
+    expect([first.data.n, second.data.n]).toEqual([1, 2]);
+  });
+
+  it('passes a refusal on with its status', async () => {
+    const answer = await post(subgraphFetch(), { query: '{ refuse }' });
+    expect(answer.status).toBe(400);
+    expect(await answer.json()).toMatchObject({ data: { n: 1 } });
+  });
+});
