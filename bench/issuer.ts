@@ -14,7 +14,6 @@
  * not depend on the registry (creation is not what is measured).
  */
 import { randomBytes } from 'node:crypto';
-import { spawn } from 'node:child_process';
 import pg from 'pg';
 import { canonicalize } from '../lib/crypto/index.js';
 import { withSchema } from '../lib/config/database.js';
@@ -25,7 +24,7 @@ import { SERVICE_KEY } from '../lib/service/kernel.js';
 import { PrismaClient } from '../prisma/issuer/generated/client.js';
 import { PassportRepository } from '../subgraphs/issuer/data/passport-repository.js';
 import { appendEvent, emptyLogState, hashToHex, signLogHead, verifyLog, type EventRecord } from '../subgraphs/issuer/domain/index.js';
-import { BenchRun, benchToken, formatMs as ms, markdownTable, openBench, stopwatch, summarize, timed, writeReport } from './support.js';
+import { autocannonLoad, BenchRun, benchToken, formatMs as ms, markdownTable, openBench, stopwatch, summarize, timed, writeReport } from './support.js';
 
 const CLIENTS = 16;
 const APPEND_SECONDS = 12;
@@ -94,47 +93,18 @@ async function post(path: string, body?: unknown): Promise<{ status: number; bod
 }
 
 /**
- * The load generator, plain JavaScript run as a child process: clients are other programs, so their
- * HTTP work is not billed to the server's process (whose CPU time per event is measured).
+ * CLIENTS connections append for `seconds` (autocannon in a child process: clients are other
+ * programs, so their HTTP work is not billed to the server's process, whose CPU time per event is
+ * measured), each connection on one of `passportIds`; events/s, latencies, server CPU per event.
  */
-const LOAD_GENERATOR = `
-const { base, headers, passportIds, clients, seconds } = JSON.parse(process.argv[1]);
-const latencies = [];
-let counter = 0;
-// The same events as objectEvent above, its compiled source pasted in.
-const payload = ${objectEvent.toString()};
-(async () => {
-  const started = performance.now();
-  const deadline = started + seconds * 1000;
-  await Promise.all(Array.from({ length: clients }, async (_, client) => {
-    const id = passportIds[client % passportIds.length];
-    while (performance.now() < deadline) {
-      const t0 = performance.now();
-      const response = await fetch(base + '/passports/' + id + '/events', { method: 'POST', headers, body: JSON.stringify({ type: 'ObjectEvent', payload: payload((counter += 1)) }) });
-      const text = await response.text();
-      if (response.status !== 201) throw new Error('append answered ' + response.status + ': ' + text.slice(0, 300));
-      latencies.push(performance.now() - t0);
-    }
-  }));
-  process.stdout.write(JSON.stringify({ latencies, elapsed: (performance.now() - started) / 1000 }));
-})().catch((error) => process.stdout.write(JSON.stringify({ error: String(error) })));
-`;
-
-/** CLIENTS loops appending for `seconds` (in a child process); events/s, latencies, server CPU per event. */
 async function appendLoad(passportIds: string[], seconds: number) {
   const cpuBefore = process.cpuUsage();
-  const child = spawn(process.execPath, ['-e', LOAD_GENERATOR, JSON.stringify({ base, headers, passportIds, clients: CLIENTS, seconds })], { stdio: ['ignore', 'pipe', 'inherit'] });
-  let output = '';
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-  await new Promise<void>((resolve, reject) => {
-    child.once('error', reject);
-    child.once('exit', () => resolve());
-  });
+  const { origin, pathname } = new URL(base);
+  const body = JSON.stringify({ type: 'ObjectEvent', payload: objectEvent(1) });
+  const result = await autocannonLoad({ url: origin, connections: CLIENTS, seconds, method: 'POST', headers, body, paths: passportIds.map((id) => `${pathname}/passports/${id}/events`) });
   const cpu = process.cpuUsage(cpuBefore);
-  const result = JSON.parse(output) as { latencies: number[]; elapsed: number; error?: string };
-  if (result.error) throw new Error(result.error);
-  const events = result.latencies.length;
-  return { perSecond: events / result.elapsed, events, latency: summarize(result.latencies), serverCpuMs: (cpu.user + cpu.system) / 1000 / events };
+  if (result.non2xx || result.errors || result.timeouts) throw new Error(`appends: ${result.non2xx} answers other than 2xx, ${result.errors} errors, ${result.timeouts} timeouts`);
+  return { perSecond: result.perSecond, events: result.requests, latency: result.latency, serverCpuMs: (cpu.user + cpu.system) / 1000 / result.requests };
 }
 
 /** Builds a log with the domain code under the service's event key and inserts it with SQL. */
@@ -265,7 +235,7 @@ try {
     benchRun.report(bench),
     '',
     'Everything goes through the REST facade, the gateway and the issuer subgraph to PostgreSQL, in one process, as `npm start` runs it.',
-    `Appends: ${CLIENTS} clients (in a child process, as other programs would be) loop POST /passports/{id}/events for ${APPEND_SECONDS} s (half that on one passport), each event an EPCIS ObjectEvent; each append locks its passport row, signs the event and the new log head (Ed25519) and writes both.`,
+    `Appends: autocannon (in a child process, as other programs would be) with ${CLIENTS} connections, each keeping to one passport, sends POST /passports/{id}/events for ${APPEND_SECONDS} s (half that on one passport), each event an EPCIS ObjectEvent; each append locks its passport row, signs the event and the new log head (Ed25519) and writes both.`,
     `Verdict: a log of ${VERDICT_EVENTS.toLocaleString('en')} events built with the domain code under the service's event key and inserted with SQL; each GET reads every event, checks the chain, the Merkle root against the signed head, every Ed25519 signature, and asks the trust service for key standing.`,
     '',
     table,

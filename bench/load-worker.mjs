@@ -1,17 +1,24 @@
 /**
- * The load generator of bench/platform.ts, run as a process of its own so that the client's HTTP
- * work is billed neither to the server measured nor to the benchmark's process. autocannon with
- * the options given as JSON in argv[2] ({url, connections, seconds, method, headers, body}); every
+ * The load generator of the benchmarks (bench/support.ts autocannonLoad), run as a process of its
+ * own so that the client's HTTP work is billed neither to the server measured nor to the benchmark's
+ * process. autocannon with the options given as JSON in argv[2] ({url, connections, seconds, method,
+ * headers, body, paths, pick}: with paths, each connection keeps one of them, handed out in turn,
+ * or with pick "request" every request takes the next one); every
  * response's latency is kept, because autocannon's own summary has no 95th percentile. Prints one
  * JSON line: requests, seconds, requests/s, latency median/p95/p99 (ms), non-2xx, errors, timeouts.
  */
 import autocannon from 'autocannon';
 
-const { url, connections, seconds, method = 'GET', headers = {}, body } = JSON.parse(process.argv[2]);
+const { url, connections, seconds, method = 'GET', headers = {}, body, paths, pick = 'connection' } = JSON.parse(process.argv[2]);
+let handedOut = 0;
+const next = () => paths[handedOut++ % paths.length];
+// autocannon gives each connection a context of its own: there a connection keeps its path.
+const choosePath = pick === 'request' ? () => next() : (context) => (context.path ??= next());
+const perConnection = paths ? { requests: [{ setupRequest: (request, context) => ({ ...request, path: choosePath(context) }) }] } : {};
 const latencies = [];
 const quantile = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? NaN;
 
-const instance = autocannon({ url, connections, duration: seconds, method, headers, ...(body === undefined ? {} : { body }) }, (error, result) => {
+const instance = autocannon({ url, connections, duration: seconds, method, headers, ...(body === undefined ? {} : { body }), ...perConnection }, (error, result) => {
   if (error) {
     process.stdout.write(JSON.stringify({ error: String(error) }));
     return;

@@ -23,7 +23,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { SERVICES } from '../lib/config/services.js';
 import { ROUTE_TABLES } from '../rest-facade/routes/index.js';
 import { PlatformProcess } from '../soak/platform.js';
-import { BenchRun, benchToken, formatMs as ms, freePort, markdownTable, median, openBench, processTree, REPO_ROOT, summarize, timedInTurns, writeReport, type KeyFigure } from './support.js';
+import { autocannonLoad, BenchRun, benchToken, formatMs as ms, freePort, markdownTable, median, openBench, processTree, REPO_ROOT, summarize, timedInTurns, writeReport, type KeyFigure, type Load, type LoadOptions } from './support.js';
 
 const CONNECTIONS = 50;
 /** Rounds of the gateway comparison: ours then Hive's (the order alternates), LOAD_SECONDS each. */
@@ -81,25 +81,8 @@ async function graphql(url: string, query: string, variables: Record<string, unk
   return answer;
 }
 
-interface Load {
-  requests: number;
-  seconds: number;
-  perSecond: number;
-  latency: { median: number; p95: number; p99: number };
-  non2xx: number;
-  errors: number;
-  timeouts: number;
-}
-/** autocannon in a child process (bench/load-worker.mjs) against `url`. */
-async function load(url: string, seconds: number, request: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<Load> {
-  const child = spawn(process.execPath, [join(REPO_ROOT, 'bench', 'load-worker.mjs'), JSON.stringify({ url, connections: CONNECTIONS, seconds, ...request })], { stdio: ['ignore', 'pipe', 'inherit'] });
-  let output = '';
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-  await exited(child);
-  const result = JSON.parse(output) as Load & { error?: string };
-  if (result.error) throw new Error(`autocannon: ${result.error}`);
-  return result;
-}
+/** autocannon against `url` with the benchmark's connections. */
+const load = (url: string, seconds: number, request: Pick<LoadOptions, 'method' | 'headers' | 'body'> = {}): Promise<Load> => autocannonLoad({ url, connections: CONNECTIONS, seconds, ...request });
 
 const exited = (child: ChildProcess) =>
   new Promise<void>((resolve, reject) => {

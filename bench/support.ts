@@ -4,7 +4,7 @@
  * report; and the markdown table written to docs/benchmarks/<service>.md (with the key figures beside
  * it in <service>.json, which bench/index.ts gathers into docs/BENCHMARKS.md).
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -109,6 +109,49 @@ export async function openBench(name: string): Promise<Bench> {
     await close();
     throw error;
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Load
+
+/** What autocannon measured (bench/load-worker.mjs). */
+export interface Load {
+  requests: number;
+  seconds: number;
+  perSecond: number;
+  latency: { median: number; p95: number; p99: number };
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+}
+
+export interface LoadOptions {
+  url: string;
+  connections: number;
+  seconds: number;
+  method?: string;
+  headers?: Record<string, string>;
+  body?: string;
+  /** Paths on the url's origin, handed out in turn: one per connection, which keeps it, or one per request. */
+  paths?: readonly string[];
+  pick?: 'connection' | 'request';
+}
+
+/**
+ * autocannon in a process of its own (bench/load-worker.mjs), so that the clients' HTTP work is
+ * billed neither to the server measured nor to the benchmark's process.
+ */
+export async function autocannonLoad(options: LoadOptions): Promise<Load> {
+  const child = spawn(process.execPath, [join(REPO_ROOT, 'bench', 'load-worker.mjs'), JSON.stringify(options)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  await new Promise<void>((resolve, reject) => {
+    child.once('error', reject);
+    child.once('exit', () => resolve());
+  });
+  const result = JSON.parse(output) as Load & { error?: string };
+  if (result.error) throw new Error(`autocannon: ${result.error}`);
+  return result;
 }
 
 // ---------------------------------------------------------------------------------------------
