@@ -8,6 +8,7 @@
  *
  *   SOAK_SEED=<seed> npm run soak -- malformed
  */
+import { loadRuntimeConfig } from '../lib/config/runtime.js';
 import type { ServiceName } from '../lib/config/services.js';
 import type { JsonSchema, Route } from '../rest-facade/route-table.js';
 import type { SoakContext } from './context.js';
@@ -19,7 +20,8 @@ import { ADMIN_LOG_TABLES, changedTables, watchTables } from './tables.js';
 /** Requests the run makes at least; the deterministic cases come first, seeded random ones fill up. */
 export const TARGET_REQUESTS = 6_000;
 const WIDTH = 8;
-const BODY_LIMIT = 1_048_576;
+/** The body limit the soak's platform runs with: the default configuration's. */
+const BODY_LIMIT = loadRuntimeConfig({}).bodyLimit;
 
 interface Probe {
   /** `service METHOD path` of the route aimed at, or `gateway POST /graphql`. */
