@@ -8,7 +8,7 @@
  */
 import { clusterUrl, readEmbeddedCluster } from '../lib/config/database.js';
 import { newKey } from './fixtures.js';
-import { Acknowledged, auditLogs, auditSnapshots } from './invariants.js';
+import { Acknowledged, auditAdminLogs, auditLogs, auditSnapshots } from './invariants.js';
 import type { PlatformProcess } from './platform.js';
 import { FailureLog, markdownTable, type SoakSection } from './report.js';
 import { RestClient } from './rest-client.js';
@@ -126,6 +126,17 @@ export async function runCrashSafety(options: CrashOptions): Promise<SoakSection
   const cluster = readEmbeddedCluster({ PASSPORT_DATA_DIR: platform.dataDir });
   if (!cluster) throw new Error(`no embedded cluster in ${platform.dataDir}`);
   const snapshots = await auditSnapshots(client, pins, clusterUrl(cluster), snapshotIds, failures);
+  // Only this part has written so far, so every change of these kinds in the database is one of its own.
+  const adminLogs = await auditAdminLogs(
+    clusterUrl(cluster),
+    [
+      { service: 'issuer', action: 'appendPassportEvent', changes: 'SELECT count(*) FROM issuer.passport_event' },
+      { service: 'archive', action: 'createSnapshot', changes: 'SELECT count(*) FROM archive.snapshot' },
+      { service: 'registry', action: 'appendRegistryRecordVersion', changes: `SELECT count(*) - 1 FROM registry.record_version WHERE id = '${ITEM}'` },
+      { service: 'trust', action: 'upsertTrustNode', changes: `SELECT count(*) FROM trust.trust_node WHERE id LIKE 'soak-crash-node-%'` },
+    ],
+    failures,
+  );
   let otherMissing = 0;
   for (const [version, label] of versions) {
     const stored = await client.call('GET', `/registry/items/${ITEM}?version=${version}`);
@@ -150,7 +161,8 @@ export async function runCrashSafety(options: CrashOptions): Promise<SoakSection
       `(two per passport), one client taking snapshots, one adding registry versions and one adding trust nodes, then started again on the same data folder. After the last restart every passport's log was read ` +
       `back through the REST facade and checked against every acknowledged (201) event, and verified offline (verifier/log.ts) under the published keyrings; ` +
       `every snapshot was checked whole in the database and its archive bytes verified with their notarization (verifier/snapshot.ts); ` +
-      `every acknowledged registry version was read back with its body, and every acknowledged trust node looked up in the trust graph.`,
+      `every acknowledged registry version was read back with its body, and every acknowledged trust node looked up in the trust graph; ` +
+      `and every change of these kinds in the database was counted against the admin-log entries (outcome ok) of its mutation: one each, written in the change's own transaction.`,
     passed: failures.empty,
     figures: [
       { measure: 'events acknowledged (201) before the kills', value: acknowledged.count },
@@ -164,6 +176,8 @@ export async function runCrashSafety(options: CrashOptions): Promise<SoakSection
       { measure: 'snapshots whose bytes or notarization do not verify', value: snapshots.invalid, expected: 0 },
       { measure: 'registry versions and trust nodes acknowledged', value: versions.size - 1 + trustNodes.size },
       { measure: 'acknowledged registry versions or trust nodes missing after restart', value: otherMissing, expected: 0 },
+      { measure: 'changes stored (events, snapshots, versions, nodes) checked against their admin-log entries', value: adminLogs.changes },
+      { measure: 'kinds of change whose count differs from their admin-log entries with outcome ok', value: adminLogs.mismatched, expected: 0 },
       { measure: 'failed checks', value: failures.count, expected: 0 },
     ],
     failures: failures.list(),

@@ -106,3 +106,39 @@ export async function auditSnapshots(client: RestClient, pins: PinSet, databaseU
   }
   return audit;
 }
+
+/** A kind of change and the admin-log entries that must match it one for one. */
+export interface EntryCheck {
+  service: string;
+  action: string;
+  /** SQL counting the stored changes of this kind. */
+  changes: string;
+}
+
+/**
+ * Every stored change has exactly one admin-log entry with outcome ok, and every such entry its
+ * change: the two are written in one transaction, so not even a SIGKILL between them can part them.
+ */
+export async function auditAdminLogs(databaseUrl: string, checks: readonly EntryCheck[], failures: FailureLog): Promise<{ changes: number; mismatched: number }> {
+  const database = new pg.Client({ connectionString: databaseUrl });
+  await database.connect();
+  let changes = 0;
+  let mismatched = 0;
+  try {
+    for (const check of checks) {
+      const { rows } = await database.query<{ changes: string; entries: string }>(
+        `SELECT (${check.changes}) AS changes, (SELECT count(*) FROM "${check.service}".admin_log WHERE action = $1 AND outcome = 'ok') AS entries`,
+        [check.action],
+      );
+      const counted = { changes: Number(rows[0]!.changes), entries: Number(rows[0]!.entries) };
+      changes += counted.changes;
+      if (counted.changes !== counted.entries) {
+        mismatched += 1;
+        failures.add(`${check.service}: ${counted.changes} changes stored, ${counted.entries} ${check.action} entries with outcome ok`);
+      }
+    }
+  } finally {
+    await database.end();
+  }
+  return { changes, mismatched };
+}

@@ -1,7 +1,14 @@
 /**
  * The admin log of a service (DESIGN §3): every request that changes state, who made it, what it
  * was, when, and how it ended. Entries are appended, never changed.
+ *
+ * A mutation that writes has its entry written in the write's own transaction (recordInTransaction,
+ * the last step of each write transaction of the data layer), so the change and its entry commit or
+ * roll back together; a crash cannot leave a change without its entry. A mutation that ends without
+ * writing (a refusal, a restatement that changes nothing) has its entry written after it.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
+
 export interface AdminLogRecord {
   actor: string;
   role: string;
@@ -71,4 +78,30 @@ export class AdminLog {
     const entries = rows.slice(0, limit).map((row) => ({ ...row, id: row.id.toString(), detail: (row.detail as object | null) ?? null }));
     return { entries, next: rows.length > limit ? entries[entries.length - 1]!.id : null };
   }
+}
+
+/** The entry of a mutation being resolved, until it is written. */
+export class PendingEntry {
+  /** Set once a write's transaction has taken the entry (outcome `ok`). */
+  inTransaction = false;
+  constructor(readonly entry: Omit<AdminLogRecord, 'outcome' | 'detail'>) {}
+}
+
+const pendingEntries = new AsyncLocalStorage<PendingEntry>();
+
+/** Runs a mutation's resolver with its pending entry at hand for the write's transaction. */
+export function withPendingEntry<T>(pending: PendingEntry | undefined, run: () => T): T {
+  return pending ? pendingEntries.run(pending, run) : run();
+}
+
+/**
+ * The last step of a write transaction: the entry of the mutation being resolved is written in it,
+ * outcome `ok`. Outside a mutation (start-up, the platform's own seeding) there is no entry, and
+ * nothing is written.
+ */
+export async function recordInTransaction(tx: AdminLogClient): Promise<void> {
+  const pending = pendingEntries.getStore();
+  if (!pending) return;
+  await new AdminLog(tx).record({ ...pending.entry, outcome: 'ok' });
+  pending.inTransaction = true;
 }

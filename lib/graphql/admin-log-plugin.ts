@@ -1,6 +1,7 @@
 import type { ApolloServerPlugin } from '@apollo/server';
 import type { GraphQLResolveInfo } from 'graphql';
-import type { AdminLog } from '../audit/admin-log.js';
+import type { MiddlewareFn } from 'type-graphql';
+import { PendingEntry, withPendingEntry, type AdminLog } from '../audit/admin-log.js';
 import { problemOf } from '../problem.js';
 import type { RequestContext } from './context.js';
 
@@ -18,8 +19,10 @@ function targetOf(args: Record<string, unknown>): string | null {
 
 /**
  * Writes every mutation made with valid credentials to the service's admin log, with its outcome:
- * `ok` or the problem code it failed with. It hooks into mutations' root fields only, so queries
- * pay nothing for it.
+ * `ok` or the problem code it failed with. Each mutation's entry is made pending first: a write
+ * takes it into its own transaction (recordInTransaction, through adminLogEntryMiddleware); what no
+ * transaction took (refusals, mutations that changed nothing) is written here once the field is
+ * resolved. It hooks into mutations' root fields only, so queries pay nothing for it.
  */
 export function adminLogPlugin(adminLog: AdminLog, onFailure: (error: unknown) => void = (error) => console.error('[admin-log]', error)): ApolloServerPlugin<RequestContext> {
   return {
@@ -32,13 +35,15 @@ export function adminLogPlugin(adminLog: AdminLog, onFailure: (error: unknown) =
           return {
             willResolveField({ info, args }: { info: GraphQLResolveInfo; args: Record<string, unknown> }) {
               if (info.parentType.name !== 'Mutation') return;
-              const entry = { actor: principal.name, role: principal.role, action: info.fieldName, target: targetOf(args) };
+              const pending = new PendingEntry({ actor: principal.name, role: principal.role, action: info.fieldName, target: targetOf(args) });
+              contextValue.pendingEntries.set(info.path.key, pending);
               return (error: Error | null) => {
+                if (!error && pending.inTransaction) return;
                 const details = error ? problemOf(error as { extensions?: Record<string, unknown> }) : undefined;
                 records.push(
                   adminLog
                     .record({
-                      ...entry,
+                      ...pending.entry,
                       outcome: error ? (details?.code ?? 'INTERNAL_ERROR') : 'ok',
                       detail: details ? { status: details.status, detail: details.detail } : null,
                     })
@@ -56,3 +61,11 @@ export function adminLogPlugin(adminLog: AdminLog, onFailure: (error: unknown) =
     },
   };
 }
+
+/**
+ * type-graphql middleware: a mutation's resolver runs with its pending admin-log entry (made by
+ * adminLogPlugin, which sees every mutation field before it resolves) at hand for the write's
+ * transaction.
+ */
+export const adminLogEntryMiddleware: MiddlewareFn<RequestContext> = ({ info, context }, next) =>
+  info.parentType.name === 'Mutation' ? withPendingEntry(context.pendingEntries.get(info.path.key), next) : next();

@@ -1,5 +1,6 @@
 import { type AuthChecker } from 'type-graphql';
 import { grants, readCredentials, type AccessTokens, type Principal, type Role } from '../auth/tokens.js';
+import type { PendingEntry } from '../audit/admin-log.js';
 import { ProblemError } from '../problem.js';
 
 /** What every resolver knows about the request: who is calling, if anyone. */
@@ -7,13 +8,16 @@ export interface RequestContext {
   principal?: Principal;
   /** Credentials were sent but are malformed or unknown. */
   badCredentials: boolean;
+  /** The admin-log entry of each mutation field of the request, by response key (admin-log-plugin.ts). */
+  pendingEntries: Map<string | number, PendingEntry>;
 }
 
 export function requestContext(tokens: AccessTokens, authorization: string | undefined): RequestContext {
   const credentials = readCredentials(authorization);
-  if (credentials.kind === 'none') return { badCredentials: false };
+  const pendingEntries = new Map<string | number, PendingEntry>();
+  if (credentials.kind === 'none') return { badCredentials: false, pendingEntries };
   const principal = credentials.kind === 'bearer' ? tokens.authenticate(credentials.token) : undefined;
-  return principal ? { principal, badCredentials: false } : { badCredentials: true };
+  return principal ? { principal, badCredentials: false, pendingEntries } : { badCredentials: true, pendingEntries };
 }
 
 /** type-graphql's `@Authorized(role)` check: 401 without valid credentials, 403 with the wrong role. */

@@ -1,3 +1,4 @@
+import { recordInTransaction, type AdminLogClient } from '../audit/admin-log.js';
 import type { PublicJwk, SigningAlgorithm } from '../crypto/index.js';
 import type { KeyRepository, StoredKey } from './key-store.js';
 
@@ -23,7 +24,7 @@ interface SigningKeyDelegate {
 /** The part of a service's generated Prisma client the key store needs. */
 export interface KeyStoreClient {
   signingKey: SigningKeyDelegate;
-  $transaction<T>(run: (client: { signingKey: SigningKeyDelegate }) => Promise<T>): Promise<T>;
+  $transaction<T>(run: (client: { signingKey: SigningKeyDelegate } & AdminLogClient) => Promise<T>): Promise<T>;
 }
 
 function toStoredKey(row: SigningKeyRow): StoredKey {
@@ -44,9 +45,12 @@ export function prismaKeyRepository(client: KeyStoreClient): KeyRepository {
       client.$transaction(async (tx) => {
         await tx.signingKey.update({ where: { kid: retiredKid }, data: { expiresAt: at } });
         await tx.signingKey.create({ data: toRow(next) });
+        await recordInTransaction(tx);
       }),
-    revoke: async (kid, at, reason) => {
-      await client.signingKey.update({ where: { kid }, data: { revokedAt: at, revocationReason: reason } });
-    },
+    revoke: (kid, at, reason) =>
+      client.$transaction(async (tx) => {
+        await tx.signingKey.update({ where: { kid }, data: { revokedAt: at, revocationReason: reason } });
+        await recordInTransaction(tx);
+      }),
   };
 }

@@ -4,6 +4,7 @@
  * is read; the snapshot row holds the whole archive's digest and its notarization.
  */
 import { createHash } from 'node:crypto';
+import { recordInTransaction } from '../../../lib/audit/admin-log.js';
 import type { PrismaClient } from '../../../prisma/archive/generated/client.js';
 
 /** Chunks of 1 MiB: large enough that a 10,000-event bag is a handful of rows, small enough to page. */
@@ -83,6 +84,7 @@ export class SnapshotRepository {
         const row = await tx.snapshot.create({
           data: { ...sealed, id, chunkSize: this.chunkSize, chunkCount: seq, notarization: sealed.notarization as object },
         });
+        await recordInTransaction(tx);
         return toRecord(row);
       },
       // A large passport takes a while to write; the default 5 s would abort it halfway.

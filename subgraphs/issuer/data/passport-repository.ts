@@ -6,6 +6,7 @@
  * that row and form one chain, appends to different passports never wait on each other, and an
  * append costs O(log n) whatever the length of the log.
  */
+import { recordInTransaction } from '../../../lib/audit/admin-log.js';
 import { Prisma, type PrismaClient } from '../../../prisma/issuer/generated/client.js';
 import { canonicalize, type Signer } from '../../../lib/crypto/index.js';
 import {
@@ -93,7 +94,8 @@ export class PassportRepository {
   /** Creates the passport with an empty log and the signed head of that empty log. */
   async create(passport: NewPassport, headSigner: Signer, now: Date): Promise<PassportRow> {
     const head = signLogHead(passport.id, EMPTY_FRONTIER, headSigner, now);
-    return this.prisma.passport.create({
+    return this.prisma.$transaction(async (tx) => {
+      const created = await tx.passport.create({
       data: {
         id: passport.id,
         identity: passport.identity,
@@ -114,6 +116,9 @@ export class PassportRepository {
         createdAt: now,
         updatedAt: now,
       },
+      });
+      await recordInTransaction(tx);
+      return created;
     });
   }
 
@@ -190,6 +195,7 @@ export class PassportRepository {
               log_head = ${JSON.stringify(head)}::jsonb,
               updated_at = ${event.recorded_at}::timestamptz
           WHERE id = ${passportId}`);
+        await recordInTransaction(tx);
         return { event, head, status: next.status };
       },
       { maxWait: 30_000, timeout: 30_000 },
@@ -224,6 +230,7 @@ export class PassportRepository {
           now,
         );
         await tx.$executeRaw(Prisma.sql`UPDATE ${this.#table} SET latest_pack = ${pack.text}, latest_pack_at = ${now.toISOString()}::timestamptz WHERE id = ${passportId}`);
+        await recordInTransaction(tx);
         return pack;
       },
       { maxWait: 30_000, timeout: 30_000 },

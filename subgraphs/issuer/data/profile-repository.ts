@@ -2,6 +2,7 @@
  * Profiles (what a type of passport gets: capability classes and claims) and applicability (which
  * profile a registry model's passports get), as the admin endpoints write them.
  */
+import { recordInTransaction } from '../../../lib/audit/admin-log.js';
 import { Prisma, type PrismaClient } from '../../../prisma/issuer/generated/client.js';
 
 /** `model_version` stored for a rule that applies to every version of a model. */
@@ -45,6 +46,7 @@ export class ProfileRepository {
         claims: profile.claims as Prisma.InputJsonObject,
       };
       const saved = await tx.issuerProfile.upsert({ where: { id: profile.id }, create: { id: profile.id, ...data }, update: data });
+      await recordInTransaction(tx);
       return { profile: saved, created: !existing };
     });
   }
@@ -59,6 +61,7 @@ export class ProfileRepository {
       const key = { modelId_modelVersion: { modelId: rule.modelId, modelVersion: rule.modelVersion } };
       const existing = await tx.issuerApplicability.findUnique({ where: key, select: { modelId: true } });
       const saved = await tx.issuerApplicability.upsert({ where: key, create: rule, update: { profileId: rule.profileId } });
+      await recordInTransaction(tx);
       return { rule: saved, created: !existing };
     });
   }

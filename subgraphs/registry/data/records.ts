@@ -25,6 +25,7 @@ import {
   type SupersessionChain,
 } from '../domain/index.js';
 import { pageFrom } from '../domain/listing.js';
+import { recordInTransaction } from '../../../lib/audit/admin-log.js';
 import { Prisma, type PrismaClient } from '../../../prisma/registry/generated/client.js';
 
 /** A stored version and the number of its record's current version. */
@@ -222,16 +223,19 @@ export class RecordRepository {
     await checkProfileReferences(this.prisma, version);
     const { id: _id, kind: _kind, ...row } = versionRow(version);
     try {
-      await this.prisma.registryRecord.create({
-        data: {
-          id,
-          kind,
-          currentVersion: version.version,
-          status: version.status,
-          createdAt: now,
-          updatedAt: now,
-          versions: { create: row },
-        },
+      await this.prisma.$transaction(async (tx) => {
+        await tx.registryRecord.create({
+          data: {
+            id,
+            kind,
+            currentVersion: version.version,
+            status: version.status,
+            createdAt: now,
+            updatedAt: now,
+            versions: { create: row },
+          },
+        });
+        await recordInTransaction(tx);
       });
     } catch (error) {
       if (!isUniqueViolation(error)) throw error;
@@ -266,6 +270,7 @@ export class RecordRepository {
         if (isUniqueViolation(error)) throw staleVersion(id, request.expectedVersion);
         throw error;
       }
+      await recordInTransaction(tx);
       return { ...version, currentVersion: version.version };
     });
   }
@@ -325,6 +330,7 @@ export class RecordRepository {
         await tx.registryRecordVersion.createMany({ data: missing.map(versionRow) });
         outcome.versionsInserted += missing.length;
       }
+      if (outcome.versionsInserted > 0) await recordInTransaction(tx);
       return outcome;
     }, LONG_TRANSACTION);
   }

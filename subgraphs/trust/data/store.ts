@@ -36,6 +36,7 @@ import {
   type TrustResult,
   type WitnessSet,
 } from '../domain/index.js';
+import { recordInTransaction } from '../../../lib/audit/admin-log.js';
 import { Prisma, type PrismaClient } from '../../../prisma/trust/generated/client.js';
 
 type Transaction = Prisma.TransactionClient;
@@ -152,6 +153,7 @@ export class TrustStore {
       const columns = { kind: node.kind, jurisdiction: node.jurisdiction ?? null, document: asJson(node) };
       if (row) await tx.trustNode.update({ where: { id: node.id }, data: columns });
       else await tx.trustNode.create({ data: { id: node.id, ...columns } });
+      await recordInTransaction(tx);
       return success({ value: node, created: !row });
     });
   }
@@ -173,6 +175,7 @@ export class TrustStore {
       if (!fit.ok) return fit;
       const edge = validated.value;
       await tx.delegationEdge.create({ data: { id: edge.id, iss: edge.iss, sub: edge.sub, document: asJson(edge) } });
+      await recordInTransaction(tx);
       return success({ value: edge, created: true });
     });
   }
@@ -189,6 +192,7 @@ export class TrustStore {
       const fit = storable(revocation, 'INVALID_REVOCATION');
       if (!fit.ok) return fit;
       await tx.revocation.create({ data: { subject: revocation.subject, document: asJson(revocation), recordedAt: new Date(recordedAt / 1000) } });
+      await recordInTransaction(tx);
       return success(revocation);
     });
   }
@@ -205,10 +209,11 @@ export class TrustStore {
     const change = registered.value;
     if (change.change !== 'registration') throw new Error('a registration records a registration change');
     try {
-      await this.prisma.$transaction([
-        this.prisma.trustList.create({ data: { jurisdiction: change.jurisdiction, framework: change.framework, sequenceNumber: change.sequence_number } }),
-        this.prisma.trustListChange.create({ data: changeRow(change.jurisdiction, change) }),
-      ]);
+      await this.prisma.$transaction(async (tx) => {
+        await tx.trustList.create({ data: { jurisdiction: change.jurisdiction, framework: change.framework, sequenceNumber: change.sequence_number } });
+        await tx.trustListChange.create({ data: changeRow(change.jurisdiction, change) });
+        await recordInTransaction(tx);
+      }, TRANSACTION_OPTIONS);
     } catch (error) {
       // Another request registered the same jurisdiction between the read and the write.
       if (isUniqueViolation(error)) return failure('TRUST_LIST_EXISTS', `the trust list of ${change.jurisdiction} is already registered`);
@@ -232,6 +237,7 @@ export class TrustStore {
       if (change) {
         await tx.trustListChange.create({ data: changeRow(jurisdiction, change) });
         await tx.trustList.update({ where: { jurisdiction }, data: { sequenceNumber: change.sequence_number } });
+        await recordInTransaction(tx);
       }
       const id = (input as { id: string }).id;
       return success({ list, entry: list.entries.find((entry) => entry.id === id)!, changed: change !== undefined });
@@ -245,7 +251,11 @@ export class TrustStore {
     if (!checked.ok) return checked;
     const fit = storable(checked.value, 'INVALID_WITNESS_SET');
     if (!fit.ok) return fit;
-    const row = await this.prisma.witnessSet.create({ data: { m: checked.value.m, keys: asJson(checked.value.keys) } });
+    const row = await this.prisma.$transaction(async (tx) => {
+      const created = await tx.witnessSet.create({ data: { m: checked.value.m, keys: asJson(checked.value.keys) } });
+      await recordInTransaction(tx);
+      return created;
+    }, TRANSACTION_OPTIONS);
     return success({ ...checked.value, recorded_at: row.recordedAt.toISOString() });
   }
 
@@ -255,11 +265,14 @@ export class TrustStore {
     const fit = storable(checked.value, 'INVALID_MASTER_LIST_ENTRY');
     if (!fit.ok) return fit;
     const { id, body, cosignatures } = checked.value;
-    await this.prisma.masterListEntry.upsert({
-      where: { id },
-      create: { id, body: asJson(body), cosignatures: asJson(cosignatures) },
-      update: { body: asJson(body), cosignatures: asJson(cosignatures) },
-    });
+    await this.prisma.$transaction(async (tx) => {
+      await tx.masterListEntry.upsert({
+        where: { id },
+        create: { id, body: asJson(body), cosignatures: asJson(cosignatures) },
+        update: { body: asJson(body), cosignatures: asJson(cosignatures) },
+      });
+      await recordInTransaction(tx);
+    }, TRANSACTION_OPTIONS);
     return success(checked.value);
   }
 
