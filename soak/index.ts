@@ -80,7 +80,7 @@ async function platformParts(): Promise<void> {
     });
   } finally {
     const exitCode = await platform.stop();
-    const leftOver = platform.postmasterPid();
+    const leftOver = await platform.postmasterPid();
     const crash = sections.find((section) => section.title === 'Crash safety');
     if (crash) {
       crash.figures.push({ measure: 'exit code of the last, clean stop (SIGTERM)', value: String(exitCode), expected: '0' }, { measure: 'PostgreSQL processes left after it', value: leftOver ? 1 : 0, expected: 0 });

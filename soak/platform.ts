@@ -5,9 +5,10 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { hashToken, type Role } from '../lib/auth/tokens.js';
+import { lockingPostmaster } from '../lib/db/embedded-postgres.js';
 import { SERVICES, type ServiceName } from '../lib/config/services.js';
 import { freePort, REPO_ROOT } from '../bench/support.js';
 
@@ -121,17 +122,9 @@ export class PlatformProcess {
     return code;
   }
 
-  /** The PID in the cluster's lock file when a postmaster holds it, read as the next start would. */
-  postmasterPid(): number | undefined {
-    const lock = join(this.dataDir, 'postgres', 'postmaster.pid');
-    if (!existsSync(lock)) return undefined;
-    const pid = Number(readFileSync(lock, 'utf8').split('\n')[0]);
-    try {
-      process.kill(pid, 0);
-      return pid;
-    } catch {
-      return undefined;
-    }
+  /** The PostgreSQL still holding the cluster's lock file, if any, as the next start would judge it. */
+  postmasterPid(): Promise<number | undefined> {
+    return lockingPostmaster(join(this.dataDir, 'postgres'));
   }
 
   private killGroup(signal: NodeJS.Signals): void {

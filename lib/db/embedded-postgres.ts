@@ -109,16 +109,21 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
  * stays is a PostgreSQL some other process runs on this folder, and is named as such.
  */
 export async function awaitPreviousPostmaster(clusterDir: string, timeoutMs = 15_000): Promise<void> {
-  const lockFile = join(clusterDir, 'postmaster.pid');
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const pid = Number((await readFile(lockFile, 'utf8').catch(() => '')).split('\n')[0]);
-    if (!Number.isInteger(pid) || pid <= 0 || !processExists(pid)) return;
+    const pid = await lockingPostmaster(clusterDir);
+    if (pid === undefined) return;
     if (Date.now() > deadline) {
       throw new Error(`PostgreSQL (pid ${pid}) still runs on ${clusterDir}: another platform uses this data folder, or one stopped without stopping it; stop that process first`);
     }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
+}
+
+/** The PID in the cluster's lock file (postmaster.pid) while that process exists, as PostgreSQL itself judges it. */
+export async function lockingPostmaster(clusterDir: string): Promise<number | undefined> {
+  const pid = Number((await readFile(join(clusterDir, 'postmaster.pid'), 'utf8').catch(() => '')).split('\n')[0]);
+  return Number.isInteger(pid) && pid > 0 && processExists(pid) ? pid : undefined;
 }
 
 function processExists(pid: number): boolean {
