@@ -4,14 +4,9 @@
  * Needs the registry service; the last block also needs the trust service (trustKeyStanding,
  * POST /nodes).
  */
-import { webcrypto } from 'node:crypto';
-import { inflateSync } from 'node:zlib';
-import { Decoder, Tag } from 'cbor-x';
-import jsQRModule from 'jsqr';
-import { PNG } from 'pngjs';
-import QRCode from 'qrcode';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '../support/database.js';
+import { readPackIndependently, scanQr } from '../support/pack-reader.js';
 import { startTestStack, type TestStack } from '../support/stack.js';
 import { DAY, fromNow, newKey, seconds, signedJsonCredential } from '../trust/support.js';
 import { appendEvent, createModel, createPassport, keyring, PAYLOADS } from './support.js';
@@ -29,53 +24,6 @@ const mint = (id: string) => platform.rest('issuer', `/passports/${id}/pack`, { 
 const verdictOf = async (id: string) => (await platform.rest('issuer', `/passports/${id}/verdict`)).body;
 const outcomes = (verdict: { checks: { check: string; outcome: string }[] }) => Object.fromEntries(verdict.checks.map((check) => [check.check, check.outcome]));
 
-// jsqr is CommonJS with an `exports.default`: Node's ESM loader hands over module.exports.
-const jsQR = jsQRModule.default;
-
-/** Renders the text with `qrcode` and reads it back with `jsQR`. */
-async function scan(text: string): Promise<string> {
-  const png = PNG.sync.read(await QRCode.toBuffer(text, { errorCorrectionLevel: 'M', margin: 4, scale: 4 }));
-  const read = jsQR(new Uint8ClampedArray(png.data), png.width, png.height);
-  if (!read) throw new Error('jsQR could not read the code');
-  return read.data;
-}
-
-/** RFC 9285 Base45, written out here so the test does not lean on the issuer's decoder. */
-function base45Decode(text: string): Buffer {
-  const alphabet = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ $%*+-./:';
-  const bytes: number[] = [];
-  for (let i = 0; i < text.length; i += 3) {
-    const [c, d, e] = [...text.slice(i, i + 3)].map((character) => alphabet.indexOf(character));
-    const n = c! + d! * 45 + (e === undefined ? 0 : e * 45 * 45);
-    if (e === undefined) bytes.push(n);
-    else bytes.push(n >> 8, n & 0xff);
-  }
-  return Buffer.from(bytes);
-}
-
-/** Undoes the layers with other tools (zlib, cbor-x) and verifies the ES256 signature with WebCrypto. */
-async function verifyPackIndependently(text: string, keys: { kid: string; kty?: string; crv?: string; x?: string; y?: string }[]) {
-  expect(text.startsWith('DPP1:')).toBe(true);
-  const decoder = new Decoder({ mapsAsObjects: false });
-  const cose = decoder.decode(inflateSync(base45Decode(text.slice(5)))) as Tag;
-  expect(cose.tag).toBe(18);
-  const [protectedHeader, , payload, signature] = cose.value as [Uint8Array, Map<number, unknown>, Uint8Array, Uint8Array];
-  const header = decoder.decode(protectedHeader) as Map<number, unknown>;
-  expect(header.get(1)).toBe(-7);
-  const kid = new TextDecoder().decode(header.get(4) as Uint8Array);
-  const jwk = keys.find((key) => key.kid === kid);
-  expect(jwk, `carrier key ${kid} is in /keyring`).toMatchObject({ kty: 'EC', crv: 'P-256' });
-  const bstr = (bytes: Uint8Array) => {
-    const head = bytes.length < 24 ? [0x40 + bytes.length] : bytes.length < 256 ? [0x58, bytes.length] : [0x59, bytes.length >> 8, bytes.length & 0xff];
-    return Buffer.concat([Buffer.from(head), bytes]);
-  };
-  // Sig_structure = ["Signature1", protected, h'', payload] (RFC 9052 §4.4), byte by byte.
-  const sigStructure = Buffer.concat([Buffer.from([0x84, 0x6a]), Buffer.from('Signature1'), bstr(protectedHeader), Buffer.from([0x40]), bstr(payload)]);
-  const key = await webcrypto.subtle.importKey('jwk', { kty: 'EC', crv: 'P-256', x: jwk!.x, y: jwk!.y }, { name: 'ECDSA', namedCurve: 'P-256' }, false, ['verify']);
-  const valid = await webcrypto.subtle.verify({ name: 'ECDSA', hash: 'SHA-256' }, key, signature, sigStructure);
-  return { valid, kid, claims: decoder.decode(payload) as Map<number, unknown> };
-}
-
 describe('POST /passports/{id}/pack', () => {
   it('mints a pack that scans as a QR code and verifies with WebCrypto against /keyring', async () => {
     const { passport_id: id, log_head } = await createPassport(platform, MODEL, { capability_class: 'verify-offline' });
@@ -87,9 +35,9 @@ describe('POST /passports/{id}/pack', () => {
     expect(response.body.size).toBeLessThanOrEqual(1134);
     expect(log_head.size).toBe(0);
 
-    const scanned = await scan(response.body.text);
+    const scanned = await scanQr(response.body.text);
     expect(scanned).toBe(response.body.text);
-    const { valid, kid, claims } = await verifyPackIndependently(scanned, await keyring(platform));
+    const { valid, kid, claims } = await readPackIndependently(scanned, await keyring(platform));
     expect(valid).toBe(true);
     expect(kid).toBe(response.body.kid);
     expect(claims.get(2)).toBe(id);
@@ -154,13 +102,13 @@ describe('POST /passports/{id}/pack', () => {
     const appended = await appendEvent(platform, id, 'ObjectEvent', PAYLOADS.ObjectEvent!());
     const firstKid = (await platform.rest('issuer', `/passports/${id}?include_events=true`)).body.log[0].kid;
     expect(appended.body.event.kid).not.toBe(firstKid);
-    expect((await verifyPackIndependently(oldPack.text, after)).valid).toBe(true);
+    expect((await readPackIndependently(oldPack.text, after)).valid).toBe(true);
     const verdict = await verdictOf(id);
     expect(verdict.event_signature_audit).toMatchObject({ verified: 2, total: 2 });
     expect(outcomes(verdict)['pack.signature']).toBe('passed');
     const newPack = (await mint(id)).body;
     expect(newPack.kid).not.toBe(oldPack.kid);
-    expect((await verifyPackIndependently(newPack.text, after)).valid).toBe(true);
+    expect((await readPackIndependently(newPack.text, after)).valid).toBe(true);
   });
 });
 

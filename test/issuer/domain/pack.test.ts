@@ -1,8 +1,6 @@
-import { createHash, randomBytes, webcrypto } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { inflateSync } from 'node:zlib';
 import { Decoder, Encoder, Tag } from 'cbor-x';
-import jsQRModule from 'jsqr';
-import { PNG } from 'pngjs';
 import QRCode from 'qrcode';
 import { describe, expect, it } from 'vitest';
 import { canonicalize } from '../../../lib/crypto/index.js';
@@ -21,6 +19,7 @@ import {
   type PackSource,
 } from '../../../subgraphs/issuer/domain/pack.js';
 import { deflateSync } from 'node:zlib';
+import { readPackIndependently, scanQr } from '../../support/pack-reader.js';
 import { at, buildLog, ed25519Key, p256Key, resolverOf } from './fixtures.js';
 
 const eventKey = ed25519Key();
@@ -45,35 +44,6 @@ const source = (capability_class: CapabilityClass): PackSource => ({
   now: at(70),
 });
 
-/** Reads a pack with other tools: node's zlib, cbor-x, and WebCrypto for the signature. */
-async function independentVerify(text: string): Promise<{ claims: Map<number, unknown>; kid: string; valid: boolean }> {
-  expect(text.startsWith('DPP1:')).toBe(true);
-  const cose = new Decoder({ mapsAsObjects: false }).decode(inflateSync(decodeBase45(text.slice(5)))) as Tag;
-  expect(cose.tag).toBe(18);
-  const [protectedHeader, unprotected, payload, signature] = cose.value as [Uint8Array, Map<number, unknown>, Uint8Array, Uint8Array];
-  expect(unprotected.size).toBe(0);
-  const header = new Decoder({ mapsAsObjects: false }).decode(protectedHeader) as Map<number, unknown>;
-  expect(header.get(1)).toBe(-7);
-  // Sig_structure = ["Signature1", protected, h'', payload], written out byte by byte (RFC 9052 §4.4).
-  const bstr = (bytes: Uint8Array) => {
-    const head = bytes.length < 24 ? [0x40 + bytes.length] : bytes.length < 256 ? [0x58, bytes.length] : [0x59, bytes.length >> 8, bytes.length & 0xff];
-    return Buffer.concat([Buffer.from(head), bytes]);
-  };
-  const sigStructure = Buffer.concat([Buffer.from([0x84, 0x6a]), Buffer.from('Signature1'), bstr(protectedHeader), Buffer.from([0x40]), bstr(payload)]);
-  const key = await webcrypto.subtle.importKey('jwk', { kty: 'EC', crv: 'P-256', x: carrierKey.jwk.x, y: carrierKey.jwk.y }, { name: 'ECDSA', namedCurve: 'P-256' }, false, ['verify']);
-  const valid = await webcrypto.subtle.verify({ name: 'ECDSA', hash: 'SHA-256' }, key, signature, sigStructure);
-  return { claims: new Decoder({ mapsAsObjects: false }).decode(payload) as Map<number, unknown>, kid: new TextDecoder().decode(header.get(4) as Uint8Array), valid };
-}
-
-// jsqr is CommonJS with an `exports.default`: Node's ESM loader hands over module.exports.
-const jsQR = jsQRModule.default;
-
-async function scan(text: string): Promise<string> {
-  const png = PNG.sync.read(await QRCode.toBuffer(text, { errorCorrectionLevel: 'M', margin: 4, scale: 4 }));
-  const read = jsQR(new Uint8ClampedArray(png.data), png.width, png.height);
-  if (!read) throw new Error('jsQR could not read the code');
-  return read.data;
-}
 
 describe('QR budget', () => {
   it('defaults to the alphanumeric capacity of a version 22 QR code at level M', () => {
@@ -92,10 +62,10 @@ describe('Tier-A pack', () => {
       expect(pack.size).toBeLessThanOrEqual(DEFAULT_QR_BUDGET);
       expect(QRCode.create(pack.text, { errorCorrectionLevel: 'M' }).version).toBeLessThanOrEqual(22);
 
-      const scanned = await scan(pack.text);
+      const scanned = await scanQr(pack.text);
       expect(scanned).toBe(pack.text);
 
-      const independent = await independentVerify(scanned);
+      const independent = await readPackIndependently(scanned, [carrierKey.jwk]);
       expect(independent.valid).toBe(true);
       expect(independent.kid).toBe(carrierKey.signer.kid);
       expect(independent.claims.get(2)).toBe(state.passport_id);
