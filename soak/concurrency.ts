@@ -8,7 +8,6 @@
  *   409), then 50 clients each retry until their version lands: versions are contiguous, one current;
  * - snapshots: 20 snapshots of one passport while events are appended to it: every one verifies.
  */
-import { clusterUrl, readEmbeddedCluster } from '../lib/config/database.js';
 import { Acknowledged, auditLogs, auditSnapshots } from './invariants.js';
 import type { PlatformProcess } from './platform.js';
 import { FailureLog, markdownTable, type SoakSection } from './report.js';
@@ -117,10 +116,8 @@ export async function runConcurrency(platform: PlatformProcess): Promise<SoakSec
 
   const pins = await client.pins();
   const logs = await auditLogs(client, pins, acknowledged, failures);
-  const cluster = readEmbeddedCluster({ PASSPORT_DATA_DIR: platform.dataDir });
-  if (!cluster) throw new Error(`no embedded cluster in ${platform.dataDir}`);
   const snapshotIds = new Set(snapshotAnswers.filter((answer) => answer.status === 201).map((answer) => answer.body.id as string));
-  const snapshots = await auditSnapshots(client, pins, clusterUrl(cluster), snapshotIds, failures);
+  const snapshots = await auditSnapshots(client, pins, platform.databaseUrl(), snapshotIds, failures);
 
   return {
     title: 'Concurrency',

@@ -6,7 +6,6 @@
  * written (soak/invariants.ts); every acknowledged registry version and trust node, written by two
  * more clients meanwhile, must be there as acknowledged.
  */
-import { clusterUrl, readEmbeddedCluster } from '../lib/config/database.js';
 import { newKey } from './fixtures.js';
 import { Acknowledged, auditAdminLogs, auditLogs, auditSnapshots } from './invariants.js';
 import type { PlatformProcess } from './platform.js';
@@ -123,12 +122,11 @@ export async function runCrashSafety(options: CrashOptions): Promise<SoakSection
   // Checked after the last restart: what every earlier round acknowledged must have survived them all.
   const pins = await client.pins();
   const logs = await auditLogs(client, pins, acknowledged, failures, passportIds);
-  const cluster = readEmbeddedCluster({ PASSPORT_DATA_DIR: platform.dataDir });
-  if (!cluster) throw new Error(`no embedded cluster in ${platform.dataDir}`);
-  const snapshots = await auditSnapshots(client, pins, clusterUrl(cluster), snapshotIds, failures);
+  const databaseUrl = platform.databaseUrl();
+  const snapshots = await auditSnapshots(client, pins, databaseUrl, snapshotIds, failures);
   // Only this part has written so far, so every change of these kinds in the database is one of its own.
   const adminLogs = await auditAdminLogs(
-    clusterUrl(cluster),
+    databaseUrl,
     [
       { service: 'issuer', action: 'appendPassportEvent', changes: 'SELECT count(*) FROM issuer.passport_event' },
       { service: 'archive', action: 'createSnapshot', changes: 'SELECT count(*) FROM archive.snapshot' },

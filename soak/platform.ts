@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { hashToken, type Role } from '../lib/auth/tokens.js';
+import { clusterUrl, readEmbeddedCluster } from '../lib/config/database.js';
 import { lockingPostmaster } from '../lib/db/embedded-postgres.js';
 import { SERVICES, type ServiceName } from '../lib/config/services.js';
 import { freePort, REPO_ROOT } from '../bench/support.js';
@@ -120,6 +121,13 @@ export class PlatformProcess {
     clearTimeout(timer);
     this.child = undefined;
     return code;
+  }
+
+  /** The services' database in the platform's embedded cluster (its URL is written when the cluster is made). */
+  databaseUrl(): string {
+    const cluster = readEmbeddedCluster({ PASSPORT_DATA_DIR: this.dataDir });
+    if (!cluster) throw new Error(`no embedded cluster in ${this.dataDir}`);
+    return clusterUrl(cluster);
   }
 
   /** The PostgreSQL still holding the cluster's lock file, if any, as the next start would judge it. */
