@@ -1,6 +1,5 @@
 import type { ApolloServerPlugin } from '@apollo/server';
-import type { GraphQLResolveInfo } from 'graphql';
-import type { MiddlewareFn } from 'type-graphql';
+import type { GraphQLResolveInfo, GraphQLSchema } from 'graphql';
 import { PendingEntry, withPendingEntry, type AdminLog } from '../audit/admin-log.js';
 import { problemOf } from '../problem.js';
 import type { RequestContext } from './context.js';
@@ -20,7 +19,7 @@ function targetOf(args: Record<string, unknown>): string | null {
 /**
  * Writes every mutation made with valid credentials to the service's admin log, with its outcome:
  * `ok` or the problem code it failed with. Each mutation's entry is made pending first: a write
- * takes it into its own transaction (recordInTransaction, through adminLogEntryMiddleware); what no
+ * takes it into its own transaction (recordInTransaction, through resolveMutationsWithPendingEntries); what no
  * transaction took (refusals, mutations that changed nothing) is written here once the field is
  * resolved. It hooks into mutations' root fields only, so queries pay nothing for it.
  */
@@ -63,9 +62,14 @@ export function adminLogPlugin(adminLog: AdminLog, onFailure: (error: unknown) =
 }
 
 /**
- * type-graphql middleware: a mutation's resolver runs with its pending admin-log entry (made by
+ * Each root mutation field of the schema resolves with its pending admin-log entry (made by
  * adminLogPlugin, which sees every mutation field before it resolves) at hand for the write's
- * transaction.
+ * transaction. Only the Mutation type's own fields are wrapped: queries and object fields pay nothing.
  */
-export const adminLogEntryMiddleware: MiddlewareFn<RequestContext> = ({ info, context }, next) =>
-  info.parentType.name === 'Mutation' ? withPendingEntry(context.pendingEntries.get(info.path.key), next) : next();
+export function resolveMutationsWithPendingEntries(schema: GraphQLSchema): void {
+  for (const field of Object.values(schema.getMutationType()?.getFields() ?? {})) {
+    const resolve = field.resolve;
+    if (!resolve) continue;
+    field.resolve = (source, args, context: RequestContext, info) => withPendingEntry(context.pendingEntries.get(info.path.key), () => resolve(source, args, context, info));
+  }
+}

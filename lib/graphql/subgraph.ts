@@ -11,7 +11,7 @@ import type { KeyPurpose } from '../keys/key-store.js';
 import type { PrismaClientClass } from '../db/prisma.js';
 import { openServiceKernel, type ServiceKernel, type ServicePrismaClient } from '../service/kernel.js';
 import { roleChecker, requestContext, type RequestContext } from './context.js';
-import { adminLogEntryMiddleware } from './admin-log-plugin.js';
+import { resolveMutationsWithPendingEntries } from './admin-log-plugin.js';
 import { buildFederatedSchema, type ReferenceResolvers } from './federation.js';
 import type { GatewayClient } from './gateway-client.js';
 import { serviceRootResolver } from './service-root.js';
@@ -67,11 +67,11 @@ export function defineSubgraph<P extends ServicePrismaClient, D>(definition: Sub
         resolvers: instances.map((instance) => instance.constructor) as [Function, ...Function[]],
         container: { get: (resolverClass: Function) => instances.find((instance) => instance.constructor === resolverClass) },
         authChecker: roleChecker,
-        globalMiddlewares: [adminLogEntryMiddleware],
         validate: false,
       },
       definition.references?.(dependencies),
     );
+    resolveMutationsWithPendingEntries(schema);
     return {
       name: definition.name,
       schema,
