@@ -7,7 +7,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { freePort } from './free-port.js';
 import { cpus, loadavg, release, tmpdir, totalmem, type as osType } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -29,17 +29,7 @@ export type BenchName = (typeof BENCHMARKS)[number];
 // ---------------------------------------------------------------------------------------------
 // The platform under test
 
-/** A free TCP port on loopback, as the system hands it out. */
-export function freePort(): Promise<number> {
-  return new Promise<number>((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
+export { freePort } from './free-port.js';
 
 /** A fresh bearer token of `role` and the token table that knows it. */
 export function benchToken(role: Role): { token: string; tokens: AccessTokens } {

@@ -59,6 +59,8 @@ function checkCredentials(route: Route, request: IncomingMessage, tokens: Access
   }
 }
 
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
 async function readJsonBody(route: Route, request: IncomingMessage, limit: number): Promise<unknown> {
   if (route.method !== 'POST' || !route.body) {
     request.resume();
@@ -77,7 +79,7 @@ async function readJsonBody(route: Route, request: IncomingMessage, limit: numbe
   }
   let text: string;
   try {
-    text = new TextDecoder('utf-8', { fatal: true }).decode(raw);
+    text = UTF8.decode(raw);
   } catch {
     throw new RequestProblem(problem(400, 'MALFORMED_JSON', 'The body is not UTF-8.'));
   }

@@ -34,9 +34,12 @@ export function grants(role: Role, required: Role): boolean {
 
 export class AccessTokens {
   readonly #hashes: readonly TokenHash[];
+  /** The hashes as bytes, decoded once: every authenticated request compares against them. */
+  readonly #digests: readonly { entry: TokenHash; digest: Buffer }[];
 
   constructor(hashes: readonly TokenHash[]) {
     this.#hashes = hashes;
+    this.#digests = hashes.map((entry) => ({ entry, digest: Buffer.from(entry.sha256, 'hex') }));
   }
 
   get size(): number {
@@ -46,8 +49,7 @@ export class AccessTokens {
   /** The principal a bearer token stands for, or undefined when the token is unknown. */
   authenticate(token: string): Principal | undefined {
     const digest = Buffer.from(hashToken(token), 'hex');
-    for (const entry of this.#hashes) {
-      const known = Buffer.from(entry.sha256, 'hex');
+    for (const { entry, digest: known } of this.#digests) {
       if (known.length === digest.length && timingSafeEqual(known, digest)) return { name: entry.name, role: entry.role };
     }
     return undefined;

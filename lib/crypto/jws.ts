@@ -48,13 +48,6 @@ export function signDetached(payload: Uint8Array, signer: Signer, extraHeader: R
   return `${header}..${encodeBase64Url(signature)}`;
 }
 
-/** Ordinary compact JWS carrying its payload. */
-export function signCompact(payload: Uint8Array, signer: Signer, extraHeader: Record<string, unknown> = {}): string {
-  const detached = signDetached(payload, signer, extraHeader);
-  const [header, , signature] = detached.split('.');
-  return `${header}.${encodeBase64Url(payload)}.${signature}`;
-}
-
 export function verifyDetached(jws: string, payload: Uint8Array, resolveKey: KeyResolver): VerifiedJws {
   const parts = jws.split('.');
   if (parts.length !== 3 || parts[1] !== '') throw new JwsError('MALFORMED', 'a detached JWS has the form header..signature');

@@ -62,10 +62,12 @@ export function defineSubgraph<P extends ServicePrismaClient, D>(definition: Sub
       adminLog: kernel.adminLog,
     });
     const instances = [new (RootResolver as new () => object)(), ...definition.resolvers(dependencies, kernel)];
+    // type-graphql asks the container for the resolver instance on every field it resolves.
+    const byClass = new Map<Function, object>(instances.map((instance) => [instance.constructor, instance]));
     const schema = await buildFederatedSchema(
       {
         resolvers: instances.map((instance) => instance.constructor) as [Function, ...Function[]],
-        container: { get: (resolverClass: Function) => instances.find((instance) => instance.constructor === resolverClass) },
+        container: { get: (resolverClass: Function) => byClass.get(resolverClass) },
         authChecker: roleChecker,
         validate: false,
       },

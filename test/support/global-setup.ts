@@ -3,7 +3,6 @@
  * migrations is made once; each test file clones it into a database of its own.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -21,16 +20,8 @@ declare module 'vitest' {
   }
 }
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
+export { freePort } from '../../bench/free-port.js';
+import { freePort } from '../../bench/free-port.js';
 
 export default async function setup(project: TestProject) {
   const dataDir = await mkdtemp(join(tmpdir(), 'passport-test-'));
