@@ -1,4 +1,4 @@
-import DataLoader from 'dataloader';
+import { perRequest } from '../../lib/graphql/batching.js';
 import { defineSubgraph } from '../../lib/graphql/subgraph.js';
 import type { ServiceKernel } from '../../lib/service/kernel.js';
 import { PrismaClient } from '../../prisma/issuer/generated/client.js';
@@ -56,22 +56,14 @@ export const createIssuerSubgraph = defineSubgraph({
   resolvers: ({ issuer }) => [new PassportResolver(issuer), new IssuerAdminResolver(issuer)],
   references: ({ issuer }) => {
     // One query per request for every passport the gateway asks this subgraph to resolve.
-    const loaders = new WeakMap<object, DataLoader<string, Passport | null>>();
-    const loaderFor = (context: object) => {
-      let loader = loaders.get(context);
-      if (!loader) {
-        loader = new DataLoader(async (ids: readonly string[]) => {
-          const rows = new Map((await issuer.findPassports(ids)).map((row) => [row.id, row]));
-          return ids.map((id) => {
-            const row = rows.get(id);
-            return row ? Passport.from(row) : null;
-          });
-        });
-        loaders.set(context, loader);
-      }
-      return loader;
-    };
-    return { Passport: (reference, context) => loaderFor(context as object).load(String(reference.id)) };
+    const loaderFor = perRequest<string, Passport | null>(async (ids) => {
+      const rows = new Map((await issuer.findPassports(ids)).map((row) => [row.id, row]));
+      return ids.map((id) => {
+        const row = rows.get(id);
+        return row ? Passport.from(row) : null;
+      });
+    });
+    return { Passport: (reference, context) => loaderFor(context).load(String(reference.id)) };
   },
   discovery: ({ issuer }) => ({
     qr_budget: issuer.settings.qrBudget,

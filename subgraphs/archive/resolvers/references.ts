@@ -1,4 +1,4 @@
-import DataLoader from 'dataloader';
+import { perRequest } from '../../../lib/graphql/batching.js';
 import type { SnapshotRepository } from '../data/snapshot-repository.js';
 import { ArchivedPassport, Snapshot } from '../schema/snapshot.js';
 
@@ -7,21 +7,13 @@ import { ArchivedPassport, Snapshot } from '../schema/snapshot.js';
  * there are: one DataLoader per request context.
  */
 export function snapshotReferences(repository: SnapshotRepository) {
-  const loaders = new WeakMap<object, DataLoader<string, Snapshot | null>>();
-  const loaderFor = (context: object) => {
-    let loader = loaders.get(context);
-    if (!loader) {
-      loader = new DataLoader(async (ids: readonly string[]) => {
-        const found = new Map((await repository.findMany(ids)).map((record) => [record.id, Snapshot.from(record)]));
-        return ids.map((id) => found.get(id) ?? null);
-      });
-      loaders.set(context, loader);
-    }
-    return loader;
-  };
+  const loaderFor = perRequest<string, Snapshot | null>(async (ids) => {
+    const found = new Map((await repository.findMany(ids)).map((record) => [record.id, Snapshot.from(record)]));
+    return ids.map((id) => found.get(id) ?? null);
+  });
   return {
     // The archive holds no passports: a passport is its id, and its snapshots are loaded by field.
     Passport: (reference: Record<string, unknown>) => (typeof reference.id === 'string' ? ArchivedPassport.of(reference.id) : null),
-    Snapshot: (reference: Record<string, unknown>, context: unknown) => (typeof reference.id === 'string' ? loaderFor(context as object).load(reference.id) : null),
+    Snapshot: (reference: Record<string, unknown>, context: unknown) => (typeof reference.id === 'string' ? loaderFor(context).load(reference.id) : null),
   };
 }

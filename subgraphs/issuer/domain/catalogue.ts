@@ -253,14 +253,6 @@ export function isEventType(value: unknown): value is EventType {
   return typeof value === 'string' && (EVENT_TYPES as readonly string[]).includes(value);
 }
 
-export function eventCategory(type: EventType): EventCategory {
-  return (LIFECYCLE_EVENT_TYPES as readonly string[]).includes(type) ? 'lifecycle' : 'traceability';
-}
-
-export function describeEventType(type: EventType): EventTypeDescriptor {
-  return EVENT_CATALOGUE.find((descriptor) => descriptor.type === type)!;
-}
-
 /** Checks a payload against its type's schema; throws UNKNOWN_EVENT_TYPE or INVALID_EVENT_PAYLOAD. */
 export function validateEventPayload(type: string, payload: unknown): asserts type is EventType {
   const validate = isEventType(type) ? VALIDATORS.get(type) : undefined;

@@ -70,7 +70,7 @@ export interface EventKeyRange {
  * The same uses as keyUses, from the event store's summary of which keys signed events and when
  * rather than from the events themselves: what a list of passports needs without reading every log.
  */
-export function signingKeyUses(eventKeys: readonly EventKeyRange[], head: SignedLogHead | undefined, pack: PackCheck | undefined): KeyUse[] {
+export function signingKeyUses(eventKeys: readonly EventKeyRange[], head: SignedLogHead | undefined, pack: Pick<PackCheck, 'claims' | 'kid'> | undefined): KeyUse[] {
   const uses: KeyUse[] = eventKeys.map((range) => ({ role: 'event', kid: range.kid, first_used: range.first_used, last_used: range.last_used }));
   const kid = head && headKid(head);
   if (head && kid !== undefined) uses.push({ role: 'log_head', kid, first_used: head.timestamp, last_used: head.timestamp });

@@ -13,6 +13,7 @@ import {
   assembleVerdict,
   buildPackClaims,
   CAPABILITY_CLASSES,
+  decodePack,
   eventShapeProblem,
   INITIAL_STATUS,
   isCapabilityClass,
@@ -27,6 +28,7 @@ import {
   verifyPack,
   GRANULARITIES,
   type CapabilityClass,
+  type DecodedPack,
   type EventRecord,
   type Granularity,
   type IssuerError,
@@ -78,6 +80,16 @@ const STATUS_OF: Record<IssuerError['code'], number> = {
   INVALID_BUDGET: 500,
   MALFORMED_PACK: 500,
 };
+
+/** The claims and carrier kid of a stored pack, or undefined when it cannot be decoded. */
+function packSigner(text: string): Pick<DecodedPack, 'claims' | 'kid'> | undefined {
+  try {
+    return decodePack(text);
+  } catch (error) {
+    if (isIssuerError(error)) return undefined;
+    throw error;
+  }
+}
 
 export function problemFromIssuerError(error: IssuerError): ProblemError {
   return new ProblemError(STATUS_OF[error.code], error.code, error.message, { ...error.details });
@@ -231,8 +243,8 @@ export class IssuerService {
     const uses = new Map<string, KeyUse[]>();
     for (const row of rows) {
       const events = (byPassport.get(row.id) ?? []).sort((a, b) => (a.first_used < b.first_used ? -1 : a.first_used > b.first_used ? 1 : 0));
-      const pack = row.latestPack === null ? undefined : verifyPack(row.latestPack, this.keys.resolveKey);
-      uses.set(row.id, signingKeyUses(events, row.logHead as unknown as SignedLogHead, pack));
+      // Which key signed the pack, and when, is read without checking signatures: only the verdict judges them.
+      uses.set(row.id, signingKeyUses(events, row.logHead as unknown as SignedLogHead, row.latestPack === null ? undefined : packSigner(row.latestPack)));
     }
     return uses;
   }
@@ -242,7 +254,19 @@ export class IssuerService {
    * text, for the verdict to name.
    */
   async events(row: PassportRow): Promise<unknown[]> {
-    return (await this.passports.eventTexts(row.id, row.logSize)).map(parseStored);
+    return (await this.#eventTexts(row)).map(parseStored);
+  }
+
+  /**
+   * The stored texts of the events a passport row's head covers, read once per row: a request that
+   * asks for a passport's events and its verdict (the archive's gathering does) reads the log once.
+   * Rows are read anew for each request, so this holds nothing beyond one.
+   */
+  readonly #texts = new WeakMap<PassportRow, Promise<string[]>>();
+  #eventTexts(row: PassportRow): Promise<string[]> {
+    let texts = this.#texts.get(row);
+    if (!texts) this.#texts.set(row, (texts = this.passports.eventTexts(row.id, row.logSize)));
+    return texts;
   }
 
   async appendEvent(passportId: string, input: { type: string; payload: Record<string, unknown> }) {
@@ -282,7 +306,7 @@ export class IssuerService {
 
   /** The full pipeline: log, signatures, pack, and the standing of every signing key in trust. */
   async verdict(row: PassportRow): Promise<PassportVerdict & { computed_at: string }> {
-    const texts = await this.passports.eventTexts(row.id, row.logSize);
+    const texts = await this.#eventTexts(row);
     const events = texts.map(parseStored);
     const head = row.logHead as unknown as SignedLogHead;
     const resolveKey = this.keys.resolveKey;
