@@ -12,6 +12,7 @@
  */
 import { jwkThumbprint, keySetResolver, readProtectedHeader, verifyJson, JwsError, type KeyResolver, type PublicJwk } from '../lib/crypto/index.js';
 import { failed, info, ok, type Finding } from './report.js';
+import { keyOutOfForce } from '../lib/keys/key-store.js';
 
 /** Input the verifier cannot work with (an unreadable or ill-formed pin): could not check. */
 export class InputError extends Error {
@@ -181,12 +182,16 @@ export function keyLifetimeProblem(key: PublicJwk, at: string): string | undefin
   const seconds = Date.parse(at) / 1000;
   if (Number.isNaN(seconds)) return `${at} is not a date-time`;
   const revoked = key.revoked as { revoked_at?: unknown } | undefined;
-  if (typeof key.iat === 'number' && seconds < key.iat) return `key ${key.kid} was issued at ${iso(key.iat)}, after ${at}`;
-  if (typeof key.exp === 'number' && seconds >= key.exp) return `key ${key.kid} was retired at ${iso(key.exp)}, before ${at}`;
-  if (revoked !== undefined && (typeof revoked.revoked_at !== 'number' || seconds >= revoked.revoked_at)) {
-    return `key ${key.kid} was revoked${typeof revoked.revoked_at === 'number' ? ` from ${iso(revoked.revoked_at)}` : ''}, before ${at}`;
+  switch (keyOutOfForce(key, seconds)) {
+    case 'not_yet_issued':
+      return `key ${key.kid} was issued at ${iso(key.iat as number)}, after ${at}`;
+    case 'retired':
+      return `key ${key.kid} was retired at ${iso(key.exp as number)}, before ${at}`;
+    case 'revoked':
+      return `key ${key.kid} was revoked${typeof revoked?.revoked_at === 'number' ? ` from ${iso(revoked.revoked_at)}` : ''}, before ${at}`;
+    default:
+      return undefined;
   }
-  return undefined;
 }
 
 const iso = (seconds: number) => new Date(seconds * 1000).toISOString();

@@ -5,6 +5,7 @@
  * re-serialized.
  */
 import { JwsError, keySetResolver, signJson, verifyJson, type PublicJwk, type SignedJson, type Signer } from '../../../lib/crypto/index.js';
+import { keyOutOfForce } from '../../../lib/keys/key-store.js';
 import { ArchiveError } from './errors.js';
 
 export interface NotarizationClaims {
@@ -86,15 +87,9 @@ function checkClaims(claims: object): NotarizationClaims {
   return plain as unknown as NotarizationClaims;
 }
 
+const OUT_OF_FORCE = { not_yet_issued: 'was issued after', retired: 'had expired at', revoked: 'was revoked at' } as const;
+
 function checkKeyInForce(key: PublicJwk, at: number): void {
-  const revoked = key.revoked as { revoked_at?: unknown } | undefined;
-  if (typeof key.iat === 'number' && at < key.iat) {
-    throw new ArchiveError('NOTARY_KEY_NOT_VALID', `key ${key.kid} was issued after the notarization time`);
-  }
-  if (typeof key.exp === 'number' && at >= key.exp) {
-    throw new ArchiveError('NOTARY_KEY_NOT_VALID', `key ${key.kid} had expired at the notarization time`);
-  }
-  if (revoked !== undefined && (typeof revoked.revoked_at !== 'number' || at >= revoked.revoked_at)) {
-    throw new ArchiveError('NOTARY_KEY_NOT_VALID', `key ${key.kid} was revoked at the notarization time`);
-  }
+  const why = keyOutOfForce(key, at);
+  if (why) throw new ArchiveError('NOTARY_KEY_NOT_VALID', `key ${key.kid} ${OUT_OF_FORCE[why]} the notarization time`);
 }
