@@ -26,6 +26,7 @@ import {
 } from '../domain/index.js';
 import { pageFrom } from '../domain/listing.js';
 import { recordInTransaction } from '../../../lib/audit/admin-log.js';
+import { canonicalize } from '../../../lib/crypto/jcs.js';
 import { Prisma, type PrismaClient } from '../../../prisma/registry/generated/client.js';
 
 /** A stored version and the number of its record's current version. */
@@ -303,7 +304,7 @@ export class RecordRepository {
         const present = storedById.get(id) ?? [];
         const conflict = present.find((row, index) => {
           const seeded = wanted[index];
-          return !seeded || row.kind !== seeded.kind || row.status !== seeded.status || !sameJson(row.body, seeded.body);
+          return !seeded || row.kind !== seeded.kind || row.status !== seeded.status || canonicalize(row.body) !== canonicalize(seeded.body);
         });
         if (conflict) {
           outcome.skipped.push({
@@ -345,13 +346,3 @@ function staleVersion(id: string, expected: unknown): RegistryError {
   return new RegistryError('STALE_VERSION', `record ${id} gained a version concurrently; the request built on version ${String(expected)}, which is no longer current`);
 }
 
-/** JSON equality independent of member order (PostgreSQL's jsonb reorders members). */
-function sameJson(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
-  if (Array.isArray(a) !== Array.isArray(b)) return false;
-  if (Array.isArray(a)) return a.length === (b as unknown[]).length && a.every((item, i) => sameJson(item, (b as unknown[])[i]));
-  const keysA = Object.keys(a);
-  const keysB = Object.keys(b);
-  return keysA.length === keysB.length && keysA.every((key) => Object.hasOwn(b, key) && sameJson((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key]));
-}

@@ -40,10 +40,6 @@ export const API_VERSIONED_KINDS: ReadonlySet<RecordKind> = new Set<RecordKind>(
   'generic',
 ]);
 
-export function isRecordKind(value: unknown): value is RecordKind {
-  return typeof value === 'string' && (RECORD_KINDS as readonly string[]).includes(value);
-}
-
 /** The kind whose collection path segment is `segment`, if any. */
 export function kindOfCollection(segment: string): RecordKind | undefined {
   const entry = Object.entries(KIND_COLLECTIONS).find(([, path]) => path === segment);

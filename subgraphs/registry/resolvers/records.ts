@@ -2,7 +2,7 @@
  * The registry's GraphQL operations: thin resolvers over the record repository and the domain
  * rules, with domain errors mapped to RFC 9457 problems.
  */
-import DataLoader from 'dataloader';
+import { perRequest } from '../../../lib/graphql/batching.js';
 import { GraphQLJSON, GraphQLJSONObject } from 'graphql-scalars';
 import { Arg, Authorized, ID, Int, Mutation, Query, Resolver } from 'type-graphql';
 import { badRequest, conflict, notFound, ProblemError } from '../../../lib/problem.js';
@@ -127,27 +127,18 @@ async function refusing<T>(operation: () => Promise<T> | T): Promise<T> {
 
 /** Resolves record references from other subgraphs in batches: one query per request tick. */
 export function recordReferences(records: RecordRepository) {
-  const loaders = new WeakMap<object, DataLoader<string, RegistryRecord | null>>();
-  const loaderFor = (context: object) => {
-    let loader = loaders.get(context);
-    if (!loader) {
-      loader = new DataLoader(async (keys: readonly string[]) => {
-        const refs = keys.map((key) => {
-          const at = key.lastIndexOf('@');
-          return { id: key.slice(0, at), version: Number(key.slice(at + 1)) };
-        });
-        const found = new Map((await records.findMany(refs)).map((version) => [formatRecordRef(version), toRecord(version)]));
-        return keys.map((key) => found.get(key) ?? null);
-      });
-      loaders.set(context, loader);
-    }
-    return loader;
-  };
+  const loaderFor = perRequest<{ id: string; version: number }, RegistryRecord | null, string>(
+    async (refs) => {
+      const found = new Map((await records.findMany(refs)).map((version) => [formatRecordRef(version), toRecord(version)]));
+      return refs.map((ref) => found.get(formatRecordRef(ref)) ?? null);
+    },
+    { cacheKeyFn: formatRecordRef },
+  );
   return {
     RegistryRecord: (reference: Record<string, unknown>, context: unknown) => {
       const { id, version } = reference;
       if (typeof id !== 'string' || typeof version !== 'number' || !Number.isSafeInteger(version) || version < 1) return null;
-      return loaderFor(context as object).load(formatRecordRef({ id, version }));
+      return loaderFor(context).load({ id, version });
     },
   };
 }

@@ -38,10 +38,6 @@ export function instantOf(date: Date): Instant {
   return date.getTime() * MICROS_PER_MS;
 }
 
-/** Whole seconds since the epoch, as C2SP cosignatures carry time. */
-export function unixSeconds(instant: Instant): number {
-  return Math.floor(instant / 1_000_000);
-}
 
 export function instantFromUnixSeconds(seconds: number): Instant {
   return seconds * 1_000_000;

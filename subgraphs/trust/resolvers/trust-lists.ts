@@ -22,8 +22,9 @@ export class TrustListResolver {
       if (!wanted) throw badRequest('INVALID_QUERY', 'jurisdiction must be an ISO 3166-1 alpha-2 or ISO 3166-2 code');
     }
     const lists: TrustList[] = [];
-    for (const [code, history] of await this.deps.store.trustListHistories()) {
-      if (wanted !== undefined && code !== wanted) continue;
+    // One jurisdiction asked for: only its history is read, not every list's.
+    const histories = wanted === undefined ? (await this.deps.store.trustListHistories()).values() : [await this.deps.store.trustListHistory(wanted)];
+    for (const history of histories) {
       const list = trustListAt(history, instant);
       if (list && (framework === null || framework === undefined || list.framework === framework)) lists.push(list);
     }
