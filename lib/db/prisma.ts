@@ -1,6 +1,6 @@
 import { PrismaPg } from '@prisma/adapter-pg';
 import pg from 'pg';
-import { parseDatabaseUrl } from '../../prisma/engine/wasm-engine.js';
+import { parseDatabaseUrl } from './postgres.js';
 
 /** The constructor of a service's generated Prisma client. */
 export type PrismaClientClass<T> = new (options: { adapter: PrismaPg }) => T;

@@ -6,7 +6,7 @@ import { AdminLog, type AdminLogClient } from '../audit/admin-log.js';
 import type { ServiceName } from '../config/services.js';
 import { signJson } from '../crypto/index.js';
 import { openPrismaClient, StatementCounter, type PrismaClientClass } from '../db/prisma.js';
-import { parseDatabaseUrl } from '../../prisma/engine/wasm-engine.js';
+import { parseDatabaseUrl } from '../db/postgres.js';
 import { KeyStore, type KeyPurpose } from '../keys/key-store.js';
 import { prismaKeyRepository, type KeyStoreClient } from '../keys/prisma-key-repository.js';
 

@@ -13,7 +13,8 @@ import pg from 'pg';
 import { serviceDatabaseUrl } from '../../lib/config/database.js';
 import { isServiceName, SERVICES } from '../../lib/config/services.js';
 import { deployMigrations, migrationsDirectory } from './migrate.js';
-import { ensureDatabase, openSchemaEngine, parseDatabaseUrl } from './wasm-engine.js';
+import { openSchemaEngine } from './wasm-engine.js';
+import { ensureDatabase, parseDatabaseUrl } from '../../lib/db/postgres.js';
 
 const [service = '', name = ''] = process.argv.slice(2);
 if (!isServiceName(service) || !/^[a-z0-9_]+$/.test(name)) {

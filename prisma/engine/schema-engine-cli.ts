@@ -9,7 +9,8 @@
 import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import pg from 'pg';
-import { ensureDatabase, openSchemaEngine, parseDatabaseUrl, type SchemaEngine } from './wasm-engine.js';
+import { openSchemaEngine, type SchemaEngine } from './wasm-engine.js';
+import { ensureDatabase, parseDatabaseUrl } from '../../lib/db/postgres.js';
 
 const ENGINE_VERSION = 'schema-engine-cli 59be4fda12412a79eeb9c2ae727b6aa723593323 (wasm)';
 /** Prisma's error code for "database does not exist", which makes the CLI create it. */

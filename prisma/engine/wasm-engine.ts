@@ -11,6 +11,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { bindMigrationAwareSqlAdapterFactory, ColumnTypeEnum } from '@prisma/driver-adapter-utils';
 import * as glue from '@prisma/schema-engine-wasm/schema_engine_bg';
 import pg from 'pg';
+import { clientConfig, parseDatabaseUrl, type DatabaseTarget } from '../../lib/db/postgres.js';
 
 export type SchemaEngine = glue.SchemaEngine;
 
@@ -39,31 +40,6 @@ function loadWasm(): Promise<void> {
     (instance.exports.__wbindgen_start as () => void)();
   })();
   return wasmReady;
-}
-
-/** Connection parts of a PostgreSQL URL; `schema` is Prisma's `?schema=` parameter. */
-export interface DatabaseTarget {
-  host: string;
-  port: number;
-  user: string;
-  password: string;
-  database: string;
-  schema: string;
-}
-
-export function parseDatabaseUrl(url: string): DatabaseTarget {
-  const parsed = new URL(url);
-  if (parsed.protocol !== 'postgresql:' && parsed.protocol !== 'postgres:') {
-    throw new Error(`not a PostgreSQL URL: ${parsed.protocol}`);
-  }
-  return {
-    host: decodeURIComponent(parsed.hostname) || 'localhost',
-    port: Number(parsed.port || 5432),
-    user: decodeURIComponent(parsed.username),
-    password: decodeURIComponent(parsed.password),
-    database: decodeURIComponent(parsed.pathname.slice(1)),
-    schema: parsed.searchParams.get('schema') ?? 'public',
-  };
 }
 
 /** Column indexes of `"char"` columns in the result the current query is reading. */
@@ -158,9 +134,6 @@ class MigrationAdapterFactory extends PrismaPg {
  * The engine writes unqualified names (`_prisma_migrations`, the migrations' own tables), so every
  * connection works inside the service's schema through its search path.
  */
-function clientConfig(target: DatabaseTarget, database: string): pg.ClientConfig {
-  return { host: target.host, port: target.port, user: target.user, password: target.password, database, options: `-c search_path="${target.schema}"` };
-}
 
 async function ensureSchema(target: DatabaseTarget, database: string): Promise<void> {
   const client = new pg.Client(clientConfig(target, database));
@@ -172,20 +145,6 @@ async function ensureSchema(target: DatabaseTarget, database: string): Promise<v
   }
 }
 
-/** Creates the database named in the URL when it does not exist yet. Returns whether it did. */
-export async function ensureDatabase(url: string): Promise<boolean> {
-  const target = parseDatabaseUrl(url);
-  const admin = new pg.Client(clientConfig(target, 'postgres'));
-  await admin.connect();
-  try {
-    const existing = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [target.database]);
-    if (existing.rowCount) return false;
-    await admin.query(`CREATE DATABASE "${target.database.replaceAll('"', '""')}"`);
-    return true;
-  } finally {
-    await admin.end();
-  }
-}
 
 export interface EngineOptions {
   url: string;
