@@ -3,7 +3,7 @@
  * subgraphs, the gateway and the REST facade. `npm start` runs it; the tests start it too.
  */
 import type { AccessTokens } from '../lib/auth/tokens.js';
-import { withSchema } from '../lib/config/database.js';
+import { serviceDatabaseUrl } from '../lib/config/database.js';
 import type { RuntimeConfig } from '../lib/config/runtime.js';
 import { SERVICES, type ServiceName } from '../lib/config/services.js';
 import { startEmbeddedPostgres, type RunningPostgres } from '../lib/db/embedded-postgres.js';
@@ -49,7 +49,7 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
       stoppers.push(() => postgres!.stop());
     }
     const databaseUrl = config.databaseUrl ?? postgres!.url;
-    const serviceUrl = (service: ServiceName) => process.env[`${service.toUpperCase()}_DATABASE_URL`] ?? withSchema(databaseUrl, service);
+    const serviceUrl = (service: ServiceName) => serviceDatabaseUrl(service, { ...process.env, DATABASE_URL: databaseUrl });
 
     for (const service of SERVICES) {
       const applied = await deployMigrations(service, serviceUrl(service));
