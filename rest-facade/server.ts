@@ -5,7 +5,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { grants, readCredentials, type AccessTokens } from '../lib/auth/tokens.js';
+import { identify, refusalOf, type AccessTokens } from '../lib/auth/tokens.js';
 import type { ServiceName } from '../lib/config/services.js';
 import type { ListeningServer } from '../lib/graphql/subgraph-server.js';
 import { BodyTooLargeError, MAX_JSON_DEPTH, nestedDeeperThan, readBody } from '../lib/http/body.js';
@@ -49,14 +49,11 @@ interface MountedService {
 
 function checkCredentials(route: Route, request: IncomingMessage, tokens: AccessTokens): void {
   if (!route.role) return;
-  const challenge = { 'www-authenticate': 'Bearer realm="passport"' };
-  const credentials = readCredentials(request.headers.authorization);
-  if (credentials.kind === 'none') throw new RequestProblem(problem(401, 'MISSING_TOKEN', 'This operation needs a bearer token.'), challenge);
-  const principal = credentials.kind === 'bearer' ? tokens.authenticate(credentials.token) : undefined;
-  if (!principal) throw new RequestProblem(problem(401, 'INVALID_TOKEN', 'The bearer token is not valid.'), { 'www-authenticate': 'Bearer realm="passport", error="invalid_token"' });
-  if (!grants(principal.role, route.role)) {
-    throw new RequestProblem(problem(403, 'INSUFFICIENT_ROLE', `This operation needs the role ${route.role}; the token has the role ${principal.role}.`));
-  }
+  const refusal = refusalOf(identify(tokens, request.headers.authorization), [route.role]);
+  if (!refusal) return;
+  // RFC 6750 §3: a 401 names the scheme, and says when the token itself was the trouble.
+  const challenge = refusal.code === 'INVALID_TOKEN' ? 'Bearer realm="passport", error="invalid_token"' : 'Bearer realm="passport"';
+  throw new RequestProblem(problem(refusal.status, refusal.code, refusal.detail), refusal.status === 401 ? { 'www-authenticate': challenge } : {});
 }
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true });

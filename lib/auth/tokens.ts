@@ -62,6 +62,41 @@ export class AccessTokens {
 
 export type Credentials = { kind: 'none' } | { kind: 'malformed' } | { kind: 'bearer'; token: string };
 
+/** Who a request is, as far as its `Authorization` header tells: nobody, an unknown or malformed credential, or a principal. */
+export interface Caller {
+  principal?: Principal;
+  /** Credentials were sent but are malformed or unknown. */
+  badCredentials: boolean;
+}
+
+export function identify(tokens: AccessTokens, header: string | undefined): Caller {
+  const credentials = readCredentials(header);
+  if (credentials.kind === 'none') return { badCredentials: false };
+  const principal = credentials.kind === 'bearer' ? tokens.authenticate(credentials.token) : undefined;
+  return principal ? { principal, badCredentials: false } : { badCredentials: true };
+}
+
+export interface Refusal {
+  status: 401 | 403;
+  code: 'MISSING_TOKEN' | 'INVALID_TOKEN' | 'INSUFFICIENT_ROLE';
+  detail: string;
+}
+
+/**
+ * Why a caller may not do what needs one of `roles` (none: any authenticated caller), or undefined
+ * when it may: the one rule of the REST facade and of every subgraph.
+ */
+export function refusalOf(caller: Caller, roles: readonly Role[]): Refusal | undefined {
+  const { principal } = caller;
+  if (!principal) {
+    return caller.badCredentials
+      ? { status: 401, code: 'INVALID_TOKEN', detail: 'The bearer token is not valid.' }
+      : { status: 401, code: 'MISSING_TOKEN', detail: 'This operation needs a bearer token.' };
+  }
+  if (roles.length === 0 || roles.some((role) => grants(principal.role, role))) return undefined;
+  return { status: 403, code: 'INSUFFICIENT_ROLE', detail: `This operation needs the role ${roles.join(' or ')}; the token has the role ${principal.role}.` };
+}
+
 /** Parses an `Authorization` header (RFC 6750 §2.1). */
 export function readCredentials(header: string | undefined): Credentials {
   if (header === undefined || header === '') return { kind: 'none' };
