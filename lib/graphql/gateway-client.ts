@@ -21,7 +21,12 @@ export function gatewayClient(url: () => string): GatewayClient {
       } catch {
         throw new ProblemError(503, 'GATEWAY_UNAVAILABLE', 'The GraphQL gateway does not answer.');
       }
-      const payload = JSON.parse(answer.text) as { data?: T; errors?: { message: string; extensions?: Record<string, unknown> }[] };
+      let payload: { data?: T; errors?: { message: string; extensions?: Record<string, unknown> }[] };
+      try {
+        payload = JSON.parse(answer.text);
+      } catch {
+        throw new Error(`gateway answered ${answer.status} with a body that is not JSON`);
+      }
       if (payload.errors?.length) {
         const first = payload.errors[0]!;
         const details = problemOf(first);
