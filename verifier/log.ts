@@ -72,7 +72,7 @@ function logFindings(verdict: LogVerdict, log: LogExport, pins: PinSet, material
   problems('transitions', verdict.replay.problems, `every status transition is allowed (rule I6); status ${verdict.replay.status}`);
   if (log.head === undefined) findings.push(failed(`${check}.head`, 'HEAD_MISSING', 'the export has no signed log head'));
   else {
-    const unresolvedHead = verdict.head.problems.find((problem) => problem.code === 'HEAD_SIGNATURE_INVALID' && /UNKNOWN_KEY/.test(problem.message));
+    const unresolvedHead = verdict.head.problems.find((problem) => problem.code === 'HEAD_SIGNATURE_INVALID' && problem.reason === 'UNKNOWN_KEY');
     if (unresolvedHead) findings.push(unresolvedFinding(`${check}.head`, pins, jwsKid((log.head as { signature?: unknown }).signature)));
     else problems('head', verdict.head.problems, `the log head of size ${verdict.size} verifies under pinned key ${verdict.head.kid}`);
   }

@@ -43,7 +43,7 @@ export function verifyPackText(text: string, pins: PinSet, material: readonly Pu
     } else {
       findings.push(info(`${check}.log_head`, `class ${claims.capability_class} packs carry no signed log head`));
     }
-  } else if (result.reason === 'UNKNOWN_KEY' || (result.reason === 'BAD_LOG_HEAD_SIGNATURE' && /no known key/.test(result.message))) {
+  } else if (result.reason === 'UNKNOWN_KEY' || (result.reason === 'BAD_LOG_HEAD_SIGNATURE' && result.log_head_reason === 'UNKNOWN_KEY')) {
     const missing = result.reason === 'UNKNOWN_KEY' ? kid! : jwsKid(claims.log_head!.signature);
     const why = unresolvedReason(pins, missing);
     const where = result.reason === 'UNKNOWN_KEY' ? `${check}.signature` : `${check}.log_head`;

@@ -37,6 +37,8 @@ export interface LogProblem {
   /** The event concerned, by position. */
   seq?: number;
   message: string;
+  /** Why a signature did not verify (HEAD_SIGNATURE_INVALID): UNKNOWN_KEY, BAD_SIGNATURE, … */
+  reason?: string;
 }
 
 export interface SignatureFailure {
@@ -199,7 +201,7 @@ function checkHead(
   if (head === undefined) return { checked: false, sizeMatches: false, problems: [] };
   const check = verifyLogHead(head, resolveKey);
   if (!check.ok) {
-    return { checked: true, sizeMatches: false, problems: [{ code: 'HEAD_SIGNATURE_INVALID', message: `the log head does not verify: ${check.reason}: ${check.message}` }] };
+    return { checked: true, sizeMatches: false, problems: [{ code: 'HEAD_SIGNATURE_INVALID', reason: check.reason, message: `the log head does not verify: ${check.reason}: ${check.message}` }] };
   }
   const problems: LogProblem[] = [];
   if (head.passport_id !== passportId) problems.push({ code: 'HEAD_PASSPORT_MISMATCH', message: `the log head is for passport ${head.passport_id}` });

@@ -175,6 +175,8 @@ export type PackCheck =
       message: string;
       claims?: PackClaims;
       kid?: string;
+      /** With BAD_LOG_HEAD_SIGNATURE: why the embedded head did not verify (UNKNOWN_KEY, BAD_SIGNATURE, …). */
+      log_head_reason?: string;
     };
 
 /**
@@ -201,7 +203,7 @@ export function verifyPack(text: string, resolveKey: KeyResolver): PackCheck {
     signature: claims.log_head.signature,
   };
   const headCheck = verifyLogHead(head, resolveKey);
-  if (!headCheck.ok) return { ok: false, reason: 'BAD_LOG_HEAD_SIGNATURE', message: `the embedded log head does not verify: ${headCheck.message}`, claims, kid };
+  if (!headCheck.ok) return { ok: false, reason: 'BAD_LOG_HEAD_SIGNATURE', log_head_reason: headCheck.reason, message: `the embedded log head does not verify: ${headCheck.message}`, claims, kid };
   return { ok: true, claims, kid, log_head_signature: 'verified' };
 }
 
