@@ -33,11 +33,38 @@ export interface KeyStanding {
 
 const PREFERENCE: readonly KeyStandingValue[] = ['valid', 'revoked', 'expired', 'not_yet_valid', 'unknown'];
 
+interface KeyIndex {
+  /** Every node listing a key, by kid, in graph order. */
+  holders: Map<string, { node: TrustNode; key: NodeKey }[]>;
+  roots: string[];
+}
+
+// Graphs are read-only values: one index per graph answers every question asked of it (a verdict
+// asks about each signing key at its first and last use, a batch up to a thousand at once).
+const keyIndexes = new WeakMap<TrustGraph, KeyIndex>();
+
+function keyIndexOf(graph: TrustGraph): KeyIndex {
+  let index = keyIndexes.get(graph);
+  if (!index) {
+    const holders = new Map<string, { node: TrustNode; key: NodeKey }[]>();
+    for (const node of graph.nodes) {
+      for (const key of node.keys) {
+        const list = holders.get(key.kid);
+        if (list) list.push({ node, key });
+        else holders.set(key.kid, [{ node, key }]);
+      }
+    }
+    index = { holders, roots: graph.nodes.filter((node) => node.kind === 'root').map((node) => node.id) };
+    keyIndexes.set(graph, index);
+  }
+  return index;
+}
+
 export function keyStandingAt(graph: TrustGraph, kid: string, at: Instant, knownBy?: Instant): KeyStanding {
   const base = { kid, at: formatInstant(at) };
-  const holders = graph.nodes.flatMap((node) => node.keys.filter((key) => key.kid === kid).map((key) => ({ node, key })));
+  const { holders: byKid, roots } = keyIndexOf(graph);
+  const holders = byKid.get(kid) ?? [];
   if (holders.length === 0) return { ...base, standing: 'unknown', reason: `no node of the trust graph lists key ${kid}` };
-  const roots = graph.nodes.filter((node) => node.kind === 'root').map((node) => node.id);
   const answers = holders.map(({ node, key }): KeyStanding => {
     const held = { ...base, node_id: node.id };
     const lifetime = lifetimeAt(key, at);
