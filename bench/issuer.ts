@@ -20,7 +20,8 @@ import { withSchema } from '../lib/config/database.js';
 import { openPrismaClient } from '../lib/db/prisma.js';
 import { KeyStore } from '../lib/keys/key-store.js';
 import { prismaKeyRepository } from '../lib/keys/prisma-key-repository.js';
-import { SERVICE_KEY } from '../lib/service/kernel.js';
+import { KEY_PURPOSES } from '../lib/keys/purposes.js';
+import { SealedKeyVault } from '../lib/keys/sealed-vault.js';
 import { PrismaClient } from '../prisma/issuer/generated/client.js';
 import { PassportRepository } from '../subgraphs/issuer/data/passport-repository.js';
 import { appendEvent, emptyLogState, hashToHex, signLogHead, verifyLog, type EventRecord } from '../subgraphs/issuer/domain/index.js';
@@ -56,7 +57,7 @@ const issuerUrl = withSchema(stack.databaseUrl, 'issuer');
 const prisma = openPrismaClient(PrismaClient, issuerUrl);
 bench.defer(() => prisma.$disconnect());
 // The service's own keys, loaded from its store: events built here verify under its keyring.
-const keys = await KeyStore.open(prismaKeyRepository(prisma), [SERVICE_KEY, { purpose: 'event', alg: 'Ed25519' }, { purpose: 'carrier', alg: 'ES256' }]);
+const keys = await KeyStore.open(prismaKeyRepository(prisma), new SealedKeyVault('issuer', bench.kek), KEY_PURPOSES.issuer);
 const passports = new PassportRepository(prisma, 'issuer');
 const base = stack.facade.baseUrls.issuer;
 const headers = { 'content-type': 'application/json', authorization: `Bearer ${WRITER}` };

@@ -18,6 +18,7 @@ import { startStack, type RunningStack } from '../bin/stack.js';
 import { AccessTokens, hashToken, type Role } from '../lib/auth/tokens.js';
 import { loadRuntimeConfig } from '../lib/config/runtime.js';
 import { startEmbeddedPostgres } from '../lib/db/embedded-postgres.js';
+import { KeyEncryptionKeys } from '../lib/keys/kek.js';
 
 export const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 export const SERVICES = ['trust', 'registry', 'issuer', 'archive'] as const;
@@ -47,6 +48,8 @@ export interface Bench {
   /** Registers a clean-up step; close() runs them last registered first. */
   defer(stop: () => unknown): void;
   /** The whole platform (subgraphs, gateway, REST facade) on this database, every port free; stopped by close(). */
+  /** The key-encryption key the bench's stacks seal their signing keys under. */
+  kek: KeyEncryptionKeys;
   startStack(tokens: AccessTokens): Promise<RunningStack>;
   /** Runs the clean-up steps (errors are printed, not thrown), stops PostgreSQL and removes the folder. */
   close(): Promise<void>;
@@ -56,6 +59,7 @@ export interface Bench {
 export async function openBench(name: string): Promise<Bench> {
   const dataDir = mkdtempSync(join(tmpdir(), `${name}-bench-`));
   const stoppers: (() => unknown)[] = [];
+  const kek = KeyEncryptionKeys.generate('the bench key-encryption key (in memory)');
   // Interrupted (Ctrl-C, or bench/index.ts's time limit), it still stops PostgreSQL and removes the folder.
   const interrupted = (signal: NodeJS.Signals) => {
     console.error(`${signal}: stopping the benchmark's PostgreSQL`);
@@ -87,10 +91,11 @@ export async function openBench(name: string): Promise<Bench> {
       postgresVersion: version.rows[0]!.server_version,
       defer: (stop) => void stoppers.push(stop),
       close,
+      kek,
       async startStack(tokens) {
         const ports = { FACADE_PORT: '0', GATEWAY_PORT: '0', TRUST_SUBGRAPH_PORT: '0', REGISTRY_SUBGRAPH_PORT: '0', ISSUER_SUBGRAPH_PORT: '0', ARCHIVE_SUBGRAPH_PORT: '0' };
         const config = { ...loadRuntimeConfig({ HOST: '127.0.0.1', PASSPORT_DATA_DIR: dataDir, ...ports }), databaseUrl: postgres.url };
-        const stack = await startStack({ config, tokens });
+        const stack = await startStack({ config, tokens, kek });
         stoppers.push(() => stack.stop());
         return stack;
       },

@@ -1,3 +1,5 @@
+import { KeyCustodyError } from '../lib/keys/kek.js';
+
 /** Stops a running part cleanly on Ctrl-C, SIGTERM or SIGHUP (its terminal closed), once. */
 export function stopOnSignal(stop: () => Promise<void>): void {
   let stopping = false;
@@ -15,4 +17,11 @@ export function stopOnSignal(stop: () => Promise<void>): void {
       );
     });
   }
+}
+
+/** Ends a start that cannot open its signing keys with the one sentence that says why. */
+export function endOnKeyCustodyError(error: unknown): never {
+  if (!(error instanceof KeyCustodyError)) throw error;
+  console.error(error.message);
+  process.exit(1);
 }

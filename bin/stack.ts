@@ -3,6 +3,7 @@
  * subgraphs, the gateway and the REST facade. `npm start` runs it; the tests start it too.
  */
 import type { AccessTokens } from '../lib/auth/tokens.js';
+import type { KeyEncryptionKeys } from '../lib/keys/kek.js';
 import { serviceDatabaseUrl } from '../lib/config/database.js';
 import type { RuntimeConfig } from '../lib/config/runtime.js';
 import { SERVICES, type ServiceName } from '../lib/config/services.js';
@@ -19,6 +20,8 @@ import { SUBGRAPHS } from '../subgraphs/index.js';
 export interface StackOptions {
   config: RuntimeConfig;
   tokens: AccessTokens;
+  /** The key-encryption key the services' private signing keys are sealed under. */
+  kek: KeyEncryptionKeys;
   /** Where the composed supergraph SDL is written. */
   supergraphFile?: string;
   log?: (line: string) => void;
@@ -65,7 +68,7 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
     const subgraphs: Subgraph[] = [];
     // Built one after another: type-graphql keeps its build settings in static state.
     for (const service of SERVICES) {
-      const subgraph: Subgraph = await SUBGRAPHS[service]({ databaseUrl: serviceUrl(service), tokens: options.tokens, gateway: gatewayForSubgraphs });
+      const subgraph: Subgraph = await SUBGRAPHS[service]({ databaseUrl: serviceUrl(service), tokens: options.tokens, kek: options.kek, gateway: gatewayForSubgraphs });
       stoppers.push(() => subgraph.close());
       subgraphs.push(subgraph);
       const server: ListeningServer = await serveSubgraph(subgraph, { host: config.host, port: config.subgraphPorts[service] });

@@ -3,19 +3,23 @@ import { join } from 'node:path';
 import { createTokensOnFirstStart, loadAccessTokens, tokensFile } from '../lib/auth/tokens.js';
 import { loadRuntimeConfig } from '../lib/config/runtime.js';
 import { SERVICES } from '../lib/config/services.js';
-import { stopOnSignal } from './lifecycle.js';
+import { loadOrCreateKek } from '../lib/keys/kek.js';
+import { endOnKeyCustodyError, stopOnSignal } from './lifecycle.js';
 import { startStack } from './stack.js';
 
 const config = loadRuntimeConfig();
 const created = await createTokensOnFirstStart();
+const kek = await loadOrCreateKek().catch(endOnKeyCustodyError);
+if (kek.created) console.log(`Created the key-encryption key that seals the signing keys: ${kek.keys.source} (mode 0600). Keep it apart from the database and its backups.`);
 const stack = await startStack({
   config,
   tokens: loadAccessTokens(),
+  kek: kek.keys,
   supergraphFile: join(config.dataDir, 'supergraph.graphql'),
   log: (line) => {
     if (process.env.LOG_LEVEL === 'debug' || !line.startsWith('postgres:')) console.log(line);
   },
-});
+}).catch(endOnKeyCustodyError);
 
 const lines = [
   '',

@@ -3,11 +3,12 @@ import { loadAccessTokens } from '../lib/auth/tokens.js';
 import { serviceDatabaseUrl } from '../lib/config/database.js';
 import { loadRuntimeConfig } from '../lib/config/runtime.js';
 import { isServiceName, SERVICES } from '../lib/config/services.js';
+import { kekFile, readKekFile } from '../lib/keys/kek.js';
 import { gatewayClient } from '../lib/graphql/gateway-client.js';
 import { serveSubgraph } from '../lib/graphql/subgraph-server.js';
 import { deployMigrations } from '../prisma/engine/migrate.js';
 import { SUBGRAPHS } from '../subgraphs/index.js';
-import { stopOnSignal } from './lifecycle.js';
+import { endOnKeyCustodyError, stopOnSignal } from './lifecycle.js';
 
 const service = process.argv[2] ?? '';
 if (!isServiceName(service)) {
@@ -18,7 +19,10 @@ const config = loadRuntimeConfig();
 const databaseUrl = serviceDatabaseUrl(service);
 await deployMigrations(service, databaseUrl);
 const gatewayUrl = process.env.GATEWAY_URL ?? `http://${config.host}:${config.gatewayPort}/graphql`;
-const subgraph = await SUBGRAPHS[service]({ databaseUrl, tokens: loadAccessTokens(), gateway: gatewayClient(() => gatewayUrl) });
+const kek = await Promise.resolve()
+  .then(() => readKekFile(kekFile()))
+  .catch(endOnKeyCustodyError);
+const subgraph = await SUBGRAPHS[service]({ databaseUrl, tokens: loadAccessTokens(), kek, gateway: gatewayClient(() => gatewayUrl) }).catch(endOnKeyCustodyError);
 const server = await serveSubgraph(subgraph, { host: config.host, port: config.subgraphPorts[service] });
 console.log(`${service} subgraph: ${server.url}`);
 stopOnSignal(async () => {

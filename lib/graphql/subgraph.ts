@@ -7,7 +7,7 @@ import type { GraphQLSchema } from 'graphql';
 import type { AdminLog } from '../audit/admin-log.js';
 import type { AccessTokens } from '../auth/tokens.js';
 import type { ServiceName } from '../config/services.js';
-import type { KeyPurpose } from '../keys/key-store.js';
+import type { KeyEncryptionKeys } from '../keys/kek.js';
 import type { PrismaClientClass } from '../db/prisma.js';
 import { openServiceKernel, type ServiceKernel, type ServicePrismaClient } from '../service/kernel.js';
 import { roleChecker, requestContext, type RequestContext } from './context.js';
@@ -21,8 +21,6 @@ export interface SubgraphDefinition<P extends ServicePrismaClient, D> {
   /** One paragraph for the discovery document. */
   description: string;
   PrismaClient: PrismaClientClass<P>;
-  /** Keys beyond the service key every service has. */
-  keyPurposes: readonly KeyPurpose[];
   /** Builds the service's own dependencies (repositories, domain services) on its kernel. */
   open(kernel: ServiceKernel<P>, gateway: GatewayClient): Promise<D> | D;
   /** Resolver instances, given the dependencies. */
@@ -35,6 +33,8 @@ export interface SubgraphDefinition<P extends ServicePrismaClient, D> {
 export interface SubgraphOptions {
   databaseUrl: string;
   tokens: AccessTokens;
+  /** Seals and opens the service's private signing keys (lib/keys/kek.ts). */
+  kek: KeyEncryptionKeys;
   /** The rest of the graph, for services that read other services' data. */
   gateway: GatewayClient;
 }
@@ -52,8 +52,8 @@ export interface Subgraph {
 export type SubgraphFactory = (options: SubgraphOptions) => Promise<Subgraph>;
 
 export function defineSubgraph<P extends ServicePrismaClient, D>(definition: SubgraphDefinition<P, D>): SubgraphFactory {
-  return async ({ databaseUrl, tokens, gateway }) => {
-    const kernel = await openServiceKernel(definition.name, definition.PrismaClient, databaseUrl, definition.keyPurposes);
+  return async ({ databaseUrl, tokens, gateway, kek }) => {
+    const kernel = await openServiceKernel(definition.name, definition.PrismaClient, databaseUrl, kek);
     const dependencies = await definition.open(kernel, gateway);
     const RootResolver = serviceRootResolver(definition.name, {
       discovery: () => ({ service: definition.name, description: definition.description, ...definition.discovery?.(dependencies) }),

@@ -1,24 +1,17 @@
 /**
  * A service's signing keys, kept in its own database so they survive restarts. Each purpose (event
  * signing, carrier signing, notarisation…) has one current key; rotation retires the old key with an
- * `exp` and keeps it in the keyring so that what it signed stays verifiable.
+ * `exp` and keeps it in the keyring so that what it signed stays verifiable. Private halves live in
+ * a key vault (key-vault.ts): the database holds them sealed, and signing goes through the vault.
  */
-import {
-  ed25519PublicJwk,
-  generateSecretKey,
-  jwkThumbprint,
-  p256PublicJwk,
-  publicKeyOf,
-  rawKeySigner,
-  type KeyResolver,
-  type PublicJwk,
-  type Signer,
-  type SigningAlgorithm,
-} from '../crypto/index.js';
+import type { KeyResolver, PublicJwk, Signer, SigningAlgorithm } from '../crypto/index.js';
+import type { KeyCustody, KeyVault } from './key-vault.js';
 
 export interface KeyPurpose {
   purpose: string;
   alg: SigningAlgorithm;
+  /** What the key signs, as the keyring tells verifiers (`signs`). */
+  signs: readonly string[];
 }
 
 export interface StoredKey {
@@ -26,18 +19,25 @@ export interface StoredKey {
   purpose: string;
   alg: SigningAlgorithm;
   publicJwk: PublicJwk;
-  secretKey: Uint8Array;
+  /** The sealed private half; null only for a key of a version before sealing, not yet sealed. */
+  custody: KeyCustody | null;
+  /** The private half in plaintext, as a version before sealing stored it; sealed on first start. */
+  plaintextKey?: Uint8Array | null;
   createdAt: Date;
   expiresAt: Date | null;
   revokedAt: Date | null;
   revocationReason: string | null;
 }
 
-/** A published key: RFC 7517 members plus OpenID Federation's historical-key members. */
+/** A published key: RFC 7517 members, OpenID Federation's historical-key members, and its purpose. */
 export interface KeyringEntry extends PublicJwk {
   kid: string;
   alg: SigningAlgorithm;
   use: 'sig';
+  /** The key store's purpose name: `service`, `event`, `carrier`, `notary`. */
+  purpose: string;
+  /** The artefacts the key signs. */
+  signs: string[];
   iat: number;
   exp?: number;
   revoked?: { revoked_at: number; reason: string };
@@ -53,13 +53,12 @@ export interface KeyRepository {
   /** Adds the new key and retires the old one in one transaction. */
   rotate(next: StoredKey, retiredKid: string, at: Date): Promise<void>;
   revoke(kid: string, at: Date, reason: string): Promise<void>;
+  /** Stores new custody records for these keys (and forgets any plaintext) in one transaction. */
+  storeCustody(records: readonly { kid: string; custody: KeyCustody }[]): Promise<void>;
 }
 
-export function newStoredKey(purpose: KeyPurpose, now = new Date()): StoredKey {
-  const secretKey = generateSecretKey(purpose.alg);
-  const publicKey = publicKeyOf(purpose.alg, secretKey);
-  const publicJwk = purpose.alg === 'Ed25519' ? ed25519PublicJwk(publicKey) : p256PublicJwk(publicKey);
-  return { kid: jwkThumbprint(publicJwk), purpose: purpose.purpose, alg: purpose.alg, publicJwk, secretKey, createdAt: now, expiresAt: null, revokedAt: null, revocationReason: null };
+function newStoredKey(vault: KeyVault, purpose: KeyPurpose, now = new Date()): StoredKey {
+  return { ...vault.generate(purpose.purpose, purpose.alg), createdAt: now, expiresAt: null, revokedAt: null, revocationReason: null };
 }
 
 const seconds = (date: Date) => Math.floor(date.getTime() / 1000);
@@ -69,17 +68,31 @@ export class KeyStore {
 
   private constructor(
     private readonly repository: KeyRepository,
+    private readonly vault: KeyVault,
     readonly purposes: readonly KeyPurpose[],
     keys: StoredKey[],
   ) {
     this.#keys = keys;
   }
 
-  /** Loads the keys, creating a first key for each purpose that has none. */
-  static async open(repository: KeyRepository, purposes: readonly KeyPurpose[]): Promise<KeyStore> {
-    const store = new KeyStore(repository, purposes, await repository.all());
+  /**
+   * Loads the keys into the vault, sealing in one transaction any that an older version kept in
+   * plaintext, then creates a first key for each purpose that has none. A key the vault cannot open
+   * ends the start (KeyCustodyError) before anything is written, so no fresh key is ever made over
+   * sealed ones.
+   */
+  static async open(repository: KeyRepository, vault: KeyVault, purposes: readonly KeyPurpose[]): Promise<KeyStore> {
+    const keys = await repository.all();
+    const sealedNow: { kid: string; custody: KeyCustody }[] = [];
+    for (const key of keys) {
+      if (key.custody) vault.admit(key, key.custody);
+      else if (key.plaintextKey) sealedNow.push({ kid: key.kid, custody: vault.seal(key, key.plaintextKey) });
+      else throw new Error(`signing key ${key.kid} has neither a sealed nor a plaintext private half`);
+    }
+    if (sealedNow.length) await repository.storeCustody(sealedNow);
+    const store = new KeyStore(repository, vault, purposes, keys);
     for (const purpose of purposes) {
-      if (!store.#currentKey(purpose.purpose)) await repository.add(newStoredKey(purpose));
+      if (!store.#currentKey(purpose.purpose)) await repository.add(newStoredKey(vault, purpose));
     }
     store.#keys = await repository.all();
     return store;
@@ -97,15 +110,16 @@ export class KeyStore {
     return found;
   }
 
-  /** Signs with the current key of a purpose. */
+  /** Signs with the current key of a purpose, through the vault. */
   signer(purpose: string): Signer {
     this.#purpose(purpose);
     const key = this.#currentKey(purpose);
     if (!key) throw new Error(`no current key for "${purpose}"`);
-    return rawKeySigner(key.alg, key.kid, key.secretKey);
+    const { kid, alg } = key;
+    return { kid, alg, sign: (data) => this.vault.sign(kid, data) };
   }
 
-  /** The JWK Set verifiers pin: every key ever used, with `iat`, `exp` and `revoked`. */
+  /** The JWK Set verifiers pin: every key ever used, with `iat`, `exp`, `revoked` and its purpose. */
   keyring(): JwkSet {
     return {
       keys: [...this.#keys]
@@ -115,6 +129,8 @@ export class KeyStore {
           kid: key.kid,
           alg: key.alg,
           use: 'sig' as const,
+          purpose: key.purpose,
+          signs: [...(this.purposes.find((candidate) => candidate.purpose === key.purpose)?.signs ?? [])],
           iat: seconds(key.createdAt),
           // Rounded up: a document signed in the same second before the key was retired must still
           // fall before exp (a verifier checks signed_at < exp, both in seconds).
@@ -132,7 +148,7 @@ export class KeyStore {
 
   /** Makes a new current key for the purpose; the previous one stays published with `exp` = now. */
   async rotate(purpose: string): Promise<KeyringEntry> {
-    const next = newStoredKey(this.#purpose(purpose));
+    const next = newStoredKey(this.vault, this.#purpose(purpose));
     const previous = this.#currentKey(purpose);
     if (previous) await this.repository.rotate(next, previous.kid, next.createdAt);
     else await this.repository.add(next);
@@ -147,7 +163,7 @@ export class KeyStore {
     if (!key.revokedAt) await this.repository.revoke(kid, new Date(), reason);
     this.#keys = await this.repository.all();
     if (!this.#currentKey(key.purpose)) {
-      await this.repository.add(newStoredKey(this.#purpose(key.purpose)));
+      await this.repository.add(newStoredKey(this.vault, this.#purpose(key.purpose)));
       this.#keys = await this.repository.all();
     }
     return this.keyring().keys.find((entry) => entry.kid === kid);

@@ -8,17 +8,24 @@ interface SigningKeyRow {
   purpose: string;
   alg: string;
   publicJwk: unknown;
-  secretKey: Uint8Array;
+  sealedKey: Uint8Array | null;
+  kekId: string | null;
+  plaintextKey: Uint8Array | null;
   createdAt: Date;
   expiresAt: Date | null;
   revokedAt: Date | null;
   revocationReason: string | null;
 }
 
+type SigningKeyData = Omit<SigningKeyRow, 'publicJwk' | 'sealedKey' | 'plaintextKey'> & { publicJwk: object; sealedKey: Uint8Array<ArrayBuffer> };
+
 interface SigningKeyDelegate {
   findMany(args: { orderBy: { createdAt: 'asc' } }): Promise<SigningKeyRow[]>;
-  create(args: { data: Omit<SigningKeyRow, 'publicJwk' | 'secretKey'> & { publicJwk: object; secretKey: Uint8Array<ArrayBuffer> } }): Promise<unknown>;
-  update(args: { where: { kid: string }; data: Partial<Pick<SigningKeyRow, 'expiresAt' | 'revokedAt' | 'revocationReason'>> }): Promise<unknown>;
+  create(args: { data: SigningKeyData }): Promise<unknown>;
+  update(args: {
+    where: { kid: string };
+    data: Partial<Pick<SigningKeyRow, 'expiresAt' | 'revokedAt' | 'revocationReason' | 'kekId'>> & { sealedKey?: Uint8Array<ArrayBuffer>; plaintextKey?: null };
+  }): Promise<unknown>;
 }
 
 /** The part of a service's generated Prisma client the key store needs. */
@@ -28,11 +35,34 @@ export interface KeyStoreClient {
 }
 
 function toStoredKey(row: SigningKeyRow): StoredKey {
-  return { ...row, alg: row.alg as SigningAlgorithm, publicJwk: row.publicJwk as PublicJwk, secretKey: new Uint8Array(row.secretKey) };
+  return {
+    kid: row.kid,
+    purpose: row.purpose,
+    alg: row.alg as SigningAlgorithm,
+    publicJwk: row.publicJwk as PublicJwk,
+    custody: row.sealedKey && row.kekId ? { holder: row.kekId, bytes: new Uint8Array(row.sealedKey) } : null,
+    plaintextKey: row.plaintextKey ? new Uint8Array(row.plaintextKey) : null,
+    createdAt: row.createdAt,
+    expiresAt: row.expiresAt,
+    revokedAt: row.revokedAt,
+    revocationReason: row.revocationReason,
+  };
 }
 
-function toRow(key: StoredKey) {
-  return { ...key, publicJwk: key.publicJwk as object, secretKey: new Uint8Array(key.secretKey) };
+function toRow(key: StoredKey): SigningKeyData {
+  if (!key.custody) throw new Error(`signing key ${key.kid} is stored sealed or not at all`);
+  return {
+    kid: key.kid,
+    purpose: key.purpose,
+    alg: key.alg,
+    publicJwk: key.publicJwk as object,
+    sealedKey: new Uint8Array(key.custody.bytes),
+    kekId: key.custody.holder,
+    createdAt: key.createdAt,
+    expiresAt: key.expiresAt,
+    revokedAt: key.revokedAt,
+    revocationReason: key.revocationReason,
+  };
 }
 
 export function prismaKeyRepository(client: KeyStoreClient): KeyRepository {
@@ -50,6 +80,13 @@ export function prismaKeyRepository(client: KeyStoreClient): KeyRepository {
     revoke: (kid, at, reason) =>
       client.$transaction(async (tx) => {
         await tx.signingKey.update({ where: { kid }, data: { revokedAt: at, revocationReason: reason } });
+        await recordInTransaction(tx);
+      }),
+    storeCustody: (records) =>
+      client.$transaction(async (tx) => {
+        for (const { kid, custody } of records) {
+          await tx.signingKey.update({ where: { kid }, data: { sealedKey: new Uint8Array(custody.bytes), kekId: custody.holder, plaintextKey: null } });
+        }
         await recordInTransaction(tx);
       }),
   };

@@ -7,11 +7,12 @@ import type { ServiceName } from '../config/services.js';
 import { signJson } from '../crypto/index.js';
 import { openPrismaClient, StatementCounter, type PrismaClientClass } from '../db/prisma.js';
 import { parseDatabaseUrl } from '../db/postgres.js';
-import { KeyStore, type KeyPurpose } from '../keys/key-store.js';
+import type { KeyEncryptionKeys } from '../keys/kek.js';
+import { KeyStore } from '../keys/key-store.js';
 import { prismaKeyRepository, type KeyStoreClient } from '../keys/prisma-key-repository.js';
+import { KEY_PURPOSES, SERVICE_KEY_PURPOSE } from '../keys/purposes.js';
+import { SealedKeyVault } from '../keys/sealed-vault.js';
 
-/** The key every service signs its own status documents (health, discovery, bundles) with. */
-export const SERVICE_KEY: KeyPurpose = { purpose: 'service', alg: 'Ed25519' };
 
 export interface ServicePrismaClient extends KeyStoreClient, AdminLogClient {
   $executeRawUnsafe(query: string): Promise<number>;
@@ -38,11 +39,14 @@ export async function openServiceKernel<P extends ServicePrismaClient>(
   name: ServiceName,
   Client: PrismaClientClass<P>,
   databaseUrl: string,
-  keyPurposes: readonly KeyPurpose[],
+  kek: KeyEncryptionKeys,
 ): Promise<ServiceKernel<P>> {
   const statements = new StatementCounter();
   const prisma = openPrismaClient(Client, databaseUrl, 10, statements);
-  const keys = await KeyStore.open(prismaKeyRepository(prisma), [SERVICE_KEY, ...keyPurposes]);
+  const keys = await KeyStore.open(prismaKeyRepository(prisma), new SealedKeyVault(name, kek), KEY_PURPOSES[name]).catch(async (error: unknown) => {
+    await prisma.$disconnect();
+    throw error;
+  });
   return {
     name,
     prisma,
@@ -57,7 +61,7 @@ export async function openServiceKernel<P extends ServicePrismaClient>(
       );
       return signJson(
         { service: name, status: database === 'ok' ? 'ok' : 'unavailable', database, version: PLATFORM_VERSION, checked_at: new Date().toISOString() },
-        keys.signer(SERVICE_KEY.purpose),
+        keys.signer(SERVICE_KEY_PURPOSE),
       );
     },
     close: () => prisma.$disconnect(),

@@ -18,12 +18,15 @@ const jwkSetSchema: JsonSchema = {
       type: 'array',
       items: {
         type: 'object',
-        required: ['kty', 'kid', 'alg', 'iat'],
+        required: ['kty', 'kid', 'alg', 'use', 'purpose', 'signs', 'iat'],
         properties: {
           kty: { enum: ['OKP', 'EC'] },
           crv: { enum: ['Ed25519', 'P-256'] },
           kid: { type: 'string', description: 'RFC 7638 thumbprint.' },
           alg: { enum: ['Ed25519', 'ES256'] },
+          use: { const: 'sig' },
+          purpose: { enum: ['service', 'event', 'carrier', 'notary'], description: 'What the key is for (docs/KEYS.md): a service key signs health (and, at the trust service, anchor bundles); event signs events and log heads; carrier signs Tier-A packs; notary signs notarizations.' },
+          signs: { type: 'array', items: { type: 'string' }, description: 'The artefacts the key signs, in words.' },
           iat: { type: 'integer' },
           exp: { type: 'integer', description: 'Set once the key is retired; it still verifies what it signed.' },
           revoked: { type: 'object', properties: { revoked_at: { type: 'integer' }, reason: { type: 'string' } } },

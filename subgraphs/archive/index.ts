@@ -12,7 +12,6 @@ export const createArchiveSubgraph = defineSubgraph({
   name: 'archive',
   description: 'Keeps snapshots of passports as BagIt archival information packages, re-serves them byte-identically and notarises them.',
   PrismaClient,
-  keyPurposes: [{ purpose: NOTARY_KEY_PURPOSE, alg: 'Ed25519' }],
   open: (kernel: ServiceKernel<PrismaClient>, gateway) => {
     const repository = new SnapshotRepository(kernel.prisma);
     const snapshots = new SnapshotService({

@@ -37,10 +37,6 @@ export const createIssuerSubgraph = defineSubgraph({
   description:
     'Creates digital product passports, appends server-signed typed events to their logs, mints Tier-A packs under a QR budget and computes full-pipeline verdicts with coverage.',
   PrismaClient,
-  keyPurposes: [
-    { purpose: 'event', alg: 'Ed25519' },
-    { purpose: 'carrier', alg: 'ES256' },
-  ],
   open: (kernel: ServiceKernel<PrismaClient>, gateway) => {
     const settings = { issuer: process.env.ISSUER_ID || 'passport-issuer', qrBudget: qrBudget(process.env) };
     const issuer = new IssuerService(

@@ -9,7 +9,6 @@ export const createRegistrySubgraph = defineSubgraph<PrismaClient, RegistryDepen
   description:
     'Holds versioned registry records — items, models, services, cross-register mappings, protocol bindings, verification mechanisms — with supersession, model validation and applicability.',
   PrismaClient,
-  keyPurposes: [],
   open: (kernel): RegistryDependencies => ({ records: new RecordRepository(kernel.prisma), validators: new ModelValidatorCache() }),
   resolvers: (dependencies) => [new RegistryRecordResolver(dependencies)],
   references: (dependencies) => recordReferences(dependencies.records),

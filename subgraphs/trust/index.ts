@@ -26,7 +26,6 @@ export const createTrustSubgraph = defineSubgraph<PrismaClient, TrustDependencie
   description:
     'Holds the trust graph (nodes and delegation edges), trust lists per jurisdiction, the witnessed master list and bitemporal revocations, and publishes the anchors a verifier pins.',
   PrismaClient,
-  keyPurposes: [],
   open: (kernel) => {
     const store = new TrustStore(kernel.prisma);
     return { store, masterListOrigin: masterListOrigin(kernel.keys), serviceSigner: () => kernel.keys.signer('service'), ...trustLoaders(store) };

@@ -4,9 +4,13 @@
  */
 import { AccessTokens, hashToken } from '../../lib/auth/tokens.js';
 import { loadRuntimeConfig } from '../../lib/config/runtime.js';
+import { KeyEncryptionKeys } from '../../lib/keys/kek.js';
 import type { ServiceName } from '../../lib/config/services.js';
 import { startStack, type RunningStack } from '../../bin/stack.js';
 import { createTestDatabase } from './database.js';
+
+/** The key-encryption key of every stack a test process starts, so a restart opens its keys. */
+export const TEST_KEK = KeyEncryptionKeys.generate('the tests\' key-encryption key (in memory)');
 
 export const TOKENS = { admin: 'test-admin-token-0123456789', writer: 'test-writer-token-0123456789' } as const;
 
@@ -48,7 +52,7 @@ export async function startTestStack(options: { databaseUrl?: string; env?: Node
     ...loadRuntimeConfig({ HOST: '127.0.0.1', FACADE_PORT: '0', GATEWAY_PORT: '0', TRUST_SUBGRAPH_PORT: '0', REGISTRY_SUBGRAPH_PORT: '0', ISSUER_SUBGRAPH_PORT: '0', ARCHIVE_SUBGRAPH_PORT: '0', ...options.env }),
     databaseUrl,
   };
-  let stack = await startStack({ config, tokens: testAccessTokens() });
+  let stack = await startStack({ config, tokens: testAccessTokens(), kek: TEST_KEK });
   const handle: TestStack = {
     get stack() {
       return stack;
@@ -83,7 +87,7 @@ export async function startTestStack(options: { databaseUrl?: string; env?: Node
     },
     async restart() {
       await stack.stop();
-      stack = await startStack({ config, tokens: testAccessTokens() });
+      stack = await startStack({ config, tokens: testAccessTokens(), kek: TEST_KEK });
     },
     stop: () => stack.stop(),
   };

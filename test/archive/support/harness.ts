@@ -5,6 +5,7 @@
  * stack's archive with snapshots through the very service the subgraph uses.
  */
 import { withSchema } from '../../../lib/config/database.js';
+import { TEST_KEK } from '../../support/stack.js';
 import type { GatewayClient } from '../../../lib/graphql/gateway-client.js';
 import { openServiceKernel, type ServiceKernel } from '../../../lib/service/kernel.js';
 import { PrismaClient } from '../../../prisma/archive/generated/client.js';
@@ -74,7 +75,7 @@ export interface ArchiveParts {
 
 /** The archive's repository and snapshot service on a database (its `archive` schema), keys included. */
 export async function openArchive(databaseUrl: string, gateway: GatewayClient, options: { chunkSize?: number } = {}): Promise<ArchiveParts> {
-  const kernel = await openServiceKernel('archive', PrismaClient, withSchema(databaseUrl, 'archive'), [{ purpose: NOTARY_KEY_PURPOSE, alg: 'Ed25519' }]);
+  const kernel = await openServiceKernel('archive', PrismaClient, withSchema(databaseUrl, 'archive'), TEST_KEK);
   const repository = new SnapshotRepository(kernel.prisma, options.chunkSize);
   const service = new SnapshotService({
     repository,

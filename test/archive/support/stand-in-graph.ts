@@ -21,6 +21,7 @@ import { ROUTE_TABLES } from '../../../rest-facade/routes/index.js';
 import { startFacade } from '../../../rest-facade/server.js';
 import { createArchiveSubgraph } from '../../../subgraphs/archive/index.js';
 import type { SnapshotContent } from '../../../subgraphs/archive/domain/index.js';
+import { TEST_KEK } from '../../support/stack.js';
 import { gathered } from './harness.js';
 
 const CONTRACT = `
@@ -88,7 +89,7 @@ export async function startStandInGraph(options: { databaseUrl: string; tokens: 
     stoppers.push(() => standIn.stop());
 
     let gatewayUrl = '';
-    const archive = await createArchiveSubgraph({ databaseUrl: withSchema(options.databaseUrl, 'archive'), tokens: options.tokens, gateway: gatewayClient(() => gatewayUrl) });
+    const archive = await createArchiveSubgraph({ databaseUrl: withSchema(options.databaseUrl, 'archive'), tokens: options.tokens, kek: TEST_KEK, gateway: gatewayClient(() => gatewayUrl) });
     stoppers.push(() => archive.close());
     const archiveServer = await serveSubgraph(archive, { host: '127.0.0.1', port: 0 });
     stoppers.push(() => archiveServer.stop());
