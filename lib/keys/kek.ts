@@ -37,6 +37,8 @@ export class KeyEncryptionKeys {
     keys: readonly Uint8Array[],
     /** Where the keys came from, for messages (never the keys themselves). */
     readonly source: string,
+    /** The file they were read from, when they were: latest() reads it again. */
+    readonly file?: string,
   ) {
     if (!keys.length) throw new KeyCustodyError(`The key-encryption key file ${source} holds no key.`);
     this.#keys = keys.map((bytes) => ({ id: kekId(bytes), bytes: Buffer.from(bytes) }));
@@ -45,6 +47,20 @@ export class KeyEncryptionKeys {
   /** A fresh random key, for a first start or a KEK rotation. */
   static generate(source = 'a newly generated key'): KeyEncryptionKeys {
     return new KeyEncryptionKeys([randomBytes(KEK_BYTES)], source);
+  }
+
+  /**
+   * The keys as their file holds them now, so that a running service seals new keys under the key a
+   * KEK rotation has just put in front; these keys when they were not read from a file or it no
+   * longer reads.
+   */
+  latest(): KeyEncryptionKeys {
+    if (!this.file) return this;
+    try {
+      return readKekFile(this.file);
+    } catch {
+      return this;
+    }
   }
 
   /** The key new seals are made under. */
@@ -62,12 +78,12 @@ export class KeyEncryptionKeys {
 
   /** These keys with `next` in front: it seals from now on, the older ones still open. */
   withCurrent(next: KeyEncryptionKeys): KeyEncryptionKeys {
-    return new KeyEncryptionKeys([next.current.bytes, ...this.#keys.filter((key) => key.id !== next.current.id).map((key) => key.bytes)], this.source);
+    return new KeyEncryptionKeys([next.current.bytes, ...this.#keys.filter((key) => key.id !== next.current.id).map((key) => key.bytes)], this.source, this.file);
   }
 
   /** Only the keys named (in this order), to drop the ones nothing is sealed under any more. */
   only(ids: readonly string[]): KeyEncryptionKeys {
-    return new KeyEncryptionKeys(this.#keys.filter((key) => ids.includes(key.id)).map((key) => key.bytes), this.source);
+    return new KeyEncryptionKeys(this.#keys.filter((key) => ids.includes(key.id)).map((key) => key.bytes), this.source, this.file);
   }
 
   /** The file's text. */
@@ -111,7 +127,7 @@ export function readKekFile(file: string): KeyEncryptionKeys {
   if (keys.some((key, i) => key.length !== KEK_BYTES || key.toString('base64url') !== lines[i])) {
     throw new KeyCustodyError(`The key-encryption key file ${file} is not in the expected form: each key line must be ${KEK_BYTES} bytes in base64url.`);
   }
-  return new KeyEncryptionKeys(keys, file);
+  return new KeyEncryptionKeys(keys, file, file);
 }
 
 /** Replaces the file atomically (write beside, then rename), readable by its owner only. */

@@ -72,7 +72,7 @@ export class SealedKeyVault implements KeyVault {
   }
 
   #sealWith(key: KeyIdentity, secretKey: Uint8Array): KeyCustody {
-    const kek = this.keys.current;
+    const kek = this.keys.latest().current;
     const nonce = randomBytes(NONCE_BYTES);
     const cipher = createCipheriv('aes-256-gcm', kek.bytes, nonce, { authTagLength: TAG_BYTES });
     cipher.setAAD(associatedData(this.service, key));
@@ -81,7 +81,7 @@ export class SealedKeyVault implements KeyVault {
   }
 
   #open(key: KeyIdentity, custody: KeyCustody): Uint8Array {
-    const kek = this.keys.byId(custody.holder);
+    const kek = this.keys.byId(custody.holder) ?? this.keys.latest().byId(custody.holder);
     if (!kek) {
       throw new KeyCustodyError(
         `The ${this.service} signing keys are sealed under key-encryption key ${custody.holder}, which ${this.keys.source} does not hold (it holds ${this.keys.ids.join(', ')}): start with the key-encryption key file they were sealed under.`,

@@ -1,0 +1,101 @@
+/**
+ * `npm run keys -- <command>`: signing-key and key-encryption-key operations (docs/KEYS.md).
+ *
+ *   rotate <service> <purpose>   a new current key, asked of the running service (PASSPORT_ADMIN_TOKEN)
+ *   rotate-kek                   a new key-encryption key; every sealed key re-sealed under it
+ *   status                       each service's keys: purpose, state and the KEK sealing them
+ */
+import { baseDatabaseUrl, serviceDatabaseUrl } from '../lib/config/database.js';
+import { loadRuntimeConfig } from '../lib/config/runtime.js';
+import { isServiceName, SERVICES, type ServiceName } from '../lib/config/services.js';
+import { openPrismaClient, type PrismaClientClass } from '../lib/db/prisma.js';
+import { kekFile, KeyCustodyError } from '../lib/keys/kek.js';
+import { rotateKek } from '../lib/keys/kek-rotation.js';
+import { prismaKeyRepository, type KeyStoreClient } from '../lib/keys/prisma-key-repository.js';
+import { KEY_PURPOSES } from '../lib/keys/purposes.js';
+import { PrismaClient as ArchiveClient } from '../prisma/archive/generated/client.js';
+import { PrismaClient as IssuerClient } from '../prisma/issuer/generated/client.js';
+import { PrismaClient as RegistryClient } from '../prisma/registry/generated/client.js';
+import { PrismaClient as TrustClient } from '../prisma/trust/generated/client.js';
+
+const CLIENTS: Record<ServiceName, PrismaClientClass<KeyStoreClient & { $disconnect(): Promise<void> }>> = {
+  trust: TrustClient,
+  registry: RegistryClient,
+  issuer: IssuerClient,
+  archive: ArchiveClient,
+};
+
+const USAGE = [
+  'usage: npm run keys -- rotate <service> <purpose>   (PASSPORT_ADMIN_TOKEN: an admin token of the running platform)',
+  '       npm run keys -- rotate-kek',
+  '       npm run keys -- status',
+  `services and purposes: ${SERVICES.map((service) => `${service} (${KEY_PURPOSES[service].map((purpose) => purpose.purpose).join(', ')})`).join('; ')}`,
+].join('\n');
+
+class CommandError extends Error {}
+
+/** Rotation happens inside the running service, so that it signs with the new key from the same moment it is published. */
+async function rotate(service: string, purpose: string): Promise<void> {
+  if (!isServiceName(service) || !KEY_PURPOSES[service].some((candidate) => candidate.purpose === purpose)) throw new CommandError(USAGE);
+  const token = process.env.PASSPORT_ADMIN_TOKEN;
+  if (!token) throw new CommandError('Set PASSPORT_ADMIN_TOKEN to an admin token of the running platform: the running service rotates the key itself, so that it switches at once.');
+  const config = loadRuntimeConfig();
+  const gatewayUrl = process.env.GATEWAY_URL ?? `http://${config.host}:${config.gatewayPort}/graphql`;
+  const field = `${service}RotateKey`;
+  const response = await fetch(gatewayUrl, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+    body: JSON.stringify({ query: `mutation Rotate($purpose: String!) { ${field}(purpose: $purpose) }`, variables: { purpose } }),
+  }).catch(() => {
+    throw new CommandError(`No platform answers at ${gatewayUrl}: start it (npm start), or set GATEWAY_URL to its gateway.`);
+  });
+  const answer = (await response.json().catch(() => ({}))) as { data?: Record<string, unknown> | null; errors?: { message: string }[] };
+  const key = answer.data?.[field];
+  if (!key) throw new CommandError(`The ${service} service did not rotate its ${purpose} key: ${answer.errors?.map((error) => error.message).join('; ') ?? `HTTP ${response.status}`}`);
+  console.log(`The ${service} service signs ${purpose} with a new key; the previous one stays in its keyring with exp, so what it signed still verifies.`);
+  console.log(JSON.stringify(key, null, 2));
+}
+
+async function withRepositories<T>(run: (services: { service: ServiceName; repository: ReturnType<typeof prismaKeyRepository> }[]) => Promise<T>): Promise<T> {
+  if (!baseDatabaseUrl() && !SERVICES.every((service) => process.env[`${service.toUpperCase()}_DATABASE_URL`])) {
+    throw new CommandError('No database configured: set DATABASE_URL (or each <SERVICE>_DATABASE_URL), or PASSPORT_DATA_DIR to the data folder of the embedded PostgreSQL.');
+  }
+  const clients = SERVICES.map((service) => ({ service, client: openPrismaClient(CLIENTS[service], serviceDatabaseUrl(service), 2) }));
+  try {
+    return await run(clients.map(({ service, client }) => ({ service, repository: prismaKeyRepository(client) })));
+  } finally {
+    await Promise.all(clients.map(({ client }) => client.$disconnect()));
+  }
+}
+
+async function main(argv: string[]): Promise<void> {
+  const [command, ...rest] = argv;
+  if (command === 'rotate' && rest.length === 2) return rotate(rest[0]!, rest[1]!);
+  if (command === 'rotate-kek' && rest.length === 0) {
+    const file = kekFile();
+    const rotation = await withRepositories((services) => rotateKek(file, services));
+    console.log(`Every signing key is now sealed under key-encryption key ${rotation.current} in ${file}.`);
+    console.log(`Re-sealed: ${Object.entries(rotation.resealed).map(([service, count]) => `${service} ${count}`).join(', ')}.`);
+    if (rotation.retired.length) console.log(`Removed from the file: ${rotation.retired.join(', ')} (backups made before now are sealed under it).`);
+    return;
+  }
+  if (command === 'status' && rest.length === 0) {
+    await withRepositories(async (services) => {
+      for (const { service, repository } of services) {
+        for (const key of await repository.all()) {
+          const state = key.revokedAt ? 'revoked' : key.expiresAt ? 'retired' : 'current';
+          const custody = key.custody ? `sealed under ${key.custody.holder}` : key.plaintextKey ? 'PLAINTEXT (sealed at the next start)' : 'no private half';
+          console.log(`${service.padEnd(8)} ${key.purpose.padEnd(8)} ${state.padEnd(8)} ${key.kid}  ${custody}`);
+        }
+      }
+    });
+    return;
+  }
+  throw new CommandError(USAGE);
+}
+
+await main(process.argv.slice(2)).catch((error: unknown) => {
+  if (!(error instanceof CommandError || error instanceof KeyCustodyError)) throw error;
+  console.error(error.message);
+  process.exit(error instanceof CommandError && error.message === USAGE ? 2 : 1);
+});
