@@ -46,13 +46,14 @@ export interface RestResponse {
   text: string;
 }
 
-export async function startTestStack(options: { databaseUrl?: string; env?: NodeJS.ProcessEnv } = {}): Promise<TestStack> {
+export async function startTestStack(options: { databaseUrl?: string; env?: NodeJS.ProcessEnv; kek?: KeyEncryptionKeys } = {}): Promise<TestStack> {
+  const kek = options.kek ?? TEST_KEK;
   const databaseUrl = options.databaseUrl ?? (await createTestDatabase());
   const config = {
     ...loadRuntimeConfig({ HOST: '127.0.0.1', FACADE_PORT: '0', GATEWAY_PORT: '0', TRUST_SUBGRAPH_PORT: '0', REGISTRY_SUBGRAPH_PORT: '0', ISSUER_SUBGRAPH_PORT: '0', ARCHIVE_SUBGRAPH_PORT: '0', ...options.env }),
     databaseUrl,
   };
-  let stack = await startStack({ config, tokens: testAccessTokens(), kek: TEST_KEK });
+  let stack = await startStack({ config, tokens: testAccessTokens(), kek });
   const handle: TestStack = {
     get stack() {
       return stack;
@@ -87,7 +88,7 @@ export async function startTestStack(options: { databaseUrl?: string; env?: Node
     },
     async restart() {
       await stack.stop();
-      stack = await startStack({ config, tokens: testAccessTokens(), kek: TEST_KEK });
+      stack = await startStack({ config, tokens: testAccessTokens(), kek });
     },
     stop: () => stack.stop(),
   };
