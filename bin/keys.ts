@@ -3,13 +3,15 @@
  *
  *   rotate <service> <purpose>   a new current key, asked of the running service (PASSPORT_ADMIN_TOKEN)
  *   rotate-kek                   a new key-encryption key; every sealed key re-sealed under it
+ *   create-kek                   a first key-encryption key at PASSPORT_KEK_FILE (for a deployment's first start)
  *   status                       each service's keys: purpose, state and the KEK sealing them
  */
+import { existsSync } from 'node:fs';
 import { baseDatabaseUrl, serviceDatabaseUrl } from '../lib/config/database.js';
 import { loadRuntimeConfig } from '../lib/config/runtime.js';
 import { isServiceName, SERVICES, type ServiceName } from '../lib/config/services.js';
 import { openPrismaClient, type PrismaClientClass } from '../lib/db/prisma.js';
-import { kekFile, KeyCustodyError } from '../lib/keys/kek.js';
+import { kekFile, KeyCustodyError, KeyEncryptionKeys, writeKekFile } from '../lib/keys/kek.js';
 import { rotateKek } from '../lib/keys/kek-rotation.js';
 import { prismaKeyRepository, type KeyStoreClient } from '../lib/keys/prisma-key-repository.js';
 import { KEY_PURPOSES } from '../lib/keys/purposes.js';
@@ -28,6 +30,7 @@ const CLIENTS: Record<ServiceName, PrismaClientClass<KeyStoreClient & { $disconn
 const USAGE = [
   'usage: npm run keys -- rotate <service> <purpose>   (PASSPORT_ADMIN_TOKEN: an admin token of the running platform)',
   '       npm run keys -- rotate-kek',
+  '       npm run keys -- create-kek',
   '       npm run keys -- status',
   `services and purposes: ${SERVICES.map((service) => `${service} (${KEY_PURPOSES[service].map((purpose) => purpose.purpose).join(', ')})`).join('; ')}`,
 ].join('\n');
@@ -77,6 +80,14 @@ async function main(argv: string[]): Promise<void> {
     console.log(`Every signing key is now sealed under key-encryption key ${rotation.current} in ${file}.`);
     console.log(`Re-sealed: ${Object.entries(rotation.resealed).map(([service, count]) => `${service} ${count}`).join(', ')}.`);
     if (rotation.retired.length) console.log(`Removed from the file: ${rotation.retired.join(', ')} (backups made before now are sealed under it).`);
+    return;
+  }
+  if (command === 'create-kek' && rest.length === 0) {
+    const file = kekFile();
+    if (existsSync(file)) throw new CommandError(`${file} exists already; it is never replaced (rotate-kek moves to a new key).`);
+    const keys = KeyEncryptionKeys.generate(file);
+    await writeKekFile(file, keys);
+    console.log(`Created key-encryption key ${keys.current.id} in ${file} (mode 0600). Keep it apart from the database and its backups.`);
     return;
   }
   if (command === 'status' && rest.length === 0) {

@@ -5,7 +5,7 @@
  */
 import { execFile } from 'node:child_process';
 import { createDecipheriv, createPrivateKey, createPublicKey } from 'node:crypto';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -237,6 +237,14 @@ describe('signing keys at rest', () => {
     const startedMissing = await npmRun(['bin/start.ts'], { ...env, PASSPORT_KEK_FILE: missing });
     expect(startedMissing.code).toBe(1);
     expect(startedMissing.stderr).toBe(`No key-encryption key at ${missing}: the signing keys are sealed under it, so restore that file or set PASSPORT_KEK_FILE to where it is kept.\n`);
+    // The documented way to make a first KEK file where PASSPORT_KEK_FILE points; it never replaces one.
+    const created = await npmRun(['bin/keys.ts', 'create-kek'], { PASSPORT_KEK_FILE: missing });
+    expect(created.code).toBe(0);
+    expect(statSync(missing).mode & 0o777).toBe(0o600);
+    expect(created.stdout).toContain(`Created key-encryption key ${readKekFile(missing).current.id} in ${missing} (mode 0600)`);
+    const again = await npmRun(['bin/keys.ts', 'create-kek'], { PASSPORT_KEK_FILE: missing });
+    expect(again.code).toBe(1);
+    expect(again.stderr).toBe(`${missing} exists already; it is never replaced (rotate-kek moves to a new key).\n`);
 
     // One byte of one sealed key changed, as by someone with write access to the database.
     const event = rowsBefore[SERVICES.indexOf('issuer')]!.find((row) => row.purpose === 'event')!;
