@@ -14,7 +14,7 @@ afterAll(() => platform?.stop());
 async function keyringOf(service: (typeof SERVICES)[number]) {
   const response = service === 'registry' ? await platform.rest(service, '/') : await platform.rest(service, '/keyring');
   expect(response.status).toBe(200);
-  return (service === 'registry' ? response.body.keyring : response.body) as { keys: (jose.JWK & { kid: string; iat: number; exp?: number })[] };
+  return (service === 'registry' ? response.body.keyring : response.body) as { keys: (jose.JWK & { kid: string; iat: number; exp?: number; purpose: string; signs: string[] })[] };
 }
 
 /** Verifies signed JSON the way an outside verifier would: jose, the JCS form, the pinned key. */
@@ -63,6 +63,26 @@ describe.each(SERVICES)('the %s service', (service) => {
       expect(key).not.toHaveProperty('d');
       expect(typeof key.iat).toBe('number');
     }
+  });
+
+  it('says in its keyring what each key is for (docs/KEYS.md): purpose, use and what it signs', async () => {
+    const { keys } = await keyringOf(service);
+    const described = keys.map(({ purpose, use, alg, signs }) => ({ purpose, use, alg, signs }));
+    const expected = {
+      trust: [{ purpose: 'service', use: 'sig', alg: 'Ed25519', signs: ['health', 'trust anchor bundles'] }],
+      registry: [{ purpose: 'service', use: 'sig', alg: 'Ed25519', signs: ['health'] }],
+      issuer: [
+        { purpose: 'service', use: 'sig', alg: 'Ed25519', signs: ['health'] },
+        { purpose: 'event', use: 'sig', alg: 'Ed25519', signs: ['events', 'log heads'] },
+        { purpose: 'carrier', use: 'sig', alg: 'ES256', signs: ['Tier-A packs'] },
+      ],
+      archive: [
+        { purpose: 'service', use: 'sig', alg: 'Ed25519', signs: ['health'] },
+        { purpose: 'notary', use: 'sig', alg: 'Ed25519', signs: ['notarizations of snapshots'] },
+      ],
+    }[service];
+    expect(described).toEqual(expect.arrayContaining(expected));
+    expect(new Set(described.map((key) => key.purpose))).toEqual(new Set(expected.map((key) => key.purpose)));
   });
 
   it('shows its admin log to admins only', async () => {
