@@ -3,11 +3,11 @@
  * a private key never leaves it. The key store (key-store.ts) keeps only what the vault hands back
  * to be stored: the public half and an opaque `custody` record.
  *
- * The seam for hardware or a cloud KMS: implement KeyVault so that `generate` makes the key pair
- * inside the HSM/KMS and returns a custody record naming it (e.g. `holder: 'pkcs11:<token>'`,
- * `bytes` = the object's CKA_ID, or a KMS key ARN), `admit` checks that the named key is reachable,
- * and `sign` calls C_Sign / the KMS Sign operation. `seal`/`reseal` may refuse (an HSM key cannot
- * be imported or re-wrapped that way). docs/KEYS.md says more.
+ * Two implementations: SealedKeyVault (sealed-vault.ts, keys sealed under a key-encryption key) and
+ * Pkcs11KeyVault (pkcs11-vault.ts, keys made and used inside a PKCS#11 token). A cloud KMS fits the
+ * same seam: `generate` makes the key pair in the KMS and returns a custody record naming it,
+ * `admit` checks that the named key is reachable, `sign` calls the KMS; `seal`/`reseal` may refuse.
+ * docs/KEYS.md says more.
  */
 import type { PublicJwk, SigningAlgorithm } from '../crypto/index.js';
 
@@ -42,4 +42,6 @@ export interface KeyVault {
   reseal(key: KeyIdentity, custody: KeyCustody): KeyCustody;
   /** Signs with an admitted key. */
   sign(kid: string, message: Uint8Array): Uint8Array;
+  /** Lets go of what the vault holds open (a token session). */
+  close?(): void;
 }

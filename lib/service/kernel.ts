@@ -10,7 +10,9 @@ import { parseDatabaseUrl } from '../db/postgres.js';
 import type { KeyEncryptionKeys } from '../keys/kek.js';
 import { KeyStore } from '../keys/key-store.js';
 import { prismaKeyRepository, type KeyStoreClient } from '../keys/prisma-key-repository.js';
+import type { KeyVault } from '../keys/key-vault.js';
 import { KEY_PURPOSES, SERVICE_KEY_PURPOSE } from '../keys/purposes.js';
+import { Pkcs11KeyVault, pkcs11Settings } from '../keys/pkcs11-vault.js';
 import { SealedKeyVault } from '../keys/sealed-vault.js';
 
 
@@ -41,9 +43,13 @@ export async function openServiceKernel<P extends ServicePrismaClient>(
   databaseUrl: string,
   kek: KeyEncryptionKeys,
 ): Promise<ServiceKernel<P>> {
+  // A PKCS#11 token when one is configured (docs/KEYS.md), else keys sealed under the KEK.
+  const pkcs11 = pkcs11Settings();
+  const vault: KeyVault = pkcs11 ? new Pkcs11KeyVault(name, pkcs11) : new SealedKeyVault(name, kek);
   const statements = new StatementCounter();
   const prisma = openPrismaClient(Client, databaseUrl, 10, statements);
-  const keys = await KeyStore.open(prismaKeyRepository(prisma), new SealedKeyVault(name, kek), KEY_PURPOSES[name]).catch(async (error: unknown) => {
+  const keys = await KeyStore.open(prismaKeyRepository(prisma), vault, KEY_PURPOSES[name]).catch(async (error: unknown) => {
+    vault.close?.();
     await prisma.$disconnect();
     throw error;
   });
@@ -64,6 +70,9 @@ export async function openServiceKernel<P extends ServicePrismaClient>(
         keys.signer(SERVICE_KEY_PURPOSE),
       );
     },
-    close: () => prisma.$disconnect(),
+    close: async () => {
+      await prisma.$disconnect();
+      vault.close?.();
+    },
   };
 }
