@@ -4,7 +4,7 @@
  * .latest). So: put a new KEK in front in the file, re-seal every key under it (one transaction per
  * service), then drop from the file every KEK nothing is sealed under any more.
  */
-import { KeyEncryptionKeys, readKekFile, writeKekFile } from './kek.js';
+import { isKekId, KeyEncryptionKeys, readKekFile, writeKekFile } from './kek.js';
 import type { KeyRepository } from './key-store.js';
 import { SealedKeyVault } from './sealed-vault.js';
 
@@ -22,11 +22,14 @@ export interface KekRotation {
   resealed: Record<string, number>;
 }
 
-/** Seals under the vault's current KEK every key of a service that is not, in one transaction. */
+/**
+ * Seals under the vault's current KEK every key of a service that is not, in one transaction. Keys
+ * a PKCS#11 token holds (custody `pkcs11:…`) are not the KEK's and stay as they are.
+ */
 export async function resealService(repository: KeyRepository, vault: SealedKeyVault): Promise<number> {
   const current = vault.keys.current.id;
   const records = (await repository.all()).flatMap((key) => {
-    if (key.custody) return key.custody.holder === current ? [] : [{ kid: key.kid, custody: vault.reseal(key, key.custody) }];
+    if (key.custody) return key.custody.holder === current || !isKekId(key.custody.holder) ? [] : [{ kid: key.kid, custody: vault.reseal(key, key.custody) }];
     return key.plaintextKey ? [{ kid: key.kid, custody: vault.seal(key, key.plaintextKey) }] : [];
   });
   if (records.length) await repository.storeCustody(records);
@@ -46,7 +49,7 @@ export async function rotateKek(file: string, services: readonly ServiceKeyRepos
   }
   const inUse = new Set([keys.current.id]);
   for (const { repository } of services) {
-    for (const key of await repository.all()) if (key.custody) inUse.add(key.custody.holder);
+    for (const key of await repository.all()) if (key.custody && isKekId(key.custody.holder)) inUse.add(key.custody.holder);
   }
   await writeKekFile(file, keys.only([...inUse]));
   return { current: keys.current.id, retired: keys.ids.filter((id) => !inUse.has(id)), resealed };

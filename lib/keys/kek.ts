@@ -26,8 +26,15 @@ export interface KeyEncryptionKey {
   readonly bytes: Buffer;
 }
 
+const KEK_ID_PREFIX = 'kek-';
+
+/** Whether a custody holder names a key-encryption key (rather than, say, a PKCS#11 token). */
+export function isKekId(holder: string): boolean {
+  return holder.startsWith(KEK_ID_PREFIX);
+}
+
 export function kekId(bytes: Uint8Array): string {
-  return `kek-${createHash('sha256').update('passport key-encryption key id\0').update(bytes).digest('base64url').slice(0, 16)}`;
+  return `${KEK_ID_PREFIX}${createHash('sha256').update('passport key-encryption key id\0').update(bytes).digest('base64url').slice(0, 16)}`;
 }
 
 export class KeyEncryptionKeys {

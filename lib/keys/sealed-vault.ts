@@ -16,7 +16,7 @@ import {
   signBytes,
   type SigningAlgorithm,
 } from '../crypto/index.js';
-import { KeyCustodyError, type KeyEncryptionKeys } from './kek.js';
+import { isKekId, KeyCustodyError, type KeyEncryptionKeys } from './kek.js';
 import type { GeneratedKey, KeyCustody, KeyIdentity, KeyVault } from './key-vault.js';
 
 const FORMAT = 1;
@@ -81,6 +81,9 @@ export class SealedKeyVault implements KeyVault {
   }
 
   #open(key: KeyIdentity, custody: KeyCustody): Uint8Array {
+    if (!isKekId(custody.holder)) {
+      throw new KeyCustodyError(`The ${this.service} signing keys are held by ${custody.holder}, not sealed under a key-encryption key: start with PASSPORT_PKCS11_MODULE set (docs/KEYS.md).`);
+    }
     const kek = this.keys.byId(custody.holder) ?? this.keys.latest().byId(custody.holder);
     if (!kek) {
       throw new KeyCustodyError(

@@ -109,6 +109,11 @@ describe('the PKCS#11 key vault', () => {
       stack = await start();
       expect(await signedHealth(stack)).toEqual(first);
       await stack.stop();
+      // Started without the token, the platform says where its keys are, and makes none.
+      delete process.env.PASSPORT_PKCS11_MODULE;
+      await expect(start()).rejects.toThrow(
+        new KeyCustodyError('The trust signing keys are held by pkcs11:passport-test, not sealed under a key-encryption key: start with PASSPORT_PKCS11_MODULE set (docs/KEYS.md).'),
+      );
       for (const service of SERVICES) {
         const rows = (await sql<{ kek_id: string; sealed_key: Buffer; secret_key: Buffer | null }>(databaseUrl, `SELECT kek_id, sealed_key, secret_key FROM "${service}".signing_key`)).rows;
         expect(rows.every((row) => row.kek_id === 'pkcs11:passport-test' && row.sealed_key.length === 16 && row.secret_key === null)).toBe(true);
