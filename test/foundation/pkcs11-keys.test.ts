@@ -81,7 +81,7 @@ describe('the PKCS#11 key vault', () => {
     expect(pkcs11Settings({})).toBeUndefined();
   });
 
-  it('is where the whole platform signs when PASSPORT_PKCS11_MODULE is set: jose verifies its signatures across a restart', async () => {
+  it('is where the whole platform signs when PASSPORT_PKCS11_MODULE is set: jose verifies its signatures across a restart', { timeout: 120_000 }, async () => {
     Object.assign(process.env, { PASSPORT_PKCS11_MODULE: MODULE, PASSPORT_PKCS11_TOKEN: 'passport-test', PASSPORT_PKCS11_PIN_FILE: pinFile });
     try {
       const databaseUrl = await createTestDatabase();

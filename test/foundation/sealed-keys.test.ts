@@ -150,7 +150,8 @@ async function kekInFile(keys = KeyEncryptionKeys.generate()): Promise<string> {
 const stackEnv = { HOST: '127.0.0.1', FACADE_PORT: '0', GATEWAY_PORT: '0', TRUST_SUBGRAPH_PORT: '0', REGISTRY_SUBGRAPH_PORT: '0', ISSUER_SUBGRAPH_PORT: '0', ARCHIVE_SUBGRAPH_PORT: '0' };
 const startWith = (databaseUrl: string, kek: KeyEncryptionKeys) => startStack({ config: { ...loadRuntimeConfig(stackEnv), databaseUrl }, tokens: testAccessTokens(), kek });
 
-describe('signing keys at rest', () => {
+// Each test starts the platform and runs the commands as processes of their own: slow on a loaded machine.
+describe('signing keys at rest', { timeout: 180_000 }, () => {
   it('leave nothing in a full database dump from which a published private key derives, also after rotation; signatures verify with jose before and after', async () => {
     const file = await kekInFile();
     const kek = readKekFile(file);
