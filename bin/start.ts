@@ -10,7 +10,7 @@ import { startStack } from './stack.js';
 const config = loadRuntimeConfig();
 const created = await createTokensOnFirstStart();
 const kek = await loadOrCreateKek().catch(endOnKeyCustodyError);
-if (kek.created) console.log(`Created the key-encryption key that seals the signing keys: ${kek.keys.source} (mode 0600). Keep it apart from the database and its backups.`);
+if (kek.created) console.log(`Created the key-encryption key that seals the signing keys: ${kek.keys.file} (mode 0600). Keep it apart from the database and its backups.`);
 const stack = await startStack({
   config,
   tokens: loadAccessTokens(),

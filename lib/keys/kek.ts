@@ -158,7 +158,8 @@ export async function writeKekFile(file: string, keys: KeyEncryptionKeys): Promi
 export async function loadOrCreateKek(env: NodeJS.ProcessEnv = process.env): Promise<{ keys: KeyEncryptionKeys; created: boolean }> {
   const file = kekFile(env);
   if (env.PASSPORT_KEK_FILE || existsSync(file)) return { keys: readKekFile(file), created: false };
-  const keys = KeyEncryptionKeys.generate(file);
-  await writeKekFile(file, keys);
-  return { keys: readKekFile(file), created: true };
+  await writeKekFile(file, KeyEncryptionKeys.generate());
+  // Named so in messages: a missing file is also what a lost KEK looks like, and then no stored key opens.
+  const created = readKekFile(file);
+  return { keys: new KeyEncryptionKeys(created.ids.map((id) => created.byId(id)!.bytes), `${file} (created by this start: the file was missing)`, file), created: true };
 }

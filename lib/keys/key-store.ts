@@ -5,6 +5,7 @@
  * a key vault (key-vault.ts): the database holds them sealed, and signing goes through the vault.
  */
 import type { KeyResolver, PublicJwk, Signer, SigningAlgorithm } from '../crypto/index.js';
+import { KeyCustodyError } from './kek.js';
 import type { KeyCustody, KeyVault } from './key-vault.js';
 
 export interface KeyPurpose {
@@ -87,7 +88,7 @@ export class KeyStore {
     for (const key of keys) {
       if (key.custody) vault.admit(key, key.custody);
       else if (key.plaintextKey) sealedNow.push({ kid: key.kid, custody: vault.seal(key, key.plaintextKey) });
-      else throw new Error(`signing key ${key.kid} has neither a sealed nor a plaintext private half`);
+      else throw new KeyCustodyError(`The signing key ${key.kid} (${key.purpose}) has no private half stored, sealed or otherwise.`);
     }
     if (sealedNow.length) await repository.storeCustody(sealedNow);
     const store = new KeyStore(repository, vault, purposes, keys);

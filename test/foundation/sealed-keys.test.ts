@@ -234,6 +234,14 @@ describe('signing keys at rest', { timeout: 180_000 }, () => {
     expect(startedWrong.stderr).toBe(
       `The trust signing keys are sealed under key-encryption key ${kek.current.id}, which ${wrongFile} does not hold (it holds ${wrong.current.id}): start with the key-encryption key file they were sealed under.\n`,
     );
+    // At the embedded default a missing KEK file is made anew (an upgrade needs one); a lost KEK looks
+    // the same, and then the stored keys do not open under the new one, which the sentence says.
+    const startedLost = await npmRun(['bin/start.ts'], env);
+    expect(startedLost.code).toBe(1);
+    expect(startedLost.stdout).toContain(`Created the key-encryption key that seals the signing keys: ${dataDir}.kek (mode 0600).`);
+    expect(startedLost.stderr).toBe(
+      `The trust signing keys are sealed under key-encryption key ${kek.current.id}, which ${dataDir}.kek (created by this start: the file was missing) does not hold (it holds ${readKekFile(`${dataDir}.kek`).current.id}): start with the key-encryption key file they were sealed under.\n`,
+    );
     const missing = join(dataDir, 'no-such.kek');
     const startedMissing = await npmRun(['bin/start.ts'], { ...env, PASSPORT_KEK_FILE: missing });
     expect(startedMissing.code).toBe(1);

@@ -118,7 +118,9 @@ describe('the key-encryption key file', () => {
     const dataDir = join(folder(), 'data');
     const first = await loadOrCreateKek({ PASSPORT_DATA_DIR: dataDir });
     expect(first.created).toBe(true);
-    expect(first.keys.source).toBe(`${dataDir}.kek`);
+    expect(first.keys.file).toBe(`${dataDir}.kek`);
+    // Should stored keys not open under it, the message says the file was missing and made anew.
+    expect(first.keys.source).toBe(`${dataDir}.kek (created by this start: the file was missing)`);
     expect(statSync(`${dataDir}.kek`).mode & 0o777).toBe(0o600);
     const again = await loadOrCreateKek({ PASSPORT_DATA_DIR: dataDir });
     expect(again.created).toBe(false);
