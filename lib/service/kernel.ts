@@ -15,7 +15,6 @@ import { KEY_PURPOSES, SERVICE_KEY_PURPOSE } from '../keys/purposes.js';
 import { Pkcs11KeyVault, pkcs11Settings } from '../keys/pkcs11-vault.js';
 import { SealedKeyVault } from '../keys/sealed-vault.js';
 
-
 export interface ServicePrismaClient extends KeyStoreClient, AdminLogClient {
   $executeRawUnsafe(query: string): Promise<number>;
   $disconnect(): Promise<void>;
