@@ -14,9 +14,10 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { startStack } from '../../bin/stack.js';
 import { loadRuntimeConfig } from '../../lib/config/runtime.js';
 import { SERVICES, type ServiceName } from '../../lib/config/services.js';
-import { canonicalize } from '../../lib/crypto/jcs.js';
 import { KeyCustodyError, KeyEncryptionKeys, readKekFile, writeKekFile } from '../../lib/keys/kek.js';
 import { createTestDatabase, sql } from '../support/database.js';
+import { appendEvent, createModel, createPassport, objectEvent, verifySignedJson } from '../issuer/support.js';
+import { readPackIndependently } from '../support/pack-reader.js';
 import { startTestStack, testAccessTokens, TOKENS, type TestStack } from '../support/stack.js';
 
 const run = promisify(execFile);
@@ -122,17 +123,6 @@ async function health(stack: TestStack, service: ServiceName): Promise<Record<st
   return response.body;
 }
 
-/** Verifies signed JSON with jose alone, under the key of the published keyring its kid names. */
-async function verifiesWithJose(document: Record<string, unknown>, keys: jose.JWK[]): Promise<string> {
-  const { signature, ...plain } = document;
-  const [protectedHeader, , sig] = String(signature).split('.');
-  const { kid, alg } = jose.decodeProtectedHeader(String(signature));
-  const jwk = keys.find((key) => key.kid === kid);
-  expect(jwk, `kid ${kid} is published`).toBeDefined();
-  await jose.flattenedVerify({ protected: protectedHeader!, payload: Buffer.from(canonicalize(plain)).toString('base64url'), signature: sig! }, await jose.importJWK(jwk!, alg));
-  return kid!;
-}
-
 const getJson = (url: string) => fetch(url).then((response) => response.json() as Promise<Record<string, any>>);
 
 const npmRun = (args: string[], env: NodeJS.ProcessEnv) =>
@@ -158,7 +148,7 @@ describe('signing keys at rest', { timeout: 180_000 }, () => {
     const stack = await startTestStack({ kek });
     stacks.push(stack);
     const before = Object.fromEntries(await Promise.all(SERVICES.map(async (service) => [service, await health(stack, service)] as const)));
-    for (const service of SERVICES) await verifiesWithJose(before[service]!, await keyring(stack, service));
+    for (const service of SERVICES) await verifySignedJson(before[service]!, await keyring(stack, service));
 
     // A rotation with the documented command, through the running service.
     const rotated = await npmRun(['bin/keys.ts', 'rotate', 'trust', 'service'], { GATEWAY_URL: stack.stack.gateway.graphqlUrl, PASSPORT_ADMIN_TOKEN: TOKENS.admin });
@@ -171,8 +161,8 @@ describe('signing keys at rest', { timeout: 180_000 }, () => {
     expect(current).toMatchObject({ purpose: 'service', signs: ['health', 'trust anchor bundles'] });
     expect(rotated.stdout).toContain(current!.kid);
     // What the old key signed still verifies; what is signed now is under the new key.
-    expect(await verifiesWithJose(before.trust!, trustKeys)).toBe(old!.kid);
-    expect(await verifiesWithJose(await health(stack, 'trust'), trustKeys)).toBe(current!.kid);
+    expect((await verifySignedJson(before.trust!, trustKeys)).protectedHeader!.kid).toBe(old!.kid);
+    expect((await verifySignedJson(await health(stack, 'trust'), trustKeys)).protectedHeader!.kid).toBe(current!.kid);
 
     const halves = await privateHalves(stack.databaseUrl, kek);
     expect(halves.map((half) => half.kid)).toEqual(expect.arrayContaining(trustKeys.map((key) => key.kid)));
@@ -181,12 +171,17 @@ describe('signing keys at rest', { timeout: 180_000 }, () => {
     for (const service of SERVICES) expect((await keyRows(stack.databaseUrl, service)).every((row) => row.secret_key === null && row.kek_id === kek.current.id)).toBe(true);
   });
 
-  it('are sealed on the first start after an upgrade, keeping every kid, so what they signed before still verifies', async () => {
+  it('are sealed on the first start after an upgrade, keeping every kid, so what they signed before (events, log head, pack, health) still verifies', async () => {
     const databaseUrl = await createTestDatabase();
-    let stack = await startWith(databaseUrl, TEST_KEK_FOR_UPGRADE);
-    const signedBefore = await getJson(`${stack.facade.baseUrls.issuer}/healthz`);
+    const platform = await startTestStack({ databaseUrl, kek: TEST_KEK_FOR_UPGRADE });
+    stacks.push(platform);
+    await createModel(platform, 'sealed-upgrade-battery');
+    const { passport_id: id } = await createPassport(platform, 'sealed-upgrade-battery', { capability_class: 'trace' });
+    expect((await appendEvent(platform, id, 'ObjectEvent', objectEvent())).status).toBe(201);
+    const pack = (await platform.rest('issuer', `/passports/${id}/pack`, { method: 'POST', as: 'writer' })).body;
+    const healthBefore = await health(platform, 'issuer');
     const kidsBefore = Object.fromEntries(await Promise.all(SERVICES.map(async (service) => [service, (await keyRows(databaseUrl, service)).map((row) => row.kid)] as const)));
-    await stack.stop();
+    await platform.stop();
 
     // The database as a version before sealing left it: the private halves in plaintext.
     const halves = await privateHalves(databaseUrl, TEST_KEK_FOR_UPGRADE);
@@ -198,20 +193,26 @@ describe('signing keys at rest', { timeout: 180_000 }, () => {
     const status = await npmRun(['bin/keys.ts', 'status'], { DATABASE_URL: databaseUrl });
     expect(status.stdout).toContain('PLAINTEXT (sealed at the next start)');
 
-    stack = await startWith(databaseUrl, TEST_KEK_FOR_UPGRADE);
-    try {
-      for (const service of SERVICES) {
-        const rows = await keyRows(databaseUrl, service);
-        expect(rows.map((row) => row.kid)).toEqual(kidsBefore[service]);
-        expect(rows.every((row) => row.secret_key === null && row.kek_id === TEST_KEK_FOR_UPGRADE.current.id)).toBe(true);
-      }
-      expect(await derivableKids(databaseUrl, halves)).toEqual([]);
-      const issuerKeys = (await getJson(`${stack.facade.baseUrls.issuer}/keyring`)).keys;
-      const kid = await verifiesWithJose(signedBefore, issuerKeys);
-      expect(await verifiesWithJose(await getJson(`${stack.facade.baseUrls.issuer}/healthz`), issuerKeys)).toBe(kid);
-    } finally {
-      await stack.stop();
+    await platform.restart();
+    for (const service of SERVICES) {
+      const rows = await keyRows(databaseUrl, service);
+      expect(rows.map((row) => row.kid)).toEqual(kidsBefore[service]);
+      expect(rows.every((row) => row.secret_key === null && row.kek_id === TEST_KEK_FOR_UPGRADE.current.id)).toBe(true);
     }
+    expect(await derivableKids(databaseUrl, halves)).toEqual([]);
+
+    // What was signed before verifies; what is signed now is under the same keys.
+    const keys = await keyring(platform, 'issuer');
+    const appended = await appendEvent(platform, id, 'ObjectEvent', objectEvent());
+    expect(appended.status).toBe(201);
+    const passport = (await platform.rest('issuer', `/passports/${id}?include_events=true`)).body;
+    expect(passport.log).toHaveLength(2);
+    const eventKids = await Promise.all(passport.log.map(async (event: Record<string, unknown>) => (await verifySignedJson(event, keys)).protectedHeader!.kid));
+    expect(new Set(eventKids).size).toBe(1);
+    await verifySignedJson(passport.log_head, keys);
+    expect((await readPackIndependently(pack.text, keys)).valid).toBe(true);
+    const healthKid = (await verifySignedJson(healthBefore, keys)).protectedHeader!.kid;
+    expect((await verifySignedJson(await health(platform, 'issuer'), keys)).protectedHeader!.kid).toBe(healthKid);
   });
 
   it('end a start with a wrong KEK, a missing KEK file or a tampered seal in one sentence, and make no key over the sealed ones', async () => {
