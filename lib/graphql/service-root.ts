@@ -52,7 +52,7 @@ export function serviceRootResolver(service: ServiceName, operations: ServiceOpe
     @Authorized('admin')
     @FieldResolver(() => AdminLogPage, { description: 'State-changing requests, newest first.' })
     adminLog(
-      @Arg('limit', () => Int, { defaultValue: 50 }) limit: number,
+      @Arg('limit', () => Int, { nullable: true, defaultValue: 50 }) limit: number,
       @Arg('before', () => String, { nullable: true, description: 'Cursor from a previous page.' }) before: string | null,
     ) {
       if (limit < 1 || limit > ADMIN_LOG_MAX_PAGE) throw badRequest('INVALID_QUERY', `limit must be between 1 and ${ADMIN_LOG_MAX_PAGE}`);

@@ -43,7 +43,7 @@ export class SnapshotResolver {
   async snapshots(
     @Arg('passportId', () => ID, { nullable: true }) passportId: string | null,
     @Arg('at', () => Date, { nullable: true, description: 'Only snapshots that existed at this instant.' }) at: Date | null,
-    @Arg('first', () => Int, { defaultValue: 20, description: `Page size, 1 to ${MAX_SNAPSHOT_PAGE}.` }) first: number,
+    @Arg('first', () => Int, { nullable: true, defaultValue: 20, description: `Page size, 1 to ${MAX_SNAPSHOT_PAGE}.` }) first: number,
     @Arg('after', () => String, { nullable: true, description: 'endCursor of the previous page.' }) after: string | null,
   ): Promise<SnapshotConnection> {
     if (first < 1 || first > MAX_SNAPSHOT_PAGE) throw badRequest('INVALID_QUERY', `first must be between 1 and ${MAX_SNAPSHOT_PAGE}.`);
