@@ -19,6 +19,7 @@ import { jsonPoster, type JsonAnswer } from '../lib/http/post-json.js';
 import { formatServiceError } from '../lib/graphql/errors.js';
 import { noPhoneHomePlugins, type ListeningServer } from '../lib/graphql/subgraph-server.js';
 import { composeSupergraph, type SubgraphEndpoint } from './composition.js';
+import { explainRefusals, MAX_DIRECTIVES } from './refusals.js';
 import { batchingPost, isQuery, type JsonPost } from './subgraph-batching.js';
 
 // @apollo/gateway reports usage to Apollo unless this is set before it is constructed.
@@ -182,10 +183,12 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     // The token limit is graphql-js's own parse option below: armor's token plugin parses in a hook
     // whose failure Apollo answers with 500, so every syntax error became a server error.
     maxTokens: { enabled: false },
-    maxDirectives: { n: 50 },
+    maxDirectives: { n: MAX_DIRECTIVES },
     // Field suggestions would reveal the schema even with introspection off.
     blockFieldSuggestion: { enabled: !options.introspection },
   }).protect();
+  const format = formatServiceError('gateway');
+  const explain = explainRefusals(options.limits);
   const apollo = new ApolloServer<GatewayContext>({
     gateway,
     // graphql-armor's types come from @apollo/server's CommonJS build; the plugins are the same objects.
@@ -193,7 +196,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     parseOptions: { maxTokens: options.limits.maxTokens },
     validationRules: armor.validationRules,
     allowBatchedHttpRequests: false,
-    formatError: formatServiceError('gateway'),
+    formatError: (formatted, error) => explain(format(formatted, error)),
     includeStacktraceInErrorResponses: false,
     // The process owns its signals (bin/lifecycle.ts) and stops every part in order.
     stopOnTerminationSignals: false,
