@@ -16,10 +16,9 @@ import { ApolloArmor } from '@escape.tech/graphql-armor';
 import type { GraphqlLimits } from '../lib/config/runtime.js';
 import { BodyTooLargeError, MAX_JSON_DEPTH, nestedDeeperThan, readBody } from '../lib/http/body.js';
 import { jsonPoster, type JsonAnswer } from '../lib/http/post-json.js';
-import { formatServiceError } from '../lib/graphql/errors.js';
 import { noPhoneHomePlugins, type ListeningServer } from '../lib/graphql/subgraph-server.js';
 import { composeSupergraph, type SubgraphEndpoint } from './composition.js';
-import { explainRefusals, MAX_DIRECTIVES } from './refusals.js';
+import { formatGatewayError, MAX_DIRECTIVES } from './refusals.js';
 import { batchingPost, isQuery, type JsonPost } from './subgraph-batching.js';
 
 // @apollo/gateway reports usage to Apollo unless this is set before it is constructed.
@@ -187,8 +186,6 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     // Field suggestions would reveal the schema even with introspection off.
     blockFieldSuggestion: { enabled: !options.introspection },
   }).protect();
-  const format = formatServiceError('gateway');
-  const explain = explainRefusals(options.limits);
   const apollo = new ApolloServer<GatewayContext>({
     gateway,
     // graphql-armor's types come from @apollo/server's CommonJS build; the plugins are the same objects.
@@ -196,7 +193,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     parseOptions: { maxTokens: options.limits.maxTokens },
     validationRules: armor.validationRules,
     allowBatchedHttpRequests: false,
-    formatError: (formatted, error) => explain(format(formatted, error)),
+    formatError: formatGatewayError(options.limits),
     includeStacktraceInErrorResponses: false,
     // The process owns its signals (bin/lifecycle.ts) and stops every part in order.
     stopOnTerminationSignals: false,

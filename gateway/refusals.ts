@@ -8,6 +8,7 @@
  */
 import type { GraphQLFormattedError } from 'graphql';
 import type { GraphqlLimits } from '../lib/config/runtime.js';
+import { formatServiceError } from '../lib/graphql/errors.js';
 
 /** Most directives in one operation; fixed, as no honest query comes near it. */
 export const MAX_DIRECTIVES = 50;
@@ -18,7 +19,24 @@ interface Limit {
   found?: number;
 }
 
-export function explainRefusals(limits: GraphqlLimits): (formatted: GraphQLFormattedError) => GraphQLFormattedError {
+/** The gateway's formatError: the services' rules (lib/graphql/errors.ts), then the refusals explained. */
+export function formatGatewayError(limits: GraphqlLimits): (formatted: GraphQLFormattedError, error: unknown) => GraphQLFormattedError {
+  const format = formatServiceError('gateway');
+  const explain = explainRefusals(limits);
+  return (formatted, error) => explain(format(withRequestCode(formatted), error));
+}
+
+/**
+ * Apollo Server refuses a persisted query whose hash does not match it with HTTP 400 but no code
+ * (so the default INTERNAL_SERVER_ERROR), which would be answered as an internal error: it is the
+ * client's mistake.
+ */
+function withRequestCode(formatted: GraphQLFormattedError): GraphQLFormattedError {
+  if (formatted.message !== 'provided sha does not match query') return formatted;
+  return { ...formatted, message: 'The persistedQuery sha256Hash is not the SHA-256 of the query sent with it.', extensions: { ...formatted.extensions, code: 'BAD_REQUEST' } };
+}
+
+function explainRefusals(limits: GraphqlLimits): (formatted: GraphQLFormattedError) => GraphQLFormattedError {
   const armor: Record<string, { what: string; setting: string }> = {
     'Query depth': { what: 'The operation nests fields {found} levels deep', setting: 'GRAPHQL_MAX_DEPTH' },
     Aliases: { what: 'The operation has {found} aliases', setting: 'GRAPHQL_MAX_ALIASES' },
