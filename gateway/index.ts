@@ -18,7 +18,8 @@ import { BodyTooLargeError, MAX_JSON_DEPTH, nestedDeeperThan, readBody } from '.
 import { jsonPoster, type JsonAnswer } from '../lib/http/post-json.js';
 import { noPhoneHomePlugins, type ListeningServer } from '../lib/graphql/subgraph-server.js';
 import { composeSupergraph, type SubgraphEndpoint } from './composition.js';
-import { formatGatewayError, MAX_DIRECTIVES } from './refusals.js';
+import { armorLimits } from './limits.js';
+import { formatGatewayError } from './refusals.js';
 import { batchingPost, isQuery, type JsonPost } from './subgraph-batching.js';
 
 // @apollo/gateway reports usage to Apollo unless this is set before it is constructed.
@@ -176,15 +177,10 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     buildService: ({ url }) => new CredentialForwardingDataSource({ url, fetcher: subgraphFetch }),
   });
   const armor = new ApolloArmor({
-    maxDepth: { n: options.limits.maxDepth },
-    maxAliases: { n: options.limits.maxAliases },
-    costLimit: { maxCost: options.limits.maxCost },
+    ...armorLimits(options.limits, options.introspection),
     // The token limit is graphql-js's own parse option below: armor's token plugin parses in a hook
     // whose failure Apollo answers with 500, so every syntax error became a server error.
     maxTokens: { enabled: false },
-    maxDirectives: { n: MAX_DIRECTIVES },
-    // Field suggestions would reveal the schema even with introspection off.
-    blockFieldSuggestion: { enabled: !options.introspection },
   }).protect();
   const apollo = new ApolloServer<GatewayContext>({
     gateway,

@@ -10,9 +10,6 @@ import type { GraphQLFormattedError } from 'graphql';
 import type { GraphqlLimits } from '../lib/config/runtime.js';
 import { formatServiceError } from '../lib/graphql/errors.js';
 
-/** Most directives in one operation; fixed, as no honest query comes near it. */
-export const MAX_DIRECTIVES = 50;
-
 interface Limit {
   setting: string;
   value: number;
