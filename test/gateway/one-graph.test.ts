@@ -111,7 +111,7 @@ describe('the examples of docs/ONE-GRAPH.md', () => {
     const markdown = await readFile('docs/ONE-GRAPH.md', 'utf8');
     const examples = [...markdown.matchAll(/```graphql\n([\s\S]*?)```/g)].map((match) => match[1]!);
     const names = examples.map((text) => (parse(text).definitions[0] as OperationDefinitionNode).name?.value);
-    expect(names).toEqual(['PassportsAcrossServices', 'PassportForAVerifier', 'SnapshotAndItsPassport', 'KeyStanding']);
+    expect(names).toEqual(['PassportsAcrossServices', 'PassportForAVerifier', 'SnapshotAndItsPassport', 'KeyStanding', 'SnapshotPages']);
     const first = (await platform.graphql(PASSPORTS_ACROSS_SERVICES, { ids: [ids[0]] })).data.passports[0];
     const eventKey = first.signingKeys.find((use: { role: string }) => use.role === 'event');
     const variables: Record<string, unknown> = { ids: ids.slice(0, 3), id: ids[0], snapshotId: first.snapshots[0].id, kid: eventKey.kid, at: eventKey.firstUsed };
@@ -131,6 +131,8 @@ describe('the examples of docs/ONE-GRAPH.md', () => {
     expect(verifier.issuer.keyring.keys.map((key: { kid: string }) => key.kid)).toContain(eventKey.kid);
     expect(verifier.trustAnchorBundle.signature).toEqual(expect.any(String));
     expect(answers.SnapshotAndItsPassport.snapshot.passport).toMatchObject({ id: ids[0], typeRecord: { id: MODEL, kind: 'model' } });
+    expect(answers.SnapshotPages.snapshots.nodes.length).toBeGreaterThan(0);
+    expect(answers.SnapshotPages.snapshots.pageInfo).toEqual({ hasNextPage: true, endCursor: expect.any(String) });
     expect(answers.KeyStanding.trustKeyStandings).toEqual([expect.objectContaining({ kid: eventKey.kid, standing: 'valid', rootId: 'root-one-graph', node: expect.objectContaining({ id: 'issuer-one-graph' }) })]);
   });
 });

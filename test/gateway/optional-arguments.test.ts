@@ -162,3 +162,49 @@ describe('optional arguments', () => {
     expect(failures).toEqual([]);
   });
 });
+
+describe('connections', () => {
+  it('read the same everywhere: first and after in, nodes and pageInfo out', () => {
+    const connections: string[] = [];
+    for (const type of Object.values(schema.getTypeMap())) {
+      if (!isObjectType(type) || type.name.startsWith('__')) continue;
+      for (const field of Object.values(type.getFields())) {
+        const named = getNamedType(field.type);
+        const pages = isObjectType(named) && ('pageInfo' in named.getFields() || field.args.some((argument) => ['first', 'after', 'limit', 'cursor', 'before'].includes(argument.name)));
+        if (!pages) continue;
+        connections.push(`${type.name}.${field.name}`);
+        const fields = (named as GraphQLObjectType).getFields();
+        expect(Object.keys(fields).sort(), `${type.name}.${field.name}`).toEqual(['nodes', 'pageInfo']);
+        expect(String(fields.pageInfo!.type)).toBe('PageInfo!');
+        expect(field.args.map((argument) => argument.name), `${type.name}.${field.name}`).toEqual(expect.arrayContaining(['first', 'after']));
+        expect(field.args.map((argument) => argument.name)).not.toEqual(expect.arrayContaining(['limit']));
+      }
+    }
+    expect(connections).toEqual(expect.arrayContaining(['Query.snapshots', 'Query.registryRecords', 'TrustService.adminLog']));
+  });
+
+  it('page to the end by pageInfo.endCursor, one node at a time', async () => {
+    const page = '{ nodes { id } pageInfo { hasNextPage endCursor } }';
+    const pages: Record<string, { path: string[]; query: string }> = {
+      'Query.snapshots': { path: ['snapshots'], query: `query($after: String) { snapshots(first: 1, after: $after) ${page} }` },
+      'Query.registryRecords': { path: ['registryRecords'], query: `query($after: String) { registryRecords(kind: "model", first: 1, after: $after) ${page} }` },
+      'TrustService.adminLog': { path: ['trust', 'adminLog'], query: `query($after: String) { trust { adminLog(first: 1, after: $after) ${page} } }` },
+    };
+    for (const [name, { path, query }] of Object.entries(pages)) {
+      const seen: string[] = [];
+      let after: string | null = null;
+      for (let count = 0; count < 50; count += 1) {
+        const result = await platform.graphql(query, { after }, 'admin');
+        expect(result.errors, name).toBeUndefined();
+        const connection: { nodes: { id: string }[]; pageInfo: { hasNextPage: boolean; endCursor: string | null } } = path.reduce((value: any, key: string) => value[key], result.data);
+        seen.push(...connection.nodes.map((node) => node.id));
+        expect(connection.pageInfo.hasNextPage, name).toBe(connection.pageInfo.endCursor !== null);
+        after = connection.pageInfo.endCursor;
+        if (!after) break;
+      }
+      expect(after, `${name} reaches its last page`).toBeNull();
+      expect(seen.length, name).toBeGreaterThan(0);
+      expect(new Set(seen).size, `${name} repeats no node`).toBe(seen.length);
+    }
+  });
+});

@@ -1,5 +1,6 @@
 /** Thin resolvers over the snapshot service and repository; errors leave as RFC 9457 problems. */
 import { Arg, Authorized, FieldResolver, ID, Int, Mutation, Query, Resolver, Root } from 'type-graphql';
+import { PageInfo } from '../../../lib/graphql/common-types.js';
 import { badRequest, ProblemError } from '../../../lib/problem.js';
 import { StoredBytesCorrupt, type SnapshotCursor, type SnapshotRepository } from '../data/snapshot-repository.js';
 import { Snapshot, SnapshotConnection } from '../schema/snapshot.js';
@@ -55,11 +56,7 @@ export class SnapshotResolver {
     });
     const page = records.slice(0, first);
     const last = page[page.length - 1];
-    return Object.assign(new SnapshotConnection(), {
-      nodes: page.map(Snapshot.from),
-      hasNextPage: records.length > first,
-      endCursor: last && records.length > first ? encodeCursor(last) : null,
-    });
+    return Object.assign(new SnapshotConnection(), { nodes: page.map(Snapshot.from), pageInfo: PageInfo.of(last && records.length > first ? encodeCursor(last) : null) });
   }
 
   @Authorized('writer')
