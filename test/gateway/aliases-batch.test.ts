@@ -97,4 +97,20 @@ describe('aliased root fields', () => {
     }
     expect(figures[30]).toEqual(figures[10]);
   });
+
+  it('cost the same for 5 and 20 aliased snapshot, registry record and trust node fields (60 aliases, the limit)', async () => {
+    const snapshotIds: string[] = [];
+    for (const [index, passport] of Object.entries((await measured(aliasedPassports(30))).result.data!)) snapshotIds[Number(index.slice(1))] = passport.snapshots[0].id;
+    const aliased = (count: number) =>
+      `{ ${Array.from({ length: count }, (_, i) => `s${i}: snapshot(id: "${snapshotIds[i]}") { id passport { id status } } r${i}: ${i % 2 ? `registryRecord(id: "${MODEL}")` : `registryModel(id: "${MODEL}", version: 1)`} { id version kind } t${i}: trustNode(id: "issuer-aliases") { id kind }`).join('\n')} }`;
+    await measured(aliased(2));
+    const five = await measured(aliased(5));
+    const twenty = await measured(aliased(20));
+    for (const run of [five, twenty]) {
+      expect(run.result.errors).toBeUndefined();
+      expect(Object.values(run.result.data!).every((value) => value !== null)).toBe(true);
+    }
+    console.log(`aliased snapshot/registryModel/trustNode fields, subgraph HTTP requests/SQL statements: 5 ${JSON.stringify(five.perService)}, 20 ${JSON.stringify(twenty.perService)}`);
+    expect(twenty.perService).toEqual(five.perService);
+  });
 });

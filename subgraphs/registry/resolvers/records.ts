@@ -4,7 +4,7 @@
  */
 import { perRequest } from '../../../lib/graphql/batching.js';
 import { GraphQLJSON, GraphQLJSONObject } from 'graphql-scalars';
-import { Arg, Authorized, ID, Int, Mutation, Query, Resolver } from 'type-graphql';
+import { Arg, Authorized, Ctx, ID, Int, Mutation, Query, Resolver } from 'type-graphql';
 import { PageInfo } from '../../../lib/graphql/common-types.js';
 import { badRequest, conflict, notFound, ProblemError } from '../../../lib/problem.js';
 import { RecordStateError, type RecordRepository, type StoredVersion } from '../data/records.js';
@@ -146,6 +146,12 @@ export function recordReferences(records: RecordRepository) {
 
 @Resolver(() => RegistryRecord)
 export class RegistryRecordResolver {
+  /** Records by id (latest, or a version) and kind, for every root field of a request at once. */
+  readonly #records = perRequest<{ id: string; kind?: RecordKind; version: number | null }, StoredVersion | null, string>(
+    (questions) => this.dependencies.records.findEach(questions),
+    { cacheKeyFn: ({ id, kind, version }) => `${id}\n${kind ?? ''}\n${version ?? ''}` },
+  );
+
   constructor(private readonly dependencies: RegistryDependencies) {}
 
   @Query(() => RegistryRecord, { nullable: true, description: 'A record version: the current one unless a version is given; null when there is none.' })
@@ -153,14 +159,15 @@ export class RegistryRecordResolver {
     @Arg('id', () => ID) id: string,
     @Arg('version', () => Int, { nullable: true }) version: number | null,
     @Arg('kind', () => String, { nullable: true, description: 'Only a record of this kind.' }) kind: string | null,
+    @Ctx() context: unknown,
   ): Promise<RegistryRecord | null> {
-    const found = await this.dependencies.records.find(id, { kind: optionalKind(kind), version });
+    const found = await this.#records(context).load({ id, kind: optionalKind(kind), version });
     return found ? toRecord(found) : null;
   }
 
   @Query(() => RegistryRecord, { nullable: true, description: 'A model record version (current unless a version is given), or null.' })
-  async registryModel(@Arg('id', () => ID) id: string, @Arg('version', () => Int, { nullable: true }) version: number | null): Promise<RegistryRecord | null> {
-    const found = await this.dependencies.records.find(id, { kind: 'model', version });
+  async registryModel(@Arg('id', () => ID) id: string, @Arg('version', () => Int, { nullable: true }) version: number | null, @Ctx() context: unknown): Promise<RegistryRecord | null> {
+    const found = await this.#records(context).load({ id, kind: 'model', version });
     return found ? toRecord(found) : null;
   }
 
