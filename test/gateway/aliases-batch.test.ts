@@ -114,3 +114,23 @@ describe('aliased root fields', () => {
     expect(twenty.perService).toEqual(five.perService);
   });
 });
+
+describe('a batch sent straight to a subgraph', () => {
+  it('runs each mutation with its own admin-log entry, though the operations share one request', async () => {
+    const logged = async () =>
+      ((await platform.graphql('{ trust { adminLog(first: 500) { nodes { action target outcome } } } }', {}, 'admin')).data.trust.adminLog.nodes as { action: string; target: string; outcome: string }[]).filter(
+        (entry) => entry.action === 'upsertTrustNode' && entry.target.startsWith('batched-'),
+      );
+    const upsert = (id: string) => ({ query: `mutation { upsertTrustNode(input: { id: "${id}", kind: "issuer" }) { created node { id } } }` });
+    const response = await fetch(platform.stack.subgraphUrls.trust, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKENS.writer}` },
+      body: JSON.stringify([upsert('batched-a'), upsert('batched-b'), upsert('batched-c')]),
+    });
+    const answers = (await response.json()) as { data?: { upsertTrustNode: { created: boolean } }; errors?: unknown }[];
+    expect(answers.map((answer) => answer.errors)).toEqual([undefined, undefined, undefined]);
+    expect(answers.map((answer) => answer.data!.upsertTrustNode.created)).toEqual([true, true, true]);
+    const entries = await logged();
+    expect(entries.map((entry) => `${entry.target} ${entry.outcome}`).sort()).toEqual(['batched-a ok', 'batched-b ok', 'batched-c ok']);
+  });
+});
