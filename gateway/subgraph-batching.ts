@@ -12,6 +12,10 @@
  * batch whose answer is not 200 with one result per operation (a subgraph refusing one
  * operation's variables answers 400 for the whole batch) is sent again one operation at a time,
  * so each caller gets the status and body its own operation earns.
+ *
+ * Fetches of different client requests with the same credentials that start in the same turn of
+ * the event loop share a batch too; each waits for the whole batch's answer, so under load a slow
+ * operation can hold back the others of its batch by as much as it is slower.
  */
 import type { JsonAnswer } from '../lib/http/post-json.js';
 
