@@ -155,7 +155,7 @@ try {
     'REST GET /items?limit=100&status=active&id_prefix=bench-0 (filtered)',
     measure(300, () => fetch(`${base}/items?limit=100&status=active&id_prefix=bench-0&cursor=${encodeCursor(idOf(random(RECORDS / 2)))}`), (r, b) => expectOk(r, b, 'filtered list', (body) => body.records.length === 100)),
   );
-  const listQuery = `query($cursor: String) { registryRecords(kind: "item", limit: 100, cursor: $cursor) { records { id kind version status body effectiveFrom effectiveTo createdAt supersedes supersededBy current currentVersion path } nextCursor } }`;
+  const listQuery = `query($cursor: String) { registryRecords(kind: "item", first: 100, after: $cursor) { nodes { id kind version status body effectiveFrom effectiveTo createdAt supersedes supersededBy current currentVersion path } pageInfo { endCursor } } }`;
   const [facadeRead, gatewayRead, subgraphRead] = await measureLayers(1000, [
     { request: (n) => fetch(`${base}${recordPath(n)}`), check: (body) => body.current === true },
     { request: (n) => graphql(gateway, readQuery, { id: idOf(n), version: null }), check: (body) => body.data.registryRecord.current === true },
@@ -165,8 +165,8 @@ try {
   const startAt = (n: number) => encodeCursor(idOf(Math.min(n, RECORDS - 1000)));
   const [facadeList, gatewayList, subgraphList] = await measureLayers(200, [
     { request: (n) => fetch(`${base}/items?limit=100&cursor=${startAt(n)}`), check: (body) => body.records.length === 100 },
-    { request: (n) => graphql(gateway, listQuery, { cursor: startAt(n) }), check: (body) => body.data.registryRecords.records.length === 100 },
-    { request: (n) => graphql(subgraph, listQuery, { cursor: startAt(n) }), check: (body) => body.data.registryRecords.records.length === 100 },
+    { request: (n) => graphql(gateway, listQuery, { cursor: startAt(n) }), check: (body) => body.data.registryRecords.nodes.length === 100 },
+    { request: (n) => graphql(subgraph, listQuery, { cursor: startAt(n) }), check: (body) => body.data.registryRecords.nodes.length === 100 },
   ]);
   rows.push(['page of 100, in turns: REST facade GET /items?limit=100', facadeList!], ['page of 100, in turns: gateway registryRecords', gatewayList!], ['page of 100, in turns: subgraph registryRecords', subgraphList!]);
   for (const [label, value] of rows.slice(-6)) console.log(`  ${label.padEnd(58)} median ${value.median.toFixed(2)} ms  p95 ${value.p95.toFixed(2)} ms`);

@@ -16,9 +16,11 @@ import { ApolloArmor } from '@escape.tech/graphql-armor';
 import type { GraphqlLimits } from '../lib/config/runtime.js';
 import { BodyTooLargeError, MAX_JSON_DEPTH, nestedDeeperThan, readBody } from '../lib/http/body.js';
 import { jsonPoster, type JsonAnswer } from '../lib/http/post-json.js';
-import { formatServiceError } from '../lib/graphql/errors.js';
 import { noPhoneHomePlugins, type ListeningServer } from '../lib/graphql/subgraph-server.js';
 import { composeSupergraph, type SubgraphEndpoint } from './composition.js';
+import { armorLimits } from './limits.js';
+import { formatGatewayError } from './refusals.js';
+import { batchingPost, isQuery, type JsonPost } from './subgraph-batching.js';
 
 // @apollo/gateway reports usage to Apollo unless this is set before it is constructed.
 process.env.APOLLO_TELEMETRY_DISABLED = '1';
@@ -58,13 +60,11 @@ type SubgraphResponse = Awaited<ReturnType<NonNullable<SubgraphFetcher>>>;
  * sees an answer begun after it was sent. Each caller parses the shared text itself: the gateway
  * merges subgraph data into the result it builds, so one parsed object must not serve two requests.
  */
-export function sharingSubgraphFetch(): SubgraphFetcher {
-  const post = jsonPoster();
+export function sharingSubgraphFetch(post: JsonPost = jsonPoster()): SubgraphFetcher {
   const inFlight = new Map<string, Promise<JsonAnswer>>();
   const fetcher = async (url: string, init: { headers: Record<string, string>; body: string }): Promise<SubgraphResponse> => {
-    // The body is the JSON of {query, variables, …}, the query one operation the planner printed:
-    // `query …` or `{ … }`. Anything else (a mutation) is sent as it is.
-    const query = /^\{"query":"\s*(query\b|\{)/.test(init.body);
+    // Anything but a query (a mutation) is sent as it is.
+    const query = isQuery(init.body);
     const key = query ? `${url}\n${init.headers.authorization ?? ''}\n${init.body}` : undefined;
     let answer = key ? inFlight.get(key) : undefined;
     if (!answer) {
@@ -171,21 +171,16 @@ const unknownOperationPlugin: ApolloServerPlugin<GatewayContext> = {
 export async function startGateway(options: GatewayOptions): Promise<RunningGateway> {
   const supergraphSdl = await composeSupergraph(options.subgraphs);
   if (options.supergraphFile) await writeFile(options.supergraphFile, supergraphSdl);
-  const subgraphFetch = sharingSubgraphFetch();
+  const subgraphFetch = sharingSubgraphFetch(batchingPost(jsonPoster()));
   const gateway = new ApolloGateway({
     supergraphSdl,
     buildService: ({ url }) => new CredentialForwardingDataSource({ url, fetcher: subgraphFetch }),
   });
   const armor = new ApolloArmor({
-    maxDepth: { n: options.limits.maxDepth },
-    maxAliases: { n: options.limits.maxAliases },
-    costLimit: { maxCost: options.limits.maxCost },
+    ...armorLimits(options.limits, options.introspection),
     // The token limit is graphql-js's own parse option below: armor's token plugin parses in a hook
     // whose failure Apollo answers with 500, so every syntax error became a server error.
     maxTokens: { enabled: false },
-    maxDirectives: { n: 50 },
-    // Field suggestions would reveal the schema even with introspection off.
-    blockFieldSuggestion: { enabled: !options.introspection },
   }).protect();
   const apollo = new ApolloServer<GatewayContext>({
     gateway,
@@ -194,7 +189,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     parseOptions: { maxTokens: options.limits.maxTokens },
     validationRules: armor.validationRules,
     allowBatchedHttpRequests: false,
-    formatError: formatServiceError('gateway'),
+    formatError: formatGatewayError(options.limits),
     includeStacktraceInErrorResponses: false,
     // The process owns its signals (bin/lifecycle.ts) and stops every part in order.
     stopOnTerminationSignals: false,

@@ -30,12 +30,27 @@ export class AdminLogEntry {
   detail!: object | null;
 }
 
+/** Where a page of a connection ends, as every connection of the graph reports it (first/after paging). */
+@Directive('@shareable')
+@ObjectType({ description: 'Where a page ends: pass endCursor as `after` for the next page.' })
+export class PageInfo {
+  @Field(() => Boolean)
+  hasNextPage!: boolean;
+
+  @Field(() => String, { nullable: true, description: 'Cursor to pass as `after` for the next page; null on the last page.' })
+  endCursor!: string | null;
+
+  static of(endCursor: string | null): PageInfo {
+    return Object.assign(new PageInfo(), { hasNextPage: endCursor !== null, endCursor });
+  }
+}
+
 @Directive('@shareable')
 @ObjectType({ description: 'A page of the admin log, newest first.' })
 export class AdminLogPage {
   @Field(() => [AdminLogEntry])
-  entries!: AdminLogEntry[];
+  nodes!: AdminLogEntry[];
 
-  @Field(() => String, { nullable: true, description: 'Cursor of the next, older page.' })
-  next!: string | null;
+  @Field(() => PageInfo)
+  pageInfo!: PageInfo;
 }

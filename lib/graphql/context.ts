@@ -7,10 +7,16 @@ import { ProblemError } from '../problem.js';
 export interface RequestContext extends Caller {
   /** The admin-log entry of each mutation field of the request, by response key (admin-log-plugin.ts). */
   pendingEntries: Map<string | number, PendingEntry>;
+  /**
+   * One object per HTTP request. Apollo Server gives each operation of a batched request a shallow
+   * copy of the context, so this, not the context itself, is what per-request loaders are kept by
+   * (batching.ts): the operations of one batch share them.
+   */
+  httpRequest: object;
 }
 
 export function requestContext(tokens: AccessTokens, authorization: string | undefined): RequestContext {
-  return { ...identify(tokens, authorization), pendingEntries: new Map() };
+  return { ...identify(tokens, authorization), pendingEntries: new Map(), httpRequest: {} };
 }
 
 /** type-graphql's `@Authorized(role)` check: 401 without valid credentials, 403 with the wrong role. */

@@ -4,7 +4,7 @@
  */
 import { buildSubgraphSchema } from '@apollo/subgraph';
 import { printSchemaWithDirectives } from '@graphql-tools/utils';
-import { parse, type GraphQLSchema } from 'graphql';
+import { parse, type GraphQLField, type GraphQLSchema } from 'graphql';
 import { buildSchema, createResolversMap, type BuildSchemaOptions } from 'type-graphql';
 
 const FEDERATION_LINK = 'extend schema @link(url: "https://specs.apollo.dev/federation/v2.7", import: ["@key", "@shareable", "@external", "@requires", "@provides"])';
@@ -21,5 +21,34 @@ export async function buildFederatedSchema(options: BuildSchemaOptions, referenc
   for (const [typeName, resolveReference] of Object.entries(references)) {
     resolvers[typeName] = { ...(resolvers[typeName] as object), __resolveReference: resolveReference } as GraphQLResolverMap[string];
   }
-  return buildSubgraphSchema([{ typeDefs: parse(`${FEDERATION_LINK}\n${printSchemaWithDirectives(schema)}`), resolvers }]);
+  return omittedArgumentsAsNull(buildSubgraphSchema([{ typeDefs: parse(`${FEDERATION_LINK}\n${printSchemaWithDirectives(schema)}`), resolvers }]));
+}
+
+/**
+ * An optional argument a client leaves out reaches a resolver as `undefined`, one given `null` as
+ * `null`, and one with a default given `null` as `null` rather than the default; the schema
+ * promises all mean "not given". So every field gets omitted optional arguments as `null` (no
+ * resolver can tell the two apart: `after === null` holds for both) and a `null` argument that has
+ * a default as that default (`first: null` pages like `first` left out).
+ */
+export function omittedArgumentsAsNull(schema: GraphQLSchema): GraphQLSchema {
+  // Types are told apart by shape, not instanceof: @apollo/subgraph builds the schema with the
+  // CommonJS graphql, this module imports the ES one.
+  for (const type of Object.values(schema.getTypeMap())) {
+    if (type.name.startsWith('__') || !('getFields' in type)) continue;
+    for (const field of Object.values(type.getFields()) as Partial<GraphQLField<unknown, unknown>>[]) {
+      const optional = (field.args ?? []).filter((argument) => !String(argument.type).endsWith('!'));
+      const resolve = field.resolve;
+      if (!optional.length || !resolve) continue;
+      field.resolve = (source, args: Record<string, unknown>, context, info) => {
+        let given = args;
+        for (const { name, defaultValue } of optional) {
+          if (given[name] === undefined) given = { ...given, [name]: null };
+          if (given[name] === null && defaultValue !== undefined) given = { ...given, [name]: defaultValue };
+        }
+        return resolve(source, given, context, info);
+      };
+    }
+  }
+  return schema;
 }

@@ -9,7 +9,7 @@ import type { AdminLog } from '../audit/admin-log.js';
 import type { ServiceName } from '../config/services.js';
 import type { KeyStore } from '../keys/key-store.js';
 import { badRequest, notFound } from '../problem.js';
-import { AdminLogPage } from './common-types.js';
+import { AdminLogPage, PageInfo } from './common-types.js';
 
 export interface ServiceOperations {
   discovery(): Promise<Record<string, unknown>> | Record<string, unknown>;
@@ -51,13 +51,14 @@ export function serviceRootResolver(service: ServiceName, operations: ServiceOpe
 
     @Authorized('admin')
     @FieldResolver(() => AdminLogPage, { description: 'State-changing requests, newest first.' })
-    adminLog(
-      @Arg('limit', () => Int, { defaultValue: 50 }) limit: number,
-      @Arg('before', () => String, { nullable: true, description: 'Cursor from a previous page.' }) before: string | null,
-    ) {
-      if (limit < 1 || limit > ADMIN_LOG_MAX_PAGE) throw badRequest('INVALID_QUERY', `limit must be between 1 and ${ADMIN_LOG_MAX_PAGE}`);
-      if (before !== null && !/^[0-9]{1,19}$/.test(before)) throw badRequest('INVALID_QUERY', 'before must be a cursor from a previous page');
-      return operations.adminLog.page(limit, before ?? undefined);
+    async adminLog(
+      @Arg('first', () => Int, { nullable: true, defaultValue: 50, description: `Page size, 1 to ${ADMIN_LOG_MAX_PAGE}.` }) first: number,
+      @Arg('after', () => String, { nullable: true, description: 'pageInfo.endCursor of the previous page: entries older than it.' }) after: string | null,
+    ): Promise<AdminLogPage> {
+      if (first < 1 || first > ADMIN_LOG_MAX_PAGE) throw badRequest('INVALID_QUERY', `first must be between 1 and ${ADMIN_LOG_MAX_PAGE}.`);
+      if (after !== null && !/^[0-9]{1,19}$/.test(after)) throw badRequest('INVALID_CURSOR', 'after must be a cursor from a previous page.');
+      const page = await operations.adminLog.page(first, after ?? undefined);
+      return Object.assign(new AdminLogPage(), { nodes: page.entries, pageInfo: PageInfo.of(page.next) });
     }
 
     @Authorized('admin')

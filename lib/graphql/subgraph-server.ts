@@ -24,6 +24,9 @@ export async function serveSubgraph(subgraph: Subgraph, listen: { host: string; 
     stopOnTerminationSignals: false,
     // The gateway introspects subgraphs through `_service`, which federation always serves.
     introspection: true,
+    // The gateway sends the concurrent queries of a query plan step as one batch, which shares one
+    // request context and so one set of DataLoaders (gateway/subgraph-batching.ts).
+    allowBatchedHttpRequests: true,
   });
   const { url } = await startStandaloneServer(server, {
     listen,

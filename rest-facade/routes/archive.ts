@@ -137,7 +137,7 @@ export const archiveRoutes: Route[] = [
       after: { type: 'string', description: 'Cursor from the `next` member of the previous page.' },
     },
     operation: `query Snapshots($passportId: ID, $at: DateTimeISO, $first: Int!, $after: String) {
-  snapshots(passportId: $passportId, at: $at, first: $first, after: $after) { nodes { ...SnapshotMembers } endCursor }
+  snapshots(passportId: $passportId, at: $at, first: $first, after: $after) { nodes { ...SnapshotMembers } pageInfo { endCursor } }
 }
 ${SNAPSHOT_MEMBERS}`,
     // `at` is passed on in the one spelling the DateTimeISO scalar takes (RFC 3339 also allows a space for T, and a lowercase z).
@@ -148,10 +148,11 @@ ${SNAPSHOT_MEMBERS}`,
       after: query.after ?? null,
     }),
     result: (data, context) => {
-      const page = data.snapshots as { nodes: SnapshotMembers[]; endCursor: string | null };
-      const body = { snapshots: page.nodes.map((snapshot) => withLinks(snapshot, context)), next: page.endCursor };
-      if (!page.endCursor) return { body };
-      return { body, headers: { link: `<${context.baseUrl}/snapshots?${nextPageQuery(context, page.endCursor)}>; rel="next"` } };
+      const page = data.snapshots as { nodes: SnapshotMembers[]; pageInfo: { endCursor: string | null } };
+      const next = page.pageInfo.endCursor;
+      const body = { snapshots: page.nodes.map((snapshot) => withLinks(snapshot, context)), next };
+      if (!next) return { body };
+      return { body, headers: { link: `<${context.baseUrl}/snapshots?${nextPageQuery(context, next)}>; rel="next"` } };
     },
     responses: {
       200: {

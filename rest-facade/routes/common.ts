@@ -92,12 +92,13 @@ export function commonRoutes(service: ServiceName, options: { keyring: boolean; 
         before: { type: 'string', description: 'Cursor from the `next` member of a previous page.' },
       },
       operation: `query AdminLog($limit: Int, $before: String) {
-  ${service} { adminLog(limit: $limit, before: $before) { entries { id at actor role action target outcome detail } next } }
+  ${service} { adminLog(first: $limit, after: $before) { entries: nodes { id at actor role action target outcome detail } pageInfo { endCursor } } }
 }`,
       variables: ({ query }) => ({ limit: query.limit ?? 50, before: query.before ?? null }),
       result: (data, context) => {
-        const page = data[service].adminLog as { next: string | null };
-        return { body: page, ...(page.next ? { headers: { link: `<${context.baseUrl}/admin/log?before=${page.next}>; rel="next"` } } : {}) };
+        const { entries, pageInfo } = data[service].adminLog as { entries: unknown[]; pageInfo: { endCursor: string | null } };
+        const next = pageInfo.endCursor;
+        return { body: { entries, next }, ...(next ? { headers: { link: `<${context.baseUrl}/admin/log?before=${next}>; rel="next"` } } : {}) };
       },
       responses: { 200: { description: 'A page of the admin log.' } },
     },

@@ -170,7 +170,7 @@ function listRoute(kind: RecordKind, collection: string): Route {
     summary: `Lists ${collection.replaceAll('-', ' ')} at their current versions, in id order, with cursor pagination`,
     query: listQuery,
     operation: `query RegistryRecords($kind: String!, $limit: Int, $cursor: String, $status: String, $idPrefix: String, $updatedSince: String) {
-  registryRecords(kind: $kind, limit: $limit, cursor: $cursor, status: $status, idPrefix: $idPrefix, updatedSince: $updatedSince) { records { ${RECORD_FIELDS} } next_cursor: nextCursor }
+  registryRecords(kind: $kind, first: $limit, after: $cursor, status: $status, idPrefix: $idPrefix, updatedSince: $updatedSince) { records: nodes { ${RECORD_FIELDS} } pageInfo { endCursor } }
 }`,
     variables: ({ query }) => ({
       kind,
@@ -181,12 +181,12 @@ function listRoute(kind: RecordKind, collection: string): Route {
       updatedSince: query.updated_since ?? null,
     }),
     result: (data, context) => {
-      const page = data.registryRecords as { records: RecordData[]; next_cursor: string | null };
-      const body = { records: page.records.map((record) => recordBody(record, context)), next_cursor: page.next_cursor };
-      if (!page.next_cursor) return { body };
+      const page = data.registryRecords as { records: RecordData[]; pageInfo: { endCursor: string | null } };
+      const body = { records: page.records.map((record) => recordBody(record, context)), next_cursor: page.pageInfo.endCursor };
+      if (!body.next_cursor) return { body };
       // The next page keeps this page's filters; only the cursor moves.
       const next = new URL(`${context.baseUrl}/${collection}`);
-      next.searchParams.set('cursor', page.next_cursor);
+      next.searchParams.set('cursor', body.next_cursor);
       return { headers: { link: `<${next.toString()}>; rel="next"` }, body };
     },
     responses: { 200: { description: 'A page of records and the cursor of the next page (null on the last page).' } },

@@ -118,7 +118,7 @@ describe('one graph', () => {
   });
 
   it('passes subgraph authorisation errors through with the service name and no internals', async () => {
-    const result = await platform.graphql('{ issuer { adminLog { entries { id } } } }');
+    const result = await platform.graphql('{ issuer { adminLog { nodes { id } } } }');
     expect(result.errors?.[0].extensions).toMatchObject({ code: 'MISSING_TOKEN', serviceName: 'issuer' });
     expect(JSON.stringify(result.errors)).not.toMatch(/stacktrace|at \w+ \(/);
   });

@@ -32,18 +32,48 @@ describe('limits on what one request may ask', () => {
     expect(shallow.data.snapshot).toBeNull();
     const deep = await platform.graphql(`{ ${snapshotChain(8)} }`);
     expect(deep.data).toBeUndefined();
-    expect(deep.errors?.[0].message).toMatch(/depth limit/i);
-    expect(deep.errors?.[0].extensions.code).toBe('GRAPHQL_VALIDATION_FAILED');
+    expect(deep.errors?.[0].message).toMatch(/^The operation nests fields \d+ levels deep; the limit is 15 \(setting GRAPHQL_MAX_DEPTH\)\.$/);
+    expect(deep.errors?.[0].extensions).toEqual({ code: 'GRAPHQL_VALIDATION_FAILED', limit: { setting: 'GRAPHQL_MAX_DEPTH', value: 15, found: expect.any(Number) } });
   });
 
   it('refuses a query whose cost is over the limit, though under the depth, alias and token limits', async () => {
     const costly = Array.from({ length: 40 }, (_, i) => `a${i}: ${snapshotChain(6, 'size createdAt notaryKid')}`).join('\n');
     const refused = await platform.graphql(`{ ${costly} }`);
     expect(refused.data).toBeUndefined();
-    expect(refused.errors?.[0].message).toMatch(/cost/i);
+    expect(refused.errors?.[0].message).toMatch(/^The operation costs \d+ .*; the limit is 20000 \(setting GRAPHQL_MAX_COST\)\.$/);
+    expect(refused.errors?.[0].extensions.limit).toEqual({ setting: 'GRAPHQL_MAX_COST', value: 20_000, found: expect.any(Number) });
     // A tenth of it is fine.
     const fine = await platform.graphql(`{ ${costly.split('\n').slice(0, 4).join('\n')} }`);
     expect(fine.errors).toBeUndefined();
+  });
+});
+
+describe('a limit error', () => {
+  it('names the limit, its value and the setting that raises it, never as a syntax error', async () => {
+    const aliases = await platform.graphql(`{ ${Array.from({ length: 61 }, (_, i) => `a${i}: passport(id: "x") { id }`).join(' ')} }`);
+    expect(aliases.errors).toEqual([{ message: 'The operation has 61 aliases; the limit is 60 (setting GRAPHQL_MAX_ALIASES).', extensions: { code: 'GRAPHQL_VALIDATION_FAILED', limit: { setting: 'GRAPHQL_MAX_ALIASES', value: 60, found: 61 } } }]);
+    const tokens = await platform.graphql(`{ ${Array.from({ length: 5001 }, () => '__typename').join(' ')} }`);
+    expect(tokens.errors?.[0]).toMatchObject({
+      message: 'The document has more than 5000 tokens (names, punctuation, values); the limit is 5000 (setting GRAPHQL_MAX_TOKENS).',
+      extensions: { code: 'GRAPHQL_PARSE_FAILED', limit: { setting: 'GRAPHQL_MAX_TOKENS', value: 5000 } },
+    });
+    const directives = await platform.graphql(`{ ${Array.from({ length: 51 }, (_, i) => `a${i}: __typename @include(if: true)`).join(' ')} }`);
+    expect(directives.errors?.[0]).toMatchObject({ message: 'The operation has 51 directives; the limit is 50 (fixed).', extensions: { limit: { setting: 'fixed', value: 50, found: 51 } } });
+    for (const result of [aliases, tokens, directives]) expect(JSON.stringify(result.errors)).not.toMatch(/Syntax Error/);
+  });
+
+  it('is not what a real syntax error is called', async () => {
+    const broken = await platform.graphql('{ passport(id: "x") { id }');
+    expect(broken.errors?.[0]).toMatchObject({ message: 'Syntax Error: Expected Name, found <EOF>.', extensions: { code: 'GRAPHQL_PARSE_FAILED' } });
+  });
+});
+
+describe('a batched HTTP request', () => {
+  it('is refused with 400 and a message that says what to send instead', async () => {
+    const response = await fetch(platform.stack.gateway.graphqlUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify([{ query: '{ __typename }' }, { query: '{ __typename }' }]) });
+    expect(response.status).toBe(400);
+    const body = (await response.json()) as { errors: { message: string; extensions: { code: string } }[] };
+    expect(body.errors).toEqual([{ message: expect.stringMatching(/^The gateway takes one operation per HTTP request, not a JSON array of them\..*aliases/), extensions: { code: 'BAD_REQUEST' } }]);
   });
 });
 
@@ -56,7 +86,8 @@ describe('introspection', () => {
   it('is refused when GRAPHQL_INTROSPECTION=false, and no field suggestions give the schema away', async () => {
     const schema = await closed.graphql('{ __schema { types { name } } }');
     expect(schema.data).toBeUndefined();
-    expect(schema.errors?.[0].message).toMatch(/introspection/i);
+    expect(schema.errors?.[0].message).toBe('Introspection (__schema, __type) is off on this gateway: its operator set GRAPHQL_INTROSPECTION=false. GRAPHQL_INTROSPECTION=true (the default) enables it.');
+    expect(schema.errors?.[0].extensions.code).toBe('GRAPHQL_VALIDATION_FAILED');
     const type = await closed.graphql('{ __type(name: "Passport") { fields { name } } }');
     expect(type.errors?.[0].message).toMatch(/introspection/i);
     const typo = await closed.graphql('{ passport(id: "x") { stauts } }');

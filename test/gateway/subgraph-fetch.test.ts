@@ -1,12 +1,16 @@
 /**
  * The gateway's HTTP client to the subgraphs (gateway/index.ts sharingSubgraphFetch): identical
  * queries in flight at once go out once, and nothing else is shared — not across credentials, not
- * mutations, not after the answer has come.
+ * mutations, not after the answer has come. Queries started at once to one subgraph go out as one
+ * batched request (gateway/subgraph-batching.ts), which the server below answers as Apollo Server
+ * does: an array of results, or one status for the whole batch.
  */
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { sharingSubgraphFetch } from '../../gateway/index.js';
+import { batchingPost } from '../../gateway/subgraph-batching.js';
+import { jsonPoster } from '../../lib/http/post-json.js';
 
 const received: { authorization?: string; body: string }[] = [];
 let url = '';
@@ -19,7 +23,8 @@ const server = createServer((request: IncomingMessage, response) => {
     setTimeout(() => {
       const status = body.includes('refuse') ? 400 : 200;
       response.writeHead(status, { 'content-type': 'application/json', 'x-seen': String(received.length) });
-      response.end(JSON.stringify({ data: { echo: body.length, n: received.length } }));
+      const answer = (operation: string) => ({ data: { echo: operation.length, n: received.length } });
+      response.end(JSON.stringify(body.startsWith('[') ? (JSON.parse(body) as unknown[]).map((operation) => answer(JSON.stringify(operation))) : answer(body)));
     }, 60);
   });
 });
@@ -76,5 +81,34 @@ describe('the gateway’s subgraph fetch', () => {
     const answer = await post(subgraphFetch(), { query: '{ refuse }' });
     expect(answer.status).toBe(400);
     expect(await answer.json()).toMatchObject({ data: { n: 1 } });
+  });
+});
+
+describe('batching of the gateway’s subgraph fetch', () => {
+  const batchingFetch = () => sharingSubgraphFetch(batchingPost(jsonPoster())) as unknown as Fetcher;
+  const query = (id: string) => ({ query: 'query ($id: ID!) { passport(id: $id) { id } }', variables: { id } });
+
+  it('sends queries started at once to one subgraph as one request, and gives each caller the answer to its own', async () => {
+    const fetcher = batchingFetch();
+    const bodies = ['a', 'bb', 'ccc'].map(query);
+    const answers = await Promise.all(bodies.map((body) => post(fetcher, body, 'Bearer t')));
+    expect(received).toHaveLength(1);
+    expect(JSON.parse(received[0]!.body)).toEqual(bodies);
+    expect(await Promise.all(answers.map((answer) => answer.json()))).toEqual(bodies.map((body) => ({ data: { echo: JSON.stringify(body).length, n: 1 } })));
+  });
+
+  it('batches neither across credentials nor mutations', async () => {
+    const fetcher = batchingFetch();
+    const mutation = { query: 'mutation { mintPassportPack(passportId: "a") { passportId } }' };
+    await Promise.all([post(fetcher, query('a'), 'Bearer one'), post(fetcher, query('b'), 'Bearer two'), post(fetcher, mutation, 'Bearer one'), post(fetcher, mutation, 'Bearer one')]);
+    expect(received).toHaveLength(4);
+    expect(received.every((request) => !request.body.startsWith('['))).toBe(true);
+  });
+
+  it('sends a refused batch again one operation at a time, so each gets its own status', async () => {
+    const fetcher = batchingFetch();
+    const answers = await Promise.all([post(fetcher, query('a')), post(fetcher, { query: '{ refuse }' }), post(fetcher, query('c'))]);
+    expect(received.map((request) => request.body.startsWith('['))).toEqual([true, false, false, false]);
+    expect(answers.map((answer) => answer.status)).toEqual([200, 400, 200]);
   });
 });

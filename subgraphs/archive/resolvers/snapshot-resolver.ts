@@ -1,5 +1,6 @@
 /** Thin resolvers over the snapshot service and repository; errors leave as RFC 9457 problems. */
 import { Arg, Authorized, FieldResolver, ID, Int, Mutation, Query, Resolver, Root } from 'type-graphql';
+import { PageInfo } from '../../../lib/graphql/common-types.js';
 import { badRequest, ProblemError } from '../../../lib/problem.js';
 import { StoredBytesCorrupt, type SnapshotCursor, type SnapshotRepository } from '../data/snapshot-repository.js';
 import { Snapshot, SnapshotConnection } from '../schema/snapshot.js';
@@ -43,7 +44,7 @@ export class SnapshotResolver {
   async snapshots(
     @Arg('passportId', () => ID, { nullable: true }) passportId: string | null,
     @Arg('at', () => Date, { nullable: true, description: 'Only snapshots that existed at this instant.' }) at: Date | null,
-    @Arg('first', () => Int, { defaultValue: 20, description: `Page size, 1 to ${MAX_SNAPSHOT_PAGE}.` }) first: number,
+    @Arg('first', () => Int, { nullable: true, defaultValue: 20, description: `Page size, 1 to ${MAX_SNAPSHOT_PAGE}.` }) first: number,
     @Arg('after', () => String, { nullable: true, description: 'endCursor of the previous page.' }) after: string | null,
   ): Promise<SnapshotConnection> {
     if (first < 1 || first > MAX_SNAPSHOT_PAGE) throw badRequest('INVALID_QUERY', `first must be between 1 and ${MAX_SNAPSHOT_PAGE}.`);
@@ -55,11 +56,7 @@ export class SnapshotResolver {
     });
     const page = records.slice(0, first);
     const last = page[page.length - 1];
-    return Object.assign(new SnapshotConnection(), {
-      nodes: page.map(Snapshot.from),
-      hasNextPage: records.length > first,
-      endCursor: last && records.length > first ? encodeCursor(last) : null,
-    });
+    return Object.assign(new SnapshotConnection(), { nodes: page.map(Snapshot.from), pageInfo: PageInfo.of(last && records.length > first ? encodeCursor(last) : null) });
   }
 
   @Authorized('writer')

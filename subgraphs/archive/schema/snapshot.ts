@@ -1,6 +1,7 @@
 /** The archive's GraphQL types: a snapshot, and pages of snapshots. */
 import { GraphQLJSONObject } from 'graphql-scalars';
 import { Directive, Field, ID, Int, ObjectType } from 'type-graphql';
+import { PageInfo } from '../../../lib/graphql/common-types.js';
 import type { SnapshotRecord } from '../data/snapshot-repository.js';
 import { SNAPSHOT_MEDIA_TYPE } from '../service/snapshot-service.js';
 
@@ -88,9 +89,6 @@ export class SnapshotConnection {
   @Field(() => [Snapshot])
   nodes!: Snapshot[];
 
-  @Field(() => String, { nullable: true, description: 'Cursor to pass as `after` for the next page; null on the last page.' })
-  endCursor!: string | null;
-
-  @Field(() => Boolean)
-  hasNextPage!: boolean;
+  @Field(() => PageInfo)
+  pageInfo!: PageInfo;
 }

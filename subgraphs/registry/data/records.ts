@@ -153,6 +153,26 @@ export class RecordRepository {
     return row ? toStored(row) : null;
   }
 
+  /**
+   * `find` for many questions at once (the aliased root fields of a request): the latest version
+   * of each record asked without a version in one grouped query, then every version in one more.
+   */
+  async findEach(questions: readonly { id: string; kind?: RecordKind; version?: number | null }[]): Promise<(StoredVersion | null)[]> {
+    const latestWanted = [...new Set(questions.filter((question) => question.version == null && isValidRecordId(question.id)).map((question) => question.id))];
+    const latest = latestWanted.length
+      ? new Map((await this.prisma.registryRecordVersion.groupBy({ by: ['id'], where: { id: { in: latestWanted } }, _max: { version: true } })).map((row) => [row.id, row._max.version]))
+      : new Map<string, number | null>();
+    const refs = questions.flatMap((question) => {
+      const version = question.version ?? latest.get(question.id);
+      return version == null ? [] : [{ id: question.id, version }];
+    });
+    const found = new Map((await this.findMany(refs)).map((stored) => [`${stored.id}@${stored.version}`, stored]));
+    return questions.map((question) => {
+      const stored = found.get(`${question.id}@${question.version ?? latest.get(question.id)}`);
+      return stored && (!question.kind || stored.kind === question.kind) ? stored : null;
+    });
+  }
+
   /** Many versions at once, for entity references: one query whatever the count. */
   async findMany(refs: readonly { id: string; version: number }[]): Promise<StoredVersion[]> {
     const possible = refs.filter((ref) => isValidRecordId(ref.id));

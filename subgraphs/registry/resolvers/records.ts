@@ -4,7 +4,8 @@
  */
 import { perRequest } from '../../../lib/graphql/batching.js';
 import { GraphQLJSON, GraphQLJSONObject } from 'graphql-scalars';
-import { Arg, Authorized, ID, Int, Mutation, Query, Resolver } from 'type-graphql';
+import { Arg, Authorized, Ctx, ID, Int, Mutation, Query, Resolver } from 'type-graphql';
+import { PageInfo } from '../../../lib/graphql/common-types.js';
 import { badRequest, conflict, notFound, ProblemError } from '../../../lib/problem.js';
 import { RecordStateError, type RecordRepository, type StoredVersion } from '../data/records.js';
 import {
@@ -145,6 +146,12 @@ export function recordReferences(records: RecordRepository) {
 
 @Resolver(() => RegistryRecord)
 export class RegistryRecordResolver {
+  /** Records by id (latest, or a version) and kind, for every root field of a request at once. */
+  readonly #records = perRequest<{ id: string; kind?: RecordKind; version: number | null }, StoredVersion | null, string>(
+    (questions) => this.dependencies.records.findEach(questions),
+    { cacheKeyFn: ({ id, kind, version }) => `${id}\n${kind ?? ''}\n${version ?? ''}` },
+  );
+
   constructor(private readonly dependencies: RegistryDependencies) {}
 
   @Query(() => RegistryRecord, { nullable: true, description: 'A record version: the current one unless a version is given; null when there is none.' })
@@ -152,30 +159,32 @@ export class RegistryRecordResolver {
     @Arg('id', () => ID) id: string,
     @Arg('version', () => Int, { nullable: true }) version: number | null,
     @Arg('kind', () => String, { nullable: true, description: 'Only a record of this kind.' }) kind: string | null,
+    @Ctx() context: unknown,
   ): Promise<RegistryRecord | null> {
-    const found = await this.dependencies.records.find(id, { kind: optionalKind(kind), version });
+    const found = await this.#records(context).load({ id, kind: optionalKind(kind), version });
     return found ? toRecord(found) : null;
   }
 
   @Query(() => RegistryRecord, { nullable: true, description: 'A model record version (current unless a version is given), or null.' })
-  async registryModel(@Arg('id', () => ID) id: string, @Arg('version', () => Int, { nullable: true }) version: number | null): Promise<RegistryRecord | null> {
-    const found = await this.dependencies.records.find(id, { kind: 'model', version });
+  async registryModel(@Arg('id', () => ID) id: string, @Arg('version', () => Int, { nullable: true }) version: number | null, @Ctx() context: unknown): Promise<RegistryRecord | null> {
+    const found = await this.#records(context).load({ id, kind: 'model', version });
     return found ? toRecord(found) : null;
   }
 
   @Query(() => RegistryRecordPage, { description: 'A page of one kind\'s records at their current versions, in id order.' })
   async registryRecords(
     @Arg('kind', () => String) kind: string,
-    @Arg('limit', () => Int, { nullable: true, description: '1 to 500, default 50.' }) limit: number | null,
-    @Arg('cursor', () => String, { nullable: true, description: 'nextCursor of the previous page.' }) cursor: string | null,
+    @Arg('first', () => Int, { nullable: true, description: 'Page size, 1 to 500, default 50.' }) first: number | null,
+    @Arg('after', () => String, { nullable: true, description: 'pageInfo.endCursor of the previous page.' }) after: string | null,
     @Arg('status', () => String, { nullable: true, description: 'Comma-separated statuses of the current version.' }) status: string | null,
     @Arg('idPrefix', () => String, { nullable: true }) idPrefix: string | null,
     @Arg('updatedSince', () => String, { nullable: true, description: 'RFC 3339: current version stored at or after.' }) updatedSince: string | null,
   ): Promise<RegistryRecordPage> {
     const recordKind = kindOf(kind);
-    const given = Object.entries({ limit, cursor, status, id_prefix: idPrefix, updated_since: updatedSince }).filter(([, value]) => value !== null && value !== undefined);
+    // The listing's own names are the REST query's (limit, cursor).
+    const given = Object.entries({ limit: first, cursor: after, status, id_prefix: idPrefix, updated_since: updatedSince }).filter(([, value]) => value !== null);
     const page = await refusing(() => this.dependencies.records.list(recordKind, parseListQuery(Object.fromEntries(given))));
-    return { records: page.items.map(toRecord), nextCursor: page.nextCursor };
+    return { nodes: page.items.map(toRecord), pageInfo: PageInfo.of(page.nextCursor) };
   }
 
   @Query(() => RegistrySupersession, { nullable: true, description: 'Every version of a record with predecessor and successor, and which is current; null when there is no such record.' })

@@ -2,6 +2,7 @@
  * The registry's GraphQL types. Record bodies, JSON Schemas and validation results are opaque JSON
  * documents (JSONObject), passed through unrenamed.
  */
+import { PageInfo } from '../../../lib/graphql/common-types.js';
 import { GraphQLJSONObject } from 'graphql-scalars';
 import { Directive, Field, ID, InputType, Int, ObjectType } from 'type-graphql';
 
@@ -93,10 +94,10 @@ export class RegistrySupersession {
 @ObjectType({ description: 'A page of records at their current versions, in id order.' })
 export class RegistryRecordPage {
   @Field(() => [RegistryRecord])
-  records!: RegistryRecord[];
+  nodes!: RegistryRecord[];
 
-  @Field(() => String, { nullable: true, description: 'Cursor of the next page; null on the last page.' })
-  nextCursor!: string | null;
+  @Field(() => PageInfo)
+  pageInfo!: PageInfo;
 }
 
 @ObjectType({ description: 'A model or profile version that applies.' })

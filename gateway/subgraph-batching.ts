@@ -1,0 +1,86 @@
+/**
+ * Concurrent queries to one subgraph go out as one batched HTTP request (a JSON array of
+ * operations, which Apollo Server answers with an array in the same order when
+ * `allowBatchedHttpRequests` is on; lib/graphql/subgraph-server.ts). A query plan fetches once per
+ * alias or list path: 30 aliased `passport(id:)` fields make 30 fetches of the type records, 30 of
+ * the snapshots and 60 of key standings. Batched, each subgraph gets one request per step of the
+ * plan, and since the operations of a batch share one request context, its per-request
+ * DataLoaders answer all of them with one SQL statement per kind of thing.
+ *
+ * Only queries are batched, and only with others to the same URL with the same headers (the
+ * caller's credentials): a mutation goes out alone, as it must be logged and run by itself. A
+ * batch whose answer is not 200 with one result per operation (a subgraph refusing one
+ * operation's variables answers 400 for the whole batch) is sent again one operation at a time,
+ * so each caller gets the status and body its own operation earns.
+ *
+ * Fetches of different client requests with the same credentials that start in the same turn of
+ * the event loop share a batch too; each waits for the whole batch's answer, so under load a slow
+ * operation can hold back the others of its batch by as much as it is slower.
+ */
+import type { JsonAnswer } from '../lib/http/post-json.js';
+
+export type JsonPost = (url: string, body: string, headers?: Record<string, string>) => Promise<JsonAnswer>;
+
+/** Most operations in one batched request; more are sent as further batches. */
+export const MAX_OPERATIONS_PER_BATCH = 100;
+
+interface Waiting {
+  body: string;
+  resolve(answer: JsonAnswer): void;
+  reject(error: unknown): void;
+}
+
+export function batchingPost(post: JsonPost): JsonPost {
+  const pending = new Map<string, { url: string; headers: Record<string, string>; waiting: Waiting[] }>();
+
+  async function send(url: string, headers: Record<string, string>, waiting: Waiting[]): Promise<void> {
+    if (waiting.length === 1) {
+      const [only] = waiting as [Waiting];
+      return post(url, only.body, headers).then(only.resolve, only.reject);
+    }
+    let answer: JsonAnswer;
+    try {
+      answer = await post(url, `[${waiting.map((item) => item.body).join(',')}]`, headers);
+    } catch (error) {
+      for (const item of waiting) item.reject(error);
+      return;
+    }
+    const results = answer.status === 200 ? parsedArray(answer.text) : undefined;
+    if (results?.length !== waiting.length) {
+      await Promise.all(waiting.map((item) => post(url, item.body, headers).then(item.resolve, item.reject)));
+      return;
+    }
+    waiting.forEach((item, index) => item.resolve({ ...answer, text: JSON.stringify(results[index]) }));
+  }
+
+  return (url, body, headers = {}) => {
+    if (!isQuery(body)) return post(url, body, headers);
+    const key = `${url}\n${JSON.stringify(headers)}`;
+    return new Promise<JsonAnswer>((resolve, reject) => {
+      let batch = pending.get(key);
+      if (!batch) {
+        batch = { url, headers, waiting: [] };
+        pending.set(key, batch);
+        // Every fetch of one step of a query plan is started before the event loop turns.
+        setImmediate(() => {
+          pending.delete(key);
+          const { waiting } = batch!;
+          for (let start = 0; start < waiting.length; start += MAX_OPERATIONS_PER_BATCH) void send(url, headers, waiting.slice(start, start + MAX_OPERATIONS_PER_BATCH));
+        });
+      }
+      batch.waiting.push({ body, resolve, reject });
+    });
+  };
+}
+
+/** The body is the JSON of {query, …} with the query as the planner prints it: `query …` or `{ … }`. */
+export const isQuery = (body: string) => /^\{"query":"\s*(query\b|\{)/.test(body);
+
+function parsedArray(text: string): unknown[] | undefined {
+  try {
+    const value: unknown = JSON.parse(text);
+    return Array.isArray(value) ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,105 @@
+/**
+ * The Hive Gateway command docs/ONE-GRAPH.md gives, run as written (with the supergraph file our
+ * gateway composed) against this stack's subgraphs: it listens on loopback, answers the README's
+ * cross-service query as our gateway does, and refuses what ours refuses (depth, aliases,
+ * introspection when GRAPHQL_INTROSPECTION=false).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../bench/free-port.js';
+import { startTestStack, type TestStack } from '../support/stack.js';
+import { createModel, passportsAcrossServices, trustTheIssuer } from './support.js';
+
+const MODEL = 'battery-hive';
+let platform: TestStack;
+let directory: string;
+let hive: ChildProcess | undefined;
+let hiveUrl: string;
+let log = '';
+let ids: string[];
+
+/** The documented command's arguments, its supergraph path replaced by `file`. */
+async function documentedCommand(file: string): Promise<string[]> {
+  const markdown = await readFile('docs/ONE-GRAPH.md', 'utf8');
+  const line = /^hive-gateway (supergraph \.data\/supergraph\.graphql .*)$/m.exec(markdown);
+  expect(line, 'docs/ONE-GRAPH.md gives the hive-gateway command on a line of its own').not.toBeNull();
+  return line![1]!.trim().split(/\s+/).map((argument) => (argument === '.data/supergraph.graphql' ? file : argument));
+}
+
+async function ask(url: string, query: string) {
+  const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query }) });
+  return (await response.json()) as { data?: any; errors?: { message: string }[] };
+}
+
+beforeAll(async () => {
+  platform = await startTestStack();
+  await createModel(platform, MODEL);
+  await trustTheIssuer(platform, { root: 'root-hive', issuer: 'issuer-hive' });
+  ids = await passportsAcrossServices(platform, MODEL, 2);
+  directory = await mkdtemp(join(tmpdir(), 'hive-'));
+  const file = join(directory, 'supergraph.graphql');
+  await writeFile(file, platform.stack.gateway.supergraphSdl);
+  const port = await freePort();
+  hiveUrl = `http://127.0.0.1:${port}/graphql`;
+  // The settings ours takes; HOST is left unset, as an operator would.
+  const env: NodeJS.ProcessEnv = { ...process.env, GATEWAY_PORT: String(port), GRAPHQL_INTROSPECTION: 'false' };
+  delete env.HOST;
+  hive = spawn(join('node_modules', '.bin', 'hive-gateway'), await documentedCommand(file), { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  hive.stdout!.on('data', (chunk: Buffer) => (log += chunk.toString()));
+  hive.stderr!.on('data', (chunk: Buffer) => (log += chunk.toString()));
+  for (let attempt = 0; ; attempt += 1) {
+    try {
+      if ((await ask(hiveUrl, '{ __typename }')).data) break;
+    } catch {
+      // not listening yet
+    }
+    if (attempt > 200 || hive.exitCode !== null) throw new Error(`Hive Gateway did not start:\n${log}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}, 300_000);
+afterAll(async () => {
+  if (hive && hive.exitCode === null) {
+    const exited = new Promise((resolve) => hive!.once('exit', resolve));
+    hive.kill('SIGTERM');
+    await exited;
+  }
+  if (directory) await rm(directory, { recursive: true, force: true });
+  await platform?.stop();
+});
+
+describe('Hive Gateway as docs/ONE-GRAPH.md configures it', () => {
+  it('listens on loopback by default', () => {
+    expect(log).toMatch(/Listening on http:\/\/127\.0\.0\.1:\d+/);
+    expect(log).not.toMatch(/0\.0\.0\.0/);
+  });
+
+  it('answers the README’s cross-service query as our gateway does', async () => {
+    const readme = await readFile('README.md', 'utf8');
+    const example = /## One graph[\s\S]*?```graphql\n([\s\S]*?)```/.exec(readme)![1]!;
+    expect(example).toContain('passport(id: "…")');
+    const query = example.replace('"…"', JSON.stringify(ids[0]));
+    const ours = await ask(platform.stack.gateway.graphqlUrl, query);
+    expect(ours.errors).toBeUndefined();
+    expect(ours.data.passport.snapshots).toHaveLength(1);
+    expect(ours.data.passport.signingKeys[0].standingAtFirstUse.standing).toBe('valid');
+    expect(await ask(hiveUrl, query)).toEqual(ours);
+  });
+
+  it('refuses what ours refuses: depth, aliases, introspection', async () => {
+    let deep = 'id';
+    for (let level = 0; level < 8; level += 1) deep = `id passport { id snapshots { ${deep} } }`;
+    const tooDeep = await ask(hiveUrl, `{ snapshot(id: "x") { ${deep} } }`);
+    expect(tooDeep.data).toBeUndefined();
+    expect(tooDeep.errors?.[0]?.message).toMatch(/depth limit of 15/);
+    const aliases = await ask(hiveUrl, `{ ${Array.from({ length: 61 }, (_, i) => `a${i}: passport(id: "x") { id }`).join(' ')} }`);
+    expect(aliases.errors?.[0]?.message).toMatch(/Aliases limit of 60/);
+    const fine = await ask(hiveUrl, `{ ${Array.from({ length: 60 }, (_, i) => `a${i}: passport(id: "x") { id }`).join(' ')} }`);
+    expect(fine.errors).toBeUndefined();
+    const introspection = await ask(hiveUrl, '{ __schema { types { name } } }');
+    expect(introspection.data).toBeUndefined();
+    expect(introspection.errors?.[0]?.message).toMatch(/introspection/i);
+  });
+});
