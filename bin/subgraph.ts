@@ -5,7 +5,7 @@ import { loadRuntimeConfig } from '../lib/config/runtime.js';
 import { isServiceName, SERVICES } from '../lib/config/services.js';
 import { gatewayClient } from '../lib/graphql/gateway-client.js';
 import { serveSubgraph } from '../lib/graphql/subgraph-server.js';
-import { deployMigrations } from '../prisma/engine/migrate.js';
+import { deployMigrations } from '../lib/db/migrate.js';
 import { SUBGRAPHS } from '../subgraphs/index.js';
 import { stopOnSignal } from './lifecycle.js';
 

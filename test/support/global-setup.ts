@@ -10,7 +10,7 @@ import type { TestProject } from 'vitest/node';
 import { withSchema } from '../../lib/config/database.js';
 import { SERVICES } from '../../lib/config/services.js';
 import { startEmbeddedPostgres } from '../../lib/db/embedded-postgres.js';
-import { deployMigrations } from '../../prisma/engine/migrate.js';
+import { deployMigrations } from '../../lib/db/migrate.js';
 
 export const TEMPLATE_DATABASE = 'passport_template';
 
