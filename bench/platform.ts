@@ -22,7 +22,7 @@ import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { SERVICES } from '../lib/config/services.js';
 import { ROUTE_TABLES } from '../rest-facade/routes/index.js';
-import { PlatformProcess } from '../soak/platform.js';
+import { PlatformProcess } from './platform-process.js';
 import { autocannonLoad, BENCH_TOOLS, BenchRun, ensureBenchTools, benchToken, formatMs as ms, freePort, markdownTable, median, openBench, processTree, REPO_ROOT, summarize, timedInTurns, writeReport, type KeyFigure, type Load, type LoadOptions } from './support.js';
 
 const CONNECTIONS = 50;
@@ -388,7 +388,7 @@ function medianSample(samples: MemorySample[]): MemorySample {
 }
 
 async function measureStart() {
-  // `npm start` as its users run it: bin/start.ts in a process of its own (soak/platform.ts).
+  // `npm start` as its users run it: bin/start.ts in a process of its own (bench/platform-process.ts).
   const platform = await PlatformProcess.prepare({ dataDir: join(bench.dataDir, 'start') });
   // Should the measurement fail, it is still stopped.
   bench.defer(() => platform.stop());

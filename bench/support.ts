@@ -7,7 +7,7 @@
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { freePort } from './free-port.js';
+import { freePort } from '../test/support/free-port.js';
 import { cpus, loadavg, release, tmpdir, totalmem, type as osType } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -43,7 +43,7 @@ export type BenchName = (typeof BENCHMARKS)[number];
 // ---------------------------------------------------------------------------------------------
 // The platform under test
 
-export { freePort } from './free-port.js';
+export { freePort } from '../test/support/free-port.js';
 
 /** A fresh bearer token of `role` and the token table that knows it. */
 export function benchToken(role: Role): { token: string; tokens: AccessTokens } {

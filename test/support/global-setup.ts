@@ -20,8 +20,8 @@ declare module 'vitest' {
   }
 }
 
-export { freePort } from '../../bench/free-port.js';
-import { freePort } from '../../bench/free-port.js';
+export { freePort } from './free-port.js';
+import { freePort } from './free-port.js';
 
 export default async function setup(project: TestProject) {
   const dataDir = await mkdtemp(join(tmpdir(), 'passport-test-'));
