@@ -2,11 +2,10 @@
  * The registry's GraphQL operations: thin resolvers over the record repository and the domain
  * rules, with domain errors mapped to RFC 9457 problems.
  */
-import { perRequest } from '../../../lib/graphql/batching.js';
 import { GraphQLJSON, GraphQLJSONObject } from 'graphql-scalars';
 import { Arg, Authorized, ID, Int, Mutation, Query, Resolver } from 'type-graphql';
 import { badRequest, conflict, notFound, ProblemError } from '../../../lib/problem.js';
-import { RecordStateError, type RecordRepository, type StoredVersion } from '../data/records.js';
+import { RecordStateError, type RecordRepository, type StoredVersion } from '../data/record-repository.js';
 import {
   KIND_COLLECTIONS,
   ModelValidatorCache,
@@ -123,24 +122,6 @@ async function refusing<T>(operation: () => Promise<T> | T): Promise<T> {
     }
     throw error;
   }
-}
-
-/** Resolves record references from other subgraphs in batches: one query per request tick. */
-export function recordReferences(records: RecordRepository) {
-  const loaderFor = perRequest<{ id: string; version: number }, RegistryRecord | null, string>(
-    async (refs) => {
-      const found = new Map((await records.findMany(refs)).map((version) => [formatRecordRef(version), toRecord(version)]));
-      return refs.map((ref) => found.get(formatRecordRef(ref)) ?? null);
-    },
-    { cacheKeyFn: formatRecordRef },
-  );
-  return {
-    RegistryRecord: (reference: Record<string, unknown>, context: unknown) => {
-      const { id, version } = reference;
-      if (typeof id !== 'string' || typeof version !== 'number' || !Number.isSafeInteger(version) || version < 1) return null;
-      return loaderFor(context).load({ id, version });
-    },
-  };
 }
 
 @Resolver(() => RegistryRecord)
