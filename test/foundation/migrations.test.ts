@@ -44,6 +44,15 @@ describe('migrations', () => {
     expect(run.stdout).toContain('nothing to write');
   });
 
+  it('are applied by `npm run db:migrate` to the configured database, and a second run finds them up to date', async () => {
+    const url = await createTestDatabase({ empty: true });
+    const run = (...args: string[]) => execFileAsync(process.execPath, ['--import', 'tsx', 'bin/migrate.ts', ...args], { encoding: 'utf8', env: { ...process.env, DATABASE_URL: url } });
+    const first = await run();
+    for (const service of SERVICES) expect(first.stdout).toContain(`${service}: applied ${committedMigrations(service).join(', ')}`);
+    expect((await run('trust')).stdout).toBe('trust: up to date\n');
+    await expect(run('trust', 'nonsense')).rejects.toMatchObject({ code: 2, stderr: expect.stringContaining('unknown service nonsense') });
+  });
+
   it('read and write the records Prisma itself reads and writes: a database Prisma migrated upgrades, and Prisma then finds nothing to apply', async () => {
     const url = withSchema(await createTestDatabase({ empty: true }), 'issuer');
     const all = committedMigrations('issuer');
