@@ -113,7 +113,8 @@ export async function applyMigrations(url: string, directory: string): Promise<s
         );
         await client.query('COMMIT');
       } catch (error) {
-        await client.query('ROLLBACK');
+        // A lost connection cannot roll back, but then the server discards the transaction anyway.
+        await client.query('ROLLBACK').catch(() => {});
         throw new MigrationError(`migration ${migration.name} failed and was rolled back: ${(error as Error).message}`, { cause: error });
       }
       names.push(migration.name);
