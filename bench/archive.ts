@@ -11,7 +11,7 @@
  */
 import { createHash } from 'node:crypto';
 import { withSchema } from '../lib/config/database.js';
-import { deployMigrations } from '../prisma/engine/migrate.js';
+import { deployMigrations } from '../lib/db/migrate.js';
 import { buildBag, snapshotBag, type SnapshotContent } from '../subgraphs/archive/domain/index.js';
 import { openArchive, stubGateway } from '../test/archive/support/harness.js';
 import { issuePassport, registryModel, type RestCaller } from '../test/archive/support/issuer-fixture.js';

@@ -11,7 +11,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { BENCHMARKS, machine, markdownTable, REPO_ROOT, reportPath, stopwatch, type BenchFigures, type BenchName } from './support.js';
+import { BENCH_TOOLS, BENCHMARKS, machine, markdownTable, REPO_ROOT, reportPath, stopwatch, type BenchFigures, type BenchName } from './support.js';
 
 const asked = process.argv.slice(2).filter((arg) => !arg.startsWith('-'));
 const unknown = asked.filter((name) => !(BENCHMARKS as readonly string[]).includes(name));
@@ -66,11 +66,14 @@ for (const row of [['service', 'run', 'time', 'key figures'], ...summaryRows]) c
 const failed = new Set(outcomes.filter((outcome) => !outcome.ok).map((outcome) => outcome.service));
 const all = BENCHMARKS.map((service) => ({ service, figures: readFigures(service) }));
 const version = (name: string) => {
-  try {
-    return (JSON.parse(readFileSync(join(REPO_ROOT, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }).version;
-  } catch {
-    return 'unknown';
+  for (const root of [REPO_ROOT, BENCH_TOOLS]) {
+    try {
+      return (JSON.parse(readFileSync(join(root, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }).version;
+    } catch {
+      // not installed here; try the benchmark tools' own install
+    }
   }
+  return 'unknown';
 };
 const commits = [...new Set(all.flatMap(({ figures }) => (figures ? [figures.commit ?? 'unknown'] : [])))];
 const m = machine();

@@ -22,8 +22,8 @@ import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { SERVICES } from '../lib/config/services.js';
 import { ROUTE_TABLES } from '../rest-facade/routes/index.js';
-import { PlatformProcess } from '../soak/platform.js';
-import { autocannonLoad, BenchRun, benchToken, formatMs as ms, freePort, markdownTable, median, openBench, processTree, REPO_ROOT, summarize, timedInTurns, writeReport, type KeyFigure, type Load, type LoadOptions } from './support.js';
+import { PlatformProcess } from './platform-process.js';
+import { autocannonLoad, BENCH_TOOLS, BenchRun, ensureBenchTools, benchToken, formatMs as ms, freePort, markdownTable, median, openBench, processTree, REPO_ROOT, summarize, timedInTurns, writeReport, type KeyFigure, type Load, type LoadOptions } from './support.js';
 
 const CONNECTIONS = 50;
 /** Rounds of the gateway comparison: ours then Hive's (the order alternates), LOAD_SECONDS each. */
@@ -175,7 +175,8 @@ try {
     );
     const hivePort = await freePort();
     const hiveUrl = `http://127.0.0.1:${hivePort}/graphql`;
-    const hiveBin = join(REPO_ROOT, 'node_modules', '.bin', 'hive-gateway');
+    ensureBenchTools();
+    const hiveBin = join(BENCH_TOOLS, 'node_modules', '.bin', 'hive-gateway');
     await serverProcess('Hive Gateway', hiveBin, ['supergraph', supergraphFile, '--port', String(hivePort), '--host', '127.0.0.1', '--config-path', hiveConfig, '--disable-websockets'], {}, answersGraphql(hiveUrl));
 
     const oursAnswer = await graphql(oursUrl, CROSS_QUERY, crossVariables);
@@ -314,7 +315,7 @@ try {
       '',
       `Data: ${PASSPORTS} passports of one registry model, each with an ObjectEvent, every third with a Tier-A pack, each with an archive snapshot, made through the REST facade.`,
       '',
-      `1. **Our gateway against Hive Gateway** (@graphql-hive/gateway, \`hive-gateway supergraph <file> --port P --host 127.0.0.1 --config-path gateway.config.mjs --disable-websockets\`, with GraphiQL, landing page and websockets off and error-only logging; no usage reporting or telemetry is configured). Both serve the SDL our gateway composed (its \`supergraphFile\`) over the same four subgraphs, which run in the benchmark's process; each gateway is a process of its own (ours: \`node --import tsx bin/gateway.ts\` with \`<SERVICE>_SUBGRAPH_URL\`), both with \`NODE_ENV=production\`. Before and after the load both must answer the query with the same \`data\` and no errors. Load: autocannon in another process (bench/load-worker.mjs), ${CONNECTIONS} connections, POST of the query below with the first 10 passports' ids; ${WARMUP_SECONDS} s of warm-up each, then ${ROUNDS} rounds of ${LOAD_SECONDS} s per gateway, alternating (ours, Hive; Hive, ours; …). Figures are the medians of the rounds; the ratio's per-round values are given too.`,
+      `1. **Our gateway against Hive Gateway** (@graphql-hive/gateway, \`hive-gateway supergraph <file> --port P --host 127.0.0.1 --config-path gateway.config.mjs --disable-websockets\`, with GraphiQL, landing page and websockets off and error-only logging; no usage reporting or telemetry is configured). Both serve the SDL our gateway composed (its \`supergraphFile\`) over the same four subgraphs, which run in the benchmark's process; each gateway is a process of its own (ours: \`node --import tsx bin/gateway.ts\` with \`<SERVICE>_SUBGRAPH_URL\`), both with \`NODE_ENV=production\`. Before and after the load both must answer the query with the same \`data\` and no errors. Load: autocannon in another process (bench/tools/load-worker.mjs), ${CONNECTIONS} connections, POST of the query below with the first 10 passports' ids; ${WARMUP_SECONDS} s of warm-up each, then ${ROUNDS} rounds of ${LOAD_SECONDS} s per gateway, alternating (ours, Hive; Hive, ours; …). Figures are the medians of the rounds; the ratio's per-round values are given too.`,
       `2. **REST facade overhead**: GET /issuer/passports/{id} and GET /registry/models/{id} through the facade against the operation the facade's route table runs for that path, posted to the gateway with the same variables; ${SEQUENTIAL_ROUNDS} sequential requests each (after 20 warm-up rounds), all the ways of 2 and 3 in turns with a rotating order (timedInTurns). The same passport read is also loaded with autocannon (${CONNECTIONS} connections, 2 rounds of 4 s each, in turns); there the facade, gateway and subgraphs share one process, as in \`npm start\`.`,
       `3. **Gateway overhead**: \`${ISSUER_QUERY}\` posted to the issuer subgraph's own URL and to the gateway, in the same turns as 2.`,
       `4. **Memory**: \`node --import tsx bin/start.ts\` on its own data folder and free ports (a fresh embedded PostgreSQL cluster); VmRSS of the node process from /proc/<pid>/status, and over its whole process tree (the embedded PostgreSQL processes included) both the sum of RSS (which counts PostgreSQL's shared buffers once per process) and the sum of PSS from /proc/<pid>/smaps_rollup (shared pages divided among their sharers: the honest total). Idle: the median of samples over 3 s, 2 s after it printed that it runs. Under load: autocannon on GET /issuer/passports/{id} (${CONNECTIONS} connections, ${MEMORY_LOAD_SECONDS} s), sampled every 250 ms. Then SIGTERM; every process of its tree must be gone.`,
@@ -387,7 +388,7 @@ function medianSample(samples: MemorySample[]): MemorySample {
 }
 
 async function measureStart() {
-  // `npm start` as its users run it: bin/start.ts in a process of its own (soak/platform.ts).
+  // `npm start` as its users run it: bin/start.ts in a process of its own (bench/platform-process.ts).
   const platform = await PlatformProcess.prepare({ dataDir: join(bench.dataDir, 'start') });
   // Should the measurement fail, it is still stopped.
   bench.defer(() => platform.stop());

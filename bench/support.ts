@@ -4,10 +4,10 @@
  * report; and the markdown table written to docs/benchmarks/<service>.md (with the key figures beside
  * it in <service>.json, which bench/index.ts gathers into docs/BENCHMARKS.md).
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { freePort } from './free-port.js';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { freePort } from '../test/support/free-port.js';
 import { cpus, loadavg, release, tmpdir, totalmem, type as osType } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -21,6 +21,20 @@ import { startEmbeddedPostgres } from '../lib/db/embedded-postgres.js';
 import { KeyEncryptionKeys } from '../lib/keys/kek.js';
 
 export const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+
+/**
+ * Tools only the benchmarks use (autocannon, Hive Gateway), a package of their own so the project's
+ * install stays without them (bench/tools/package.json).
+ */
+export const BENCH_TOOLS = join(REPO_ROOT, 'bench', 'tools');
+
+/** Installs bench/tools from its lockfile on first use (`npm run bench:install` does it ahead). */
+export function ensureBenchTools(): void {
+  if (existsSync(join(BENCH_TOOLS, 'node_modules', '.package-lock.json'))) return;
+  console.error('Installing the benchmark tools into bench/tools/node_modules (once) …');
+  const npm = spawnSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: BENCH_TOOLS, stdio: ['ignore', 'inherit', 'inherit'] });
+  if (npm.status !== 0) throw new Error(`npm ci in bench/tools failed (exit ${npm.status ?? npm.signal})`);
+}
 export const SERVICES = ['trust', 'registry', 'issuer', 'archive'] as const;
 export type BenchService = (typeof SERVICES)[number];
 /** Every benchmark: one per service, and the platform's (gateways, REST facade, memory of `npm start`). */
@@ -30,7 +44,7 @@ export type BenchName = (typeof BENCHMARKS)[number];
 // ---------------------------------------------------------------------------------------------
 // The platform under test
 
-export { freePort } from './free-port.js';
+export { freePort } from '../test/support/free-port.js';
 
 /** A fresh bearer token of `role` and the token table that knows it. */
 export function benchToken(role: Role): { token: string; tokens: AccessTokens } {
@@ -109,7 +123,7 @@ export async function openBench(name: string): Promise<Bench> {
 // ---------------------------------------------------------------------------------------------
 // Load
 
-/** What autocannon measured (bench/load-worker.mjs). */
+/** What autocannon measured (bench/tools/load-worker.mjs). */
 export interface Load {
   requests: number;
   seconds: number;
@@ -133,11 +147,12 @@ export interface LoadOptions {
 }
 
 /**
- * autocannon in a process of its own (bench/load-worker.mjs), so that the clients' HTTP work is
+ * autocannon in a process of its own (bench/tools/load-worker.mjs), so that the clients' HTTP work is
  * billed neither to the server measured nor to the benchmark's process.
  */
 export async function autocannonLoad(options: LoadOptions): Promise<Load> {
-  const child = spawn(process.execPath, [join(REPO_ROOT, 'bench', 'load-worker.mjs'), JSON.stringify(options)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  ensureBenchTools();
+  const child = spawn(process.execPath, [join(BENCH_TOOLS, 'load-worker.mjs'), JSON.stringify(options)], { stdio: ['ignore', 'pipe', 'inherit'] });
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
   await new Promise<void>((resolve, reject) => {

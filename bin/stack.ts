@@ -11,7 +11,7 @@ import { startEmbeddedPostgres, type RunningPostgres } from '../lib/db/embedded-
 import { gatewayClient } from '../lib/graphql/gateway-client.js';
 import { serveSubgraph, type ListeningServer } from '../lib/graphql/subgraph-server.js';
 import type { Subgraph } from '../lib/graphql/subgraph.js';
-import { deployMigrations } from '../prisma/engine/migrate.js';
+import { deployMigrations } from '../lib/db/migrate.js';
 import { startGateway, type RunningGateway } from '../gateway/index.js';
 import { ROUTE_TABLES } from '../rest-facade/routes/index.js';
 import { startFacade, type RunningFacade } from '../rest-facade/server.js';

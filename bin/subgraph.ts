@@ -6,7 +6,7 @@ import { isServiceName, SERVICES } from '../lib/config/services.js';
 import { kekFile, readKekFile } from '../lib/keys/kek.js';
 import { gatewayClient } from '../lib/graphql/gateway-client.js';
 import { serveSubgraph } from '../lib/graphql/subgraph-server.js';
-import { deployMigrations } from '../prisma/engine/migrate.js';
+import { deployMigrations } from '../lib/db/migrate.js';
 import { SUBGRAPHS } from '../subgraphs/index.js';
 import { endOnKeyCustodyError, stopOnSignal } from './lifecycle.js';
 

@@ -61,3 +61,16 @@ export function problemOf(error: { message?: string; extensions?: Record<string,
   if (details && typeof details === 'object' && typeof (details as Problem).status === 'number') return details as Problem;
   return undefined;
 }
+
+/**
+ * Runs a domain or data operation, answering the refusals `problemFor` recognises (it returns
+ * undefined for anything else) as problems; every other error passes through untouched. The one
+ * way each service turns its domain's refusals into RFC 9457 problems.
+ */
+export async function refusing<T>(operation: () => Promise<T> | T, problemFor: (error: unknown) => ProblemError | undefined): Promise<T> {
+  try {
+    return await operation();
+  } catch (error) {
+    throw problemFor(error) ?? error;
+  }
+}

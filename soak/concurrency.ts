@@ -9,7 +9,7 @@
  * - snapshots: 20 snapshots of one passport while events are appended to it: every one verifies.
  */
 import { Acknowledged, auditLogs, auditSnapshots } from './invariants.js';
-import type { PlatformProcess } from './platform.js';
+import type { PlatformProcess } from '../bench/platform-process.js';
 import { FailureLog, markdownTable, type SoakSection } from './report.js';
 import { RestClient, type Answer } from './rest-client.js';
 

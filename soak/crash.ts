@@ -8,7 +8,7 @@
  */
 import { newKey } from './fixtures.js';
 import { Acknowledged, auditAdminLogs, auditLogs, auditSnapshots } from './invariants.js';
-import type { PlatformProcess } from './platform.js';
+import type { PlatformProcess } from '../bench/platform-process.js';
 import { FailureLog, markdownTable, type SoakSection } from './report.js';
 import { RestClient } from './rest-client.js';
 

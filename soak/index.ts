@@ -24,7 +24,7 @@ import { runCrashSafety } from './crash.js';
 import { EgressWatch } from './egress.js';
 import { prng, seedFixtures, type Fixtures } from './fixtures.js';
 import { runMalformed } from './malformed.js';
-import { PlatformProcess } from './platform.js';
+import { PlatformProcess } from '../bench/platform-process.js';
 import { markdownTable, type SoakSection } from './report.js';
 
 const PARTS = ['crash', 'concurrency', 'malformed', 'authorization'] as const;

@@ -4,8 +4,8 @@
  * keys only, and each signing key in force when it signed.
  */
 import type { PublicJwk } from '../lib/crypto/index.js';
-import type { SignedLogHead } from '../subgraphs/issuer/domain/checkpoint.js';
-import { verifyLog, type LogVerdict } from '../subgraphs/issuer/domain/log-verdict.js';
+import type { SignedLogHead } from '../lib/formats/issuer/checkpoint.js';
+import { verifyLog, type LogVerdict } from '../lib/formats/issuer/log-verdict.js';
 import { failed, makeReport, notChecked, ok, type Finding, type Report } from './report.js';
 import { hasPinnedKeys, InputError, jwsKid, keyLifetimeProblem, pinnedKey, pinnedResolver, unresolvedReason, type PinSet } from './pins.js';
 

@@ -4,7 +4,7 @@
  * Decoding and signature checks are the issuer's own (decodePack, verifyPack).
  */
 import type { PublicJwk } from '../lib/crypto/index.js';
-import { decodePack, verifyPack, type PackClaims } from '../subgraphs/issuer/domain/pack.js';
+import { decodePack, verifyPack, type PackClaims } from '../lib/formats/issuer/pack.js';
 import { failed, info, makeReport, notChecked, ok, type Finding, type Report } from './report.js';
 import { hasPinnedKeys, jwsKid, keyLifetimeProblem, pinnedKey, pinnedResolver, unresolvedReason, type PinSet } from './pins.js';
 

@@ -11,11 +11,11 @@
  * anchors only. A revocation in the export is always honoured, since it can only take trust away.
  */
 import { canonicalize } from '../lib/crypto/index.js';
-import { edgeFailureAt, resolvePath, validateDelegation, type DelegationEdge, type TrustGraph } from '../subgraphs/trust/domain/delegation.js';
-import { keyIsCurrentAt, type NodeKey } from '../subgraphs/trust/domain/keys.js';
-import type { TrustNode } from '../subgraphs/trust/domain/nodes.js';
-import { keyRevokedFrom, nodeRevokedFrom, parseRevocationSubject, type Revocation } from '../subgraphs/trust/domain/revocations.js';
-import { formatInstant, parseInstant, type Instant } from '../subgraphs/trust/domain/time.js';
+import { edgeFailureAt, resolvePath, validateDelegation, type DelegationEdge, type TrustGraph } from '../lib/formats/trust/delegation.js';
+import { keyIsCurrentAt, type NodeKey } from '../lib/formats/trust/keys.js';
+import type { TrustNode } from '../lib/formats/trust/nodes.js';
+import { keyRevokedFrom, nodeRevokedFrom, parseRevocationSubject, type Revocation } from '../lib/formats/trust/revocations.js';
+import { formatInstant, parseInstant, type Instant } from '../lib/formats/trust/time.js';
 import { anchorBundleFinding, InputError, type PinSet } from './pins.js';
 import { failed, info, makeReport, notChecked, ok, type Finding, type Report } from './report.js';
 

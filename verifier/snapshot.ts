@@ -7,9 +7,9 @@
  */
 import { createHash } from 'node:crypto';
 import { JwsError, keySetResolver, verifyJson, type PublicJwk } from '../lib/crypto/index.js';
-import { ArchiveError } from '../subgraphs/archive/domain/errors.js';
-import { verifyNotarization } from '../subgraphs/archive/domain/notarization.js';
-import { SNAPSHOT_FILES, snapshotFile } from '../subgraphs/archive/domain/snapshot.js';
+import { ArchiveError } from '../lib/formats/archive/errors.js';
+import { verifyNotarization } from '../lib/formats/archive/notarization.js';
+import { SNAPSHOT_FILES, snapshotFile } from '../lib/formats/archive/snapshot.js';
 import { validateBag } from './bagit.js';
 import { eventsFromJsonLines, verifyLogExport } from './log.js';
 import { verifyPackText } from './pack.js';

@@ -1,4 +1,3 @@
-import { perRequest } from '../../lib/graphql/batching.js';
 import { defineSubgraph } from '../../lib/graphql/subgraph.js';
 import type { ServiceKernel } from '../../lib/service/kernel.js';
 import { PrismaClient } from '../../prisma/issuer/generated/client.js';
@@ -16,7 +15,7 @@ import {
 } from './domain/index.js';
 import { IssuerAdminResolver } from './resolvers/admin-resolver.js';
 import { PassportResolver } from './resolvers/passport-resolver.js';
-import { Passport } from './schema/types.js';
+import { passportReferences } from './resolvers/references.js';
 import { IssuerService } from './service/issuer-service.js';
 import { RegistryClient } from './service/registry-client.js';
 import { TrustClient } from './service/trust-client.js';
@@ -50,17 +49,7 @@ export const createIssuerSubgraph = defineSubgraph({
     return { issuer };
   },
   resolvers: ({ issuer }) => [new PassportResolver(issuer), new IssuerAdminResolver(issuer)],
-  references: ({ issuer }) => {
-    // One query per request for every passport the gateway asks this subgraph to resolve.
-    const loaderFor = perRequest<string, Passport | null>(async (ids) => {
-      const rows = new Map((await issuer.findPassports(ids)).map((row) => [row.id, row]));
-      return ids.map((id) => {
-        const row = rows.get(id);
-        return row ? Passport.from(row) : null;
-      });
-    });
-    return { Passport: (reference, context) => loaderFor(context).load(String(reference.id)) };
-  },
+  references: ({ issuer }) => passportReferences(issuer),
   discovery: ({ issuer }) => ({
     qr_budget: issuer.settings.qrBudget,
     pack_prefix: PACK_PREFIX,

@@ -1,8 +1,9 @@
 import { defineSubgraph } from '../../lib/graphql/subgraph.js';
 import { PrismaClient } from '../../prisma/registry/generated/client.js';
-import { RecordRepository } from './data/records.js';
+import { RecordRepository } from './data/record-repository.js';
 import { API_VERSIONED_KINDS, KIND_COLLECTIONS, ModelValidatorCache, RECORD_ID_PATTERN, RECORD_KINDS, RECORD_STATUSES, RESERVED_ROOT_IDS } from './domain/index.js';
-import { recordReferences, RegistryRecordResolver, type RegistryDependencies } from './resolvers/records.js';
+import { RegistryRecordResolver, type RegistryDependencies } from './resolvers/records.js';
+import { recordReferences } from './resolvers/references.js';
 
 export const createRegistrySubgraph = defineSubgraph<PrismaClient, RegistryDependencies>({
   name: 'registry',

@@ -1,12 +1,13 @@
 import { defineSubgraph } from '../../lib/graphql/subgraph.js';
 import type { KeyStore } from '../../lib/keys/key-store.js';
 import { PrismaClient } from '../../prisma/trust/generated/client.js';
-import { TrustStore } from './data/store.js';
+import { TrustRepository } from './data/trust-repository.js';
 import { AnchorBundleResolver } from './resolvers/anchors.js';
 import { TrustGraphResolver } from './resolvers/graph.js';
 import { MasterListResolver } from './resolvers/master-list.js';
 import { RevocationResolver } from './resolvers/revocations.js';
-import { nodeOut, trustLoaders, type TrustDependencies } from './resolvers/shared.js';
+import { trustReferences } from './resolvers/references.js';
+import { trustLoaders, type TrustDependencies } from './resolvers/shared.js';
 import { TrustListResolver } from './resolvers/trust-lists.js';
 
 /**
@@ -27,7 +28,7 @@ export const createTrustSubgraph = defineSubgraph<PrismaClient, TrustDependencie
     'Holds the trust graph (nodes and delegation edges), trust lists per jurisdiction, the witnessed master list and bitemporal revocations, and publishes the anchors a verifier pins.',
   PrismaClient,
   open: (kernel) => {
-    const store = new TrustStore(kernel.prisma);
+    const store = new TrustRepository(kernel.prisma);
     return { store, masterListOrigin: masterListOrigin(kernel.keys), serviceSigner: () => kernel.keys.signer('service'), ...trustLoaders(store) };
   },
   resolvers: (deps) => [
@@ -37,16 +38,6 @@ export const createTrustSubgraph = defineSubgraph<PrismaClient, TrustDependencie
     new RevocationResolver(deps),
     new AnchorBundleResolver(deps),
   ],
-  references: (deps) => ({
-    TrustNode: async (reference) => {
-      const node = typeof reference.id === 'string' ? await deps.nodes.load(reference.id) : null;
-      return node && nodeOut(node);
-    },
-    TrustKeyStanding: (reference, context) => {
-      const at = typeof reference.at === 'string' ? new Date(reference.at) : undefined;
-      if (typeof reference.kid !== 'string' || !at || Number.isNaN(at.getTime())) return null;
-      return deps.standings(context).load({ kid: reference.kid, at });
-    },
-  }),
+  references: (deps) => trustReferences(deps),
   discovery: (deps) => ({ master_list_origin: deps.masterListOrigin }),
 });

@@ -1,10 +1,14 @@
-import { execFile, spawnSync } from 'node:child_process';
-import { promisify } from 'node:util';
+import { execFile } from 'node:child_process';
 import { readdirSync } from 'node:fs';
+import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { withSchema } from '../../lib/config/database.js';
 import { SERVICES } from '../../lib/config/services.js';
-import { deployMigrations, migrationsDirectory } from '../../prisma/engine/migrate.js';
+import { applyMigrations, deployMigrations, MigrationError, migrationsDirectory, readMigrations } from '../../lib/db/migrate.js';
+import { openSchemaEngine } from '../../prisma/tools/wasm-engine.js';
 import { createTestDatabase, sql } from '../support/database.js';
 
 const execFileAsync = promisify(execFile);
@@ -33,27 +37,95 @@ describe('migrations', () => {
 
   it.concurrent.each(SERVICES)('of %s match its Prisma schema exactly (npm run db:migration finds nothing to write)', async (service) => {
     const url = await createTestDatabase({ empty: true });
-    const run = await execFileAsync(process.execPath, ['--import', 'tsx', 'prisma/engine/new-migration.ts', service, 'drift_check'], {
+    const run = await execFileAsync(process.execPath, ['--import', 'tsx', 'prisma/tools/new-migration.ts', service, 'drift_check'], {
       encoding: 'utf8',
       env: { ...process.env, DATABASE_URL: url },
     });
     expect(run.stdout).toContain('nothing to write');
   });
 
-  it('are what `prisma migrate deploy` and `migrate status` of the Prisma CLI apply and report, without Prisma binaries', async () => {
+  it('are applied by `npm run db:migrate` to the configured database, and a second run finds them up to date', async () => {
     const url = await createTestDatabase({ empty: true });
-    const prisma = (...args: string[]) =>
-      spawnSync(process.execPath, ['prisma/engine/prisma.mjs', ...args, '--config', 'prisma/issuer/prisma.config.ts'], {
-        encoding: 'utf8',
-        env: { ...process.env, ISSUER_DATABASE_URL: withSchema(url, 'issuer') },
-      });
-    const deploy = prisma('migrate', 'deploy');
-    expect(deploy.status, deploy.stderr).toBe(0);
-    expect(deploy.stdout).toContain('migrations have been successfully applied');
-    const status = prisma('migrate', 'status');
-    expect(status.status, status.stderr).toBe(0);
-    expect(status.stdout).toContain('Database schema is up to date');
-    const applied = await sql<{ migration_name: string }>(url, 'SELECT migration_name FROM issuer._prisma_migrations ORDER BY migration_name');
-    expect(applied.rows.map((row) => row.migration_name)).toEqual(committedMigrations('issuer'));
+    const run = (...args: string[]) => execFileAsync(process.execPath, ['--import', 'tsx', 'bin/migrate.ts', ...args], { encoding: 'utf8', env: { ...process.env, DATABASE_URL: url } });
+    const first = await run();
+    for (const service of SERVICES) expect(first.stdout).toContain(`${service}: applied ${committedMigrations(service).join(', ')}`);
+    expect((await run('trust')).stdout).toBe('trust: up to date\n');
+    await expect(run('trust', 'nonsense')).rejects.toMatchObject({ code: 2, stderr: expect.stringContaining('unknown service nonsense') });
+  });
+
+  it('read and write the records Prisma itself reads and writes: a database Prisma migrated upgrades, and Prisma then finds nothing to apply', async () => {
+    const url = withSchema(await createTestDatabase({ empty: true }), 'issuer');
+    const all = committedMigrations('issuer');
+    const first = await mkdtemp(join(tmpdir(), 'migrations-'));
+    await cp(join(migrationsDirectory('issuer'), all[0]!), join(first, all[0]!), { recursive: true });
+    expect(await applyWithPrismaEngine(url, first)).toEqual([all[0]]);
+    expect(await deployMigrations('issuer', url)).toEqual(all.slice(1));
+    expect(await applyWithPrismaEngine(url, migrationsDirectory('issuer'))).toEqual([]);
+    const records = await sql<{ migration_name: string; checksum: string; finished_at: Date | null; applied_steps_count: number }>(url, 'SELECT migration_name, checksum, finished_at, applied_steps_count FROM issuer._prisma_migrations ORDER BY migration_name');
+    const files = await readMigrations(migrationsDirectory('issuer'));
+    expect(records.rows.map((row) => [row.migration_name, row.checksum, row.applied_steps_count])).toEqual(files.map((file) => [file.name, file.checksum, 1]));
+    expect(records.rows.every((row) => row.finished_at instanceof Date)).toBe(true);
+    await rm(first, { recursive: true });
+  });
+
+  it('started twice at once against one schema apply each migration once', async () => {
+    const url = withSchema(await createTestDatabase({ empty: true }), 'registry');
+    const runs = await Promise.all([deployMigrations('registry', url), deployMigrations('registry', url), deployMigrations('registry', url)]);
+    expect(runs.flat().sort()).toEqual(committedMigrations('registry'));
+    const records = await sql(url, 'SELECT migration_name FROM registry._prisma_migrations');
+    expect(records.rowCount).toBe(committedMigrations('registry').length);
+  });
+
+  it('leave nothing of a failing migration behind, name it, and apply it once it is fixed', async () => {
+    const url = withSchema(await createTestDatabase({ empty: true }), 'scratch');
+    const directory = await mkdtemp(join(tmpdir(), 'migrations-'));
+    const write = async (name: string, text: string) => {
+      await mkdir(join(directory, name), { recursive: true });
+      await writeFile(join(directory, name, 'migration.sql'), text);
+    };
+    await write('20260101000000_first', 'CREATE TABLE "first" ("id" TEXT PRIMARY KEY);');
+    await write('20260102000000_second', 'CREATE TABLE "second" ("id" TEXT PRIMARY KEY);\nINSERT INTO "second" VALUES (NULL);');
+    await expect(applyMigrations(url, directory)).rejects.toThrow(/migration 20260102000000_second failed and was rolled back: .*null value/);
+    const tables = async () => (await sql<{ table_name: string }>(url, `SELECT table_name FROM information_schema.tables WHERE table_schema = 'scratch' ORDER BY table_name`)).rows.map((row) => row.table_name);
+    expect(await tables()).toEqual(['_prisma_migrations', 'first']);
+    expect((await sql(url, 'SELECT migration_name FROM scratch._prisma_migrations')).rows).toEqual([{ migration_name: '20260101000000_first' }]);
+
+    await write('20260102000000_second', 'CREATE TABLE "second" ("id" TEXT PRIMARY KEY);\nINSERT INTO "second" VALUES (\'one\');');
+    expect(await applyMigrations(url, directory)).toEqual(['20260102000000_second']);
+    expect(await tables()).toEqual(['_prisma_migrations', 'first', 'second']);
+
+    await write('20260101000000_first', 'CREATE TABLE "first" ("id" TEXT PRIMARY KEY, "note" TEXT);');
+    await write('20260103000000_third', 'CREATE TABLE "third" ("id" TEXT PRIMARY KEY);');
+    await expect(applyMigrations(url, directory)).rejects.toThrow(/migration 20260101000000_first was changed after it was applied/);
+    expect(await tables()).toEqual(['_prisma_migrations', 'first', 'second']);
+    await rm(directory, { recursive: true });
+  });
+
+  it('refuse to go on past a migration Prisma recorded as failed', async () => {
+    const url = withSchema(await createTestDatabase({ empty: true }), 'trust');
+    await deployMigrations('trust', url);
+    await sql(url, `INSERT INTO trust._prisma_migrations (id, checksum, migration_name, started_at) VALUES ('a3e1c7a2-1d5e-4a0e-9c1b-3f7e2f0c9d11', 'x', '20991231000000_broken', now())`);
+    await expect(deployMigrations('trust', url)).rejects.toBeInstanceOf(MigrationError);
+    await expect(deployMigrations('trust', url)).rejects.toThrow(/20991231000000_broken failed earlier/);
   });
 });
+
+/** Prisma's own schema engine (its WebAssembly build) applying a migrations folder, as `prisma migrate deploy` does. */
+async function applyWithPrismaEngine(url: string, directory: string): Promise<string[]> {
+  const { engine, close } = await openSchemaEngine({ url });
+  try {
+    const migrations = await readMigrations(directory);
+    const output = await engine.applyMigrations({
+      migrationsList: {
+        baseDir: directory,
+        lockfile: { path: 'migration_lock.toml', content: 'provider = "postgresql"\n' },
+        shadowDbInitScript: '',
+        migrationDirectories: migrations.map((migration) => ({ path: migration.name, migrationFile: { path: 'migration.sql', content: { tag: 'ok' as const, value: migration.sql } } })),
+      },
+      filters: { externalTables: [], externalEnums: [] },
+    });
+    return output.appliedMigrationNames;
+  } finally {
+    await close();
+  }
+}

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, expect, it } from 'vitest';
-import { freePort } from '../../bench/free-port.js';
+import { freePort } from '../support/free-port.js';
 import { SERVICES } from '../../lib/config/services.js';
 
 const root = join(import.meta.dirname, '..', '..');

@@ -7,7 +7,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { REGISTRY_ERROR_STATUS } from '../../subgraphs/registry/domain/errors.js';
-import { TRUST_ERROR_STATUS } from '../../subgraphs/trust/domain/errors.js';
+import { TRUST_ERROR_STATUS } from '../../lib/formats/trust/errors.js';
 
 async function sources(directory: string): Promise<string[]> {
   const files: string[] = [];
@@ -38,7 +38,7 @@ describe('docs/GRAPHQL-ERRORS.md', () => {
     }
     const issuerService = await readFile('subgraphs/issuer/service/issuer-service.ts', 'utf8');
     for (const code of membersAfter(issuerService, 'const STATUS_OF')) codes.add(code);
-    const issuerErrors = await readFile('subgraphs/issuer/domain/errors.ts', 'utf8');
+    const issuerErrors = await readFile('lib/formats/issuer/errors.ts', 'utf8');
     for (const code of membersAfter(issuerErrors, 'export type IdentityFailure')) codes.add(code);
     const graphqlErrors = await readFile('lib/graphql/errors.ts', 'utf8');
     for (const match of /REQUEST_ERROR_CODES = new Set\(\[([^\]]*)\]/.exec(graphqlErrors)![1]!.matchAll(/'([A-Z_]+)'/g)) codes.add(match[1]!);

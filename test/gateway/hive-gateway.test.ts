@@ -4,12 +4,13 @@
  * cross-service query as our gateway does, and refuses what ours refuses (depth, aliases,
  * introspection when GRAPHQL_INTROSPECTION=false).
  */
+import { existsSync } from 'node:fs';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../../bench/free-port.js';
+import { freePort } from '../support/free-port.js';
 import { startTestStack, type TestStack } from '../support/stack.js';
 import { createModel, passportsAcrossServices, trustTheIssuer } from './support.js';
 
@@ -47,7 +48,10 @@ beforeAll(async () => {
   // The settings ours takes; HOST is left unset, as an operator would.
   const env: NodeJS.ProcessEnv = { ...process.env, GATEWAY_PORT: String(port), GRAPHQL_INTROSPECTION: 'false' };
   delete env.HOST;
-  hive = spawn(join('node_modules', '.bin', 'hive-gateway'), await documentedCommand(file), { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  // Hive Gateway is a benchmark tool, installed apart from the project's own packages (npm run bench:install).
+  const binary = join('bench', 'tools', 'node_modules', '.bin', 'hive-gateway');
+  if (!existsSync(binary)) throw new Error(`${binary} is missing: install the benchmark tools first with npm run bench:install`);
+  hive = spawn(binary, await documentedCommand(file), { env, stdio: ['ignore', 'pipe', 'pipe'] });
   hive.stdout!.on('data', (chunk: Buffer) => (log += chunk.toString()));
   hive.stderr!.on('data', (chunk: Buffer) => (log += chunk.toString()));
   for (let attempt = 0; ; attempt += 1) {

@@ -10,7 +10,7 @@ import type { TestProject } from 'vitest/node';
 import { withSchema } from '../../lib/config/database.js';
 import { SERVICES } from '../../lib/config/services.js';
 import { startEmbeddedPostgres } from '../../lib/db/embedded-postgres.js';
-import { deployMigrations } from '../../prisma/engine/migrate.js';
+import { deployMigrations } from '../../lib/db/migrate.js';
 
 export const TEMPLATE_DATABASE = 'passport_template';
 
@@ -20,8 +20,8 @@ declare module 'vitest' {
   }
 }
 
-export { freePort } from '../../bench/free-port.js';
-import { freePort } from '../../bench/free-port.js';
+export { freePort } from './free-port.js';
+import { freePort } from './free-port.js';
 
 export default async function setup(project: TestProject) {
   const dataDir = await mkdtemp(join(tmpdir(), 'passport-test-'));

@@ -1,11 +1,11 @@
 /**
  * A Tier-A pack read with tools other than the issuer's own: `qrcode` renders it and `jsQR` scans it
- * back; a Base45 decoder written here from RFC 9285, Node's zlib and cbor-x undo the layers; WebCrypto
+ * back; a Base45 decoder written here from RFC 9285, Node's zlib and cborg (called directly, not through the issuer's wrapper) undo the layers; WebCrypto
  * checks the ES256 COSE_Sign1 signature over the Sig_structure written out byte by byte.
  */
 import { webcrypto } from 'node:crypto';
 import { inflateSync } from 'node:zlib';
-import { Decoder, type Tag } from 'cbor-x';
+import { decode } from 'cborg';
 import jsQRModule from 'jsqr';
 import { PNG } from 'pngjs';
 import QRCode from 'qrcode';
@@ -35,14 +35,18 @@ function base45Decode(text: string): Buffer {
   return Buffer.from(bytes);
 }
 
+/** Decodes tag 18 (COSE_Sign1) as {tag, value}; cborg refuses every tag it has no decoder for. */
+const cborTag18: ((inner: unknown) => unknown)[] = [];
+cborTag18[18] = (value) => ({ tag: 18, value });
+
 /** Public keys as a keyring gives them. */
 type Jwk = { kid: string; kty?: string; crv?: string; x?: string; y?: string };
 
 /** Undoes the pack's layers and verifies its signature under the key of its kid among `keys`. */
 export async function readPackIndependently(text: string, keys: readonly Jwk[]): Promise<{ valid: boolean; kid: string; claims: Map<number, unknown> }> {
   expect(text.startsWith('DPP1:')).toBe(true);
-  const decoder = new Decoder({ mapsAsObjects: false });
-  const cose = decoder.decode(inflateSync(base45Decode(text.slice(5)))) as Tag;
+  const decoder = { decode: (bytes: Uint8Array) => decode(bytes, { useMaps: true, tags: cborTag18 }) };
+  const cose = decoder.decode(inflateSync(base45Decode(text.slice(5)))) as { tag: number; value: unknown };
   expect(cose.tag).toBe(18);
   const [protectedHeader, unprotected, payload, signature] = cose.value as [Uint8Array, Map<number, unknown>, Uint8Array, Uint8Array];
   expect(unprotected.size).toBe(0);

@@ -4,8 +4,8 @@
  */
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { buildBag } from '../../subgraphs/archive/domain/bagit.js';
-import { ustarHeader, writeTar, type TarEntry } from '../../subgraphs/archive/domain/tar.js';
+import { buildBag } from '../../lib/formats/archive/bagit.js';
+import { ustarHeader, writeTar, type TarEntry } from '../../lib/formats/archive/tar.js';
 import { run, USAGE } from '../../verifier/cli.js';
 import { readUstar, validateBag } from '../../verifier/bagit.js';
 import { failedCodes } from './support.js';

@@ -1,6 +1,2 @@
-export * from './errors.js';
-export * from './tar.js';
-export * from './bagit.js';
-export * from './snapshot.js';
-export * from './notarization.js';
+export * from '../../../lib/formats/archive/index.js';
 export * from './oais.js';

@@ -4,8 +4,8 @@
  * tools to check a snapshot and its notarization. Both are data in the REST document's
  * snake_case, pointing at the actual files of the bag layout.
  */
-import { PAYLOAD_MANIFEST, TAG_MANIFEST } from './bagit.js';
-import { snapshotFile, type SnapshotFileRole } from './snapshot.js';
+import { PAYLOAD_MANIFEST, TAG_MANIFEST } from '../../../lib/formats/archive/bagit.js';
+import { snapshotFile, type SnapshotFileRole } from '../../../lib/formats/archive/snapshot.js';
 
 /** A place in the bag: a path relative to the bag's base directory, optionally one bag-info element. */
 export interface BagLocation {

@@ -11,7 +11,7 @@
  * model. Both spellings normalise to one canonical Digital Link on id.gs1.org so that equal
  * identities compare equal.
  */
-import { IssuerError, type IdentityFailure } from './errors.js';
+import { IssuerError, type IdentityFailure } from '../../../lib/formats/issuer/errors.js';
 
 export const GRANULARITIES = ['model', 'batch', 'item'] as const;
 export type Granularity = (typeof GRANULARITIES)[number];

@@ -8,11 +8,11 @@
  * effect), so good standing at both ends covers every use between them.
  */
 import { readProtectedHeader } from '../../../lib/crypto/index.js';
-import type { SignedLogHead } from './checkpoint.js';
-import type { EventRecord } from './event-log.js';
-import type { LogVerdict, SignatureFailure } from './log-verdict.js';
-import type { PackCheck } from './pack.js';
-import type { PassportStatus } from './status.js';
+import type { SignedLogHead } from '../../../lib/formats/issuer/checkpoint.js';
+import type { EventRecord } from '../../../lib/formats/issuer/event-log.js';
+import type { LogVerdict, SignatureFailure } from '../../../lib/formats/issuer/log-verdict.js';
+import type { PackCheck } from '../../../lib/formats/issuer/pack.js';
+import type { PassportStatus } from '../../../lib/formats/issuer/status.js';
 
 export type SigningRole = 'event' | 'log_head' | 'pack';
 

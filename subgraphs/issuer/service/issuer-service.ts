@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { canonicalize } from '../../../lib/crypto/index.js';
 import type { KeyStore } from '../../../lib/keys/key-store.js';
-import { badRequest, notFound, ProblemError, unprocessable } from '../../../lib/problem.js';
+import { badRequest, notFound, ProblemError, refusing, unprocessable } from '../../../lib/problem.js';
 import type { PassportRepository, PassportRow } from '../data/passport-repository.js';
 import { ANY_VERSION, type ProfileRepository } from '../data/profile-repository.js';
 import {
@@ -95,14 +95,9 @@ export function problemFromIssuerError(error: IssuerError): ProblemError {
   return new ProblemError(STATUS_OF[error.code], error.code, error.message, { ...error.details });
 }
 
-/** Runs `work`, answering domain refusals as problems. */
-async function refusing<T>(work: () => Promise<T> | T): Promise<T> {
-  try {
-    return await work();
-  } catch (error) {
-    if (isIssuerError(error)) throw problemFromIssuerError(error);
-    throw error;
-  }
+/** The issuer's refusals as problems (for `refusing`); undefined for any other error. */
+function issuerProblem(error: unknown): ProblemError | undefined {
+  return isIssuerError(error) ? problemFromIssuerError(error) : undefined;
 }
 
 /**
@@ -158,13 +153,13 @@ export class IssuerService {
         throw unprocessable('INVALID_GRANULARITY', `granularity must be one of ${GRANULARITIES.join(', ')}`);
       }
       return validateIdentity(input.identity, (input.granularity ?? undefined) as Granularity | undefined);
-    });
+    }, issuerProblem);
     if (input.typeRef.id.trim() === '' || input.typeRef.version < 1) {
       throw unprocessable('INVALID_TYPE_REF', 'type_ref needs a model id and a version of at least 1');
     }
     refuseUnrepresentable(input.typeRef.id, 'type_ref.id');
     refuseUnrepresentable(input.configVector, 'config_vector');
-    if (input.capabilityClass != null) await refusing(() => validateCapabilityClass(input.capabilityClass));
+    if (input.capabilityClass != null) await refusing(() => validateCapabilityClass(input.capabilityClass), issuerProblem);
 
     const profile = await this.profiles.profileFor(input.typeRef.id, input.typeRef.version);
     const capabilityClass = (input.capabilityClass ?? profile?.defaultCapabilityClass ?? CAPABILITY_CLASSES[0]) as CapabilityClass;
@@ -273,7 +268,7 @@ export class IssuerService {
     // Events are stored as their canonical text, where U+0000 is an escape like any other.
     refuseUnrepresentable(input.payload, 'payload', { allowNul: true });
     if (!storable(passportId)) throw notFound(`No passport has id ${passportId}.`);
-    const appended = await refusing(() => this.passports.append(passportId, input, this.keys.signer('event')));
+    const appended = await refusing(() => this.passports.append(passportId, input, this.keys.signer('event')), issuerProblem);
     if (!appended) throw notFound(`No passport has id ${passportId}.`);
     return appended;
   }
@@ -299,6 +294,7 @@ export class IssuerService {
         const pack = mintPack(claims, this.keys.signer('carrier'), this.settings.qrBudget);
         return { passportId: row.id, text: pack.text, size: pack.size, budget: pack.budget, kid: pack.kid, claims: claims as unknown as Record<string, unknown>, mintedAt: now };
       }),
+      issuerProblem,
     );
     if (!minted) throw notFound(`No passport has id ${passportId}.`);
     return minted;

@@ -1,10 +1,12 @@
+import type { Json } from '../../../lib/crypto/index.js';
 import { RegistryError, type ValidationIssue } from './errors.js';
 import type { RecordKind } from './kinds.js';
 import { JSON_SCHEMA_2020_12, checkModelSchema, type DocumentValidator } from './model-schema.js';
 import { checkProfileManifest, isProfileManifestBody } from './profile-manifest.js';
-import type { JsonObject } from './record.js';
 import { JURISDICTION_PATTERN, PRODUCT_CATEGORY_PATTERN, type Scope } from './scope.js';
 import { normalizeInstant } from './time.js';
+
+export type JsonObject = { [member: string]: Json };
 
 const MAX_DEPTH = 64;
 

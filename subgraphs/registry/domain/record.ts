@@ -1,11 +1,8 @@
-import type { Json } from '../../../lib/crypto/index.js';
 import { RegistryError } from './errors.js';
 import { checkRecordId } from './identifiers.js';
 import type { RecordKind } from './kinds.js';
-import { checkRecordBody, windowOfBody } from './record-body.js';
+import { checkRecordBody, windowOfBody, type JsonObject } from './record-body.js';
 import { normalizeInstant } from './time.js';
-
-export type JsonObject = { [member: string]: Json };
 
 /**
  * Status of one record version. Versions are immutable, so a record changes status by gaining a

@@ -2,12 +2,12 @@
  * The registry's GraphQL operations: thin resolvers over the record repository and the domain
  * rules, with domain errors mapped to RFC 9457 problems.
  */
-import { perRequest } from '../../../lib/graphql/batching.js';
 import { GraphQLJSON, GraphQLJSONObject } from 'graphql-scalars';
 import { Arg, Authorized, Ctx, ID, Int, Mutation, Query, Resolver } from 'type-graphql';
+import { perRequest } from '../../../lib/graphql/batching.js';
 import { PageInfo } from '../../../lib/graphql/common-types.js';
-import { badRequest, conflict, notFound, ProblemError } from '../../../lib/problem.js';
-import { RecordStateError, type RecordRepository, type StoredVersion } from '../data/records.js';
+import { badRequest, conflict, notFound, ProblemError, refusing } from '../../../lib/problem.js';
+import { RecordStateError, type RecordRepository, type StoredVersion } from '../data/record-repository.js';
 import {
   KIND_COLLECTIONS,
   ModelValidatorCache,
@@ -111,37 +111,15 @@ const issueJson = (issue: ValidationIssue) => ({
   params: issue.params,
 });
 
-/** Runs a domain or data operation, turning its refusals into problems. */
-async function refusing<T>(operation: () => Promise<T> | T): Promise<T> {
-  try {
-    return await operation();
-  } catch (error) {
-    if (error instanceof RegistryError) {
-      throw new ProblemError(error.status, error.code, error.message, error.issues.length > 0 ? { errors: error.issues.map(issueJson) } : {});
-    }
-    if (error instanceof RecordStateError) {
-      throw error.code === 'NOT_FOUND' ? notFound(error.message) : conflict(error.code, error.message, error.details);
-    }
-    throw error;
+/** The registry's refusals as problems (for `refusing`); undefined for any other error. */
+function registryProblem(error: unknown): ProblemError | undefined {
+  if (error instanceof RegistryError) {
+    return new ProblemError(error.status, error.code, error.message, error.issues.length > 0 ? { errors: error.issues.map(issueJson) } : {});
   }
-}
-
-/** Resolves record references from other subgraphs in batches: one query per request tick. */
-export function recordReferences(records: RecordRepository) {
-  const loaderFor = perRequest<{ id: string; version: number }, RegistryRecord | null, string>(
-    async (refs) => {
-      const found = new Map((await records.findMany(refs)).map((version) => [formatRecordRef(version), toRecord(version)]));
-      return refs.map((ref) => found.get(formatRecordRef(ref)) ?? null);
-    },
-    { cacheKeyFn: formatRecordRef },
-  );
-  return {
-    RegistryRecord: (reference: Record<string, unknown>, context: unknown) => {
-      const { id, version } = reference;
-      if (typeof id !== 'string' || typeof version !== 'number' || !Number.isSafeInteger(version) || version < 1) return null;
-      return loaderFor(context).load({ id, version });
-    },
-  };
+  if (error instanceof RecordStateError) {
+    return error.code === 'NOT_FOUND' ? notFound(error.message) : conflict(error.code, error.message, error.details);
+  }
+  return undefined;
 }
 
 @Resolver(() => RegistryRecord)
@@ -182,8 +160,8 @@ export class RegistryRecordResolver {
   ): Promise<RegistryRecordPage> {
     const recordKind = kindOf(kind);
     // The listing's own names are the REST query's (limit, cursor).
-    const given = Object.entries({ limit: first, cursor: after, status, id_prefix: idPrefix, updated_since: updatedSince }).filter(([, value]) => value !== null);
-    const page = await refusing(() => this.dependencies.records.list(recordKind, parseListQuery(Object.fromEntries(given))));
+    const given = Object.entries({ limit: first, cursor: after, status, id_prefix: idPrefix, updated_since: updatedSince }).filter(([, value]) => value !== null && value !== undefined);
+    const page = await refusing(() => this.dependencies.records.list(recordKind, parseListQuery(Object.fromEntries(given))), registryProblem);
     return { nodes: page.items.map(toRecord), pageInfo: PageInfo.of(page.nextCursor) };
   }
 
@@ -204,7 +182,7 @@ export class RegistryRecordResolver {
   ): Promise<Record<string, unknown>> {
     const model = await this.dependencies.records.find(modelId, { kind: 'model', version });
     if (!model) throw notFound(version === null ? `no model has the id ${modelId}` : `model ${modelId} has no version ${version}`);
-    const result = await refusing(() => this.dependencies.validators.validate({ id: model.id, version: model.version, schema: model.body.schema }, document ?? null));
+    const result = await refusing(() => this.dependencies.validators.validate({ id: model.id, version: model.version, schema: model.body.schema }, document ?? null), registryProblem);
     return { valid: result.valid, model: formatRecordRef(model), errors: result.errors.map(issueJson) };
   }
 
@@ -220,7 +198,7 @@ export class RegistryRecordResolver {
     @Arg('at', () => String, { nullable: true, description: 'RFC 3339 date-time or date.' }) at: string | null,
   ): Promise<RegistryApplicability> {
     const given = Object.entries({ product_category: productCategory, jurisdiction, at }).filter(([, value]) => value !== null && value !== undefined);
-    const query = await refusing(() => parseApplicabilityQuery(Object.fromEntries(given), new Date()));
+    const query = await refusing(() => parseApplicabilityQuery(Object.fromEntries(given), new Date()), registryProblem);
     const applicable = (await this.dependencies.records.applicable(query)).map(toApplicable);
     return {
       at: new Date(query.at),
@@ -242,6 +220,7 @@ export class RegistryRecordResolver {
         { body: input.body, ...(input.status == null ? {} : { status: input.status }), effectiveFrom: input.effectiveFrom, effectiveTo: input.effectiveTo },
         new Date(),
       ),
+      registryProblem,
     );
     return toRecord(created);
   }
@@ -266,14 +245,14 @@ export class RegistryRecordResolver {
         { expectedVersion: input.expectedVersion, body: input.body, ...(input.status == null ? {} : { status: input.status }), effectiveFrom: input.effectiveFrom, effectiveTo: input.effectiveTo },
         new Date(),
       );
-    });
+    }, registryProblem);
     return toRecord(appended);
   }
 
   @Authorized('admin')
   @Mutation(() => RegistrySeedResult, { description: 'Loads the sample register; versions already stored are left as they are, so running it again changes nothing.' })
   async seedRegistry(): Promise<RegistrySeedResult> {
-    return refusing(() => this.dependencies.records.seed(seedRegister()));
+    return refusing(() => this.dependencies.records.seed(seedRegister()), registryProblem);
   }
 
   private async kindOfRecord(id: string): Promise<RecordKind> {

@@ -18,12 +18,12 @@
  */
 import { sha256 } from '@noble/hashes/sha2.js';
 import { canonicalBytes, encodeBase64Url } from '../../../lib/crypto/index.js';
-import { failure, success, type TrustResult } from './errors.js';
-import { normalizeJurisdiction } from './jurisdiction.js';
-import type { Ed25519Jwk, NodeKey } from './keys.js';
+import { failure, success, type TrustResult } from '../../../lib/formats/trust/errors.js';
+import { normalizeJurisdiction } from '../../../lib/formats/trust/jurisdiction.js';
+import type { Ed25519Jwk, NodeKey } from '../../../lib/formats/trust/keys.js';
 import type { WitnessSet } from './master-list.js';
-import type { TrustNode } from './nodes.js';
-import { formatInstant, type Instant } from './time.js';
+import type { TrustNode } from '../../../lib/formats/trust/nodes.js';
+import { formatInstant, type Instant } from '../../../lib/formats/trust/time.js';
 import type { TrustList } from './trust-lists.js';
 
 export interface RootAnchor {

@@ -12,11 +12,11 @@
  *   from a root (`path`: the edge ids from the root down; empty for a root itself).
  * A key listed by several nodes stands as well as its best-standing node.
  */
-import { resolvePath, type DelegationEdge, type TrustGraph } from './delegation.js';
-import { type NodeKey } from './keys.js';
-import type { TrustNode } from './nodes.js';
-import { keyRevokedFrom } from './revocations.js';
-import { formatInstant, instantFromUnixSeconds, type Instant } from './time.js';
+import { resolvePath, type DelegationEdge, type TrustGraph } from '../../../lib/formats/trust/delegation.js';
+import { type NodeKey } from '../../../lib/formats/trust/keys.js';
+import type { TrustNode } from '../../../lib/formats/trust/nodes.js';
+import { keyRevokedFrom } from '../../../lib/formats/trust/revocations.js';
+import { formatInstant, instantFromUnixSeconds, type Instant } from '../../../lib/formats/trust/time.js';
 
 export const KEY_STANDINGS = ['valid', 'revoked', 'unknown', 'not_yet_valid', 'expired'] as const;
 export type KeyStandingValue = (typeof KEY_STANDINGS)[number];

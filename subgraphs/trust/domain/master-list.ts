@@ -25,8 +25,8 @@
  */
 import { sha256 } from '@noble/hashes/sha2.js';
 import { canonicalBytes, decodeBase64Url, publicKeyFromJwk, verifyBytes } from '../../../lib/crypto/index.js';
-import { failure, success, type TrustResult } from './errors.js';
-import { validatePublicJwk, type Ed25519Jwk } from './keys.js';
+import { failure, success, type TrustResult } from '../../../lib/formats/trust/errors.js';
+import { validatePublicJwk, type Ed25519Jwk } from '../../../lib/formats/trust/keys.js';
 
 export interface WitnessSet {
   readonly m: number;

@@ -25,10 +25,10 @@
  * Recording instants never decrease: if the clock steps back, a change is recorded at the
  * previous change's instant.
  */
-import { failure, success, type TrustResult } from './errors.js';
-import { normalizeJurisdiction } from './jurisdiction.js';
-import { isNodeId } from './nodes.js';
-import { formatInstant, parseInstant, type Instant } from './time.js';
+import { failure, success, type TrustResult } from '../../../lib/formats/trust/errors.js';
+import { normalizeJurisdiction } from '../../../lib/formats/trust/jurisdiction.js';
+import { isNodeId } from '../../../lib/formats/trust/nodes.js';
+import { formatInstant, parseInstant, type Instant } from '../../../lib/formats/trust/time.js';
 
 export type EntryStatus = 'granted' | 'withdrawn';
 

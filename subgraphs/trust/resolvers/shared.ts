@@ -3,7 +3,7 @@ import DataLoader from 'dataloader';
 import { perRequest } from '../../../lib/graphql/batching.js';
 import type { Signer } from '../../../lib/crypto/index.js';
 import { badRequest, ProblemError } from '../../../lib/problem.js';
-import type { TrustStore } from '../data/store.js';
+import type { TrustRepository } from '../data/trust-repository.js';
 import {
   httpStatusOf,
   instantOf,
@@ -22,7 +22,7 @@ import {
 import type { DelegationEdgeType, KeyStandingType, RevocationType, TrustListEntryType, TrustListType, TrustNodeType } from '../schema/types.js';
 
 export interface TrustDependencies {
-  store: TrustStore;
+  store: TrustRepository;
   /** The origin line of this deployment's master list (master-list.ts). */
   masterListOrigin: string;
   /** The key anchor bundles are signed with. */
@@ -35,7 +35,7 @@ export interface TrustDependencies {
   standings: ReturnType<typeof keyStandingLoader>;
 }
 
-export function trustLoaders(store: TrustStore): Pick<TrustDependencies, 'graph' | 'nodes' | 'standings'> {
+export function trustLoaders(store: TrustRepository): Pick<TrustDependencies, 'graph' | 'nodes' | 'standings'> {
   return {
     standings: keyStandingLoader(store),
     graph: new DataLoader<'graph', TrustGraph>(async (keys) => {
@@ -127,7 +127,7 @@ export function standingOut(detail: KeyStandingDetail): KeyStandingType {
  * Key standings by (kid, instant), one loader per request: every standing a request asks for — the
  * representations of one `_entities` call included — is answered from one read of the graph.
  */
-export function keyStandingLoader(store: TrustStore) {
+export function keyStandingLoader(store: TrustRepository) {
   return perRequest<{ kid: string; at: Date }, KeyStandingType, string>(
     async (questions) => {
       const graph = await store.graph();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decodeBase45, encodeBase45 } from '../../../subgraphs/issuer/domain/base45.js';
+import { decodeBase45, encodeBase45 } from '../../../lib/formats/issuer/base45.js';
 
 const utf8 = (text: string) => new TextEncoder().encode(text);
 

@@ -1,8 +1,8 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import formats from 'ajv-formats';
 import { describe, expect, it } from 'vitest';
-import { EVENT_CATALOGUE, validateEventPayload } from '../../../subgraphs/issuer/domain/catalogue.js';
-import { IssuerError } from '../../../subgraphs/issuer/domain/errors.js';
+import { EVENT_CATALOGUE, validateEventPayload } from '../../../lib/formats/issuer/catalogue.js';
+import { IssuerError } from '../../../lib/formats/issuer/errors.js';
 
 const epc = 'https://id.gs1.org/01/09520123456788/21/SN-42';
 const when = { eventTime: '2025-03-01T09:00:00Z', eventTimeZoneOffset: '+01:00' };

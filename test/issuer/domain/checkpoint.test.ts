@@ -2,8 +2,8 @@ import { createHash, createPublicKey, verify as nodeVerify } from 'node:crypto';
 import * as jose from 'jose';
 import { describe, expect, it } from 'vitest';
 import { canonicalize, encodeBase64Url } from '../../../lib/crypto/index.js';
-import { checkpointBody, noteKeyId, signCheckpointNote, signLogHead, verifyLogHead } from '../../../subgraphs/issuer/domain/checkpoint.js';
-import { frontierRoot } from '../../../subgraphs/issuer/domain/merkle.js';
+import { checkpointBody, noteKeyId, signCheckpointNote, signLogHead, verifyLogHead } from '../../../lib/formats/issuer/checkpoint.js';
+import { frontierRoot } from '../../../lib/formats/issuer/merkle.js';
 import { at, buildLog, ed25519Key, p256Key, resolverOf } from './fixtures.js';
 
 const key = ed25519Key();

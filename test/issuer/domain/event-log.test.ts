@@ -12,8 +12,8 @@ import {
   signedFormFromUnsigned,
   verifyEvent,
   type EventRecord,
-} from '../../../subgraphs/issuer/domain/event-log.js';
-import { frontierRoot, merkleRoot, leafHash } from '../../../subgraphs/issuer/domain/merkle.js';
+} from '../../../lib/formats/issuer/event-log.js';
+import { frontierRoot, merkleRoot, leafHash } from '../../../lib/formats/issuer/merkle.js';
 import { at, buildLog, ed25519Key, objectEvent, p256Key, resolverOf } from './fixtures.js';
 
 const key = ed25519Key();

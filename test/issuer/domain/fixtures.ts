@@ -9,7 +9,7 @@ import {
   type PublicJwk,
   type Signer,
 } from '../../../lib/crypto/index.js';
-import { appendEvent, emptyLogState, type EventRecord, type LogState } from '../../../subgraphs/issuer/domain/event-log.js';
+import { appendEvent, emptyLogState, type EventRecord, type LogState } from '../../../lib/formats/issuer/event-log.js';
 
 export interface TestKey {
   signer: Signer;

@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { canonicalize, signJson } from '../../../lib/crypto/index.js';
-import { signLogHead } from '../../../subgraphs/issuer/domain/checkpoint.js';
-import { frontierOf, leafHash } from '../../../subgraphs/issuer/domain/merkle.js';
-import type { EventRecord } from '../../../subgraphs/issuer/domain/event-log.js';
-import { verifyLog } from '../../../subgraphs/issuer/domain/log-verdict.js';
+import { signLogHead } from '../../../lib/formats/issuer/checkpoint.js';
+import { frontierOf, leafHash } from '../../../lib/formats/issuer/merkle.js';
+import type { EventRecord } from '../../../lib/formats/issuer/event-log.js';
+import { verifyLog } from '../../../lib/formats/issuer/log-verdict.js';
 import { at, buildLog, ed25519Key, resolverOf } from './fixtures.js';
 
 const key = ed25519Key();

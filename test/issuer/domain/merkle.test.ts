@@ -12,7 +12,7 @@ import {
   merkleRoot,
   verifyConsistency,
   verifyInclusion,
-} from '../../../subgraphs/issuer/domain/merkle.js';
+} from '../../../lib/formats/issuer/merkle.js';
 
 const hex = (bytes: Uint8Array) => Buffer.from(bytes).toString('hex');
 const bytes = (text: string) => new Uint8Array(Buffer.from(text, 'hex'));

@@ -1,13 +1,13 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { inflateSync } from 'node:zlib';
-import { Decoder, Encoder, Tag } from 'cbor-x';
+import { decode, encode } from 'cborg';
 import QRCode from 'qrcode';
 import { describe, expect, it } from 'vitest';
 import { canonicalize } from '../../../lib/crypto/index.js';
-import { decodeBase45, encodeBase45 } from '../../../subgraphs/issuer/domain/base45.js';
-import type { CapabilityClass } from '../../../subgraphs/issuer/domain/capability.js';
-import { signLogHead } from '../../../subgraphs/issuer/domain/checkpoint.js';
-import { IssuerError } from '../../../subgraphs/issuer/domain/errors.js';
+import { decodeBase45, encodeBase45 } from '../../../lib/formats/issuer/base45.js';
+import type { CapabilityClass } from '../../../lib/formats/issuer/capability.js';
+import { signLogHead } from '../../../lib/formats/issuer/checkpoint.js';
+import { IssuerError } from '../../../lib/formats/issuer/errors.js';
 import {
   buildPackClaims,
   decodePack,
@@ -17,7 +17,7 @@ import {
   verifyPack,
   type PackClaims,
   type PackSource,
-} from '../../../subgraphs/issuer/domain/pack.js';
+} from '../../../lib/formats/issuer/pack.js';
 import { deflateSync } from 'node:zlib';
 import { readPackIndependently, scanQr } from '../../support/pack-reader.js';
 import { at, buildLog, ed25519Key, p256Key, resolverOf } from './fixtures.js';
@@ -149,13 +149,14 @@ describe('Tier-A pack', () => {
 
   it('fails a pack whose claims were changed under the signature, or whose key is unknown', () => {
     const text = mintPack(buildPackClaims(source('identify')), carrierKey.signer).text;
-    const encoder = new Encoder({ useRecords: false, mapsAsObjects: false, tagUint8Array: false, variableMapSize: true });
-    const decoder = new Decoder({ mapsAsObjects: false });
-    const cose = decoder.decode(inflateSync(decodeBase45(text.slice(5)))) as Tag;
-    const [protectedHeader, unprotected, payload, signature] = cose.value as [Uint8Array, Map<number, unknown>, Uint8Array, Uint8Array];
-    const claims = decoder.decode(payload) as Map<number, unknown>;
+    const tags: ((inner: unknown) => unknown)[] = [];
+    tags[18] = (value) => value;
+    const [protectedHeader, unprotected, payload, signature] = decode(inflateSync(decodeBase45(text.slice(5))), { useMaps: true, tags }) as [Uint8Array, Map<number, unknown>, Uint8Array, Uint8Array];
+    const claims = decode(payload, { useMaps: true }) as Map<number, unknown>;
     claims.set(-3, 'revoked');
-    const forged = PACK_PREFIX + encodeBase45(deflateSync(encoder.encode(new Tag([protectedHeader, unprotected, encoder.encode(claims), signature], 18))));
+    // Tag 18 is the single byte 0xd2 (major type 6, value 18) before the array.
+    const message = encode([protectedHeader, unprotected, encode(claims, { useMaps: true }), signature], { useMaps: true });
+    const forged = PACK_PREFIX + encodeBase45(deflateSync(Buffer.concat([Buffer.from([0xd2]), message])));
     expect(verifyPack(forged, keyring)).toMatchObject({ ok: false, reason: 'BAD_SIGNATURE', claims: { status: 'revoked' } });
     expect(verifyPack(text, resolverOf(eventKey))).toMatchObject({ ok: false, reason: 'UNKNOWN_KEY' });
   });

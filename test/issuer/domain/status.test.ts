@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { EVENT_TYPES } from '../../../subgraphs/issuer/domain/catalogue.js';
-import { IssuerError } from '../../../subgraphs/issuer/domain/errors.js';
-import { applyEvent, PASSPORT_STATUSES, TRANSITIONS, transitionTableMarkdown } from '../../../subgraphs/issuer/domain/status.js';
+import { EVENT_TYPES } from '../../../lib/formats/issuer/catalogue.js';
+import { IssuerError } from '../../../lib/formats/issuer/errors.js';
+import { applyEvent, PASSPORT_STATUSES, TRANSITIONS, transitionTableMarkdown } from '../../../lib/formats/issuer/status.js';
 
 // The intended table, written out cell by cell, independently of how status.ts builds its own.
 // null: the event is refused in that status (409, rule I6).

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { signLogHead } from '../../../subgraphs/issuer/domain/checkpoint.js';
-import { verifyLog } from '../../../subgraphs/issuer/domain/log-verdict.js';
-import { buildPackClaims, mintPack, verifyPack } from '../../../subgraphs/issuer/domain/pack.js';
+import { signLogHead } from '../../../lib/formats/issuer/checkpoint.js';
+import { verifyLog } from '../../../lib/formats/issuer/log-verdict.js';
+import { buildPackClaims, mintPack, verifyPack } from '../../../lib/formats/issuer/pack.js';
 import { assembleVerdict, keyUses, standingQuestions, VERDICT_CHECKS, type KeyStanding, type VerdictInput } from '../../../subgraphs/issuer/domain/verdict.js';
-import { appendEvent } from '../../../subgraphs/issuer/domain/event-log.js';
+import { appendEvent } from '../../../lib/formats/issuer/event-log.js';
 import { at, buildLog, ed25519Key, p256Key, resolverOf } from './fixtures.js';
 
 const eventKey = ed25519Key();

@@ -19,7 +19,7 @@
  */
 import { ed25519 } from '@noble/curves/ed25519.js';
 import { p256 } from '@noble/curves/nist.js';
-import { canonicalize, jwkThumbprint, publicKeyFromJwk, type PublicJwk, type SigningAlgorithm } from '../../../lib/crypto/index.js';
+import { canonicalize, jwkThumbprint, publicKeyFromJwk, type PublicJwk, type SigningAlgorithm } from '../../crypto/index.js';
 import { failure, success, type TrustResult } from './errors.js';
 import { instantFromUnixSeconds, type Instant } from './time.js';
 

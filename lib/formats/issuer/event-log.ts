@@ -23,7 +23,7 @@ import {
   type JwsFailure,
   type KeyResolver,
   type Signer,
-} from '../../../lib/crypto/index.js';
+} from '../../crypto/index.js';
 import { validateEventPayload, type EventType } from './catalogue.js';
 import { IssuerError } from './errors.js';
 import { appendLeaf, EMPTY_FRONTIER, leafHash, sha256, type Frontier } from './merkle.js';

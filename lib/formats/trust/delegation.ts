@@ -42,7 +42,7 @@ import {
   verifyCompact,
   verifyJson,
   type JwsHeader,
-} from '../../../lib/crypto/index.js';
+} from '../../crypto/index.js';
 import { failure, success, type TrustResult } from './errors.js';
 import { keyIsCurrentAt, type NodeKey } from './keys.js';
 import { isNodeId, type TrustNode } from './nodes.js';

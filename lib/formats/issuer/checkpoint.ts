@@ -4,7 +4,7 @@
  * transparency-log tooling (witnesses, `tlog-checkpoint` readers) understands.
  */
 import { sha256 } from '@noble/hashes/sha2.js';
-import { signJson, verifyJson, JwsError, type KeyResolver, type SignedJson, type Signer } from '../../../lib/crypto/index.js';
+import { signJson, verifyJson, JwsError, type KeyResolver, type SignedJson, type Signer } from '../../crypto/index.js';
 import { IssuerError } from './errors.js';
 import { frontierRoot, hashToHex, type Frontier, type Hash } from './merkle.js';
 

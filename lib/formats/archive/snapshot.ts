@@ -5,7 +5,7 @@
  * JSON files are written in their RFC 8785 canonical form, without a trailing newline, so equal
  * content gives equal bytes and a file's bytes are exactly what a signature over it covers.
  */
-import { canonicalize, type Json } from '../../../lib/crypto/index.js';
+import { canonicalize, type Json } from '../../crypto/index.js';
 import type { BagInfo, BagRequest, PayloadFile } from './bagit.js';
 import { ArchiveError } from './errors.js';
 

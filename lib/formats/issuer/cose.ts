@@ -3,14 +3,33 @@
  * carries its payload: protected header {1: -7, 4: kid}, empty unprotected header, CBOR tag 18,
  * signature r || s over Sig_structure ["Signature1", protected, h'', payload].
  */
-import { Decoder, Encoder, Tag } from 'cbor-x';
-import { normalizeAlgorithm, publicKeyFromJwk, verifyBytes, type KeyResolver, type Signer } from '../../../lib/crypto/index.js';
+import { decode, encode, rfc8949EncodeOptions } from 'cborg';
+import { normalizeAlgorithm, publicKeyFromJwk, verifyBytes, type KeyResolver, type Signer } from '../../crypto/index.js';
 
-/** Plain RFC 8949 CBOR: maps stay maps (integer keys, no tag 259), byte strings untagged, no records. */
-export const cborEncoder = new Encoder({ useRecords: false, mapsAsObjects: false, tagUint8Array: false, variableMapSize: true });
-export const cborDecoder = new Decoder({ useRecords: false, mapsAsObjects: false });
+/** Deterministic RFC 8949 CBOR (§4.2.1: shortest forms, map keys in bytewise order); maps keep integer keys. */
+export function encodeCbor(value: unknown): Uint8Array {
+  return encode(value, { ...rfc8949EncodeOptions, useMaps: true } as typeof rfc8949EncodeOptions);
+}
+
+/** A CBOR tag and the data item it encloses (RFC 8949 §3.4). */
+export class CborTag {
+  constructor(
+    readonly tag: number,
+    readonly value: unknown,
+  ) {}
+}
+
+const COSE_TAGS: ((inner: unknown) => unknown)[] = [];
+
+/** Decodes CBOR with maps as Maps; tag 18 becomes a CborTag, any other tag and duplicate map keys are refused. */
+export function decodeCbor(bytes: Uint8Array): unknown {
+  return decode(bytes, { useMaps: true, rejectDuplicateMapKeys: true, tags: COSE_TAGS });
+}
 
 export const COSE_SIGN1_TAG = 18;
+COSE_TAGS[COSE_SIGN1_TAG] = (inner) => new CborTag(COSE_SIGN1_TAG, inner);
+/** The initial byte of tag 18: major type 6 with the tag number in its low five bits. */
+const COSE_SIGN1_TAG_BYTE = 0xc0 | COSE_SIGN1_TAG;
 const HEADER_ALG = 1;
 const HEADER_CRIT = 2;
 const HEADER_KID = 4;
@@ -18,19 +37,23 @@ const ALG_ES256 = -7;
 
 export function encodeCoseSign1(payload: Uint8Array, signer: Signer): Uint8Array {
   if (normalizeAlgorithm(signer.alg) !== 'ES256') throw new TypeError(`COSE carrier signatures use ES256, not ${signer.alg}`);
-  const protectedHeader = cborEncoder.encode(
+  const protectedHeader = encodeCbor(
     new Map<number, unknown>([
       [HEADER_ALG, ALG_ES256],
       [HEADER_KID, new TextEncoder().encode(signer.kid)],
     ]),
   );
   const signature = signer.sign(sigStructure(protectedHeader, payload));
-  return cborEncoder.encode(new Tag([protectedHeader, new Map(), payload, signature], COSE_SIGN1_TAG));
+  const message = encodeCbor([protectedHeader, new Map(), payload, signature]);
+  const tagged = new Uint8Array(message.length + 1);
+  tagged[0] = COSE_SIGN1_TAG_BYTE;
+  tagged.set(message, 1);
+  return tagged;
 }
 
 /** The bytes an ES256 COSE_Sign1 signature covers (RFC 9052 §4.4), with empty external AAD. */
 export function sigStructure(protectedHeader: Uint8Array, payload: Uint8Array): Uint8Array {
-  return cborEncoder.encode(['Signature1', protectedHeader, new Uint8Array(0), payload]);
+  return encodeCbor(['Signature1', protectedHeader, new Uint8Array(0), payload]);
 }
 
 export interface CoseSign1 {
@@ -44,8 +67,8 @@ export interface CoseSign1 {
 
 /** Parses a tagged COSE_Sign1 with an ES256 protected header; throws TypeError saying what is wrong. */
 export function decodeCoseSign1(bytes: Uint8Array): CoseSign1 {
-  const message = cborDecoder.decode(bytes) as unknown;
-  if (!(message instanceof Tag) || message.tag !== COSE_SIGN1_TAG) throw new TypeError('not a tagged COSE_Sign1 (tag 18)');
+  const message = decodeCbor(bytes);
+  if (!(message instanceof CborTag) || message.tag !== COSE_SIGN1_TAG) throw new TypeError('not a tagged COSE_Sign1 (tag 18)');
   const parts = message.value as unknown;
   if (!Array.isArray(parts) || parts.length !== 4) throw new TypeError('a COSE_Sign1 is an array of four');
   const [protectedHeader, unprotected, payload, signature] = parts as unknown[];
@@ -53,7 +76,7 @@ export function decodeCoseSign1(bytes: Uint8Array): CoseSign1 {
     throw new TypeError('COSE_Sign1 protected header, payload and signature must be byte strings');
   }
   if (!(unprotected instanceof Map) || unprotected.size !== 0) throw new TypeError('the unprotected header must be empty');
-  const header = cborDecoder.decode(protectedHeader) as unknown;
+  const header = decodeCbor(protectedHeader);
   if (!(header instanceof Map)) throw new TypeError('the protected header is not a map');
   if (header.get(HEADER_ALG) !== ALG_ES256) throw new TypeError('the protected header does not name ES256 (-7)');
   if (header.has(HEADER_CRIT)) throw new TypeError('critical header parameters are not supported');

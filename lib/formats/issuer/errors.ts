@@ -5,8 +5,6 @@
  * Verification never throws these: checks on stored data answer with verdicts instead, so that a
  * broken log is reported, not crashed on.
  */
-import type { PassportStatus } from './status.js';
-
 export interface SchemaViolation {
   /** JSON Pointer (RFC 6901) into the payload. */
   pointer: string;
@@ -17,7 +15,8 @@ export interface SchemaViolation {
 export interface IssuerErrorDetails {
   INVALID_IDENTITY: { reason: IdentityFailure; identity: string };
   UNKNOWN_CAPABILITY_CLASS: { capability_class: string };
-  ILLEGAL_TRANSITION: { rule: 'I6'; from: PassportStatus; event: string };
+  /** `from` is a PassportStatus (status.ts), kept as text so that errors.ts depends on nothing. */
+  ILLEGAL_TRANSITION: { rule: 'I6'; from: string; event: string };
   UNKNOWN_EVENT_TYPE: { event: string };
   INVALID_EVENT_PAYLOAD: { event: string; violations: SchemaViolation[] };
   LOG_MISMATCH: { reason: string };

@@ -9,11 +9,11 @@
  * table 7).
  */
 import { deflateSync, inflateSync } from 'node:zlib';
-import { canonicalBytes, type KeyResolver, type Signer } from '../../../lib/crypto/index.js';
+import { canonicalBytes, type KeyResolver, type Signer } from '../../crypto/index.js';
 import { decodeBase45, encodeBase45 } from './base45.js';
 import { capabilityClassClaims, isCapabilityClass, OPTIONAL_CLAIMS, type CapabilityClass, type OptionalClaim } from './capability.js';
 import { verifyLogHead, type SignedLogHead } from './checkpoint.js';
-import { cborDecoder, cborEncoder, decodeCoseSign1, encodeCoseSign1, verifyCoseSign1 } from './cose.js';
+import { decodeCbor, decodeCoseSign1, encodeCbor, encodeCoseSign1, verifyCoseSign1 } from './cose.js';
 import { IssuerError } from './errors.js';
 import type { EventRecord } from './event-log.js';
 import { hashFromHex, hashToHex, sha256 } from './merkle.js';
@@ -122,7 +122,7 @@ export function mintPack(claims: PackClaims, signer: Signer, budget: number = DE
   if (signer.alg !== 'ES256') {
     throw new IssuerError('WRONG_SIGNING_ALGORITHM', 'the pack carrier signature is ES256', { expected: 'ES256', actual: signer.alg });
   }
-  const payload = cborEncoder.encode(claimsToMap(claims));
+  const payload = encodeCbor(claimsToMap(claims));
   const text = PACK_PREFIX + encodeBase45(deflateSync(encodeCoseSign1(payload, signer), { level: 9 }));
   if (text.length > budget) {
     throw new IssuerError('PACK_OVER_BUDGET', `the pack has ${text.length} characters, over the QR budget of ${budget}`, {
@@ -159,7 +159,7 @@ export function decodePack(text: string): DecodedPack {
   let claimsMap: unknown;
   try {
     cose = decodeCoseSign1(coseBytes);
-    claimsMap = cborDecoder.decode(cose.payload);
+    claimsMap = decodeCbor(cose.payload);
   } catch (error) {
     return malformed(`not a COSE_Sign1 over CBOR claims: ${(error as Error).message}`);
   }

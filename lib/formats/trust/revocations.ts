@@ -33,7 +33,7 @@
  *   `n#k` and `n` (a node's revocation revokes its keys);
  * - `retroactive`: `true` or `false`.
  */
-import { canonicalBytes, decodeBase64Url, publicKeyFromJwk, verifyBytes } from '../../../lib/crypto/index.js';
+import { canonicalBytes, decodeBase64Url, publicKeyFromJwk, verifyBytes } from '../../crypto/index.js';
 import { failure, success, type TrustResult } from './errors.js';
 import { keyIsCurrentAt, keyRevokedAt, signingAlgorithmOf, type NodeKey } from './keys.js';
 import { isNodeId, type TrustNode } from './nodes.js';

@@ -10,7 +10,7 @@
  *
  * Every problem names the event's seq (its position in the list) when it concerns one event.
  */
-import { canonicalize, type KeyResolver } from '../../../lib/crypto/index.js';
+import { canonicalize, type KeyResolver } from '../../crypto/index.js';
 import { isIssuerError } from './errors.js';
 import { ATTESTED, eventShapeProblem, eventSignatureFailureAsync, GENESIS_PREV_HASH, signedFormFromUnsigned, type EventFailure, type EventRecord } from './event-log.js';
 import { verifyLogHead, type SignedLogHead } from './checkpoint.js';

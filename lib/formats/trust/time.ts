@@ -7,7 +7,7 @@
  * digits beyond the microsecond are truncated. Leap seconds (`:60`) are refused because no
  * clock this service compares against can produce them.
  */
-import { epochMillis, isRfc3339Instant } from '../../../lib/time.js';
+import { epochMillis, isRfc3339Instant } from '../../time.js';
 
 export type Instant = number;
 

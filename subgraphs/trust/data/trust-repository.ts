@@ -90,7 +90,7 @@ function isUniqueViolation(error: unknown): boolean {
   return error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002';
 }
 
-export class TrustStore {
+export class TrustRepository {
   constructor(private readonly prisma: PrismaClient) {}
 
   // Reads

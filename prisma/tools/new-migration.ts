@@ -4,7 +4,9 @@
  * `prisma migrate dev --create-only` would. The WebAssembly engine cannot open a shadow database
  * for the CLI's data-loss check, so a scratch database of our own plays that part: the committed
  * migrations are applied to it, the engine diffs it against the schema, and it is dropped.
- * Apply the result with `npm start` or `npm run prisma -- migrate deploy --config …`.
+ * Apply the result with `npm start` or `npm run db:migrate`. This authoring step alone uses Prisma's
+ * schema engine (its WebAssembly build, a devDependency, through its JavaScript API); applying
+ * migrations never does.
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
@@ -12,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { serviceDatabaseUrl } from '../../lib/config/database.js';
 import { isServiceName, SERVICES } from '../../lib/config/services.js';
-import { deployMigrations, migrationsDirectory } from './migrate.js';
+import { deployMigrations, migrationsDirectory } from '../../lib/db/migrate.js';
 import { openSchemaEngine } from './wasm-engine.js';
 import { ensureDatabase, parseDatabaseUrl } from '../../lib/db/postgres.js';
 

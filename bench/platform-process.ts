@@ -11,7 +11,7 @@ import { hashToken, type Role } from '../lib/auth/tokens.js';
 import { clusterUrl, readEmbeddedCluster } from '../lib/config/database.js';
 import { lockingPostmaster } from '../lib/db/embedded-postgres.js';
 import { SERVICES, type ServiceName } from '../lib/config/services.js';
-import { freePort, REPO_ROOT } from '../bench/support.js';
+import { freePort, REPO_ROOT } from './support.js';
 
 export interface PlatformProcessOptions {
   dataDir: string;
