@@ -27,7 +27,7 @@ export const createTrustSubgraph = defineSubgraph<PrismaClient, TrustDependencie
     'Holds the trust graph (nodes and delegation edges), trust lists per jurisdiction, the witnessed master list and bitemporal revocations, and publishes the anchors a verifier pins.',
   PrismaClient,
   open: (kernel) => {
-    const store = new TrustStore(kernel.prisma);
+    const store = new TrustStore(kernel.prisma, kernel.schema);
     return { store, masterListOrigin: masterListOrigin(kernel.keys), serviceSigner: () => kernel.keys.signer('service'), ...trustLoaders(store) };
   },
   resolvers: (deps) => [
