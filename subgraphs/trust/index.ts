@@ -28,7 +28,7 @@ export const createTrustSubgraph = defineSubgraph<PrismaClient, TrustDependencie
     'Holds the trust graph (nodes and delegation edges), trust lists per jurisdiction, the witnessed master list and bitemporal revocations, and publishes the anchors a verifier pins.',
   PrismaClient,
   open: (kernel) => {
-    const store = new TrustRepository(kernel.prisma);
+    const store = new TrustRepository(kernel.prisma, kernel.schema);
     return { store, masterListOrigin: masterListOrigin(kernel.keys), serviceSigner: () => kernel.keys.signer('service'), ...trustLoaders(store) };
   },
   resolvers: (deps) => [

@@ -3,10 +3,18 @@
  * columns that keys, uniqueness and ordering need; every decision is the domain's, made on rows
  * loaded inside the transaction that writes its outcome.
  *
- * Concurrency: nodes, edges and revocations are judged against the whole graph (cycles, scopes,
- * revoked keys), so those writes take one transaction-scoped advisory lock and are serialized; a
- * trust list's changes are serialized by a lock on its row, so sequence numbers never repeat or
- * skip. Master-list entries and witness sets are single-row writes.
+ * Scale: a question or a write reads only the part of the graph it concerns (`graphAround`): the
+ * nodes it names, every node from which a delegation path leads to them (one recursive query over
+ * edges indexed by subject), the edges into those nodes and the revocations of those nodes and
+ * their keys. The domain's answer on that part is its answer on the whole graph, because a path
+ * to a node, the scope it holds and a cycle through a new edge only ever involve its ancestors.
+ *
+ * Concurrency: an edge write locks the rows of the nodes its validation reads (its issuer's
+ * ancestors and its subject), in id order, so writes in disjoint parts of the graph proceed in
+ * parallel while two writes that could together close a cycle, or one that depends on a node
+ * another changes, are serialized. A node's upserts are serialized by a lock on its id, a trust
+ * list's changes by a lock on its row, so sequence numbers never repeat or skip. Master-list
+ * entries and witness sets are single-row writes.
  */
 import {
   declareRevocation,
@@ -41,10 +49,11 @@ import { Prisma, type PrismaClient } from '../../../prisma/trust/generated/clien
 
 type Transaction = Prisma.TransactionClient;
 
-/** Long enough to judge a credential against a graph of tens of thousands of edges. */
 const TRANSACTION_OPTIONS = { maxWait: 10_000, timeout: 60_000 } as const;
-/** pg_advisory_xact_lock key of graph writes; services share a database, so it is namespaced. */
-const GRAPH_LOCK = 'passport.trust.graph';
+/** Prefix of the pg_advisory_xact_lock keys of node upserts; services share a database, so it is namespaced. */
+const NODE_LOCK = 'passport.trust.node:';
+/** Times a graph write is tried again after PostgreSQL broke a deadlock between two of them. */
+const DEADLOCK_RETRIES = 3;
 
 export interface Written<T> {
   readonly value: T;
@@ -90,8 +99,32 @@ function isUniqueViolation(error: unknown): boolean {
   return error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002';
 }
 
+/** PostgreSQL aborted the transaction to break a deadlock (40P01) or a serialization conflict. */
+function isDeadlock(error: unknown): boolean {
+  if (error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2034') return true;
+  return error instanceof Error && /deadlock detected|40P01/.test(error.message);
+}
+
+interface GraphPartRow {
+  nodes: TrustNode[];
+  edges: DelegationEdge[];
+  revocations: Revocation[];
+}
+
 export class TrustRepository {
-  constructor(private readonly prisma: PrismaClient) {}
+  readonly #node: Prisma.Sql;
+  readonly #edge: Prisma.Sql;
+  readonly #revocation: Prisma.Sql;
+
+  constructor(
+    private readonly prisma: PrismaClient,
+    schema: string,
+  ) {
+    const qualified = (table: string) => Prisma.raw(`"${schema.replaceAll('"', '""')}"."${table}"`);
+    this.#node = qualified('trust_node');
+    this.#edge = qualified('delegation_edge');
+    this.#revocation = qualified('revocation');
+  }
 
   // Reads
 
@@ -108,6 +141,58 @@ export class TrustRepository {
   /** Nodes, edges and revocations, read in one snapshot. */
   async graph(): Promise<TrustGraph> {
     return this.prisma.$transaction((tx) => loadGraph(tx), { isolationLevel: Prisma.TransactionIsolationLevel.RepeatableRead, ...TRANSACTION_OPTIONS });
+  }
+
+  /**
+   * The part of the graph that decides the standing of these keys: the nodes listing them and
+   * everything `graphAround` adds. One statement, so one snapshot, however many keys are asked.
+   */
+  async graphForKeys(kids: readonly string[]): Promise<TrustGraph> {
+    if (kids.length === 0) return { nodes: [], edges: [], revocations: [] };
+    const holders = Prisma.join(
+      [...new Set(kids)].map((kid) => Prisma.sql`document -> 'keys' @> ${JSON.stringify([{ kid }])}::jsonb`),
+      ' OR ',
+    );
+    return this.graphPart(this.prisma, Prisma.sql`SELECT id FROM ${this.#node} WHERE ${holders}`);
+  }
+
+  /**
+   * The nodes named, every node from which a chain of delegations leads to one of them, the edges
+   * into all of these (in graph order) and their revocations: what a path, a held scope or a
+   * cycle check about the nodes named can involve.
+   */
+  async graphAround(nodeIds: readonly string[]): Promise<TrustGraph> {
+    return this.graphPart(this.prisma, Prisma.sql`SELECT unnest(${[...new Set(nodeIds)]}::text[])`);
+  }
+
+  private async graphPart(db: Reader, seeds: Prisma.Sql): Promise<TrustGraph> {
+    const [part] = await db.$queryRaw<GraphPartRow[]>`
+      WITH RECURSIVE ancestry(id) AS (
+        ${seeds}
+        UNION
+        SELECT edge.iss FROM ${this.#edge} AS edge JOIN ancestry ON edge.sub = ancestry.id
+      )
+      SELECT
+        (SELECT coalesce(json_agg(node.document ORDER BY node.id), '[]') FROM ${this.#node} AS node WHERE node.id IN (SELECT id FROM ancestry)) AS nodes,
+        (SELECT coalesce(json_agg(edge.document ORDER BY edge.recorded_at, edge.id), '[]') FROM ${this.#edge} AS edge WHERE edge.sub IN (SELECT id FROM ancestry)) AS edges,
+        (SELECT coalesce(json_agg(revocation.document ORDER BY revocation.id), '[]') FROM ${this.#revocation} AS revocation
+          WHERE split_part(revocation.subject, '#', 1) IN (SELECT id FROM ancestry)) AS revocations`;
+    return { nodes: part!.nodes, edges: part!.edges, revocations: part!.revocations };
+  }
+
+  /**
+   * Locks the rows of the nodes a validation reads, in id order, and reads them: repeated while
+   * the part read names nodes not yet locked (an edge into the part committed meanwhile).
+   */
+  private async lockedGraphAround(tx: Transaction, nodeIds: readonly string[]): Promise<TrustGraph> {
+    const locked = new Set<string>();
+    for (;;) {
+      const part = await this.graphPart(tx, Prisma.sql`SELECT unnest(${[...new Set(nodeIds)]}::text[])`);
+      const unlocked = part.nodes.map((node) => node.id).filter((id) => !locked.has(id));
+      if (unlocked.length === 0) return part;
+      await tx.$queryRaw`SELECT id FROM ${this.#node} WHERE id = ANY(${unlocked}::text[]) ORDER BY id FOR UPDATE`;
+      for (const id of unlocked) locked.add(id);
+    }
   }
 
   /** Every list's history, by jurisdiction. */
@@ -140,8 +225,9 @@ export class TrustRepository {
 
   /** Creates a node or merges keys into it (keys.ts, nodes.ts). */
   upsertNode(input: unknown): Promise<TrustResult<Written<TrustNode>>> {
-    return this.underGraphLock(async (tx) => {
+    return this.graphWrite(async (tx) => {
       const id = (input as { id?: unknown } | null)?.id;
+      if (isNodeId(id)) await tx.$queryRaw`SELECT 1 AS locked FROM (SELECT pg_advisory_xact_lock(hashtext(${NODE_LOCK + id}))) AS node_lock`;
       // An id outside the syntax is looked up nowhere; upsertNode says what is wrong with it.
       const row = isNodeId(id) ? await tx.trustNode.findUnique({ where: { id } }) : null;
       const existing = row?.document as unknown as TrustNode | undefined;
@@ -163,13 +249,15 @@ export class TrustRepository {
    * the credential's hash, so the same credential sent again finds the stored edge.
    */
   addEdge(credential: unknown): Promise<TrustResult<Written<DelegationEdge>>> {
-    return this.underGraphLock(async (tx) => {
+    return this.graphWrite(async (tx) => {
       const id = credentialId(credential);
       if (id !== undefined) {
         const stored = await tx.delegationEdge.findUnique({ where: { id } });
         if (stored) return success({ value: stored.document as unknown as DelegationEdge, created: false });
       }
-      const validated = validateDelegation(credential, await loadGraph(tx), now());
+      const parties = credentialParties(credential);
+      const graph = parties.length > 0 ? await this.lockedGraphAround(tx, parties) : { nodes: [], edges: [], revocations: [] };
+      const validated = validateDelegation(credential, graph, now());
       if (!validated.ok) return validated;
       const fit = storable(validated.value, 'MALFORMED_CREDENTIAL');
       if (!fit.ok) return fit;
@@ -182,8 +270,11 @@ export class TrustRepository {
 
   /** Records a revocation stamped with the server's clock, read once the graph lock is held. */
   declareRevocation(input: unknown): Promise<TrustResult<Revocation>> {
-    return this.underGraphLock(async (tx) => {
-      const graph = await loadGraph(tx);
+    return this.graphWrite(async (tx) => {
+      // The revoked node and the quorum attesting, locked so that no key of theirs changes meanwhile.
+      const named = revocationParties(input);
+      if (named.length > 0) await tx.$queryRaw`SELECT id FROM ${this.#node} WHERE id = ANY(${named}::text[]) ORDER BY id FOR UPDATE`;
+      const graph = await this.graphPart(tx, Prisma.sql`SELECT unnest(${named}::text[])`);
       const nodes = new Map(graph.nodes.map((node) => [node.id, node]));
       const recordedAt = instantOf(new Date());
       const declared = declareRevocation(input, { now: recordedAt, node: (id) => nodes.get(id), revocations: graph.revocations ?? [] });
@@ -276,15 +367,19 @@ export class TrustRepository {
     return success(checked.value);
   }
 
-  private underGraphLock<T>(run: (tx: Transaction) => Promise<T>): Promise<T> {
-    return this.prisma.$transaction(async (tx) => {
-      await tx.$queryRaw`SELECT 1 AS locked FROM (SELECT pg_advisory_xact_lock(hashtext(${GRAPH_LOCK}))) AS graph_lock`;
-      return run(tx);
-    }, TRANSACTION_OPTIONS);
+  /** A graph write in a transaction of its own, tried again when PostgreSQL broke a deadlock with another. */
+  private async graphWrite<T>(run: (tx: Transaction) => Promise<T>): Promise<T> {
+    for (let attempt = 0; ; attempt += 1) {
+      try {
+        return await this.prisma.$transaction(run, TRANSACTION_OPTIONS);
+      } catch (error) {
+        if (attempt >= DEADLOCK_RETRIES || !isDeadlock(error)) throw error;
+      }
+    }
   }
 }
 
-type Reader = Pick<PrismaClient, 'trustNode' | 'delegationEdge' | 'revocation' | 'trustListChange'> | Transaction;
+type Reader = Pick<PrismaClient, 'trustNode' | 'delegationEdge' | 'revocation' | 'trustListChange' | '$queryRaw'> | Transaction;
 
 async function loadRevocations(db: Reader): Promise<Revocation[]> {
   const rows = await db.revocation.findMany({ orderBy: { id: 'asc' } });
@@ -324,4 +419,31 @@ function credentialId(credential: unknown): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** The node ids a credential names as issuer and subject, as far as they can be read; validation judges the rest. */
+function credentialParties(credential: unknown): string[] {
+  let claims: unknown;
+  try {
+    if (typeof credential === 'string') {
+      const payload = credential.split('.')[1];
+      claims = payload === undefined ? undefined : JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
+    } else {
+      claims = credential;
+    }
+  } catch {
+    return [];
+  }
+  if (typeof claims !== 'object' || claims === null) return [];
+  const { iss, sub } = claims as { iss?: unknown; sub?: unknown };
+  return [iss, sub].filter(isNodeId);
+}
+
+/** The node a revocation's subject names and the quorum its attestation names, when they can be read. */
+function revocationParties(input: unknown): string[] {
+  if (typeof input !== 'object' || input === null) return [];
+  const { subject, attestation } = input as { subject?: unknown; attestation?: { quorum?: unknown } | null };
+  const nodeId = typeof subject === 'string' ? subject.split('#')[0] : undefined;
+  const quorum = typeof attestation === 'object' && attestation !== null ? attestation.quorum : undefined;
+  return [...new Set([nodeId, quorum].filter(isNodeId))];
 }

@@ -35,11 +35,11 @@ export class TrustGraphResolver {
     @Arg('knownBy', () => String, { nullable: true }) knownBy?: string | null,
   ): Promise<object> {
     const knownByInstant = instantArgument('knownBy', knownBy);
-    return keyStandingAt(await this.deps.graph.load('graph'), kid, instantOf(at), knownByInstant);
+    return keyStandingAt(await this.deps.store.graphForKeys([kid]), kid, instantOf(at), knownByInstant);
   }
 
   @Query(() => [KeyStandingType], {
-    description: `Standings of many keys at many instants, in the order asked, with the node, root and delegation path of each; all answered from one read of the graph (at most ${MAX_STANDING_QUESTIONS}).`,
+    description: `Standings of many keys at many instants, in the order asked, with the node, root and delegation path of each; all answered from one read of the part of the graph those keys hang from (at most ${MAX_STANDING_QUESTIONS}).`,
   })
   async trustKeyStandings(@Arg('questions', () => [KeyStandingQuestionInput]) questions: KeyStandingQuestionInput[], @Ctx() context: unknown): Promise<KeyStandingType[]> {
     if (questions.length > MAX_STANDING_QUESTIONS) throw badRequest('INVALID_QUERY', `questions may hold at most ${MAX_STANDING_QUESTIONS} questions.`);

@@ -13,7 +13,6 @@ import {
   type DelegationEdge,
   type Instant,
   type Revocation,
-  type TrustGraph,
   type TrustList,
   type TrustListEntry,
   type TrustNode,
@@ -27,21 +26,15 @@ export interface TrustDependencies {
   masterListOrigin: string;
   /** The key anchor bundles are signed with. */
   serviceSigner(): Signer;
-  /** The graph, loaded once for all the questions asked in the same tick (e.g. many key standings). */
-  graph: DataLoader<'graph', TrustGraph>;
   /** Nodes by id, batched: one query for every reference resolved in the same tick. */
   nodes: DataLoader<string, TrustNode | null>;
   /** Key standings, per request: one read of the graph for all of a request's questions. */
   standings: ReturnType<typeof keyStandingLoader>;
 }
 
-export function trustLoaders(store: TrustRepository): Pick<TrustDependencies, 'graph' | 'nodes' | 'standings'> {
+export function trustLoaders(store: TrustRepository): Pick<TrustDependencies, 'nodes' | 'standings'> {
   return {
     standings: keyStandingLoader(store),
-    graph: new DataLoader<'graph', TrustGraph>(async (keys) => {
-      const graph = await store.graph();
-      return keys.map(() => graph);
-    }, { cache: false }),
     nodes: new DataLoader<string, TrustNode | null>(async (ids) => {
       const found = new Map((await store.nodes(ids)).map((node) => [node.id, node]));
       return ids.map((id) => found.get(id) ?? null);
@@ -125,12 +118,13 @@ export function standingOut(detail: KeyStandingDetail): KeyStandingType {
 
 /**
  * Key standings by (kid, instant), one loader per request: every standing a request asks for — the
- * representations of one `_entities` call included — is answered from one read of the graph.
+ * representations of one `_entities` call included — is answered from one read of the part of the
+ * graph those keys hang from.
  */
 export function keyStandingLoader(store: TrustRepository) {
   return perRequest<{ kid: string; at: Date }, KeyStandingType, string>(
     async (questions) => {
-      const graph = await store.graph();
+      const graph = await store.graphForKeys(questions.map(({ kid }) => kid));
       return keyStandingDetails(graph, questions.map(({ kid, at }) => ({ kid, at: instantOf(at) }))).map(standingOut);
     },
     { cacheKeyFn: ({ kid, at }) => `${kid} ${at.toISOString()}` },

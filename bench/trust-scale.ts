@@ -1,0 +1,205 @@
+/**
+ * Trust at scale (issue 17): the cost of a key-standing question and of a delegation write as the
+ * trust graph grows from 1,000 to 10,000 to 100,000 nodes, through the whole stack (GraphQL at the
+ * gateway for standings, the REST facade for POST /edges).
+ *
+ * How the graph is built (in SQL batches, as a registry of that size would have been filled over
+ * years): 10 roots; 1 % of the nodes are authorities, each delegated by one root (every tenth by
+ * two); the rest are issuers, each delegated by one authority (every twentieth by two). Every node
+ * has one Ed25519 key; every edge is a signed-JSON credential a real issuer key signed, valid from
+ * a day ago for a year. The graph grows in place: the questions at 10k are asked of the 1k graph
+ * plus 9k more nodes, and so on.
+ *
+ * At each size: STANDING_QUESTIONS distinct issuer keys asked one after another (trustKeyStanding,
+ * every answer checked `valid`), and EDGE_WRITES delegations from distinct authorities to distinct
+ * new issuers (each checked 201). Medians and p95 of each; the ratio to the 1k figure.
+ *
+ *   node --import tsx bench/trust-scale.ts            # 1k, 10k, 100k
+ *   TRUST_SCALE_SIZES=1000,10000 node --import tsx bench/trust-scale.ts
+ *
+ * Writes docs/benchmarks/trust-scale.md and trust-scale.json.
+ */
+import { createHash, generateKeyPairSync, sign as nodeSign, type KeyObject } from 'node:crypto';
+import pg from 'pg';
+import { canonicalize } from '../lib/crypto/jcs.js';
+import { jwkThumbprint } from '../lib/crypto/index.js';
+import { BenchRun, benchToken, formatMs, markdownTable, median, openBench, quantile, timed, writeReport } from './support.js';
+
+const SIZES = (process.env.TRUST_SCALE_SIZES ?? '1000,10000,100000').split(',').map(Number);
+const ROOTS = 10;
+const STANDING_QUESTIONS = 200;
+const EDGE_WRITES = 40;
+const { token: TOKEN, tokens } = benchToken('writer');
+
+interface Key {
+  jwk: { kty: 'OKP'; crv: 'Ed25519'; x: string; kid: string };
+  privateKey: KeyObject;
+}
+function newKey(): Key {
+  const { publicKey, privateKey } = generateKeyPairSync('ed25519');
+  const jwk = { kty: 'OKP' as const, crv: 'Ed25519' as const, x: publicKey.export({ format: 'jwk' }).x!, kid: '' };
+  jwk.kid = jwkThumbprint(jwk);
+  return { jwk, privateKey };
+}
+
+const iat = Math.floor(Date.now() / 1000) - 86_400;
+const issuedAt = new Date(Date.now() - 86_400_000).toISOString();
+const expires = new Date(Date.now() + 365 * 86_400_000).toISOString();
+
+/** A stored edge as the trust store holds it: the credential, signed JSON, verbatim. */
+function edge(iss: number, sub: number, keys: Key[]) {
+  const claims = { iss: `node-${iss}`, sub: `node-${sub}`, scope: {}, iat: issuedAt, exp: expires };
+  const header = Buffer.from(JSON.stringify({ alg: 'Ed25519', kid: keys[iss]!.jwk.kid })).toString('base64url');
+  const signingInput = `${header}.${Buffer.from(canonicalize(claims)).toString('base64url')}`;
+  const credential = { ...claims, signature: `${header}..${nodeSign(null, Buffer.from(signingInput), keys[iss]!.privateKey).toString('base64url')}` };
+  const id = createHash('sha256').update(canonicalize(credential)).digest('base64url');
+  return { id, iss: claims.iss, sub: claims.sub, scope: claims.scope, iat: issuedAt, nbf: issuedAt, exp: expires, kid: keys[iss]!.jwk.kid, credential };
+}
+
+const kindOf = (index: number, size: number) => (index < ROOTS ? 'root' : index < ROOTS + size / 100 ? 'authority' : 'issuer');
+
+const benchRun = new BenchRun('trust-scale', 'node --import tsx bench/trust-scale.ts');
+const bench = await openBench('trust-scale');
+const rows: string[][] = [];
+const figures: { size: number; standing: number; edge: number }[] = [];
+
+try {
+  const stack = await bench.startStack(tokens);
+  const base = stack.facade.baseUrls.trust;
+  const db = new pg.Client({ connectionString: bench.databaseUrl });
+  await db.connect();
+  bench.defer(() => db.end());
+
+  const keys: Key[] = [];
+  // Node indexes are laid out per size: each size's roots and authorities come first within its own range.
+  const authoritiesOf: number[] = [];
+  const issuersOf: number[] = [];
+  let written = 0;
+  let fresh = 0;
+  for (const size of SIZES) {
+    // Grow the graph to `size` nodes: authorities and issuers in the proportions above.
+    const added: { id: string; kind: string; document: string }[] = [];
+    const edges: ReturnType<typeof edge>[] = [];
+    for (let index = written; index < size; index += 1) {
+      keys[index] = newKey();
+      const kind = index < ROOTS ? 'root' : kindOf(index - written, size - written) === 'issuer' || authoritiesOf.length >= size / 100 ? 'issuer' : 'authority';
+      added.push({ id: `node-${index}`, kind, document: JSON.stringify({ id: `node-${index}`, kind, keys: [{ ...keys[index]!.jwk, iat }] }) });
+      if (kind === 'authority') {
+        authoritiesOf.push(index);
+        edges.push(edge(index % ROOTS, index, keys));
+        if (index % 10 === 0) edges.push(edge((index + 1) % ROOTS, index, keys));
+      } else if (kind === 'issuer') {
+        issuersOf.push(index);
+        const authority = authoritiesOf[index % authoritiesOf.length]!;
+        edges.push(edge(authority, index, keys));
+        if (index % 20 === 0) edges.push(edge(authoritiesOf[(index + 7) % authoritiesOf.length]!, index, keys));
+      }
+    }
+    for (let start = 0; start < added.length; start += 5_000) {
+      const chunk = added.slice(start, start + 5_000);
+      await db.query('INSERT INTO trust.trust_node (id, kind, document) SELECT * FROM unnest($1::text[], $2::text[], $3::jsonb[])', [
+        chunk.map((node) => node.id),
+        chunk.map((node) => node.kind),
+        chunk.map((node) => node.document),
+      ]);
+    }
+    for (let start = 0; start < edges.length; start += 5_000) {
+      const chunk = edges.slice(start, start + 5_000);
+      await db.query('INSERT INTO trust.delegation_edge (id, iss, sub, document) SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::jsonb[])', [
+        chunk.map((e) => e.id),
+        chunk.map((e) => e.iss),
+        chunk.map((e) => e.sub),
+        chunk.map((e) => JSON.stringify(e)),
+      ]);
+    }
+    await db.query('ANALYZE trust.trust_node; ANALYZE trust.delegation_edge');
+    written = size;
+
+    // Distinct issuer keys, spread over the whole graph.
+    const asked = Array.from({ length: STANDING_QUESTIONS }, (_, i) => issuersOf[Math.floor(((i + 0.5) * issuersOf.length) / STANDING_QUESTIONS)]!);
+    const standing = await timed(STANDING_QUESTIONS, async (run) => {
+      const response = await fetch(stack.gateway.graphqlUrl, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          query: 'query($kid: String!, $at: DateTimeISO!) { trustKeyStanding(kid: $kid, at: $at) }',
+          variables: { kid: keys[asked[run]!]!.jwk.kid, at: new Date().toISOString() },
+        }),
+      });
+      const { data } = (await response.json()) as { data: { trustKeyStanding: { standing: string } } };
+      if (data.trustKeyStanding.standing !== 'valid') throw new Error(`standing ${JSON.stringify(data.trustKeyStanding)}`);
+    }, { warmups: 5 });
+
+    // Delegations from distinct authorities to new issuers, through the REST facade.
+    const newIssuers = Array.from({ length: EDGE_WRITES }, () => newKey());
+    const base0 = 10_000_000 + fresh;
+    fresh += EDGE_WRITES;
+    await db.query('INSERT INTO trust.trust_node (id, kind, document) SELECT * FROM unnest($1::text[], $2::text[], $3::jsonb[])', [
+      newIssuers.map((_, i) => `node-${base0 + i}`),
+      newIssuers.map(() => 'issuer'),
+      newIssuers.map((key, i) => JSON.stringify({ id: `node-${base0 + i}`, kind: 'issuer', keys: [{ ...key.jwk, iat }] })),
+    ]);
+    const writes = await timed(EDGE_WRITES, async (run) => {
+      const authority = authoritiesOf[Math.floor(((run + 0.5) * authoritiesOf.length) / EDGE_WRITES)]!;
+      const claims = { iss: `node-${authority}`, sub: `node-${base0 + run}`, scope: {}, iat: issuedAt, exp: expires };
+      const header = Buffer.from(JSON.stringify({ alg: 'Ed25519', kid: keys[authority]!.jwk.kid })).toString('base64url');
+      const signingInput = `${header}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}`;
+      const jws = `${signingInput}.${nodeSign(null, Buffer.from(signingInput), keys[authority]!.privateKey).toString('base64url')}`;
+      const response = await fetch(`${base}/edges`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
+        body: JSON.stringify({ credential: jws }),
+      });
+      if (response.status !== 201) throw new Error(`POST /edges: ${response.status} ${await response.text()}`);
+    });
+
+    const { rows: counted } = await db.query<{ nodes: string; edges: string }>('SELECT (SELECT count(*) FROM trust.trust_node) AS nodes, (SELECT count(*) FROM trust.delegation_edge) AS edges');
+    figures.push({ size, standing: median(standing.times), edge: median(writes.times) });
+    const first = figures[0]!;
+    rows.push([
+      `${Number(counted[0]!.nodes).toLocaleString('en')} nodes, ${Number(counted[0]!.edges).toLocaleString('en')} edges`,
+      formatMs(median(standing.times)),
+      formatMs(quantile(standing.times, 0.95)),
+      `${(median(standing.times) / first.standing).toFixed(2)}×`,
+      formatMs(median(writes.times)),
+      formatMs(quantile(writes.times, 0.95)),
+      `${(median(writes.times) / first.edge).toFixed(2)}×`,
+    ]);
+    console.log(rows.at(-1)!.join('  '));
+  }
+
+  const table = markdownTable(
+    ['trust graph', 'key standing median', 'p95', 'vs first size', 'POST /edges median', 'p95', 'vs first size'],
+    rows,
+    ['left', 'right', 'right', 'right', 'right', 'right', 'right'],
+  );
+  const last = figures.at(-1)!;
+  const document = `# Trust at scale
+
+${benchRun.report(bench)}
+
+The whole stack runs in this one process (subgraphs, gateway, REST facade) on an embedded PostgreSQL.
+Key standing: ${STANDING_QUESTIONS} distinct issuer keys per size, one after another, as \`trustKeyStanding\`
+through the gateway. POST /edges: ${EDGE_WRITES} delegations from distinct authorities to new issuers through
+the REST facade. How the graph is built: see the head of bench/trust-scale.ts (10 roots, 1 % authorities,
+the rest issuers; about one edge per node, signed-JSON credentials, grown in place).
+
+${table}
+
+Goals (issue 17): key standing median < 5 ms at 100k and ≤ 2× the 1k figure; POST /edges median < 20 ms at 100k.
+A question reads the nodes listing the key and their ancestry (one recursive query over edges indexed by
+subject), not the whole graph; a delegation locks and reads its issuer's ancestry and its subject.
+`;
+  console.log(document);
+  writeReport(
+    benchRun,
+    document,
+    [
+      { measure: `key standing at ${last.size.toLocaleString('en')} nodes (median)`, value: formatMs(last.standing), target: `< 5 ms, ≤ 2× the 1k figure (${(last.standing / figures[0]!.standing).toFixed(2)}×)` },
+      { measure: `POST /edges at ${last.size.toLocaleString('en')} nodes (median)`, value: formatMs(last.edge), target: '< 20 ms' },
+    ],
+    bench,
+  );
+} finally {
+  await bench.close();
+}

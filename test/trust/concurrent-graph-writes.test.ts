@@ -1,0 +1,63 @@
+/**
+ * Graph writes lock the rows they read, not the whole graph: writers in disjoint parts of the graph
+ * all succeed together, and two delegations that would together close a cycle never both land.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestStack, type TestStack } from '../support/stack.js';
+import { compactCredential, DAY, fromNow, newKey, seconds, type Key } from './support.js';
+
+let platform: TestStack;
+const keyIat = seconds(new Date(Date.now() - 30 * DAY));
+
+const post = (path: string, body: unknown) => platform.rest('trust', path, { body, as: 'writer' });
+const delegate = async (iss: string, sub: string, key: Key) => post('/edges', { credential: await compactCredential(claims(iss, sub), key) });
+const claims = (iss: string, sub: string) => ({ iss, sub, scope: {}, iat: fromNow(-3_600_000), exp: fromNow(365 * DAY) });
+const graph = async () => (await platform.rest('trust', '/graph')).body as { nodes: { id: string }[]; edges: { iss: string; sub: string }[] };
+
+async function node(id: string, kind: string, key: Key): Promise<void> {
+  const response = await post('/nodes', { id, kind, keys: [{ ...key.jwk, iat: keyIat }] });
+  expect(response.status).toBe(201);
+}
+
+beforeAll(async () => {
+  platform = await startTestStack();
+});
+afterAll(() => platform?.stop());
+
+describe('concurrent delegations', () => {
+  it('in 12 disjoint subtrees all land, each once, and every delegate stands', async () => {
+    const subtrees = 12;
+    const roots = await Promise.all(Array.from({ length: subtrees }, () => newKey()));
+    const authorities = await Promise.all(Array.from({ length: subtrees }, () => newKey()));
+    for (let i = 0; i < subtrees; i += 1) {
+      await node(`c-root-${i}`, 'root', roots[i]!);
+      await node(`c-authority-${i}`, 'authority', authorities[i]!);
+    }
+    const answers = await Promise.all(roots.map((key, i) => delegate(`c-root-${i}`, `c-authority-${i}`, key)));
+    expect(answers.map((answer) => answer.status)).toEqual(answers.map(() => 201));
+
+    const edges = (await graph()).edges.filter((edge) => edge.iss.startsWith('c-root-'));
+    expect(edges).toHaveLength(subtrees);
+    const questions = authorities.map((key) => `{ kid: "${key.jwk.kid}", at: "${new Date().toISOString()}" }`).join(', ');
+    const standings = await platform.graphql(`{ trustKeyStandings(questions: [${questions}]) { standing rootId node { id } } }`);
+    expect(standings.data.trustKeyStandings).toEqual(authorities.map((_, i) => ({ standing: 'valid', rootId: `c-root-${i}`, node: { id: `c-authority-${i}` } })));
+  });
+
+  it('that would together close a cycle: one lands, the other is refused as a CYCLE, never both', async () => {
+    const rootKey = await newKey();
+    await node('k-root', 'root', rootKey);
+    for (let round = 0; round < 5; round += 1) {
+      const [aKey, bKey] = await Promise.all([newKey(), newKey()]);
+      const [a, b] = [`k-a-${round}`, `k-b-${round}`];
+      await node(a, 'authority', aKey);
+      await node(b, 'authority', bKey);
+      expect((await delegate('k-root', a, rootKey)).status).toBe(201);
+      expect((await delegate('k-root', b, rootKey)).status).toBe(201);
+
+      const [ab, ba] = await Promise.all([delegate(a, b, aKey), delegate(b, a, bKey)]);
+      expect([ab.status, ba.status].sort()).toEqual([201, 422]);
+      expect((ab.status === 422 ? ab : ba).body).toMatchObject({ code: 'CYCLE' });
+      expect((await graph()).edges.filter((edge) => [a, b].includes(edge.iss))).toHaveLength(1);
+    }
+  });
+});
