@@ -58,7 +58,7 @@ export function redactedDatabaseUrl(url: string): string {
 
 /** SQLSTATEs (and socket codes) a start meets, as the end of the sentence `the database … <cause>`. */
 const CAUSES: Record<string, string> = {
-  '28P01': 'refused the user name or password (authentication failed)',
+  '28P01': 'refused the user name or password',
   '28000': 'refused this user (no pg_hba.conf entry or no such role)',
   '3D000': 'has no such database, and it could not be created',
   '42501': 'denied a permission the services need',
