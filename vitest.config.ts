@@ -11,6 +11,7 @@ export const UNIT = [
   'test/*/domain/**/*.test.ts',
   'test/lib/admin-log.test.ts',
   'test/lib/crypto.test.ts',
+  'test/lib/database-unavailable.test.ts',
   'test/lib/process-hooks.test.ts',
   'test/gateway/subgraph-fetch.test.ts',
   'test/rest-facade/matching.test.ts',

@@ -1,3 +1,4 @@
+import { explainDatabaseFailure } from '../lib/db/postgres.js';
 import { KeyCustodyError } from '../lib/keys/kek.js';
 
 /** Stops a running part cleanly on Ctrl-C, SIGTERM or SIGHUP (its terminal closed), once. */
@@ -24,4 +25,19 @@ export function endOnKeyCustodyError(error: unknown): never {
   if (!(error instanceof KeyCustodyError)) throw error;
   console.error(error.message);
   process.exit(1);
+}
+
+/**
+ * Ends a start that its database or its signing keys stop with the one sentence that says why (the
+ * database named without its password), instead of a driver's stack trace; other errors go on.
+ */
+export function endOnStartFailure(databaseUrl: string | undefined) {
+  return (error: unknown): never => {
+    const database = databaseUrl && explainDatabaseFailure(error, databaseUrl);
+    if (database) {
+      console.error(database);
+      process.exit(1);
+    }
+    return endOnKeyCustodyError(error);
+  };
 }

@@ -1,14 +1,28 @@
 /** `npm start`: the whole platform on this machine, until Ctrl-C. */
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { createTokensOnFirstStart, loadAccessTokens, tokensFile } from '../lib/auth/tokens.js';
 import { loadRuntimeConfig } from '../lib/config/runtime.js';
 import { SERVICES } from '../lib/config/services.js';
 import { loadOrCreateKek } from '../lib/keys/kek.js';
-import { endOnKeyCustodyError, stopOnSignal } from './lifecycle.js';
+import { endOnKeyCustodyError, endOnStartFailure, stopOnSignal } from './lifecycle.js';
 import { startStack } from './stack.js';
 
 const config = loadRuntimeConfig();
+// Every mode writes here (supergraph SDL, token hashes, the embedded cluster), so it exists first.
+mkdirSync(config.dataDir, { recursive: true });
 const created = await createTokensOnFirstStart();
+if (created) {
+  // Shown the moment their hashes are stored, so a start that fails later loses no token.
+  console.log(
+    [
+      'Access tokens were created for this installation. They are shown this once; only their hashes are kept',
+      `(in ${tokensFile()}; \`npm run tokens -- rotate\` issues new ones):`,
+      `  admin   ${created.admin}`,
+      `  writer  ${created.writer}`,
+    ].join('\n'),
+  );
+}
 const kek = await loadOrCreateKek().catch(endOnKeyCustodyError);
 if (kek.created) console.log(`Created the key-encryption key that seals the signing keys: ${kek.keys.file} (mode 0600). Keep it apart from the database and its backups.`);
 const stack = await startStack({
@@ -19,7 +33,7 @@ const stack = await startStack({
   log: (line) => {
     if (process.env.LOG_LEVEL === 'debug' || !line.startsWith('postgres:')) console.log(line);
   },
-}).catch(endOnKeyCustodyError);
+}).catch(endOnStartFailure(config.databaseUrl));
 
 const lines = [
   '',
@@ -30,15 +44,6 @@ const lines = [
   `  Supergraph SDL     ${join(config.dataDir, 'supergraph.graphql')}`,
   `  Database           ${config.databaseUrl ? 'external (DATABASE_URL)' : `embedded PostgreSQL in ${join(config.dataDir, 'postgres')}`}`,
 ];
-if (created) {
-  lines.push(
-    '',
-    'Access tokens were created for this installation. They are shown this once; only their hashes are kept',
-    `(in ${tokensFile()}):`,
-    `  admin   ${created.admin}`,
-    `  writer  ${created.writer}`,
-  );
-}
-console.log([...lines, '', 'Press Ctrl-C to stop.'].join('\n'));
-
+// Listening for Ctrl-C before saying so: a signal in between would end the process without stopping PostgreSQL.
 stopOnSignal(stack.stop);
+console.log([...lines, '', 'Press Ctrl-C to stop.'].join('\n'));

@@ -14,7 +14,7 @@ import { problem } from '../lib/problem.js';
 import { notModified } from './conditional.js';
 import { RouteMatcher } from './matching.js';
 import { openApiDocument } from './openapi.js';
-import { problemFromGraphqlErrors, RequestProblem, sendProblem } from './problems.js';
+import { problemFromGraphqlErrors, problemHeaders, RequestProblem, sendProblem } from './problems.js';
 import { parseQuery } from './query.js';
 import type { Route, RouteContext, ServiceRoutes } from './route-table.js';
 
@@ -146,7 +146,10 @@ export async function startFacade(options: FacadeOptions): Promise<RunningFacade
     } catch {
       payload = {};
     }
-    if (payload.errors?.length) throw new RequestProblem(problemFromGraphqlErrors(payload.errors));
+    if (payload.errors?.length) {
+      const details = problemFromGraphqlErrors(payload.errors);
+      throw new RequestProblem(details, problemHeaders(details));
+    }
     if (!payload.data) throw new RequestProblem(problem(502, 'BAD_GATEWAY_ANSWER', `The gateway answered ${answer.status} without data.`));
     return payload.data;
   }

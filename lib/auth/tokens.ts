@@ -4,7 +4,7 @@
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { dataDirectory } from '../config/database.js';
 
@@ -121,16 +121,39 @@ export function loadAccessTokens(env: NodeJS.ProcessEnv = process.env): AccessTo
   return new AccessTokens(existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as TokenHash[]) : []);
 }
 
+/** A new admin and writer token, and the hashes that are all that is kept of them. */
+function newTokens(): { tokens: Record<Role, string>; hashes: TokenHash[] } {
+  const tokens: Record<Role, string> = { admin: randomBytes(24).toString('base64url'), writer: randomBytes(24).toString('base64url') };
+  return { tokens, hashes: ROLES.map((role) => ({ name: role, role, sha256: hashToken(tokens[role]) })) };
+}
+
 /**
  * On first start with no tokens configured: makes an admin and a writer token, stores their hashes
- * and returns the tokens themselves, which the caller prints once. Returns undefined otherwise.
+ * and returns the tokens themselves, which the caller prints at once. Returns undefined otherwise.
  */
 export async function createTokensOnFirstStart(env: NodeJS.ProcessEnv = process.env): Promise<Record<Role, string> | undefined> {
   if (loadAccessTokens(env).size > 0) return undefined;
-  const tokens: Record<Role, string> = { admin: randomBytes(24).toString('base64url'), writer: randomBytes(24).toString('base64url') };
-  const hashes: TokenHash[] = ROLES.map((role) => ({ name: role, role, sha256: hashToken(tokens[role]) }));
+  const { tokens, hashes } = newTokens();
   const file = tokensFile(env);
   await mkdir(dirname(file), { recursive: true });
   await writeFile(file, `${JSON.stringify(hashes, null, 2)}\n`, { mode: 0o600, flag: 'wx' });
+  return tokens;
+}
+
+/**
+ * Replaces the stored token hashes with those of a new admin and writer token (the old tokens stop
+ * working at the next start) and returns the new tokens. The file is replaced whole, by rename, so
+ * it never holds half a list. Refused when the tokens come from the environment.
+ */
+export async function rotateStoredTokens(env: NodeJS.ProcessEnv = process.env): Promise<Record<Role, string>> {
+  if (env.PASSPORT_ADMIN_TOKEN || env.PASSPORT_WRITER_TOKEN) {
+    throw new Error('The tokens are configured by PASSPORT_ADMIN_TOKEN / PASSPORT_WRITER_TOKEN: change them there, not in the tokens file.');
+  }
+  const { tokens, hashes } = newTokens();
+  const file = tokensFile(env);
+  await mkdir(dirname(file), { recursive: true });
+  const staged = `${file}.${process.pid}.new`;
+  await writeFile(staged, `${JSON.stringify(hashes, null, 2)}\n`, { mode: 0o600 });
+  await rename(staged, file);
   return tokens;
 }

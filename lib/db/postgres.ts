@@ -29,9 +29,62 @@ export function parseDatabaseUrl(url: string): DatabaseTarget {
   };
 }
 
+/** Longest wait for a connection: a start against a host that does not answer ends well within 10 s. */
+export const CONNECT_TIMEOUT_MS = 5_000;
+
 /** A pg client of `database` on the target's server, searching the target's schema. */
 export function clientConfig(target: DatabaseTarget, database: string): pg.ClientConfig {
-  return { host: target.host, port: target.port, user: target.user, password: target.password, database, options: `-c search_path="${target.schema}"` };
+  return {
+    host: target.host,
+    port: target.port,
+    user: target.user,
+    password: target.password,
+    database,
+    options: `-c search_path="${target.schema}"`,
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+  };
+}
+
+/** The URL with its password replaced by `***`, fit for logs and messages. */
+export function redactedDatabaseUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return 'a database URL that cannot be read';
+  }
+}
+
+/** SQLSTATEs (and socket codes) a start meets, as the end of the sentence `the database … <cause>`. */
+const CAUSES: Record<string, string> = {
+  '28P01': 'refused the user name or password',
+  '28000': 'refused this user (no pg_hba.conf entry or no such role)',
+  '3D000': 'has no such database, and it could not be created',
+  '42501': 'denied a permission the services need',
+  '57P03': 'is starting up or shutting down',
+  '53300': 'has no connection left (too many clients)',
+  ECONNREFUSED: 'refused the connection: nothing listens on that host and port',
+  ENOTFOUND: 'cannot be found: the host name does not resolve',
+  EAI_AGAIN: 'cannot be found: the host name does not resolve',
+  ETIMEDOUT: `did not answer within ${CONNECT_TIMEOUT_MS / 1000} s`,
+  EHOSTUNREACH: 'cannot be reached: no route to the host',
+};
+
+/**
+ * One line saying why the database stopped a start, naming it without its password, or undefined
+ * when the error is not the database's. Migration failures (`MigrationError`) say which migration.
+ */
+export function explainDatabaseFailure(error: unknown, url: string): string | undefined {
+  const named = `the database ${redactedDatabaseUrl(url)}`;
+  for (let link = error; link instanceof Error; link = link.cause) {
+    const { code, message } = link as Error & { code?: unknown };
+    if (link.name === 'MigrationError') return `Cannot start: a migration of ${named} failed: ${message}`;
+    if (typeof code === 'string' && CAUSES[code]) return `Cannot start: ${named} ${CAUSES[code]}${/^[0-9A-Z]{5}$/.test(code) ? ` (${code}: ${message})` : ''}.`;
+    if (/timeout exceeded when trying to connect|Connection terminated due to connection timeout/i.test(message)) return `Cannot start: ${named} ${CAUSES.ETIMEDOUT}.`;
+    if (link instanceof pg.DatabaseError) return `Cannot start: ${named} answered with an error (${link.code ?? 'no code'}: ${message}).`;
+  }
+  return undefined;
 }
 
 /** Creates the database named in the URL when it does not exist yet. Returns whether it did. */

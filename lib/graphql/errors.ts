@@ -1,5 +1,6 @@
 import { unwrapResolverError } from '@apollo/server/errors';
 import type { GraphQLFormattedError } from 'graphql';
+import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from '../db/unavailable.js';
 import { problem, problemOf, ProblemError } from '../problem.js';
 
 /** Error codes of graphql-js and Apollo Server that describe the client's request, not a fault. */
@@ -23,6 +24,11 @@ export function formatServiceError(service: string, log: (message: string) => vo
       return { message: formatted.message, ...(formatted.locations ? { locations: formatted.locations } : {}), ...(formatted.path ? { path: formatted.path } : {}), extensions: { code, ...origin } };
     }
     const failed = origin.serviceName ?? service;
+    if (isDatabaseUnavailable(original)) {
+      log(`[${service}] database unavailable: ${original instanceof Error ? original.message : String(original)}`);
+      const details = problem(503, 'DATABASE_UNAVAILABLE', `The ${failed} service cannot reach its database; try again shortly.`, { retry_after: DATABASE_RETRY_AFTER_SECONDS });
+      return { message: details.detail!, ...(formatted.path ? { path: formatted.path } : {}), extensions: { code: details.code, problem: details, serviceName: failed } };
+    }
     log(`[${service}] internal error${origin.serviceName ? ` from ${origin.serviceName}` : ''}: ${original instanceof Error ? (original.stack ?? original.message) : String(original)}`);
     return {
       message: `Internal error in the ${failed} service.`,

@@ -63,7 +63,7 @@ export class RegistryClient {
       return await this.gateway.request<T>(query, variables);
     } catch (error) {
       if (error instanceof ProblemError && error.problem.status < 500) throw error;
-      throw new ProblemError(503, 'REGISTRY_UNAVAILABLE', `The registry could not check the type ref: ${(error as Error).message}`, { 'retry-after': 5 });
+      throw new ProblemError(503, 'REGISTRY_UNAVAILABLE', `The registry could not check the type ref: ${(error as Error).message}`, { retry_after: 5 });
     }
   }
 }

@@ -1,0 +1,47 @@
+/**
+ * Whether an error means PostgreSQL could not be reached or went away, as opposed to a fault of the
+ * request or of our code. Such a failure is the one 5xx that is not a bug: every path answers it with
+ * 503 `DATABASE_UNAVAILABLE` and `Retry-After`, and the pool reconnects once the database is back.
+ *
+ * The error arrives in several wrappings (Prisma's client errors, its driver adapter's mapped errors,
+ * node-postgres, Node's sockets), so the chain of causes is walked and each link is judged by its
+ * codes, never by its wording alone.
+ */
+
+/** Seconds a client is told to wait before trying again. */
+export const DATABASE_RETRY_AFTER_SECONDS = 5;
+
+/** Prisma client error codes: cannot reach, timed out, server closed the connection, pool timeout. */
+const PRISMA_CODES = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024']);
+/** Prisma driver adapter error kinds of the same meaning. */
+const ADAPTER_KINDS = new Set(['DatabaseNotReachable', 'ConnectionClosed', 'SocketTimeout', 'TooManyConnections', 'TlsConnectionError']);
+/** Node's socket errors. */
+const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'ENOTFOUND']);
+/** PostgreSQL SQLSTATEs: shutting down, crashed, starting up, too many connections. */
+const SQLSTATES = new Set(['57P01', '57P02', '57P03', '53300']);
+/** node-postgres reports a dropped connection without a code. */
+const DROPPED_CONNECTION = /^Connection terminated|connection terminated unexpectedly|Client has encountered a connection error|timeout exceeded when trying to connect/i;
+
+function linkIsUnavailable(link: Record<string, unknown>): boolean {
+  const { code, kind, name, message } = link;
+  if (name === 'PrismaClientInitializationError') return true;
+  if (typeof code === 'string') {
+    if (PRISMA_CODES.has(code) || SOCKET_CODES.has(code) || SQLSTATES.has(code)) return true;
+    // Class 08: connection exception.
+    if (/^08[0-9A-Z]{3}$/.test(code)) return true;
+  }
+  if (typeof kind === 'string' && ADAPTER_KINDS.has(kind)) return true;
+  return typeof message === 'string' && DROPPED_CONNECTION.test(message);
+}
+
+export function isDatabaseUnavailable(error: unknown): boolean {
+  const seen = new Set<unknown>();
+  for (let link = error; typeof link === 'object' && link !== null && !seen.has(link); ) {
+    seen.add(link);
+    const record = link as Record<string, unknown>;
+    if (linkIsUnavailable(record)) return true;
+    if (record.errors instanceof Array && record.errors.some((inner) => isDatabaseUnavailable(inner))) return true;
+    link = record.cause ?? record.originalError;
+  }
+  return false;
+}

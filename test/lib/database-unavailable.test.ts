@@ -1,0 +1,30 @@
+/** Which failures mean "PostgreSQL cannot be reached" (503) and which are faults of their own (500, 4xx). */
+import pg from 'pg';
+import { describe, expect, it } from 'vitest';
+import { isDatabaseUnavailable } from '../../lib/db/unavailable.js';
+import { Prisma } from '../../prisma/trust/generated/client.js';
+
+const known = (code: string, cause?: unknown) => Object.assign(new Prisma.PrismaClientKnownRequestError('failed', { code, clientVersion: '7' }), cause ? { cause } : {});
+
+describe('isDatabaseUnavailable', () => {
+  it('recognises an unreachable or vanished database in every wrapping', () => {
+    expect(isDatabaseUnavailable(known('P1001'))).toBe(true);
+    expect(isDatabaseUnavailable(known('P2010', { name: 'DriverAdapterError', cause: { kind: 'DatabaseNotReachable' } }))).toBe(true);
+    expect(isDatabaseUnavailable(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }))).toBe(true);
+    expect(isDatabaseUnavailable(Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' }))).toBe(true);
+    expect(isDatabaseUnavailable(Object.assign(new Error('connection failure'), { code: '08006' }))).toBe(true);
+    expect(isDatabaseUnavailable(new Error('outer', { cause: new Error('Connection terminated unexpectedly') }))).toBe(true);
+    expect(isDatabaseUnavailable(new AggregateError([new Error('x'), Object.assign(new Error('refused'), { code: 'ECONNREFUSED' })]))).toBe(true);
+  });
+
+  it('leaves every other failure alone', () => {
+    expect(isDatabaseUnavailable(known('P2002'))).toBe(false);
+    expect(isDatabaseUnavailable(Object.assign(new Error('duplicate key'), { code: '23505' }))).toBe(false);
+    expect(isDatabaseUnavailable(new pg.DatabaseError('syntax error', 10, 'error'))).toBe(false);
+    expect(isDatabaseUnavailable(new TypeError("Cannot read properties of undefined (reading 'id')"))).toBe(false);
+    expect(isDatabaseUnavailable(undefined)).toBe(false);
+    const loop: { cause?: unknown } = {};
+    loop.cause = loop;
+    expect(isDatabaseUnavailable(loop)).toBe(false);
+  });
+});
