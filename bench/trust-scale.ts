@@ -29,6 +29,8 @@ const SIZES = (process.env.TRUST_SCALE_SIZES ?? '1000,10000,100000').split(',').
 const ROOTS = 10;
 const STANDING_QUESTIONS = 200;
 const EDGE_WRITES = 40;
+/** Calls before the counted ones (bench/support.ts `timed`); each asks a question of its own too. */
+const WARMUPS = 5;
 const { token: TOKEN, tokens } = benchToken('writer');
 
 interface Key {
@@ -116,7 +118,7 @@ try {
     written = size;
 
     // Distinct issuer keys, spread over the whole graph.
-    const asked = Array.from({ length: STANDING_QUESTIONS }, (_, i) => issuersOf[Math.floor(((i + 0.5) * issuersOf.length) / STANDING_QUESTIONS)]!);
+    const asked = Array.from({ length: WARMUPS + STANDING_QUESTIONS }, (_, i) => issuersOf[Math.floor(((i + 0.5) * issuersOf.length) / (WARMUPS + STANDING_QUESTIONS))]!);
     const standing = await timed(STANDING_QUESTIONS, async (run) => {
       const response = await fetch(stack.gateway.graphqlUrl, {
         method: 'POST',
@@ -128,19 +130,19 @@ try {
       });
       const { data } = (await response.json()) as { data: { trustKeyStanding: { standing: string } } };
       if (data.trustKeyStanding.standing !== 'valid') throw new Error(`standing ${JSON.stringify(data.trustKeyStanding)}`);
-    }, { warmups: 5 });
+    }, { warmups: WARMUPS });
 
     // Delegations from distinct authorities to new issuers, through the REST facade.
-    const newIssuers = Array.from({ length: EDGE_WRITES }, () => newKey());
+    const newIssuers = Array.from({ length: WARMUPS + EDGE_WRITES }, () => newKey());
     const base0 = 10_000_000 + fresh;
-    fresh += EDGE_WRITES;
+    fresh += WARMUPS + EDGE_WRITES;
     await db.query('INSERT INTO trust.trust_node (id, kind, document) SELECT * FROM unnest($1::text[], $2::text[], $3::jsonb[])', [
       newIssuers.map((_, i) => `node-${base0 + i}`),
       newIssuers.map(() => 'issuer'),
       newIssuers.map((key, i) => JSON.stringify({ id: `node-${base0 + i}`, kind: 'issuer', keys: [{ ...key.jwk, iat }] })),
     ]);
     const writes = await timed(EDGE_WRITES, async (run) => {
-      const authority = authoritiesOf[Math.floor(((run + 0.5) * authoritiesOf.length) / EDGE_WRITES)]!;
+      const authority = authoritiesOf[Math.floor(((run + 0.5) * authoritiesOf.length) / (WARMUPS + EDGE_WRITES))]!;
       const claims = { iss: `node-${authority}`, sub: `node-${base0 + run}`, scope: {}, iat: issuedAt, exp: expires };
       const header = Buffer.from(JSON.stringify({ alg: 'Ed25519', kid: keys[authority]!.jwk.kid })).toString('base64url');
       const signingInput = `${header}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}`;
@@ -151,7 +153,7 @@ try {
         body: JSON.stringify({ credential: jws }),
       });
       if (response.status !== 201) throw new Error(`POST /edges: ${response.status} ${await response.text()}`);
-    });
+    }, { warmups: WARMUPS });
 
     const { rows: counted } = await db.query<{ nodes: string; edges: string }>('SELECT (SELECT count(*) FROM trust.trust_node) AS nodes, (SELECT count(*) FROM trust.delegation_edge) AS edges');
     figures.push({ size, standing: median(standing.times), edge: median(writes.times) });

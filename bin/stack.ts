@@ -71,7 +71,7 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
       const subgraph: Subgraph = await SUBGRAPHS[service]({ databaseUrl: serviceUrl(service), tokens: options.tokens, kek: options.kek, gateway: gatewayForSubgraphs });
       stoppers.push(() => subgraph.close());
       subgraphs.push(subgraph);
-      const server: ListeningServer = await serveSubgraph(subgraph, { host: config.host, port: config.subgraphPorts[service] });
+      const server: ListeningServer = await serveSubgraph(subgraph, { host: config.host, port: config.subgraphPorts[service] }, config.graphqlLimits);
       stoppers.push(() => server.stop());
       subgraphUrls[service] = server.url;
     }

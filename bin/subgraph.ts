@@ -23,7 +23,7 @@ const kek = await Promise.resolve()
   .then(() => readKekFile(kekFile()))
   .catch(endOnKeyCustodyError);
 const subgraph = await SUBGRAPHS[service]({ databaseUrl, tokens: loadAccessTokens(), kek, gateway: gatewayClient(() => gatewayUrl) }).catch(endOnKeyCustodyError);
-const server = await serveSubgraph(subgraph, { host: config.host, port: config.subgraphPorts[service] });
+const server = await serveSubgraph(subgraph, { host: config.host, port: config.subgraphPorts[service] }, config.graphqlLimits);
 console.log(`${service} subgraph: ${server.url}`);
 stopOnSignal(async () => {
   await server.stop();

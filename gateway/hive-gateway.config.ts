@@ -11,7 +11,7 @@
  */
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import { loadRuntimeConfig } from '../lib/config/runtime.js';
-import { armorLimits } from './limits.js';
+import { armorLimits } from '../lib/graphql/limits.js';
 
 const config = loadRuntimeConfig(process.env);
 

@@ -18,7 +18,7 @@ import { BodyTooLargeError, MAX_JSON_DEPTH, nestedDeeperThan, readBody } from '.
 import { jsonPoster, type JsonAnswer } from '../lib/http/post-json.js';
 import { noPhoneHomePlugins, type ListeningServer } from '../lib/graphql/subgraph-server.js';
 import { composeSupergraph, type SubgraphEndpoint } from './composition.js';
-import { armorLimits } from './limits.js';
+import { armorLimits } from '../lib/graphql/limits.js';
 import { formatGatewayError } from './refusals.js';
 import { batchingPost, isQuery, type JsonPost } from './subgraph-batching.js';
 

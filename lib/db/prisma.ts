@@ -28,6 +28,15 @@ export class StatementCounter {
   }
 }
 
+/** How long a request waits for one of the pool's connections. */
+const POOL_WAIT_MS = 10_000;
+
+/** DATABASE_STATEMENT_TIMEOUT_MS, default 30 s: the longest any one SQL statement may run. */
+function statementTimeoutMs(env: NodeJS.ProcessEnv = process.env): number {
+  const configured = Number(env.DATABASE_STATEMENT_TIMEOUT_MS ?? 30_000);
+  return Number.isInteger(configured) && configured > 0 ? configured : 30_000;
+}
+
 /**
  * Opens a service's Prisma client on the `pg` driver adapter, inside the schema named by the URL's
  * `?schema=` parameter; the statements sent are counted by `statements` when given.
@@ -36,7 +45,14 @@ export function openPrismaClient<T>(Client: PrismaClientClass<T>, url: string, p
   const target = parseDatabaseUrl(url);
   const connectionString = new URL(url);
   connectionString.searchParams.delete('schema');
-  const pool = new pg.Pool({ connectionString: connectionString.toString(), max: poolSize });
+  const pool = new pg.Pool({
+    connectionString: connectionString.toString(),
+    max: poolSize,
+    // A request waits this long for a free connection, then fails as DATABASE_UNAVAILABLE (503).
+    connectionTimeoutMillis: POOL_WAIT_MS,
+    // No statement holds a connection longer, so one heavy request cannot starve the others.
+    options: `-c statement_timeout=${statementTimeoutMs()} -c idle_in_transaction_session_timeout=${statementTimeoutMs()}`,
+  });
   statements?.watch(pool);
   return new Client({ adapter: new PrismaPg(pool, { schema: target.schema, disposeExternalPool: true }) });
 }

@@ -1,9 +1,13 @@
 import { ApolloServer } from '@apollo/server';
 import { ApolloServerPluginInlineTraceDisabled, ApolloServerPluginLandingPageDisabled, ApolloServerPluginSchemaReportingDisabled, ApolloServerPluginUsageReportingDisabled } from '@apollo/server/plugin/disabled';
 import { startStandaloneServer } from '@apollo/server/standalone';
+import { ApolloArmor } from '@escape.tech/graphql-armor';
+import type { ApolloServerPlugin } from '@apollo/server';
+import type { GraphqlLimits } from '../config/runtime.js';
 import { adminLogPlugin } from './admin-log-plugin.js';
 import type { RequestContext } from './context.js';
 import { formatServiceError } from './errors.js';
+import { armorLimits, subgraphLimits } from './limits.js';
 import type { Subgraph } from './subgraph.js';
 
 /** Apollo's reporting and its CDN-hosted landing page, all off: nothing leaves the machine. */
@@ -14,10 +18,30 @@ export interface ListeningServer {
   stop(): Promise<void>;
 }
 
-export async function serveSubgraph(subgraph: Subgraph, listen: { host: string; port: number }): Promise<ListeningServer> {
+/**
+ * Serves a subgraph. It holds every operation to the gateway's limits itself (depth, aliases, cost,
+ * tokens, directives: `subgraphLimits`), so that a client who finds a subgraph's port meets the same
+ * refusals as at the gateway, and one heavy query sent there cannot hold the database.
+ */
+export async function serveSubgraph(subgraph: Subgraph, listen: { host: string; port: number }, limits: GraphqlLimits): Promise<ListeningServer> {
+  const held = subgraphLimits(limits);
+  const armor = new ApolloArmor({
+    // Introspection stays on: the gateway composes through `_service`; suggestions are harmless then.
+    ...armorLimits(held, true),
+    // As at the gateway, the token limit is graphql-js's parse option (armor's plugin answers 500).
+    maxTokens: { enabled: false },
+  }).protect();
   const server = new ApolloServer<RequestContext>({
     schema: subgraph.schema,
-    plugins: [...noPhoneHomePlugins(), ApolloServerPluginInlineTraceDisabled(), adminLogPlugin(subgraph.adminLog)],
+    plugins: [
+      ...noPhoneHomePlugins(),
+      ApolloServerPluginInlineTraceDisabled(),
+      adminLogPlugin(subgraph.adminLog),
+      // graphql-armor's types come from @apollo/server's CommonJS build; the plugins are the same objects.
+      ...(armor.plugins as unknown as ApolloServerPlugin<RequestContext>[]),
+    ],
+    validationRules: armor.validationRules,
+    parseOptions: { maxTokens: held.maxTokens },
     formatError: formatServiceError(subgraph.name),
     includeStacktraceInErrorResponses: false,
     // The process owns its signals (bin/lifecycle.ts) and stops every part in order.

@@ -91,10 +91,10 @@ export async function startStandInGraph(options: { databaseUrl: string; tokens: 
     let gatewayUrl = '';
     const archive = await createArchiveSubgraph({ databaseUrl: withSchema(options.databaseUrl, 'archive'), tokens: options.tokens, kek: TEST_KEK, gateway: gatewayClient(() => gatewayUrl) });
     stoppers.push(() => archive.close());
-    const archiveServer = await serveSubgraph(archive, { host: '127.0.0.1', port: 0 });
+    const config = loadRuntimeConfig({});
+    const archiveServer = await serveSubgraph(archive, { host: '127.0.0.1', port: 0 }, config.graphqlLimits);
     stoppers.push(() => archiveServer.stop());
 
-    const config = loadRuntimeConfig({});
     const gateway = await startGateway({
       host: '127.0.0.1',
       port: 0,
