@@ -3,12 +3,18 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { createTokensOnFirstStart, loadAccessTokens, tokensFile } from '../lib/auth/tokens.js';
 import { loadRuntimeConfig } from '../lib/config/runtime.js';
+import { embeddedPostgresUnreachable } from '../lib/db/embedded-postgres.js';
 import { SERVICES } from '../lib/config/services.js';
 import { loadOrCreateKek } from '../lib/keys/kek.js';
 import { endOnKeyCustodyError, endOnStartFailure, stopOnSignal } from './lifecycle.js';
 import { startStack } from './stack.js';
 
 const config = loadRuntimeConfig();
+const unreachable = config.databaseUrl ? undefined : await embeddedPostgresUnreachable(config.dataDir);
+if (unreachable) {
+  console.error(unreachable);
+  process.exit(1);
+}
 // Every mode writes here (supergraph SDL, token hashes, the embedded cluster), so it exists first.
 mkdirSync(config.dataDir, { recursive: true });
 const created = await createTokensOnFirstStart();

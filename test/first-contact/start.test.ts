@@ -6,7 +6,7 @@
  */
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -91,4 +91,19 @@ describe('npm start', () => {
     const restored = JSON.parse(readFileSync(join(dataDir, 'tokens.json'), 'utf8')) as { role: string; sha256: string }[];
     expect(restored.find((entry) => entry.role === 'admin')?.sha256).toBe(hashToken(rotated.admin!));
   });
+
+  // CI runs as root, as do many servers and containers; an ordinary user's PostgreSQL runs as that user.
+  it.runIf(process.getuid?.() === 0)('as root with the data folder under a 0700 folder: one sentence saying what to do, exit 1, nothing made', async () => {
+    const home = join(folder, 'home-0700');
+    await mkdir(home);
+    await chmod(home, 0o700);
+    const run = await npmStart({ PASSPORT_DATA_DIR: join(home, 'data'), EMBEDDED_PG_PORT: String(await freePort()) });
+    expect(run.code).toBe(1);
+    expect(lines(run.stderr)).toEqual([
+      expect.stringMatching(new RegExp(`^As root, the embedded PostgreSQL runs as the postgres user, who cannot enter ${home} \\(closed to other users\\) to reach the data folder .* run npm start as an ordinary user`)),
+    ]);
+    expect(await readdir(home)).toEqual([]);
+    expect(existsSync(`${join(home, 'data')}.kek`)).toBe(false);
+  });
 });
+
