@@ -168,6 +168,26 @@ const unknownOperationPlugin: ApolloServerPlugin<GatewayContext> = {
   },
 };
 
+/** Errors of a well-formed request that the GraphQL-over-HTTP spec answers with 200 under `application/json`. */
+const REQUEST_ERRORS_AS_200 = new Set(['GRAPHQL_PARSE_FAILED', 'GRAPHQL_VALIDATION_FAILED', 'BAD_USER_INPUT']);
+
+/**
+ * The status of an answer: under the legacy `application/json` response type the GraphQL-over-HTTP
+ * spec (§6.4.1) says a request that could not be parsed, validated or have its variables coerced is
+ * still answered 200 with `errors`, as clients written before `application/graphql-response+json`
+ * expect; Apollo Server answers 400 whatever the type. Under the new type, 400 stays.
+ */
+function requestErrorStatus(status: number, contentType: string | undefined, body: string): number {
+  if (status !== 400 || !contentType?.startsWith('application/json')) return status;
+  try {
+    const answer = JSON.parse(body) as { data?: unknown; errors?: { extensions?: { code?: unknown } }[] };
+    const codes = (answer.errors ?? []).map((error) => error.extensions?.code);
+    return answer.data === undefined && codes.length > 0 && codes.every((code) => typeof code === 'string' && REQUEST_ERRORS_AS_200.has(code)) ? 200 : status;
+  } catch {
+    return status;
+  }
+}
+
 export async function startGateway(options: GatewayOptions): Promise<RunningGateway> {
   const supergraphSdl = await composeSupergraph(options.subgraphs);
   if (options.supergraphFile) await writeFile(options.supergraphFile, supergraphSdl);
@@ -189,6 +209,10 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     parseOptions: { maxTokens: options.limits.maxTokens },
     validationRules: armor.validationRules,
     allowBatchedHttpRequests: false,
+    // Apollo's CSRF prevention refuses a GET without a preflight header. It guards cookie sessions;
+    // here every credential is a bearer token a browser never attaches by itself, and GET runs
+    // queries only, so plain GETs (persisted queries, HTTP caches, the spec's URL-encoded form) are served.
+    csrfPrevention: false,
     formatError: formatGatewayError(options.limits),
     includeStacktraceInErrorResponses: false,
     // The process owns its signals (bin/lifecycle.ts) and stops every part in order.
@@ -200,6 +224,13 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   async function serveGraphql(request: IncomingMessage, response: ServerResponse, url: URL): Promise<void> {
     let body: unknown;
     if (request.method === 'POST') {
+      // A body of another media type (or none) is not a GraphQL request; a form or a text/plain body
+      // is also what a cross-site page could send without a preflight (CSRF prevention is off above).
+      if (!/^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i.test(request.headers['content-type'] ?? '')) {
+        request.resume();
+        sendJson(response, 415, { errors: [{ message: 'A POST to /graphql needs content-type: application/json.', extensions: { code: 'UNSUPPORTED_MEDIA_TYPE' } }] });
+        return;
+      }
       const raw = await readBody(request, options.bodyLimit);
       try {
         body = raw.length ? JSON.parse(raw.toString('utf8')) : undefined;
@@ -222,11 +253,12 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     });
     const responseHeaders: Record<string, string> = {};
     for (const [name, value] of result.headers) responseHeaders[name] = value;
-    response.writeHead(result.status ?? 200, responseHeaders);
     if (result.body.kind === 'complete') {
+      response.writeHead(requestErrorStatus(result.status ?? 200, responseHeaders['content-type'], result.body.string), responseHeaders);
       response.end(result.body.string);
       return;
     }
+    response.writeHead(result.status ?? 200, responseHeaders);
     for await (const chunk of result.body.asyncIterator) response.write(chunk);
     response.end();
   }
