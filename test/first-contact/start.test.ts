@@ -4,9 +4,9 @@
  * the real command in a process of its own; the test reads what the person reads: the exit code,
  * the lines printed, the files left behind.
  */
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { chmod, mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
+import { chmod, chown, mkdir, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -24,8 +24,8 @@ interface Run {
 }
 
 /** Runs bin/start.ts until it exits, or until `until` appears on its output (then it is stopped with Ctrl-C's signal). */
-function npmStart(env: Record<string, string>, until?: string): Promise<Run> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bin/start.ts'], { env: { PATH: process.env.PATH!, ...PORTS, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+function npmStart(env: Record<string, string>, until?: string, as?: { uid: number; gid: number }): Promise<Run> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bin/start.ts'], { env: { PATH: process.env.PATH!, ...PORTS, ...env }, stdio: ['ignore', 'pipe', 'pipe'], ...as });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => {
@@ -104,6 +104,23 @@ describe('npm start', () => {
     ]);
     expect(await readdir(home)).toEqual([]);
     expect(existsSync(`${join(home, 'data')}.kek`)).toBe(false);
+  });
+
+  // As an ordinary user PostgreSQL runs as that user; root makes one (nobody) to try it.
+  it.runIf(process.getuid?.() === 0)('as an ordinary user (nobody): runs on its embedded PostgreSQL, which it owns, and stops on Ctrl-C', async () => {
+    const uid = Number(execFileSync('id', ['-u', 'nobody'], { encoding: 'utf8' }));
+    const gid = Number(execFileSync('id', ['-g', 'nobody'], { encoding: 'utf8' }));
+    // The test's own folder is 0700 (mkdtemp): opened so that nobody can reach its home in it.
+    await chmod(folder, 0o755);
+    const home = join(folder, 'nobody-home');
+    await mkdir(home);
+    await chown(home, uid, gid);
+    await chmod(home, 0o700);
+    const dataDir = join(home, 'data');
+    const run = await npmStart({ HOME: home, PASSPORT_DATA_DIR: dataDir, EMBEDDED_PG_PORT: String(await freePort()) }, 'Press Ctrl-C to stop.', { uid, gid });
+    expect(run.stdout, run.stderr).toContain('Passport services are running.');
+    expect(run.code).toBe(0);
+    expect((await stat(join(dataDir, 'postgres', 'PG_VERSION'))).uid).toBe(uid);
   });
 });
 
