@@ -12,13 +12,12 @@ import { fileURLToPath } from 'node:url';
 import { ApolloServer, HeaderMap, type ApolloServerPlugin } from '@apollo/server';
 import { ApolloGateway, RemoteGraphQLDataSource } from '@apollo/gateway';
 import { GraphQLError } from 'graphql';
-import { ApolloArmor } from '@escape.tech/graphql-armor';
 import type { GraphqlLimits } from '../lib/config/runtime.js';
 import { BodyTooLargeError, MAX_JSON_DEPTH, nestedDeeperThan, readBody } from '../lib/http/body.js';
 import { jsonPoster, type JsonAnswer } from '../lib/http/post-json.js';
 import { noPhoneHomePlugins, type ListeningServer } from '../lib/graphql/subgraph-server.js';
 import { composeSupergraph, type SubgraphEndpoint } from './composition.js';
-import { armorLimits } from '../lib/graphql/limits.js';
+import { apolloArmor } from '../lib/graphql/limits.js';
 import { formatGatewayError } from './refusals.js';
 import { batchingPost, isQuery, type JsonPost } from './subgraph-batching.js';
 
@@ -196,17 +195,11 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     supergraphSdl,
     buildService: ({ url }) => new CredentialForwardingDataSource({ url, fetcher: subgraphFetch }),
   });
-  const armor = new ApolloArmor({
-    ...armorLimits(options.limits, options.introspection),
-    // The token limit is graphql-js's own parse option below: armor's token plugin parses in a hook
-    // whose failure Apollo answers with 500, so every syntax error became a server error.
-    maxTokens: { enabled: false },
-  }).protect();
+  const armor = apolloArmor<GatewayContext>(options.limits, options.introspection);
   const apollo = new ApolloServer<GatewayContext>({
     gateway,
-    // graphql-armor's types come from @apollo/server's CommonJS build; the plugins are the same objects.
-    plugins: [...noPhoneHomePlugins(), ...(armor.plugins as unknown as ApolloServerPlugin<GatewayContext>[]), unknownOperationPlugin],
-    parseOptions: { maxTokens: options.limits.maxTokens },
+    plugins: [...noPhoneHomePlugins(), ...armor.plugins, unknownOperationPlugin],
+    parseOptions: armor.parseOptions,
     validationRules: armor.validationRules,
     allowBatchedHttpRequests: false,
     // Apollo's CSRF prevention refuses a GET without a preflight header. It guards cookie sessions;

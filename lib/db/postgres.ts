@@ -3,6 +3,7 @@
  * services, the embedded cluster and the migration engine all need, with no Prisma in it.
  */
 import pg from 'pg';
+import { errorChain } from './unavailable.js';
 
 /** Connection parts of a PostgreSQL URL; `schema` is Prisma's `?schema=` parameter. */
 export interface DatabaseTarget {
@@ -60,7 +61,7 @@ export function redactedDatabaseUrl(url: string): string {
 const CAUSES: Record<string, string> = {
   '28P01': 'refused the user name or password',
   '28000': 'refused this user (no pg_hba.conf entry or no such role)',
-  '3D000': 'has no such database, and it could not be created',
+  '3D000': 'has no such database (create it, or give the user the right to)',
   '42501': 'denied a permission the services need',
   '57P03': 'is starting up or shutting down',
   '53300': 'has no connection left (too many clients)',
@@ -77,10 +78,11 @@ const CAUSES: Record<string, string> = {
  */
 export function explainDatabaseFailure(error: unknown, url: string): string | undefined {
   const named = `the database ${redactedDatabaseUrl(url)}`;
-  for (let link = error; link instanceof Error; link = link.cause) {
-    const { code, message } = link as Error & { code?: unknown };
+  for (const link of errorChain(error)) {
+    const code = typeof link.code === 'string' ? link.code : undefined;
+    const message = typeof link.message === 'string' ? link.message : '';
     if (link.name === 'MigrationError') return `Cannot start: a migration of ${named} failed: ${message}`;
-    if (typeof code === 'string' && CAUSES[code]) return `Cannot start: ${named} ${CAUSES[code]}${/^[0-9A-Z]{5}$/.test(code) ? ` (${code}: ${message})` : ''}.`;
+    if (code && CAUSES[code]) return `Cannot start: ${named} ${CAUSES[code]}${/^[0-9A-Z]{5}$/.test(code) ? ` (${code}: ${message})` : ''}.`;
     if (/timeout exceeded when trying to connect|Connection terminated due to connection timeout/i.test(message)) return `Cannot start: ${named} ${CAUSES.ETIMEDOUT}.`;
     if (link instanceof pg.DatabaseError) return `Cannot start: ${named} answered with an error (${link.code ?? 'no code'}: ${message}).`;
   }

@@ -34,14 +34,25 @@ function linkIsUnavailable(link: Record<string, unknown>): boolean {
   return typeof message === 'string' && DROPPED_CONNECTION.test(message);
 }
 
-export function isDatabaseUnavailable(error: unknown): boolean {
+/**
+ * Every link of an error's chain: the error, its `cause` (or `originalError`, as Prisma and GraphQL
+ * name it), theirs, and the members of an AggregateError, each once.
+ */
+export function* errorChain(error: unknown): Generator<Record<string, unknown>> {
   const seen = new Set<unknown>();
-  for (let link = error; typeof link === 'object' && link !== null && !seen.has(link); ) {
+  const pending: unknown[] = [error];
+  while (pending.length > 0) {
+    const link = pending.shift();
+    if (typeof link !== 'object' || link === null || seen.has(link)) continue;
     seen.add(link);
     const record = link as Record<string, unknown>;
-    if (linkIsUnavailable(record)) return true;
-    if (record.errors instanceof Array && record.errors.some((inner) => isDatabaseUnavailable(inner))) return true;
-    link = record.cause ?? record.originalError;
+    yield record;
+    if (Array.isArray(record.errors)) pending.push(...record.errors);
+    pending.push(record.cause ?? record.originalError);
   }
+}
+
+export function isDatabaseUnavailable(error: unknown): boolean {
+  for (const link of errorChain(error)) if (linkIsUnavailable(link)) return true;
   return false;
 }

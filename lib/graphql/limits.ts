@@ -4,6 +4,8 @@
  * (gateway/hive-gateway.config.ts) and every subgraph (subgraph-server.ts) take the same, so no
  * door is softer than another and a replacement gateway refuses what ours refuses.
  */
+import type { ApolloServerOptions, ApolloServerPlugin, BaseContext } from '@apollo/server';
+import { ApolloArmor } from '@escape.tech/graphql-armor';
 import type { GraphqlLimits } from '../config/runtime.js';
 
 /** Most directives in one operation; fixed, as no honest query comes near it. */
@@ -19,6 +21,21 @@ export function armorLimits(limits: GraphqlLimits, introspection: boolean) {
     // Field suggestions would reveal the schema even with introspection off.
     blockFieldSuggestion: { enabled: !introspection },
   };
+}
+
+/**
+ * What an Apollo Server (the gateway's or a subgraph's) needs to hold operations to `limits`: armor's
+ * plugins and validation rules, and the token limit as graphql-js's own parse option — armor's token
+ * plugin parses in a hook whose failure Apollo answers with 500, so every syntax error became one.
+ */
+export function apolloArmor<Context extends BaseContext>(limits: GraphqlLimits, introspection: boolean) {
+  const armor = new ApolloArmor({ ...armorLimits(limits, introspection), maxTokens: { enabled: false } }).protect();
+  return {
+    // graphql-armor's types come from @apollo/server's CommonJS build; the plugins are the same objects.
+    plugins: armor.plugins as unknown as ApolloServerPlugin<Context>[],
+    validationRules: armor.validationRules,
+    parseOptions: { maxTokens: limits.maxTokens },
+  } satisfies Partial<ApolloServerOptions<Context>>;
 }
 
 /**

@@ -1,13 +1,11 @@
 import { ApolloServer } from '@apollo/server';
 import { ApolloServerPluginInlineTraceDisabled, ApolloServerPluginLandingPageDisabled, ApolloServerPluginSchemaReportingDisabled, ApolloServerPluginUsageReportingDisabled } from '@apollo/server/plugin/disabled';
 import { startStandaloneServer } from '@apollo/server/standalone';
-import { ApolloArmor } from '@escape.tech/graphql-armor';
-import type { ApolloServerPlugin } from '@apollo/server';
 import type { GraphqlLimits } from '../config/runtime.js';
 import { adminLogPlugin } from './admin-log-plugin.js';
 import type { RequestContext } from './context.js';
 import { formatServiceError } from './errors.js';
-import { armorLimits, subgraphLimits } from './limits.js';
+import { apolloArmor, subgraphLimits } from './limits.js';
 import type { Subgraph } from './subgraph.js';
 
 /** Apollo's reporting and its CDN-hosted landing page, all off: nothing leaves the machine. */
@@ -24,24 +22,13 @@ export interface ListeningServer {
  * refusals as at the gateway, and one heavy query sent there cannot hold the database.
  */
 export async function serveSubgraph(subgraph: Subgraph, listen: { host: string; port: number }, limits: GraphqlLimits): Promise<ListeningServer> {
-  const held = subgraphLimits(limits);
-  const armor = new ApolloArmor({
-    // Introspection stays on: the gateway composes through `_service`; suggestions are harmless then.
-    ...armorLimits(held, true),
-    // As at the gateway, the token limit is graphql-js's parse option (armor's plugin answers 500).
-    maxTokens: { enabled: false },
-  }).protect();
+  // Introspection stays on: the gateway composes through `_service`; suggestions are harmless then.
+  const armor = apolloArmor<RequestContext>(subgraphLimits(limits), true);
   const server = new ApolloServer<RequestContext>({
     schema: subgraph.schema,
-    plugins: [
-      ...noPhoneHomePlugins(),
-      ApolloServerPluginInlineTraceDisabled(),
-      adminLogPlugin(subgraph.adminLog),
-      // graphql-armor's types come from @apollo/server's CommonJS build; the plugins are the same objects.
-      ...(armor.plugins as unknown as ApolloServerPlugin<RequestContext>[]),
-    ],
+    plugins: [...noPhoneHomePlugins(), ApolloServerPluginInlineTraceDisabled(), adminLogPlugin(subgraph.adminLog), ...armor.plugins],
     validationRules: armor.validationRules,
-    parseOptions: { maxTokens: held.maxTokens },
+    parseOptions: armor.parseOptions,
     formatError: formatServiceError(subgraph.name),
     includeStacktraceInErrorResponses: false,
     // The process owns its signals (bin/lifecycle.ts) and stops every part in order.

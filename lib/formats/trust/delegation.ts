@@ -129,6 +129,16 @@ interface ReadCredential {
   claims: Record<string, unknown>;
 }
 
+/**
+ * The node ids a credential names as issuer and subject, read unverified so that a store can load
+ * (and lock) the part of the graph its validation needs; empty when it cannot be read, which
+ * validation then reports.
+ */
+export function delegationParties(credential: unknown): string[] {
+  const read = readCredential(credential);
+  return typeof read === 'string' ? [] : [read.claims.iss, read.claims.sub].filter(isNodeId);
+}
+
 function readCredential(credential: unknown): ReadCredential | string {
   try {
     if (typeof credential === 'string') {

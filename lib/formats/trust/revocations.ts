@@ -97,6 +97,17 @@ export function parseRevocationSubject(text: unknown): RevocationSubject | undef
   return isNodeId(nodeId) && KID.test(kid) ? { node_id: nodeId, kid } : undefined;
 }
 
+/**
+ * The nodes a declaration names, the revoked node and the attesting quorum, read unchecked so that a
+ * store can load (and lock) what `declareRevocation` will look up; validation judges the rest.
+ */
+export function revocationParties(input: unknown): string[] {
+  if (typeof input !== 'object' || input === null) return [];
+  const { subject, attestation } = input as { subject?: unknown; attestation?: unknown };
+  const quorum = typeof attestation === 'object' && attestation !== null ? (attestation as { quorum?: unknown }).quorum : undefined;
+  return [...new Set([parseRevocationSubject(subject)?.node_id, quorum].filter(isNodeId))];
+}
+
 /** The bytes a quorum signs to attest a revocation. */
 export function revocationMessage(statement: RevocationStatement): Uint8Array {
   return canonicalBytes({ effective_at: statement.effective_at, reason: statement.reason, subject: statement.subject });

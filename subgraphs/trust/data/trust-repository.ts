@@ -3,7 +3,7 @@
  * columns that keys, uniqueness and ordering need; every decision is the domain's, made on rows
  * loaded inside the transaction that writes its outcome.
  *
- * Scale: a question or a write reads only the part of the graph it concerns (`graphAround`): the
+ * Scale: a question or a write reads only the part of the graph it concerns (`graphPart`): the
  * nodes it names, every node from which a delegation path leads to them (one recursive query over
  * edges indexed by subject), the edges into those nodes and the revocations of those nodes and
  * their keys. The domain's answer on that part is its answer on the whole graph, because a path
@@ -18,12 +18,14 @@
  */
 import {
   declareRevocation,
+  delegationParties,
   delegationCredentialId,
   failure,
   instantOf,
   isNodeId,
   normalizeJurisdiction,
   registerTrustList,
+  revocationParties,
   success,
   trustListAt,
   upsertNode,
@@ -145,7 +147,7 @@ export class TrustRepository {
 
   /**
    * The part of the graph that decides the standing of these keys: the nodes listing them and
-   * everything `graphAround` adds. One statement, so one snapshot, however many keys are asked.
+   * everything `graphPart` adds. One statement, so one snapshot, however many keys are asked.
    */
   async graphForKeys(kids: readonly string[]): Promise<TrustGraph> {
     if (kids.length === 0) return { nodes: [], edges: [], revocations: [] };
@@ -157,14 +159,10 @@ export class TrustRepository {
   }
 
   /**
-   * The nodes named, every node from which a chain of delegations leads to one of them, the edges
-   * into all of these (in graph order) and their revocations: what a path, a held scope or a
-   * cycle check about the nodes named can involve.
+   * The seed nodes, every node from which a chain of delegations leads to one of them, the edges
+   * into all of these (in graph order) and their revocations: what a path, a held scope or a cycle
+   * check about the seeds can involve.
    */
-  async graphAround(nodeIds: readonly string[]): Promise<TrustGraph> {
-    return this.graphPart(this.prisma, Prisma.sql`SELECT unnest(${[...new Set(nodeIds)]}::text[])`);
-  }
-
   private async graphPart(db: Reader, seeds: Prisma.Sql): Promise<TrustGraph> {
     const [part] = await db.$queryRaw<GraphPartRow[]>`
       WITH RECURSIVE ancestry(id) AS (
@@ -187,7 +185,7 @@ export class TrustRepository {
   private async lockedGraphAround(tx: Transaction, nodeIds: readonly string[]): Promise<TrustGraph> {
     const locked = new Set<string>();
     for (;;) {
-      const part = await this.graphPart(tx, Prisma.sql`SELECT unnest(${[...new Set(nodeIds)]}::text[])`);
+      const part = await this.graphPart(tx, nodesNamed(nodeIds));
       const unlocked = part.nodes.map((node) => node.id).filter((id) => !locked.has(id));
       if (unlocked.length === 0) return part;
       await tx.$queryRaw`SELECT id FROM ${this.#node} WHERE id = ANY(${unlocked}::text[]) ORDER BY id FOR UPDATE`;
@@ -255,7 +253,7 @@ export class TrustRepository {
         const stored = await tx.delegationEdge.findUnique({ where: { id } });
         if (stored) return success({ value: stored.document as unknown as DelegationEdge, created: false });
       }
-      const parties = credentialParties(credential);
+      const parties = delegationParties(credential);
       const graph = parties.length > 0 ? await this.lockedGraphAround(tx, parties) : { nodes: [], edges: [], revocations: [] };
       const validated = validateDelegation(credential, graph, now());
       if (!validated.ok) return validated;
@@ -274,7 +272,7 @@ export class TrustRepository {
       // The revoked node and the quorum attesting, locked so that no key of theirs changes meanwhile.
       const named = revocationParties(input);
       if (named.length > 0) await tx.$queryRaw`SELECT id FROM ${this.#node} WHERE id = ANY(${named}::text[]) ORDER BY id FOR UPDATE`;
-      const graph = await this.graphPart(tx, Prisma.sql`SELECT unnest(${named}::text[])`);
+      const graph = await this.graphPart(tx, nodesNamed(named));
       const nodes = new Map(graph.nodes.map((node) => [node.id, node]));
       const recordedAt = instantOf(new Date());
       const declared = declareRevocation(input, { now: recordedAt, node: (id) => nodes.get(id), revocations: graph.revocations ?? [] });
@@ -421,29 +419,7 @@ function credentialId(credential: unknown): string | undefined {
   }
 }
 
-/** The node ids a credential names as issuer and subject, as far as they can be read; validation judges the rest. */
-function credentialParties(credential: unknown): string[] {
-  let claims: unknown;
-  try {
-    if (typeof credential === 'string') {
-      const payload = credential.split('.')[1];
-      claims = payload === undefined ? undefined : JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
-    } else {
-      claims = credential;
-    }
-  } catch {
-    return [];
-  }
-  if (typeof claims !== 'object' || claims === null) return [];
-  const { iss, sub } = claims as { iss?: unknown; sub?: unknown };
-  return [iss, sub].filter(isNodeId);
-}
-
-/** The node a revocation's subject names and the quorum its attestation names, when they can be read. */
-function revocationParties(input: unknown): string[] {
-  if (typeof input !== 'object' || input === null) return [];
-  const { subject, attestation } = input as { subject?: unknown; attestation?: { quorum?: unknown } | null };
-  const nodeId = typeof subject === 'string' ? subject.split('#')[0] : undefined;
-  const quorum = typeof attestation === 'object' && attestation !== null ? attestation.quorum : undefined;
-  return [...new Set([nodeId, quorum].filter(isNodeId))];
+/** Seeds of `graphPart`: the nodes of these ids. */
+function nodesNamed(ids: readonly string[]): Prisma.Sql {
+  return Prisma.sql`SELECT unnest(${[...new Set(ids)]}::text[])`;
 }

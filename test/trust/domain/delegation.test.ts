@@ -3,6 +3,7 @@ import * as jose from 'jose';
 import { describe, expect, it } from 'vitest';
 import { canonicalBytes, encodeBase64Url, signJson } from '../../../lib/crypto/index.js';
 import {
+  delegationParties,
   formatInstant,
   resolvePath,
   scopesHeldAt,
@@ -64,6 +65,16 @@ function edge(credential: unknown, graph: TrustGraph): DelegationEdge {
 const base: TrustGraph = { nodes, edges: [] };
 const first = edge(signJson(rootToAuthority, rootKey.signer), base);
 const chain: TrustGraph = { nodes, edges: [first, edge(await joseCompact(authorityToIssuer, authorityKey), { nodes, edges: [first] })] };
+
+describe('delegationParties', () => {
+  it('names issuer and subject of signed JSON and of a compact JWS, and nothing of what cannot be read', async () => {
+    expect(delegationParties(signJson(rootToAuthority, rootKey.signer))).toEqual(['root', 'authority']);
+    expect(delegationParties(await joseCompact(authorityToIssuer, authorityKey))).toEqual(['authority', 'issuer']);
+    expect(delegationParties('not.a.jws')).toEqual([]);
+    expect(delegationParties({ iss: 'root', sub: 'x y', signature: signJson(rootToAuthority, rootKey.signer).signature })).toEqual(['root']);
+    expect(delegationParties(7)).toEqual([]);
+  });
+});
 
 describe('validateDelegation accepts', () => {
   it('signed JSON from a root, with the edge as the graph stores it', () => {

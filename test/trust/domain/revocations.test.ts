@@ -7,6 +7,7 @@ import {
   parseRevocationQuery,
   revocationMatches,
   revocationMessage,
+  revocationParties,
   upsertNode,
   type Revocation,
   type RevocationContext,
@@ -154,6 +155,16 @@ describe('retroactive revocation by signature slots', () => {
     expect(
       declareRevocation({ ...statement, attestation: { quorum: 'council', slots: [slot(0), slot(2), slot(4)] } }, { ...context, revocations: [revokedMember] }),
     ).toMatchObject({ ok: false, code: 'BAD_ATTESTATION' });
+  });
+});
+
+describe('revocationParties', () => {
+  it('names the revoked node and the attesting quorum, once each, and nothing of what is not a node id', () => {
+    expect(revocationParties({ subject: 'issuer-1', reason: 'keyCompromise' })).toEqual(['issuer-1']);
+    expect(revocationParties({ subject: `issuer-1#${'A'.repeat(43)}`, attestation: { quorum: 'quorum-1', slots: [] } })).toEqual(['issuer-1', 'quorum-1']);
+    expect(revocationParties({ subject: 'quorum-1', attestation: { quorum: 'quorum-1' } })).toEqual(['quorum-1']);
+    expect(revocationParties({ subject: 'bad id', attestation: null })).toEqual([]);
+    expect(revocationParties('issuer-1')).toEqual([]);
   });
 });
 
