@@ -14,7 +14,7 @@ export const UNIT = [
   'test/lib/database-unavailable.test.ts',
   'test/lib/process-hooks.test.ts',
   'test/gateway/subgraph-fetch.test.ts',
-  'test/rest-facade/matching.test.ts',
+  'test/rest-facade/http-edges.test.ts',
   'test/verifier/bagit.test.ts',
 ];
 

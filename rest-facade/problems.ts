@@ -1,23 +1,4 @@
-import type { ServerResponse } from 'node:http';
 import { problem, problemOf, type Problem } from '../lib/problem.js';
-
-export const PROBLEM_MEDIA_TYPE = 'application/problem+json';
-
-/** A request the facade answers with a problem, and the headers that go with it. */
-export class RequestProblem extends Error {
-  constructor(
-    readonly details: Problem,
-    readonly headers: Record<string, string> = {},
-  ) {
-    super(details.detail ?? details.title);
-  }
-}
-
-export function sendProblem(response: ServerResponse, details: Problem, instance: string, headers: Record<string, string> = {}, head = false): void {
-  const body = JSON.stringify({ ...details, instance });
-  response.writeHead(details.status, { 'content-type': PROBLEM_MEDIA_TYPE, 'content-length': Buffer.byteLength(body), ...headers });
-  response.end(head ? undefined : body);
-}
 
 interface GraphqlError {
   message: string;

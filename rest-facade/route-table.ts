@@ -2,11 +2,10 @@
  * The REST facade is declared, not programmed: for each method and path of the specification, the
  * GraphQL operation it runs through the gateway, how path, query and body become variables, and how
  * the result becomes status, headers and body. The HTTP server and the OpenAPI documents are both
- * derived from these tables.
+ * derived from these tables
+ * (server.ts, openapi.ts).
  */
 import type { Role } from '../lib/auth/tokens.js';
-import { problem } from '../lib/problem.js';
-import { RequestProblem } from './problems.js';
 import type { ServiceName } from '../lib/config/services.js';
 
 export type HttpMethod = 'GET' | 'POST';
@@ -95,63 +94,4 @@ export function camelizeKeys(value: unknown, opaque: readonly string[] = []): un
       opaque.includes(key) ? member : camelizeKeys(member, opaque),
     ]),
   );
-}
-
-/**
- * Scalar types only: an object or array member of the wrong type is carried by a JSON scalar to the
- * service, whose domain refuses it as it documents (e.g. 422 BAD_ATTESTATION for text).
- */
-const JSON_TYPES: Record<string, (value: unknown) => boolean> = {
-  string: (value) => typeof value === 'string',
-  integer: (value) => Number.isSafeInteger(value),
-  number: (value) => typeof value === 'number' && Number.isFinite(value),
-  boolean: (value) => typeof value === 'boolean',
-};
-
-/** The JSON types a member schema allows (`null` left to the route: an absent optional member). */
-function typesOf(schema: JsonSchema): string[] | undefined {
-  if (typeof schema.type === 'string') return [schema.type];
-  if (Array.isArray(schema.type)) return schema.type as string[];
-  if (Array.isArray(schema.enum) && schema.enum.every((value) => typeof value === 'string' || value === null)) return ['string'];
-  return undefined;
-}
-
-/**
- * The top-level members of an object body against the route's schema: every member declared, and
- * each declared scalar one (string, integer, number, boolean) of its JSON type. GraphQL alone let through what REST must refuse: a number as
- * an ID (`"id": 7` made node "7"), 1e400 read as Infinity and sent on as null (an absent member),
- * and members the issuer's mappings silently dropped (a misspelt `capabilty_class` ignored).
- * Bodies that are not objects, and deeper members, stay with the route and the schema of the graph.
- * Returns why the body is refused, or undefined. (The registry's and archive's routes check their
- * bodies by hand; the trust and issuer routes use refusingUndeclaredMembers.)
- */
-export function checkBodyMembers(schema: JsonSchema | undefined, body: unknown): string | undefined {
-  const properties = schema?.properties as Record<string, JsonSchema> | undefined;
-  if (schema?.type !== 'object' || !properties || typeof body !== 'object' || body === null || Array.isArray(body)) return undefined;
-  const members = body as Record<string, unknown>;
-  if (schema.additionalProperties === undefined || schema.additionalProperties === false) {
-    const unknown = Object.keys(members).filter((name) => !Object.hasOwn(properties, name));
-    if (unknown.length > 0) return `Unknown member${unknown.length > 1 ? 's' : ''} ${unknown.slice(0, 5).join(', ')}; the body takes ${Object.keys(properties).join(', ')}.`;
-  }
-  for (const [name, member] of Object.entries(properties)) {
-    const value = members[name];
-    if (value === undefined || value === null) continue;
-    const types = typesOf(member)?.filter((type) => type !== 'null');
-    if (types && types.length > 0 && types.every((type) => JSON_TYPES[type]) && !types.some((type) => JSON_TYPES[type]!(value))) return `${name} must be ${types.map((type) => (type === 'integer' ? 'an integer' : `a${/^[aeiou]/.test(type) ? 'n' : ''} ${type}`)).join(' or ')}.`;
-  }
-  return undefined;
-}
-
-/** The route with its body's top-level members checked (checkBodyMembers) before its variables are made: 400 INVALID_REQUEST. */
-export function refusingUndeclaredMembers(route: Route): Route {
-  const { variables } = route;
-  if (!variables || !route.body?.properties) return route;
-  return {
-    ...route,
-    variables(request) {
-      const refused = checkBodyMembers(route.body, request.body);
-      if (refused) throw new RequestProblem(problem(400, 'INVALID_REQUEST', refused));
-      return variables(request);
-    },
-  };
 }

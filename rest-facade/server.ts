@@ -1,22 +1,26 @@
 /**
- * The REST facade's HTTP server: it matches a request against the service's route table, checks
- * credentials, content type and size, sends the route's GraphQL operation to the gateway and maps
- * the answer back. Every error is an RFC 9457 problem.
+ * The REST facade on Fastify: each service's route table becomes Fastify routes under the service's
+ * prefix, whose schemas validate requests (validation.ts) and make the OpenAPI document
+ * (@fastify/swagger, openapi.ts). A route sends its GraphQL operation to the gateway and maps the
+ * answer back; every refusal, from the framework or a service, is an RFC 9457 problem.
  */
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { METHODS } from 'node:http';
+import { Readable } from 'node:stream';
+import swagger from '@fastify/swagger';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { identify, refusalOf, type AccessTokens } from '../lib/auth/tokens.js';
 import type { ServiceName } from '../lib/config/services.js';
 import type { ListeningServer } from '../lib/graphql/subgraph-server.js';
-import { BodyTooLargeError, MAX_JSON_DEPTH, nestedDeeperThan, readBody } from '../lib/http/body.js';
 import { jsonPoster, type JsonAnswer } from '../lib/http/post-json.js';
-import { problem } from '../lib/problem.js';
+import { problem, type Problem } from '../lib/problem.js';
 import { notModified } from './conditional.js';
-import { RouteMatcher } from './matching.js';
-import { openApiDocument } from './openapi.js';
-import { problemFromGraphqlErrors, problemHeaders, RequestProblem, sendProblem } from './problems.js';
-import { parseQuery } from './query.js';
-import type { Route, RouteContext, ServiceRoutes } from './route-table.js';
+import { JSON_MEDIA_TYPE, parseJsonBody } from '../lib/http/json-body.js';
+import { openApiOptions, routeSchema, SHARED_SCHEMAS } from './openapi.js';
+import { PROBLEM_MEDIA_TYPE, RequestProblem } from '../lib/http/request-problem.js';
+import { publicServerOptions } from '../lib/http/server-options.js';
+import { problemFromGraphqlErrors, problemHeaders } from './problems.js';
+import type { Route, RouteContext, RouteRequest, ServiceRoutes } from './route-table.js';
+import { validatorCompiler } from './validation.js';
 
 export interface FacadeMount {
   service: ServiceName;
@@ -32,6 +36,8 @@ export interface FacadeOptions {
   gatewayUrl: string;
   tokens: AccessTokens;
   bodyLimit: number;
+  /** How long a client may take to send a whole request (default: lib/http/server-options.ts). */
+  requestTimeoutMs?: number;
 }
 
 export interface RunningFacade extends ListeningServer {
@@ -39,98 +45,38 @@ export interface RunningFacade extends ListeningServer {
   baseUrls: Record<ServiceName, string>;
 }
 
-const JSON_MEDIA_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;.*)?$/i;
-
-interface MountedService {
-  prefix: string;
-  table: ServiceRoutes;
-  matcher: RouteMatcher;
-}
-
-function checkCredentials(route: Route, request: IncomingMessage, tokens: AccessTokens): void {
-  if (!route.role) return;
-  const refusal = refusalOf(identify(tokens, request.headers.authorization), [route.role]);
-  if (!refusal) return;
-  // RFC 6750 §3: a 401 names the scheme, and says when the token itself was the trouble.
+/** RFC 6750 §3: a 401 names the scheme, and says when the token itself was the trouble. */
+function credentialRefusal(route: Route, authorization: string | undefined, tokens: AccessTokens): RequestProblem | undefined {
+  if (!route.role) return undefined;
+  const refusal = refusalOf(identify(tokens, authorization), [route.role]);
+  if (!refusal) return undefined;
   const challenge = refusal.code === 'INVALID_TOKEN' ? 'Bearer realm="passport", error="invalid_token"' : 'Bearer realm="passport"';
-  throw new RequestProblem(problem(refusal.status, refusal.code, refusal.detail), refusal.status === 401 ? { 'www-authenticate': challenge } : {});
+  return new RequestProblem(problem(refusal.status, refusal.code, refusal.detail), refusal.status === 401 ? { 'www-authenticate': challenge } : {});
 }
 
-const UTF8 = new TextDecoder('utf-8', { fatal: true });
-
-async function readJsonBody(route: Route, request: IncomingMessage, limit: number): Promise<unknown> {
-  if (route.method !== 'POST' || !route.body) {
-    request.resume();
-    return undefined;
+/** Fastify's own refusals (content type, size, framework) as the problems the facade documents. */
+function problemOfFrameworkError(error: { code?: string; statusCode?: number; message: string }, bodyLimit: number): RequestProblem | undefined {
+  switch (error.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new RequestProblem(problem(413, 'BODY_TOO_LARGE', `The body exceeds ${bodyLimit} bytes.`, { limit: bodyLimit }));
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new RequestProblem(problem(415, 'UNSUPPORTED_MEDIA_TYPE', 'The body must be application/json.'), { 'accept-post': 'application/json' });
+    case 'FST_ERR_BAD_URL':
+      return new RequestProblem(problem(400, 'MALFORMED_PATH', 'The path is not validly percent-encoded.'));
   }
-  const contentType = request.headers['content-type'];
-  if (!contentType || !JSON_MEDIA_TYPE.test(contentType)) {
-    throw new RequestProblem(problem(415, 'UNSUPPORTED_MEDIA_TYPE', `The body must be application/json, not ${contentType ?? 'absent'}.`), { 'accept-post': 'application/json' });
-  }
-  let raw: Buffer;
-  try {
-    raw = await readBody(request, limit);
-  } catch (error) {
-    if (error instanceof BodyTooLargeError) throw new RequestProblem(problem(413, 'BODY_TOO_LARGE', `The body exceeds ${limit} bytes.`, { limit }));
-    throw error;
-  }
-  let text: string;
-  try {
-    text = UTF8.decode(raw);
-  } catch {
-    throw new RequestProblem(problem(400, 'MALFORMED_JSON', 'The body is not UTF-8.'));
-  }
-  if (text.trim() === '') throw new RequestProblem(problem(400, 'MALFORMED_JSON', 'The body is empty; a JSON object is required.'));
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch (error) {
-    throw new RequestProblem(problem(400, 'MALFORMED_JSON', `The body is not valid JSON: ${(error as Error).message}`));
-  }
-  // JSON.parse takes any nesting; passing it on to the gateway overflowed the stack (a 503/500).
-  if (nestedDeeperThan(body)) throw new RequestProblem(problem(400, 'INVALID_BODY', `The body nests arrays and objects more than ${MAX_JSON_DEPTH} deep.`));
-  return body;
+  if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) return new RequestProblem(problem(error.statusCode, 'BAD_REQUEST', error.message));
+  return undefined;
 }
 
-/**
- * Writes a streamed body piece by piece, waiting for the client to drain each; stops reading the
- * source when the client goes away. A failing source leaves the response incomplete, which the
- * client sees as an aborted transfer (the caller destroys the connection).
- */
-async function sendStream(response: ServerResponse, status: number, headers: Record<string, string>, body: AsyncIterable<Uint8Array> | undefined): Promise<void> {
-  if (headers['content-length'] === undefined) throw new Error('a streamed body needs a content-length');
-  response.writeHead(status, { 'content-type': 'application/octet-stream', ...headers });
-  if (body) {
-    for await (const piece of body) {
-      if (response.destroyed) return;
-      if (!response.write(piece)) await drained(response);
-    }
-  }
-  response.end();
+function sendProblem(request: FastifyRequest, reply: FastifyReply, details: Problem, headers: Record<string, string> = {}): FastifyReply {
+  const instance = request.url.split('?')[0];
+  return reply.code(details.status).headers(headers).type(PROBLEM_MEDIA_TYPE).send(Buffer.from(JSON.stringify({ ...details, instance })));
 }
 
-/** Resolves when the client has taken what was written, or has gone away. */
-function drained(response: ServerResponse): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      response.off('drain', done);
-      response.off('close', done);
-      resolve();
-    };
-    response.on('drain', done);
-    response.on('close', done);
-  });
-}
+/** Every method Node parses except CONNECT (which names no path), so each gets 405 where it does not apply. */
+const OTHER_METHODS = METHODS.filter((method) => method !== 'CONNECT');
 
 export async function startFacade(options: FacadeOptions): Promise<RunningFacade> {
-  const byPort = new Map<number, MountedService[]>();
-  for (const mount of options.mounts) {
-    const table = options.tables[mount.service];
-    const list = byPort.get(mount.port) ?? [];
-    list.push({ prefix: mount.prefix.replace(/\/+$/, ''), table, matcher: new RouteMatcher(table.routes) });
-    byPort.set(mount.port, list.sort((a, b) => b.prefix.length - a.prefix.length));
-  }
-
   // Kept-alive sockets to the gateway, over node:http rather than fetch (see lib/http/post-json.ts).
   const postToGateway = jsonPoster();
   async function callGateway(operation: string, variables: Record<string, unknown>, authorization: string | undefined) {
@@ -154,79 +100,150 @@ export async function startFacade(options: FacadeOptions): Promise<RunningFacade
     return payload.data;
   }
 
-  async function handle(request: IncomingMessage, response: ServerResponse, services: readonly MountedService[]): Promise<void> {
-    // The request target is split by hand: as a URL, `//trust/x` would name a host called "trust".
-    const [pathname = '/', search = ''] = (request.url ?? '/').split(/\?(.*)/s, 2);
-    if (!pathname.startsWith('/')) throw new RequestProblem(problem(400, 'MALFORMED_PATH', 'The request target must be an absolute path.'));
-    const url = { pathname, searchParams: new URLSearchParams(search) };
-    const method = request.method ?? 'GET';
-    const head = method === 'HEAD';
-    const docs = /^\/docs\/([a-z]+)\/openapi\.json$/.exec(url.pathname);
-    const documented = docs ? options.mounts.find((mount) => mount.service === docs[1]) : undefined;
-    if (documented && (method === 'GET' || head)) {
-      const hostName = (request.headers.host ?? options.host).replace(/:\d+$/, '');
-      const body = JSON.stringify(openApiDocument(options.tables[documented.service], `http://${hostName}:${ports.get(documented.port)}${documented.prefix}`));
-      response.writeHead(200, { 'content-type': 'application/openapi+json', 'content-length': Buffer.byteLength(body) });
-      return void response.end(head ? undefined : body);
-    }
-    const service = services.find((candidate) => candidate.prefix === '' || url.pathname === candidate.prefix || url.pathname.startsWith(`${candidate.prefix}/`));
-    if (!service) throw new RequestProblem(problem(404, 'NOT_FOUND', `No service is mounted at ${url.pathname}.`));
-    const relative = url.pathname.slice(service.prefix.length).replace(/(.)\/+$/, '$1') || '/';
-    const matched = service.matcher.match(method, relative);
-    if (matched.kind === 'bad-path') throw new RequestProblem(problem(400, 'MALFORMED_PATH', 'The path is not validly percent-encoded.'));
-    if (matched.kind === 'not-found') throw new RequestProblem(problem(404, 'NOT_FOUND', `The ${service.table.service} service has no resource at ${relative}.`));
-    if (matched.kind === 'method-not-allowed') {
-      const allow = matched.allow.includes('GET') ? [...matched.allow, 'HEAD'] : matched.allow;
-      throw new RequestProblem(problem(405, 'METHOD_NOT_ALLOWED', `${method} is not allowed on ${relative}; allowed: ${allow.join(', ')}.`), { allow: allow.join(', ') });
-    }
-    const { route, params } = matched.match;
-    checkCredentials(route, request, options.tokens);
-    const query = parseQuery(route, url.searchParams);
-    const body = await readJsonBody(route, request, options.bodyLimit);
-    const variables = route.variables?.({ params, query, body }) ?? {};
-    const data = await callGateway(route.operation, variables, request.headers.authorization);
-    const baseUrl = `http://${request.headers.host ?? 'localhost'}${service.prefix}`;
+  async function answer(route: Route, table: ServiceRoutes, prefix: string, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+    const routeRequest: RouteRequest = { params: request.params as Record<string, string>, query: (request.query ?? {}) as RouteRequest['query'], body: request.body };
+    const authorization = request.headers.authorization;
+    const data = await callGateway(route.operation, route.variables?.(routeRequest) ?? {}, authorization);
     const context: RouteContext = {
-      service: service.table.service,
-      baseUrl,
-      routes: service.table.routes,
-      request: { params, query, body },
-      graphql: (operation, more) => callGateway(operation, more, request.headers.authorization),
+      service: table.service,
+      baseUrl: `http://${request.headers.host ?? 'localhost'}${prefix}`,
+      routes: table.routes,
+      request: routeRequest,
+      graphql: (operation, more) => callGateway(operation, more, authorization),
     };
     const result = route.result(data, context);
-    const unchanged = notModified(method, request.headers['if-none-match'], result.status ?? 200, result.headers ?? {});
-    if (unchanged) {
-      response.writeHead(304, unchanged);
-      return void response.end();
+    const status = result.status ?? 200;
+    const headers = result.headers ?? {};
+    const unchanged = notModified(request.method, request.headers['if-none-match'], status, headers);
+    if (unchanged) return reply.code(304).headers(unchanged).send();
+    const head = request.method === 'HEAD';
+    // HEAD sends an empty stream, which Fastify's HEAD handling ends without touching content-length.
+    if (result.stream) return reply.code(status).type('application/octet-stream').headers(headers).send(Readable.from(head ? [] : result.stream));
+    return reply
+      .code(status)
+      .type('application/json; charset=utf-8')
+      .headers(headers)
+      .send(result.raw ?? Buffer.from(JSON.stringify(result.body ?? null)));
+  }
+
+  /** One service's routes under its prefix, with its OpenAPI document and its own 404 and 405s. */
+  async function mountService(instance: FastifyInstance, table: ServiceRoutes, prefix: string): Promise<() => unknown> {
+    await instance.register(swagger, openApiOptions(table, prefix) as never);
+    const methodsByPath = new Map<string, Set<string>>();
+    for (const route of table.routes) {
+      const url = route.path.replace(/\{(\w+)\}/g, ':$1');
+      methodsByPath.set(url, (methodsByPath.get(url) ?? new Set()).add(route.method));
+      instance.route({
+        method: route.method,
+        url,
+        schema: routeSchema(route),
+        // Credentials before the body is read: a refused client's body is never parsed.
+        onRequest: async (request, reply) => {
+          const refused = credentialRefusal(route, request.headers.authorization, options.tokens);
+          if (refused) return sendProblem(request, reply, refused.details, refused.headers);
+        },
+        handler: (request, reply) => answer(route, table, prefix, request, reply),
+      });
     }
-    if (result.stream) return sendStream(response, result.status ?? 200, result.headers ?? {}, head ? undefined : result.stream);
-    const payload = result.raw ?? Buffer.from(JSON.stringify(result.body ?? null));
-    response.writeHead(result.status ?? 200, { 'content-type': 'application/json; charset=utf-8', 'content-length': payload.length, ...result.headers });
-    response.end(head ? undefined : payload);
+    for (const [url, declared] of methodsByPath) {
+      const allow = declared.has('GET') ? [...declared, 'HEAD'] : [...declared];
+      instance.route({
+        method: OTHER_METHODS.filter((method) => !allow.includes(method)),
+        url,
+        schema: { hide: true } as never,
+        onRequest: async (request, reply) => {
+          const relative = request.url.split('?')[0]!.slice(prefix.length) || '/';
+          return sendProblem(request, reply, problem(405, 'METHOD_NOT_ALLOWED', `${request.method} is not allowed on ${relative}; allowed: ${allow.join(', ')}.`), { allow: allow.join(', ') });
+        },
+        handler: async () => undefined,
+      });
+    }
+    instance.setNotFoundHandler((request, reply) => {
+      const relative = request.url.split('?')[0]!.slice(prefix.length) || '/';
+      return sendProblem(request, reply, problem(404, 'NOT_FOUND', `The ${table.service} service has no resource at ${relative}.`));
+    });
+    return () => instance.swagger();
+  }
+
+  const documents = new Map<ServiceName, () => unknown>();
+  const byPort = new Map<number, FacadeMount[]>();
+  for (const mount of options.mounts) byPort.set(mount.port, [...(byPort.get(mount.port) ?? []), mount]);
+
+  async function buildPortServer(mounts: readonly FacadeMount[]): Promise<FastifyInstance> {
+    const app = Fastify({
+      ...publicServerOptions(options),
+      // Ids are the services' to judge (404), however long; the header limit bounds a request line.
+      routerOptions: { ignoreTrailingSlash: true, maxParamLength: 16_384 },
+      exposeHeadRoutes: true,
+      frameworkErrors: (error, request, reply) => {
+        const refused = problemOfFrameworkError(error, options.bodyLimit) ?? new RequestProblem(problem(400, 'MALFORMED_REQUEST', error.message));
+        return sendProblem(request, reply, refused.details, refused.headers);
+      },
+    });
+    for (const method of OTHER_METHODS) if (!app.supportedMethods.includes(method)) app.addHttpMethod(method, { hasBody: true });
+    for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
+    app.setValidatorCompiler(validatorCompiler);
+    // Answers are serialized by the routes (byte for byte what the services said); response schemas document them.
+    app.setSerializerCompiler(() => (data) => JSON.stringify(data));
+    app.removeAllContentTypeParsers();
+    app.addContentTypeParser(JSON_MEDIA_TYPE, { parseAs: 'buffer' }, (request, raw: Buffer, done) => {
+      // A POST that takes no body ignores an empty one, and refuses one that is not JSON.
+      if (raw.length === 0 && !request.routeOptions.schema?.body) return done(null, undefined);
+      try {
+        done(null, parseJsonBody(raw));
+      } catch (error) {
+        done(error as Error, undefined);
+      }
+    });
+    app.addContentTypeParser('*', (request, payload, done) => {
+      if (request.routeOptions.schema?.body) return done(Object.assign(new Error('unsupported media type'), { code: 'FST_ERR_CTP_INVALID_MEDIA_TYPE', statusCode: 415 }), undefined);
+      payload.resume();
+      payload.on('end', () => done(null, undefined));
+    });
+    app.setErrorHandler((error, request, reply) => {
+      const refused = error instanceof RequestProblem ? error : problemOfFrameworkError(error as Error & { code?: string; statusCode?: number }, options.bodyLimit);
+      if (reply.raw.headersSent) {
+        // A streamed body failed halfway: cutting the connection short is the only honest answer left.
+        console.error('[rest-facade] body aborted:', refused?.details ?? error);
+        return void reply.raw.destroy();
+      }
+      if (refused) return sendProblem(request, reply, refused.details, refused.headers);
+      console.error('[rest-facade]', error);
+      return sendProblem(request, reply, problem(500, 'INTERNAL_ERROR', 'The REST facade failed to answer; the failure is logged.'));
+    });
+    // A service mounted at the port's root answers its own 404s there.
+    if (!mounts.some((mount) => mount.prefix.replace(/\/+$/, '') === '')) {
+      app.setNotFoundHandler((request, reply) => sendProblem(request, reply, problem(404, 'NOT_FOUND', `No service is mounted at ${request.url.split('?')[0]}.`)));
+    }
+    app.get('/docs/:service/openapi.json', { schema: { hide: true } as never }, async (request, reply) => {
+      const service = (request.params as { service: string }).service as ServiceName;
+      const mount = options.mounts.find((candidate) => candidate.service === service);
+      const document = documents.get(service);
+      if (!mount || !document) return sendProblem(request, reply, problem(404, 'NOT_FOUND', `No service is named ${service}.`));
+      const hostName = (request.headers.host ?? options.host).replace(/:\d+$/, '');
+      const served = { ...(document() as Record<string, unknown>), servers: [{ url: `http://${hostName}:${ports.get(mount.port)}${mount.prefix}` }] };
+      return reply.type('application/openapi+json').send(Buffer.from(JSON.stringify(served)));
+    });
+    for (const mount of mounts) {
+      const prefix = mount.prefix.replace(/\/+$/, '');
+      await app.register(
+        async (instance) => {
+          documents.set(mount.service, await mountService(instance, options.tables[mount.service], prefix));
+        },
+        { prefix },
+      );
+    }
+    return app;
   }
 
   /** Configured port → bound port (they differ when 0 asks for any free port). */
   const ports = new Map<number, number>();
-  const servers = [...byPort.entries()].map(([port, services]) => {
-    const server = createServer((request, response) => {
-      handle(request, response, services).catch((error: unknown) => {
-        const instance = (request.url ?? '/').split('?')[0]!;
-        if (response.headersSent) {
-          // A streamed body failed halfway: cutting the connection short is the only honest answer left.
-          console.error('[rest-facade] body aborted:', error instanceof RequestProblem ? error.details : error);
-          return void response.destroy();
-        }
-        if (error instanceof RequestProblem) return sendProblem(response, error.details, instance, error.headers, request.method === 'HEAD');
-        console.error('[rest-facade]', error);
-        sendProblem(response, problem(500, 'INTERNAL_ERROR', 'The REST facade failed to answer; the failure is logged.'), instance);
-      });
-    });
-    server.keepAliveTimeout = 65_000;
-    return { port, server };
-  });
-  for (const { port, server } of servers) {
-    await new Promise<void>((resolve) => server.listen(port, options.host, resolve));
-    ports.set(port, (server.address() as AddressInfo).port);
+  const servers: FastifyInstance[] = [];
+  for (const [port, mounts] of byPort) {
+    const app = await buildPortServer(mounts);
+    servers.push(app);
+    await app.listen({ port, host: options.host });
+    ports.set(port, app.server.address() !== null && typeof app.server.address() === 'object' ? (app.server.address() as { port: number }).port : port);
   }
   const baseUrls = Object.fromEntries(options.mounts.map((mount) => [mount.service, `http://${options.host}:${ports.get(mount.port)}${mount.prefix}`])) as Record<ServiceName, string>;
   return {
@@ -234,13 +251,10 @@ export async function startFacade(options: FacadeOptions): Promise<RunningFacade
     baseUrls,
     async stop() {
       await Promise.all(
-        servers.map(
-          ({ server }) =>
-            new Promise<void>((resolve) => {
-              server.close(() => resolve());
-              server.closeAllConnections();
-            }),
-        ),
+        servers.map(async (app) => {
+          app.server.closeAllConnections();
+          await app.close();
+        }),
       );
     },
   };

@@ -10,7 +10,7 @@
  */
 import { createHash } from 'node:crypto';
 import { problem } from '../../lib/problem.js';
-import { RequestProblem } from '../problems.js';
+import { RequestProblem } from '../../lib/http/request-problem.js';
 import type { JsonSchema, Route, RouteContext, RouteResult } from '../route-table.js';
 
 /** Chunks (1 MiB each) per GraphQL request while streaming: bounds what the facade holds at once. */

@@ -5,7 +5,7 @@
  */
 import { problem } from '../../lib/problem.js';
 import { API_VERSIONED_KINDS, KIND_COLLECTIONS, type RecordKind } from '../../subgraphs/registry/domain/kinds.js';
-import { RequestProblem } from '../problems.js';
+import { RequestProblem } from '../../lib/http/request-problem.js';
 import type { JsonSchema, QueryParameter, Route, RouteContext, RouteRequest } from '../route-table.js';
 
 const RECORD_FIELDS = `id kind version status body effective_from: effectiveFrom effective_to: effectiveTo created_at: createdAt
