@@ -4,16 +4,22 @@
  */
 import { createReadStream } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { METHODS } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ApolloServer, HeaderMap, type ApolloServerPlugin } from '@apollo/server';
+import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
+import { fastifyApolloHandler } from '@as-integrations/fastify';
+import Fastify, { type FastifyReply } from 'fastify';
 import { ApolloGateway, RemoteGraphQLDataSource } from '@apollo/gateway';
 import { GraphQLError } from 'graphql';
 import type { GraphqlLimits } from '../lib/config/runtime.js';
-import { BodyTooLargeError, MAX_JSON_DEPTH, nestedDeeperThan, readBody } from '../lib/http/body.js';
+import { MAX_JSON_DEPTH } from '../lib/http/body.js';
+import { JSON_MEDIA_TYPE, parseJsonBody } from '../lib/http/json-body.js';
+import { RequestProblem } from '../lib/http/request-problem.js';
+import { publicServerOptions } from '../lib/http/server-options.js';
+import { problem } from '../lib/problem.js';
 import { jsonPoster, type JsonAnswer } from '../lib/http/post-json.js';
 import { noPhoneHomePlugins, type ListeningServer } from '../lib/graphql/subgraph-server.js';
 import { composeSupergraph, type SubgraphEndpoint } from './composition.js';
@@ -135,16 +141,6 @@ const GRAPHIQL_ASSETS: Record<string, { file: string; type: string }> = {
   'react-dom.production.min.js': { file: packageFile('react-dom', 'umd/react-dom.production.min.js'), type: 'text/javascript; charset=utf-8' },
 };
 
-function sendFile(response: ServerResponse, file: string, type: string): void {
-  response.writeHead(200, { 'content-type': type, 'cache-control': 'public, max-age=3600', 'x-content-type-options': 'nosniff' });
-  createReadStream(file).pipe(response);
-}
-
-function sendJson(response: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  response.writeHead(status, { 'content-type': 'application/json; charset=utf-8', ...headers });
-  response.end(JSON.stringify(body));
-}
-
 export interface RunningGateway extends ListeningServer {
   graphqlUrl: string;
   graphiqlUrl: string;
@@ -214,74 +210,53 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   });
   await apollo.start();
 
-  async function serveGraphql(request: IncomingMessage, response: ServerResponse, url: URL): Promise<void> {
-    let body: unknown;
-    if (request.method === 'POST') {
-      // A body of another media type (or none) is not a GraphQL request; a form or a text/plain body
-      // is also what a cross-site page could send without a preflight (CSRF prevention is off above).
-      if (!/^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i.test(request.headers['content-type'] ?? '')) {
-        request.resume();
-        sendJson(response, 415, { errors: [{ message: 'A POST to /graphql needs content-type: application/json.', extensions: { code: 'UNSUPPORTED_MEDIA_TYPE' } }] });
-        return;
-      }
-      const raw = await readBody(request, options.bodyLimit);
-      try {
-        body = raw.length ? JSON.parse(raw.toString('utf8')) : undefined;
-      } catch {
-        sendJson(response, 400, { errors: [{ message: 'The request body is not valid JSON.', extensions: { code: 'BAD_REQUEST' } }] });
-        return;
-      }
-      // Variables nested thousands deep overflow the stack when sent on to a subgraph (a 500). The
-      // limit is the facade's, counted inside the envelope {"variables": {"name": …}}.
-      if (nestedDeeperThan(body, MAX_JSON_DEPTH + 2)) {
-        sendJson(response, 400, { errors: [{ message: 'The request body nests arrays and objects too deeply.', extensions: { code: 'BAD_REQUEST' } }] });
-        return;
-      }
+  const app = Fastify({ ...publicServerOptions(options), exposeHeadRoutes: true });
+  app.removeAllContentTypeParsers();
+  // Variables nested thousands deep overflow the stack when sent on to a subgraph (a 500). The limit
+  // is the facade's, counted inside the envelope {"variables": {"name": …}}.
+  app.addContentTypeParser(JSON_MEDIA_TYPE, { parseAs: 'buffer' }, (_request, raw: Buffer, done) => {
+    try {
+      done(null, raw.length ? parseJsonBody(raw, MAX_JSON_DEPTH + 2) : undefined);
+    } catch (error) {
+      done(error as Error, undefined);
     }
-    const headers = new HeaderMap();
-    for (const [name, value] of Object.entries(request.headers)) if (typeof value === 'string') headers.set(name, value);
-    const result = await apollo.executeHTTPGraphQLRequest({
-      httpGraphQLRequest: { method: request.method ?? 'GET', headers, search: url.search, body },
-      context: async () => ({ authorization: request.headers.authorization }),
-    });
-    const responseHeaders: Record<string, string> = {};
-    for (const [name, value] of result.headers) responseHeaders[name] = value;
-    if (result.body.kind === 'complete') {
-      response.writeHead(requestErrorStatus(result.status ?? 200, responseHeaders['content-type'], result.body.string), responseHeaders);
-      response.end(result.body.string);
-      return;
-    }
-    response.writeHead(result.status ?? 200, responseHeaders);
-    for await (const chunk of result.body.asyncIterator) response.write(chunk);
-    response.end();
-  }
-
-  const server = createServer((request, response) => {
-    const url = new URL(request.url ?? '/', 'http://gateway');
-    const path = url.pathname;
-    const handled = (async () => {
-      if (path === '/graphql') return serveGraphql(request, response, url);
-      if (request.method !== 'GET' && request.method !== 'HEAD') return sendJson(response, 405, { error: 'method not allowed' }, { allow: 'GET, HEAD' });
-      if (path === '/graphiql' || path === '/') {
-        response.writeHead(302, { location: '/graphiql/' });
-        return response.end();
-      }
-      if (path === '/graphiql/') return sendFile(response, join(graphiqlDirectory, 'index.html'), 'text/html; charset=utf-8');
-      if (path === '/graphiql/graphiql.js') return sendFile(response, join(graphiqlDirectory, 'graphiql.js'), 'text/javascript; charset=utf-8');
-      const asset = path.startsWith('/graphiql/assets/') ? GRAPHIQL_ASSETS[path.slice('/graphiql/assets/'.length)] : undefined;
-      if (asset) return sendFile(response, asset.file, asset.type);
-      return sendJson(response, 404, { error: 'not found' });
-    })();
-    handled.catch((error: unknown) => {
-      if (error instanceof BodyTooLargeError) return sendJson(response, 413, { errors: [{ message: error.message, extensions: { code: 'PAYLOAD_TOO_LARGE' } }] });
-      console.error('[gateway]', error);
-      if (!response.headersSent) sendJson(response, 500, { errors: [{ message: 'Internal error in the gateway.', extensions: { code: 'INTERNAL_SERVER_ERROR' } }] });
-      else response.destroy();
-    });
   });
-  server.keepAliveTimeout = 65_000;
-  await new Promise<void>((resolve) => server.listen(options.port, options.host, resolve));
-  const { port } = server.address() as AddressInfo;
+  // A body of another media type is not a GraphQL request; a form or a text/plain body is also what a
+  // cross-site page could send without a preflight (CSRF prevention is off above).
+  app.addContentTypeParser('*', (_request, _payload, done) => done(new RequestProblem(problem(415, 'UNSUPPORTED_MEDIA_TYPE', 'A POST to /graphql needs content-type: application/json.')), undefined));
+  app.setErrorHandler((error, _request, reply) => {
+    const refused = error instanceof RequestProblem ? error.details : (error as { code?: string }).code === 'FST_ERR_CTP_BODY_TOO_LARGE' ? problem(413, 'PAYLOAD_TOO_LARGE', `The request body exceeds ${options.bodyLimit} bytes.`) : undefined;
+    if (refused) return reply.code(refused.status).type('application/json; charset=utf-8').send(Buffer.from(JSON.stringify({ errors: [{ message: refused.detail, extensions: { code: refused.code } }] })));
+    console.error('[gateway]', error);
+    return reply.code(500).type('application/json; charset=utf-8').send(Buffer.from(JSON.stringify({ errors: [{ message: 'Internal error in the gateway.', extensions: { code: 'INTERNAL_SERVER_ERROR' } }] })));
+  });
+  app.setNotFoundHandler((_request, reply) => reply.code(404).type('application/json; charset=utf-8').send(Buffer.from('{"error":"not found"}')));
+
+  const serveGraphql = fastifyApolloHandler(apollo, { context: async (request) => ({ authorization: request.headers.authorization }) });
+  app.route({
+    method: ['GET', 'POST'],
+    url: '/graphql',
+    exposeHeadRoute: false,
+    handler: async (request, reply) => {
+      // The integration types its route as answering strings; this route also rewrites the status.
+      const body = await serveGraphql.call(app, request as never, reply as never);
+      return typeof body === 'string' ? reply.code(requestErrorStatus(reply.statusCode, reply.getHeader('content-type') as string | undefined, body)).send(body) : body;
+    },
+  });
+  // Apollo Server names the methods /graphql takes; every other one is refused the same way.
+  app.route({
+    method: METHODS.filter((method) => !['GET', 'POST', 'CONNECT'].includes(method) && app.supportedMethods.includes(method)),
+    url: '/graphql',
+    handler: async (_request, reply) => reply.code(405).header('allow', 'GET, POST').type('application/json; charset=utf-8').send(Buffer.from(JSON.stringify({ errors: [{ message: 'GraphQL is served with GET and POST.', extensions: { code: 'METHOD_NOT_ALLOWED' } }] }))),
+  });
+  const sendFile = (reply: FastifyReply, file: string, type: string) => reply.type(type).headers({ 'cache-control': 'public, max-age=3600', 'x-content-type-options': 'nosniff' }).send(createReadStream(file));
+  for (const path of ['/', '/graphiql']) app.get(path, async (_request, reply) => reply.redirect('/graphiql/'));
+  app.get('/graphiql/', async (_request, reply) => sendFile(reply, join(graphiqlDirectory, 'index.html'), 'text/html; charset=utf-8'));
+  app.get('/graphiql/graphiql.js', async (_request, reply) => sendFile(reply, join(graphiqlDirectory, 'graphiql.js'), 'text/javascript; charset=utf-8'));
+  for (const [name, asset] of Object.entries(GRAPHIQL_ASSETS)) app.get(`/graphiql/assets/${name}`, async (_request, reply) => sendFile(reply, asset.file, asset.type));
+
+  await app.listen({ port: options.port, host: options.host });
+  const { port } = app.server.address() as AddressInfo;
   const base = `http://${options.host}:${port}`;
   return {
     url: base,
@@ -289,10 +264,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     graphiqlUrl: `${base}/graphiql/`,
     supergraphSdl,
     async stop() {
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
+      app.server.closeAllConnections();
+      await app.close();
       await apollo.stop();
     },
   };

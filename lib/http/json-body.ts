@@ -1,5 +1,5 @@
 /**
- * How the facade reads a JSON request body: strict UTF-8, not empty, at most MAX_JSON_DEPTH deep,
+ * How the facade and the gateway read a JSON request body: strict UTF-8, not empty, at most MAX_JSON_DEPTH deep,
  * and no object naming a member twice. JSON.parse keeps the last of two equal names silently; for a
  * signed document that is ambiguous (another reader may keep the first), so such a body is refused.
  */
@@ -35,8 +35,11 @@ export function duplicateMember(text: string): string | undefined {
   return found;
 }
 
-/** Parses a request body the route takes as JSON, or throws the 400 problem that says why not. */
-export function parseJsonBody(raw: Buffer): unknown {
+/**
+ * Parses a request body as JSON, or throws the 400 problem that says why not. `maxDepth` counts the
+ * body's own nesting; an envelope (GraphQL's {"variables": {…}}) adds its levels to the limit.
+ */
+export function parseJsonBody(raw: Buffer, maxDepth: number = MAX_JSON_DEPTH): unknown {
   let text: string;
   try {
     text = UTF8.decode(raw);
@@ -51,7 +54,7 @@ export function parseJsonBody(raw: Buffer): unknown {
     throw malformed(`The body is not valid JSON: ${(error as Error).message}`);
   }
   // JSON.parse takes any nesting; passing it on to the gateway overflowed the stack (a 503/500).
-  if (nestedDeeperThan(body)) throw new RequestProblem(problem(400, 'INVALID_BODY', `The body nests arrays and objects more than ${MAX_JSON_DEPTH} deep.`));
+  if (nestedDeeperThan(body, maxDepth)) throw new RequestProblem(problem(400, 'INVALID_BODY', `The body nests arrays and objects more than ${maxDepth} deep.`));
   const duplicate = duplicateMember(text);
   if (duplicate) throw malformed(`The body names member ${duplicate} more than once; JSON readers disagree on which one counts.`);
   return body;

@@ -48,7 +48,7 @@ describe('request errors at the gateway are 400s', () => {
     const deep = `${'['.repeat(5_000)}${']'.repeat(5_000)}`;
     const answer = await post(`{"query": "mutation($c: JSON!) { addTrustEdge(credential: $c) { created } }", "variables": {"c": ${deep}}}`);
     expect(answer.status).toBe(400);
-    expect(answer.body.errors?.[0]?.extensions?.code).toBe('BAD_REQUEST');
+    expect(answer.body.errors?.[0]?.extensions?.code).toBe('INVALID_BODY');
     const graph = await platform.graphql('{ trustGraph { edges { id } } }');
     expect(graph.data.trustGraph.edges).toEqual([]);
   });
