@@ -8,7 +8,7 @@ import { METHODS } from 'node:http';
 import { Readable } from 'node:stream';
 import swagger from '@fastify/swagger';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import { identify, refusalOf, type AccessTokens } from '../lib/auth/tokens.js';
+import { challengeOf, identify, refusalOf, type AccessTokens } from '../lib/auth/tokens.js';
 import type { ServiceName } from '../lib/config/services.js';
 import type { ListeningServer } from '../lib/graphql/subgraph-server.js';
 import { jsonPoster, type JsonAnswer } from '../lib/http/post-json.js';
@@ -45,13 +45,17 @@ export interface RunningFacade extends ListeningServer {
   baseUrls: Record<ServiceName, string>;
 }
 
-/** RFC 6750 §3: a 401 names the scheme, and says when the token itself was the trouble. */
+/**
+ * A writer's route refuses a caller here, before the body is read. An admin route leaves it to the
+ * service, which refuses the same way (one rule, lib/auth/tokens.ts) and writes the refusal to its
+ * admin log: an operator sees every attempt at an admin operation, by REST or GraphQL.
+ */
 function credentialRefusal(route: Route, authorization: string | undefined, tokens: AccessTokens): RequestProblem | undefined {
-  if (!route.role) return undefined;
+  if (!route.role || route.role === 'admin') return undefined;
   const refusal = refusalOf(identify(tokens, authorization), [route.role]);
   if (!refusal) return undefined;
-  const challenge = refusal.code === 'INVALID_TOKEN' ? 'Bearer realm="passport", error="invalid_token"' : 'Bearer realm="passport"';
-  return new RequestProblem(problem(refusal.status, refusal.code, refusal.detail), refusal.status === 401 ? { 'www-authenticate': challenge } : {});
+  const challenge = challengeOf(refusal);
+  return new RequestProblem(problem(refusal.status, refusal.code, refusal.detail), challenge ? { 'www-authenticate': challenge } : {});
 }
 
 /** Fastify's own refusals (content type, size, framework) as the problems the facade documents. */

@@ -97,6 +97,12 @@ export function refusalOf(caller: Caller, roles: readonly Role[]): Refusal | und
   return { status: 403, code: 'INSUFFICIENT_ROLE', detail: `This operation needs the role ${roles.join(' or ')}; the token has the role ${principal.role}.` };
 }
 
+/** The `WWW-Authenticate` challenge of a 401 (RFC 6750 §3): the scheme, and whether the token itself was the trouble. */
+export function challengeOf(refusal: Refusal): string | undefined {
+  if (refusal.status !== 401) return undefined;
+  return refusal.code === 'INVALID_TOKEN' ? 'Bearer realm="passport", error="invalid_token"' : 'Bearer realm="passport"';
+}
+
 /** Parses an `Authorization` header (RFC 6750 §2.1). */
 export function readCredentials(header: string | undefined): Credentials {
   if (header === undefined || header === '') return { kind: 'none' };

@@ -17,7 +17,8 @@ function targetOf(args: Record<string, unknown>): string | null {
 }
 
 /**
- * Writes every mutation made with valid credentials to the service's admin log, with its outcome:
+ * Writes every mutation made with valid credentials, and every refused admin field (whoever asked),
+ * to the service's admin log, with its outcome:
  * `ok` or the problem code it failed with. Each mutation's entry is made pending first: a write
  * takes it into its own transaction (recordInTransaction, through resolveMutationsWithPendingEntries); what no
  * transaction took (refusals, mutations that changed nothing) is written here once the field is
@@ -27,6 +28,23 @@ export function adminLogPlugin(adminLog: AdminLog, onFailure: (error: unknown) =
   return {
     async requestDidStart() {
       return {
+        async willSendResponse({ contextValue }) {
+          // The answer waits for its log entries, as for mutations below.
+          await Promise.all(
+            contextValue.adminRefusals.splice(0).map(({ action, refusal }) =>
+              adminLog
+                .record({
+                  actor: contextValue.principal?.name ?? 'anonymous',
+                  role: contextValue.principal?.role ?? 'none',
+                  action,
+                  target: null,
+                  outcome: refusal.code,
+                  detail: { status: refusal.status, detail: refusal.detail },
+                })
+                .catch(onFailure),
+            ),
+          );
+        },
         async executionDidStart({ operation, contextValue }) {
           if (operation.operation !== 'mutation' || !contextValue.principal) return;
           const principal = contextValue.principal;

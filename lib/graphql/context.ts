@@ -1,5 +1,5 @@
 import { type AuthChecker } from 'type-graphql';
-import { identify, refusalOf, type AccessTokens, type Caller, type Role } from '../auth/tokens.js';
+import { challengeOf, identify, refusalOf, type AccessTokens, type Caller, type Refusal, type Role } from '../auth/tokens.js';
 import type { PendingEntry } from '../audit/admin-log.js';
 import { ProblemError } from '../problem.js';
 
@@ -13,15 +13,23 @@ export interface RequestContext extends Caller {
    * (batching.ts): the operations of one batch share them.
    */
   httpRequest: object;
+  /** Admin fields refused to this request, for the admin log (admin-log-plugin.ts). */
+  adminRefusals: { action: string; refusal: Refusal }[];
 }
 
 export function requestContext(tokens: AccessTokens, authorization: string | undefined): RequestContext {
-  return { ...identify(tokens, authorization), pendingEntries: new Map(), httpRequest: {} };
+  return { ...identify(tokens, authorization), pendingEntries: new Map(), httpRequest: {}, adminRefusals: [] };
 }
 
-/** type-graphql's `@Authorized(role)` check: 401 without valid credentials, 403 with the wrong role. */
-export const roleChecker: AuthChecker<RequestContext, Role> = ({ context }, roles) => {
+/**
+ * type-graphql's `@Authorized(role)` check: 401 without valid credentials, 403 with the wrong role.
+ * A refused admin field is noted for the admin log, unless it is a mutation by a known caller, whose
+ * entry the admin-log plugin makes with every other mutation.
+ */
+export const roleChecker: AuthChecker<RequestContext, Role> = ({ context, info }, roles) => {
   const refusal = refusalOf(context, roles);
   if (!refusal) return true;
-  throw new ProblemError(refusal.status, refusal.code, refusal.detail, refusal.status === 401 ? { authenticate: 'Bearer realm="passport"' } : undefined);
+  if (roles.includes('admin') && !(info.parentType.name === 'Mutation' && context.principal)) context.adminRefusals.push({ action: info.fieldName, refusal });
+  const challenge = challengeOf(refusal);
+  throw new ProblemError(refusal.status, refusal.code, refusal.detail, challenge ? { authenticate: challenge } : undefined);
 };
