@@ -13,6 +13,7 @@ export const UNIT = [
   'test/lib/crypto.test.ts',
   'test/lib/database-unavailable.test.ts',
   'test/lib/process-hooks.test.ts',
+  'test/lib/runtime-config.test.ts',
   'test/gateway/subgraph-fetch.test.ts',
   'test/rest-facade/http-edges.test.ts',
   'test/verifier/bagit.test.ts',

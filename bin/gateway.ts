@@ -1,11 +1,10 @@
 /** `npm run gateway`: the gateway alone, over subgraphs at `<SERVICE>_SUBGRAPH_URL` or their configured ports. */
 import { join } from 'node:path';
-import { loadRuntimeConfig } from '../lib/config/runtime.js';
 import { SERVICES } from '../lib/config/services.js';
 import { startGateway } from '../gateway/index.js';
-import { stopOnSignal } from './lifecycle.js';
+import { configOrExit, stopOnSignal } from './lifecycle.js';
 
-const config = loadRuntimeConfig();
+const config = configOrExit();
 const gateway = await startGateway({
   host: config.host,
   port: config.gatewayPort,
@@ -13,6 +12,7 @@ const gateway = await startGateway({
   introspection: config.introspection,
   bodyLimit: config.bodyLimit,
   limits: config.graphqlLimits,
+  ...(config.subgraphSecret ? { subgraphSecret: config.subgraphSecret } : {}),
   supergraphFile: join(config.dataDir, 'supergraph.graphql'),
 });
 console.log(`gateway: ${gateway.graphqlUrl}\nGraphiQL: ${gateway.graphiqlUrl}`);

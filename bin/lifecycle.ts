@@ -1,3 +1,4 @@
+import { ConfigurationError, loadRuntimeConfig, type RuntimeConfig } from '../lib/config/runtime.js';
 import { explainDatabaseFailure } from '../lib/db/postgres.js';
 import { KeyCustodyError } from '../lib/keys/kek.js';
 
@@ -17,6 +18,17 @@ export function stopOnSignal(stop: () => Promise<void>): void {
         },
       );
     });
+  }
+}
+
+/** The configuration from the environment, or the end of the start with the one sentence that says what is wrong. */
+export function configOrExit(): RuntimeConfig {
+  try {
+    return loadRuntimeConfig();
+  } catch (error) {
+    if (!(error instanceof ConfigurationError)) throw error;
+    console.error(`Cannot start: ${error.message}`);
+    process.exit(1);
   }
 }
 

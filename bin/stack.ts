@@ -71,7 +71,7 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
       const subgraph: Subgraph = await SUBGRAPHS[service]({ databaseUrl: serviceUrl(service), tokens: options.tokens, kek: options.kek, gateway: gatewayForSubgraphs });
       stoppers.push(() => subgraph.close());
       subgraphs.push(subgraph);
-      const server: ListeningServer = await serveSubgraph(subgraph, { host: config.host, port: config.subgraphPorts[service] }, config.graphqlLimits);
+      const server: ListeningServer = await serveSubgraph(subgraph, { host: config.host, port: config.subgraphPorts[service] }, config.graphqlLimits, config.subgraphSecret);
       stoppers.push(() => server.stop());
       subgraphUrls[service] = server.url;
     }
@@ -83,6 +83,7 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
       introspection: config.introspection,
       bodyLimit: config.bodyLimit,
       limits: config.graphqlLimits,
+      ...(config.subgraphSecret ? { subgraphSecret: config.subgraphSecret } : {}),
       ...(options.supergraphFile ? { supergraphFile: options.supergraphFile } : {}),
     });
     stoppers.push(() => gateway.stop());

@@ -2,14 +2,13 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { createTokensOnFirstStart, loadAccessTokens, tokensFile } from '../lib/auth/tokens.js';
-import { loadRuntimeConfig } from '../lib/config/runtime.js';
 import { embeddedPostgresUnreachable } from '../lib/db/embedded-postgres.js';
 import { SERVICES } from '../lib/config/services.js';
 import { loadOrCreateKek } from '../lib/keys/kek.js';
-import { endOnKeyCustodyError, endOnStartFailure, stopOnSignal } from './lifecycle.js';
+import { configOrExit, endOnKeyCustodyError, endOnStartFailure, stopOnSignal } from './lifecycle.js';
 import { startStack } from './stack.js';
 
-const config = loadRuntimeConfig();
+const config = configOrExit();
 const unreachable = config.databaseUrl ? undefined : await embeddedPostgresUnreachable(config.dataDir);
 if (unreachable) {
   console.error(unreachable);

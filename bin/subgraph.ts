@@ -1,21 +1,20 @@
 /** `npm run subgraph -- <service>`: one service's subgraph on its own, migrations applied first. */
 import { loadAccessTokens } from '../lib/auth/tokens.js';
 import { serviceDatabaseUrl } from '../lib/config/database.js';
-import { loadRuntimeConfig } from '../lib/config/runtime.js';
 import { isServiceName, SERVICES } from '../lib/config/services.js';
 import { kekFile, readKekFile } from '../lib/keys/kek.js';
 import { gatewayClient } from '../lib/graphql/gateway-client.js';
 import { serveSubgraph } from '../lib/graphql/subgraph-server.js';
 import { deployMigrations } from '../lib/db/migrate.js';
 import { SUBGRAPHS } from '../subgraphs/index.js';
-import { endOnKeyCustodyError, stopOnSignal } from './lifecycle.js';
+import { configOrExit, endOnKeyCustodyError, stopOnSignal } from './lifecycle.js';
 
 const service = process.argv[2] ?? '';
 if (!isServiceName(service)) {
   console.error(`usage: npm run subgraph -- <${SERVICES.join('|')}>`);
   process.exit(2);
 }
-const config = loadRuntimeConfig();
+const config = configOrExit();
 const databaseUrl = serviceDatabaseUrl(service);
 await deployMigrations(service, databaseUrl);
 const gatewayUrl = process.env.GATEWAY_URL ?? `http://${config.host}:${config.gatewayPort}/graphql`;
@@ -23,7 +22,7 @@ const kek = await Promise.resolve()
   .then(() => readKekFile(kekFile()))
   .catch(endOnKeyCustodyError);
 const subgraph = await SUBGRAPHS[service]({ databaseUrl, tokens: loadAccessTokens(), kek, gateway: gatewayClient(() => gatewayUrl) }).catch(endOnKeyCustodyError);
-const server = await serveSubgraph(subgraph, { host: config.host, port: config.subgraphPorts[service] }, config.graphqlLimits);
+const server = await serveSubgraph(subgraph, { host: config.host, port: config.subgraphPorts[service] }, config.graphqlLimits, config.subgraphSecret);
 console.log(`${service} subgraph: ${server.url}`);
 stopOnSignal(async () => {
   await server.stop();

@@ -24,6 +24,7 @@ import { jsonPoster, type JsonAnswer } from '../lib/http/post-json.js';
 import { noPhoneHomePlugins, type ListeningServer } from '../lib/graphql/subgraph-server.js';
 import { composeSupergraph, type SubgraphEndpoint } from './composition.js';
 import { apolloArmor } from '../lib/graphql/limits.js';
+import { GATEWAY_CREDENTIAL_HEADER } from '../lib/graphql/gateway-credential.js';
 import { formatGatewayError } from './refusals.js';
 import { batchingPost, isQuery, type JsonPost } from './subgraph-batching.js';
 
@@ -41,6 +42,8 @@ export interface GatewayOptions {
   /** Where the composed supergraph SDL is written, for Apollo Router or Hive Gateway. */
   supergraphFile?: string;
   limits: GraphqlLimits;
+  /** Sent to every subgraph as the gateway's credential (SUBGRAPH_SECRET), when configured. */
+  subgraphSecret?: string;
 }
 
 interface GatewayContext {
@@ -111,10 +114,13 @@ function answerResponse(url: string, answer: JsonAnswer): SubgraphResponse {
   };
 }
 
-/** Passes the caller's credentials on, so that every subgraph checks them too. */
+/** Passes the caller's credentials on, so that every subgraph checks them too, with the gateway's own. */
 class CredentialForwardingDataSource extends RemoteGraphQLDataSource<GatewayContext> {
+  declare subgraphSecret?: string;
+
   override willSendRequest({ request, context }: { request: { http?: { headers: { set(name: string, value: string): void } } }; context: GatewayContext }) {
     if (context.authorization) request.http?.headers.set('authorization', context.authorization);
+    if (this.subgraphSecret) request.http?.headers.set(GATEWAY_CREDENTIAL_HEADER, this.subgraphSecret);
   }
 
   /**
@@ -189,7 +195,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const subgraphFetch = sharingSubgraphFetch(batchingPost(jsonPoster()));
   const gateway = new ApolloGateway({
     supergraphSdl,
-    buildService: ({ url }) => new CredentialForwardingDataSource({ url, fetcher: subgraphFetch }),
+    buildService: ({ url }) => new CredentialForwardingDataSource({ url, fetcher: subgraphFetch, ...(options.subgraphSecret ? { subgraphSecret: options.subgraphSecret } : {}) }),
   });
   const armor = apolloArmor<GatewayContext>(options.limits, options.introspection);
   const apollo = new ApolloServer<GatewayContext>({

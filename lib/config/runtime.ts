@@ -25,6 +25,20 @@ export interface RuntimeConfig {
   introspection: boolean;
   bodyLimit: number;
   graphqlLimits: GraphqlLimits;
+  /**
+   * The gateway's credential to its subgraphs (`SUBGRAPH_SECRET`): sent with every request the
+   * gateway makes to them; a subgraph takes mutations only with it. Required when HOST is not
+   * loopback, as the subgraphs' ports are then reachable from elsewhere.
+   */
+  subgraphSecret?: string;
+}
+
+/** A setting that cannot be used, said in one sentence (bin/ prints it and exits 1). */
+export class ConfigurationError extends Error {}
+
+/** Whether an address is this machine only. */
+export function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
 }
 
 /** Limits the gateway puts on every operation, against abusive queries from the public. */
@@ -39,7 +53,7 @@ function integer(env: NodeJS.ProcessEnv, name: string, fallback: number): number
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   const value = Number(raw);
-  if (!Number.isInteger(value) || value < 0) throw new Error(`${name} must be a non-negative integer, not ${raw}`);
+  if (!Number.isInteger(value) || value < 0) throw new ConfigurationError(`${name} must be a non-negative integer, not ${raw}.`);
   return value;
 }
 
@@ -51,11 +65,18 @@ export function loadRuntimeConfig(env: NodeJS.ProcessEnv = process.env): Runtime
     const ownPort = env[`${service.toUpperCase()}_REST_PORT`];
     // A service given its own port has it to itself by default; otherwise it shares the facade's port under /<service>.
     const prefix = env[`${service.toUpperCase()}_REST_PREFIX`] ?? (ownPort ? '' : `/${service}`);
-    if (prefix !== '' && !/^(\/[A-Za-z0-9._~-]+)+$/.test(prefix)) throw new Error(`${service.toUpperCase()}_REST_PREFIX must be empty or like /name, not ${prefix}`);
+    if (prefix !== '' && !/^(\/[A-Za-z0-9._~-]+)+$/.test(prefix)) throw new ConfigurationError(`${service.toUpperCase()}_REST_PREFIX must be empty or like /name, not ${prefix}.`);
     return { service, port: ownPort ? integer(env, `${service.toUpperCase()}_REST_PORT`, facadePort) : facadePort, prefix };
   });
+  const host = env.HOST ?? '127.0.0.1';
+  const subgraphSecret = env.SUBGRAPH_SECRET || undefined;
+  if (subgraphSecret !== undefined && subgraphSecret.length < 16) throw new ConfigurationError('SUBGRAPH_SECRET must be at least 16 characters long.');
+  if (!isLoopback(host) && !subgraphSecret) {
+    throw new ConfigurationError(`HOST=${host} makes the subgraphs' ports reachable from other machines: set SUBGRAPH_SECRET to a random string of 16 or more characters (e.g. \`openssl rand -hex 32\`), so that they take writes only from the gateway.`);
+  }
   return {
-    host: env.HOST ?? '127.0.0.1',
+    host,
+    ...(subgraphSecret ? { subgraphSecret } : {}),
     dataDir: dataDirectory(env),
     ...(env.DATABASE_URL ? { databaseUrl: env.DATABASE_URL } : {}),
     embeddedPort: integer(env, 'EMBEDDED_PG_PORT', DEFAULT_EMBEDDED_PORT),

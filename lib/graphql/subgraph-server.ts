@@ -5,6 +5,7 @@ import type { GraphqlLimits } from '../config/runtime.js';
 import { adminLogPlugin } from './admin-log-plugin.js';
 import type { RequestContext } from './context.js';
 import { formatServiceError } from './errors.js';
+import { gatewayCredentialPlugin } from './gateway-credential.js';
 import { apolloArmor, subgraphLimits } from './limits.js';
 import type { Subgraph } from './subgraph.js';
 
@@ -19,14 +20,21 @@ export interface ListeningServer {
 /**
  * Serves a subgraph. It holds every operation to the gateway's limits itself (depth, aliases, cost,
  * tokens, directives: `subgraphLimits`), so that a client who finds a subgraph's port meets the same
- * refusals as at the gateway, and one heavy query sent there cannot hold the database.
+ * refusals as at the gateway, and one heavy query sent there cannot hold the database. With
+ * `gatewaySecret` it takes mutations only from the gateway (gateway-credential.ts).
  */
-export async function serveSubgraph(subgraph: Subgraph, listen: { host: string; port: number }, limits: GraphqlLimits): Promise<ListeningServer> {
+export async function serveSubgraph(subgraph: Subgraph, listen: { host: string; port: number }, limits: GraphqlLimits, gatewaySecret?: string): Promise<ListeningServer> {
   // Introspection stays on: the gateway composes through `_service`; suggestions are harmless then.
   const armor = apolloArmor<RequestContext>(subgraphLimits(limits), true);
   const server = new ApolloServer<RequestContext>({
     schema: subgraph.schema,
-    plugins: [...noPhoneHomePlugins(), ApolloServerPluginInlineTraceDisabled(), adminLogPlugin(subgraph.adminLog), ...armor.plugins],
+    plugins: [
+      ...noPhoneHomePlugins(),
+      ApolloServerPluginInlineTraceDisabled(),
+      ...(gatewaySecret ? [gatewayCredentialPlugin<RequestContext>(gatewaySecret)] : []),
+      adminLogPlugin(subgraph.adminLog),
+      ...armor.plugins,
+    ],
     validationRules: armor.validationRules,
     parseOptions: armor.parseOptions,
     formatError: formatServiceError(subgraph.name),

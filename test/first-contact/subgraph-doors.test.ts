@@ -38,3 +38,33 @@ describe('a subgraph reached directly', () => {
     expect(huge.body.errors?.[0]?.message).toMatch(/token/i);
   });
 });
+
+describe('subgraphs with the gateway credential (SUBGRAPH_SECRET)', () => {
+  const secret = 'a-shared-secret-of-the-platform-0123';
+  let guarded: TestStack;
+  beforeAll(async () => {
+    guarded = await startTestStack({ env: { SUBGRAPH_SECRET: secret } });
+  });
+  afterAll(() => guarded?.stop());
+
+  const mutation = 'mutation { upsertTrustNode(input: { id: "door-root", kind: "root" }) { created } }';
+  const post = (headers: Record<string, string>) =>
+    fetch(guarded.stack.subgraphUrls.trust, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer test-writer-token-0123456789', ...headers }, body: JSON.stringify({ query: mutation }) });
+
+  it('refuse a write sent to their port without it, even with a writer token, and take reads', async () => {
+    for (const headers of [{}, { 'passport-gateway-credential': 'a-guess-of-the-secret-0123456789' }]) {
+      const refused = await post(headers);
+      const body = (await refused.json()) as { data?: unknown; errors: { extensions: { code: string } }[] };
+      expect([refused.status, body.errors[0]!.extensions.code, body.data ?? null]).toEqual([403, 'GATEWAY_CREDENTIAL_REQUIRED', null]);
+    }
+    expect((await guarded.graphql('{ trustNode(id: "door-root") { id } }')).data.trustNode).toBeNull();
+    const read = await fetch(guarded.stack.subgraphUrls.trust, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: '{ trustGraph { nodes { id } } }' }) });
+    expect(read.status).toBe(200);
+  });
+
+  it('take the same write through the gateway and the REST facade, which send it', async () => {
+    expect((await guarded.graphql(mutation, {}, 'writer')).data.upsertTrustNode.created).toBe(true);
+    const rest = await guarded.rest('trust', '/nodes', { body: { id: 'door-issuer', kind: 'issuer' }, as: 'writer' });
+    expect(rest.status, rest.text).toBe(201);
+  });
+});

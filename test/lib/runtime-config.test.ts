@@ -1,0 +1,16 @@
+/** The configuration read from the environment: what an operator who sets HOST gets told. */
+import { describe, expect, it } from 'vitest';
+import { ConfigurationError, loadRuntimeConfig } from '../../lib/config/runtime.js';
+
+describe('HOST beyond loopback', () => {
+  it('needs SUBGRAPH_SECRET, said in one sentence naming the setting and how to make one', () => {
+    expect(() => loadRuntimeConfig({ HOST: '0.0.0.0' })).toThrow(ConfigurationError);
+    expect(() => loadRuntimeConfig({ HOST: '0.0.0.0' })).toThrow(/^HOST=0\.0\.0\.0 makes the subgraphs' ports reachable from other machines: set SUBGRAPH_SECRET .*openssl rand -hex 32/);
+    expect(() => loadRuntimeConfig({ HOST: '0.0.0.0', SUBGRAPH_SECRET: 'short' })).toThrow('SUBGRAPH_SECRET must be at least 16 characters long.');
+    expect(loadRuntimeConfig({ HOST: '0.0.0.0', SUBGRAPH_SECRET: 'x'.repeat(32) }).subgraphSecret).toBe('x'.repeat(32));
+  });
+
+  it('is not needed on loopback, where the subgraphs take the gateway on trust', () => {
+    for (const host of ['127.0.0.1', '::1', 'localhost', '127.0.0.2']) expect(loadRuntimeConfig({ HOST: host }).subgraphSecret).toBeUndefined();
+  });
+});
