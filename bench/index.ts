@@ -57,7 +57,7 @@ const summaryRows: string[][] = [];
 for (const outcome of outcomes) {
   const figures = outcome.ok ? readFigures(outcome.service) : undefined;
   const lines = figures?.figures.map((figure) => `${figure.measure}: ${figure.value}${figure.target ? ` (target ${figure.target})` : ''}`) ?? [outcome.detail];
-  lines.forEach((line, index) => summaryRows.push([index === 0 ? outcome.service : '', index === 0 ? (outcome.ok ? 'ok' : 'FAILED') : '', index === 0 ? `${outcome.seconds.toFixed(0)} s` : '', line]));
+  for (const [index, line] of lines.entries()) summaryRows.push([index === 0 ? outcome.service : '', index === 0 ? (outcome.ok ? 'ok' : 'FAILED') : '', index === 0 ? `${outcome.seconds.toFixed(0)} s` : '', line]);
 }
 const widths = [0, 1, 2, 3].map((column) => Math.max(...summaryRows.map((row) => row[column]!.length), ['service', 'run', 'time', 'key figures'][column]!.length));
 for (const row of [['service', 'run', 'time', 'key figures'], ...summaryRows]) console.log(row.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd());

@@ -1,4 +1,4 @@
-import { type AuthChecker } from 'type-graphql';
+import type { AuthChecker } from 'type-graphql';
 import { challengeOf, identify, refusalOf, type AccessTokens, type Caller, type Refusal, type Role } from '../auth/tokens.js';
 import type { PendingEntry } from '../audit/admin-log.js';
 import { ProblemError } from '../problem.js';

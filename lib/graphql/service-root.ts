@@ -21,6 +21,7 @@ export interface ServiceOperations {
 
 export const ADMIN_LOG_MAX_PAGE = 500;
 
+// biome-ignore lint/complexity/noBannedTypes: type-graphql takes resolver classes as Function
 export function serviceRootResolver(service: ServiceName, operations: ServiceOperations): Function {
   const typeName = `${service[0]!.toUpperCase()}${service.slice(1)}Service`;
 

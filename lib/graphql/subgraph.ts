@@ -63,10 +63,13 @@ export function defineSubgraph<P extends ServicePrismaClient, D>(definition: Sub
     });
     const instances = [new (RootResolver as new () => object)(), ...definition.resolvers(dependencies, kernel)];
     // type-graphql asks the container for the resolver instance on every field it resolves.
+    // biome-ignore lint/complexity/noBannedTypes: type-graphql takes resolver classes as Function
     const byClass = new Map<Function, object>(instances.map((instance) => [instance.constructor, instance]));
     const schema = await buildFederatedSchema(
       {
+        // biome-ignore lint/complexity/noBannedTypes: as above
         resolvers: instances.map((instance) => instance.constructor) as [Function, ...Function[]],
+        // biome-ignore lint/complexity/noBannedTypes: as above
         container: { get: (resolverClass: Function) => byClass.get(resolverClass) },
         authChecker: roleChecker,
         validate: false,

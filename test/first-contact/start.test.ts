@@ -35,7 +35,11 @@ function npmStart(env: Record<string, string>, until?: string, as?: { uid: numbe
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   // A start that hangs is a failure too: it is ended after 60 s and reported with what it printed.
   const hung = setTimeout(() => child.kill('SIGKILL'), 60_000);
-  return new Promise((resolve) => child.once('exit', (code) => (clearTimeout(hung), resolve({ code, stdout, stderr }))));
+  return new Promise((resolve) => child.once('exit', (code) => {
+      clearTimeout(hung);
+      resolve({ code, stdout, stderr });
+    }),
+  );
 }
 
 const lines = (text: string) => text.split('\n').filter((line) => line.trim() !== '');

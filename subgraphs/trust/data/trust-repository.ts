@@ -71,6 +71,7 @@ const asJson = (value: unknown) => value as Prisma.InputJsonValue;
 const now = (): Instant => instantOf(new Date());
 
 /** A string PostgreSQL's jsonb cannot hold: U+0000, or a lone surrogate. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: U+0000 is what it finds
 const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 /** Walks the document with its own stack: opaque members may nest deeper than the call stack allows. */
