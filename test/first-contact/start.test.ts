@@ -82,9 +82,9 @@ describe('npm start', () => {
     const port = await freePort();
     const run = await npmStart({ DATABASE_URL: `postgresql://someone:secret@127.0.0.1:${port}/passport`, PASSPORT_DATA_DIR: dataDir });
     expect(run.code).toBe(1);
-    const shown = Object.fromEntries([...run.stdout.matchAll(/^ {2}(admin|writer) +(\S+)$/gm)].map((match) => [match[1], match[2]]));
+    const shown = Object.fromEntries([...run.stdout.matchAll(/^ {2}(admin|writer) +(\S+)$/gm)].map((match) => [match[1]!, match[2]!]));
     const stored = JSON.parse(readFileSync(join(dataDir, 'tokens.json'), 'utf8')) as { role: string; sha256: string }[];
-    expect(stored.map(({ role, sha256 }) => [role, sha256]).sort()).toEqual(Object.entries(shown).map(([role, token]) => [role, hashToken(token!)]).sort());
+    expect(stored.map(({ role, sha256 }) => [role, sha256]).sort()).toEqual(Object.entries(shown).map(([role, token]) => [role, hashToken(token)]).sort());
 
     const rotate = spawn(process.execPath, ['--import', 'tsx', 'bin/tokens.ts', 'rotate'], { env: { PATH: process.env.PATH!, PASSPORT_DATA_DIR: dataDir }, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
