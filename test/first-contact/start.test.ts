@@ -58,9 +58,9 @@ beforeAll(async () => {
 });
 afterAll(() => rm(folder, { recursive: true, force: true }));
 
-describe('npm start', () => {
-  // A whole start takes 10–60 s on a busy machine: the starts that run the platform have 90 s.
-  it('with DATABASE_URL, configured tokens and a data folder that does not exist yet: creates it and runs', { timeout: 90_000 }, async () => {
+// Each test runs whole starts (Node loading the platform under tsx, then PostgreSQL): 10–60 s on a busy machine.
+describe('npm start', { timeout: 90_000 }, () => {
+  it('with DATABASE_URL, configured tokens and a data folder that does not exist yet: creates it and runs', async () => {
     const dataDir = join(folder, 'not', 'there', 'yet');
     const run = await npmStart(
       { DATABASE_URL: await createTestDatabase(), PASSPORT_DATA_DIR: dataDir, PASSPORT_ADMIN_TOKEN: 'admin-token-for-the-test-000', PASSPORT_WRITER_TOKEN: 'writer-token-for-the-test-000' },
@@ -144,7 +144,7 @@ describe('npm start', () => {
       }
     };
 
-    it('npm start runs: cluster and binaries placed where the postgres user reaches them, health 200, a write with the printed token, Ctrl-C stops PostgreSQL too', { timeout: 90_000 }, async () => {
+    it('npm start runs: cluster and binaries placed where the postgres user reaches them, health 200, a write with the printed token, Ctrl-C stops PostgreSQL too', async () => {
       let seen: { status: number; created?: number; cluster?: string } = { status: 0 };
       const run = await npmStart({ EMBEDDED_PG_PORT: String(await freePort()) }, 'Press Ctrl-C to stop.', {
         cwd: project,
@@ -165,7 +165,7 @@ describe('npm start', () => {
       expect(postgresOn(seen.cluster!)).toBe('');
     });
 
-    it('the next npm start reuses the same cluster: what was written is still there', { timeout: 90_000 }, async () => {
+    it('the next npm start reuses the same cluster: what was written is still there', async () => {
       let seen: { again?: number; cluster?: string; nodes?: string[] } = {};
       const writer = 'writer-token-for-the-root-test';
       // Its own writer token (configured, so the first run's printed one is not needed here).
@@ -203,7 +203,7 @@ describe('npm start', () => {
   });
 
   // As an ordinary user PostgreSQL runs as that user; root makes one (nobody) to try it.
-  it.runIf(process.getuid?.() === 0)('as an ordinary user (nobody): runs on its embedded PostgreSQL, which it owns, and stops on Ctrl-C', { timeout: 90_000 }, async () => {
+  it.runIf(process.getuid?.() === 0)('as an ordinary user (nobody): runs on its embedded PostgreSQL, which it owns, and stops on Ctrl-C', async () => {
     const uid = Number(execFileSync('id', ['-u', 'nobody'], { encoding: 'utf8' }));
     const gid = Number(execFileSync('id', ['-g', 'nobody'], { encoding: 'utf8' }));
     // The test's own folder is 0700 (mkdtemp): opened so that nobody can reach its home in it.
