@@ -1,6 +1,7 @@
 /**
  * `npm start` as a newcomer meets it: a data folder that does not exist yet, a wrong database
- * password, a database that is not there, a first start that fails after making tokens. Each run is
+ * password, a database that is not there, a first start that fails after making tokens, root with
+ * the project in a 0700 home, an ordinary user with a home of its own. Each run is
  * the real command in a process of its own; the test reads what the person reads: the exit code,
  * the lines printed, the files left behind.
  */
