@@ -29,6 +29,8 @@ export interface StackOptions {
 
 export interface RunningStack {
   databaseUrl: string;
+  /** The embedded cluster's folder; absent with DATABASE_URL. */
+  clusterDir?: string;
   subgraphUrls: Record<ServiceName, string>;
   /** SQL statements each subgraph has sent so far. */
   sqlStatements(): Record<ServiceName, number>;
@@ -100,7 +102,7 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
     stoppers.push(() => facade.stop());
 
     const sqlStatements = () => Object.fromEntries(subgraphs.map((subgraph) => [subgraph.name, subgraph.statements()])) as Record<ServiceName, number>;
-    return { databaseUrl, subgraphUrls, sqlStatements, gateway, facade, stop };
+    return { databaseUrl, ...(postgres ? { clusterDir: postgres.clusterDir } : {}), subgraphUrls, sqlStatements, gateway, facade, stop };
   } catch (error) {
     await stop();
     throw error;
