@@ -14,7 +14,7 @@ const base = process.env.BASE ?? 'http://127.0.0.1:3000';
 const admin = process.env.PASSPORT_ADMIN_TOKEN;
 const writer = process.env.PASSPORT_WRITER_TOKEN;
 if (!admin || !writer) throw new Error('Set PASSPORT_ADMIN_TOKEN and PASSPORT_WRITER_TOKEN to tokens of the running platform.');
-const out = new URL('../formats-examples.json', import.meta.url);
+const out = new URL('../docs/formats-examples.json', import.meta.url);
 
 async function call(path: string, init: { body?: unknown; token?: string; method?: string } = {}): Promise<any> {
   const method = init.method ?? (init.body === undefined ? 'GET' : 'POST');
@@ -62,7 +62,7 @@ const keyrings = Object.fromEntries(
 const health = Object.fromEntries(await Promise.all(['trust', 'registry', 'issuer', 'archive'].map(async (service) => [service, await call(`/${service}/healthz`)])));
 const record = await call(`/issuer/passports/${id}?include_events=true`);
 const examples = {
-  generated_by: 'npm run docs:formats (docs/tools/formats-examples.ts)',
+  generated_by: 'npm run docs:formats (bin/formats-examples.ts)',
   keyrings,
   health,
   events: record.log,
