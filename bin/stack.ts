@@ -90,6 +90,7 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
     });
     stoppers.push(() => gateway.stop());
     gatewayUrl = gateway.graphqlUrl;
+    for (const subgraph of subgraphs) await subgraph.graphReady();
 
     const facade = await startFacade({
       host: config.host,

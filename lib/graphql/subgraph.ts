@@ -28,6 +28,8 @@ export interface SubgraphDefinition<P extends ServicePrismaClient, D> {
   references?(dependencies: D): ReferenceResolvers;
   /** Members the service adds to its discovery document. */
   discovery?(dependencies: D): Record<string, unknown>;
+  /** Work that needs the other services, run once the whole graph answers through the gateway. */
+  graphReady?(dependencies: D, gateway: GatewayClient): Promise<void>;
 }
 
 export interface SubgraphOptions {
@@ -46,6 +48,8 @@ export interface Subgraph {
   /** SQL statements the subgraph has sent so far. */
   statements(): number;
   context(authorization: string | undefined): RequestContext;
+  /** Runs the definition's graphReady, if any: call it once the gateway serves every subgraph. */
+  graphReady(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -83,6 +87,7 @@ export function defineSubgraph<P extends ServicePrismaClient, D>(definition: Sub
       adminLog: kernel.adminLog,
       statements: () => kernel.statements.count,
       context: (authorization) => requestContext(tokens, authorization),
+      graphReady: async () => definition.graphReady?.(dependencies, gateway),
       close: () => kernel.close(),
     };
   };

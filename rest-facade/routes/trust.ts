@@ -64,14 +64,14 @@ const nodeSchema: JsonSchema = {
 
 const delegationCredential: JsonSchema = {
   oneOf: [
-    { type: 'string', description: 'Compact JWS whose payload is {iss, sub, scope, iat, nbf?, exp}.' },
-    { type: 'object', required: ['signature'], description: 'Signed JSON: {iss, sub, scope, iat, nbf?, exp} plus a detached JWS over its JCS form.' },
+    { type: 'string', description: 'Compact JWS whose payload is {iss, sub, scope, iat, nbf?, exp?} (times as RFC 3339 or NumericDate).' },
+    { type: 'object', required: ['signature'], description: 'Signed JSON: {iss, sub, scope, iat, nbf?, exp?} plus a detached JWS over its JCS form.' },
   ],
 };
 
 const edgeSchema: JsonSchema = {
   type: 'object',
-  properties: { id: { type: 'string' }, iss: { type: 'string' }, sub: { type: 'string' }, scope: { type: 'object' }, iat: dateTime, nbf: dateTime, exp: dateTime, kid: { type: 'string' }, credential: delegationCredential },
+  properties: { id: { type: 'string' }, iss: { type: 'string' }, sub: { type: 'string' }, scope: { type: 'object' }, iat: dateTime, nbf: dateTime, exp: { ...dateTime, type: ['string', 'null'], description: 'null: stands until revoked.' }, kid: { type: 'string' }, credential: delegationCredential },
 };
 
 const listSchema: JsonSchema = {

@@ -47,6 +47,16 @@ export class TrustGraphResolver {
     return Promise.all(questions.map(({ kid, at }) => standings.load({ kid, at })));
   }
 
+  @Authorized('admin')
+  @Mutation(() => TrustNodeUpsertType, {
+    description:
+      "Merges every service's keyring into the `platform` root node, so the trust graph vouches for the platform's own keys. Runs at every start; `npm run keys -- rotate` runs it after a rotation.",
+  })
+  async placePlatformKeys(): Promise<TrustNodeUpsertType> {
+    const { node, created } = await this.deps.placePlatformKeys();
+    return { node: nodeOut(node), created };
+  }
+
   @Authorized('writer')
   @Mutation(() => TrustNodeUpsertType, { description: 'Creates a node or merges keys into it by kid (POST /nodes); the same kid with other key material is a 409.' })
   async upsertTrustNode(@Arg('input', () => TrustNodeInput) input: TrustNodeInput): Promise<TrustNodeUpsertType> {

@@ -51,8 +51,8 @@ export class DelegationEdgeType {
   @Field(() => String)
   nbf!: string;
 
-  @Field(() => String)
-  exp!: string;
+  @Field(() => String, { nullable: true, description: 'Null when the credential has no exp: the delegation stands until revoked.' })
+  exp?: string;
 
   @Field(() => String, { description: 'The issuer key that signed the credential.' })
   kid!: string;
