@@ -17,6 +17,7 @@ import { openApiDocument } from './openapi.js';
 import { problemFromGraphqlErrors, problemHeaders, RequestProblem, sendProblem } from './problems.js';
 import { parseQuery } from './query.js';
 import type { Route, RouteContext, ServiceRoutes } from './route-table.js';
+import { verifyPageHandler } from './verify-page.js';
 
 export interface FacadeMount {
   service: ServiceName;
@@ -154,6 +155,8 @@ export async function startFacade(options: FacadeOptions): Promise<RunningFacade
     return payload.data;
   }
 
+  const verifyPage = verifyPageHandler({ gatewayUrl: options.gatewayUrl });
+
   async function handle(request: IncomingMessage, response: ServerResponse, services: readonly MountedService[]): Promise<void> {
     // The request target is split by hand: as a URL, `//trust/x` would name a host called "trust".
     const [pathname = '/', search = ''] = (request.url ?? '/').split(/\?(.*)/s, 2);
@@ -169,6 +172,8 @@ export async function startFacade(options: FacadeOptions): Promise<RunningFacade
       response.writeHead(200, { 'content-type': 'application/openapi+json', 'content-length': Buffer.byteLength(body) });
       return void response.end(head ? undefined : body);
     }
+    const pageAnswer = await verifyPage(method, url.pathname);
+    if (pageAnswer) return void response.writeHead(pageAnswer.status, pageAnswer.headers).end(pageAnswer.body);
     const service = services.find((candidate) => candidate.prefix === '' || url.pathname === candidate.prefix || url.pathname.startsWith(`${candidate.prefix}/`));
     if (!service) throw new RequestProblem(problem(404, 'NOT_FOUND', `No service is mounted at ${url.pathname}.`));
     const relative = url.pathname.slice(service.prefix.length).replace(/(.)\/+$/, '$1') || '/';
