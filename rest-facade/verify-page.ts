@@ -113,6 +113,12 @@ function page(status: number, contentType: string, cacheControl: string, body: B
   return { status, headers: { 'content-type': contentType, 'cache-control': cacheControl, 'content-length': String(length), ...SECURITY_HEADERS }, body };
 }
 
+/** Ajv as the page sees it: schemas "compile" to validators that refuse to run. */
+const SERVER_ONLY_STUBS: Record<string, string> = {
+  'ajv/dist/2020.js': `export class Ajv2020 { compile() { return () => { throw new Error('event payloads are not validated in the page'); }; } }`,
+  'ajv-formats': 'export default { default() {} };',
+};
+
 async function bundleApp(): Promise<Buffer> {
   const { build } = await import('esbuild');
   const result = await build({
@@ -126,13 +132,14 @@ async function bundleApp(): Promise<Buffer> {
     legalComments: 'none',
     plugins: [
       {
-        // lib/formats modules import Node built-ins for what the page does not call (zlib
-        // deflate, node:crypto hashing); in the page they are empty, and the page inflates
-        // with DecompressionStream and verifies with WebCrypto.
-        name: 'no-node-builtins',
+        // lib/formats modules import, for what the page never calls, Node built-ins (zlib deflate,
+        // node:crypto hashing) and Ajv (event payload schemas, compiled at load with `new
+        // Function`, which the page's CSP forbids). In the page these are inert: it inflates with
+        // DecompressionStream, verifies with WebCrypto and validates no event payloads.
+        name: 'server-only-modules',
         setup(builder) {
-          builder.onResolve({ filter: /^node:/ }, (args) => ({ path: args.path, namespace: 'node-builtin' }));
-          builder.onLoad({ filter: /.*/, namespace: 'node-builtin' }, () => ({ contents: 'module.exports = {};', loader: 'js' }));
+          builder.onResolve({ filter: /^(?:node:|ajv\/|ajv-formats$)/ }, (args) => ({ path: args.path, namespace: 'server-only' }));
+          builder.onLoad({ filter: /.*/, namespace: 'server-only' }, ({ path }) => ({ contents: SERVER_ONLY_STUBS[path] ?? 'module.exports = {};', loader: 'js' }));
         },
       },
     ],
