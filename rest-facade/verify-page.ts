@@ -61,6 +61,8 @@ const ANCHORS_QUERY = `query VerifyPageAnchors {
   trustGraph { nodes { id kind jurisdiction keys } edges { id iss sub iat nbf exp kid credential } revocations { subject reason effective_at: effectiveAt recorded_at: recordedAt } }
 }`;
 
+const LATEST_QUERY = 'query VerifyPageLatest($id: ID!) { passport(id: $id) { status logHead } }';
+
 /** The page's files and the pinned bundle; `gatewayUrl` answers the anchors query. */
 export function verifyPageHandler(options: { gatewayUrl: string }): PageHandler {
   const post = jsonPoster({ maxSockets: 4 });
@@ -90,10 +92,24 @@ export function verifyPageHandler(options: { gatewayUrl: string }): PageHandler 
       },
     },
   };
+  /** The optional online check: the passport's current status and signed log head, verified in the page. */
+  const latest = (id: string): Asset => ({
+    contentType: 'application/json; charset=utf-8',
+    cacheControl: 'no-store',
+    load: async () => {
+      const answer = await post(options.gatewayUrl, JSON.stringify({ query: LATEST_QUERY, variables: { id } }));
+      const payload = JSON.parse(answer.text) as { data?: { passport: { status: string; logHead: unknown } | null }; errors?: unknown[] };
+      if (!payload.data || payload.errors?.length) throw new Error(`the gateway did not answer the latest-head query: ${answer.text.slice(0, 200)}`);
+      const passport = payload.data.passport;
+      return Buffer.from(JSON.stringify(passport ? { status: passport.status, log_head: passport.logHead } : null));
+    },
+  });
   return async (method, pathname) => {
     if (pathname !== VERIFY_PAGE_PREFIX && !pathname.startsWith(`${VERIFY_PAGE_PREFIX}/`)) return undefined;
     if (pathname === VERIFY_PAGE_PREFIX) return { status: 308, headers: { location: `${VERIFY_PAGE_PREFIX}/`, 'content-length': '0' }, body: Buffer.alloc(0) };
-    const asset = assets[pathname.slice(VERIFY_PAGE_PREFIX.length)];
+    const relative = pathname.slice(VERIFY_PAGE_PREFIX.length);
+    const latestId = /^\/latest\/([A-Za-z0-9._~-]{1,200})$/.exec(relative)?.[1];
+    const asset = latestId ? latest(latestId) : assets[relative];
     if (!asset) return page(404, 'text/plain; charset=utf-8', 'no-store', Buffer.from(`No page file at ${pathname}.\n`));
     if (method !== 'GET' && method !== 'HEAD') {
       return { status: 405, headers: { allow: 'GET, HEAD', 'content-type': 'text/plain; charset=utf-8', ...SECURITY_HEADERS }, body: Buffer.from(`${method} is not allowed; allowed: GET, HEAD.\n`) };

@@ -163,7 +163,16 @@ describe('the verification page', () => {
     expect(verdict.text).toContain('the signed head of its event log (size 2)');
     expect(verdict.text).toContain('What was not checked');
     expect(verdict.text).toContain('whether the status changed after signing');
+    // Accessible names a screen reader announces, and the verdict region it reads out.
+    await expect.poll(() => page.getByRole('button', { name: 'Scan with the camera' }).count()).toBe(1);
+    await expect.poll(() => page.getByLabel('Open an image of the QR code').count()).toBe(1);
+    expect(await page.locator('#verdict').getAttribute('aria-live')).toBe('polite');
     await screenshot(page, 'genuine');
+
+    // The optional online step: the latest signed head, checked in the page under the issuer's key.
+    expect((await appendEvent(platform, genuine.passport, 'ObjectEvent', PAYLOADS.ObjectEvent!())).status).toBe(201);
+    await page.getByRole('button', { name: 'Check the current status online' }).click();
+    await expect.poll(() => page.locator('#latest-result').innerText()).toBe('Now: status active; the signed log holds 3 events, 1 more than when the code was signed.');
     expect(requested.filter((url) => !isLocal(url))).toEqual([]);
     await context.close();
   });
@@ -246,6 +255,9 @@ describe('the verification page', () => {
     expect(verdict.text).toContain(`${ROOT} → ${ISSUER}`);
     const refused = await verifyImage(page, await qrPng(tampered(genuine.text, -3, 'suspended')));
     expect(refused.code).toBe('BAD_SIGNATURE');
+    await verifyImage(page, await qrPng(genuine.text));
+    await page.getByRole('button', { name: 'Check the current status online' }).click();
+    await expect.poll(() => page.locator('#latest-result').innerText()).toContain('The online check failed');
     await screenshot(page, 'offline');
     expect(requested.filter((url) => !isLocal(url))).toEqual([]);
     await context.close();

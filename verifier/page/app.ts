@@ -277,11 +277,14 @@ function showVerdict(verdict: Verdict): void {
     ...(verdict.logHead === 'verified' ? [`the signed head of its event log (size ${claims.log.size})`] : []),
   ];
   const notCovered = [
-    'whether the status changed after signing: that needs the network (optional)',
+    'whether the status changed after signing: that needs the network (optional, below)',
     'that the product in your hand is the one named: compare the identity with its label',
     ...(verdict.logHead === 'not checked' ? ['the embedded log head: its key is not in the bundle'] : []),
     ...(claims.log_head ? [] : [`the event log itself (class ${claims.capability_class} packs carry no signed log head)`]),
   ];
+  const online = element('button', 'Check the current status online', { type: 'button', id: 'latest-check' });
+  const onlineResult = element('p', undefined, { id: 'latest-result', role: 'status' });
+  online.addEventListener('click', () => void checkLatest(verdict, onlineResult));
   box.replaceChildren(
     element('p', 'Genuine: signed by a trusted issuer', { class: 'headline' }),
     list([['Issued by', `${verdict.issuer.id}${verdict.issuer.jurisdiction ? ` (${verdict.issuer.jurisdiction})` : ''}`], ['Trust path', verdict.path.join(' → ')], ...claimRows(claims)]),
@@ -290,7 +293,28 @@ function showVerdict(verdict: Verdict): void {
     listOf(covered),
     element('h3', 'What was not checked'),
     listOf(notCovered),
+    element('p', 'Optional, needs the network: the passport\'s current status and log head, signed by the issuer.', { class: 'optional' }),
+    online,
+    onlineResult,
   );
+}
+
+/** The optional online step: the latest signed log head, verified here under the issuer's keys, and the status now. */
+async function checkLatest(verdict: Verdict, out: HTMLElement): Promise<void> {
+  out.textContent = 'Asking the platform…';
+  try {
+    const response = await fetch(`latest/${encodeURIComponent(verdict.claims.sub)}`, { cache: 'no-store' });
+    if (!response.ok) throw new Error(`HTTP ${response.status}`);
+    const latest = (await response.json()) as { status: string; log_head: Record<string, unknown> } | null;
+    if (!latest) return void (out.textContent = 'The platform does not know this passport any more.');
+    const head = await verifyJws(latest.log_head, verdict.issuer.keys.filter((key) => key.kty === 'OKP'));
+    if (!head || head.claims.passport_id !== verdict.claims.sub) return void (out.textContent = 'The platform\'s answer is not signed by this issuer: ignore it.');
+    const size = Number(head.claims.size);
+    const grown = size - verdict.claims.log.size;
+    out.textContent = `Now: status ${latest.status}; the signed log holds ${size} events${grown > 0 ? `, ${grown} more than when the code was signed` : ', as when the code was signed'}.`;
+  } catch (error) {
+    out.textContent = `The online check failed (${(error as Error).message}); the offline verdict above stands.`;
+  }
 }
 
 function listOf(items: string[]): HTMLElement {

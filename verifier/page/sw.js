@@ -1,4 +1,4 @@
-// The verification page offline: every page file and the pinned anchor bundle are kept in one
+// The verification page offline: the page's files and the pinned anchor bundle are kept in one
 // cache. Network first, so an online visit refreshes them; the cached copy when the network fails.
 const CACHE = 'passport-verify-v1';
 const FILES = ['./', 'style.css', 'app.js', 'jsqr.js', 'anchors.json'];
@@ -14,8 +14,9 @@ self.addEventListener('activate', (event) => {
 });
 
 self.addEventListener('fetch', (event) => {
-  const url = new URL(event.request.url);
-  if (event.request.method !== 'GET' || url.origin !== self.location.origin || !url.pathname.startsWith(new URL('./', self.location).pathname)) return;
+  // Only the page's own files and the bundle; the optional online check must never answer from a cache.
+  const cached = FILES.map((file) => new URL(file, self.location).href);
+  if (event.request.method !== 'GET' || !cached.includes(event.request.url.split('?')[0])) return;
   event.respondWith(
     fetch(event.request)
       .then((response) => {
