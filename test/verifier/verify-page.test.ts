@@ -6,7 +6,7 @@
  * reads; the page asks nothing of any host but its own, and verifies offline after one visit.
  */
 import { existsSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { deflateSync } from 'node:zlib';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { PNG } from 'pngjs';
@@ -21,6 +21,7 @@ import { trustTheIssuer } from '../gateway/support.js';
 import { startTestStack, type TestStack } from '../support/stack.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 const ARTIFACTS = new URL('../artifacts/verify-page/', import.meta.url);
 const MODEL = 'battery-verify-page';
 const ROOT = 'root-verify-page';
@@ -44,6 +45,21 @@ async function mint(passport: string): Promise<{ text: string; kid: string }> {
 }
 
 const qrPng = (text: string) => QRCode.toBuffer(text, { errorCorrectionLevel: 'M', margin: 4, scale: 4 });
+
+/**
+ * The QR code as a camera would film it: a Y4M video (4:2:0, two frames) that Chromium plays as its
+ * fake camera. The code is drawn in the luma plane on white; the chroma planes are neutral.
+ */
+async function qrVideo(text: string, width = 640, height = 480): Promise<Buffer> {
+  const qr = PNG.sync.read(await qrPng(text));
+  if (qr.width > width || qr.height > height) throw new Error(`the QR image (${qr.width}×${qr.height}) does not fit the ${width}×${height} frame`);
+  const luma = Buffer.alloc(width * height, 255);
+  const left = (width - qr.width) >> 1;
+  const top = (height - qr.height) >> 1;
+  for (let y = 0; y < qr.height; y += 1) for (let x = 0; x < qr.width; x += 1) luma[(top + y) * width + left + x] = qr.data[(y * qr.width + x) * 4]!;
+  const frame = Buffer.concat([Buffer.from('FRAME\n'), luma, Buffer.alloc((width * height) / 2, 128)]);
+  return Buffer.concat([Buffer.from(`YUV4MPEG2 W${width} H${height} F10:1 Ip A1:1 C420jpeg\n`), frame, frame]);
+}
 
 /** The pack with one claim changed and the original signature kept: what a forger who edits the code makes. */
 function tampered(text: string, key: number, value: unknown): string {
@@ -102,10 +118,7 @@ beforeAll(async () => {
   expect((await appendEvent(platform, passport_id, 'ObjectEvent', PAYLOADS.ObjectEvent!())).status).toBe(201);
   genuine = { ...(await mint(passport_id)), passport: passport_id };
   pageUrl = `${platform.stack.facade.url}/verify/`;
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
 }, 180_000);
 afterAll(async () => {
   await browser?.close();
@@ -282,3 +295,24 @@ describe('the verification page', () => {
   });
 });
 
+describe('the verification page with a camera', () => {
+  it('reads the QR code from the camera (getUserMedia) and verifies it', async () => {
+    await mkdir(ARTIFACTS, { recursive: true });
+    const video = new URL('camera.y4m', ARTIFACTS).pathname;
+    await writeFile(video, await qrVideo(genuine.text));
+    // Chromium's fake camera plays the video; the fake UI grants the camera as a person tapping "Allow" does.
+    const filming = await chromium.launch({ executablePath: CHROMIUM, args: [...CHROMIUM_ARGS, '--use-fake-ui-for-media-stream', '--use-fake-device-for-media-stream', `--use-file-for-fake-video-capture=${video}`] });
+    try {
+      const page = await filming.newPage({ viewport: { width: 390, height: 844 } });
+      await open(page);
+      await page.getByRole('button', { name: 'Scan with the camera' }).click();
+      await expect.poll(() => page.locator('#verdict').getAttribute('data-state'), { timeout: 20_000 }).toBe('valid');
+      expect(await page.locator('#verdict').innerText()).toContain(`${ROOT} → ${ISSUER}`);
+      expect(await page.locator('#camera-status').innerText()).toBe('QR code read.');
+      // The camera is released once the code is read.
+      expect(await page.locator('#camera').isHidden()).toBe(true);
+    } finally {
+      await filming.close();
+    }
+  });
+});
