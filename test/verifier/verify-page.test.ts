@@ -233,6 +233,39 @@ describe('the verification page', () => {
     await context.close();
   });
 
+  it('refuses an anchor bundle altered on its way to the page, and verifies nothing with it', async () => {
+    const { context, page } = await newContext();
+    // A root's id changed in transit: the trust service's signature no longer covers the bundle.
+    await context.route('**/verify/anchors.json', async (route) => {
+      const material = await (await route.fetch()).json();
+      material.anchor_bundle.roots[0].id = 'root-of-a-forger';
+      await route.fulfill({ json: material });
+    });
+    await page.goto(pageUrl);
+    await expect.poll(() => page.locator('#anchors').getAttribute('data-loaded'), { timeout: 15_000 }).toBe('no');
+    expect(await page.locator('#anchors').getAttribute('data-state')).toBe('invalid');
+    expect(await page.locator('#anchors').innerText()).toContain('does not verify under the trust service\'s keys');
+    const verdict = await verifyImage(page, await qrPng(genuine.text));
+    expect([verdict.state, verdict.code]).toEqual(['invalid', 'NO_BUNDLE']);
+    await context.close();
+  });
+
+  it('can be used with the keyboard alone', async () => {
+    const { context, page } = await newContext();
+    await open(page);
+    const focused = () => page.evaluate('document.activeElement && document.activeElement.id');
+    await page.keyboard.press('Tab');
+    expect(await focused()).toBe('camera-start');
+    await page.keyboard.press('Tab');
+    expect(await focused()).toBe('image-input');
+    // The file chooser opens from the keyboard as from a tap.
+    const chooser = page.waitForEvent('filechooser');
+    await page.keyboard.press('Space');
+    await (await chooser).setFiles({ name: 'passport-qr.png', mimeType: 'image/png', buffer: await qrPng(genuine.text) });
+    await expect.poll(() => page.locator('#verdict').getAttribute('data-state'), { timeout: 15_000 }).toBe('valid');
+    await context.close();
+  });
+
   it('refuses every pack once the pinned bundle is older than 7 days', async () => {
     const { context, page } = await newContext();
     await open(page);
