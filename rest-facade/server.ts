@@ -22,6 +22,7 @@ import { publicServerOptions } from '../lib/http/server-options.js';
 import { problemFromGraphqlErrors, problemHeaders } from './problems.js';
 import type { Route, RouteContext, RouteRequest, ServiceRoutes } from './route-table.js';
 import { validatorCompiler } from './validation.js';
+import { verifyPageHandler } from './verify-page.js';
 
 export interface FacadeMount {
   service: ServiceName;
@@ -172,6 +173,7 @@ export async function startFacade(options: FacadeOptions): Promise<RunningFacade
     return () => instance.swagger();
   }
 
+  const verifyPage = verifyPageHandler({ gatewayUrl: options.gatewayUrl });
   const documents = new Map<ServiceName, () => unknown>();
   const problems = problemPage();
   const byPort = new Map<number, FacadeMount[]>();
@@ -222,6 +224,20 @@ export async function startFacade(options: FacadeOptions): Promise<RunningFacade
     // A service mounted at the port's root answers its own 404s there.
     if (!mounts.some((mount) => mount.prefix.replace(/\/+$/, '') === '')) {
       app.setNotFoundHandler((request, reply) => sendProblem(request, reply, problem(404, 'NOT_FOUND', `No service is mounted at ${request.url.split('?')[0]}.`)));
+    }
+    // The verification page (verify-page.ts) answers its own paths; others under /verify are 404s.
+    for (const url of ['/verify', '/verify/*']) {
+      app.get(url, { schema: { hide: true } as never }, async (request, reply) => {
+        const page = await verifyPage(request.method, request.url.split('?')[0]!);
+        if (!page) return sendProblem(request, reply, problem(404, 'NOT_FOUND', `The verification page has no file at ${request.url.split('?')[0]}.`));
+        return reply.code(page.status).headers(page.headers).send(page.body);
+      });
+      app.route({
+        method: OTHER_METHODS.filter((method) => method !== 'GET' && method !== 'HEAD'),
+        url,
+        schema: { hide: true } as never,
+        handler: (request, reply) => sendProblem(request, reply, problem(405, 'METHOD_NOT_ALLOWED', `${request.method} is not allowed on the verification page; allowed: GET, HEAD.`), { allow: 'GET, HEAD' }),
+      });
     }
     app.get('/docs/problems', { schema: { hide: true } as never }, async (_request, reply) =>
       reply.type('text/html; charset=utf-8').headers({ 'content-security-policy': "default-src 'none'", 'cache-control': 'public, max-age=3600' }).send(problems),
