@@ -403,7 +403,7 @@ async function startCamera(): Promise<void> {
 }
 
 function stopCamera(): void {
-  stream?.getTracks().forEach((track) => track.stop());
+  for (const track of stream?.getTracks() ?? []) track.stop();
   stream = undefined;
   $<HTMLVideoElement>('camera').hidden = true;
   $('camera-stop').hidden = true;
