@@ -98,7 +98,6 @@ async function readJsonBody(route: Route, request: IncomingMessage, limit: numbe
  * client sees as an aborted transfer (the caller destroys the connection).
  */
 async function sendStream(response: ServerResponse, status: number, headers: Record<string, string>, body: AsyncIterable<Uint8Array> | undefined): Promise<void> {
-  if (headers['content-length'] === undefined) throw new Error('a streamed body needs a content-length');
   response.writeHead(status, { 'content-type': 'application/octet-stream', ...headers });
   if (body) {
     for await (const piece of body) {
