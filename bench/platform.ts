@@ -18,6 +18,7 @@
  *   node --import tsx bench/platform.ts
  *   node --import tsx bench/platform.ts --gateways   # some parts (--gateways, --overheads, --memory), printed, no report
  *   PLATFORM_ROUNDS=2 PLATFORM_LOAD_SECONDS=3 node --import tsx bench/platform.ts --gateways   # shorter, while developing
+ *   BENCH_GATEWAY_PROFILE=/tmp/profile node --import tsx bench/platform.ts --gateways          # with a CPU profile of our gateway
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
@@ -27,9 +28,10 @@ import { isDeepStrictEqual } from 'node:util';
 import { SERVICES } from '../lib/config/services.js';
 import { jwkThumbprint } from '../lib/crypto/index.js';
 import { writeKekFile } from '../lib/keys/kek.js';
+import { lockingPostmaster } from '../lib/db/embedded-postgres.js';
 import { ROUTE_TABLES } from '../rest-facade/routes/index.js';
 import { PlatformProcess } from './platform-process.js';
-import { autocannonLoad, BENCH_TOOLS, BenchRun, compactDelegation, ensureBenchTools, benchToken, formatMs as ms, freePort, markdownTable, median, openBench, processTree, REPO_ROOT, summarize, timedInTurns, writeReport, type KeyFigure, type Load, type LoadOptions } from './support.js';
+import { autocannonLoad, BENCH_TOOLS, BenchRun, compactDelegation, cpuSeconds, ensureBenchTools, benchToken, formatMs as ms, freePort, markdownTable, median, openBench, processTree, REPO_ROOT, summarize, timedInTurns, writeReport, type KeyFigure, type Load, type LoadOptions } from './support.js';
 
 const CONNECTIONS = 50;
 /** Rounds of the gateway comparison: ours then Hive's (the order alternates), LOAD_SECONDS each. */
@@ -137,7 +139,7 @@ async function graphql(url: string, query: string, variables: Record<string, unk
 }
 
 /** autocannon against `url` with the benchmark's connections. */
-const load = (url: string, seconds: number, request: Pick<LoadOptions, 'method' | 'headers' | 'body'> = {}): Promise<Load> => autocannonLoad({ url, connections: CONNECTIONS, seconds, ...request });
+const load = (url: string, seconds: number, request: Pick<LoadOptions, 'method' | 'headers' | 'body' | 'bodies'> = {}): Promise<Load> => autocannonLoad({ url, connections: CONNECTIONS, seconds, ...request });
 
 const exited = (child: ChildProcess) =>
   new Promise<void>((resolve, reject) => {
@@ -294,7 +296,9 @@ try {
     const oursPort = await freePort();
     const oursUrl = `http://127.0.0.1:${oursPort}/graphql`;
     console.log('Starting our gateway (bin/gateway.ts) and Hive Gateway as processes …');
-    await serverProcess('our gateway', process.execPath, ['--import', 'tsx', 'bin/gateway.ts'], { HOST: '127.0.0.1', GATEWAY_PORT: String(oursPort), PASSPORT_DATA_DIR: oursDir, ...subgraphEnv }, answersGraphql(oursUrl));
+    // BENCH_GATEWAY_PROFILE=<folder>: our gateway writes a CPU profile there when it stops (node --cpu-prof).
+    const profile = process.env.BENCH_GATEWAY_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_GATEWAY_PROFILE}`] : [];
+    await serverProcess('our gateway', process.execPath, ['--import', 'tsx', ...profile, 'bin/gateway.ts'], { HOST: '127.0.0.1', GATEWAY_PORT: String(oursPort), PASSPORT_DATA_DIR: oursDir, ...subgraphEnv }, answersGraphql(oursUrl));
     // The very SDL our gateway composed (its supergraphFile), with the subgraphs' URLs in it.
     const supergraphFile = join(oursDir, 'supergraph.graphql');
     if (readFileSync(supergraphFile, 'utf8') !== stack.gateway.supergraphSdl) throw new Error('the two compositions differ');
@@ -374,6 +378,7 @@ try {
     await writeKekFile(kekPath, bench.kek);
     const gatewayPorts = { one: await freePort(), two: await freePort() };
     const replicaUrls = Object.fromEntries(SERVICES.map((service) => [service, [] as string[]])) as Record<(typeof SERVICES)[number], string[]>;
+    const replicaPids = Object.fromEntries(SERVICES.map((service) => [service, [] as number[]])) as Record<(typeof SERVICES)[number], number[]>;
     console.log('Starting two processes of each subgraph …');
     await Promise.all(
       SERVICES.flatMap((service) =>
@@ -390,11 +395,13 @@ try {
             PASSPORT_ADMIN_TOKEN: ADMIN,
             GATEWAY_URL: `http://127.0.0.1:${gatewayPorts.two}/graphql`,
           };
-          await serverProcess(`${service} replica ${replica + 1}`, process.execPath, ['--import', 'tsx', 'bin/subgraph.ts', service], env, answersGraphql(url));
+          const child = await serverProcess(`${service} replica ${replica + 1}`, process.execPath, ['--import', 'tsx', 'bin/subgraph.ts', service], env, answersGraphql(url));
+          replicaPids[service][replica] = child.pid!;
         }),
       ),
     );
     const gatewayUrls = { one: `http://127.0.0.1:${gatewayPorts.one}/graphql`, two: `http://127.0.0.1:${gatewayPorts.two}/graphql` };
+    const gatewayPids = { one: 0, two: 0 };
     for (const [name, count] of [
       ['one', 1],
       ['two', 2],
@@ -402,7 +409,7 @@ try {
       const dir = join(bench.dataDir, `gateway-${name}`);
       mkdirSync(dir);
       const urls = Object.fromEntries(SERVICES.map((service) => [`${service.toUpperCase()}_SUBGRAPH_URL`, replicaUrls[service].slice(0, count).join(',')]));
-      await serverProcess(`gateway over ${count} replica(s)`, process.execPath, ['--import', 'tsx', 'bin/gateway.ts'], { HOST: '127.0.0.1', GATEWAY_PORT: String(gatewayPorts[name]), PASSPORT_DATA_DIR: dir, ...urls }, answersGraphql(gatewayUrls[name]));
+      gatewayPids[name] = (await serverProcess(`gateway over ${count} replica(s)`, process.execPath, ['--import', 'tsx', 'bin/gateway.ts'], { HOST: '127.0.0.1', GATEWAY_PORT: String(gatewayPorts[name]), PASSPORT_DATA_DIR: dir, ...urls }, answersGraphql(gatewayUrls[name]))).pid!;
     }
     for (const request of mix.slice(0, 20)) {
       const body = JSON.parse(request.body) as { query: string; variables: Record<string, unknown> };
@@ -417,10 +424,22 @@ try {
       hive: 'one replica of each subgraph',
       ratio: 'two / one',
     });
+    // Where the CPU goes under the mix with one process per subgraph: the gateway, each subgraph, PostgreSQL (the rest of the machine's use).
+    const processes = { gateway: gatewayPids.one, ...Object.fromEntries(SERVICES.map((service) => [service, replicaPids[service][0]!])) } as Record<string, number>;
+    const postgresPid = await lockingPostmaster(join(bench.dataDir, 'postgres'));
+    if (postgresPid === undefined) throw new Error('the benchmark\'s PostgreSQL has no postmaster');
+    const cpuBefore = Object.fromEntries(Object.entries(processes).map(([name, pid]) => [name, cpuSeconds(pid)]));
+    const postgresBefore = cpuSeconds(postgresPid);
+    const accounted = await load(gatewayUrls.one, LOAD_SECONDS, { method: 'POST', headers: jsonHeaders, bodies: mix.map((request) => request.body) });
+    const perThousand = (seconds: number) => `${((seconds / accounted.requests) * 1000).toFixed(1)} s`;
+    const cpuUse = Object.entries(processes).map(([name, pid]) => `${name} ${perThousand(cpuSeconds(pid) - cpuBefore[name]!)}`);
+    cpuUse.push(`PostgreSQL ${perThousand(cpuSeconds(postgresPid) - postgresBefore)}`);
+    rows.push([`CPU per 1,000 requests of the mix, one process per subgraph (${accounted.requests} requests in ${LOAD_SECONDS} s)`, cpuUse.join(', '), '—', '—', '—']);
     figures.push({
       measure: `mixed workload with two replicas of each subgraph against one (separate processes, one PostgreSQL, ${CONNECTIONS} connections)`,
       value: `${ratio(two.perSecond, one.perSecond)} (${two.perSecond.toFixed(0)} / ${one.perSecond.toFixed(0)} req/s), p95 ${ms(two.p95)} / ${ms(one.p95)}`,
     });
+    figures.push({ measure: 'CPU seconds per 1,000 requests of the mix, by process (one process per subgraph)', value: cpuUse.join(', ') });
   }
 
   if (parts.has('overheads')) {

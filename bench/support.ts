@@ -298,6 +298,23 @@ export function codeVersion(): string {
 }
 
 /** `pid` and its descendants, from the parent ids in /proc/<pid>/stat. */
+/** CPU seconds (user and system) a process and its whole tree have used so far, from /proc/<pid>/stat. */
+export function cpuSeconds(pid: number): number {
+  let ticks = 0;
+  for (const id of processTree(pid)) {
+    try {
+      const stat = readFileSync(`/proc/${id}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      // utime and stime: fields 14 and 15 of stat, counted from the state (field 3) here.
+      ticks += Number(fields[11]) + Number(fields[12]);
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  // USER_HZ is 100 on Linux.
+  return ticks / 100;
+}
+
 export function processTree(pid: number): number[] {
   const children = new Map<number, number[]>();
   for (const entry of readdirSync('/proc')) {
