@@ -21,7 +21,6 @@
  *   BENCH_GATEWAY_PROFILE=/tmp/profile node --import tsx bench/platform.ts --gateways          # with a CPU profile of our gateway
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { generateKeyPairSync } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
@@ -31,7 +30,7 @@ import { writeKekFile } from '../lib/keys/kek.js';
 import { lockingPostmaster } from '../lib/db/embedded-postgres.js';
 import { ROUTE_TABLES } from '../rest-facade/routes/index.js';
 import { PlatformProcess } from './platform-process.js';
-import { autocannonLoad, BENCH_TOOLS, BenchRun, compactDelegation, cpuSeconds, ensureBenchTools, benchToken, formatMs as ms, freePort, markdownTable, median, openBench, processTree, REPO_ROOT, summarize, timedInTurns, writeReport, type KeyFigure, type Load, type LoadOptions } from './support.js';
+import { autocannonLoad, BENCH_TOOLS, BenchRun, compactDelegation, cpuSeconds, ed25519KeyPair, ensureBenchTools, benchToken, formatMs as ms, freePort, markdownTable, median, openBench, processTree, REPO_ROOT, summarize, timedInTurns, writeReport, type KeyFigure, type Load, type LoadOptions } from './support.js';
 
 const CONNECTIONS = 50;
 /** Rounds of the gateway comparison: ours then Hive's (the order alternates), LOAD_SECONDS each. */
@@ -242,7 +241,7 @@ try {
   }
   // Trust vouches for the issuer's current keys: a root, the issuer as a node, the root's delegation.
   const issuerKeys = ((await (await fetch(`${stack.facade.baseUrls.issuer}/keyring`)).json()) as { keys: { kid: string; exp?: number }[] }).keys.filter((key) => !key.exp);
-  const { publicKey: rootPublic, privateKey: rootPrivate } = generateKeyPairSync('ed25519');
+  const { publicKey: rootPublic, privateKey: rootPrivate } = ed25519KeyPair();
   const rootJwk = rootPublic.export({ format: 'jwk' });
   const rootKid = jwkThumbprint({ kty: 'OKP', crv: 'Ed25519', x: rootJwk.x! });
   const dayAgo = new Date(Date.now() - 86_400_000);

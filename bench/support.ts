@@ -5,7 +5,7 @@
  * it in <service>.json, which bench/index.ts gathers into docs/BENCHMARKS.md).
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { randomBytes, sign as nodeSign, type KeyObject } from 'node:crypto';
+import { createPrivateKey, createPublicKey, randomBytes, sign as nodeSign, type KeyObject } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { freePort } from '../test/support/free-port.js';
 import { cpus, loadavg, release, tmpdir, totalmem, type as osType } from 'node:os';
@@ -118,6 +118,21 @@ export async function openBench(name: string): Promise<Bench> {
     await close();
     throw error;
   }
+}
+
+/** PKCS #8 DER of an Ed25519 private key, before its 32-byte seed (RFC 8410). */
+const ED25519_PKCS8_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
+
+/**
+ * An Ed25519 key pair from a random seed. Not generateKeyPairSync: on Node 20 a garbage collection
+ * during `export({format: 'jwk'})` of a freshly generated key can finalize its key-generation job,
+ * whose destructor takes the mutex the export holds, and the process hangs for good (main thread in
+ * a futex wait, no CPU: seen at the start of bench/trust-scale.ts's 100k phase, gdb: ExportJWKEdKey
+ * → GC → ~KeyGenJob → uv_mutex_lock). Keys made by createPrivateKey have no such job.
+ */
+export function ed25519KeyPair(): { publicKey: KeyObject; privateKey: KeyObject } {
+  const privateKey = createPrivateKey({ key: Buffer.concat([ED25519_PKCS8_PREFIX, randomBytes(32)]), format: 'der', type: 'pkcs8' });
+  return { privateKey, publicKey: createPublicKey(privateKey) };
 }
 
 /** A delegation credential as a compact JWS (EdDSA over the claims' JSON), as POST /trust/edges takes it. */

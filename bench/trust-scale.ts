@@ -22,11 +22,11 @@
  *
  * Writes docs/benchmarks/trust-scale.md and trust-scale.json.
  */
-import { createHash, generateKeyPairSync, sign as nodeSign, type KeyObject } from 'node:crypto';
+import { createHash, sign as nodeSign, type KeyObject } from 'node:crypto';
 import pg from 'pg';
 import { canonicalize } from '../lib/crypto/jcs.js';
 import { jwkThumbprint } from '../lib/crypto/index.js';
-import { BenchRun, benchToken, collectGarbage, compactDelegation, formatMs, markdownTable, median, openBench, quantile, stopwatch, timed, writeReport } from './support.js';
+import { BenchRun, benchToken, collectGarbage, compactDelegation, ed25519KeyPair, formatMs, markdownTable, median, openBench, quantile, stopwatch, timed, writeReport } from './support.js';
 
 const SIZES = (process.env.TRUST_SCALE_SIZES ?? '1000,10000,100000').split(',').map(Number);
 const ROOTS = 10;
@@ -42,7 +42,7 @@ interface Key {
   privateKey: KeyObject;
 }
 function newKey(): Key {
-  const { publicKey, privateKey } = generateKeyPairSync('ed25519');
+  const { publicKey, privateKey } = ed25519KeyPair();
   const jwk = { kty: 'OKP' as const, crv: 'Ed25519' as const, x: publicKey.export({ format: 'jwk' }).x!, kid: '' };
   jwk.kid = jwkThumbprint(jwk);
   return { jwk, privateKey };
