@@ -5,7 +5,7 @@
  * it in <service>.json, which bench/index.ts gathers into docs/BENCHMARKS.md).
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { createPrivateKey, createPublicKey, randomBytes, sign as nodeSign, type KeyObject } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { freePort } from '../test/support/free-port.js';
 import { cpus, loadavg, release, tmpdir, totalmem, type as osType } from 'node:os';
@@ -120,6 +120,28 @@ export async function openBench(name: string): Promise<Bench> {
   }
 }
 
+/** PKCS #8 DER of an Ed25519 private key, before its 32-byte seed (RFC 8410). */
+const ED25519_PKCS8_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
+
+/**
+ * An Ed25519 key pair from a random seed. Not generateKeyPairSync: on Node 20 a garbage collection
+ * during `export({format: 'jwk'})` of a freshly generated key can finalize its key-generation job,
+ * whose destructor takes the mutex the export holds, and the process hangs for good (main thread in
+ * a futex wait, no CPU: seen at the start of bench/trust-scale.ts's 100k phase, gdb: ExportJWKEdKey
+ * → GC → ~KeyGenJob → uv_mutex_lock). Keys made by createPrivateKey have no such job.
+ */
+export function ed25519KeyPair(): { publicKey: KeyObject; privateKey: KeyObject } {
+  const privateKey = createPrivateKey({ key: Buffer.concat([ED25519_PKCS8_PREFIX, randomBytes(32)]), format: 'der', type: 'pkcs8' });
+  return { privateKey, publicKey: createPublicKey(privateKey) };
+}
+
+/** A delegation credential as a compact JWS (EdDSA over the claims' JSON), as POST /trust/edges takes it. */
+export function compactDelegation(claims: Record<string, unknown>, signer: { kid: string; privateKey: KeyObject }): string {
+  const header = Buffer.from(JSON.stringify({ alg: 'Ed25519', kid: signer.kid })).toString('base64url');
+  const signingInput = `${header}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}`;
+  return `${signingInput}.${nodeSign(null, Buffer.from(signingInput), signer.privateKey).toString('base64url')}`;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Load
 
@@ -144,6 +166,8 @@ export interface LoadOptions {
   /** Paths on the url's origin, handed out in turn: one per connection, which keeps it, or one per request. */
   paths?: readonly string[];
   pick?: 'connection' | 'request';
+  /** Request bodies, one per request in turn (instead of `body`). */
+  bodies?: readonly string[];
 }
 
 /**
@@ -152,13 +176,21 @@ export interface LoadOptions {
  */
 export async function autocannonLoad(options: LoadOptions): Promise<Load> {
   ensureBenchTools();
-  const child = spawn(process.execPath, [join(BENCH_TOOLS, 'load-worker.mjs'), JSON.stringify(options)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  // One argument holds at most 128 KiB on Linux: many bodies go in a file.
+  let argument = JSON.stringify(options);
+  const folder = argument.length > 100_000 ? mkdtempSync(join(tmpdir(), 'load-')) : undefined;
+  if (folder) {
+    writeFileSync(join(folder, 'options.json'), argument);
+    argument = `@${join(folder, 'options.json')}`;
+  }
+  const child = spawn(process.execPath, [join(BENCH_TOOLS, 'load-worker.mjs'), argument], { stdio: ['ignore', 'pipe', 'inherit'] });
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
   await new Promise<void>((resolve, reject) => {
     child.once('error', reject);
     child.once('exit', () => resolve());
   });
+  if (folder) rmSync(folder, { recursive: true, force: true });
   const result = JSON.parse(output) as Load & { error?: string };
   if (result.error) throw new Error(`autocannon: ${result.error}`);
   return result;
@@ -281,6 +313,23 @@ export function codeVersion(): string {
 }
 
 /** `pid` and its descendants, from the parent ids in /proc/<pid>/stat. */
+/** CPU seconds (user and system) a process and its whole tree have used so far, from /proc/<pid>/stat. */
+export function cpuSeconds(pid: number): number {
+  let ticks = 0;
+  for (const id of processTree(pid)) {
+    try {
+      const stat = readFileSync(`/proc/${id}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      // utime and stime: fields 14 and 15 of stat, counted from the state (field 3) here.
+      ticks += Number(fields[11]) + Number(fields[12]);
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  // USER_HZ is 100 on Linux.
+  return ticks / 100;
+}
+
 export function processTree(pid: number): number[] {
   const children = new Map<number, number[]>();
   for (const entry of readdirSync('/proc')) {

@@ -12,18 +12,21 @@
  *
  * At each size: STANDING_QUESTIONS distinct issuer keys asked one after another (trustKeyStanding,
  * every answer checked `valid`), and EDGE_WRITES delegations from distinct authorities to distinct
- * new issuers (each checked 201). Medians and p95 of each; the ratio to the 1k figure.
+ * new issuers (each checked 201). Medians and p95 of each; the ratio to the 1k figure. Then GET /graph
+ * streamed through the REST facade: its time, its size, and the most live memory (V8 heap plus
+ * buffers, after a full garbage collection) the process held over its level before, against the one-shot `trustGraph` query's (asked
+ * up to ONE_SHOT_UP_TO nodes only: it holds the whole graph several times over).
  *
  *   node --import tsx bench/trust-scale.ts            # 1k, 10k, 100k
  *   TRUST_SCALE_SIZES=1000,10000 node --import tsx bench/trust-scale.ts
  *
  * Writes docs/benchmarks/trust-scale.md and trust-scale.json.
  */
-import { createHash, generateKeyPairSync, sign as nodeSign, type KeyObject } from 'node:crypto';
+import { createHash, sign as nodeSign, type KeyObject } from 'node:crypto';
 import pg from 'pg';
 import { canonicalize } from '../lib/crypto/jcs.js';
 import { jwkThumbprint } from '../lib/crypto/index.js';
-import { BenchRun, benchToken, formatMs, markdownTable, median, openBench, quantile, timed, writeReport } from './support.js';
+import { BenchRun, benchToken, collectGarbage, compactDelegation, ed25519KeyPair, formatMs, markdownTable, median, openBench, quantile, stopwatch, timed, writeReport } from './support.js';
 
 const SIZES = (process.env.TRUST_SCALE_SIZES ?? '1000,10000,100000').split(',').map(Number);
 const ROOTS = 10;
@@ -31,6 +34,7 @@ const STANDING_QUESTIONS = 200;
 const EDGE_WRITES = 40;
 /** Calls before the counted ones (bench/support.ts `timed`); each asks a question of its own too. */
 const WARMUPS = 5;
+const ONE_SHOT_UP_TO = 10_000;
 const { token: TOKEN, tokens } = benchToken('writer');
 
 interface Key {
@@ -38,7 +42,7 @@ interface Key {
   privateKey: KeyObject;
 }
 function newKey(): Key {
-  const { publicKey, privateKey } = generateKeyPairSync('ed25519');
+  const { publicKey, privateKey } = ed25519KeyPair();
   const jwk = { kty: 'OKP' as const, crv: 'Ed25519' as const, x: publicKey.export({ format: 'jwk' }).x!, kid: '' };
   jwk.kid = jwkThumbprint(jwk);
   return { jwk, privateKey };
@@ -64,6 +68,39 @@ const benchRun = new BenchRun('trust-scale', 'node --import tsx bench/trust-scal
 const bench = await openBench('trust-scale');
 const rows: string[][] = [];
 const figures: { size: number; standing: number; edge: number }[] = [];
+const graphRows: string[][] = [];
+
+/** Process memory that a read holds: the V8 heap and the buffers outside it. */
+const held = () => {
+  const usage = process.memoryUsage();
+  return usage.heapUsed + usage.arrayBuffers;
+};
+
+/**
+ * Runs `read` twice: once timed, once with the memory it holds sampled every 200 ms after a full
+ * garbage collection (so garbage not yet collected is not counted): its duration and the most that
+ * live memory grew over the level before it.
+ */
+async function withPeakMemory<T>(read: () => Promise<T>): Promise<{ value: T; ms: number; peak: number }> {
+  const elapsed = stopwatch();
+  const value = await read();
+  const ms = elapsed();
+  collectGarbage();
+  const baseline = held();
+  let peak = 0;
+  const sample = () => {
+    collectGarbage();
+    peak = Math.max(peak, held() - baseline);
+  };
+  const sampler = setInterval(sample, 200);
+  try {
+    await read();
+    return { value, ms, peak };
+  } finally {
+    clearInterval(sampler);
+  }
+}
+const mib = (bytes: number) => `${(bytes / 1048576).toFixed(1)} MiB`;
 
 try {
   const stack = await bench.startStack(tokens);
@@ -144,9 +181,7 @@ try {
     const writes = await timed(EDGE_WRITES, async (run) => {
       const authority = authoritiesOf[Math.floor(((run + 0.5) * authoritiesOf.length) / (WARMUPS + EDGE_WRITES))]!;
       const claims = { iss: `node-${authority}`, sub: `node-${base0 + run}`, scope: {}, iat: issuedAt, exp: expires };
-      const header = Buffer.from(JSON.stringify({ alg: 'Ed25519', kid: keys[authority]!.jwk.kid })).toString('base64url');
-      const signingInput = `${header}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}`;
-      const jws = `${signingInput}.${nodeSign(null, Buffer.from(signingInput), keys[authority]!.privateKey).toString('base64url')}`;
+      const jws = compactDelegation(claims, { kid: keys[authority]!.jwk.kid, privateKey: keys[authority]!.privateKey });
       const response = await fetch(`${base}/edges`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
@@ -168,6 +203,35 @@ try {
       `${(median(writes.times) / first.edge).toFixed(2)}×`,
     ]);
     console.log(rows.at(-1)!.join('  '));
+
+    // GET /graph streamed, each piece counted and dropped, as a client writing it to a file would.
+    const streamed = await withPeakMemory(async () => {
+      const response = await fetch(`${base}/graph`);
+      if (response.status !== 200 || response.headers.get('content-length') !== null) throw new Error(`GET /graph: ${response.status}, content-length ${response.headers.get('content-length')}`);
+      let bytes = 0;
+      for await (const piece of response.body!) bytes += piece.length;
+      return bytes;
+    });
+    const oneShot =
+      size <= ONE_SHOT_UP_TO
+        ? await withPeakMemory(async () => {
+            const response = await fetch(stack.gateway.graphqlUrl, {
+              method: 'POST',
+              headers: { 'content-type': 'application/json' },
+              body: JSON.stringify({ query: '{ trustGraph { nodes { id kind jurisdiction keys threshold groupKey } edges { id iss sub scope iat nbf exp kid credential } revocations { subject } } }' }),
+            });
+            return (await response.text()).length;
+          })
+        : undefined;
+    graphRows.push([
+      `${Number(counted[0]!.nodes).toLocaleString('en')} nodes`,
+      mib(streamed.value),
+      formatMs(streamed.ms),
+      mib(streamed.peak),
+      oneShot ? formatMs(oneShot.ms) : 'not asked',
+      oneShot ? mib(oneShot.peak) : 'not asked',
+    ]);
+    console.log(graphRows.at(-1)!.join('  '));
   }
 
   const table = markdownTable(
@@ -187,6 +251,13 @@ the REST facade. How the graph is built: see the head of bench/trust-scale.ts (1
 the rest issuers; about one edge per node, signed-JSON credentials, grown in place).
 
 ${table}
+
+GET /graph streamed through the REST facade (trustGraphPage, 1,000 records a page, in one snapshot) against
+the one-shot \`trustGraph\` query at the gateway; memory is the most the process (subgraph, gateway and
+facade together) held at most over its level before the read: live memory (V8 heap and buffers), sampled every
+200 ms after a full garbage collection, in a second read after the timed one (a full collection of the 100k graph's heap every 50 ms made that read take minutes).
+
+${markdownTable(['trust graph', 'GET /graph body', 'streamed in', 'memory grew by', 'one-shot trustGraph in', 'memory grew by'], graphRows, ['left', 'right', 'right', 'right', 'right', 'right'])}
 
 Goals (issue 17): key standing median < 5 ms at 100k and ≤ 2× the 1k figure; POST /edges median < 20 ms at 100k.
 A question reads the nodes listing the key and their ancestry (one recursive query over edges indexed by
