@@ -53,6 +53,9 @@ export interface Subgraph {
   close(): Promise<void>;
 }
 
+/** The trust graph vouches for every service's keys (docs/KEYS.md): a key change is placed there at once, by the admin who made it. */
+const PLACE_PLATFORM_KEYS = 'mutation PlacePlatformKeys { placePlatformKeys { created } }';
+
 export type SubgraphFactory = (options: SubgraphOptions) => Promise<Subgraph>;
 
 export function defineSubgraph<P extends ServicePrismaClient, D>(definition: SubgraphDefinition<P, D>): SubgraphFactory {
@@ -64,6 +67,7 @@ export function defineSubgraph<P extends ServicePrismaClient, D>(definition: Sub
       health: () => kernel.health(),
       keys: kernel.keys,
       adminLog: kernel.adminLog,
+      keysChanged: (context) => gateway.request(PLACE_PLATFORM_KEYS, {}, context.authorization).then(() => undefined),
     });
     const instances = [new (RootResolver as new () => object)(), ...definition.resolvers(dependencies, kernel)];
     // type-graphql asks the container for the resolver instance on every field it resolves.

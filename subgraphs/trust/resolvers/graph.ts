@@ -106,7 +106,7 @@ export class TrustGraphResolver {
   @Authorized('admin')
   @Mutation(() => TrustNodeUpsertType, {
     description:
-      "Merges every service's keyring into the `platform` root node, so the trust graph vouches for the platform's own keys. Runs at every start; `npm run keys -- rotate` runs it after a rotation.",
+      "Merges every service's keyring into the `platform` root node, so the trust graph vouches for the platform's own keys. Runs at every start and after every key rotation or revocation of any service.",
   })
   async placePlatformKeys(): Promise<TrustNodeUpsertType> {
     const { node, created } = await this.deps.placePlatformKeys();

@@ -1,7 +1,7 @@
 /**
  * Places the platform's own keys in the trust graph (domain/platform-keys.ts): every service's
  * keyring, read through the gateway, merged into the `platform` root node. Run at every start of
- * the platform and after every key rotation (`npm run keys -- rotate`); running it again changes
+ * the platform and after every key rotation or revocation (lib/graphql/subgraph.ts); running it again changes
  * nothing unless a keyring did.
  */
 import { SERVICES } from '../../../lib/config/services.js';
