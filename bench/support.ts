@@ -5,7 +5,7 @@
  * it in <service>.json, which bench/index.ts gathers into docs/BENCHMARKS.md).
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { createPrivateKey, createPublicKey, randomBytes, sign as nodeSign, type KeyObject } from 'node:crypto';
+import { randomBytes, sign as nodeSign, type KeyObject } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { freePort } from '../test/support/free-port.js';
 import { cpus, loadavg, release, tmpdir, totalmem, type as osType } from 'node:os';
@@ -120,20 +120,7 @@ export async function openBench(name: string): Promise<Bench> {
   }
 }
 
-/** PKCS #8 DER of an Ed25519 private key, before its 32-byte seed (RFC 8410). */
-const ED25519_PKCS8_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
-
-/**
- * An Ed25519 key pair from a random seed. Not generateKeyPairSync: on Node 20 a garbage collection
- * during `export({format: 'jwk'})` of a freshly generated key can finalize its key-generation job,
- * whose destructor takes the mutex the export holds, and the process hangs for good (main thread in
- * a futex wait, no CPU: seen at the start of bench/trust-scale.ts's 100k phase, gdb: ExportJWKEdKey
- * → GC → ~KeyGenJob → uv_mutex_lock). Keys made by createPrivateKey have no such job.
- */
-export function ed25519KeyPair(): { publicKey: KeyObject; privateKey: KeyObject } {
-  const privateKey = createPrivateKey({ key: Buffer.concat([ED25519_PKCS8_PREFIX, randomBytes(32)]), format: 'der', type: 'pkcs8' });
-  return { privateKey, publicKey: createPublicKey(privateKey) };
-}
+export { ed25519KeyPair } from '../test/support/ed25519.js';
 
 /** A delegation credential as a compact JWS (EdDSA over the claims' JSON), as POST /trust/edges takes it. */
 export function compactDelegation(claims: Record<string, unknown>, signer: { kid: string; privateKey: KeyObject }): string {
@@ -312,16 +299,17 @@ export function codeVersion(): string {
   }
 }
 
-/** `pid` and its descendants, from the parent ids in /proc/<pid>/stat. */
-/** CPU seconds (user and system) a process and its whole tree have used so far, from /proc/<pid>/stat. */
+/** CPU seconds (user and system) a process and its whole tree, exited children included, have used so far, from /proc/<pid>/stat. */
 export function cpuSeconds(pid: number): number {
   let ticks = 0;
   for (const id of processTree(pid)) {
     try {
       const stat = readFileSync(`/proc/${id}/stat`, 'utf8');
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      // utime and stime: fields 14 and 15 of stat, counted from the state (field 3) here.
-      ticks += Number(fields[11]) + Number(fields[12]);
+      // utime, stime, cutime, cstime: fields 14–17 of stat, counted from the state (field 3) here. The
+      // children's times hold those of exited children (PostgreSQL's backends come and go), so the
+      // tree's sum never falls between two readings.
+      ticks += Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]);
     } catch {
       // Gone meanwhile.
     }
@@ -330,6 +318,7 @@ export function cpuSeconds(pid: number): number {
   return ticks / 100;
 }
 
+/** `pid` and its descendants, from the parent ids in /proc/<pid>/stat. */
 export function processTree(pid: number): number[] {
   const children = new Map<number, number[]>();
   for (const entry of readdirSync('/proc')) {

@@ -15,7 +15,10 @@
  * new issuers (each checked 201). Medians and p95 of each; the ratio to the 1k figure. Then GET /graph
  * streamed through the REST facade: its time, its size, and the most live memory (V8 heap plus
  * buffers, after a full garbage collection) the process held over its level before, against the one-shot `trustGraph` query's (asked
- * up to ONE_SHOT_UP_TO nodes only: it holds the whole graph several times over).
+ * up to ONE_SHOT_UP_TO nodes only: it holds the whole graph several times over). And the cost the
+ * graph's size puts on everyone else: VERDICTS passport verdicts per size (GET /issuer/passports/{id}/verdict,
+ * distinct passports issued before the graph grew, each asked once), and the process's memory
+ * (the whole stack, the trust subgraph included) after each size.
  *
  *   node --import tsx bench/trust-scale.ts            # 1k, 10k, 100k
  *   TRUST_SCALE_SIZES=1000,10000 node --import tsx bench/trust-scale.ts
@@ -35,6 +38,7 @@ const EDGE_WRITES = 40;
 /** Calls before the counted ones (bench/support.ts `timed`); each asks a question of its own too. */
 const WARMUPS = 5;
 const ONE_SHOT_UP_TO = 10_000;
+const VERDICTS = 40;
 const { token: TOKEN, tokens } = benchToken('writer');
 
 interface Key {
@@ -67,8 +71,9 @@ const kindOf = (index: number, size: number) => (index < ROOTS ? 'root' : index 
 const benchRun = new BenchRun('trust-scale', 'node --import tsx bench/trust-scale.ts');
 const bench = await openBench('trust-scale');
 const rows: string[][] = [];
-const figures: { size: number; standing: number; edge: number }[] = [];
+const figures: { size: number; standing: number; edge: number; verdict: number; rss: number }[] = [];
 const graphRows: string[][] = [];
+const costRows: string[][] = [];
 
 /** Process memory that a read holds: the V8 heap and the buffers outside it. */
 const held = () => {
@@ -108,6 +113,27 @@ try {
   const db = new pg.Client({ connectionString: bench.databaseUrl });
   await db.connect();
   bench.defer(() => db.end());
+
+  // Passports for the verdicts, issued (model, passport, two events, a pack) before the graph grows.
+  const writer = { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` };
+  const post = async (service: 'registry' | 'issuer', path: string, body?: unknown) => {
+    const response = await fetch(`${stack.facade.baseUrls[service]}${path}`, { method: 'POST', headers: writer, ...(body !== undefined && { body: JSON.stringify(body) }) });
+    if (response.status !== 201) throw new Error(`POST ${service}${path}: ${response.status} ${await response.text()}`);
+    return (await response.json()) as Record<string, unknown>;
+  };
+  await post('registry', '/', { kind: 'model', id: 'scale-battery', body: { title: 'scale-battery', schema: { type: 'object' } } });
+  const verdictPassports: string[] = [];
+  for (let i = 0; i < SIZES.length * (WARMUPS + VERDICTS); i += 1) {
+    const identity = `https://id.gs1.org/01/09520123456788/21/SCALE-${i}`;
+    const id = (await post('issuer', '/passports', { identity, type_ref: { id: 'scale-battery', version: 1 }, config_vector: {} })).passport_id as string;
+    await post('issuer', `/passports/${id}/events`, { type: 'activated', payload: { placed_on_market_at: '2025-02-01T00:00:00Z' } });
+    await post('issuer', `/passports/${id}/events`, {
+      type: 'ObjectEvent',
+      payload: { eventTime: new Date(Date.UTC(2025, 1, 2, 0, 0, i % 60)).toISOString(), eventTimeZoneOffset: '+01:00', action: 'OBSERVE', bizStep: 'inspecting', epcList: [identity], readPoint: { id: 'urn:epc:id:sgln:9520123.00001.0' } },
+    });
+    await post('issuer', `/passports/${id}/pack`);
+    verdictPassports.push(id);
+  }
 
   const keys: Key[] = [];
   // Node indexes are laid out per size: each size's roots and authorities come first within its own range.
@@ -190,8 +216,18 @@ try {
       if (response.status !== 201) throw new Error(`POST /edges: ${response.status} ${await response.text()}`);
     }, { warmups: WARMUPS });
 
+    // Verdicts of passports nobody has asked about yet: each reads the standing of its signing keys.
+    const mine = verdictPassports.splice(0, WARMUPS + VERDICTS);
+    const verdicts = await timed(VERDICTS, async (run) => {
+      const response = await fetch(`${stack.facade.baseUrls.issuer}/passports/${mine[run]}/verdict`);
+      const verdict = (await response.json()) as { outcome: string };
+      if (response.status !== 200 || verdict.outcome !== 'verified') throw new Error(`verdict ${response.status}: ${JSON.stringify(verdict).slice(0, 300)}`);
+    }, { warmups: WARMUPS });
+    collectGarbage();
+    const memory = process.memoryUsage();
+
     const { rows: counted } = await db.query<{ nodes: string; edges: string }>('SELECT (SELECT count(*) FROM trust.trust_node) AS nodes, (SELECT count(*) FROM trust.delegation_edge) AS edges');
-    figures.push({ size, standing: median(standing.times), edge: median(writes.times) });
+    figures.push({ size, standing: median(standing.times), edge: median(writes.times), verdict: median(verdicts.times), rss: memory.rss });
     const first = figures[0]!;
     rows.push([
       `${Number(counted[0]!.nodes).toLocaleString('en')} nodes, ${Number(counted[0]!.edges).toLocaleString('en')} edges`,
@@ -203,6 +239,15 @@ try {
       `${(median(writes.times) / first.edge).toFixed(2)}×`,
     ]);
     console.log(rows.at(-1)!.join('  '));
+    costRows.push([
+      `${Number(counted[0]!.nodes).toLocaleString('en')} nodes`,
+      formatMs(median(verdicts.times)),
+      formatMs(quantile(verdicts.times, 0.95)),
+      `${(median(verdicts.times) / first.verdict).toFixed(2)}×`,
+      mib(memory.rss),
+      mib(memory.heapUsed),
+    ]);
+    console.log(costRows.at(-1)!.join('  '));
 
     // GET /graph streamed, each piece counted and dropped, as a client writing it to a file would.
     const streamed = await withPeakMemory(async () => {
@@ -259,7 +304,18 @@ facade together) held at most over its level before the read: live memory (V8 he
 
 ${markdownTable(['trust graph', 'GET /graph body', 'streamed in', 'memory grew by', 'one-shot trustGraph in', 'memory grew by'], graphRows, ['left', 'right', 'right', 'right', 'right', 'right'])}
 
-Goals (issue 17): key standing median < 5 ms at 100k and ≤ 2× the 1k figure; POST /edges median < 20 ms at 100k.
+What the graph's size costs everyone else: ${VERDICTS} verdicts per size of distinct passports (model, passport,
+an \`activated\` event and an ObjectEvent, a pack; all issued before the graph grew, each asked once, every one
+\`verified\`), GET /issuer/passports/{id}/verdict through the facade; and the memory of this process, which runs
+the whole stack (the trust subgraph, the other three, gateway and facade), after a full collection once the
+size's questions were answered: an upper bound of the trust subgraph's own. The RSS also holds the benchmark's
+own private key of every node (OpenSSL key objects, outside the V8 heap), so the V8 heap, every JavaScript
+object of the stack and of the benchmark together, is the tighter bound.
+
+${markdownTable(['trust graph', 'passport verdict median', 'p95', 'vs first size', 'process RSS', 'V8 heap used'], costRows, ['left', 'right', 'right', 'right', 'right', 'right'])}
+
+Goals (issue 17): key standing median < 5 ms at 100k and ≤ 2× the 1k figure; POST /edges median < 20 ms at 100k;
+passport verdict time independent of the graph's size; trust subgraph memory < 300 MB at 100k.
 A question reads the nodes listing the key and their ancestry (one recursive query over edges indexed by
 subject), not the whole graph; a delegation locks and reads its issuer's ancestry and its subject.
 `;
@@ -270,6 +326,8 @@ subject), not the whole graph; a delegation locks and reads its issuer's ancestr
     [
       { measure: `key standing at ${last.size.toLocaleString('en')} nodes (median)`, value: formatMs(last.standing), target: `< 5 ms, ≤ 2× the 1k figure (${(last.standing / figures[0]!.standing).toFixed(2)}×)` },
       { measure: `POST /edges at ${last.size.toLocaleString('en')} nodes (median)`, value: formatMs(last.edge), target: '< 20 ms' },
+      { measure: `passport verdict at ${last.size.toLocaleString('en')} nodes (median)`, value: formatMs(last.verdict), target: `independent of size (${(last.verdict / figures[0]!.verdict).toFixed(2)}× the 1k figure)` },
+      { measure: `memory of the whole stack's process at ${last.size.toLocaleString('en')} nodes (RSS)`, value: mib(last.rss), target: 'trust subgraph < 300 MB' },
     ],
     bench,
   );

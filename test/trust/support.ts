@@ -2,9 +2,10 @@
  * Independent makers for the end-to-end trust tests: keys from Node's crypto (OpenSSL), delegation
  * credentials from jose, cosignatures from Node's crypto. None of the service's own code signs.
  */
-import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes, sign as nodeSign, type KeyObject } from 'node:crypto';
+import { createHash, generateKeyPairSync, sign as nodeSign, type KeyObject } from 'node:crypto';
 import * as jose from 'jose';
 import { canonicalize } from '../../lib/crypto/jcs.js';
+import { ed25519KeyPair } from '../support/ed25519.js';
 
 export interface Key {
   /** Public JWK with its RFC 7638 thumbprint as kid. */
@@ -15,19 +16,8 @@ export interface Key {
   sign(data: Uint8Array): Buffer;
 }
 
-/**
- * Ed25519 keys from a random seed (PKCS #8, RFC 8410) rather than generateKeyPairSync: on Node 20 a
- * garbage collection during the JWK export of a freshly generated key can deadlock the process
- * (the key-generation job's destructor takes the mutex the export holds); thousands of keys made it
- * happen (bench/support.ts ed25519KeyPair).
- */
-function ed25519Pair(): { publicKey: KeyObject; privateKey: KeyObject } {
-  const privateKey = createPrivateKey({ key: Buffer.concat([Buffer.from('302e020100300506032b657004220420', 'hex'), randomBytes(32)]), format: 'der', type: 'pkcs8' });
-  return { privateKey, publicKey: createPublicKey(privateKey) };
-}
-
 export async function newKey(kind: 'Ed25519' | 'P-256' = 'Ed25519'): Promise<Key> {
-  const { publicKey, privateKey } = kind === 'Ed25519' ? ed25519Pair() : generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  const { publicKey, privateKey } = kind === 'Ed25519' ? ed25519KeyPair() : generateKeyPairSync('ec', { namedCurve: 'P-256' });
   const exported = publicKey.export({ format: 'jwk' }) as jose.JWK;
   const jwk = { ...exported, kid: await jose.calculateJwkThumbprint(exported, 'sha256') };
   const alg = kind === 'Ed25519' ? 'Ed25519' : 'ES256';
