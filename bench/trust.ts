@@ -194,7 +194,7 @@ try {
     });
     if (response.status !== 201) throw new Error(`POST /edges: ${response.status} ${await response.text()}`);
   });
-  row('POST /edges into that graph', postEdge.times, 'locks and reads its issuer's ancestry and its subject, judges scope, cycle and keys there');
+  row('POST /edges into that graph', postEdge.times, "locks and reads its issuer's ancestry and its subject, judges scope, cycle and keys there");
   const standing = await timed(GRAPH_RUNS, async () => {
     const response = await fetch(stack.gateway.graphqlUrl, {
       method: 'POST',

@@ -10,6 +10,7 @@ import { inflateSync } from 'node:zlib';
 import { decode, encode } from 'cborg';
 import * as jose from 'jose';
 import { describe, expect, it } from 'vitest';
+import { base45Decode } from '../support/pack-reader.js';
 
 const examples = JSON.parse(readFileSync(new URL('../../docs/formats-examples.json', import.meta.url), 'utf8'));
 type Jwk = jose.JWK & { kid: string; purpose: string };
@@ -48,19 +49,6 @@ function merkleRoot(leaves: Buffer[]): Buffer {
   let k = 1;
   while (k * 2 < leaves.length) k *= 2;
   return sha256(Buffer.from([1]), merkleRoot(leaves.slice(0, k)), merkleRoot(leaves.slice(k)));
-}
-
-/** RFC 9285 Base45. */
-function base45(text: string): Buffer {
-  const alphabet = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ $%*+-./:';
-  const bytes: number[] = [];
-  for (let i = 0; i < text.length; i += 3) {
-    const [c, d, e] = [...text.slice(i, i + 3)].map((char) => alphabet.indexOf(char));
-    const n = c! + d! * 45 + (e === undefined ? 0 : e * 45 * 45);
-    if (e === undefined) bytes.push(n);
-    else bytes.push(n >> 8, n & 0xff);
-  }
-  return Buffer.from(bytes);
 }
 
 describe('docs/FORMATS.md worked examples', () => {
@@ -102,7 +90,7 @@ describe('docs/FORMATS.md worked examples', () => {
   it('pack: DPP1: + Base45 of zlib of a tagged COSE_Sign1, ES256 by the carrier key, kid as UTF-8 bytes; the embedded log head rebuilds and verifies', async () => {
     const text: string = examples.pack;
     expect(text.startsWith('DPP1:')).toBe(true);
-    const cose = decode(inflateSync(base45(text.slice(5))), { useMaps: true, tags: Object.assign([], { 18: (inner: unknown) => ({ tag: 18, inner }) }) }) as { tag: number; inner: [Uint8Array, Map<number, unknown>, Uint8Array, Uint8Array] };
+    const cose = decode(inflateSync(base45Decode(text.slice(5))), { useMaps: true, tags: Object.assign([], { 18: (inner: unknown) => ({ tag: 18, inner }) }) }) as { tag: number; inner: [Uint8Array, Map<number, unknown>, Uint8Array, Uint8Array] };
     expect(cose.tag).toBe(18);
     const [protectedBytes, unprotected, payload, signature] = cose.inner;
     expect(unprotected.size).toBe(0);
