@@ -61,9 +61,9 @@ export interface Bench {
   postgresVersion: string;
   /** Registers a clean-up step; close() runs them last registered first. */
   defer(stop: () => unknown): void;
-  /** The whole platform (subgraphs, gateway, REST facade) on this database, every port free; stopped by close(). */
   /** The key-encryption key the bench's stacks seal their signing keys under. */
   kek: KeyEncryptionKeys;
+  /** The whole platform (subgraphs, gateway, REST facade) on this database, every port free; stopped by close(). */
   startStack(tokens: AccessTokens): Promise<RunningStack>;
   /** Runs the clean-up steps (errors are printed, not thrown), stops PostgreSQL and removes the folder. */
   close(): Promise<void>;
