@@ -52,9 +52,12 @@ async function rotate(service: string, purpose: string): Promise<void> {
   }).catch(() => {
     throw new CommandError(`No platform answers at ${gatewayUrl}: start it (npm start), or set GATEWAY_URL to its gateway.`);
   });
-  const answer = (await response.json().catch(() => ({}))) as { data?: Record<string, unknown> | null; errors?: { message: string }[] };
+  const answer = (await response.json().catch(() => ({}))) as { data?: Record<string, unknown> | null; errors?: { message: string; extensions?: { code?: string } }[] };
   const key = answer.data?.[field];
-  if (!key) throw new CommandError(`Rotating the ${service} service's ${purpose} key did not complete: ${answer.errors?.map((error) => error.message).join('; ') ?? `HTTP ${response.status}`}`);
+  // The key was rotated; only its placement in the trust graph failed, and the message says so.
+  const unplaced = answer.errors?.find((error) => error.extensions?.code === 'KEY_PLACEMENT_FAILED');
+  if (unplaced) throw new CommandError(unplaced.message);
+  if (!key) throw new CommandError(`The ${service} service did not rotate its ${purpose} key: ${answer.errors?.map((error) => error.message).join('; ') ?? `HTTP ${response.status}`}`);
   console.log(`The ${service} service signs ${purpose} with a new key; the previous one stays in its keyring with exp, so what it signed still verifies.`);
   console.log(JSON.stringify(key, null, 2));
   console.log('The trust graph\'s platform node holds the new key (docs/KEYS.md).');
