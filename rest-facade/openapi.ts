@@ -75,7 +75,10 @@ export function routeSchema(route: Route): FastifySchema & Record<string, unknow
   const response: Record<string, unknown> = {};
   for (const [status, answer] of Object.entries(route.responses)) {
     // 204 and 304 have no body (RFC 9110 §15.3.5, §15.4.5).
-    response[status] = ['204', '304'].includes(status) ? { description: answer.description } : { description: answer.description, content: { [answer.mediaType ?? 'application/json']: { schema: answer.schema ?? { type: 'object' } } } };
+    // `type: 'null'` tells @fastify/swagger the response has no content.
+    response[status] = ['204', '304'].includes(status)
+      ? { type: 'null', description: answer.description }
+      : { description: answer.description, content: { [answer.mediaType ?? 'application/json']: { schema: answer.schema ?? {}, ...(answer.example === undefined ? {} : { example: answer.example }) } } };
   }
   for (const status of [...problems].sort()) {
     response[String(status)] = { description: PROBLEM_TITLES[status] ?? 'Problem', content: { [PROBLEM_MEDIA_TYPE]: { schema: { $ref: 'Problem#' } } } };
