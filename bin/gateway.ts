@@ -1,4 +1,8 @@
-/** `npm run gateway`: the gateway alone, over subgraphs at `<SERVICE>_SUBGRAPH_URL` or their configured ports. */
+/**
+ * `npm run gateway`: the gateway alone, over subgraphs at `<SERVICE>_SUBGRAPH_URL` or their
+ * configured ports. A URL list (comma-separated) names a subgraph's replicas: the schema is read
+ * from the first, requests go to each in turn.
+ */
 import { join } from 'node:path';
 import { SERVICES } from '../lib/config/services.js';
 import { startGateway } from '../gateway/index.js';
@@ -8,7 +12,10 @@ const config = configOrExit();
 const gateway = await startGateway({
   host: config.host,
   port: config.gatewayPort,
-  subgraphs: SERVICES.map((name) => ({ name, url: process.env[`${name.toUpperCase()}_SUBGRAPH_URL`] ?? `http://${config.host}:${config.subgraphPorts[name]}/` })),
+  subgraphs: SERVICES.map((name) => {
+    const replicas = (process.env[`${name.toUpperCase()}_SUBGRAPH_URL`] ?? `http://${config.host}:${config.subgraphPorts[name]}/`).split(',').map((url) => url.trim()).filter(Boolean);
+    return { name, url: replicas[0]!, replicas };
+  }),
   introspection: config.introspection,
   bodyLimit: config.bodyLimit,
   limits: config.graphqlLimits,

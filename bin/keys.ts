@@ -54,9 +54,10 @@ async function rotate(service: string, purpose: string): Promise<void> {
   });
   const answer = (await response.json().catch(() => ({}))) as { data?: Record<string, unknown> | null; errors?: { message: string }[] };
   const key = answer.data?.[field];
-  if (!key) throw new CommandError(`The ${service} service did not rotate its ${purpose} key: ${answer.errors?.map((error) => error.message).join('; ') ?? `HTTP ${response.status}`}`);
+  if (!key) throw new CommandError(`Rotating the ${service} service's ${purpose} key did not complete: ${answer.errors?.map((error) => error.message).join('; ') ?? `HTTP ${response.status}`}`);
   console.log(`The ${service} service signs ${purpose} with a new key; the previous one stays in its keyring with exp, so what it signed still verifies.`);
   console.log(JSON.stringify(key, null, 2));
+  console.log('The trust graph\'s platform node holds the new key (docs/KEYS.md).');
 }
 
 async function withRepositories<T>(run: (services: { service: ServiceName; repository: ReturnType<typeof prismaKeyRepository> }[]) => Promise<T>): Promise<T> {

@@ -29,9 +29,16 @@ export interface StackOptions {
 
 export interface RunningStack {
   databaseUrl: string;
+  /** The embedded cluster's folder; absent with DATABASE_URL. */
+  clusterDir?: string;
+  /** The first replica's URL of each subgraph. */
   subgraphUrls: Record<ServiceName, string>;
-  /** SQL statements each subgraph has sent so far. */
+  /** Every replica's URL of each subgraph (config.subgraphReplicas of them). */
+  replicaUrls: Record<ServiceName, string[]>;
+  /** SQL statements each subgraph has sent so far (its replicas together). */
   sqlStatements(): Record<ServiceName, number>;
+  /** SQL statements each replica of each subgraph has sent so far. */
+  replicaStatements(): Record<ServiceName, number[]>;
   gateway: RunningGateway;
   facade: RunningFacade;
   stop(): Promise<void>;
@@ -64,22 +71,27 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
       if (!gatewayUrl) throw new Error('the gateway is not started yet');
       return gatewayUrl;
     });
-    const subgraphUrls = {} as Record<ServiceName, string>;
+    const replicaUrls = {} as Record<ServiceName, string[]>;
     const subgraphs: Subgraph[] = [];
     // Built one after another: type-graphql keeps its build settings in static state.
     for (const service of SERVICES) {
-      const subgraph: Subgraph = await SUBGRAPHS[service]({ databaseUrl: serviceUrl(service), tokens: options.tokens, kek: options.kek, gateway: gatewayForSubgraphs });
-      stoppers.push(() => subgraph.close());
-      subgraphs.push(subgraph);
-      const server: ListeningServer = await serveSubgraph(subgraph, { host: config.host, port: config.subgraphPorts[service] }, config.graphqlLimits, config.subgraphSecret);
-      stoppers.push(() => server.stop());
-      subgraphUrls[service] = server.url;
+      replicaUrls[service] = [];
+      for (let replica = 0; replica < config.subgraphReplicas; replica += 1) {
+        const subgraph: Subgraph = await SUBGRAPHS[service]({ databaseUrl: serviceUrl(service), tokens: options.tokens, kek: options.kek, gateway: gatewayForSubgraphs });
+        stoppers.push(() => subgraph.close());
+        subgraphs.push(subgraph);
+        // The first replica on the configured port, the others wherever the system finds room.
+        const server: ListeningServer = await serveSubgraph(subgraph, { host: config.host, port: replica === 0 ? config.subgraphPorts[service] : 0 }, config.graphqlLimits, config.subgraphSecret);
+        stoppers.push(() => server.stop());
+        replicaUrls[service].push(server.url);
+      }
     }
+    const subgraphUrls = Object.fromEntries(SERVICES.map((service) => [service, replicaUrls[service][0]!])) as Record<ServiceName, string>;
 
     const gateway = await startGateway({
       host: config.host,
       port: config.gatewayPort,
-      subgraphs: SERVICES.map((service) => ({ name: service, url: subgraphUrls[service] })),
+      subgraphs: SERVICES.map((service) => ({ name: service, url: subgraphUrls[service], replicas: replicaUrls[service] })),
       introspection: config.introspection,
       bodyLimit: config.bodyLimit,
       limits: config.graphqlLimits,
@@ -88,6 +100,7 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
     });
     stoppers.push(() => gateway.stop());
     gatewayUrl = gateway.graphqlUrl;
+    for (const subgraph of subgraphs) await subgraph.graphReady();
 
     const facade = await startFacade({
       host: config.host,
@@ -99,8 +112,9 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
     });
     stoppers.push(() => facade.stop());
 
-    const sqlStatements = () => Object.fromEntries(subgraphs.map((subgraph) => [subgraph.name, subgraph.statements()])) as Record<ServiceName, number>;
-    return { databaseUrl, subgraphUrls, sqlStatements, gateway, facade, stop };
+    const replicaStatements = () => Object.fromEntries(SERVICES.map((service) => [service, subgraphs.filter((subgraph) => subgraph.name === service).map((subgraph) => subgraph.statements())])) as Record<ServiceName, number[]>;
+    const sqlStatements = () => Object.fromEntries(Object.entries(replicaStatements()).map(([service, counts]) => [service, counts.reduce((sum, count) => sum + count, 0)])) as Record<ServiceName, number>;
+    return { databaseUrl, ...(postgres ? { clusterDir: postgres.clusterDir } : {}), subgraphUrls, replicaUrls, sqlStatements, replicaStatements, gateway, facade, stop };
   } catch (error) {
     await stop();
     throw error;

@@ -47,7 +47,7 @@ const lines = [
   `  GraphiQL           ${stack.gateway.graphiqlUrl}`,
   ...SERVICES.map((service) => `  ${`${service} REST`.padEnd(18)} ${stack.facade.baseUrls[service]}   (OpenAPI: ${new URL(stack.facade.baseUrls[service]).origin}/docs/${service}/openapi.json)`),
   `  Supergraph SDL     ${join(config.dataDir, 'supergraph.graphql')}`,
-  `  Database           ${config.databaseUrl ? 'external (DATABASE_URL)' : `embedded PostgreSQL in ${join(config.dataDir, 'postgres')}`}`,
+  `  Database           ${stack.clusterDir ? `embedded PostgreSQL in ${stack.clusterDir}` : 'external (DATABASE_URL)'}`,
 ];
 // Listening for Ctrl-C before saying so: a signal in between would end the process without stopping PostgreSQL.
 stopOnSignal(stack.stop);

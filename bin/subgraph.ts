@@ -24,6 +24,18 @@ const kek = await Promise.resolve()
 const subgraph = await SUBGRAPHS[service]({ databaseUrl, tokens: loadAccessTokens(), kek, gateway: gatewayClient(() => gatewayUrl) }).catch(endOnKeyCustodyError);
 const server = await serveSubgraph(subgraph, { host: config.host, port: config.subgraphPorts[service] }, config.graphqlLimits, config.subgraphSecret);
 console.log(`${service} subgraph: ${server.url}`);
+// Run as separate processes, the services and the gateway start in any order: try until the graph answers.
+void (async function whenGraphReady() {
+  for (;;) {
+    try {
+      await subgraph.graphReady();
+      return;
+    } catch (error) {
+      console.error(`${service}: waiting for the gateway and the other services (${(error as Error).message})`);
+      await new Promise((resolve) => setTimeout(resolve, 5000).unref());
+    }
+  }
+})();
 stopOnSignal(async () => {
   await server.stop();
   await subgraph.close();

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `npm test`: the type check, the dependency rules (.dependency-cruiser.cjs), the unit layer (no
+// `npm test`: the type check, lint (biome.json), the dependency rules (.dependency-cruiser.cjs), the unit layer (no
 // PostgreSQL), then the integration layer, in that order so the quick layers fail first; stops at
 // the first failing layer and prints each layer's time.
 // Arguments go to both vitest layers (e.g. `npm test -- --reporter=dot`).
@@ -8,6 +8,8 @@ import { spawnSync } from 'node:child_process';
 const vitestArgs = process.argv.slice(2);
 const LAYERS = [
   ['typecheck', ['tsc', '-p', 'tsconfig.json', '--noEmit']],
+  ['typecheck (verification page, DOM)', ['tsc', '-p', 'verifier/page/tsconfig.json']],
+  ['lint', ['biome', 'lint']],
   ['dependencies', ['depcruise', 'lib', 'subgraphs', 'gateway', 'rest-facade', 'verifier', 'bin', 'prisma', 'bench', 'soak', 'test', '--config', '.dependency-cruiser.cjs']],
   ['unit', ['vitest', 'run', '--project', 'unit', ...vitestArgs]],
   ['integration', ['vitest', 'run', '--project', 'integration', ...vitestArgs]],
@@ -21,6 +23,6 @@ for (const [name, args] of LAYERS) {
   results.push({ name, seconds: (performance.now() - started) / 1000, passed: status === 0 });
   if (status !== 0) break;
 }
-console.log('\nlayer          seconds  result');
-for (const { name, seconds, passed } of results) console.log(`${name.padEnd(14)} ${seconds.toFixed(1).padStart(7)}  ${passed ? 'passed' : 'FAILED'}`);
+console.log(`\n${'layer'.padEnd(36)} seconds  result`);
+for (const { name, seconds, passed } of results) console.log(`${name.padEnd(36)} ${seconds.toFixed(1).padStart(7)}  ${passed ? 'passed' : 'FAILED'}`);
 process.exit(results.every((result) => result.passed) && results.length === LAYERS.length ? 0 : 1);

@@ -7,7 +7,10 @@ import { parse } from 'graphql';
 
 export interface SubgraphEndpoint {
   name: string;
+  /** Where the schema is read from, and the subgraph's URL in the supergraph. */
   url: string;
+  /** Every replica's URL, `url` among them, when the subgraph runs more than once (gateway/index.ts spreads requests over them). */
+  replicas?: readonly string[];
 }
 
 async function fetchSubgraphSdl(endpoint: SubgraphEndpoint): Promise<string> {

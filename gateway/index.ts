@@ -88,6 +88,17 @@ export function sharingSubgraphFetch(post: JsonPost = jsonPoster()): SubgraphFet
   return fetcher as unknown as SubgraphFetcher;
 }
 
+/**
+ * A subgraph run as several replicas (processes on one PostgreSQL, each serving the same schema) gets
+ * its requests in turn. Replicas keep no state between requests that another could miss: every read
+ * and write goes to the database, whose locks order concurrent writes (docs/SCALING.md).
+ */
+export function roundRobin(replicas: readonly string[], fetcher: SubgraphFetcher): SubgraphFetcher {
+  let next = 0;
+  const spread = (_url: string, init: Parameters<NonNullable<SubgraphFetcher>>[1]) => fetcher!(replicas[next++ % replicas.length]!, init);
+  return spread as SubgraphFetcher;
+}
+
 /** A fetch Response, as far as RemoteGraphQLDataSource reads one, over an answer already received. */
 function answerResponse(url: string, answer: JsonAnswer): SubgraphResponse {
   const headers = new Headers();
@@ -195,7 +206,10 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const subgraphFetch = sharingSubgraphFetch(batchingPost(jsonPoster()));
   const gateway = new ApolloGateway({
     supergraphSdl,
-    buildService: ({ url }) => new CredentialForwardingDataSource({ url, fetcher: subgraphFetch, ...(options.subgraphSecret ? { subgraphSecret: options.subgraphSecret } : {}) }),
+    buildService: ({ name, url }) => {
+      const replicas = options.subgraphs.find((subgraph) => subgraph.name === name)?.replicas ?? [];
+      return new CredentialForwardingDataSource({ url, fetcher: replicas.length > 1 ? roundRobin(replicas, subgraphFetch) : subgraphFetch, ...(options.subgraphSecret ? { subgraphSecret: options.subgraphSecret } : {}) });
+    },
   });
   const armor = apolloArmor<GatewayContext>(options.limits, options.introspection);
   const apollo = new ApolloServer<GatewayContext>({

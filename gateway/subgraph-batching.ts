@@ -50,7 +50,7 @@ export function batchingPost(post: JsonPost): JsonPost {
       await Promise.all(waiting.map((item) => post(url, item.body, headers).then(item.resolve, item.reject)));
       return;
     }
-    waiting.forEach((item, index) => item.resolve({ ...answer, text: JSON.stringify(results[index]) }));
+    for (const [index, item] of waiting.entries()) item.resolve({ ...answer, text: JSON.stringify(results[index]) });
   }
 
   return (url, body, headers = {}) => {

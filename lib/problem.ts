@@ -32,9 +32,12 @@ const TITLES: Record<number, string> = {
   503: 'Service Unavailable',
 };
 
-/** Problem type URIs are relative references under the platform's documented problem namespace. */
+/**
+ * A problem's type: a link to the code's row on the page of every code (docs/GRAPHQL-ERRORS.md, served
+ * by the facade at /docs/problems). Relative here; the facade makes it absolute with its own origin.
+ */
 export function problemType(code: string): string {
-  return `urn:passport:problem:${code.toLowerCase().replaceAll('_', '-')}`;
+  return `/docs/problems#${code.toLowerCase().replaceAll('_', '-')}`;
 }
 
 export function problem(status: number, code: string, detail?: string, extensions: Record<string, unknown> = {}): Problem {

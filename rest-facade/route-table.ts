@@ -38,7 +38,8 @@ export interface RouteResult {
   raw?: Buffer;
   /**
    * A body sent as it is produced (e.g. bytes fetched from the graph page by page), so that the
-   * facade holds one piece at a time. `headers` must give its `content-length`; it is not read for HEAD.
+   * facade holds one piece at a time. `headers` give its `content-length` when it is known (sent
+   * chunked otherwise, e.g. GET /trust/graph); it is not read for HEAD.
    */
   stream?: AsyncIterable<Uint8Array>;
 }

@@ -16,11 +16,13 @@ import { problem, type Problem } from '../lib/problem.js';
 import { notModified } from './conditional.js';
 import { JSON_MEDIA_TYPE, parseJsonBody } from '../lib/http/json-body.js';
 import { openApiOptions, routeSchema, SHARED_SCHEMAS } from './openapi.js';
+import { problemPage } from './problem-page.js';
 import { PROBLEM_MEDIA_TYPE, RequestProblem } from '../lib/http/request-problem.js';
 import { publicServerOptions } from '../lib/http/server-options.js';
 import { problemFromGraphqlErrors, problemHeaders } from './problems.js';
 import type { Route, RouteContext, RouteRequest, ServiceRoutes } from './route-table.js';
 import { validatorCompiler } from './validation.js';
+import { verifyPageHandler } from './verify-page.js';
 
 export interface FacadeMount {
   service: ServiceName;
@@ -72,9 +74,11 @@ function problemOfFrameworkError(error: { code?: string; statusCode?: number; me
   return undefined;
 }
 
+/** A problem as the client gets it: its type an absolute link into /docs/problems on this origin, its instance the path asked. */
 function sendProblem(request: FastifyRequest, reply: FastifyReply, details: Problem, headers: Record<string, string> = {}): FastifyReply {
   const instance = request.url.split('?')[0];
-  return reply.code(details.status).headers(headers).type(PROBLEM_MEDIA_TYPE).send(Buffer.from(JSON.stringify({ ...details, instance })));
+  const type = new URL(details.type, `http://${request.headers.host ?? 'localhost'}`).href;
+  return reply.code(details.status).headers(headers).type(PROBLEM_MEDIA_TYPE).send(Buffer.from(JSON.stringify({ ...details, type, instance })));
 }
 
 /** Every method Node parses except CONNECT (which names no path), so each gets 405 where it does not apply. */
@@ -169,7 +173,9 @@ export async function startFacade(options: FacadeOptions): Promise<RunningFacade
     return () => instance.swagger();
   }
 
+  const verifyPage = verifyPageHandler({ gatewayUrl: options.gatewayUrl });
   const documents = new Map<ServiceName, () => unknown>();
+  const problems = problemPage();
   const byPort = new Map<number, FacadeMount[]>();
   for (const mount of options.mounts) byPort.set(mount.port, [...(byPort.get(mount.port) ?? []), mount]);
 
@@ -219,6 +225,23 @@ export async function startFacade(options: FacadeOptions): Promise<RunningFacade
     if (!mounts.some((mount) => mount.prefix.replace(/\/+$/, '') === '')) {
       app.setNotFoundHandler((request, reply) => sendProblem(request, reply, problem(404, 'NOT_FOUND', `No service is mounted at ${request.url.split('?')[0]}.`)));
     }
+    // The verification page (verify-page.ts) answers its own paths; others under /verify are 404s.
+    for (const url of ['/verify', '/verify/*']) {
+      app.get(url, { schema: { hide: true } as never }, async (request, reply) => {
+        const page = await verifyPage(request.method, request.url.split('?')[0]!);
+        if (!page) return sendProblem(request, reply, problem(404, 'NOT_FOUND', `The verification page has no file at ${request.url.split('?')[0]}.`));
+        return reply.code(page.status).headers(page.headers).send(page.body);
+      });
+      app.route({
+        method: OTHER_METHODS.filter((method) => method !== 'GET' && method !== 'HEAD'),
+        url,
+        schema: { hide: true } as never,
+        handler: (request, reply) => sendProblem(request, reply, problem(405, 'METHOD_NOT_ALLOWED', `${request.method} is not allowed on the verification page; allowed: GET, HEAD.`), { allow: 'GET, HEAD' }),
+      });
+    }
+    app.get('/docs/problems', { schema: { hide: true } as never }, async (_request, reply) =>
+      reply.type('text/html; charset=utf-8').headers({ 'content-security-policy': "default-src 'none'", 'cache-control': 'public, max-age=3600' }).send(problems),
+    );
     app.get('/docs/:service/openapi.json', { schema: { hide: true } as never }, async (request, reply) => {
       const service = (request.params as { service: string }).service as ServiceName;
       const mount = options.mounts.find((candidate) => candidate.service === service);

@@ -45,6 +45,7 @@ export function bodyCheck(schema: JsonSchema): JsonSchema {
   return {
     // Only objects are held to the member rules; an array or text goes on for GraphQL to refuse.
     if: { type: 'object' },
+    // biome-ignore lint/suspicious/noThenProperty: JSON Schema's if/then keyword, not a thenable
     then: { type: 'object', properties: members, ...(schema.additionalProperties === undefined || schema.additionalProperties === false ? { additionalProperties: false } : {}) },
   };
 }

@@ -38,12 +38,15 @@ export function trustGraphFrom(value: unknown): TrustGraph {
   nodes.forEach((node, index) => {
     if (typeof node?.id !== 'string' || typeof node.kind !== 'string' || !Array.isArray(node.keys)) throw new InputError('MALFORMED_GRAPH', `node ${index} has no id, kind and keys`);
   });
-  const edges = graph.edges as DelegationEdge[];
-  edges.forEach((edge, index) => {
-    const times = [edge?.iat, edge?.nbf, edge?.exp].every((time) => parseInstant(time) !== undefined);
+  // An edge without exp (a delegation that stands until revoked) is exported with exp null.
+  const edges = (graph.edges as (DelegationEdge & { exp?: string | null })[]).map((exported, index) => {
+    if (typeof exported !== 'object' || exported === null) throw new InputError('MALFORMED_GRAPH', `edge ${index} is not an object`);
+    const { exp, ...edge } = exported;
+    const times = [edge?.iat, edge?.nbf].every((time) => parseInstant(time) !== undefined) && (exp == null || parseInstant(exp) !== undefined);
     if (typeof edge?.id !== 'string' || typeof edge.iss !== 'string' || typeof edge.sub !== 'string' || typeof edge.kid !== 'string' || !times || edge.credential === undefined) {
-      throw new InputError('MALFORMED_GRAPH', `edge ${index} lacks id, iss, sub, kid, iat, nbf, exp or credential`);
+      throw new InputError('MALFORMED_GRAPH', `edge ${index} lacks id, iss, sub, kid, iat, nbf or credential, or has an exp that is not a date-time`);
     }
+    return exp == null ? edge : { ...edge, exp };
   });
   const revocations = (Array.isArray(graph.revocations) ? graph.revocations : []) as Revocation[];
   revocations.forEach((revocation, index) => {
@@ -117,7 +120,7 @@ function credentialFinding(edge: DelegationEdge, graph: TrustGraph, at: Instant)
   const differing: string[] = (['id', 'iss', 'sub', 'kid', 'iat', 'nbf', 'exp'] as const).filter((member) => value[member] !== edge[member]);
   if (canonicalize(value.scope) !== canonicalize(edge.scope)) differing.push('scope');
   if (differing.length > 0) return failed('path.credential', 'EDGE_MISMATCH', `${label}: the exported edge's ${differing.join(', ')} differ from what its signed credential says`);
-  return ok('path.credential', `${label}: signed by key ${value.kid} of ${value.iss}, valid ${value.nbf} to ${value.exp}, scope ${canonicalize(value.scope)}`);
+  return ok('path.credential', `${label}: signed by key ${value.kid} of ${value.iss}, valid ${value.nbf} to ${value.exp ?? 'revocation'}, scope ${canonicalize(value.scope)}`);
 }
 
 /**

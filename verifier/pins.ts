@@ -91,7 +91,7 @@ export function pinsFrom(sources: PinSources): PinSet {
     kids.add(key.kid!);
     keys.set(key.kid!, key);
   };
-  (sources.keySets ?? []).forEach((set, index) => keysOf(set, `pinned key file ${index + 1}`).forEach(pinKey));
+  for (const [index, set] of (sources.keySets ?? []).entries()) for (const key of keysOf(set, `pinned key file ${index + 1}`)) pinKey(key);
   for (const kid of sources.kids ?? []) {
     if (!isKid(kid)) throw new InputError('MALFORMED_PIN', `"${kid}" is not a key thumbprint (43 base64url characters)`);
     kids.add(kid);

@@ -127,7 +127,7 @@ function notarizationFindings(
   tagManifest: Uint8Array | undefined,
 ): Finding[] {
   const keys = [...pins.kids].map((kid) => pinnedKey(pins, kid)).filter((key): key is PublicJwk => key !== undefined);
-  let claims;
+  let claims: ReturnType<typeof verifyNotarization>['claims'];
   try {
     claims = verifyNotarization(document, bagSha512, keys).claims;
   } catch (error) {

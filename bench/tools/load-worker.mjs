@@ -2,19 +2,29 @@
  * The load generator of the benchmarks (bench/support.ts autocannonLoad), run as a process of its
  * own so that the client's HTTP work is billed neither to the server measured nor to the benchmark's
  * process. autocannon with the options given as JSON in argv[2] ({url, connections, seconds, method,
- * headers, body, paths, pick}: with paths, each connection keeps one of them, handed out in turn,
- * or with pick "request" every request takes the next one); every
+ * headers, body, paths, pick, bodies}: with paths, each connection keeps one of them, handed out in
+ * turn, or with pick "request" every request takes the next one; with bodies, every request takes
+ * the next body, so that no two requests in flight are alike); every
  * response's latency is kept, because autocannon's own summary has no 95th percentile. Prints one
  * JSON line: requests, seconds, requests/s, latency median/p95/p99 (ms), non-2xx, errors, timeouts.
  */
+import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 
-const { url, connections, seconds, method = 'GET', headers = {}, body, paths, pick = 'connection' } = JSON.parse(process.argv[2]);
+const { url, connections, seconds, method = 'GET', headers = {}, body, paths, pick = 'connection', bodies } = JSON.parse(
+  // "@file": options too long for one argument (many bodies) are in a file.
+  process.argv[2].startsWith('@') ? readFileSync(process.argv[2].slice(1), 'utf8') : process.argv[2],
+);
 let handedOut = 0;
 const next = () => paths[handedOut++ % paths.length];
 // autocannon gives each connection a context of its own: there a connection keeps its path.
 const choosePath = pick === 'request' ? () => next() : (context) => (context.path ??= next());
-const perConnection = paths ? { requests: [{ setupRequest: (request, context) => ({ ...request, path: choosePath(context) }) }] } : {};
+let bodiesHandedOut = 0;
+const perConnection = paths
+  ? { requests: [{ setupRequest: (request, context) => ({ ...request, path: choosePath(context) }) }] }
+  : bodies
+    ? { requests: [{ setupRequest: (request) => ({ ...request, body: bodies[bodiesHandedOut++ % bodies.length] }) }] }
+    : {};
 const latencies = [];
 const quantile = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? NaN;
 

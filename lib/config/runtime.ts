@@ -19,6 +19,8 @@ export interface RuntimeConfig {
   databaseUrl?: string;
   embeddedPort: number;
   subgraphPorts: Record<ServiceName, number>;
+  /** Instances of each subgraph the all-in-one stack runs (the first on its port, the others on free ones); the gateway spreads requests over them. */
+  subgraphReplicas: number;
   gatewayPort: number;
   facadePort: number;
   mounts: ServiceMount[];
@@ -81,6 +83,7 @@ export function loadRuntimeConfig(env: NodeJS.ProcessEnv = process.env): Runtime
     ...(env.DATABASE_URL ? { databaseUrl: env.DATABASE_URL } : {}),
     embeddedPort: integer(env, 'EMBEDDED_PG_PORT', DEFAULT_EMBEDDED_PORT),
     subgraphPorts,
+    subgraphReplicas: Math.max(1, integer(env, 'SUBGRAPH_REPLICAS', 1)),
     gatewayPort,
     facadePort,
     mounts,

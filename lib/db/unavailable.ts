@@ -36,7 +36,7 @@ function linkIsUnavailable(link: Record<string, unknown>): boolean {
 
 /**
  * Every link of an error's chain: the error, its `cause` (or `originalError`, as Prisma and GraphQL
- * name it), theirs, and the members of an AggregateError, each once.
+ * name it; `meta.driverAdapterError` of a raw query), theirs, and the members of an AggregateError, each once.
  */
 export function* errorChain(error: unknown): Generator<Record<string, unknown>> {
   const seen = new Set<unknown>();
@@ -49,6 +49,8 @@ export function* errorChain(error: unknown): Generator<Record<string, unknown>> 
     yield record;
     if (Array.isArray(record.errors)) pending.push(...record.errors);
     pending.push(record.cause ?? record.originalError);
+    // Prisma's raw queries (P2010) carry the driver adapter's error in meta, not as a cause.
+    pending.push((record.meta as Record<string, unknown> | undefined)?.driverAdapterError);
   }
 }
 

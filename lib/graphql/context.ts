@@ -1,4 +1,4 @@
-import { type AuthChecker } from 'type-graphql';
+import type { AuthChecker } from 'type-graphql';
 import { challengeOf, identify, refusalOf, type AccessTokens, type Caller, type Refusal, type Role } from '../auth/tokens.js';
 import type { PendingEntry } from '../audit/admin-log.js';
 import { ProblemError } from '../problem.js';
@@ -15,10 +15,12 @@ export interface RequestContext extends Caller {
   httpRequest: object;
   /** Admin fields refused to this request, for the admin log (admin-log-plugin.ts). */
   adminRefusals: { action: string; refusal: Refusal }[];
+  /** The caller's Authorization header, passed on when a service asks another on the caller's behalf. */
+  authorization?: string;
 }
 
 export function requestContext(tokens: AccessTokens, authorization: string | undefined): RequestContext {
-  return { ...identify(tokens, authorization), pendingEntries: new Map(), httpRequest: {}, adminRefusals: [] };
+  return { ...identify(tokens, authorization), pendingEntries: new Map(), httpRequest: {}, adminRefusals: [], ...(authorization !== undefined && { authorization }) };
 }
 
 /**

@@ -7,17 +7,18 @@ import { jsonPoster, type JsonAnswer } from '../http/post-json.js';
 import { problemOf, ProblemError } from '../problem.js';
 
 export interface GatewayClient {
-  request<T = Record<string, unknown>>(query: string, variables?: Record<string, unknown>): Promise<T>;
+  /** `authorization`: the caller's header, when asking on its behalf (a write that follows another). */
+  request<T = Record<string, unknown>>(query: string, variables?: Record<string, unknown>, authorization?: string): Promise<T>;
 }
 
 export function gatewayClient(url: () => string): GatewayClient {
   // Kept-alive sockets over node:http, as the facade asks the gateway (lib/http/post-json.ts).
   const post = jsonPoster();
   return {
-    async request<T>(query: string, variables: Record<string, unknown> = {}): Promise<T> {
+    async request<T>(query: string, variables: Record<string, unknown> = {}, authorization?: string): Promise<T> {
       let answer: JsonAnswer;
       try {
-        answer = await post(url(), JSON.stringify({ query, variables }));
+        answer = await post(url(), JSON.stringify({ query, variables }), authorization === undefined ? {} : { authorization });
       } catch {
         throw new ProblemError(503, 'GATEWAY_UNAVAILABLE', 'The GraphQL gateway does not answer.');
       }

@@ -4,12 +4,13 @@
  * be composed without clashing.
  */
 import { GraphQLJSONObject } from 'graphql-scalars';
-import { Arg, Authorized, FieldResolver, Int, Mutation, ObjectType, Query, Resolver } from 'type-graphql';
+import { Arg, Authorized, Ctx, FieldResolver, Int, Mutation, ObjectType, Query, Resolver } from 'type-graphql';
 import type { AdminLog } from '../audit/admin-log.js';
 import type { ServiceName } from '../config/services.js';
 import type { KeyStore } from '../keys/key-store.js';
-import { badRequest, notFound } from '../problem.js';
+import { badRequest, notFound, ProblemError } from '../problem.js';
 import { AdminLogPage, PageInfo } from './common-types.js';
+import type { RequestContext } from './context.js';
 
 export interface ServiceOperations {
   discovery(): Promise<Record<string, unknown>> | Record<string, unknown>;
@@ -17,12 +18,24 @@ export interface ServiceOperations {
   health(): Promise<Record<string, unknown>>;
   keys: KeyStore;
   adminLog: AdminLog;
+  /** Follows a rotation or revocation, asked with the admin's request (the trust graph placing the keyring again). */
+  keysChanged(context: RequestContext): Promise<void>;
 }
 
 export const ADMIN_LOG_MAX_PAGE = 500;
 
+// biome-ignore lint/complexity/noBannedTypes: type-graphql takes resolver classes as Function
 export function serviceRootResolver(service: ServiceName, operations: ServiceOperations): Function {
   const typeName = `${service[0]!.toUpperCase()}${service.slice(1)}Service`;
+  // The key change itself is committed: a follow-up that fails says so, rather than look like a refusal.
+  const keysChanged = async (context: RequestContext, change: string) => {
+    try {
+      await operations.keysChanged(context);
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      throw new ProblemError(502, 'KEY_PLACEMENT_FAILED', `The ${service} service ${change}, but the trust graph could not place its keyring (${reason}); placePlatformKeys or a restart places it.`);
+    }
+  };
 
   @ObjectType(typeName, { description: `Discovery, health, keyring and admin log of the ${service} service.` })
   class ServiceRoot {}
@@ -66,18 +79,21 @@ export function serviceRootResolver(service: ServiceName, operations: ServiceOpe
       name: `${service}RotateKey`,
       description: 'Makes a new current key for a purpose; the old key stays in the keyring with `exp`, so what it signed still verifies. Returns the new key.',
     })
-    rotateKey(@Arg('purpose', () => String) purpose: string) {
+    async rotateKey(@Arg('purpose', () => String) purpose: string, @Ctx() context: RequestContext) {
       if (!operations.keys.purposes.some((candidate) => candidate.purpose === purpose)) {
         throw notFound(`The ${service} service has no key purpose "${purpose}"; it has ${operations.keys.purposes.map((candidate) => candidate.purpose).join(', ')}.`);
       }
-      return operations.keys.rotate(purpose);
+      const rotated = await operations.keys.rotate(purpose);
+      await keysChanged(context, `rotated its ${purpose} key`);
+      return rotated;
     }
 
     @Authorized('admin')
     @Mutation(() => GraphQLJSONObject, { name: `${service}RevokeKey`, description: 'Marks a key revoked (with the time and reason); a revoked current key is replaced at once.' })
-    async revokeKey(@Arg('kid', () => String) kid: string, @Arg('reason', () => String) reason: string) {
+    async revokeKey(@Arg('kid', () => String) kid: string, @Arg('reason', () => String) reason: string, @Ctx() context: RequestContext) {
       const revoked = await operations.keys.revoke(kid, reason);
       if (!revoked) throw notFound(`No key of the ${service} service has kid ${kid}.`);
+      await keysChanged(context, `revoked key ${kid}`);
       return revoked;
     }
   }

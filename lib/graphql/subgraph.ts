@@ -28,6 +28,8 @@ export interface SubgraphDefinition<P extends ServicePrismaClient, D> {
   references?(dependencies: D): ReferenceResolvers;
   /** Members the service adds to its discovery document. */
   discovery?(dependencies: D): Record<string, unknown>;
+  /** Work that needs the other services, run once the whole graph answers through the gateway. */
+  graphReady?(dependencies: D, gateway: GatewayClient): Promise<void>;
 }
 
 export interface SubgraphOptions {
@@ -46,8 +48,13 @@ export interface Subgraph {
   /** SQL statements the subgraph has sent so far. */
   statements(): number;
   context(authorization: string | undefined): RequestContext;
+  /** Runs the definition's graphReady, if any: call it once the gateway serves every subgraph. */
+  graphReady(): Promise<void>;
   close(): Promise<void>;
 }
+
+/** The trust graph vouches for every service's keys (docs/KEYS.md): a key change is placed there at once, by the admin who made it. */
+const PLACE_PLATFORM_KEYS = 'mutation PlacePlatformKeys { placePlatformKeys { created } }';
 
 export type SubgraphFactory = (options: SubgraphOptions) => Promise<Subgraph>;
 
@@ -60,13 +67,17 @@ export function defineSubgraph<P extends ServicePrismaClient, D>(definition: Sub
       health: () => kernel.health(),
       keys: kernel.keys,
       adminLog: kernel.adminLog,
+      keysChanged: (context) => gateway.request(PLACE_PLATFORM_KEYS, {}, context.authorization).then(() => undefined),
     });
     const instances = [new (RootResolver as new () => object)(), ...definition.resolvers(dependencies, kernel)];
     // type-graphql asks the container for the resolver instance on every field it resolves.
+    // biome-ignore lint/complexity/noBannedTypes: type-graphql takes resolver classes as Function
     const byClass = new Map<Function, object>(instances.map((instance) => [instance.constructor, instance]));
     const schema = await buildFederatedSchema(
       {
+        // biome-ignore lint/complexity/noBannedTypes: as above
         resolvers: instances.map((instance) => instance.constructor) as [Function, ...Function[]],
+        // biome-ignore lint/complexity/noBannedTypes: as above
         container: { get: (resolverClass: Function) => byClass.get(resolverClass) },
         authChecker: roleChecker,
         validate: false,
@@ -80,6 +91,7 @@ export function defineSubgraph<P extends ServicePrismaClient, D>(definition: Sub
       adminLog: kernel.adminLog,
       statements: () => kernel.statements.count,
       context: (authorization) => requestContext(tokens, authorization),
+      graphReady: async () => definition.graphReady?.(dependencies, gateway),
       close: () => kernel.close(),
     };
   };

@@ -1,5 +1,5 @@
 /** The trust service's paths (spec §4), each one GraphQL operation through the gateway. */
-import type { JsonSchema, Route } from '../route-table.js';
+import type { JsonSchema, Route, RouteContext } from '../route-table.js';
 import { answer, closed, dateTime, EXAMPLE_ED25519_JWK, EXAMPLE_KID, EXAMPLE_SIGNATURE, EXAMPLE_TIME, freeObject, keyRevocation, kid, nullableDateTime, publicJwk, signed } from '../schemas.js';
 
 const NODE_KINDS = ['root', 'authority', 'issuer', 'witness', 'quorum'];
@@ -35,6 +35,53 @@ const nodeOut = (node: Json) => withoutNulls(node);
 const entryOut = (entry: Json) => withoutNulls({ ...entry, history: entry.history.map(withoutNulls) });
 const listOut = (list: Json) => ({ ...list, entries: list.entries.map(entryOut) });
 const revocationOut = (revocation: Json) => withoutNulls(revocation);
+
+/** Records per GraphQL page while GET /graph streams: bounds what the facade holds at once. */
+const GRAPH_PAGE_SIZE = 1000;
+const GRAPH_PAGE_OPERATION = `query TrustGraphPage($first: Int, $after: String) { trustGraphPage(first: $first, after: $after) { nodes { ${NODE} } edges { ${EDGE} } revocations { ${REVOCATION} } pageInfo { endCursor } } }`;
+
+type GraphPage = { nodes: Json[]; edges: Json[]; revocations: Json[]; pageInfo: { endCursor: string | null } };
+const GRAPH_SECTIONS = [
+  ['nodes', nodeOut],
+  ['edges', (edge: Json) => edge],
+  ['revocations', revocationOut],
+] as const;
+
+/**
+ * The document {"nodes":[…],"edges":[…],"revocations":[…]} written page by page: each page's records
+ * as JSON, the next page fetched while this one is written, so the facade holds two pages at most.
+ * The pages come in section order, so a section's array is closed when the next one's records begin.
+ */
+async function* graphDocument(first: GraphPage, context: RouteContext): AsyncGenerator<Uint8Array> {
+  let section = 0;
+  let written = 0;
+  const text: string[] = ['{"nodes":['];
+  const advanceTo = (target: number) => {
+    for (; section < target; section += 1, written = 0) text.push(`],"${GRAPH_SECTIONS[section + 1]![0]}":[`);
+  };
+  const page = (after: string) => {
+    const request = context.graphql(GRAPH_PAGE_OPERATION, { first: GRAPH_PAGE_SIZE, after });
+    // Awaited below unless the client goes away first; then its failure must not go unhandled.
+    request.catch(() => undefined);
+    return request;
+  };
+  let current: GraphPage | undefined = first;
+  while (current) {
+    const next: Promise<Json> | undefined = current.pageInfo.endCursor === null ? undefined : page(current.pageInfo.endCursor);
+    GRAPH_SECTIONS.forEach(([name, out], index) => {
+      const records = current![name];
+      if (records.length === 0) return;
+      advanceTo(index);
+      for (const record of records) text.push(`${written++ > 0 ? ',' : ''}${JSON.stringify(out(record))}`);
+    });
+    yield Buffer.from(text.join(''));
+    text.length = 0;
+    current = next && ((await next).trustGraphPage as GraphPage);
+  }
+  advanceTo(GRAPH_SECTIONS.length - 1);
+  text.push(']}');
+  yield Buffer.from(text.join(''));
+}
 
 const jwk: JsonSchema = { type: 'object', description: 'A public JWK (Ed25519 as OKP, P-256 as EC); kid = RFC 7638 thumbprint.' };
 const nodeKey: JsonSchema = {
@@ -80,8 +127,8 @@ const NODE_EXAMPLE = { id: 'acme', kind: 'issuer', jurisdiction: 'DE', keys: [{ 
 
 const delegationCredential: JsonSchema = {
   oneOf: [
-    { type: 'string', description: 'Compact JWS whose payload is {iss, sub, scope, iat, nbf?, exp}.' },
-    { type: 'object', required: ['signature'], properties: { signature: { type: 'string' } }, description: 'Signed JSON: {iss, sub, scope, iat, nbf?, exp} plus a detached JWS over its JCS form.' },
+    { type: 'string', description: 'Compact JWS whose payload is {iss, sub, scope, iat, nbf?, exp?} (times as RFC 3339 or NumericDate).' },
+    { type: 'object', required: ['signature'], properties: { signature: { type: 'string' } }, description: 'Signed JSON: {iss, sub, scope, iat, nbf?, exp?} plus a detached JWS over its JCS form.' },
   ],
 };
 
@@ -93,7 +140,7 @@ const storedEdge = closed(
     scope: freeObject('What the delegation covers, e.g. jurisdictions and event_types.'),
     iat: dateTime,
     nbf: dateTime,
-    exp: dateTime,
+    exp: { ...nullableDateTime, description: 'null: stands until revoked.' },
     kid,
     credential: delegationCredential,
   },
@@ -235,11 +282,13 @@ export const trustRoutes: Route[] = [
     method: 'GET',
     path: '/graph',
     summary: 'Every node and edge, with the credentials verbatim, and the revocations that bear on them',
-    operation: `query TrustGraph { trustGraph { nodes { ${NODE} } edges { ${EDGE} } revocations { ${REVOCATION} } } }`,
-    result: (data) => ({ body: { nodes: data.trustGraph.nodes.map(nodeOut), edges: data.trustGraph.edges, revocations: data.trustGraph.revocations.map(revocationOut) } }),
+    operation: GRAPH_PAGE_OPERATION,
+    variables: () => ({ first: GRAPH_PAGE_SIZE }),
+    result: (data, context) => ({ headers: { 'content-type': 'application/json; charset=utf-8' }, stream: graphDocument(data.trustGraphPage, context) }),
     responses: {
       200: {
-        description: 'Nodes, edges and revocations, read in one snapshot: enough to resolve a path at any instant without asking again.',
+        description:
+          'Nodes, edges and revocations, read in one snapshot: enough to resolve a path at any instant without asking again. Sent as it is read (chunked, no content-length), a page of records at a time, all pages in the snapshot of the first.',
         ...answer(closed({ nodes: { type: 'array', items: storedNode }, edges: { type: 'array', items: storedEdge }, revocations: { type: 'array', items: revocationSchema } }), { nodes: [NODE_EXAMPLE], edges: [EDGE_EXAMPLE], revocations: [REVOCATION_EXAMPLE] }),
       },
     },

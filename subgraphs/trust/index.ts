@@ -9,6 +9,7 @@ import { RevocationResolver } from './resolvers/revocations.js';
 import { trustReferences } from './resolvers/references.js';
 import { trustLoaders, type TrustDependencies } from './resolvers/shared.js';
 import { TrustListResolver } from './resolvers/trust-lists.js';
+import { placePlatformKeys } from './service/platform-keys.js';
 
 /**
  * The origin line witnesses cosign (domain/master-list.ts). It must differ between deployments, so
@@ -27,9 +28,15 @@ export const createTrustSubgraph = defineSubgraph<PrismaClient, TrustDependencie
   description:
     'Holds the trust graph (nodes and delegation edges), trust lists per jurisdiction, the witnessed master list and bitemporal revocations, and publishes the anchors a verifier pins.',
   PrismaClient,
-  open: (kernel) => {
+  open: (kernel, gateway) => {
     const store = new TrustRepository(kernel.prisma, kernel.schema);
-    return { store, masterListOrigin: masterListOrigin(kernel.keys), serviceSigner: () => kernel.keys.signer('service'), ...trustLoaders(store) };
+    return {
+      store,
+      masterListOrigin: masterListOrigin(kernel.keys),
+      serviceSigner: () => kernel.keys.signer('service'),
+      placePlatformKeys: () => placePlatformKeys(gateway, store),
+      ...trustLoaders(store),
+    };
   },
   resolvers: (deps) => [
     new TrustGraphResolver(deps),
@@ -40,4 +47,8 @@ export const createTrustSubgraph = defineSubgraph<PrismaClient, TrustDependencie
   ],
   references: (deps) => trustReferences(deps),
   discovery: (deps) => ({ master_list_origin: deps.masterListOrigin }),
+  // A fresh deployment vouches for its own keys from its first start (docs/trust.md, "The platform's own keys").
+  graphReady: async (deps) => {
+    await deps.placePlatformKeys();
+  },
 });

@@ -191,7 +191,7 @@ describe('a flipped byte', () => {
   it('in a downloaded copy is found by the BagIt check and by the recipe digest check', async () => {
     const { bytes } = await fetchArchive(seeded.alpha1.id);
     const copy = Buffer.from(bytes);
-    copy[copy.indexOf('"seq":7,')] ^= 0x01;
+    copy[copy.indexOf('"seq":7,')]! ^= 0x01;
     expect(validateBag(bagFromTar(copy).bag)).toEqual(['data/passport/events.jsonl does not match its digest in manifest-sha512.txt']);
     expect(bytesToHex(sha512(copy))).not.toBe(seeded.alpha1.notarization.bag_sha512);
   });
@@ -214,7 +214,7 @@ describe('a flipped byte', () => {
   it('in storage with every stored digest rewritten is caught by the notarization', async () => {
     const { bytes } = await fetchArchive(seeded.forged.id);
     const forged = Buffer.from(bytes);
-    forged[forged.indexOf('"seq":3,')] ^= 0x01;
+    forged[forged.indexOf('"seq":3,')]! ^= 0x01;
     await sql(platform.databaseUrl, 'UPDATE archive.snapshot_chunk SET bytes = $2, sha512 = sha512($2) WHERE snapshot_id = $1 AND seq = 0', [seeded.forged.id, forged]);
     await sql(platform.databaseUrl, 'UPDATE archive.snapshot SET sha512 = $2 WHERE id = $1', [seeded.forged.id, bytesToHex(sha512(forged))]);
     const served = await fetchArchive(seeded.forged.id);

@@ -98,7 +98,7 @@ describe('POST /snapshots of an issued passport', () => {
   it('shows a flipped byte to the BagIt check and to the notarized digest', async () => {
     const { bytes } = await fetchArchive(created.headers.get('location')!);
     const copy = Buffer.from(bytes);
-    copy[copy.indexOf('"type":"ObjectEvent"')] ^= 0x01;
+    copy[copy.indexOf('"type":"ObjectEvent"')]! ^= 0x01;
     expect(validateBag(bagFromTar(copy).bag)).toEqual(['data/passport/events.jsonl does not match its digest in manifest-sha512.txt']);
     expect(bytesToHex(sha512(copy))).not.toBe(created.body.notarization.bag_sha512);
   });

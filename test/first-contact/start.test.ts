@@ -1,6 +1,7 @@
 /**
  * `npm start` as a newcomer meets it: a data folder that does not exist yet, a wrong database
- * password, a database that is not there, a first start that fails after making tokens. Each run is
+ * password, a database that is not there, a first start that fails after making tokens, root with
+ * the project in a 0700 home, an ordinary user with a home of its own. Each run is
  * the real command in a process of its own; the test reads what the person reads: the exit code,
  * the lines printed, the files left behind.
  */
@@ -23,19 +24,37 @@ interface Run {
   stderr: string;
 }
 
+interface Options {
+  /** Run as this user. */
+  as?: { uid: number; gid: number };
+  /** The project folder to run in (default: this one). */
+  cwd?: string;
+  /** What to do once `until` has appeared, before Ctrl-C. */
+  whileRunning?: (stdout: string) => Promise<void>;
+}
+
 /** Runs bin/start.ts until it exits, or until `until` appears on its output (then it is stopped with Ctrl-C's signal). */
-function npmStart(env: Record<string, string>, until?: string, as?: { uid: number; gid: number }): Promise<Run> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bin/start.ts'], { env: { PATH: process.env.PATH!, ...PORTS, ...env }, stdio: ['ignore', 'pipe', 'pipe'], ...as });
+function npmStart(env: Record<string, string>, until?: string, { as, cwd, whileRunning }: Options = {}): Promise<Run> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bin/start.ts'], { env: { PATH: process.env.PATH!, ...PORTS, ...env }, stdio: ['ignore', 'pipe', 'pipe'], cwd, ...as });
   let stdout = '';
   let stderr = '';
+  let seen = false;
   child.stdout.on('data', (chunk: Buffer) => {
     stdout += chunk.toString();
-    if (until && stdout.includes(until)) child.kill('SIGINT');
+    if (!until || seen || !stdout.includes(until)) return;
+    seen = true;
+    // A failing check still ends the run: its error is reported with what the start printed.
+    void (whileRunning?.(stdout) ?? Promise.resolve()).catch((error: unknown) => (stderr += `while running: ${String(error)}\n`)).finally(() => child.kill('SIGINT'));
   });
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  // A start that hangs is a failure too: it is ended after 60 s and reported with what it printed.
-  const hung = setTimeout(() => child.kill('SIGKILL'), 60_000);
-  return new Promise((resolve) => child.once('exit', (code) => (clearTimeout(hung), resolve({ code, stdout, stderr }))));
+  // A start that hangs is a failure too: it is ended after 80 s and reported with what it printed.
+  const hung = setTimeout(() => child.kill('SIGKILL'), 80_000);
+  return new Promise((resolve) =>
+    child.once('exit', (code) => {
+      clearTimeout(hung);
+      resolve({ code, stdout, stderr });
+    }),
+  );
 }
 
 const lines = (text: string) => text.split('\n').filter((line) => line.trim() !== '');
@@ -45,7 +64,8 @@ beforeAll(async () => {
 });
 afterAll(() => rm(folder, { recursive: true, force: true }));
 
-describe('npm start', () => {
+// Each test runs whole starts (Node loading the platform under tsx, then PostgreSQL): 10–60 s on a busy machine.
+describe('npm start', { timeout: 90_000 }, () => {
   it('with DATABASE_URL, configured tokens and a data folder that does not exist yet: creates it and runs', async () => {
     const dataDir = join(folder, 'not', 'there', 'yet');
     const run = await npmStart(
@@ -78,9 +98,9 @@ describe('npm start', () => {
     const port = await freePort();
     const run = await npmStart({ DATABASE_URL: `postgresql://someone:secret@127.0.0.1:${port}/passport`, PASSPORT_DATA_DIR: dataDir });
     expect(run.code).toBe(1);
-    const shown = Object.fromEntries([...run.stdout.matchAll(/^ {2}(admin|writer) +(\S+)$/gm)].map((match) => [match[1], match[2]]));
+    const shown = Object.fromEntries([...run.stdout.matchAll(/^ {2}(admin|writer) +(\S+)$/gm)].map((match) => [match[1]!, match[2]!]));
     const stored = JSON.parse(readFileSync(join(dataDir, 'tokens.json'), 'utf8')) as { role: string; sha256: string }[];
-    expect(stored.map(({ role, sha256 }) => [role, sha256]).sort()).toEqual(Object.entries(shown).map(([role, token]) => [role, hashToken(token!)]).sort());
+    expect(stored.map(({ role, sha256 }) => [role, sha256]).sort()).toEqual(Object.entries(shown).map(([role, token]) => [role, hashToken(token)]).sort());
 
     const rotate = spawn(process.execPath, ['--import', 'tsx', 'bin/tokens.ts', 'rotate'], { env: { PATH: process.env.PATH!, PASSPORT_DATA_DIR: dataDir }, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
@@ -92,18 +112,100 @@ describe('npm start', () => {
     expect(restored.find((entry) => entry.role === 'admin')?.sha256).toBe(hashToken(rotated.admin!));
   });
 
-  // CI runs as root, as do many servers and containers; an ordinary user's PostgreSQL runs as that user.
-  it.runIf(process.getuid?.() === 0)('as root with the data folder under a 0700 folder: one sentence saying what to do, exit 1, nothing made', async () => {
-    const home = join(folder, 'home-0700');
-    await mkdir(home);
-    await chmod(home, 0o700);
-    const run = await npmStart({ PASSPORT_DATA_DIR: join(home, 'data'), EMBEDDED_PG_PORT: String(await freePort()) });
-    expect(run.code).toBe(1);
-    expect(lines(run.stderr)).toEqual([
-      expect.stringMatching(new RegExp(`^As root, the embedded PostgreSQL runs as the postgres user, who cannot enter ${home} \\(closed to other users\\) to reach the data folder .* run npm start as an ordinary user`)),
-    ]);
-    expect(await readdir(home)).toEqual([]);
-    expect(existsSync(`${join(home, 'data')}.kek`)).toBe(false);
+  // CI runs as root, as do many servers and containers, often with the project in /root (0700).
+  describe.runIf(process.getuid?.() === 0)('as root, with the project cloned into a 0700 home', () => {
+    let home: string;
+    let project: string;
+    const placed = '/var/lib/passport-platform';
+    let before: string[] | undefined;
+    beforeAll(async () => {
+      home = join(folder, 'root-home');
+      await mkdir(home);
+      await chmod(home, 0o700);
+      project = join(home, 'project');
+      // The project as a clone plus `npm ci` leaves it (hard links: the same files, reached only through the closed home).
+      execFileSync('cp', ['-al', process.cwd(), project]);
+      await rm(join(project, '.data'), { recursive: true, force: true });
+      before = await readdir(placed).catch(() => undefined);
+    });
+    // What these starts placed for the postgres user is theirs to remove; other installations' is left.
+    afterAll(async () => {
+      if (!before) return rm(placed, { recursive: true, force: true });
+      for (const entry of await readdir(placed).catch(() => [])) if (!before.includes(entry)) await rm(join(placed, entry), { recursive: true, force: true });
+    });
+
+    const runningOn = (stdout: string) => ({
+      trust: /^ {2}trust REST +(\S+)/m.exec(stdout)![1]!,
+      cluster: /^ {2}Database +embedded PostgreSQL in (\S+)$/m.exec(stdout)![1]!,
+    });
+    const node = { id: 'root-home-authority', kind: 'authority' };
+    const postNode = (trust: string, writer: string) =>
+      fetch(`${trust}/nodes`, { method: 'POST', headers: { authorization: `Bearer ${writer}`, 'content-type': 'application/json' }, body: JSON.stringify(node) });
+    /** PostgreSQL processes still running on that cluster. */
+    const postgresOn = (cluster: string) => {
+      try {
+        return execFileSync('pgrep', ['-f', '--', `-D ${cluster}`], { encoding: 'utf8' }).trim();
+      } catch {
+        return '';
+      }
+    };
+
+    it('npm start runs: cluster and binaries placed where the postgres user reaches them, health 200, a write with the printed token, Ctrl-C stops PostgreSQL too', async () => {
+      let seen: { status: number; created?: number; cluster?: string } = { status: 0 };
+      const run = await npmStart({ EMBEDDED_PG_PORT: String(await freePort()) }, 'Press Ctrl-C to stop.', {
+        cwd: project,
+        whileRunning: async (stdout) => {
+          const { trust, cluster } = runningOn(stdout);
+          const writer = /^ {2}writer +(\S+)$/m.exec(stdout)![1]!;
+          seen = { status: (await fetch(`${trust}/healthz`)).status, created: (await postNode(trust, writer)).status, cluster };
+        },
+      });
+      expect(run.stderr).toBe('');
+      expect(run.code).toBe(0);
+      expect(seen).toEqual({ status: 200, created: 201, cluster: expect.stringMatching(new RegExp(`^${placed}/cluster-[0-9a-f]{16}/postgres$`)) });
+      // The cluster is the postgres user's, in a root-owned folder that says whose it is; tokens and the key stay in the project.
+      expect((await stat(join(seen.cluster!, 'PG_VERSION'))).uid).toBe(Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' })));
+      expect(readFileSync(join(seen.cluster!, '..', 'data-folder'), 'utf8')).toBe(`${join(project, '.data')}\n`);
+      expect(existsSync(join(project, '.data', 'tokens.json'))).toBe(true);
+      expect(existsSync(join(project, '.data', 'postgres'))).toBe(false);
+      expect(postgresOn(seen.cluster!)).toBe('');
+    });
+
+    it('the next npm start reuses the same cluster: what was written is still there', async () => {
+      let seen: { again?: number; cluster?: string; nodes?: string[] } = {};
+      const writer = 'writer-token-for-the-root-test';
+      // Its own writer token (configured, so the first run's printed one is not needed here).
+      const run = await npmStart({ EMBEDDED_PG_PORT: String(await freePort()), PASSPORT_WRITER_TOKEN: writer }, 'Press Ctrl-C to stop.', {
+        cwd: project,
+        whileRunning: async (stdout) => {
+          const { trust, cluster } = runningOn(stdout);
+          const graph = (await (await fetch(`${trust}/graph`)).json()) as { nodes: { id: string }[] };
+          seen = { cluster, nodes: graph.nodes.map((found) => found.id), again: (await postNode(trust, writer)).status };
+        },
+      });
+      expect(run.stderr).toBe('');
+      expect(run.code).toBe(0);
+      expect(seen.nodes).toContain(node.id);
+      expect(seen.again).toBe(200);
+      expect(seen.cluster).toMatch(new RegExp(`^${placed}/cluster-[0-9a-f]{16}/postgres$`));
+      expect(postgresOn(seen.cluster!)).toBe('');
+    });
+
+    it('where nothing can be placed for the postgres user either: one sentence saying what to do, exit 1, nothing made', async () => {
+      const closed = join(folder, 'closed-0700');
+      await mkdir(closed);
+      await chmod(closed, 0o700);
+      const dataDir = join(home, 'data');
+      const run = await npmStart({ PASSPORT_DATA_DIR: dataDir, PASSPORT_ROOT_POSTGRES_DIR: join(closed, 'place'), EMBEDDED_PG_PORT: String(await freePort()) }, undefined, { cwd: project });
+      expect(run.code).toBe(1);
+      expect(lines(run.stderr)).toEqual([
+        expect.stringMatching(
+          new RegExp(`^As root, the embedded PostgreSQL runs as the postgres user, who cannot enter ${home} \\(closed to other users\\) to reach its binaries .* and ${closed}/place, where they would be placed for it, cannot be made or entered: run npm start as an ordinary user`),
+        ),
+      ]);
+      expect(existsSync(dataDir)).toBe(false);
+      expect(await readdir(closed)).toEqual([]);
+    });
   });
 
   // As an ordinary user PostgreSQL runs as that user; root makes one (nobody) to try it.
@@ -117,7 +219,7 @@ describe('npm start', () => {
     await chown(home, uid, gid);
     await chmod(home, 0o700);
     const dataDir = join(home, 'data');
-    const run = await npmStart({ HOME: home, PASSPORT_DATA_DIR: dataDir, EMBEDDED_PG_PORT: String(await freePort()) }, 'Press Ctrl-C to stop.', { uid, gid });
+    const run = await npmStart({ HOME: home, PASSPORT_DATA_DIR: dataDir, EMBEDDED_PG_PORT: String(await freePort()) }, 'Press Ctrl-C to stop.', { as: { uid, gid } });
     expect(run.stdout, run.stderr).toContain('Passport services are running.');
     expect(run.code).toBe(0);
     expect((await stat(join(dataDir, 'postgres', 'PG_VERSION'))).uid).toBe(uid);

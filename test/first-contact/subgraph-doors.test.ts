@@ -52,7 +52,7 @@ describe('subgraphs with the gateway credential (SUBGRAPH_SECRET)', () => {
     fetch(guarded.stack.subgraphUrls.trust, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer test-writer-token-0123456789', ...headers }, body: JSON.stringify({ query: mutation }) });
 
   it('refuse a write sent to their port without it, even with a writer token, and take reads', async () => {
-    for (const headers of [{}, { 'passport-gateway-credential': 'a-guess-of-the-secret-0123456789' }]) {
+    for (const headers of [{}, { 'passport-gateway-credential': 'a-guess-of-the-secret-0123456789' }] as Record<string, string>[]) {
       const refused = await post(headers);
       const body = (await refused.json()) as { data?: unknown; errors: { extensions: { code: string } }[] };
       expect([refused.status, body.errors[0]!.extensions.code, body.data ?? null]).toEqual([403, 'GATEWAY_CREDENTIAL_REQUIRED', null]);

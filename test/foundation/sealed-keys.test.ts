@@ -9,7 +9,7 @@ import { mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import * as jose from 'jose';
+import type * as jose from 'jose';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startStack } from '../../bin/stack.js';
 import { loadRuntimeConfig } from '../../lib/config/runtime.js';

@@ -46,7 +46,10 @@ beforeAll(async () => {
 }, 300_000);
 afterAll(async () => {
   await gateway?.stop();
-  for (const proxy of proxies) proxy.closeAllConnections(), proxy.close();
+  for (const proxy of proxies) {
+    proxy.closeAllConnections();
+    proxy.close();
+  }
   await platform?.stop();
 });
 

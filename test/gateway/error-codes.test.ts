@@ -1,13 +1,15 @@
 /**
  * Every error code a client can meet is on docs/GRAPHQL-ERRORS.md. The codes are read from the
  * source — each problem raised with a literal code, the domains' code-to-status tables, the
- * gateway's and the tokens' codes — so a new code without a row there fails this test.
+ * gateway's and the tokens' codes — so a new code without a row there fails this test, and so
+ * does one whose problem `type` would link to no row of /docs/problems.
  */
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { REGISTRY_ERROR_STATUS } from '../../subgraphs/registry/domain/errors.js';
 import { TRUST_ERROR_STATUS } from '../../lib/formats/trust/errors.js';
+import { problemPage } from '../../rest-facade/problem-page.js';
 
 async function sources(directory: string): Promise<string[]> {
   const files: string[] = [];
@@ -39,7 +41,9 @@ describe('docs/GRAPHQL-ERRORS.md', () => {
     const issuerService = await readFile('subgraphs/issuer/service/issuer-service.ts', 'utf8');
     for (const code of membersAfter(issuerService, 'const STATUS_OF')) codes.add(code);
     const issuerErrors = await readFile('lib/formats/issuer/errors.ts', 'utf8');
-    for (const code of membersAfter(issuerErrors, 'export type IdentityFailure')) codes.add(code);
+    // Reasons of INVALID_IDENTITY (its `reason` member), documented in its row, not problem codes.
+    const identityReasons = membersAfter(issuerErrors, 'export type IdentityFailure');
+    for (const code of identityReasons) codes.add(code);
     const graphqlErrors = await readFile('lib/graphql/errors.ts', 'utf8');
     for (const match of /REQUEST_ERROR_CODES = new Set\(\[([^\]]*)\]/.exec(graphqlErrors)![1]!.matchAll(/'([A-Z_]+)'/g)) codes.add(match[1]!);
     codes.add('INTERNAL_SERVER_ERROR');
@@ -48,5 +52,9 @@ describe('docs/GRAPHQL-ERRORS.md', () => {
     const missing = [...codes].filter((code) => !documented.includes(`\`${code}\``));
     expect(codes.size).toBeGreaterThan(80);
     expect(missing).toEqual([]);
+    // A problem's type links to its code's row on the page the facade serves from that file.
+    const page = problemPage();
+    const unlinked = [...codes].filter((code) => !identityReasons.includes(code) && !page.includes(`<tr id="${code.toLowerCase().replaceAll('_', '-')}">`));
+    expect(unlinked).toEqual([]);
   });
 });

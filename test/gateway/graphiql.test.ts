@@ -71,8 +71,8 @@ describe('GraphiQL', () => {
     // On the page: the result pane shows the answer (it renders only the lines in view, which the
     // tall viewport makes the first passport's), and holds exactly the answer received.
     const result = page.locator('.result-window');
-    await expect.poll(() => result.innerText(), { timeout: 15_000 }).toContain(`"id": "${ids[0]}"`);
-    const shown = await result.innerText();
+    await expect.poll(() => result.textContent(), { timeout: 15_000 }).toContain(`"id": "${ids[0]}"`);
+    const shown = await result.textContent();
     expect(shown).toContain(`"id": "${MODEL}"`);
     expect(shown).toContain('"kind": "model"');
     expect(shown).toContain('"standing": "valid"');

@@ -25,7 +25,7 @@ async function post(body: unknown) {
 describe('automatic persisted queries', () => {
   it('are asked for once by hash, registered with the query, and then answered by hash alone', async () => {
     const unknown = await post({ extensions: persisted(QUERY) });
-    expect(unknown.body.errors?.[0].extensions.code).toBe('PERSISTED_QUERY_NOT_FOUND');
+    expect(unknown.body.errors?.[0]?.extensions.code).toBe('PERSISTED_QUERY_NOT_FOUND');
 
     const registered = await post({ query: QUERY, extensions: persisted(QUERY) });
     expect(registered.body.errors).toBeUndefined();

@@ -54,7 +54,7 @@ describe('a client generated from the supergraph', () => {
       {
         schema,
         documents: join(directory, 'examples.graphql'),
-        generates: { [join(directory, 'gql') + '/']: { preset: 'client', config: { useTypeImports: true, enumsAsTypes: true } } },
+        generates: { [`${join(directory, 'gql')}/`]: { preset: 'client', config: { useTypeImports: true, enumsAsTypes: true } } },
         silent: true,
       },
       true,

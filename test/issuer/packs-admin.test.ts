@@ -193,7 +193,9 @@ describe('the trust step of the verdict', () => {
     await appendEvent(platform, id, 'activated', PAYLOADS.activated!());
     await mint(id);
     const unknown = await verdictOf(id);
-    // Before trust knows the issuer's keys, the standing checks cannot run, and the coverage says why.
+    // The keys rotated above by the bare mutations (not `npm run keys -- rotate`, which places them
+    // in the platform node) are not yet in the trust graph: the standing checks cannot run, and the
+    // coverage says why.
     expect(unknown.coverage.not_run.map((entry: { check: string }) => entry.check)).toEqual(['key_standing.event', 'key_standing.log_head', 'key_standing.pack']);
     expect(unknown.outcome).toBe('incomplete');
 

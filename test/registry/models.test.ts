@@ -61,9 +61,9 @@ describe('the sample register', () => {
     const again = await seed();
     expect(again.status).toBe(200);
     expect(again.body.versions_inserted).toBe(0);
-    expect(again.body.versions_present).toBe(before[0].n - 1);
+    expect(again.body.versions_present).toBe(before[0]!.n - 1);
     const { rows: after } = await sql(platform.databaseUrl, 'SELECT count(*)::int AS n FROM registry.record_version');
-    expect(after[0].n).toBe(before[0].n);
+    expect(after[0]!.n).toBe(before[0]!.n);
     const log = await rest('/admin/log?limit=2', { as: 'admin' });
     expect(log.body.entries.map((entry: { action: string; outcome: string }) => `${entry.action} ${entry.outcome}`)).toEqual(['seedRegistry ok', 'seedRegistry ok']);
   });

@@ -192,14 +192,14 @@ describe('versions', () => {
     const chain = await rest('/services/raced/supersession');
     expect(chain.body.versions.map((link: any) => link.version)).toEqual([1, 2, 3, 4]);
     const { rows } = await sql(platform.databaseUrl, `SELECT count(*)::int AS n FROM registry.record_version WHERE id = 'raced'`);
-    expect(rows[0].n).toBe(4);
+    expect(rows[0]!.n).toBe(4);
   });
 
   it('lets exactly one of concurrent creators of one id win', async () => {
     const creators = await Promise.all(Array.from({ length: 6 }, (_, i) => create(i % 2 ? 'item' : 'generic', 'contested', { creator: i })));
     expect(creators.map((creator) => creator.status).sort()).toEqual([201, 409, 409, 409, 409, 409]);
     const { rows } = await sql(platform.databaseUrl, `SELECT count(*)::int AS n FROM registry.record_version WHERE id = 'contested'`);
-    expect(rows[0].n).toBe(1);
+    expect(rows[0]!.n).toBe(1);
   });
 
   it('follows the status rules: a withdrawn record takes no further version', async () => {
@@ -420,6 +420,6 @@ describe('the sample register under concurrency', () => {
     expect(inserted[1]).toBe(seeds[0]!.body.versions_inserted + seeds[1]!.body.versions_inserted);
     expect(seeds.every((seed) => seed.body.skipped.length === 0)).toBe(true);
     const { rows } = await sql(platform.databaseUrl, `SELECT count(*)::int AS n FROM registry.record_version WHERE id = 'battery-passport'`);
-    expect(rows[0].n).toBe(1);
+    expect(rows[0]!.n).toBe(1);
   });
 });

@@ -203,6 +203,18 @@ describe('connections', () => {
   );
 });
 
+describe('problem types', () => {
+  it('link to the row of their code on the page the facade serves', async () => {
+    const missing = await get('/a/b/c/d');
+    const type = new URL(missing.body.type);
+    expect([type.origin, type.pathname, type.hash]).toEqual([new URL(base).origin, '/docs/problems', '#not-found']);
+    const page = await fetch(type);
+    expect([page.status, page.headers.get('content-type'), page.headers.get('content-security-policy')]).toEqual([200, 'text/html; charset=utf-8', "default-src 'none'"]);
+    const html = await page.text();
+    for (const code of ['not-found', 'invalid-query', 'malformed-json', 'method-not-allowed', 'headers-too-large']) expect(html).toContain(`<tr id="${code}">`);
+  });
+});
+
 describe('the OpenAPI document', () => {
   it('is made from the same route schemas: operations, parameters, closed bodies, problems, no 405 stand-ins', async () => {
     const doc = (await (await fetch(`${new URL(base).origin}/docs/registry/openapi.json`)).json()) as any;

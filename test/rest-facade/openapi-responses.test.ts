@@ -10,7 +10,7 @@ import addFormatsModule from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ServiceName } from '../../lib/config/services.js';
 import { appendEvent, createModel, createPassport, PAYLOADS } from '../issuer/support.js';
-import { startTestStack, TOKENS, type TestStack } from '../support/stack.js';
+import { startTestStack, type TestStack, type TOKENS } from '../support/stack.js';
 import { compactCredential, cosign, DAY, fromNow, newKey, seconds } from '../trust/support.js';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;

@@ -23,7 +23,7 @@ export async function scanQr(text: string): Promise<string> {
 }
 
 /** RFC 9285 Base45, decoded independently of the issuer's encoder. */
-function base45Decode(text: string): Buffer {
+export function base45Decode(text: string): Buffer {
   const alphabet = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ $%*+-./:';
   const bytes: number[] = [];
   for (let i = 0; i < text.length; i += 3) {

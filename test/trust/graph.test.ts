@@ -196,7 +196,7 @@ describe('concurrent writers', () => {
 describe('GET /graph', () => {
   it('returns every node and edge with credentials verbatim, enough to resolve a path offline', async () => {
     const { nodes, edges } = await graph();
-    expect(nodes.map((node) => node.id).sort()).toEqual(['acme', 'auth-de', 'busy', 'by-admin', 'left', 'right', 'root-eu']);
+    expect(nodes.map((node) => node.id).sort()).toEqual(['acme', 'auth-de', 'busy', 'by-admin', 'left', 'platform', 'right', 'root-eu']);
     // Resolve root -> auth-de -> acme with jose alone, from the graph's own data.
     const byId = new Map(nodes.map((node) => [node.id, node]));
     let current = 'acme';
@@ -263,8 +263,9 @@ describe('in the federated graph', () => {
 describe('GET /anchor-bundle', () => {
   it('is signed JSON that jose verifies with the service key from /keyring, narrowed by jurisdiction', async () => {
     const bundle = (await platform.rest('trust', '/anchor-bundle?jurisdiction=de')).body;
-    expect(bundle).toMatchObject({ service: 'trust', jurisdiction: 'DE', roots: [{ id: 'root-eu' }] });
-    expect(bundle.roots[0].keys.map((key: { kid: string }) => key.kid)).toContain(rootKey.jwk.kid);
+    // The platform's own root has no jurisdiction, so every narrowed bundle keeps it.
+    expect(bundle).toMatchObject({ service: 'trust', jurisdiction: 'DE', roots: [{ id: 'platform' }, { id: 'root-eu' }] });
+    expect(bundle.roots[1].keys.map((key: { kid: string }) => key.kid)).toContain(rootKey.jwk.kid);
     const keyring = (await platform.rest('trust', '/keyring')).body as { keys: jose.JWK[] };
     const { signature, ...plain } = bundle;
     const [protectedHeader, , sig] = signature.split('.');

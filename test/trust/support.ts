@@ -5,6 +5,7 @@
 import { createHash, generateKeyPairSync, sign as nodeSign, type KeyObject } from 'node:crypto';
 import * as jose from 'jose';
 import { canonicalize } from '../../lib/crypto/jcs.js';
+import { ed25519KeyPair } from '../support/ed25519.js';
 
 export interface Key {
   /** Public JWK with its RFC 7638 thumbprint as kid. */
@@ -16,7 +17,7 @@ export interface Key {
 }
 
 export async function newKey(kind: 'Ed25519' | 'P-256' = 'Ed25519'): Promise<Key> {
-  const { publicKey, privateKey } = kind === 'Ed25519' ? generateKeyPairSync('ed25519') : generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  const { publicKey, privateKey } = kind === 'Ed25519' ? ed25519KeyPair() : generateKeyPairSync('ec', { namedCurve: 'P-256' });
   const exported = publicKey.export({ format: 'jwk' }) as jose.JWK;
   const jwk = { ...exported, kid: await jose.calculateJwkThumbprint(exported, 'sha256') };
   const alg = kind === 'Ed25519' ? 'Ed25519' : 'ES256';

@@ -86,7 +86,7 @@ describe('validateBag', () => {
   it('names a broken tar: a header checksum, a symbolic link, two top-level directories, data after the end', async () => {
     const good = await handMade(PAYLOAD);
     const corrupt = Buffer.from(good);
-    corrupt[512 + 10] ^= 0x20; // the second header's name
+    corrupt[512 + 10]! ^= 0x20; // the second header's name
     expect(validateBag(corrupt).findings).toEqual([expect.objectContaining({ code: 'MALFORMED_TAR', message: expect.stringMatching(/checksum/) })]);
 
     const link = Buffer.from(ustarHeader({ path: 'b/data/link', type: 'file', size: 0, mtime: 0 }));

@@ -126,7 +126,7 @@ describe('a Tier-A pack', () => {
     expect(failedCodes(text.report)).toEqual(['MALFORMED_PACK']);
 
     const cose = Buffer.from(inflateSync(decodeBase45(material.pack.slice(5))));
-    cose[cose.length - 10] ^= 0x01; // inside the ES256 signature, the last member of the COSE_Sign1 array
+    cose[cose.length - 10]! ^= 0x01; // inside the ES256 signature, the last member of the COSE_Sign1 array
     const flippedCose = `DPP1:${encodeBase45(deflateSync(cose))}`;
     expect(decodePack(flippedCose).claims.sub).toBe(material.passportId);
     const run = await cli('pack', flippedCose, '--pin', path.issuerKeyring, '--json');

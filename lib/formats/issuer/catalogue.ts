@@ -206,6 +206,7 @@ export const EVENT_CATALOGUE: readonly EventTypeDescriptor[] = Object.freeze([
         required: ['action'],
         // EPCIS 2.0: parentID is required unless the action is OBSERVE.
         if: { properties: { action: { enum: ['ADD', 'DELETE'] } } },
+        // biome-ignore lint/suspicious/noThenProperty: JSON Schema's if/then keyword, not a thenable
         then: { properties: { parentID: true }, required: ['parentID'] },
       },
     ),

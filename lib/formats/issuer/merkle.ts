@@ -7,6 +7,8 @@
  * handful of stored hashes instead of the whole log.
  */
 import { hash } from 'node:crypto';
+// Hex without Buffer, so that the pack decoder also runs in the verification page.
+import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
 
 export type Hash = Uint8Array;
 
@@ -22,8 +24,8 @@ export function sha256(...parts: Uint8Array[]): Hash {
   return new Uint8Array(digest.buffer, digest.byteOffset, digest.byteLength);
 }
 
-/** MTH({}) = SHA-256(""). */
-export const EMPTY_ROOT: Hash = sha256();
+/** MTH({}) = SHA-256(""), written out: computing it at load time would need node:crypto in the verification page. */
+export const EMPTY_ROOT: Hash = hexToBytes('e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855');
 
 /** SHA-256(0x00 || entry). */
 export function leafHash(entry: Uint8Array): Hash {
@@ -220,10 +222,10 @@ export function equalHashes(a: Uint8Array, b: Uint8Array): boolean {
 }
 
 export function hashToHex(hash: Hash): string {
-  return Buffer.from(hash).toString('hex');
+  return bytesToHex(hash);
 }
 
 /** Strict: 64 lowercase hex digits, as this service writes hashes. */
 export function hashFromHex(hex: string): Hash | undefined {
-  return /^[0-9a-f]{64}$/.test(hex) ? new Uint8Array(Buffer.from(hex, 'hex')) : undefined;
+  return /^[0-9a-f]{64}$/.test(hex) ? hexToBytes(hex) : undefined;
 }

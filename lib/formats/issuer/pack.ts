@@ -22,7 +22,7 @@ import { isPassportStatus, type PassportStatus } from './status.js';
 export const PACK_PREFIX = 'DPP1:';
 export const DEFAULT_QR_BUDGET = 1134;
 /** Inflated packs larger than this are refused before CBOR parsing (a decompression bomb guard). */
-const MAX_INFLATED_BYTES = 16 * 1024;
+export const MAX_INFLATED_BYTES = 16 * 1024;
 
 export interface PackClaims {
   /** The issuing service. */
@@ -155,6 +155,14 @@ export function decodePack(text: string): DecodedPack {
   } catch {
     return malformed(`not zlib data of at most ${MAX_INFLATED_BYTES} bytes`);
   }
+  return decodeInflatedPack(coseBytes);
+}
+
+/**
+ * The inner layers of a pack, once inflated: COSE_Sign1 and the CBOR claims, unverified. A browser
+ * undoes the outer layers itself (it inflates with DecompressionStream, capped at MAX_INFLATED_BYTES).
+ */
+export function decodeInflatedPack(coseBytes: Uint8Array): DecodedPack {
   let cose: ReturnType<typeof decodeCoseSign1>;
   let claimsMap: unknown;
   try {

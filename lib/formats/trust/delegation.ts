@@ -9,7 +9,10 @@
  *   iss    issuer node id          sub    subject node id
  *   scope  what is delegated (scope.ts)
  *   iat    when it was issued      nbf    start of validity (optional, defaults to iat)
- *   exp    end of validity, exclusive; iat, nbf and exp are RFC 3339, nbf < exp, iat < exp.
+ *   exp    end of validity, exclusive (optional: without it the delegation stands until revoked)
+ * iat, nbf and exp are each an RFC 3339 date-time or a NumericDate (RFC 7519 §2: seconds since the
+ * epoch as a JSON number, as a JWT carries them); nbf < exp and iat < exp. The edge holds them as
+ * RFC 3339 UTC either way.
  *
  * validateDelegation(credential, graph, now) checks, and reports the first failure in this order:
  *   MALFORMED_CREDENTIAL  not one of the two forms, bad JSON, missing/unknown/ill-typed members,
@@ -62,7 +65,8 @@ export interface DelegationEdge {
   readonly scope: DelegationScope;
   readonly iat: string;
   readonly nbf: string;
-  readonly exp: string;
+  /** Absent when the credential has no `exp`: the delegation stands until revoked. */
+  readonly exp?: string;
   /** The issuer key that signed it. */
   readonly kid: string;
   readonly credential: DelegationCredential;
@@ -169,13 +173,13 @@ export function validateDelegation(credential: unknown, graph: TrustGraph, now: 
   if (!isNodeId(claims.iss) || !isNodeId(claims.sub)) return failure('MALFORMED_CREDENTIAL', 'iss and sub must be node ids');
   const scope = validateScope(claims.scope);
   if (typeof scope === 'string') return failure('MALFORMED_CREDENTIAL', scope);
-  const iat = parseInstant(claims.iat);
-  const nbf = claims.nbf === undefined ? iat : parseInstant(claims.nbf);
-  const exp = parseInstant(claims.exp);
-  if (iat === undefined || nbf === undefined || exp === undefined) {
-    return failure('MALFORMED_CREDENTIAL', 'iat and exp (and nbf, when present) must be RFC 3339 date-times');
+  const iat = credentialTime(claims.iat);
+  const nbf = claims.nbf === undefined ? iat : credentialTime(claims.nbf);
+  const exp = claims.exp === undefined ? undefined : credentialTime(claims.exp);
+  if (iat === undefined || nbf === undefined || (claims.exp !== undefined && exp === undefined)) {
+    return failure('MALFORMED_CREDENTIAL', 'iat (and nbf and exp, when present) must be RFC 3339 date-times or NumericDates (seconds since the epoch)');
   }
-  if (nbf >= exp || iat >= exp) return failure('MALFORMED_CREDENTIAL', 'exp must come after iat and nbf');
+  if (exp !== undefined && (nbf >= exp || iat >= exp)) return failure('MALFORMED_CREDENTIAL', 'exp must come after iat and nbf');
   if (typeof header.kid !== 'string') return failure('MALFORMED_CREDENTIAL', 'the JWS header must name the signing key by kid');
 
   const { nodes, outgoing } = indexOf(graph);
@@ -201,7 +205,7 @@ export function validateDelegation(credential: unknown, graph: TrustGraph, now: 
   if (!keyIsCurrentAt(key, iat)) return failure('KEY_NOT_CURRENT', `key ${key.kid} of ${issuer.id} was not current at ${formatInstant(iat)}`);
   if (iat > now) return failure('NOT_YET_VALID', `the credential is issued in the future (${formatInstant(iat)})`);
   if (nbf > now) return failure('NOT_YET_VALID', `the credential is valid from ${formatInstant(nbf)}`);
-  if (exp <= now) return failure('EXPIRED', `the credential expired at ${formatInstant(exp)}`);
+  if (exp !== undefined && exp <= now) return failure('EXPIRED', `the credential expired at ${formatInstant(exp)}`);
 
   const held = scopesHeldAt(graph, issuer.id, now);
   if (held.length === 0) return failure('WIDENED_SCOPE', `${issuer.id} holds no scope: no standing delegation reaches it from a root`);
@@ -216,10 +220,21 @@ export function validateDelegation(credential: unknown, graph: TrustGraph, now: 
     scope,
     iat: formatInstant(iat),
     nbf: formatInstant(nbf),
-    exp: formatInstant(exp),
+    ...(exp !== undefined && { exp: formatInstant(exp) }),
     kid: key.kid,
     credential: credential as DelegationCredential,
   });
+}
+
+/** The latest NumericDate taken: the end of year 9999, as far as RFC 3339 goes. */
+const LATEST_NUMERIC_DATE = 253_402_300_799;
+
+/** An RFC 3339 date-time, or a NumericDate (RFC 7519 §2; fractions kept to the microsecond). */
+function credentialTime(value: unknown): Instant | undefined {
+  if (typeof value === 'number') {
+    return Number.isFinite(value) && value >= 0 && value <= LATEST_NUMERIC_DATE ? Math.round(value * 1_000_000) : undefined;
+  }
+  return parseInstant(value);
 }
 
 function reaches(outgoing: GraphIndex['outgoing'], from: string, to: string): boolean {
@@ -240,7 +255,7 @@ function reaches(outgoing: GraphIndex['outgoing'], from: string, to: string): bo
 /** Why an edge does not stand at an instant, or undefined when it does. */
 export function edgeFailureAt(edge: DelegationEdge, graph: TrustGraph, at: Instant, knownBy?: Instant): string | undefined {
   if (parseInstant(edge.nbf)! > at) return `is valid from ${edge.nbf}`;
-  if (parseInstant(edge.exp)! <= at) return `expired at ${edge.exp}`;
+  if (edge.exp != null && parseInstant(edge.exp)! <= at) return `expired at ${edge.exp}`;
   const revocations = graph.revocations ?? [];
   const issuer = indexOf(graph).nodes.get(edge.iss);
   const key: NodeKey | undefined = issuer?.keys.find((candidate) => candidate.kid === edge.kid);

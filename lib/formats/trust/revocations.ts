@@ -190,7 +190,7 @@ export function verifyRevocationAttestation(
     return failure('BAD_ATTESTATION', 'an attestation is {quorum, slots} or {quorum, group_signature}');
   }
   const quorum = context.node(body.quorum);
-  if (!quorum || quorum.kind !== 'quorum' || quorum.threshold === undefined) {
+  if (quorum?.kind !== 'quorum' || quorum.threshold === undefined) {
     return failure('UNKNOWN_QUORUM', `there is no quorum node ${body.quorum}`);
   }
   const message = revocationMessage(statement);

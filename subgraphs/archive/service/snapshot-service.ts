@@ -18,6 +18,7 @@ export const SNAPSHOT_MEDIA_TYPE = 'application/x-tar';
 export const MAX_SNAPSHOT_SIZE = 2 ** 31 - 1;
 
 /** Passport ids are opaque to the archive; it asks only that they be one reasonable line. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it refuses
 const PASSPORT_ID = /^[^\u0000-\u001f\u007f]{1,200}$/u;
 
 export interface SnapshotServiceOptions {

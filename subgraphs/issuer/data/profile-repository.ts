@@ -3,7 +3,7 @@
  * profile a registry model's passports get), as the admin endpoints write them.
  */
 import { recordInTransaction } from '../../../lib/audit/admin-log.js';
-import { Prisma, type PrismaClient } from '../../../prisma/issuer/generated/client.js';
+import type { Prisma, PrismaClient } from '../../../prisma/issuer/generated/client.js';
 
 /** `model_version` stored for a rule that applies to every version of a model. */
 export const ANY_VERSION = 0;

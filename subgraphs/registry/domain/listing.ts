@@ -112,7 +112,7 @@ export function matchesListQuery(record: RecordVersion, query: ListQuery): boole
  */
 export function pageFrom<T extends { readonly id: string }>(rows: readonly T[], limit: number): Page<T> {
   const items = rows.slice(0, limit);
-  return { items, nextCursor: rows.length > limit ? encodeCursor(items[items.length - 1].id) : null };
+  return { items, nextCursor: rows.length > limit ? encodeCursor(items[items.length - 1]!.id) : null };
 }
 
 /**

@@ -32,7 +32,7 @@ export interface SupersessionChain {
 export function supersessionChain(versions: readonly RecordVersion[]): SupersessionChain {
   if (versions.length === 0) throw new RangeError('a supersession chain needs at least one version');
   const ordered = [...versions].sort((a, b) => a.version - b.version);
-  const { kind, id } = ordered[0];
+  const { kind, id } = ordered[0]!;
   ordered.forEach((v, index) => {
     if (v.kind !== kind || v.id !== id) throw new Error(`versions of ${kind}/${id} and ${v.kind}/${v.id} mixed in one chain`);
     if (v.version !== index + 1 || v.supersedes !== (index === 0 ? null : index)) {

@@ -10,7 +10,7 @@ import { badRequest, conflict, notFound, ProblemError, refusing } from '../../..
 import { RecordStateError, type RecordRepository, type StoredVersion } from '../data/record-repository.js';
 import {
   KIND_COLLECTIONS,
-  ModelValidatorCache,
+  type ModelValidatorCache,
   RECORD_KINDS,
   RegistryError,
   assertVersionableThroughApi,
@@ -26,7 +26,7 @@ import {
 } from '../domain/index.js';
 import {
   RegistryApplicability,
-  RegistryApplicable,
+  type RegistryApplicable,
   RegistryRecord,
   RegistryRecordInput,
   RegistryRecordPage,

@@ -71,6 +71,7 @@ const asJson = (value: unknown) => value as Prisma.InputJsonValue;
 const now = (): Instant => instantOf(new Date());
 
 /** A string PostgreSQL's jsonb cannot hold: U+0000, or a lone surrogate. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: U+0000 is what it finds
 const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 /** Walks the document with its own stack: opaque members may nest deeper than the call stack allows. */
@@ -107,6 +108,24 @@ function isDeadlock(error: unknown): boolean {
   return error instanceof Error && /deadlock detected|40P01/.test(error.message);
 }
 
+/** The sections of the whole graph, in the order its pages go through them. */
+export const GRAPH_SECTIONS = ['nodes', 'edges', 'revocations'] as const;
+
+/** Where the next page of the graph starts: the snapshot all pages read, a section, and the key of the last record sent in it. */
+export interface GraphCursor {
+  /** pg_current_snapshot() of the first page, as text. */
+  readonly snapshot: string;
+  readonly position: { readonly section: (typeof GRAPH_SECTIONS)[number]; readonly after?: string };
+}
+
+export interface GraphPage {
+  readonly nodes: TrustNode[];
+  readonly edges: DelegationEdge[];
+  readonly revocations: Revocation[];
+  /** Absent on the last page. */
+  readonly next?: GraphCursor;
+}
+
 interface GraphPartRow {
   nodes: TrustNode[];
   edges: DelegationEdge[];
@@ -117,6 +136,7 @@ export class TrustRepository {
   readonly #node: Prisma.Sql;
   readonly #edge: Prisma.Sql;
   readonly #revocation: Prisma.Sql;
+  readonly #nodeVersion: Prisma.Sql;
 
   constructor(
     private readonly prisma: PrismaClient,
@@ -126,6 +146,7 @@ export class TrustRepository {
     this.#node = qualified('trust_node');
     this.#edge = qualified('delegation_edge');
     this.#revocation = qualified('revocation');
+    this.#nodeVersion = qualified('trust_node_version');
   }
 
   // Reads
@@ -143,6 +164,58 @@ export class TrustRepository {
   /** Nodes, edges and revocations, read in one snapshot. */
   async graph(): Promise<TrustGraph> {
     return this.prisma.$transaction((tx) => loadGraph(tx), { isolationLevel: Prisma.TransactionIsolationLevel.RepeatableRead, ...TRANSACTION_OPTIONS });
+  }
+
+  /**
+   * One page of the whole graph as it stood in one snapshot: nodes in id order, then edges in
+   * recording order, then revocations in recording order, at most `first` records in all. The first
+   * page takes the database's current snapshot; the cursor carries it, and every later page reads
+   * only the rows (and node documents) written by transactions visible in it, so the pages together
+   * are exactly one snapshot however long they take and whatever commits between them.
+   */
+  async graphPage(first: number, after?: GraphCursor): Promise<GraphPage> {
+    const snapshot = after?.snapshot ?? (await this.prisma.$queryRaw<{ snapshot: string }[]>`SELECT pg_current_snapshot()::text AS snapshot`)[0]!.snapshot;
+    const page: GraphPage = { nodes: [], edges: [], revocations: [] };
+    let position: GraphCursor['position'] = after?.position ?? { section: 'nodes' };
+    let room = first;
+    for (;;) {
+      // One more than there is room for tells whether the section goes on past this page.
+      const rows = await this.#sectionRows(position, snapshot, room + 1);
+      const taken = rows.slice(0, room);
+      const last = taken.at(-1);
+      if (position.section === 'nodes') page.nodes.push(...taken.map((row) => row.document as TrustNode));
+      else if (position.section === 'edges') page.edges.push(...taken.map((row) => row.document as DelegationEdge));
+      else page.revocations.push(...taken.map((row) => row.document as Revocation));
+      room -= taken.length;
+      if (rows.length > taken.length) return { ...page, next: { snapshot, position: { section: position.section, after: last!.key } } };
+      const following = GRAPH_SECTIONS[GRAPH_SECTIONS.indexOf(position.section) + 1];
+      if (!following) return page;
+      position = { section: following };
+      if (room === 0) return { ...page, next: { snapshot, position } };
+    }
+  }
+
+  /** Up to `limit` rows of one section after the position's key, as they stood in the snapshot. */
+  #sectionRows(position: GraphCursor['position'], snapshot: string, limit: number): Promise<{ key: string; document: unknown }[]> {
+    const visible = (column: Prisma.Sql) => Prisma.sql`pg_visible_in_snapshot(${column}, ${snapshot}::pg_snapshot)`;
+    const { section, after } = position;
+    if (section === 'nodes') {
+      return this.prisma.$queryRaw`
+        SELECT DISTINCT ON (version.id) version.id AS key, version.document FROM ${this.#nodeVersion} AS version
+        WHERE ${visible(Prisma.sql`version.written_xid`)} ${after === undefined ? Prisma.empty : Prisma.sql`AND version.id > ${after}`}
+        ORDER BY version.id, version.written_xid DESC LIMIT ${limit}`;
+    }
+    if (section === 'edges') {
+      const [recordedAt, id] = after === undefined ? [] : (JSON.parse(after) as [string, string]);
+      return this.prisma.$queryRaw`
+        SELECT json_build_array(edge.recorded_at, edge.id)::text AS key, edge.document FROM ${this.#edge} AS edge
+        WHERE ${visible(Prisma.sql`edge.written_xid`)} ${after === undefined ? Prisma.empty : Prisma.sql`AND (edge.recorded_at, edge.id) > (${recordedAt}::timestamptz, ${id})`}
+        ORDER BY edge.recorded_at, edge.id LIMIT ${limit}`;
+    }
+    return this.prisma.$queryRaw`
+      SELECT revocation.id::text AS key, revocation.document FROM ${this.#revocation} AS revocation
+      WHERE ${visible(Prisma.sql`revocation.written_xid`)} ${after === undefined ? Prisma.empty : Prisma.sql`AND revocation.id > ${after}::bigint`}
+      ORDER BY revocation.id LIMIT ${limit}`;
   }
 
   /**

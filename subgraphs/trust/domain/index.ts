@@ -3,3 +3,4 @@ export * from '../../../lib/formats/trust/index.js';
 export * from './key-standing.js';
 export * from './master-list.js';
 export * from './trust-lists.js';
+export * from './platform-keys.js';

@@ -13,7 +13,7 @@
  * A key listed by several nodes stands as well as its best-standing node.
  */
 import { resolvePath, type DelegationEdge, type TrustGraph } from '../../../lib/formats/trust/delegation.js';
-import { type NodeKey } from '../../../lib/formats/trust/keys.js';
+import type { NodeKey } from '../../../lib/formats/trust/keys.js';
 import type { TrustNode } from '../../../lib/formats/trust/nodes.js';
 import { keyRevokedFrom } from '../../../lib/formats/trust/revocations.js';
 import { formatInstant, instantFromUnixSeconds, type Instant } from '../../../lib/formats/trust/time.js';

@@ -77,7 +77,7 @@ export function trustListAt(history: readonly TrustListChange[], at?: Instant): 
     .filter((change) => at === undefined || parseInstant(change.recorded_at)! <= at)
     .sort((a, b) => a.sequence_number - b.sequence_number);
   const registration = versions.find((change) => change.change === 'registration');
-  if (!registration || registration.change !== 'registration') return undefined;
+  if (registration?.change !== 'registration') return undefined;
   const entries = new Map<string, TrustListEntry>();
   for (const change of versions) {
     if (change.change === 'entry') entries.set(change.entry.id, change.entry);

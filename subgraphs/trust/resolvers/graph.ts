@@ -1,10 +1,51 @@
 /** Nodes, delegation edges and key standings. */
 import { GraphQLJSON, GraphQLJSONObject } from 'graphql-scalars';
-import { Arg, Authorized, Ctx, ID, Mutation, Query, Resolver } from 'type-graphql';
+import { Arg, Authorized, Ctx, ID, Int, Mutation, Query, Resolver } from 'type-graphql';
+import { PageInfo } from '../../../lib/graphql/common-types.js';
 import { badRequest } from '../../../lib/problem.js';
-import { instantOf, keyStandingAt } from '../domain/index.js';
-import { DelegationEdgeAdditionType, KeyStandingQuestionInput, KeyStandingType, TrustGraphType, TrustNodeInput, TrustNodeType, TrustNodeUpsertType } from '../schema/types.js';
+import { GRAPH_SECTIONS, type GraphCursor } from '../data/trust-repository.js';
+import { instantOf, isNodeId, keyStandingAt } from '../domain/index.js';
+import { DelegationEdgeAdditionType, KeyStandingQuestionInput, KeyStandingType, TrustGraphPageType, TrustGraphType, TrustNodeInput, TrustNodeType, TrustNodeUpsertType } from '../schema/types.js';
 import { edgeOut, instantArgument, nodeOut, orThrow, present, revocationOut, type TrustDependencies } from './shared.js';
+
+/** Records per page of `trustGraphPage`: at most, and when not asked. */
+export const MAX_GRAPH_PAGE = 2000;
+export const DEFAULT_GRAPH_PAGE = 500;
+
+export function encodeGraphCursor(cursor: GraphCursor): string {
+  return Buffer.from(JSON.stringify([cursor.snapshot, cursor.position.section, cursor.position.after ?? null])).toString('base64url');
+}
+
+/** pg_snapshot text: xmin:xmax:xip,... */
+const SNAPSHOT = /^\d{1,20}:\d{1,20}:(\d{1,20}(,\d{1,20})*)?$/;
+/** Keys of the sections: a node id, [recorded_at, edge id] as JSON, a revocation's number. */
+const KEY_CHECKS: Record<GraphCursor['position']['section'], (key: string) => boolean> = {
+  nodes: (key) => isNodeId(key),
+  edges: (key) => {
+    try {
+      const [recordedAt, id] = JSON.parse(key) as unknown[];
+      return typeof recordedAt === 'string' && !Number.isNaN(Date.parse(recordedAt)) && typeof id === 'string' && !id.includes('\u0000');
+    } catch {
+      return false;
+    }
+  },
+  revocations: (key) => /^\d{1,18}$/.test(key),
+};
+
+export function decodeGraphCursor(text: string): GraphCursor {
+  try {
+    const [snapshot, section, after] = JSON.parse(Buffer.from(text, 'base64url').toString('utf8')) as unknown[];
+    const sectionKnown = typeof section === 'string' && (GRAPH_SECTIONS as readonly string[]).includes(section);
+    if (typeof snapshot === 'string' && SNAPSHOT.test(snapshot) && sectionKnown) {
+      const known = section as GraphCursor['position']['section'];
+      if (after === null) return { snapshot, position: { section: known } };
+      if (typeof after === 'string' && KEY_CHECKS[known](after)) return { snapshot, position: { section: known, after } };
+    }
+  } catch {
+    // Reported below like any other malformed cursor.
+  }
+  throw badRequest('INVALID_CURSOR', 'after must be a cursor from a previous page.');
+}
 
 /** Most questions one `trustKeyStandings` answers. */
 export const MAX_STANDING_QUESTIONS = 1000;
@@ -13,10 +54,25 @@ export const MAX_STANDING_QUESTIONS = 1000;
 export class TrustGraphResolver {
   constructor(private readonly deps: TrustDependencies) {}
 
-  @Query(() => TrustGraphType, { description: 'Every node, edge and revocation, credentials verbatim, read in one snapshot (GET /graph).' })
+  @Query(() => TrustGraphType, { description: 'Every node, edge and revocation, credentials verbatim, read in one snapshot, in one answer: for small graphs; trustGraphPage reads any size.' })
   async trustGraph(): Promise<TrustGraphType> {
     const { nodes, edges, revocations = [] } = await this.deps.store.graph();
     return { nodes: nodes.map(nodeOut), edges: edges.map(edgeOut), revocations: revocations.map(revocationOut) };
+  }
+
+  @Query(() => TrustGraphPageType, { description: 'The whole graph page by page, all pages in the snapshot of the first (GET /graph streams them).' })
+  async trustGraphPage(
+    @Arg('first', () => Int, { nullable: true, description: `Records (nodes, edges and revocations together) per page, 1 to ${MAX_GRAPH_PAGE}, default ${DEFAULT_GRAPH_PAGE}.` }) first: number | null,
+    @Arg('after', () => String, { nullable: true, description: 'pageInfo.endCursor of the previous page.' }) after: string | null,
+  ): Promise<TrustGraphPageType> {
+    if (first !== null && (first < 1 || first > MAX_GRAPH_PAGE)) throw badRequest('INVALID_QUERY', `first must be between 1 and ${MAX_GRAPH_PAGE}.`);
+    const page = await this.deps.store.graphPage(first ?? DEFAULT_GRAPH_PAGE, after === null ? undefined : decodeGraphCursor(after));
+    return {
+      nodes: page.nodes.map(nodeOut),
+      edges: page.edges.map(edgeOut),
+      revocations: page.revocations.map(revocationOut),
+      pageInfo: PageInfo.of(page.next ? encodeGraphCursor(page.next) : null),
+    };
   }
 
   @Query(() => TrustNodeType, { nullable: true, description: 'One node, or null when unknown.' })
@@ -45,6 +101,16 @@ export class TrustGraphResolver {
     if (questions.length > MAX_STANDING_QUESTIONS) throw badRequest('INVALID_QUERY', `questions may hold at most ${MAX_STANDING_QUESTIONS} questions.`);
     const standings = this.deps.standings(context);
     return Promise.all(questions.map(({ kid, at }) => standings.load({ kid, at })));
+  }
+
+  @Authorized('admin')
+  @Mutation(() => TrustNodeUpsertType, {
+    description:
+      "Merges every service's keyring into the `platform` root node, so the trust graph vouches for the platform's own keys. Runs at every start and after every key rotation or revocation of any service.",
+  })
+  async placePlatformKeys(): Promise<TrustNodeUpsertType> {
+    const { node, created } = await this.deps.placePlatformKeys();
+    return { node: nodeOut(node), created };
   }
 
   @Authorized('writer')

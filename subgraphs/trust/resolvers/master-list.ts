@@ -1,7 +1,7 @@
 /** The witnessed master list: verdicts computed on every read against the current witness set. */
 import { Arg, Authorized, Mutation, Query, Resolver } from 'type-graphql';
 import { quorumVerdict, type MasterListEntry, type QuorumVerdict, type WitnessSet } from '../domain/index.js';
-import { MasterListEntryInput, MasterListEntryType, MasterListType, QuorumVerdictType, WitnessSetInput, WitnessSetType } from '../schema/types.js';
+import { MasterListEntryInput, MasterListEntryType, MasterListType, type QuorumVerdictType, WitnessSetInput, WitnessSetType } from '../schema/types.js';
 import { orThrow, present, type TrustDependencies } from './shared.js';
 
 @Resolver()

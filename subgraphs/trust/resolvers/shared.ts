@@ -26,6 +26,8 @@ export interface TrustDependencies {
   masterListOrigin: string;
   /** The key anchor bundles are signed with. */
   serviceSigner(): Signer;
+  /** Merges every service's keyring into the `platform` root node (service/platform-keys.ts). */
+  placePlatformKeys(): Promise<{ node: TrustNode; created: boolean }>;
   /** Nodes by id, batched: one query for every reference resolved in the same tick. */
   nodes: DataLoader<string, TrustNode | null>;
   /** Key standings, per request: one read of the graph for all of a request's questions. */

@@ -8,6 +8,7 @@
  */
 import { GraphQLJSON, GraphQLJSONObject } from 'graphql-scalars';
 import { Directive, Field, ID, InputType, Int, ObjectType } from 'type-graphql';
+import { PageInfo } from '../../../lib/graphql/common-types.js';
 
 @Directive('@key(fields: "id")')
 @ObjectType('TrustNode', { simpleResolvers: true, description: 'A node of the trust graph: root, authority, issuer, witness or quorum, with its keys.' })
@@ -51,8 +52,8 @@ export class DelegationEdgeType {
   @Field(() => String)
   nbf!: string;
 
-  @Field(() => String)
-  exp!: string;
+  @Field(() => String, { nullable: true, description: 'Null when the credential has no exp: the delegation stands until revoked.' })
+  exp?: string;
 
   @Field(() => String, { description: 'The issuer key that signed the credential.' })
   kid!: string;
@@ -135,6 +136,24 @@ export class TrustGraphType {
 
   @Field(() => [RevocationType], { description: 'Every revocation recorded, in recording order (a verifier applies them as of its own known_by).' })
   revocations!: RevocationType[];
+}
+
+@ObjectType('TrustGraphPage', {
+  simpleResolvers: true,
+  description: 'A page of the whole graph in one snapshot taken by the first page: nodes in id order, then edges and revocations in recording order; the pages together are exactly one trustGraph.',
+})
+export class TrustGraphPageType {
+  @Field(() => [TrustNodeType])
+  nodes!: TrustNodeType[];
+
+  @Field(() => [DelegationEdgeType])
+  edges!: DelegationEdgeType[];
+
+  @Field(() => [RevocationType])
+  revocations!: RevocationType[];
+
+  @Field(() => PageInfo)
+  pageInfo!: PageInfo;
 }
 
 @ObjectType('TrustNodeUpsert', { simpleResolvers: true })

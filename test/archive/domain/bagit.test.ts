@@ -197,7 +197,7 @@ describe('BagIt bag', () => {
     const at = Buffer.from(bytes).indexOf(needle);
     expect(at).toBeGreaterThan(0);
     const tampered = bytes.slice();
-    tampered[at + 7] ^= 0x01;
+    tampered[at + 7]! ^= 0x01;
     expect(validateBag(bagFromTar(tampered).bag)).toEqual(['data/log/events.jsonl does not match its digest in manifest-sha512.txt']);
     expect(bytesToHex(sha512(tampered))).not.toBe(summary.sha512);
 

@@ -64,7 +64,7 @@ describe('notarization', () => {
     const { signer, jwk } = notaryKey();
     const document = notarize(claims, signer);
     const tampered = bytes.slice();
-    tampered[tampered.length - 2048] ^= 0x20;
+    tampered[tampered.length - 2048]! ^= 0x20;
     expect(() => verifyNotarization(document, bytesToHex(sha512(tampered)), [jwk])).toThrow(expect.objectContaining({ code: 'NOTARIZATION_DIGEST_MISMATCH' }));
   });
 

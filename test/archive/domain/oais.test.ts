@@ -119,7 +119,7 @@ describe('notarization recipe', () => {
     const { signer, jwk } = notary();
     const { bytes, notarization } = await notarizedSnapshot(signer);
     const tampered = bytes.slice();
-    tampered[Buffer.from(tampered).indexOf('"seq":60')] ^= 0x01;
+    tampered[Buffer.from(tampered).indexOf('"seq":60')]! ^= 0x01;
     Object.assign(served, { tar: tampered, notarization, keyring: { keys: [jwk] } });
     expect((await followRecipe(signer.kid)).failedStep).toBe(2);
   });
@@ -142,7 +142,7 @@ describe('notarization recipe', () => {
   it('stops at the payload check when the notary signed a bag whose payload does not match its manifest', async () => {
     const { signer, jwk } = notary();
     const { bytes, notarization } = await notarizedSnapshot(signer, (bag) => {
-      bag[Buffer.from(bag).indexOf('"seq":60')] ^= 0x01;
+      bag[Buffer.from(bag).indexOf('"seq":60')]! ^= 0x01;
     });
     Object.assign(served, { tar: bytes, notarization, keyring: { keys: [jwk] } });
     expect((await followRecipe(signer.kid)).failedStep).toBe(7);

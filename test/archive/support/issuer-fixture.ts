@@ -10,9 +10,7 @@
  * its camelCase members, or a lifecycle event such as `activated`).
  */
 
-export interface RestCaller {
-  (service: 'issuer' | 'registry' | 'archive', path: string, init?: { method?: string; body?: unknown; as?: 'admin' | 'writer' }): Promise<{ status: number; body: any; text: string }>;
-}
+export type RestCaller = (service: 'issuer' | 'registry' | 'archive', path: string, init?: { method?: string; body?: unknown; as?: 'admin' | 'writer' }) => Promise<{ status: number; body: any; text: string }>
 
 /** A GTIN with a valid check digit. */
 const GTIN = '09520123456788';

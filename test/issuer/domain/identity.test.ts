@@ -54,7 +54,7 @@ describe('passport identity', () => {
     ['https://id.gs1.org/01/09520123456787', 'BAD_GTIN_CHECK_DIGIT'],
     ['https://id.gs1.org/01/09520123456788/21/1/10/A', 'BAD_KEY_QUALIFIER'],
     ['https://id.gs1.org/01/09520123456788/17/251231', 'BAD_KEY_QUALIFIER'],
-    ['https://id.gs1.org/01/09520123456788/21/' + 'x'.repeat(21), 'BAD_AI_VALUE'],
+    [`https://id.gs1.org/01/09520123456788/21/${'x'.repeat(21)}`, 'BAD_AI_VALUE'],
     ['https://id.gs1.org/01/09520123456788/21/%C3%A9', 'BAD_AI_VALUE'],
     ['urn:epc:id:sgtin:952012.045678.1', 'BAD_EPC_URN'],
     ['urn:epc:idpat:sgtin:9520123.045678.5', 'BAD_EPC_URN'],

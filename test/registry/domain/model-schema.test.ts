@@ -91,7 +91,7 @@ describe('validateDocument', () => {
     // "a" is evaluated by the allOf subschema, "b" by nothing.
     const result = validateDocument(closed, { a: 'x', b: 1 });
     expect(located(result.errors)).toEqual([' unevaluatedProperties']);
-    expect(result.errors[0].params).toEqual({ unevaluatedProperty: 'b' });
+    expect(result.errors[0]!.params).toEqual({ unevaluatedProperty: 'b' });
   });
 
   it('reports a type mismatch of the whole document at the root', () => {

@@ -19,7 +19,7 @@ const T2 = new Date('2026-03-10T12:00:00Z');
 function build(kind: RecordKind, id: string, requests: readonly Omit<NewVersionRequest, 'expectedVersion'>[]): RecordVersion[] {
   const dates = [T0, T1, T2];
   return requests.reduce<RecordVersion[]>(
-    (history, request, index) => [...history, appendVersion(kind, id, history, { ...request, expectedVersion: history.length }, dates[index])],
+    (history, request, index) => [...history, appendVersion(kind, id, history, { ...request, expectedVersion: history.length }, dates[index]!)],
     [],
   );
 }
@@ -31,7 +31,7 @@ describe('nextVersion: optimistic concurrency', () => {
   });
 
   it('refuses a stale or future expected version with STALE_VERSION (409)', () => {
-    for (const [current, expected] of [[3, 2], [3, 4], [0, 1], [1, 0]]) {
+    for (const [current, expected] of [[3, 2], [3, 4], [0, 1], [1, 0]] as const) {
       const error = registryErrorOf(() => nextVersion(current, expected));
       expect(error.code).toBe('STALE_VERSION');
       expect(error.status).toBe(409);
@@ -76,7 +76,7 @@ describe('appendVersion', () => {
   it('carries the status forward by default and starts active', () => {
     const drafts = build('item', 'x', [{ body: {}, status: 'draft' }, { body: {} }]);
     expect(drafts.map((v) => v.status)).toEqual(['draft', 'draft']);
-    expect(build('item', 'y', [{ body: {} }])[0].status).toBe('active');
+    expect(build('item', 'y', [{ body: {} }])[0]!.status).toBe('active');
   });
 
   it('allows only the documented status successions; withdrawn is final', () => {
@@ -106,7 +106,7 @@ describe('appendVersion', () => {
   });
 
   it('normalises the effective window to UTC and requires it to be non-empty', () => {
-    const [v] = build('item', 'x', [{ body: {}, effectiveFrom: '2027-02-18T01:00:00+01:00', effectiveTo: '2028-01-01T00:00:00Z' }]);
+    const v = build('item', 'x', [{ body: {}, effectiveFrom: '2027-02-18T01:00:00+01:00', effectiveTo: '2028-01-01T00:00:00Z' }])[0]!;
     expect([v.effectiveFrom, v.effectiveTo]).toEqual(['2027-02-18T00:00:00.000Z', '2028-01-01T00:00:00.000Z']);
     for (const window of [
       { effectiveFrom: '2027-01-01T00:00:00Z', effectiveTo: '2027-01-01T00:00:00Z' },
@@ -121,7 +121,7 @@ describe('appendVersion', () => {
 
   it('takes a profile manifest\'s window from the manifest and refuses a different one', () => {
     const manifest = structuredClone(PROFILE_MANIFEST_EXAMPLES[1]);
-    const [v] = build('generic', manifest.profile_id, [{ body: manifest }]);
+    const v = build('generic', manifest.profile_id, [{ body: manifest }])[0]!;
     expect([v.effectiveFrom, v.effectiveTo]).toEqual(['2026-01-01T00:00:00.000Z', '2030-01-01T00:00:00.000Z']);
     const error = registryErrorOf(() => build('generic', manifest.profile_id, [{ body: manifest, effectiveFrom: '2025-01-01T00:00:00Z' }]));
     expect(error.code).toBe('INVALID_RECORD');
@@ -135,7 +135,7 @@ describe('appendVersion', () => {
     expect(error.code).toBe('INVALID_RECORD');
     expect(error.issues.map((issue) => [issue.pointer, issue.keyword])).toEqual([['/jurisdictions/0', 'pattern']]);
     // Any other generic body is free-form JSON.
-    expect(build('generic', 'note', [{ body: { type: 'Note', text: 'free' } }])[0].version).toBe(1);
+    expect(build('generic', 'note', [{ body: { type: 'Note', text: 'free' } }])[0]!.version).toBe(1);
   });
 
   it('refuses a model whose schema fails strict compilation or whose example fails it', () => {
@@ -149,7 +149,7 @@ describe('appendVersion', () => {
     const meta = registryErrorOf(() => build('model', 'm', [{ body: model({ type: 'strng' }) }]));
     expect(meta.code).toBe('INVALID_SCHEMA');
     expect(meta.issues.every((issue) => issue.pointer === '/schema/type')).toBe(true);
-    expect(registryErrorOf(() => build('model', 'm', [{ body: { schema: { type: 'string' } } }])).issues[0].params).toEqual({ missingProperty: 'title' });
+    expect(registryErrorOf(() => build('model', 'm', [{ body: { schema: { type: 'string' } } }])).issues[0]!.params).toEqual({ missingProperty: 'title' });
   });
 
   it('rejects a history of another record as a programming error', () => {
@@ -161,7 +161,7 @@ describe('appendVersion', () => {
 describe('supersessionChain', () => {
   it('lists every version with predecessor, successor and the current one, in any input order', () => {
     const history = build('cross_register_mapping', 'm', [{ body: { n: 1 } }, { body: { n: 2 } }, { body: { n: 3 }, status: 'deprecated' }]);
-    const chain = supersessionChain([history[2], history[0], history[1]]);
+    const chain = supersessionChain([history[2]!, history[0]!, history[1]!]);
     expect(chain).toMatchObject({ kind: 'cross_register_mapping', id: 'm', current: 3 });
     expect(chain.versions.map((l) => [l.version, l.predecessor, l.successor, l.current, l.status])).toEqual([
       [1, null, 2, false, 'active'],
@@ -173,9 +173,9 @@ describe('supersessionChain', () => {
 
   it('treats a gap, a broken link or mixed records as a corrupted store', () => {
     const history = build('item', 'x', [{ body: {} }, { body: {} }, { body: {} }]);
-    expect(() => supersessionChain([history[0], history[2]])).toThrow(/breaks the chain/);
-    expect(() => supersessionChain([history[0], { ...history[1], supersedes: null }])).toThrow(/breaks the chain/);
-    expect(() => supersessionChain([history[0], { ...history[1], id: 'y' }])).toThrow(/mixed/);
+    expect(() => supersessionChain([history[0]!, history[2]!])).toThrow(/breaks the chain/);
+    expect(() => supersessionChain([history[0]!, { ...history[1]!, supersedes: null }])).toThrow(/breaks the chain/);
+    expect(() => supersessionChain([history[0]!, { ...history[1]!, id: 'y' }])).toThrow(/mixed/);
     expect(() => supersessionChain([])).toThrow(RangeError);
   });
 });

@@ -250,3 +250,55 @@ describe('resolvePath', () => {
     expect(scopesHeldAt(chain, 'issuer', t('2026-01-01T00:00:00Z'))).toEqual([]);
   });
 });
+
+describe('delegation credentials as JWT libraries make them', () => {
+  const numeric = (text: string) => Date.parse(text) / 1000;
+
+  it('take NumericDate iat, nbf and exp (RFC 7519), and store them as RFC 3339 like the rest', async () => {
+    // jose's SignJWT writes iat and exp as NumericDate; header alg the RFC 9864 name, then the JOSE one.
+    for (const alg of ['Ed25519', 'EdDSA']) {
+      const jwt = await new jose.SignJWT({ scope: rootToAuthority.scope })
+        .setProtectedHeader({ alg, kid: rootKey.jwk.kid })
+        .setIssuer('root')
+        .setSubject('authority')
+        .setIssuedAt(numeric('2024-06-01T00:00:00Z'))
+        .setNotBefore(numeric('2024-06-02T00:00:00.5Z'))
+        .setExpirationTime(numeric('2026-01-01T00:00:00Z'))
+        .sign(rootKey.privateKey);
+      expect(validateDelegation(jwt, base, NOW)).toMatchObject({
+        ok: true,
+        value: { iat: '2024-06-01T00:00:00.000Z', nbf: '2024-06-02T00:00:00.500Z', exp: '2026-01-01T00:00:00.000Z', kid: rootKey.jwk.kid },
+      });
+    }
+    // The two spellings of an instant mix freely in one credential.
+    const mixed = signJson({ ...rootToAuthority, iat: numeric('2024-06-01T00:00:00Z') }, rootKey.signer);
+    expect(validateDelegation(mixed, base, NOW)).toMatchObject({ ok: true, value: { iat: '2024-06-01T00:00:00.000Z', exp: '2026-01-01T00:00:00.000Z' } });
+  });
+
+  it('refuse a NumericDate that is negative, beyond year 9999 or a numeric string', () => {
+    for (const iat of [-1, 253_402_300_800, '1717200000']) {
+      expect(validateDelegation(signJson({ ...rootToAuthority, iat }, rootKey.signer), base, NOW)).toMatchObject({ ok: false, code: 'MALFORMED_CREDENTIAL' });
+    }
+    const upsideDown = signJson({ ...rootToAuthority, iat: numeric('2026-01-01T00:00:00Z') }, rootKey.signer);
+    expect(validateDelegation(upsideDown, base, NOW)).toMatchObject({ ok: false, code: 'MALFORMED_CREDENTIAL' });
+  });
+
+  it('may leave exp out: the edge has none and stands until a revocation takes it', () => {
+    const { exp: _exp, ...open } = rootToAuthority;
+    const lasting = edge(signJson(open, rootKey.signer), base);
+    expect(lasting).not.toHaveProperty('exp');
+    const graph: TrustGraph = { nodes, edges: [lasting] };
+    expect(resolvePath(graph, ['root'], 'authority', t('2124-01-01T00:00:00Z'))).toEqual({ ok: true, value: [lasting] });
+    const revoked: Revocation = { subject: 'authority', reason: 'privilegeWithdrawn', effective_at: '2030-01-01T00:00:00Z', recorded_at: '2025-01-01T00:00:00.000Z', retroactive: false };
+    expect(resolvePath({ ...graph, revocations: [revoked] }, ['root'], 'authority', t('2031-01-01T00:00:00Z'))).toMatchObject({ ok: false, code: 'NO_PATH' });
+  });
+
+  it('signed by us (alg Ed25519, the RFC 9864 name) verify with jose', async () => {
+    const credential = signJson(rootToAuthority, rootKey.signer);
+    const [protectedHeader, , signature] = credential.signature.split('.');
+    const { signature: _signature, ...claims } = credential;
+    const key = await jose.importJWK({ ...rootKey.jwk, alg: undefined }, 'Ed25519');
+    const verified = await jose.flattenedVerify({ protected: protectedHeader!, payload: encodeBase64Url(canonicalBytes(claims)), signature: signature! }, key);
+    expect(verified.protectedHeader).toMatchObject({ alg: 'Ed25519', kid: rootKey.jwk.kid });
+  });
+});

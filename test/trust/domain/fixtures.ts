@@ -1,5 +1,6 @@
 import { generateKeyPairSync, sign as nodeSign, type KeyObject } from 'node:crypto';
 import { jwkThumbprint, type PublicJwk, type Signer } from '../../../lib/crypto/index.js';
+import { ed25519KeyPair } from '../../support/ed25519.js';
 
 /** A key pair made by Node's crypto (OpenSSL), independent of the @noble/curves code under test. */
 export interface TestKey {
@@ -10,7 +11,7 @@ export interface TestKey {
 }
 
 export function ed25519Key(): TestKey {
-  const { publicKey, privateKey } = generateKeyPairSync('ed25519');
+  const { publicKey, privateKey } = ed25519KeyPair();
   const { kty, crv, x } = publicKey.export({ format: 'jwk' });
   const jwk = { kty: kty as 'OKP', crv, x, kid: '' };
   jwk.kid = jwkThumbprint(jwk);

@@ -268,23 +268,11 @@ const SEED: readonly (readonly [RecordKind, string, readonly SeedVersion[]])[] =
  * changes nothing.
  */
 export function seedRegister(): RecordVersion[] {
-  return SEED.flatMap(([kind, id, versions]) =>
-    versions.reduce<RecordVersion[]>(
-      (history, seed) => [
-        ...history,
-        appendVersion(
-          kind,
-          id,
-          history,
-          {
-            expectedVersion: history.length,
-            body: structuredClone(seed.body),
-            effectiveFrom: seed.effectiveFrom,
-          },
-          seed.at ?? PUBLISHED,
-        ),
-      ],
-      [],
-    ),
-  );
+  return SEED.flatMap(([kind, id, versions]) => {
+    const history: RecordVersion[] = [];
+    for (const seed of versions) {
+      history.push(appendVersion(kind, id, history, { expectedVersion: history.length, body: structuredClone(seed.body), effectiveFrom: seed.effectiveFrom }, seed.at ?? PUBLISHED));
+    }
+    return history;
+  });
 }

@@ -1,0 +1,168 @@
+/**
+ * The verification page at `/verify/`: static files from `verifier/page/`, the page's script
+ * bundled by esbuild from `verifier/page/app.ts` (which imports the pack format from
+ * `lib/formats`), jsQR's browser build from node_modules, and the pinned trust material
+ * (`/verify/anchors.json`: the trust service's signed anchor bundle, its keyring and its graph),
+ * read through the gateway. Everything is same-origin, so the page's CSP is `default-src 'self'`.
+ *
+ * The server calls the handler before route matching; `undefined` means "not a page path".
+ */
+import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { jsonPoster } from '../lib/http/post-json.js';
+
+export interface PageAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: Buffer;
+}
+
+export type PageHandler = (method: string, pathname: string) => Promise<PageAnswer | undefined>;
+
+export const VERIFY_PAGE_PREFIX = '/verify';
+
+const PAGE_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', 'verifier', 'page');
+const require = createRequire(import.meta.url);
+
+/** No inline script or style, nothing from another origin; the camera is the page's own. */
+const CSP = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' blob: data:",
+  "media-src 'self' blob:",
+  "connect-src 'self'",
+  "worker-src 'self'",
+  "object-src 'none'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+const SECURITY_HEADERS = {
+  'content-security-policy': CSP,
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+  'permissions-policy': 'camera=(self), microphone=(), geolocation=()',
+};
+
+interface Asset {
+  contentType: string;
+  /** Static assets are revalidated on every visit (the service worker keeps the offline copy). */
+  cacheControl: string;
+  load: () => Promise<Buffer>;
+}
+
+const ANCHORS_QUERY = `query VerifyPageAnchors {
+  trustAnchorBundle
+  trust { keyring }
+  trustGraph { nodes { id kind jurisdiction keys } edges { id iss sub iat nbf exp kid credential } revocations { subject reason effective_at: effectiveAt recorded_at: recordedAt } }
+}`;
+
+const LATEST_QUERY = 'query VerifyPageLatest($id: ID!) { passport(id: $id) { status logHead } }';
+
+/** The page's files and the pinned bundle; `gatewayUrl` answers the anchors query. */
+export function verifyPageHandler(options: { gatewayUrl: string }): PageHandler {
+  const post = jsonPoster({ maxSockets: 4 });
+  let bundled: Promise<Buffer> | undefined;
+  const file = (name: string) => () => readFile(join(PAGE_DIR, name));
+  const noCache = 'no-cache';
+  const assets: Record<string, Asset> = {
+    '/': { contentType: 'text/html; charset=utf-8', cacheControl: noCache, load: file('index.html') },
+    '/style.css': { contentType: 'text/css; charset=utf-8', cacheControl: noCache, load: file('style.css') },
+    '/sw.js': { contentType: 'text/javascript; charset=utf-8', cacheControl: noCache, load: file('sw.js') },
+    '/jsqr.js': { contentType: 'text/javascript; charset=utf-8', cacheControl: noCache, load: () => readFile(require.resolve('jsqr/dist/jsQR.js')) },
+    '/app.js': {
+      contentType: 'text/javascript; charset=utf-8',
+      cacheControl: noCache,
+      // Bundled once per process, on first request; a failed build is retried on the next one.
+      load: () =>
+        (bundled ??= bundleApp().catch((error: unknown) => {
+          bundled = undefined;
+          throw error;
+        })),
+    },
+    '/anchors.json': {
+      contentType: 'application/json; charset=utf-8',
+      cacheControl: 'no-store',
+      load: async () => {
+        const answer = await post(options.gatewayUrl, JSON.stringify({ query: ANCHORS_QUERY }));
+        const payload = JSON.parse(answer.text) as { data?: { trustAnchorBundle: unknown; trust: { keyring: unknown }; trustGraph: unknown }; errors?: unknown[] };
+        if (!payload.data || payload.errors?.length) throw new Error(`the gateway did not answer the anchors query: ${answer.text.slice(0, 200)}`);
+        const { trustAnchorBundle, trust, trustGraph } = payload.data;
+        return Buffer.from(JSON.stringify({ anchor_bundle: trustAnchorBundle, trust_keyring: trust.keyring, graph: trustGraph }));
+      },
+    },
+  };
+  /** The optional online check: the passport's current status and signed log head, verified in the page. */
+  const latest = (id: string): Asset => ({
+    contentType: 'application/json; charset=utf-8',
+    cacheControl: 'no-store',
+    load: async () => {
+      const answer = await post(options.gatewayUrl, JSON.stringify({ query: LATEST_QUERY, variables: { id } }));
+      const payload = JSON.parse(answer.text) as { data?: { passport: { status: string; logHead: unknown } | null }; errors?: unknown[] };
+      if (!payload.data || payload.errors?.length) throw new Error(`the gateway did not answer the latest-head query: ${answer.text.slice(0, 200)}`);
+      const passport = payload.data.passport;
+      return Buffer.from(JSON.stringify(passport ? { status: passport.status, log_head: passport.logHead } : null));
+    },
+  });
+  return async (method, pathname) => {
+    if (pathname !== VERIFY_PAGE_PREFIX && !pathname.startsWith(`${VERIFY_PAGE_PREFIX}/`)) return undefined;
+    if (pathname === VERIFY_PAGE_PREFIX) return { status: 308, headers: { location: `${VERIFY_PAGE_PREFIX}/`, 'content-length': '0' }, body: Buffer.alloc(0) };
+    const relative = pathname.slice(VERIFY_PAGE_PREFIX.length);
+    const latestId = /^\/latest\/([A-Za-z0-9._~-]{1,200})$/.exec(relative)?.[1];
+    const asset = latestId ? latest(latestId) : assets[relative];
+    if (!asset) return page(404, 'text/plain; charset=utf-8', 'no-store', Buffer.from(`No page file at ${pathname}.\n`));
+    if (method !== 'GET' && method !== 'HEAD') {
+      return { status: 405, headers: { allow: 'GET, HEAD', 'content-type': 'text/plain; charset=utf-8', ...SECURITY_HEADERS }, body: Buffer.from(`${method} is not allowed; allowed: GET, HEAD.\n`) };
+    }
+    let body: Buffer;
+    try {
+      body = await asset.load();
+    } catch (error) {
+      console.error('[verify-page]', error);
+      return { ...page(503, 'text/plain; charset=utf-8', 'no-store', Buffer.from('The verification page could not be served; the failure is logged.\n')), headers: { 'retry-after': '5', 'content-type': 'text/plain; charset=utf-8', ...SECURITY_HEADERS } };
+    }
+    return page(200, asset.contentType, asset.cacheControl, method === 'HEAD' ? Buffer.alloc(0) : body, body.length);
+  };
+}
+
+function page(status: number, contentType: string, cacheControl: string, body: Buffer, length = body.length): PageAnswer {
+  return { status, headers: { 'content-type': contentType, 'cache-control': cacheControl, 'content-length': String(length), ...SECURITY_HEADERS }, body };
+}
+
+/** Ajv as the page sees it: schemas "compile" to validators that refuse to run. */
+const SERVER_ONLY_STUBS: Record<string, string> = {
+  'ajv/dist/2020.js': `export class Ajv2020 { compile() { return () => { throw new Error('event payloads are not validated in the page'); }; } }`,
+  'ajv-formats': 'export default { default() {} };',
+};
+
+async function bundleApp(): Promise<Buffer> {
+  const { build } = await import('esbuild');
+  const result = await build({
+    entryPoints: [join(PAGE_DIR, 'app.ts')],
+    bundle: true,
+    format: 'esm',
+    platform: 'browser',
+    target: 'es2022',
+    minify: true,
+    write: false,
+    legalComments: 'none',
+    plugins: [
+      {
+        // lib/formats modules import, for what the page never calls, Node built-ins (zlib deflate,
+        // node:crypto hashing) and Ajv (event payload schemas, compiled at load with `new
+        // Function`, which the page's CSP forbids). In the page these are inert: it inflates with
+        // DecompressionStream, verifies with WebCrypto and validates no event payloads.
+        name: 'server-only-modules',
+        setup(builder) {
+          builder.onResolve({ filter: /^(?:node:|ajv\/|ajv-formats$)/ }, (args) => ({ path: args.path, namespace: 'server-only' }));
+          builder.onLoad({ filter: /.*/, namespace: 'server-only' }, ({ path }) => ({ contents: SERVER_ONLY_STUBS[path] ?? 'module.exports = {};', loader: 'js' }));
+        },
+      },
+    ],
+  });
+  return Buffer.from(result.outputFiles[0]!.contents);
+}

@@ -1,0 +1,175 @@
+/**
+ * GET /graph read page by page (issue 17 item 3): a graph of a few thousand nodes streamed by the
+ * REST facade equals the one-shot trustGraph answer member for member, sent chunked; the pages of
+ * trustGraphPage are one snapshot, whatever is written between them; bad cursors are 400s.
+ *
+ * The bulk of the graph goes in by SQL, as bench/trust-scale.ts builds its graphs (a few thousand
+ * POSTs would take minutes); the writes between pages go through the API like anyone's.
+ */
+import { request } from 'node:http';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestStack, type TestStack } from '../support/stack.js';
+import { compactCredential, DAY, fromNow, newKey, seconds, type Key } from './support.js';
+
+const NODES = 3000;
+const keyIat = seconds(new Date(Date.now() - 30 * DAY));
+
+let platform: TestStack;
+let db: pg.Client;
+let rootKey: Key;
+
+const NODE = 'id kind jurisdiction keys threshold group_key: groupKey';
+const EDGE = 'id iss sub scope iat nbf exp kid credential';
+const REVOCATION = 'subject reason effective_at: effectiveAt recorded_at: recordedAt retroactive attestation';
+const ONE_SHOT = `{ trustGraph { nodes { ${NODE} } edges { ${EDGE} } revocations { ${REVOCATION} } } }`;
+const PAGE = `query($first: Int, $after: String) { trustGraphPage(first: $first, after: $after) { nodes { ${NODE} } edges { ${EDGE} } revocations { ${REVOCATION} } pageInfo { hasNextPage endCursor } } }`;
+
+type Graph = { nodes: Record<string, unknown>[]; edges: Record<string, unknown>[]; revocations: Record<string, unknown>[] };
+
+/** The REST body's members: absent optional ones left out, as GET /graph has them. */
+const withoutNulls = (record: Record<string, unknown>) => Object.fromEntries(Object.entries(record).filter(([, value]) => value !== null));
+const asRest = (graph: Graph): Graph => ({ nodes: graph.nodes.map(withoutNulls), edges: graph.edges, revocations: graph.revocations.map(withoutNulls) });
+
+async function oneShot(): Promise<Graph> {
+  const { data, errors } = await platform.graphql<{ trustGraph: Graph }>(ONE_SHOT);
+  expect(errors).toBeUndefined();
+  return data!.trustGraph;
+}
+
+async function page(first: number, after?: string): Promise<Graph & { pageInfo: { hasNextPage: boolean; endCursor: string | null } }> {
+  const { data, errors } = await platform.graphql(PAGE, { first, after });
+  expect(errors).toBeUndefined();
+  return data.trustGraphPage;
+}
+
+/** GET /graph over plain HTTP: status, headers and the body's pieces as they arrived. */
+function getGraph(): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
+  return new Promise((resolve, reject) => {
+    request(`${platform.base('trust')}/graph`, (response) => {
+      const pieces: Buffer[] = [];
+      response.on('data', (piece: Buffer) => pieces.push(piece));
+      response.on('end', () => resolve({ status: response.statusCode!, headers: response.headers, body: Buffer.concat(pieces).toString('utf8') }));
+      response.on('error', reject);
+    })
+      .on('error', reject)
+      .end();
+  });
+}
+
+const post = (path: string, body: unknown) => platform.rest('trust', path, { body, as: 'writer' });
+
+beforeAll(async () => {
+  platform = await startTestStack();
+  db = new pg.Client({ connectionString: platform.databaseUrl.replace(/\?.*$/, '') });
+  await db.connect();
+  rootKey = await newKey();
+  expect((await post('/nodes', { id: 'p-root', kind: 'root', keys: [{ ...rootKey.jwk, iat: keyIat }] })).status).toBe(201);
+  // Issuers delegated by the root, with credentials signed by jose, stored as the service stores them.
+  const issuers = await Promise.all(Array.from({ length: NODES }, () => newKey()));
+  const edges = await Promise.all(
+    issuers.map(async (_, index) => {
+      const claims = { iss: 'p-root', sub: `p-issuer-${String(index).padStart(5, '0')}`, scope: {}, iat: fromNow(-3_600_000), exp: fromNow(365 * DAY) };
+      return { id: `p-edge-${index}`, ...claims, nbf: claims.iat, kid: rootKey.jwk.kid, credential: await compactCredential(claims, rootKey) };
+    }),
+  );
+  await db.query('INSERT INTO trust.trust_node (id, kind, document) SELECT * FROM unnest($1::text[], $2::text[], $3::jsonb[])', [
+    edges.map((edge) => edge.sub),
+    edges.map(() => 'issuer'),
+    issuers.map((key, index) => JSON.stringify({ id: edges[index]!.sub, kind: 'issuer', jurisdiction: 'DE', keys: [{ ...key.jwk, iat: keyIat }] })),
+  ]);
+  await db.query('INSERT INTO trust.delegation_edge (id, iss, sub, document) SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::jsonb[])', [
+    edges.map((edge) => edge.id),
+    edges.map((edge) => edge.iss),
+    edges.map((edge) => edge.sub),
+    edges.map((edge) => JSON.stringify(edge)),
+  ]);
+  await db.query(
+    `INSERT INTO trust.revocation (subject, document, recorded_at) SELECT s, jsonb_build_object('subject', s, 'reason', 'keyCompromise', 'effective_at', now(), 'recorded_at', now(), 'retroactive', false), now()
+     FROM unnest($1::text[]) AS s`,
+    [Array.from({ length: 40 }, (_, index) => `p-issuer-${String(index * 7).padStart(5, '0')}`)],
+  );
+}, 120_000);
+afterAll(async () => {
+  await db?.end();
+  await platform?.stop();
+});
+
+describe('GET /graph, streamed', () => {
+  it('equals the one-shot trustGraph answer member for member, sent chunked without a content-length', async () => {
+    const expected = asRest(await oneShot());
+    // The seeded nodes, their root and the platform's own keys (placed at start).
+    expect(expected.nodes).toHaveLength(NODES + 2);
+    expect(expected.edges).toHaveLength(NODES);
+    expect(expected.revocations).toHaveLength(40);
+    const response = await getGraph();
+    expect(response.status).toBe(200);
+    expect(response.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(response.headers['content-length']).toBeUndefined();
+    expect(response.headers['transfer-encoding']).toBe('chunked');
+    expect(JSON.parse(response.body)).toEqual(expected);
+    // The same bytes the one-shot body had: member order and all.
+    expect(response.body).toBe(JSON.stringify(expected));
+  });
+});
+
+describe('trustGraphPage', () => {
+  it('pages the graph in the snapshot of the first page: writes between pages do not appear half-way', async () => {
+    const before = await oneShot();
+    const first = await page(700);
+    expect(first.nodes).toHaveLength(700);
+    expect(first.pageInfo.hasNextPage).toBe(true);
+
+    // Between pages: a new node, a key merged into a node on a later page, a delegation to the new
+    // node (a new edge) and a revocation.
+    const [late, added] = [await newKey(), await newKey()];
+    expect((await post('/nodes', { id: 'p-issuer-02999', keys: [{ ...late.jwk, iat: keyIat }] })).status).toBe(200);
+    expect((await post('/nodes', { id: 'p-issuer-zz', kind: 'issuer', keys: [{ ...added.jwk, iat: keyIat }] })).status).toBe(201);
+    const credential = await compactCredential({ iss: 'p-root', sub: 'p-issuer-zz', scope: {}, iat: fromNow(-3_600_000), exp: fromNow(365 * DAY) }, rootKey);
+    expect((await post('/edges', { credential })).status).toBe(201);
+    await db.query(
+      `INSERT INTO trust.revocation (subject, document, recorded_at) VALUES ('p-issuer-00001', jsonb_build_object('subject', 'p-issuer-00001', 'reason', 'superseded', 'effective_at', now(), 'recorded_at', now(), 'retroactive', false), now())`,
+    );
+
+    const pages = [first];
+    while (pages.at(-1)!.pageInfo.endCursor) pages.push(await page(700, pages.at(-1)!.pageInfo.endCursor!));
+    expect(pages.length).toBe(Math.ceil((NODES + 1 + NODES + 40) / 700));
+    const concatenated = { nodes: pages.flatMap((p) => p.nodes), edges: pages.flatMap((p) => p.edges), revocations: pages.flatMap((p) => p.revocations) };
+    expect(concatenated).toEqual(before);
+
+    // A new read sees them all.
+    const after = await oneShot();
+    expect(after.nodes.find((node) => node.id === 'p-issuer-02999')!.keys).toHaveLength(2);
+    expect(after.nodes.map((node) => node.id)).toContain('p-issuer-zz');
+    expect(after.edges).toHaveLength(NODES + 1);
+    expect(after.revocations).toHaveLength(41);
+    const fresh = await page(2000);
+    expect(fresh.nodes).toEqual(after.nodes.slice(0, 2000));
+  });
+
+  it('stops exactly at the end: a page that fills up on the last record has no next page', async () => {
+    const whole = await oneShot();
+    const total = whole.nodes.length + whole.edges.length + whole.revocations.length;
+    const pages = [await page(2000)];
+    while (pages.at(-1)!.pageInfo.endCursor) pages.push(await page(2000, pages.at(-1)!.pageInfo.endCursor!));
+    expect(pages.reduce((sum, p) => sum + p.nodes.length + p.edges.length + p.revocations.length, 0)).toBe(total);
+    expect(pages.at(-1)!.pageInfo).toEqual({ hasNextPage: false, endCursor: null });
+  });
+
+  it.each([
+    ['text that is no cursor', 'not-a-cursor'],
+    ['an unknown section', Buffer.from(JSON.stringify(['1:2:', 'keys', null])).toString('base64url')],
+    ['a snapshot that is not one', Buffer.from(JSON.stringify(['1:2:x', 'nodes', null])).toString('base64url')],
+    ['an edge key that is not [instant, id]', Buffer.from(JSON.stringify(['1:2:', 'edges', 'p-edge-1'])).toString('base64url')],
+    ['a revocation key that is no number', Buffer.from(JSON.stringify(['1:2:', 'revocations', "1'"])).toString('base64url')],
+  ])('refuses %s as after with 400 INVALID_CURSOR', async (_name, after) => {
+    const { data, errors } = await platform.graphql(PAGE, { first: 10, after });
+    expect(data).toBeNull();
+    expect(errors![0].extensions).toMatchObject({ code: 'INVALID_CURSOR' });
+  });
+
+  it.each([0, -1, 2001])('refuses first = %i with 400 INVALID_QUERY', async (first) => {
+    const { errors } = await platform.graphql(PAGE, { first });
+    expect(errors![0].extensions).toMatchObject({ code: 'INVALID_QUERY' });
+  });
+});

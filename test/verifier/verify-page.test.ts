@@ -1,0 +1,351 @@
+/**
+ * The verification page at /verify/ in a real browser (Debian's Chromium driven by playwright-core),
+ * against the whole platform: a pack minted through the REST API is rendered as a QR image, opened
+ * in the page, and judged there with WebCrypto against the pinned anchor bundle. Tampered, foreign,
+ * unreadable and revoked-key packs and an expired bundle are refused with the reason a person
+ * reads; the page asks nothing of any host but its own, and verifies offline after one visit.
+ */
+import { existsSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { deflateSync } from 'node:zlib';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { PNG } from 'pngjs';
+import QRCode from 'qrcode';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generateSecretKey, jwkThumbprint, publicKeyOf, rawKeySigner, encodeBase64Url } from '../../lib/crypto/index.js';
+import { encodeBase45 } from '../../lib/formats/issuer/base45.js';
+import { decodeCbor, encodeCbor } from '../../lib/formats/issuer/cose.js';
+import { decodePack, mintPack, PACK_PREFIX } from '../../lib/formats/issuer/pack.js';
+import { appendEvent, createModel, createPassport, PAYLOADS, verifySignedJson } from '../issuer/support.js';
+import { trustTheIssuer } from '../gateway/support.js';
+import { startTestStack, type TestStack } from '../support/stack.js';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const ARTIFACTS = new URL('../artifacts/verify-page/', import.meta.url);
+const MODEL = 'battery-verify-page';
+const ROOT = 'root-verify-page';
+const ISSUER = 'issuer-verify-page';
+
+let platform: TestStack;
+let browser: Browser;
+let pageUrl: string;
+let genuine: { text: string; kid: string; passport: string };
+
+const isLocal = (url: string) => {
+  if (url.startsWith('data:') || url.startsWith('blob:') || url.startsWith('about:')) return true;
+  const { hostname } = new URL(url);
+  return hostname === '127.0.0.1' || hostname === 'localhost' || hostname === '[::1]';
+};
+
+async function mint(passport: string): Promise<{ text: string; kid: string }> {
+  const response = await platform.rest('issuer', `/passports/${passport}/pack`, { method: 'POST', as: 'writer' });
+  expect(response.status, JSON.stringify(response.body)).toBe(201);
+  return response.body;
+}
+
+const qrPng = (text: string) => QRCode.toBuffer(text, { errorCorrectionLevel: 'M', margin: 4, scale: 4 });
+
+/**
+ * The QR code as a camera would film it: a Y4M video (4:2:0, two frames) that Chromium plays as its
+ * fake camera. The code is drawn in the luma plane on white; the chroma planes are neutral.
+ */
+async function qrVideo(text: string, width = 640, height = 480): Promise<Buffer> {
+  const qr = PNG.sync.read(await qrPng(text));
+  if (qr.width > width || qr.height > height) throw new Error(`the QR image (${qr.width}×${qr.height}) does not fit the ${width}×${height} frame`);
+  const luma = Buffer.alloc(width * height, 255);
+  const left = (width - qr.width) >> 1;
+  const top = (height - qr.height) >> 1;
+  for (let y = 0; y < qr.height; y += 1) for (let x = 0; x < qr.width; x += 1) luma[(top + y) * width + left + x] = qr.data[(y * qr.width + x) * 4]!;
+  const frame = Buffer.concat([Buffer.from('FRAME\n'), luma, Buffer.alloc((width * height) / 2, 128)]);
+  return Buffer.concat([Buffer.from(`YUV4MPEG2 W${width} H${height} F10:1 Ip A1:1 C420jpeg\n`), frame, frame]);
+}
+
+/** The pack with one claim changed and the original signature kept: what a forger who edits the code makes. */
+function tampered(text: string, key: number, value: unknown): string {
+  const { cose } = decodePack(text);
+  const claims = decodeCbor(cose.payload) as Map<number, unknown>;
+  claims.set(key, value);
+  const message = encodeCbor([cose.protected_header, new Map(), encodeCbor(claims), cose.signature]);
+  return PACK_PREFIX + encodeBase45(deflateSync(Buffer.concat([Buffer.from([0xd2]), message])));
+}
+
+/** The same claims signed by a P-256 key nobody vouches for. */
+function foreign(text: string): string {
+  const secret = generateSecretKey('ES256');
+  const point = publicKeyOf('ES256', secret);
+  const jwk = { kty: 'EC' as const, crv: 'P-256', x: encodeBase64Url(point.slice(1, 33)), y: encodeBase64Url(point.slice(33, 65)) };
+  return mintPack(decodePack(text).claims, rawKeySigner('ES256', jwkThumbprint(jwk), secret)).text;
+}
+
+async function newContext(): Promise<{ context: BrowserContext; page: Page; requested: string[] }> {
+  const context = await browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 1 });
+  const requested: string[] = [];
+  context.on('request', (request) => requested.push(request.url()));
+  const page = await context.newPage();
+  page.on('pageerror', (error) => console.error('[page error]', error));
+  page.on('console', (message) => console.error('[page console]', message.type(), message.text()));
+  return { context, page, requested };
+}
+
+async function open(page: Page): Promise<void> {
+  await page.goto(pageUrl);
+  await expect.poll(() => page.locator('#anchors').getAttribute('data-loaded'), { timeout: 15_000 }).toBe('yes');
+}
+
+/** Opens the image in the page's file input, as a person picking a photo does, and returns the verdict box's text. */
+async function verifyImage(page: Page, image: Buffer, name = 'passport-qr.png'): Promise<{ state: string | null; code: string | null; text: string }> {
+  const verdict = page.locator('#verdict');
+  // The previous verdict is marked stale, so that only this image's verdict ends the wait.
+  await verdict.evaluate((element) => element.setAttribute('data-state', 'stale'));
+  await page.locator('#image-input').setInputFiles({ name, mimeType: 'image/png', buffer: image });
+  await expect.poll(() => verdict.getAttribute('data-state'), { timeout: 15_000 }).not.toMatch(/^(stale|idle)$/);
+  return { state: await verdict.getAttribute('data-state'), code: await verdict.getAttribute('data-code'), text: await verdict.innerText() };
+}
+
+async function screenshot(page: Page, name: string): Promise<void> {
+  await mkdir(ARTIFACTS, { recursive: true });
+  await page.screenshot({ path: new URL(`${name}.png`, ARTIFACTS).pathname, fullPage: true });
+}
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) throw new Error(`Chromium is required at ${CHROMIUM} (Debian package chromium; .ci/run installs it)`);
+  platform = await startTestStack();
+  await createModel(platform, MODEL);
+  await trustTheIssuer(platform, { root: ROOT, issuer: ISSUER });
+  const { passport_id } = await createPassport(platform, MODEL, { capability_class: 'verify-offline' });
+  expect((await appendEvent(platform, passport_id, 'activated', PAYLOADS.activated!())).status).toBe(201);
+  expect((await appendEvent(platform, passport_id, 'ObjectEvent', PAYLOADS.ObjectEvent!())).status).toBe(201);
+  genuine = { ...(await mint(passport_id)), passport: passport_id };
+  pageUrl = `${platform.stack.facade.url}/verify/`;
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+}, 180_000);
+afterAll(async () => {
+  await browser?.close();
+  await platform?.stop();
+});
+
+describe('GET /verify/', () => {
+  it('serves the page, its script and jsQR from the platform with a strict CSP, and the signed anchor bundle', async () => {
+    const root = await fetch(`${platform.stack.facade.url}/verify`, { redirect: 'manual' });
+    expect([root.status, root.headers.get('location')]).toEqual([308, '/verify/']);
+    const html = await fetch(pageUrl);
+    expect(html.status).toBe(200);
+    expect(html.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    const csp = html.headers.get('content-security-policy')!;
+    expect(csp).toContain("default-src 'self'");
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).not.toContain('unsafe-inline');
+    expect(html.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(await html.text()).not.toMatch(/<script>|<style>|\son\w+=|https?:\/\//);
+    for (const [file, type] of [['app.js', 'text/javascript'], ['jsqr.js', 'text/javascript'], ['style.css', 'text/css'], ['sw.js', 'text/javascript']]) {
+      const response = await fetch(`${pageUrl}${file}`);
+      expect(response.status, file).toBe(200);
+      expect(response.headers.get('content-type'), file).toBe(`${type}; charset=utf-8`);
+      expect(response.headers.get('cache-control'), file).toBe('no-cache');
+      expect(await response.text(), file).not.toMatch(/\bhttps?:\/\/(?!www\.w3\.org)[a-z0-9.-]+\.[a-z]{2,}\/[^\s"'`]*\.(?:js|css|woff2?)\b/);
+    }
+    expect((await fetch(`${pageUrl}nothing-here.js`)).status).toBe(404);
+    const post = await fetch(`${pageUrl}app.js`, { method: 'POST' });
+    expect([post.status, post.headers.get('allow')]).toEqual([405, 'GET, HEAD']);
+
+    // The bundle the page pins is the trust service's own signed document, which jose verifies under /trust/keyring.
+    const anchors = await fetch(`${pageUrl}anchors.json`);
+    expect(anchors.headers.get('cache-control')).toBe('no-store');
+    const material = (await anchors.json()) as { anchor_bundle: Record<string, unknown>; trust_keyring: { keys: any[] }; graph: { nodes: { id: string }[] } };
+    const trustKeyring = (await platform.rest('trust', '/keyring')).body as { keys: any[] };
+    await verifySignedJson(material.anchor_bundle, trustKeyring.keys);
+    expect((material.anchor_bundle.roots as { id: string }[]).map((root) => root.id)).toContain(ROOT);
+    expect(material.graph.nodes.map((node) => node.id)).toContain(ISSUER);
+  });
+});
+
+describe('the verification page', () => {
+  it('verifies a genuine pack from its QR image: issuer, trust path, status at signing, what was covered', async () => {
+    const { context, page, requested } = await newContext();
+    await open(page);
+    await expect.poll(() => page.locator('#anchors').innerText()).toContain('Signature verified');
+    const verdict = await verifyImage(page, await qrPng(genuine.text));
+    expect(verdict.state, verdict.text).toBe('valid');
+    expect(verdict.text).toContain('Genuine: signed by a trusted issuer');
+    expect(verdict.text).toContain(ISSUER);
+    expect(verdict.text).toContain(`${ROOT} → ${ISSUER}`);
+    expect(verdict.text).toContain(genuine.passport);
+    expect(verdict.text).toMatch(/Status when signed\s+active/);
+    expect(verdict.text).toContain(`ES256 signature by key ${genuine.kid}`);
+    expect(verdict.text).toContain('the signed head of its event log (size 2)');
+    expect(verdict.text).toContain('What was not checked');
+    expect(verdict.text).toContain('whether the status changed after signing');
+    // Accessible names a screen reader announces, and the verdict region it reads out.
+    await expect.poll(() => page.getByRole('button', { name: 'Scan with the camera' }).count()).toBe(1);
+    await expect.poll(() => page.getByLabel('Open an image of the QR code').count()).toBe(1);
+    expect(await page.locator('#verdict').getAttribute('aria-live')).toBe('polite');
+    await screenshot(page, 'genuine');
+
+    // The optional online step: the latest signed head, checked in the page under the issuer's key.
+    expect((await appendEvent(platform, genuine.passport, 'ObjectEvent', PAYLOADS.ObjectEvent!())).status).toBe(201);
+    await page.getByRole('button', { name: 'Check the current status online' }).click();
+    await expect.poll(() => page.locator('#latest-result').innerText()).toBe('Now: status active; the signed log holds 3 events, 1 more than when the code was signed.');
+    expect(requested.filter((url) => !isLocal(url))).toEqual([]);
+    await context.close();
+  });
+
+  it('refuses a tampered pack (a claim edited, signature kept) as a bad signature', async () => {
+    const { context, page, requested } = await newContext();
+    await open(page);
+    const verdict = await verifyImage(page, await qrPng(tampered(genuine.text, -3, 'suspended')));
+    expect(verdict.state).toBe('invalid');
+    expect(verdict.code).toBe('BAD_SIGNATURE');
+    expect(verdict.text).toContain('Not verified: Bad signature');
+    expect(verdict.text).toContain('altered after it was signed');
+    // What the forged code claims is shown as unconfirmed, never as the verdict.
+    expect(verdict.text).toContain('unconfirmed');
+    await screenshot(page, 'tampered');
+    expect(requested.filter((url) => !isLocal(url))).toEqual([]);
+    await context.close();
+  });
+
+  it('refuses a pack signed by a key outside the bundle as from an unknown issuer', async () => {
+    const { context, page } = await newContext();
+    await open(page);
+    const verdict = await verifyImage(page, await qrPng(foreign(genuine.text)));
+    expect([verdict.state, verdict.code]).toEqual(['invalid', 'UNKNOWN_ISSUER']);
+    expect(verdict.text).toContain('Not verified: Unknown issuer');
+    expect(verdict.text).toContain('no issuer in the trust anchor bundle holds');
+    await screenshot(page, 'foreign');
+    await context.close();
+  });
+
+  it('says the code is unreadable for a picture without a QR code, a QR code of something else, and a damaged pack', async () => {
+    const { context, page } = await newContext();
+    await open(page);
+    const blank = new PNG({ width: 120, height: 120 });
+    blank.data.fill(255);
+    const noCode = await verifyImage(page, PNG.sync.write(blank), 'blank.png');
+    expect([noCode.state, noCode.code]).toEqual(['invalid', 'UNREADABLE_CODE']);
+    expect(noCode.text).toContain('No QR code could be read from this image');
+    const notAPack = await verifyImage(page, await qrPng('https://example.org/not-a-passport'));
+    expect(notAPack.code).toBe('UNREADABLE_CODE');
+    expect(notAPack.text).toContain('not a product passport');
+    const damaged = await verifyImage(page, await qrPng(`${genuine.text.slice(0, 40)}${genuine.text.slice(60)}`));
+    expect(damaged.code).toBe('UNREADABLE_CODE');
+    expect(damaged.text).toContain('damaged and cannot be read');
+    await context.close();
+  });
+
+  it('refuses an anchor bundle altered on its way to the page, and verifies nothing with it', async () => {
+    const { context, page } = await newContext();
+    // A root's id changed in transit: the trust service's signature no longer covers the bundle.
+    await context.route('**/verify/anchors.json', async (route) => {
+      const material = await (await route.fetch()).json();
+      material.anchor_bundle.roots[0].id = 'root-of-a-forger';
+      await route.fulfill({ json: material });
+    });
+    await page.goto(pageUrl);
+    await expect.poll(() => page.locator('#anchors').getAttribute('data-loaded'), { timeout: 15_000 }).toBe('no');
+    expect(await page.locator('#anchors').getAttribute('data-state')).toBe('invalid');
+    expect(await page.locator('#anchors').innerText()).toContain('does not verify under the trust service\'s keys');
+    const verdict = await verifyImage(page, await qrPng(genuine.text));
+    expect([verdict.state, verdict.code]).toEqual(['invalid', 'NO_BUNDLE']);
+    await context.close();
+  });
+
+  it('can be used with the keyboard alone', async () => {
+    const { context, page } = await newContext();
+    await open(page);
+    const focused = () => page.evaluate('document.activeElement && document.activeElement.id');
+    await page.keyboard.press('Tab');
+    expect(await focused()).toBe('camera-start');
+    await page.keyboard.press('Tab');
+    expect(await focused()).toBe('image-input');
+    // The file chooser opens from the keyboard as from a tap.
+    const chooser = page.waitForEvent('filechooser');
+    await page.keyboard.press('Space');
+    await (await chooser).setFiles({ name: 'passport-qr.png', mimeType: 'image/png', buffer: await qrPng(genuine.text) });
+    await expect.poll(() => page.locator('#verdict').getAttribute('data-state'), { timeout: 15_000 }).toBe('valid');
+    await context.close();
+  });
+
+  it('refuses every pack once the pinned bundle is older than 7 days', async () => {
+    const { context, page } = await newContext();
+    await open(page);
+    await page.clock.setFixedTime(new Date(Date.now() + 8 * 86_400_000));
+    const verdict = await verifyImage(page, await qrPng(genuine.text));
+    expect([verdict.state, verdict.code]).toEqual(['invalid', 'EXPIRED_BUNDLE']);
+    expect(verdict.text).toContain('Not verified: Expired bundle');
+    expect(verdict.text).toContain('8 days old');
+    await expect.poll(() => page.locator('#anchors').innerText()).toContain('Expired bundle');
+    await screenshot(page, 'expired-bundle');
+    await context.close();
+  });
+
+  it('verifies offline after the first visit: the service worker serves the page and the pinned bundle', async () => {
+    const { context, page, requested } = await newContext();
+    await open(page);
+    // Installed (the page files and the bundle cached) and in control of the page.
+    await page.evaluate(`(async () => {
+      await navigator.serviceWorker.ready;
+      if (!navigator.serviceWorker.controller) await new Promise((resolve) => navigator.serviceWorker.addEventListener('controllerchange', resolve, { once: true }));
+    })()`);
+    await context.setOffline(true);
+    // Nothing reaches the network from here on, the service worker's own fetches included.
+    const reachedNetwork: string[] = [];
+    await context.route('**/*', (route) => {
+      reachedNetwork.push(route.request().url());
+      return route.abort('internetdisconnected');
+    });
+    await page.reload();
+    await expect.poll(() => page.locator('#anchors').getAttribute('data-loaded'), { timeout: 15_000 }).toBe('yes');
+    const verdict = await verifyImage(page, await qrPng(genuine.text));
+    expect(verdict.state, verdict.text).toBe('valid');
+    expect(verdict.text).toContain(`${ROOT} → ${ISSUER}`);
+    const refused = await verifyImage(page, await qrPng(tampered(genuine.text, -3, 'suspended')));
+    expect(refused.code).toBe('BAD_SIGNATURE');
+    await verifyImage(page, await qrPng(genuine.text));
+    await page.getByRole('button', { name: 'Check the current status online' }).click();
+    await expect.poll(() => page.locator('#latest-result').innerText()).toContain('The online check failed');
+    await screenshot(page, 'offline');
+    expect(requested.filter((url) => !isLocal(url))).toEqual([]);
+    await context.close();
+  });
+
+  it('refuses a pack signed after the issuer key was revoked, and notes a revocation after signing', async () => {
+    const declared = await platform.rest('trust', '/revocations', { body: { subject: `${ISSUER}#${genuine.kid}`, reason: 'keyCompromise' }, as: 'writer' });
+    expect(declared.status, JSON.stringify(declared.body)).toBe(201);
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    const afterRevocation = await mint(genuine.passport);
+    const { context, page } = await newContext();
+    await open(page);
+    const verdict = await verifyImage(page, await qrPng(afterRevocation.text));
+    expect([verdict.state, verdict.code]).toEqual(['invalid', 'REVOKED_KEY']);
+    expect(verdict.text).toContain('Not verified: Revoked key');
+    expect(verdict.text).toContain('keyCompromise');
+    await screenshot(page, 'revoked-key');
+    const earlier = await verifyImage(page, await qrPng(genuine.text));
+    expect(earlier.state, `${earlier.code} ${earlier.text}`).toBe('valid');
+    expect(earlier.text).toContain("the issuer's key was revoked later");
+    await context.close();
+  });
+});
+
+describe('the verification page with a camera', () => {
+  it('reads the QR code from the camera (getUserMedia) and verifies it', async () => {
+    await mkdir(ARTIFACTS, { recursive: true });
+    const video = new URL('camera.y4m', ARTIFACTS).pathname;
+    await writeFile(video, await qrVideo(genuine.text));
+    // Chromium's fake camera plays the video; the fake UI grants the camera as a person tapping "Allow" does.
+    const filming = await chromium.launch({ executablePath: CHROMIUM, args: [...CHROMIUM_ARGS, '--use-fake-ui-for-media-stream', '--use-fake-device-for-media-stream', `--use-file-for-fake-video-capture=${video}`] });
+    try {
+      const page = await filming.newPage({ viewport: { width: 390, height: 844 } });
+      await open(page);
+      await page.getByRole('button', { name: 'Scan with the camera' }).click();
+      await expect.poll(() => page.locator('#verdict').getAttribute('data-state'), { timeout: 20_000 }).toBe('valid');
+      expect(await page.locator('#verdict').innerText()).toContain(`${ROOT} → ${ISSUER}`);
+      expect(await page.locator('#camera-status').innerText()).toBe('QR code read.');
+      // The camera is released once the code is read.
+      expect(await page.locator('#camera').isHidden()).toBe(true);
+    } finally {
+      await filming.close();
+    }
+  });
+});
