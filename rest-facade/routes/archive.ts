@@ -214,7 +214,8 @@ ${SNAPSHOT_MEMBERS}`,
       return { status: 201, headers: { location: snapshot.href }, body: snapshot };
     },
     responses: { 201: { description: 'The snapshot; `location` and `href` name its archive bytes.', ...answer(snapshotSchema, SNAPSHOT_EXAMPLE) } },
-    problems: [422],
+    // 502: the passport could not be gathered through the graph (GATHER_FAILED) or bagged (UNARCHIVABLE_CONTENT).
+    problems: [422, 502],
   },
   {
     method: 'GET',

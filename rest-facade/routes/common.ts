@@ -79,7 +79,7 @@ const adminLogPage = answer(
       action: { type: 'string', description: 'The operation, e.g. appendPassportEvent.' },
       target: { type: ['string', 'null'], description: 'The record the request named.' },
       outcome: { type: 'string', description: '`ok`, or the problem code the request ended with.' },
-      detail: { type: ['object', 'null'] },
+      detail: { type: ['object', 'null'], additionalProperties: true, description: 'What the operation said, e.g. a refusal\'s status and detail; null when there is nothing to add.' },
     }),
   ),
   { entries: [{ id: '6', at: EXAMPLE_TIME, actor: 'ops', role: 'writer', action: 'upsertTrustNode', target: 'acme', outcome: 'NODE_CONFLICT', detail: { status: 409, detail: 'node acme is a issuer; its kind does not change' } }], next: '6' },

@@ -192,7 +192,7 @@ export const issuerRoutes: Route[] = [
           required: ['id', 'version'],
           properties: { id: { type: 'string', description: 'Registry model id.' }, version: { type: 'integer', minimum: 1 } },
         },
-        config_vector: { type: 'object', description: 'Validated against the registry model; returned as the manifest.' },
+        config_vector: { type: 'object', additionalProperties: true, description: 'Validated against the registry model; returned as the manifest.' },
         capability_class: { enum: ['identify', 'trace', 'verify-offline'], description: "Defaults to the applicable profile's default, else identify." },
       },
     },
@@ -248,7 +248,7 @@ export const issuerRoutes: Route[] = [
           enum: EVENT_TYPES,
           description: 'Lifecycle events change the status; EPCIS 2.0 traceability events do not. Payload schemas: the discovery document.',
         },
-        payload: { type: 'object', description: 'Per the type’s schema; EPCIS events keep EPCIS 2.0 member names (camelCase).' },
+        payload: { type: 'object', additionalProperties: true, description: 'Per the type’s schema; EPCIS events keep EPCIS 2.0 member names (camelCase).' },
       },
     },
     operation: `mutation AppendPassportEvent($passportId: ID!, $type: String!, $payload: JSONObject!) {
@@ -258,7 +258,8 @@ export const issuerRoutes: Route[] = [
       const input = object(body);
       return { passportId: params.id, type: input.type, payload: input.payload };
     },
-    result: (data) => ({ status: 201, body: data.appended }),
+    // The event has no address of its own: Location names the log that holds it.
+    result: (data, context) => ({ status: 201, headers: { location: `${context.baseUrl}/passports/${encodeURIComponent(context.request.params.id!)}?include_events=true` }, body: data.appended }),
     responses: {
       201: {
         description: 'The signed event (seq, prev_hash, trust "Attested", kid, signature), the new signed log head and the status after it.',
@@ -277,7 +278,8 @@ export const issuerRoutes: Route[] = [
   pack: mintPassportPack(passportId: $passportId) { passport_id: passportId text size budget kid claims minted_at: mintedAt }
 }`,
     variables: ({ params }) => ({ passportId: params.id }),
-    result: (data) => ({ status: 201, body: data.pack }),
+    // The passport keeps its latest pack (latest_pack).
+    result: (data, context) => ({ status: 201, headers: { location: `${context.baseUrl}/passports/${encodeURIComponent(context.request.params.id!)}` }, body: data.pack }),
     responses: {
       201: {
         description: 'The pack text (DPP1:…), its size and the budget, the carrier key id and the claims.',
@@ -354,7 +356,7 @@ export const issuerRoutes: Route[] = [
         description: { type: 'string' },
         capability_classes: { type: 'array', items: { enum: ['identify', 'trace', 'verify-offline'] }, minItems: 1 },
         default_capability_class: { enum: ['identify', 'trace', 'verify-offline'] },
-        claims: { type: 'object', description: 'Copied verbatim into the core of every passport created under the profile.' },
+        claims: { type: 'object', additionalProperties: true, description: 'Copied verbatim into the core of every passport created under the profile.' },
       },
     },
     operation: `mutation UpsertIssuerProfile($input: IssuerProfileInput!) {

@@ -133,7 +133,7 @@ const APPLICABLE_EXAMPLE = { id: 'battery-passport', version: 1, ref: 'battery-p
 
 const versionFields = {
   status: { enum: ['draft', 'active', 'deprecated', 'withdrawn', null], description: 'Defaults to the current status (active for a new record).' },
-  body: { type: 'object', description: 'The record content; for a model: title, schema (JSON Schema 2020-12) and applicability.' },
+  body: { type: 'object', additionalProperties: true, description: 'The record content; for a model: title, schema (JSON Schema 2020-12) and applicability.' },
   effective_from: { type: ['string', 'null'], format: 'date-time', description: 'Start of the effective window (inclusive); absent or null: since always.' },
   effective_to: { type: ['string', 'null'], format: 'date-time', description: 'End of the effective window (exclusive); absent or null: open-ended.' },
 };
@@ -372,7 +372,12 @@ export const registryRoutes: Route[] = [
             type: 'object',
             description: 'A JSON Schema 2020-12 document ($schema 2020-12) whose $id is the URL of this path.',
             required: ['type', 'properties'],
-            properties: { title: { type: 'string' }, type: { const: 'object' }, properties: { type: 'object' }, examples: { type: 'array' } },
+            properties: {
+              title: { type: 'string' },
+              type: { const: 'object' },
+              properties: { type: 'object', description: 'Each member of a manifest with its JSON Schema.', additionalProperties: freeObject('A JSON Schema (2020-12).') },
+              examples: { type: 'array', items: freeObject('A manifest.') },
+            },
             // Not declared as properties: @fastify/swagger drops members named $schema and $id from schemas and examples.
             additionalProperties: true,
           },
@@ -389,7 +394,7 @@ export const registryRoutes: Route[] = [
     params: { id: 'Model id.' },
     query: { version: { type: 'integer', minimum: 1, description: 'The model version; the current one when absent.' } },
     role: 'writer',
-    body: { description: 'The document to validate: any JSON value.' },
+    body: { description: 'The document to validate: any JSON value.', type: ['object', 'array', 'string', 'number', 'boolean', 'null'], additionalProperties: true, items: true },
     operation: `query RegistryValidateDocument($modelId: ID!, $version: Int, $document: JSON) { registryValidateDocument(modelId: $modelId, version: $version, document: $document) }`,
     variables: ({ params, query, body }) => ({ modelId: params.id, version: query.version ?? null, document: body }),
     result: (data) => ({ body: data.registryValidateDocument }),
@@ -407,7 +412,7 @@ export const registryRoutes: Route[] = [
                 keyword: { type: 'string' },
                 message: { type: 'string' },
                 schema_path: { type: 'string', description: 'JSON Pointer of the failing keyword in the model schema.' },
-                params: { type: 'object' },
+                params: freeObject('What the failing keyword says, as Ajv gives it, e.g. allowedValues.'),
               }),
             },
           }),

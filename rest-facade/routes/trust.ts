@@ -83,7 +83,8 @@ async function* graphDocument(first: GraphPage, context: RouteContext): AsyncGen
   yield Buffer.from(text.join(''));
 }
 
-const jwk: JsonSchema = { type: 'object', description: 'A public JWK (Ed25519 as OKP, P-256 as EC); kid = RFC 7638 thumbprint.' };
+const ed25519Jwk: JsonSchema = { ...publicJwk, properties: { ...(publicJwk.properties as Record<string, JsonSchema>), kty: { const: 'OKP' }, crv: { const: 'Ed25519' } } };
+
 const nodeKey: JsonSchema = {
   type: 'object',
   description: 'A public JWK with OpenID Federation historical-key members.',
@@ -107,7 +108,7 @@ const nodeSchema: JsonSchema = {
     jurisdiction: { type: 'string', description: 'ISO 3166-1 alpha-2 or ISO 3166-2.' },
     keys: { type: 'array', items: nodeKey, description: 'Merged by kid; a key is never dropped.' },
     threshold: { type: 'integer', minimum: 1, description: 'Quorum nodes only.' },
-    group_key: { ...jwk, description: 'Quorum nodes only: the FROST (RFC 9591) Ed25519 group key; pinned once.' },
+    group_key: { ...ed25519Jwk, description: 'Quorum nodes only: the FROST (RFC 9591) Ed25519 group key; pinned once.' },
   },
 };
 
@@ -175,6 +176,7 @@ const listSchema = closed({
   entries: { type: 'array', items: listEntry },
 });
 const LIST_EXAMPLE = { jurisdiction: 'DE', framework: 'eIDAS', sequence_number: 2, issued_at: EXAMPLE_TIME, next_update: '2026-10-31T10:15:30.000Z', entries: [ENTRY_EXAMPLE] };
+const entryUpsert = closed({ changed: { type: 'boolean' }, entry: listEntry, list: listSchema });
 
 const REVOCATION_REASONS = ['unspecified', 'keyCompromise', 'cACompromise', 'affiliationChanged', 'superseded', 'cessationOfOperation', 'privilegeWithdrawn', 'aACompromise'];
 const attestation: JsonSchema = {
@@ -190,7 +192,6 @@ const revocationSchema = closed(
 );
 const REVOCATION_EXAMPLE = { subject: `acme#${EXAMPLE_KID}`, reason: 'superseded', effective_at: EXAMPLE_TIME, recorded_at: EXAMPLE_TIME, retroactive: false };
 
-const ed25519Jwk: JsonSchema = { ...publicJwk, properties: { ...(publicJwk.properties as Record<string, JsonSchema>), kty: { const: 'OKP' }, crv: { const: 'Ed25519' } } };
 const witnessSet = closed({ m: { type: 'integer', minimum: 1 }, keys: { type: 'array', items: ed25519Jwk } });
 
 const cosignature = closed({ kid, time: { type: 'integer', description: 'Seconds since the epoch.' }, signature: { type: 'string', description: 'base64url Ed25519 signature.' } });
@@ -356,17 +357,22 @@ export const trustRoutes: Route[] = [
       },
     },
     operation: `mutation UpsertTrustListEntry($jurisdiction: String!, $input: TrustListEntryInput!) {
-  upsertTrustListEntry(jurisdiction: $jurisdiction, input: $input) { changed entry { ${ENTRY} } list { ${LIST} } }
+  upsertTrustListEntry(jurisdiction: $jurisdiction, input: $input) { created changed entry { ${ENTRY} } list { ${LIST} } }
 }`,
     variables: ({ params, body }) => ({ jurisdiction: params.jur, input: inputOf(body) }),
-    result: (data) => {
-      const { changed, entry, list } = data.upsertTrustListEntry;
-      return { body: { changed, entry: entryOut(entry), list: listOut(list) } };
+    result: (data, context) => {
+      const { created, changed, entry, list } = data.upsertTrustListEntry;
+      // The entry has no address of its own: Location names the list that now holds it.
+      return { status: created ? 201 : 200, ...(created && { headers: { location: `${context.baseUrl}/trust-lists/${encodeURIComponent(list.jurisdiction)}` } }), body: { changed, entry: entryOut(entry), list: listOut(list) } };
     },
     responses: {
       200: {
-        description: 'The entry and the list after the upsert; `changed` is false when nothing was recorded.',
-        ...answer(closed({ changed: { type: 'boolean' }, entry: listEntry, list: listSchema }), { changed: true, entry: ENTRY_EXAMPLE, list: LIST_EXAMPLE }),
+        description: 'An existing entry changed or restated: the entry and the list after the upsert; `changed` is false when nothing was recorded.',
+        ...answer(entryUpsert, { changed: true, entry: { ...ENTRY_EXAMPLE, status: 'withdrawn', status_starting_time: '2026-06-01T08:00:00.000Z', history: [{ service_type: ENTRY_EXAMPLE.service_type, name: 'Acme', node_id: 'acme', status: 'granted', status_starting_time: EXAMPLE_TIME }] }, list: LIST_EXAMPLE }),
+      },
+      201: {
+        description: 'A new entry, granted from now: the entry and the list after the upsert (`Location`: the list).',
+        ...answer(entryUpsert, { changed: true, entry: ENTRY_EXAMPLE, list: LIST_EXAMPLE }),
       },
     },
     problems: [409, 422],
@@ -403,7 +409,7 @@ export const trustRoutes: Route[] = [
     path: '/master-list/witnesses',
     summary: 'Replace the witness set',
     role: 'writer',
-    body: { type: 'object', required: ['m', 'keys'], properties: { m: { type: 'integer', minimum: 1 }, keys: { type: 'array', items: jwk, minItems: 1 } } },
+    body: { type: 'object', required: ['m', 'keys'], properties: { m: { type: 'integer', minimum: 1 }, keys: { type: 'array', items: ed25519Jwk, minItems: 1 } } },
     operation: 'mutation ReplaceWitnessSet($input: TrustWitnessSetInput!) { replaceTrustWitnessSet(input: $input) { m keys recorded_at: recordedAt } }',
     variables: ({ body }) => ({ input: inputOf(body) }),
     result: (data) => ({ body: data.replaceTrustWitnessSet }),
@@ -420,17 +426,24 @@ export const trustRoutes: Route[] = [
       required: ['id', 'body'],
       properties: {
         id: { type: 'string', description: '1–256 printable ASCII characters, no spaces.' },
-        body: { type: 'object' },
+        body: freeObject('The statement the witnesses cosign; its RFC 8785 form is hashed into the cosignature text.'),
         cosignatures: {
           type: 'array',
           items: { type: 'object', required: ['kid', 'time', 'signature'], properties: { kid: { type: 'string' }, time: { type: 'integer' }, signature: { type: 'string', description: 'base64url Ed25519 signature.' } } },
         },
       },
     },
-    operation: `mutation UpsertMasterListEntry($input: TrustMasterListEntryInput!) { upsertTrustMasterListEntry(input: $input) { ${MASTER_LIST_ENTRY} } }`,
+    operation: `mutation UpsertMasterListEntry($input: TrustMasterListEntryInput!) { upsertTrustMasterListEntry(input: $input) { created ${MASTER_LIST_ENTRY} } }`,
     variables: ({ body }) => ({ input: inputOf(body) }),
-    result: (data) => ({ body: data.upsertTrustMasterListEntry }),
-    responses: { 200: { description: 'The entry with its verdict.', ...answer(masterListEntry, MASTER_LIST_ENTRY_EXAMPLE) } },
+    result: (data, context) => {
+      const { created, ...entry } = data.upsertTrustMasterListEntry;
+      // The entry has no address of its own: Location names the master list that holds it.
+      return { status: created ? 201 : 200, ...(created && { headers: { location: `${context.baseUrl}/master-list` } }), body: entry };
+    },
+    responses: {
+      200: { description: 'An entry of this id replaced: the entry with its verdict.', ...answer(masterListEntry, MASTER_LIST_ENTRY_EXAMPLE) },
+      201: { description: 'A new entry (`Location`: the master list): the entry with its verdict.', ...answer(masterListEntry, MASTER_LIST_ENTRY_EXAMPLE) },
+    },
     problems: [422],
   },
   {
@@ -461,12 +474,9 @@ export const trustRoutes: Route[] = [
       required: ['subject', 'reason'],
       properties: {
         subject: { type: 'string' },
-        reason: { enum: ['unspecified', 'keyCompromise', 'cACompromise', 'affiliationChanged', 'superseded', 'cessationOfOperation', 'privilegeWithdrawn', 'aACompromise'] },
+        reason: { enum: REVOCATION_REASONS },
         effective_at: { ...dateTime, description: 'Default: the recording time. Earlier makes the revocation retroactive.' },
-        attestation: {
-          type: 'object',
-          description: '{quorum, slots: [{kid, signature}]} or {quorum, group_signature}: signatures over the JCS form of {effective_at, reason, subject}.',
-        },
+        attestation: { ...attestation, description: 'Needed for a retroactive revocation: {quorum, slots: [{kid, signature}]} or {quorum, group_signature}, signatures over the RFC 8785 form of {effective_at, reason, subject}.' },
       },
     },
     operation: `mutation DeclareRevocation($input: TrustRevocationInput!) { declareTrustRevocation(input: $input) { ${REVOCATION} } }`,

@@ -63,6 +63,11 @@ async function call(service: ServiceName, template: string, path: string, init: 
   const declared = documents[service].paths[template]?.[method.toLowerCase()];
   if (!declared) throw new Error(`${operation} is not in the ${service} document`);
   const answer = declared.responses[String(response.status)];
+  // A creation names what it made (docs/REST.md), except the admin settings, which have no address to read.
+  if (response.status === 201 && !response.headers.get('location') && !/^\/admin\/(profiles|applicability)$/.test(template)) {
+    failures.push(`${operation} answered 201 without Location`);
+  }
+  if (response.status !== 201 && response.headers.get('location')) failures.push(`${operation} answered ${response.status} with a Location`);
   if (!answer) {
     failures.push(`${operation} answered ${response.status}, which its document does not list: ${response.text.slice(0, 300)}`);
     return response;
@@ -105,30 +110,80 @@ afterAll(async () => {
   await platform?.stop();
 });
 
+/** Keywords that give an object schema its shape (or say deliberately that any members go). */
+const SHAPING = ['properties', 'patternProperties', 'additionalProperties', 'oneOf', 'anyOf', 'allOf', '$ref', 'const', 'enum'];
+
+/**
+ * Every place in a schema that says nothing about its value: `{}`, a bare `{"type":"object"}`, an
+ * object open to any members without a description saying what goes in it.
+ */
+function vaguePlaces(schema: unknown, where: string, found: string[]): string[] {
+  if (Array.isArray(schema)) {
+    for (const [index, item] of schema.entries()) vaguePlaces(item, `${where}/${index}`, found);
+    return found;
+  }
+  if (schema === null || typeof schema !== 'object') return found;
+  const node = schema as Json;
+  const meaningful = Object.keys(node).filter((key) => !['description', 'title', 'example', 'examples', 'default'].includes(key));
+  const types = [node.type].flat();
+  if (meaningful.length === 0) found.push(`${where}: an empty schema`);
+  else if (types.includes('object') && !SHAPING.some((key) => key in node)) found.push(`${where}: a bare object`);
+  else if (node.additionalProperties === true && !node.properties && !node.description) found.push(`${where}: an open object without a description`);
+  for (const key of ['properties', 'patternProperties', '$defs']) {
+    for (const [name, member] of Object.entries((node[key] ?? {}) as Json)) vaguePlaces(member, `${where}/${key}/${name}`, found);
+  }
+  for (const key of ['items', 'additionalProperties', 'not', 'if', 'then', 'else', 'contains', 'propertyNames']) {
+    if (typeof node[key] === 'object') vaguePlaces(node[key], `${where}/${key}`, found);
+  }
+  for (const key of ['oneOf', 'anyOf', 'allOf', 'prefixItems']) if (Array.isArray(node[key])) vaguePlaces(node[key], `${where}/${key}`, found);
+  return found;
+}
+
 describe('the served OpenAPI documents', () => {
-  it('give every success response a schema that says more than "an object", with an example', () => {
+  it('have no schema that says nothing: every request and response body, parameter and shared schema is shaped', () => {
     const vague: string[] = [];
     for (const service of SERVICES) {
-      for (const [path, operations] of Object.entries(documents[service].paths)) {
-        for (const [method, operation] of Object.entries(operations)) {
-          for (const [status, answer] of Object.entries(operation.responses)) {
-            for (const [mediaType, content] of Object.entries(answer.content ?? {})) {
-              const schema = resolved(content.schema, documents[service]) as Json;
-              const where = `${service} ${method.toUpperCase()} ${path} ${status} ${mediaType}`;
-              if (!status.startsWith('2')) continue;
-              const open = schema.type === 'object' && !schema.properties && !schema.additionalProperties && !schema.oneOf;
-              if (open || Object.keys(schema).length === 0) vague.push(`${where}: no shape`);
-              if (mediaType !== 'application/x-tar' && content.example === undefined && schema.example === undefined) vague.push(`${where}: no example`);
-              else if (mediaType !== 'application/x-tar') {
-                const validate = ajv.compile(schema);
-                if (!validate(content.example ?? schema.example)) vague.push(`${where}: its example does not match its schema: ${ajv.errorsText(validate.errors)}`);
-              }
-            }
+      const document = documents[service];
+      for (const [name, schema] of Object.entries(document.components?.schemas ?? {})) vaguePlaces(schema, `${service} #/components/schemas/${name}`, vague);
+      for (const [path, operations] of Object.entries(document.paths)) {
+        for (const [method, operation] of Object.entries(operations) as [string, Json][]) {
+          const where = `${service} ${method.toUpperCase()} ${path}`;
+          for (const parameter of operation.parameters ?? []) vaguePlaces(parameter.schema, `${where} parameter ${parameter.name}`, vague);
+          for (const [mediaType, content] of Object.entries((operation.requestBody?.content ?? {}) as Json)) vaguePlaces(content.schema, `${where} request ${mediaType}`, vague);
+          for (const [status, answer] of Object.entries(operation.responses as Json)) {
+            for (const [mediaType, content] of Object.entries((answer.content ?? {}) as Json)) vaguePlaces(content.schema, `${where} ${status} ${mediaType}`, vague);
           }
         }
       }
     }
     expect(vague).toEqual([]);
+  });
+
+  it('give every response with a body, success or problem, an example that matches its schema', () => {
+    const wrong: string[] = [];
+    let examples = 0;
+    for (const service of SERVICES) {
+      for (const [path, operations] of Object.entries(documents[service].paths)) {
+        for (const [method, operation] of Object.entries(operations)) {
+          for (const [status, answer] of Object.entries(operation.responses)) {
+            for (const [mediaType, content] of Object.entries(answer.content ?? {})) {
+              const where = `${service} ${method.toUpperCase()} ${path} ${status} ${mediaType}`;
+              // Archive bytes (a tar) have no JSON example to give.
+              if (mediaType === 'application/x-tar') continue;
+              if (content.example === undefined) {
+                wrong.push(`${where}: no example`);
+                continue;
+              }
+              examples += 1;
+              const validate = ajv.compile(resolved(content.schema, documents[service]) as Json);
+              if (!validate(content.example)) wrong.push(`${where}: its example does not match its schema: ${ajv.errorsText(validate.errors)}`);
+            }
+          }
+        }
+      }
+    }
+    expect(wrong).toEqual([]);
+    expect(examples).toBeGreaterThan(300);
   });
 });
 
@@ -150,7 +205,8 @@ describe('real answers of every path', () => {
     expect((await t('/trust-lists', '/trust-lists', { body: { jurisdiction: 'DE', framework: 'eIDAS' }, as: 'writer' })).status).toBe(201);
     expect((await t('/trust-lists', '/trust-lists', { body: { jurisdiction: 'DE', framework: 'eIDAS' }, as: 'writer' })).status).toBe(409);
     const entry = { id: 'oa-acme-entry', service_type: 'http://uri.etsi.org/TrstSvc/Svctype/CA/QC', name: 'Acme', node_id: 'oa-acme' };
-    expect((await t('/trust-lists/{jur}/entries', '/trust-lists/DE/entries', { body: entry, as: 'writer' })).status).toBe(200);
+    expect((await t('/trust-lists/{jur}/entries', '/trust-lists/DE/entries', { body: entry, as: 'writer' })).status).toBe(201);
+    expect((await t('/trust-lists/{jur}/entries', '/trust-lists/DE/entries', { body: { id: 'oa-acme-entry', name: 'Acme GmbH' }, as: 'writer' })).status).toBe(200);
     await t('/trust-lists/{jur}/entries', '/trust-lists/DE/entries', { body: { id: 'oa-acme-entry', superseded_at: fromNow(-1000) }, as: 'writer' });
     await t('/trust-lists/{jur}/entries', '/trust-lists/FR/entries', { body: entry, as: 'writer' });
     await t('/trust-lists');
@@ -162,8 +218,9 @@ describe('real answers of every path', () => {
     expect((await t('/master-list/witnesses', '/master-list/witnesses', { body: { m: 2, keys: [witness.jwk] }, as: 'writer' })).status).toBe(422);
     const origin = (await t('/master-list')).body.origin;
     const subject = { id: 'oa-de-root', body: { jurisdiction: 'DE', root: 'oa-root', keys: ['oa-root-key'] } };
-    expect((await t('/master-list/entries', '/master-list/entries', { body: { ...subject, cosignatures: [cosign(witness, origin, subject)] }, as: 'writer' })).status).toBe(200);
-    expect((await t('/master-list/entries', '/master-list/entries', { body: { id: 'oa-unsigned', body: { root: 'x' } }, as: 'writer' })).status).toBe(200);
+    expect((await t('/master-list/entries', '/master-list/entries', { body: { ...subject, cosignatures: [cosign(witness, origin, subject)] }, as: 'writer' })).status).toBe(201);
+    expect((await t('/master-list/entries', '/master-list/entries', { body: { id: 'oa-unsigned', body: { root: 'x' } }, as: 'writer' })).status).toBe(201);
+    expect((await t('/master-list/entries', '/master-list/entries', { body: { id: 'oa-unsigned', body: { root: 'y' } }, as: 'writer' })).status).toBe(200);
     await t('/master-list');
     expect((await t('/revocations', '/revocations', { body: { subject: `oa-acme#${issuerKey.jwk.kid}`, reason: 'superseded' }, as: 'writer' })).status).toBe(201);
     expect((await t('/revocations', '/revocations', { body: { subject: 'oa-root', reason: 'keyCompromise', effective_at: fromNow(-DAY) }, as: 'writer' })).status).toBe(422);
@@ -216,6 +273,8 @@ describe('real answers of every path', () => {
     expect((await r('/{id}/supersession', '/oa-note/supersession')).status).toBe(200);
     expect((await r('/{id}', '/oa-nothing')).status).toBe(404);
     await r('/');
+    const malformed = await r('/admin/seed', '/admin/seed', { method: 'POST', body: 'seed please', as: 'admin' });
+    expect([malformed.status, malformed.headers.get('content-type'), malformed.body?.code]).toEqual([400, 'application/problem+json', 'MALFORMED_JSON']);
     expect((await r('/admin/seed', '/admin/seed', { method: 'POST', as: 'admin' })).status).toBe(200);
     expect((await r('/admin/seed', '/admin/seed', { method: 'POST', as: 'writer' })).status).toBe(403);
     expect((await r('/applicability', '/applicability?product_category=battery.ev&jurisdiction=DE')).status).toBe(200);
@@ -247,6 +306,11 @@ describe('real answers of every path', () => {
     expect((await i('/passports/{id}/events', `/passports/${id}/events`, { body: { type: 'reinstated', payload: PAYLOADS.reinstated!() }, as: 'writer' })).status).toBe(409);
     expect((await i('/passports/{id}/pack', `/passports/${id}/pack`, { method: 'POST', as: 'writer' })).status).toBe(201);
     expect((await i('/passports/{id}/pack', '/passports/no-such/pack', { method: 'POST', as: 'writer' })).status).toBe(404);
+    // A POST that takes no body refuses one that is not JSON, and mints nothing.
+    const before = (await i('/passports/{id}', `/passports/${id}`)).body.latest_pack;
+    const malformed = await i('/passports/{id}/pack', `/passports/${id}/pack`, { method: 'POST', body: '{"passport_id": ', as: 'writer' });
+    expect([malformed.status, malformed.headers.get('content-type'), malformed.body?.code]).toEqual([400, 'application/problem+json', 'MALFORMED_JSON']);
+    expect((await i('/passports/{id}', `/passports/${id}`)).body.latest_pack).toBe(before);
     expect((await i('/passports/{id}', `/passports/${id}`)).status).toBe(200);
     expect((await i('/passports/{id}', `/passports/${id}?include_events=true`)).status).toBe(200);
     expect((await i('/passports/{id}', '/passports/no-such')).status).toBe(404);
