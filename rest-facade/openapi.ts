@@ -103,7 +103,8 @@ export function routeSchema(route: Route): FastifySchema & Record<string, unknow
     ...(names.length ? { params: { type: 'object', required: names, properties: Object.fromEntries(names.map((name) => [name, { type: 'string', description: route.params?.[name] ?? name }])) } } : {}),
     querystring: query,
     ...(route.body ? { body: requestSchema(route.body) } : {}),
-    ...(route.role ? { security: [{ bearer: [route.role] }] } : {}),
+    // Reads are public: an empty list says so (OpenAPI 3.1 §4.8.10), rather than leaving it unsaid.
+    security: route.role ? [{ bearer: [route.role] }] : [],
     response,
     'x-graphql-operation': route.operation,
   };
