@@ -53,6 +53,14 @@ const PROBLEM_SCHEMA: JsonSchema = {
   additionalProperties: true,
 };
 
+/** Headers an answer of this status always carries, whatever the path (each as its JSON Schema; @fastify/swagger moves the description out). */
+const STATUS_HEADERS: Record<number, Record<string, JsonSchema>> = {
+  304: { ETag: { type: 'string', description: 'The current entity tag, as If-None-Match named it.' } },
+  401: { 'WWW-Authenticate': { type: 'string', pattern: '^Bearer ', description: 'The Bearer challenge (RFC 6750).' } },
+  405: { Allow: { type: 'string', description: 'The methods the path takes, e.g. "GET, HEAD".' } },
+  503: { 'Retry-After': { type: 'string', pattern: '^[0-9]+$', description: 'Seconds to wait before trying again.' } },
+};
+
 /** The example of a problem status on one path. */
 function problemExample(status: number, path: string): Record<string, unknown> {
   const { code, detail, extensions } = PROBLEM_STATUSES[status]!;
@@ -89,12 +97,21 @@ export function routeSchema(route: Route): FastifySchema & Record<string, unknow
   for (const [status, answer] of Object.entries(route.responses)) {
     // 204 and 304 have no body (RFC 9110 §15.3.5, §15.4.5).
     // `type: 'null'` tells @fastify/swagger the response has no content.
-    response[status] = ['204', '304'].includes(status)
-      ? { type: 'null', description: answer.description }
-      : { description: answer.description, content: { [answer.mediaType ?? 'application/json']: { schema: answer.schema ?? {}, ...(answer.example === undefined ? {} : { example: answer.example }) } } };
+    const headers = { ...STATUS_HEADERS[Number(status)], ...answer.headers };
+    response[status] = {
+      ...(['204', '304'].includes(status)
+        ? { type: 'null', description: answer.description }
+        : { description: answer.description, content: { [answer.mediaType ?? 'application/json']: { schema: answer.schema ?? {}, ...(answer.example === undefined ? {} : { example: answer.example }) } } }),
+      ...(Object.keys(headers).length ? { headers } : {}),
+    };
   }
   for (const status of [...problems].sort()) {
-    response[String(status)] = { description: PROBLEM_STATUSES[status]!.description, content: { [PROBLEM_MEDIA_TYPE]: { schema: { $ref: 'Problem#' }, example: problemExample(status, route.path) } } };
+    const problemContent = { [PROBLEM_MEDIA_TYPE]: { schema: { $ref: 'Problem#' }, example: problemExample(status, route.path) } };
+    // A status the route answers with a body of its own (GET /healthz: 503 with the signed health) may also be a problem.
+    const own = response[String(status)] as { description: string; content: Record<string, unknown> } | undefined;
+    response[String(status)] = own
+      ? { ...own, description: `${own.description} Or, as application/problem+json: ${PROBLEM_STATUSES[status]!.description}.`, content: { ...own.content, ...problemContent } }
+      : { description: PROBLEM_STATUSES[status]!.description, content: problemContent, ...(STATUS_HEADERS[status] ? { headers: STATUS_HEADERS[status] } : {}) };
   }
   const query = querySchema(route);
   return {

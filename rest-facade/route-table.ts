@@ -75,9 +75,10 @@ export interface Route {
   result(data: Record<string, any>, context: RouteContext): RouteResult;
   /**
    * Success responses for the OpenAPI document: status → description, media type (default JSON),
-   * and the schema of the body with an example; 304 has no body.
+   * the schema of the body with an example, and the headers it always carries (a 201's Location);
+   * 304 has no body.
    */
-  responses: Record<number, { description: string; mediaType?: string; schema?: JsonSchema; example?: unknown }>;
+  responses: Record<number, { description: string; mediaType?: string; schema?: JsonSchema; example?: unknown; headers?: Record<string, JsonSchema> }>;
   /** Problem statuses this route answers besides the ones every route may (400, 404, 405, 413, 415). */
   problems?: readonly number[];
 }

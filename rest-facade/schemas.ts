@@ -70,6 +70,9 @@ export interface Answer {
 
 export const answer = (schema: JsonSchema, example: unknown): Answer => ({ schema, example });
 
+/** The `Location` of a 201: an absolute URI of what was made, or of the resource that shows it. */
+export const location = (names: string): Record<string, JsonSchema> => ({ Location: { ...uri, description: `Absolute URI. ${names}` } });
+
 export const EXAMPLE_TIME = '2026-05-04T10:15:30.000Z';
 export const EXAMPLE_KID = 'yXxilhijMrYkdt9l6i-P40VYrSL318Mou92iSac463o';
 export const EXAMPLE_SIGNATURE = 'eyJhbGciOiJFZDI1NTE5Iiwia2lkIjoieVh4aWxoaWpNcllrZHQ5bDZpLVA0MFZZclNMMzE4TW91OTJpU2FjNDYzbyJ9..S3qc_snho_3EuYgFVviRm2VxyJj64WVBSKlWV-4p9z4YlXsY9LEeZJiJMbesOeQfuqBy8LoUW5I';

@@ -12,7 +12,7 @@ import { createHash } from 'node:crypto';
 import { problem } from '../../lib/problem.js';
 import { RequestProblem } from '../../lib/http/request-problem.js';
 import type { Route, RouteContext, RouteResult } from '../route-table.js';
-import { answer, closed, dateTime, EXAMPLE_KID, EXAMPLE_SIGNATURE, EXAMPLE_TIME, hex512, page, signed, thumbprint, uri } from '../schemas.js';
+import { answer, closed, dateTime, EXAMPLE_KID, EXAMPLE_SIGNATURE, EXAMPLE_TIME, hex512, location, page, signed, thumbprint, uri } from '../schemas.js';
 
 /** Chunks (1 MiB each) per GraphQL request while streaming: bounds what the facade holds at once. */
 export const CHUNKS_PER_REQUEST = 4;
@@ -213,7 +213,7 @@ ${SNAPSHOT_MEMBERS}`,
       const snapshot = withLinks(data.createSnapshot as SnapshotMembers, context);
       return { status: 201, headers: { location: snapshot.href }, body: snapshot };
     },
-    responses: { 201: { description: 'The snapshot; `location` and `href` name its archive bytes.', ...answer(snapshotSchema, SNAPSHOT_EXAMPLE) } },
+    responses: { 201: { headers: location('The archive bytes of the snapshot (GET /snapshots/{id}).'), description: 'The snapshot; `location` and `href` name its archive bytes.', ...answer(snapshotSchema, SNAPSHOT_EXAMPLE) } },
     // 502: the passport could not be gathered through the graph (GATHER_FAILED) or bagged (UNARCHIVABLE_CONTENT).
     problems: [422, 502],
   },

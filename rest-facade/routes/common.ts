@@ -1,6 +1,7 @@
 /** The routes every service has (spec §1): discovery, health, admin log, and the keyring. */
 import type { ServiceName } from '../../lib/config/services.js';
-import type { JsonSchema, Route, RouteContext } from '../route-table.js';
+import { DATABASE_RETRY_AFTER_SECONDS } from '../../lib/db/unavailable.js';
+import type { JsonSchema, Route, RouteContext, RouteResult } from '../route-table.js';
 import { answer, closed, dateTime, EXAMPLE_ED25519_JWK, EXAMPLE_SIGNATURE, EXAMPLE_TIME, keyRevocation, page, publicJwk, signed, thumbprint, uri } from '../schemas.js';
 
 export const JWK_SET_MEDIA_TYPE = 'application/jwk-set+json';
@@ -125,9 +126,11 @@ export function commonRoutes(service: ServiceName, options: { keyring: boolean; 
       path: '/healthz',
       summary: 'Liveness as signed JSON',
       operation: `query Health { ${service} { health } }`,
-      result: (data) => {
+      result: (data): RouteResult => {
         const health = data[service].health as { status: string };
-        return { status: health.status === 'ok' ? 200 : 503, headers: { 'cache-control': 'no-store' }, body: health };
+        // Unavailable says when to ask again, as every other 503 does.
+        if (health.status !== 'ok') return { status: 503, headers: { 'cache-control': 'no-store', 'retry-after': String(DATABASE_RETRY_AFTER_SECONDS) }, body: health };
+        return { headers: { 'cache-control': 'no-store' }, body: health };
       },
       responses: { 200: { description: 'The service and its database answer.', ...health('ok') }, 503: { description: 'The database does not answer.', ...health('unavailable') } },
     },

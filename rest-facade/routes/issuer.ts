@@ -6,7 +6,7 @@
 import { problem } from '../../lib/problem.js';
 import { RequestProblem } from '../../lib/http/request-problem.js';
 import type { JsonSchema, Route } from '../route-table.js';
-import { answer, closed, dateTime, detachedJws, EXAMPLE_KID, EXAMPLE_SIGNATURE, EXAMPLE_TIME, freeObject, hex256, signed, thumbprint } from '../schemas.js';
+import { answer, closed, dateTime, detachedJws, EXAMPLE_KID, EXAMPLE_SIGNATURE, EXAMPLE_TIME, freeObject, hex256, location, signed, thumbprint } from '../schemas.js';
 
 const object = (body: unknown): Record<string, unknown> => (body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : {});
 
@@ -216,7 +216,7 @@ export const issuerRoutes: Route[] = [
       headers: { location: `${context.baseUrl}/passports/${encodeURIComponent(data.passport.passport_id)}` },
       body: { ...data.passport, log: [] },
     }),
-    responses: { 201: { description: 'The passport, with its empty log and the signed head of that log.', ...answer(passportSchema, PASSPORT_EXAMPLE) } },
+    responses: { 201: { headers: location('The passport.'), description: 'The passport, with its empty log and the signed head of that log.', ...answer(passportSchema, PASSPORT_EXAMPLE) } },
     problems: [401, 403, 409, 422, 503],
   },
   {
@@ -261,7 +261,7 @@ export const issuerRoutes: Route[] = [
     // The event has no address of its own: Location names the log that holds it.
     result: (data, context) => ({ status: 201, headers: { location: `${context.baseUrl}/passports/${encodeURIComponent(context.request.params.id!)}?include_events=true` }, body: data.appended }),
     responses: {
-      201: {
+      201: { headers: location('The passport with its log (?include_events=true).'),
         description: 'The signed event (seq, prev_hash, trust "Attested", kid, signature), the new signed log head and the status after it.',
         ...answer(closed({ event, log_head: logHead, status: { enum: PASSPORT_STATUSES } }), { event: EVENT_EXAMPLE, log_head: LOG_HEAD_EXAMPLE, status: 'active' }),
       },
@@ -281,7 +281,7 @@ export const issuerRoutes: Route[] = [
     // The passport keeps its latest pack (latest_pack).
     result: (data, context) => ({ status: 201, headers: { location: `${context.baseUrl}/passports/${encodeURIComponent(context.request.params.id!)}` }, body: data.pack }),
     responses: {
-      201: {
+      201: { headers: location('The passport, whose latest_pack is this pack.'),
         description: 'The pack text (DPP1:…), its size and the budget, the carrier key id and the claims.',
         ...answer(
           closed({

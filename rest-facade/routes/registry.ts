@@ -7,7 +7,7 @@ import { problem } from '../../lib/problem.js';
 import { API_VERSIONED_KINDS, KIND_COLLECTIONS, type RecordKind } from '../../subgraphs/registry/domain/kinds.js';
 import { RequestProblem } from '../../lib/http/request-problem.js';
 import type { JsonSchema, QueryParameter, Route, RouteContext, RouteRequest } from '../route-table.js';
-import { answer, closed, dateTime, EXAMPLE_TIME, freeObject, nullableDateTime, page, uri } from '../schemas.js';
+import { answer, closed, dateTime, EXAMPLE_TIME, freeObject, location, nullableDateTime, page, uri } from '../schemas.js';
 
 const RECORD_FIELDS = `id kind version status body effective_from: effectiveFrom effective_to: effectiveTo created_at: createdAt
     supersedes superseded_by: supersededBy current current_version: currentVersion path`;
@@ -224,7 +224,7 @@ function appendRoute(kind: RecordKind, path: string, label: string): Route {
       const record = recordBody(data.appendRegistryRecordVersion, context);
       return { status: 201, headers: { location: record.version_href }, body: record };
     },
-    responses: { 201: { description: 'The new version, now current.', ...record } },
+    responses: { 201: { headers: location('The new version.'), description: 'The new version, now current.', ...record } },
     problems: [401, 403, 409, 422],
   };
 }
@@ -294,7 +294,7 @@ export const registryRoutes: Route[] = [
       const record = recordBody(data.createRegistryRecord, context);
       return { status: 201, headers: { location: record.href }, body: record };
     },
-    responses: { 201: { description: 'The new record at version 1.', ...answer(recordSchema, CREATED_RECORD_EXAMPLE) } },
+    responses: { 201: { headers: location('The record.'), description: 'The new record at version 1.', ...answer(recordSchema, CREATED_RECORD_EXAMPLE) } },
     problems: [401, 403, 409, 422],
   },
   {

@@ -1,6 +1,6 @@
 /** The trust service's paths (spec §4), each one GraphQL operation through the gateway. */
 import type { JsonSchema, Route, RouteContext } from '../route-table.js';
-import { answer, closed, dateTime, EXAMPLE_ED25519_JWK, EXAMPLE_KID, EXAMPLE_SIGNATURE, EXAMPLE_TIME, freeObject, keyRevocation, kid, nullableDateTime, publicJwk, signed } from '../schemas.js';
+import { answer, closed, dateTime, EXAMPLE_ED25519_JWK, EXAMPLE_KID, EXAMPLE_SIGNATURE, EXAMPLE_TIME, freeObject, keyRevocation, kid, location, nullableDateTime, publicJwk, signed } from '../schemas.js';
 
 const NODE_KINDS = ['root', 'authority', 'issuer', 'witness', 'quorum'];
 
@@ -254,7 +254,7 @@ export const trustRoutes: Route[] = [
       const { created, node } = data.upsertTrustNode;
       return { status: created ? 201 : 200, ...(created && { headers: { location: `${context.baseUrl}/graph` } }), body: nodeOut(node) };
     },
-    responses: { 200: { description: 'The node, keys merged.', ...answer(storedNode, NODE_EXAMPLE) }, 201: { description: 'The new node (listed in /graph).', ...answer(storedNode, NODE_EXAMPLE) } },
+    responses: { 200: { description: 'The node, keys merged.', ...answer(storedNode, NODE_EXAMPLE) }, 201: { headers: location('The trust graph, which lists the node.'), description: 'The new node (listed in /graph).', ...answer(storedNode, NODE_EXAMPLE) } },
     problems: [409, 422],
   },
   {
@@ -275,7 +275,7 @@ export const trustRoutes: Route[] = [
     },
     responses: {
       200: { description: 'The same credential was already stored: the stored edge.', ...answer(storedEdge, EDGE_EXAMPLE) },
-      201: { description: 'The edge added (listed in /graph).', ...answer(storedEdge, EDGE_EXAMPLE) },
+      201: { headers: location('The trust graph, which lists the edge.'), description: 'The edge added (listed in /graph).', ...answer(storedEdge, EDGE_EXAMPLE) },
     },
     problems: [422],
   },
@@ -325,7 +325,7 @@ export const trustRoutes: Route[] = [
       headers: { location: `${context.baseUrl}/trust-lists/${encodeURIComponent(data.registerTrustList.jurisdiction)}` },
       body: listOut(data.registerTrustList),
     }),
-    responses: { 201: { description: 'The list, sequence number 1.', ...answer(listSchema, { ...LIST_EXAMPLE, sequence_number: 1, entries: [] }) } },
+    responses: { 201: { headers: location('The list.'), description: 'The list, sequence number 1.', ...answer(listSchema, { ...LIST_EXAMPLE, sequence_number: 1, entries: [] }) } },
     problems: [409, 422],
   },
   {
@@ -370,7 +370,7 @@ export const trustRoutes: Route[] = [
         description: 'An existing entry changed or restated: the entry and the list after the upsert; `changed` is false when nothing was recorded.',
         ...answer(entryUpsert, { changed: true, entry: { ...ENTRY_EXAMPLE, status: 'withdrawn', status_starting_time: '2026-06-01T08:00:00.000Z', history: [{ service_type: ENTRY_EXAMPLE.service_type, name: 'Acme', node_id: 'acme', status: 'granted', status_starting_time: EXAMPLE_TIME }] }, list: LIST_EXAMPLE }),
       },
-      201: {
+      201: { headers: location('The list that holds the entry.'),
         description: 'A new entry, granted from now: the entry and the list after the upsert (`Location`: the list).',
         ...answer(entryUpsert, { changed: true, entry: ENTRY_EXAMPLE, list: LIST_EXAMPLE }),
       },
@@ -442,7 +442,7 @@ export const trustRoutes: Route[] = [
     },
     responses: {
       200: { description: 'An entry of this id replaced: the entry with its verdict.', ...answer(masterListEntry, MASTER_LIST_ENTRY_EXAMPLE) },
-      201: { description: 'A new entry (`Location`: the master list): the entry with its verdict.', ...answer(masterListEntry, MASTER_LIST_ENTRY_EXAMPLE) },
+      201: { headers: location('The master list.'), description: 'A new entry (`Location`: the master list): the entry with its verdict.', ...answer(masterListEntry, MASTER_LIST_ENTRY_EXAMPLE) },
     },
     problems: [422],
   },
@@ -486,7 +486,7 @@ export const trustRoutes: Route[] = [
       headers: { location: `${context.baseUrl}/revocations?subject=${encodeURIComponent(data.declareTrustRevocation.subject)}` },
       body: revocationOut(data.declareTrustRevocation),
     }),
-    responses: { 201: { description: 'The revocation as recorded.', ...answer(revocationSchema, REVOCATION_EXAMPLE) } },
+    responses: { 201: { headers: location('The revocations of the subject.'), description: 'The revocation as recorded.', ...answer(revocationSchema, REVOCATION_EXAMPLE) } },
     problems: [422],
   },
   {

@@ -17,7 +17,10 @@ const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
 const SERVICES: ServiceName[] = ['trust', 'registry', 'issuer', 'archive'];
 
 type Json = Record<string, any>;
-type OpenApi = { paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, { schema: Json; example?: unknown }> }> }>>; components?: { schemas?: Record<string, Json> } };
+type OpenApi = {
+  paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, { schema: Json; example?: unknown }>; headers?: Record<string, { schema: Json }> }> }>>;
+  components?: { schemas?: Record<string, Json> };
+};
 
 let platform: TestStack;
 const documents = {} as Record<ServiceName, OpenApi>;
@@ -60,17 +63,24 @@ async function call(service: ServiceName, template: string, path: string, init: 
   const response = await platform.rest(service, path, { ...init, method });
   const operation = `${service} ${method} ${template}`;
   reached.set(operation, (reached.get(operation) ?? new Set()).add(response.status));
-  const declared = documents[service].paths[template]?.[method.toLowerCase()];
+  // A method the path does not take is refused as each of its operations documents (405 with Allow).
+  const operations = documents[service].paths[template] ?? {};
+  const declared = operations[method.toLowerCase()] ?? (response.status === 405 ? Object.values(operations)[0] : undefined);
   if (!declared) throw new Error(`${operation} is not in the ${service} document`);
   const answer = declared.responses[String(response.status)];
-  // A creation names what it made (docs/REST.md), except the admin settings, which have no address to read.
-  if (response.status === 201 && !response.headers.get('location') && !/^\/admin\/(profiles|applicability)$/.test(template)) {
-    failures.push(`${operation} answered 201 without Location`);
-  }
-  if (response.status !== 201 && response.headers.get('location')) failures.push(`${operation} answered ${response.status} with a Location`);
   if (!answer) {
     failures.push(`${operation} answered ${response.status}, which its document does not list: ${response.text.slice(0, 300)}`);
     return response;
+  }
+  // A creation names what it made (docs/REST.md), except the admin settings, which have no address to read.
+  if (response.status === 201 && !answer.headers?.Location && !/^\/admin\/(profiles|applicability)$/.test(template)) failures.push(`${operation} 201: no Location documented`);
+  if (response.status !== 201 && response.headers.get('location')) failures.push(`${operation} answered ${response.status} with a Location`);
+  // Every header the document promises for this status is there, and matches its schema.
+  for (const [name, { schema }] of Object.entries(answer.headers ?? {})) {
+    const value = response.headers.get(name);
+    const validate = ajv.compile(schema);
+    if (value === null) failures.push(`${operation} ${response.status}: no ${name} header, which the document promises`);
+    else if (!validate(value)) failures.push(`${operation} ${response.status}: ${name}: ${value}: ${ajv.errorsText(validate.errors)}`);
   }
   const mediaType = (response.headers.get('content-type') ?? '').split(';')[0]!.trim();
   if (!answer.content) {
@@ -347,6 +357,7 @@ describe('real answers of every path', () => {
       const c = (template: string, path = template, init: Call = {}) => call(service, template, path, init);
       expect((await c('/')).status).toBe(200);
       expect((await c('/healthz')).status).toBe(200);
+      expect((await c('/healthz', '/healthz', { method: 'DELETE' })).status).toBe(405);
       expect((await c('/admin/log', '/admin/log?limit=2', { as: 'admin' })).status).toBe(200);
       const page = await c('/admin/log', '/admin/log?limit=2', { as: 'admin' });
       if (page.body.next) await c('/admin/log', `/admin/log?limit=2&before=${encodeURIComponent(page.body.next)}`, { as: 'admin' });
