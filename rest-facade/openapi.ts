@@ -65,7 +65,7 @@ const STATUS_HEADERS: Record<number, Record<string, JsonSchema>> = {
 function problemExample(status: number, path: string): Record<string, unknown> {
   const { code, detail, extensions } = PROBLEM_STATUSES[status]!;
   const details = problem(status, code, detail, extensions);
-  return { ...details, type: `http://127.0.0.1:8080${details.type}`, instance: path };
+  return { ...details, type: `http://127.0.0.1:3000${details.type}`, instance: path };
 }
 
 /** The query string a route takes: its declared parameters, or none (an undeclared one is a 400). */
