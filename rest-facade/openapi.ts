@@ -5,6 +5,7 @@
 import type { FastifySchema } from 'fastify';
 import { PLATFORM_VERSION } from '../lib/service/kernel.js';
 import { PROBLEM_MEDIA_TYPE } from '../lib/http/request-problem.js';
+import { problem } from '../lib/problem.js';
 import type { JsonSchema, QueryParameter, Route, ServiceRoutes } from './route-table.js';
 
 const QUERY_SCHEMAS: Record<QueryParameter['type'], JsonSchema> = {
@@ -15,37 +16,57 @@ const QUERY_SCHEMAS: Record<QueryParameter['type'], JsonSchema> = {
   interval: { type: 'string', format: 'interval', description: 'RFC 3339 interval start/end; either end may be empty or "..".' },
 };
 
-const PROBLEM_TITLES: Record<number, string> = {
-  400: 'Malformed request (bad JSON, unknown or ill-typed parameter or member)',
-  401: 'No or invalid bearer token',
-  403: 'The token lacks the required role',
-  404: 'No such resource',
-  405: 'Method not allowed (see Allow)',
-  409: 'Conflict with the current state',
-  413: 'Body too large',
-  415: 'Body is not application/json',
-  422: 'Well-formed but invalid',
-  502: 'An upstream answer could not be used',
-  503: 'The database or the gateway does not answer (see Retry-After)',
+/** Each problem status: what it means, and an example as a client sees it (code, detail). */
+const PROBLEM_STATUSES: Record<number, { description: string; code: string; detail: string; extensions?: Record<string, unknown> }> = {
+  400: { description: 'Malformed request (bad JSON, unknown or ill-typed parameter or member)', code: 'INVALID_REQUEST', detail: 'Unknown member colour; the body takes id, kind, jurisdiction, keys.' },
+  401: { description: 'No or invalid bearer token (see WWW-Authenticate)', code: 'MISSING_TOKEN', detail: 'This operation needs a bearer token.' },
+  403: { description: 'The token lacks the required role', code: 'INSUFFICIENT_ROLE', detail: 'This operation needs the role admin; the token has the role writer.' },
+  404: { description: 'No such resource', code: 'NOT_FOUND', detail: 'The issuer has no passport with this id.' },
+  405: { description: 'Method not allowed (see Allow)', code: 'METHOD_NOT_ALLOWED', detail: 'PUT is not allowed on /healthz; allowed: GET, HEAD.' },
+  409: { description: 'Conflict with the current state', code: 'ILLEGAL_TRANSITION', detail: 'A passport in status active cannot take the event reinstated.', extensions: { rule: 'I6' } },
+  413: { description: 'Body too large', code: 'BODY_TOO_LARGE', detail: 'The body exceeds 1048576 bytes.', extensions: { limit: 1048576 } },
+  415: { description: 'Body is not application/json (see Accept-Post)', code: 'UNSUPPORTED_MEDIA_TYPE', detail: 'The body must be application/json.' },
+  422: { description: 'Well-formed but invalid', code: 'INVALID_TRUST_LIST', detail: 'next_update must be an RFC 3339 date-time after now' },
+  502: { description: 'An upstream answer could not be used', code: 'BAD_GATEWAY_ANSWER', detail: 'The gateway answered 500 without data.' },
+  503: { description: 'The database or the gateway does not answer (see Retry-After)', code: 'DATABASE_UNAVAILABLE', detail: 'The issuer service cannot reach its database; try again shortly.', extensions: { retry_after: 5 } },
 };
 
-/** Problems every route may answer: a bad path or query, no such resource, a missing database. */
-const EVERY_ROUTE = [400, 404, 405, 503];
+/**
+ * Problems every route may answer: a bad path or query, no such resource, a method not allowed, an
+ * upstream answer without data, a missing database or gateway.
+ */
+const EVERY_ROUTE = [400, 404, 405, 502, 503];
 
 const PROBLEM_SCHEMA: JsonSchema = {
   type: 'object',
-  description: 'RFC 9457 problem details.',
-  required: ['type', 'title', 'status', 'code'],
+  description: 'RFC 9457 problem details. Members beyond these are extensions that a code defines (RFC 9457 §3.2), e.g. limit, retry_after.',
+  required: ['type', 'title', 'status', 'code', 'instance'],
   properties: {
-    type: { type: 'string', format: 'uri-reference' },
-    title: { type: 'string' },
-    status: { type: 'integer' },
-    detail: { type: 'string' },
-    instance: { type: 'string' },
-    code: { type: 'string', description: 'Machine-readable reason.' },
+    type: { type: 'string', format: 'uri', description: "The code's entry on the problem page: {origin}/docs/problems#{code in kebab case}." },
+    title: { type: 'string', description: 'The status phrase, e.g. Not Found.' },
+    status: { type: 'integer', minimum: 400, maximum: 599 },
+    detail: { type: 'string', description: 'One sentence for a person.' },
+    instance: { type: 'string', description: 'The path that was asked.' },
+    code: { type: 'string', pattern: '^[A-Z][A-Z0-9_]*$', description: 'Machine-readable reason, stable across releases.' },
     rule: { type: 'string', description: 'The business rule that refused the request, e.g. I6.' },
   },
+  additionalProperties: true,
 };
+
+/** Headers an answer of this status always carries, whatever the path (each as its JSON Schema; @fastify/swagger moves the description out). */
+const STATUS_HEADERS: Record<number, Record<string, JsonSchema>> = {
+  304: { ETag: { type: 'string', description: 'The current entity tag, as If-None-Match named it.' } },
+  401: { 'WWW-Authenticate': { type: 'string', pattern: '^Bearer ', description: 'The Bearer challenge (RFC 6750).' } },
+  405: { Allow: { type: 'string', description: 'The methods the path takes, e.g. "GET, HEAD".' } },
+  503: { 'Retry-After': { type: 'string', pattern: '^[0-9]+$', description: 'Seconds to wait before trying again.' } },
+};
+
+/** The example of a problem status on one path. */
+function problemExample(status: number, path: string): Record<string, unknown> {
+  const { code, detail, extensions } = PROBLEM_STATUSES[status]!;
+  const details = problem(status, code, detail, extensions);
+  return { ...details, type: `http://127.0.0.1:3000${details.type}`, instance: path };
+}
 
 /** The query string a route takes: its declared parameters, or none (an undeclared one is a 400). */
 function querySchema(route: Route): JsonSchema {
@@ -75,10 +96,22 @@ export function routeSchema(route: Route): FastifySchema & Record<string, unknow
   const response: Record<string, unknown> = {};
   for (const [status, answer] of Object.entries(route.responses)) {
     // 204 and 304 have no body (RFC 9110 §15.3.5, §15.4.5).
-    response[status] = ['204', '304'].includes(status) ? { description: answer.description } : { description: answer.description, content: { [answer.mediaType ?? 'application/json']: { schema: answer.schema ?? { type: 'object' } } } };
+    // `type: 'null'` tells @fastify/swagger the response has no content.
+    const headers = { ...STATUS_HEADERS[Number(status)], ...answer.headers };
+    response[status] = {
+      ...(['204', '304'].includes(status)
+        ? { type: 'null', description: answer.description }
+        : { description: answer.description, content: { [answer.mediaType ?? 'application/json']: { schema: answer.schema ?? {}, ...(answer.example === undefined ? {} : { example: answer.example }) } } }),
+      ...(Object.keys(headers).length ? { headers } : {}),
+    };
   }
   for (const status of [...problems].sort()) {
-    response[String(status)] = { description: PROBLEM_TITLES[status] ?? 'Problem', content: { [PROBLEM_MEDIA_TYPE]: { schema: { $ref: 'Problem#' } } } };
+    const problemContent = { [PROBLEM_MEDIA_TYPE]: { schema: { $ref: 'Problem#' }, example: problemExample(status, route.path) } };
+    // A status the route answers with a body of its own (GET /healthz: 503 with the signed health) may also be a problem.
+    const own = response[String(status)] as { description: string; content: Record<string, unknown> } | undefined;
+    response[String(status)] = own
+      ? { ...own, description: `${own.description} Or, as application/problem+json: ${PROBLEM_STATUSES[status]!.description}.`, content: { ...own.content, ...problemContent } }
+      : { description: PROBLEM_STATUSES[status]!.description, content: problemContent, ...(STATUS_HEADERS[status] ? { headers: STATUS_HEADERS[status] } : {}) };
   }
   const query = querySchema(route);
   return {
@@ -87,7 +120,8 @@ export function routeSchema(route: Route): FastifySchema & Record<string, unknow
     ...(names.length ? { params: { type: 'object', required: names, properties: Object.fromEntries(names.map((name) => [name, { type: 'string', description: route.params?.[name] ?? name }])) } } : {}),
     querystring: query,
     ...(route.body ? { body: requestSchema(route.body) } : {}),
-    ...(route.role ? { security: [{ bearer: [route.role] }] } : {}),
+    // Reads are public: an empty list says so (OpenAPI 3.1 §4.8.10), rather than leaving it unsaid.
+    security: route.role ? [{ bearer: [route.role] }] : [],
     response,
     'x-graphql-operation': route.operation,
   };

@@ -73,8 +73,12 @@ export interface Route {
   variables?(request: RouteRequest): Record<string, unknown>;
   /** Maps the operation's `data` to the HTTP answer. */
   result(data: Record<string, any>, context: RouteContext): RouteResult;
-  /** Success responses for the OpenAPI document: status → description and optional media type/schema. */
-  responses: Record<number, { description: string; mediaType?: string; schema?: JsonSchema }>;
+  /**
+   * Success responses for the OpenAPI document: status → description, media type (default JSON),
+   * the schema of the body with an example, and the headers it always carries (a 201's Location);
+   * 304 has no body.
+   */
+  responses: Record<number, { description: string; mediaType?: string; schema?: JsonSchema; example?: unknown; headers?: Record<string, JsonSchema> }>;
   /** Problem statuses this route answers besides the ones every route may (400, 404, 405, 413, 415). */
   problems?: readonly number[];
 }

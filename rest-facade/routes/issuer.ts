@@ -6,33 +6,174 @@
 import { problem } from '../../lib/problem.js';
 import { RequestProblem } from '../../lib/http/request-problem.js';
 import type { JsonSchema, Route } from '../route-table.js';
+import { answer, closed, dateTime, detachedJws, EXAMPLE_KID, EXAMPLE_SIGNATURE, EXAMPLE_TIME, freeObject, hex256, location, signed, thumbprint } from '../schemas.js';
 
 const object = (body: unknown): Record<string, unknown> => (body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : {});
 
 const passportIdParam = { id: 'The passport id.' };
 
-const signedJson: JsonSchema = {
-  type: 'object',
-  required: ['signature'],
-  properties: { signature: { type: 'string', description: 'Detached compact JWS (Ed25519) over the RFC 8785 form of the other members.' } },
-};
+const CAPABILITY_CLASSES = ['identify', 'trace', 'verify-offline'];
+const PASSPORT_STATUSES = ['draft', 'active', 'suspended', 'end_of_life', 'revoked'];
+const EVENT_TYPES = ['activated', 'suspended', 'reinstated', 'end_of_life', 'revoked', 'ObjectEvent', 'AggregationEvent', 'TransactionEvent', 'TransformationEvent'];
 
 const PASSPORT_FIELDS = `passport_id: id status core manifest log_head: logHead capability_class: capabilityClass log_size: logSize latest_pack: latestPack`;
 
-const passportSchema: JsonSchema = {
-  type: 'object',
-  required: ['passport_id', 'status', 'core', 'manifest', 'log_head'],
-  properties: {
+const typeRef = closed({ id: { type: 'string', description: 'Registry model id.' }, version: { type: 'integer', minimum: 1 } });
+
+const logHead = signed(
+  { passport_id: { type: 'string' }, size: { type: 'integer', minimum: 0 }, root_hash: hex256, timestamp: dateTime },
+  {},
+  'Signed checkpoint of the log by the event key: its size and RFC 6962 root.',
+);
+const event = signed(
+  {
     passport_id: { type: 'string' },
-    status: { enum: ['draft', 'active', 'suspended', 'end_of_life', 'revoked'] },
-    core: { type: 'object', description: 'Identity, type ref, capability class, profile and claims, status.' },
-    manifest: { type: 'object', description: 'The config vector.' },
-    log_head: { ...signedJson, description: 'Signed checkpoint: passport_id, size, root_hash (RFC 6962), timestamp.' },
-    capability_class: { enum: ['identify', 'trace', 'verify-offline'] },
-    log_size: { type: 'integer' },
-    latest_pack: { type: ['string', 'null'] },
+    seq: { type: 'integer', minimum: 0 },
+    type: { enum: EVENT_TYPES },
+    payload: freeObject('Per the type’s schema; EPCIS events keep EPCIS 2.0 member names (camelCase).'),
+    recorded_at: dateTime,
+    prev_hash: { ...hex256, description: 'SHA-256 of the previous event (RFC 8785 form, signature included); 64 zeros for the first.' },
+    trust: { const: 'Attested' },
+    kid: thumbprint,
   },
+  {},
+  'A signed event by the event key.',
+);
+
+const passportSchema = closed(
+  {
+    passport_id: { type: 'string' },
+    status: { enum: PASSPORT_STATUSES },
+    core: closed(
+      {
+        passport_id: { type: 'string' },
+        issuer: { type: 'string' },
+        identity: closed(
+          {
+            uri: { type: 'string', description: 'The identifier exactly as given.' },
+            scheme: { enum: ['gs1-digital-link', 'epc-urn'] },
+            granularity: { enum: ['model', 'batch', 'item'] },
+            gtin: { type: 'string', pattern: '^[0-9]{14}$' },
+            digital_link: { type: 'string', description: 'Canonical GS1 Digital Link.' },
+          },
+          { variant: { type: 'string' }, lot: { type: 'string' }, serial: { type: 'string' } },
+        ),
+        type_ref: typeRef,
+        capability_class: { enum: CAPABILITY_CLASSES },
+        profile_id: { type: ['string', 'null'] },
+        claims: freeObject('The claims of the profile, copied at creation.'),
+        created_at: dateTime,
+      },
+      { status: { enum: PASSPORT_STATUSES } },
+      'Identity, type ref, capability class, profile and claims.',
+    ),
+    manifest: freeObject('The config vector.'),
+    log_head: logHead,
+    capability_class: { enum: CAPABILITY_CLASSES },
+    log_size: { type: 'integer', minimum: 0 },
+    latest_pack: { type: ['string', 'null'], description: 'The text of the latest Tier-A pack.' },
+  },
+  { log: { type: 'array', items: event, description: 'Every signed event in sequence order (empty on creation; with include_events=true).' } },
+);
+const PASSPORT_ID = '5638f8d6-b669-41f8-8bdb-255c5ecb997e';
+const ROOT_HASH = '8b110ea46b87bb3d16dd4f6560e49712657c0cc4073fbaf0ad0781a5253b9573';
+const PASSPORT_EXAMPLE = {
+  passport_id: PASSPORT_ID,
+  status: 'draft',
+  core: {
+    passport_id: PASSPORT_ID,
+    issuer: 'passport-issuer',
+    identity: { uri: 'https://id.gs1.org/01/09520123456788/21/SN-1', scheme: 'gs1-digital-link', granularity: 'item', gtin: '09520123456788', serial: 'SN-1', digital_link: 'https://id.gs1.org/01/09520123456788/21/SN-1' },
+    type_ref: { id: 'battery-passport', version: 1 },
+    capability_class: 'verify-offline',
+    profile_id: null,
+    claims: {},
+    created_at: EXAMPLE_TIME,
+  },
+  manifest: { chemistry: 'LFP', capacity_kwh: 75 },
+  log_head: { passport_id: PASSPORT_ID, size: 0, root_hash: 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855', timestamp: EXAMPLE_TIME, signature: EXAMPLE_SIGNATURE },
+  capability_class: 'verify-offline',
+  log_size: 0,
+  latest_pack: null,
+  log: [],
 };
+const EVENT_EXAMPLE = {
+  passport_id: PASSPORT_ID,
+  seq: 0,
+  type: 'activated',
+  payload: { placed_on_market_at: '2025-02-01T00:00:00Z' },
+  recorded_at: EXAMPLE_TIME,
+  prev_hash: '0'.repeat(64),
+  trust: 'Attested',
+  kid: EXAMPLE_KID,
+  signature: EXAMPLE_SIGNATURE,
+};
+const LOG_HEAD_EXAMPLE = { passport_id: PASSPORT_ID, size: 1, root_hash: ROOT_HASH, timestamp: EXAMPLE_TIME, signature: EXAMPLE_SIGNATURE };
+
+const packClaims = closed(
+  { iss: { type: 'string' }, sub: { type: 'string' }, iat: { type: 'integer', description: 'NumericDate.' }, capability_class: { enum: CAPABILITY_CLASSES }, type_ref: typeRef, status: { enum: PASSPORT_STATUSES } },
+  {
+    log: closed({ size: { type: 'integer', minimum: 0 }, root_hash: hex256 }),
+    identity: { type: 'string' },
+    manifest_digest: { ...hex256, description: 'SHA-256 of the RFC 8785 form of the config vector.' },
+    last_event: closed({ seq: { type: 'integer', minimum: 0 }, type: { enum: EVENT_TYPES }, recorded_at: dateTime }),
+    log_head: closed({ timestamp: dateTime, signature: detachedJws }),
+  },
+  'The claims the pack carries (CBOR keys in the discovery document), as JSON.',
+);
+
+const problemList: JsonSchema = {
+  type: 'array',
+  items: closed({ code: { type: 'string' }, message: { type: 'string' } }, { seq: { type: 'integer', minimum: 0 }, reason: { type: 'string' } }),
+};
+const signatureFailures: JsonSchema = { type: 'array', items: closed({ seq: { type: 'integer', minimum: 0 }, reason: { type: 'string' }, message: { type: 'string' } }) };
+const VERDICT_CHECKS = ['log.chain', 'log.transitions', 'log.status', 'log.head_signature', 'log.root', 'events.signatures', 'pack.signature', 'pack.head', 'pack.status', 'key_standing.event', 'key_standing.log_head', 'key_standing.pack'];
+const verdictSchema = closed({
+  passport_id: { type: 'string' },
+  outcome: { enum: ['verified', 'failed', 'incomplete'] },
+  log_verdict: closed({
+    ok: { type: 'boolean' },
+    passport_id: { type: 'string' },
+    size: { type: 'integer', minimum: 0 },
+    chain: closed({ ok: { type: 'boolean' }, problems: problemList }),
+    replay: closed({ ok: { type: 'boolean' }, status: { enum: PASSPORT_STATUSES }, problems: problemList }),
+    head: closed({ ok: { type: 'boolean' }, checked: { type: 'boolean' }, problems: problemList }, { kid: { type: 'string' } }),
+    root: closed({ ok: { type: 'boolean' }, checked: { type: 'boolean' }, computed: hex256 }, { signed: hex256 }),
+    problems: problemList,
+  }),
+  event_signature_audit: closed({ verified: { type: 'integer', minimum: 0 }, total: { type: 'integer', minimum: 0 }, first_failing_seq: { type: ['integer', 'null'] }, failures: signatureFailures }),
+  pack_verdict: closed(
+    { present: { type: 'boolean' }, ok: { type: 'boolean' } },
+    { kid: { type: 'string' }, capability_class: { type: 'string' }, reason: { type: 'string' }, message: { type: 'string' } },
+  ),
+  checks: { type: 'array', items: closed({ check: { enum: VERDICT_CHECKS }, outcome: { enum: ['passed', 'failed', 'not_run'] }, detail: { type: 'string' } }) },
+  coverage: closed({
+    checks_run: { type: 'integer', minimum: 0 },
+    checks_total: { type: 'integer', minimum: 0 },
+    not_run: { type: 'array', items: closed({ check: { enum: VERDICT_CHECKS }, why: { type: 'string' } }) },
+  }),
+  computed_at: dateTime,
+});
+
+const profileSchema = closed({
+  profile_id: { type: 'string' },
+  description: { type: ['string', 'null'] },
+  capability_classes: { type: 'array', items: { enum: CAPABILITY_CLASSES }, minItems: 1 },
+  default_capability_class: { oneOf: [{ enum: CAPABILITY_CLASSES }, { type: 'null' }] },
+  claims: freeObject('Copied verbatim into the core of every passport created under the profile.'),
+  created_at: dateTime,
+  updated_at: dateTime,
+});
+const PROFILE_EXAMPLE = { profile_id: 'ev-battery', description: 'EV batteries', capability_classes: ['trace', 'verify-offline'], default_capability_class: 'trace', claims: { regulation: 'EU 2023/1542' }, created_at: EXAMPLE_TIME, updated_at: EXAMPLE_TIME };
+
+const ruleSchema = closed({
+  model_id: { type: 'string' },
+  model_version: { type: ['integer', 'null'], description: 'Null: every version without a rule of its own.' },
+  profile_id: { type: 'string' },
+  created_at: dateTime,
+  updated_at: dateTime,
+});
+const RULE_EXAMPLE = { model_id: 'battery-passport', model_version: null, profile_id: 'ev-battery', created_at: EXAMPLE_TIME, updated_at: EXAMPLE_TIME };
 
 export const issuerRoutes: Route[] = [
   {
@@ -51,7 +192,7 @@ export const issuerRoutes: Route[] = [
           required: ['id', 'version'],
           properties: { id: { type: 'string', description: 'Registry model id.' }, version: { type: 'integer', minimum: 1 } },
         },
-        config_vector: { type: 'object', description: 'Validated against the registry model; returned as the manifest.' },
+        config_vector: { type: 'object', additionalProperties: true, description: 'Validated against the registry model; returned as the manifest.' },
         capability_class: { enum: ['identify', 'trace', 'verify-offline'], description: "Defaults to the applicable profile's default, else identify." },
       },
     },
@@ -75,7 +216,7 @@ export const issuerRoutes: Route[] = [
       headers: { location: `${context.baseUrl}/passports/${encodeURIComponent(data.passport.passport_id)}` },
       body: { ...data.passport, log: [] },
     }),
-    responses: { 201: { description: 'The passport, with its empty log and the signed head of that log.', schema: passportSchema } },
+    responses: { 201: { headers: location('The passport.'), description: 'The passport, with its empty log and the signed head of that log.', ...answer(passportSchema, PASSPORT_EXAMPLE) } },
     problems: [401, 403, 409, 422, 503],
   },
   {
@@ -91,7 +232,7 @@ export const issuerRoutes: Route[] = [
       const { events, ...passport } = data.passport;
       return { body: { ...passport, ...(events ? { log: events } : {}) } };
     },
-    responses: { 200: { description: 'The passport.', schema: passportSchema } },
+    responses: { 200: { description: 'The passport.', ...answer(passportSchema, { ...PASSPORT_EXAMPLE, status: 'active', log_head: LOG_HEAD_EXAMPLE, log_size: 1, log: [EVENT_EXAMPLE] }) } },
   },
   {
     method: 'POST',
@@ -104,10 +245,10 @@ export const issuerRoutes: Route[] = [
       required: ['type', 'payload'],
       properties: {
         type: {
-          enum: ['activated', 'suspended', 'reinstated', 'end_of_life', 'revoked', 'ObjectEvent', 'AggregationEvent', 'TransactionEvent', 'TransformationEvent'],
+          enum: EVENT_TYPES,
           description: 'Lifecycle events change the status; EPCIS 2.0 traceability events do not. Payload schemas: the discovery document.',
         },
-        payload: { type: 'object', description: 'Per the type’s schema; EPCIS events keep EPCIS 2.0 member names (camelCase).' },
+        payload: { type: 'object', additionalProperties: true, description: 'Per the type’s schema; EPCIS events keep EPCIS 2.0 member names (camelCase).' },
       },
     },
     operation: `mutation AppendPassportEvent($passportId: ID!, $type: String!, $payload: JSONObject!) {
@@ -117,11 +258,12 @@ export const issuerRoutes: Route[] = [
       const input = object(body);
       return { passportId: params.id, type: input.type, payload: input.payload };
     },
-    result: (data) => ({ status: 201, body: data.appended }),
+    // The event has no address of its own: Location names the log that holds it.
+    result: (data, context) => ({ status: 201, headers: { location: `${context.baseUrl}/passports/${encodeURIComponent(context.request.params.id!)}?include_events=true` }, body: data.appended }),
     responses: {
-      201: {
+      201: { headers: location('The passport with its log (?include_events=true).'),
         description: 'The signed event (seq, prev_hash, trust "Attested", kid, signature), the new signed log head and the status after it.',
-        schema: { type: 'object', required: ['event', 'log_head', 'status'], properties: { event: signedJson, log_head: signedJson, status: { type: 'string' } } },
+        ...answer(closed({ event, log_head: logHead, status: { enum: PASSPORT_STATUSES } }), { event: EVENT_EXAMPLE, log_head: LOG_HEAD_EXAMPLE, status: 'active' }),
       },
     },
     problems: [401, 403, 409, 422],
@@ -136,15 +278,31 @@ export const issuerRoutes: Route[] = [
   pack: mintPassportPack(passportId: $passportId) { passport_id: passportId text size budget kid claims minted_at: mintedAt }
 }`,
     variables: ({ params }) => ({ passportId: params.id }),
-    result: (data) => ({ status: 201, body: data.pack }),
+    // The passport keeps its latest pack (latest_pack).
+    result: (data, context) => ({ status: 201, headers: { location: `${context.baseUrl}/passports/${encodeURIComponent(context.request.params.id!)}` }, body: data.pack }),
     responses: {
-      201: {
+      201: { headers: location('The passport, whose latest_pack is this pack.'),
         description: 'The pack text (DPP1:…), its size and the budget, the carrier key id and the claims.',
-        schema: {
-          type: 'object',
-          required: ['passport_id', 'text', 'size', 'budget', 'kid', 'claims', 'minted_at'],
-          properties: { text: { type: 'string', pattern: '^DPP1:[0-9A-Z $%*+\\-./:]*$' }, size: { type: 'integer' }, budget: { type: 'integer' } },
-        },
+        ...answer(
+          closed({
+            passport_id: { type: 'string' },
+            text: { type: 'string', pattern: '^DPP1:[0-9A-Z $%*+\\-./:]*$' },
+            size: { type: 'integer', minimum: 0, description: 'Characters of text.' },
+            budget: { type: 'integer', description: 'The QR budget: the most characters a pack may have.' },
+            kid: thumbprint,
+            claims: packClaims,
+            minted_at: dateTime,
+          }),
+          {
+            passport_id: PASSPORT_ID,
+            text: 'DPP1:NCF3+EAWPMWQ000K8E67T5248$70%RL.6A*3XHDG-K40N5JMEONO+JWW5GYQQKG4',
+            size: 69,
+            budget: 1134,
+            kid: EXAMPLE_KID,
+            claims: { iss: 'passport-issuer', sub: PASSPORT_ID, iat: 1795587614, capability_class: 'trace', type_ref: { id: 'battery-passport', version: 1 }, status: 'active', log: { size: 1, root_hash: ROOT_HASH } },
+            minted_at: EXAMPLE_TIME,
+          },
+        ),
       },
     },
     problems: [401, 403, 422],
@@ -163,7 +321,25 @@ export const issuerRoutes: Route[] = [
     responses: {
       200: {
         description: 'outcome (verified, failed, incomplete), log_verdict, event_signature_audit, pack_verdict, checks and coverage.',
-        schema: { type: 'object', required: ['passport_id', 'outcome', 'log_verdict', 'event_signature_audit', 'pack_verdict', 'checks', 'coverage'] },
+        ...answer(verdictSchema, {
+          passport_id: PASSPORT_ID,
+          outcome: 'incomplete',
+          log_verdict: {
+            ok: true,
+            passport_id: PASSPORT_ID,
+            size: 1,
+            chain: { ok: true, problems: [] },
+            replay: { ok: true, status: 'active', problems: [] },
+            head: { ok: true, checked: true, kid: EXAMPLE_KID, problems: [] },
+            root: { ok: true, checked: true, computed: ROOT_HASH, signed: ROOT_HASH },
+            problems: [],
+          },
+          event_signature_audit: { verified: 1, total: 1, first_failing_seq: null, failures: [] },
+          pack_verdict: { present: false, ok: false },
+          checks: [{ check: 'log.chain', outcome: 'passed', detail: '1 event chained from the genesis value' }],
+          coverage: { checks_run: 6, checks_total: 12, not_run: [{ check: 'pack.signature', why: 'no pack has been minted' }] },
+          computed_at: EXAMPLE_TIME,
+        }),
       },
     },
   },
@@ -180,7 +356,7 @@ export const issuerRoutes: Route[] = [
         description: { type: 'string' },
         capability_classes: { type: 'array', items: { enum: ['identify', 'trace', 'verify-offline'] }, minItems: 1 },
         default_capability_class: { enum: ['identify', 'trace', 'verify-offline'] },
-        claims: { type: 'object', description: 'Copied verbatim into the core of every passport created under the profile.' },
+        claims: { type: 'object', additionalProperties: true, description: 'Copied verbatim into the core of every passport created under the profile.' },
       },
     },
     operation: `mutation UpsertIssuerProfile($input: IssuerProfileInput!) {
@@ -205,7 +381,7 @@ export const issuerRoutes: Route[] = [
       const { created, ...profile } = data.profile;
       return { status: created ? 201 : 200, body: profile };
     },
-    responses: { 200: { description: 'The profile, replaced.' }, 201: { description: 'The profile, created.' } },
+    responses: { 200: { description: 'The profile, replaced.', ...answer(profileSchema, PROFILE_EXAMPLE) }, 201: { description: 'The profile, created.', ...answer(profileSchema, PROFILE_EXAMPLE) } },
     problems: [401, 403, 422],
   },
   {
@@ -233,7 +409,7 @@ export const issuerRoutes: Route[] = [
       const { created, ...rule } = data.rule;
       return { status: created ? 201 : 200, body: rule };
     },
-    responses: { 200: { description: 'The rule, replaced.' }, 201: { description: 'The rule, created.' } },
+    responses: { 200: { description: 'The rule, replaced.', ...answer(ruleSchema, RULE_EXAMPLE) }, 201: { description: 'The rule, created.', ...answer(ruleSchema, RULE_EXAMPLE) } },
     problems: [401, 403, 422],
   },
 ];

@@ -7,6 +7,7 @@ import { problem } from '../../lib/problem.js';
 import { API_VERSIONED_KINDS, KIND_COLLECTIONS, type RecordKind } from '../../subgraphs/registry/domain/kinds.js';
 import { RequestProblem } from '../../lib/http/request-problem.js';
 import type { JsonSchema, QueryParameter, Route, RouteContext, RouteRequest } from '../route-table.js';
+import { answer, closed, dateTime, EXAMPLE_TIME, freeObject, location, nullableDateTime, page, uri } from '../schemas.js';
 
 const RECORD_FIELDS = `id kind version status body effective_from: effectiveFrom effective_to: effectiveTo created_at: createdAt
     supersedes superseded_by: supersededBy current current_version: currentVersion path`;
@@ -44,30 +45,95 @@ function objectBody(body: unknown, members: Record<string, boolean>): Record<str
 
 const notFound = (detail: string) => new RequestProblem(problem(404, 'NOT_FOUND', detail));
 
-const recordSchema: JsonSchema = {
-  type: 'object',
-  required: ['id', 'kind', 'version', 'status', 'body', 'created_at', 'current', 'current_version'],
-  properties: {
-    id: { type: 'string' },
-    kind: { enum: ['item', 'model', 'service', 'cross_register_mapping', 'protocol_binding', 'verification_mechanism', 'generic'] },
-    version: { type: 'integer', minimum: 1 },
-    status: { enum: ['draft', 'active', 'deprecated', 'withdrawn'] },
-    body: { type: 'object' },
-    effective_from: { type: ['string', 'null'], format: 'date-time' },
-    effective_to: { type: ['string', 'null'], format: 'date-time' },
-    created_at: { type: 'string', format: 'date-time' },
-    supersedes: { type: ['integer', 'null'] },
-    superseded_by: { type: ['integer', 'null'] },
-    current: { type: 'boolean' },
-    current_version: { type: 'integer' },
-    href: { type: 'string', format: 'uri' },
-    version_href: { type: 'string', format: 'uri' },
-  },
+const RECORD_KINDS = ['item', 'model', 'service', 'cross_register_mapping', 'protocol_binding', 'verification_mechanism', 'generic'];
+const RECORD_STATUSES = ['draft', 'active', 'deprecated', 'withdrawn'];
+
+const recordSchema = closed({
+  id: { type: 'string' },
+  kind: { enum: RECORD_KINDS },
+  version: { type: 'integer', minimum: 1 },
+  status: { enum: RECORD_STATUSES },
+  body: freeObject('The record content; for a model: title, schema (JSON Schema 2020-12) and applicability.'),
+  effective_from: nullableDateTime,
+  effective_to: nullableDateTime,
+  created_at: dateTime,
+  supersedes: { type: ['integer', 'null'], description: 'The version this one follows.' },
+  superseded_by: { type: ['integer', 'null'], description: 'The version that follows this one.' },
+  current: { type: 'boolean' },
+  current_version: { type: 'integer', minimum: 1 },
+  href: { ...uri, description: 'The record (its current version).' },
+  version_href: { ...uri, description: 'This version.' },
+});
+const RECORD_EXAMPLE = {
+  id: 'widget.a',
+  kind: 'item',
+  version: 2,
+  status: 'active',
+  body: { title: 'Widget A' },
+  effective_from: EXAMPLE_TIME,
+  effective_to: null,
+  created_at: EXAMPLE_TIME,
+  supersedes: 1,
+  superseded_by: null,
+  current: true,
+  current_version: 2,
+  href: 'http://127.0.0.1:8080/registry/items/widget.a',
+  version_href: 'http://127.0.0.1:8080/registry/items/widget.a?version=2',
 };
+const record = answer(recordSchema, RECORD_EXAMPLE);
+const CREATED_RECORD_EXAMPLE = { ...RECORD_EXAMPLE, version: 1, effective_from: null, supersedes: null, current_version: 1, version_href: `${RECORD_EXAMPLE.href}?version=1` };
+
+const recordPage = answer(page('records', recordSchema, 'next_cursor'), { records: [RECORD_EXAMPLE], next_cursor: 'eyJhZnRlciI6IndpZGdldC5hIn0' });
+
+const supersession = answer(
+  closed({
+    id: { type: 'string' },
+    kind: { enum: RECORD_KINDS },
+    current: { type: 'integer', minimum: 1, description: 'The current version.' },
+    versions: {
+      type: 'array',
+      items: closed({
+        version: { type: 'integer', minimum: 1 },
+        status: { enum: RECORD_STATUSES },
+        predecessor: { type: ['integer', 'null'] },
+        successor: { type: ['integer', 'null'] },
+        current: { type: 'boolean' },
+        created_at: dateTime,
+        effective_from: nullableDateTime,
+        effective_to: nullableDateTime,
+      }),
+    },
+  }),
+  {
+    id: 'widget.a',
+    kind: 'item',
+    current: 2,
+    versions: [
+      { version: 1, status: 'active', predecessor: null, successor: 2, current: false, created_at: EXAMPLE_TIME, effective_from: null, effective_to: null },
+      { version: 2, status: 'active', predecessor: 1, successor: null, current: true, created_at: EXAMPLE_TIME, effective_from: EXAMPLE_TIME, effective_to: null },
+    ],
+  },
+);
+
+const applicable = (optional: Record<string, JsonSchema> = {}) =>
+  closed(
+    {
+      id: { type: 'string' },
+      version: { type: 'integer', minimum: 1 },
+      ref: { type: 'string', description: '"id@version", the form of a passport type ref.' },
+      status: { enum: RECORD_STATUSES },
+      product_categories: { type: 'array', items: { type: 'string' } },
+      jurisdictions: { type: 'array', items: { type: 'string' } },
+      effective_from: nullableDateTime,
+      effective_to: nullableDateTime,
+    },
+    optional,
+  );
+const APPLICABLE_EXAMPLE = { id: 'battery-passport', version: 1, ref: 'battery-passport@1', status: 'active', product_categories: ['battery.ev'], jurisdictions: ['EU'], effective_from: null, effective_to: null };
 
 const versionFields = {
   status: { enum: ['draft', 'active', 'deprecated', 'withdrawn', null], description: 'Defaults to the current status (active for a new record).' },
-  body: { type: 'object', description: 'The record content; for a model: title, schema (JSON Schema 2020-12) and applicability.' },
+  body: { type: 'object', additionalProperties: true, description: 'The record content; for a model: title, schema (JSON Schema 2020-12) and applicability.' },
   effective_from: { type: ['string', 'null'], format: 'date-time', description: 'Start of the effective window (inclusive); absent or null: since always.' },
   effective_to: { type: ['string', 'null'], format: 'date-time', description: 'End of the effective window (exclusive); absent or null: open-ended.' },
 };
@@ -113,7 +179,7 @@ function readRoute(kind: RecordKind, path: string, label: string): Route {
       if (!data.registryRecord) throw notFound(`No ${kind === 'generic' ? 'generic record' : kind.replaceAll('_', ' ')} has this id, or not this version.`);
       return { headers: { etag: `"${data.registryRecord.id}@${data.registryRecord.version}"` }, body: recordBody(data.registryRecord, context) };
     },
-    responses: { 200: { description: 'The record version.', schema: recordSchema }, 304: { description: 'Not modified: If-None-Match names the ETag of this version.' } },
+    responses: { 200: { description: 'The record version.', ...record }, 304: { description: 'Not modified: If-None-Match names the ETag of this version.' } },
   };
 }
 
@@ -131,7 +197,7 @@ function supersessionRoute(kind: RecordKind, path: string, label: string): Route
       if (!data.registrySupersession) throw notFound(`No ${kind === 'generic' ? 'generic record' : kind.replaceAll('_', ' ')} has this id.`);
       return { body: data.registrySupersession };
     },
-    responses: { 200: { description: 'The supersession chain, oldest version first.' } },
+    responses: { 200: { description: 'The supersession chain, oldest version first.', ...supersession } },
   };
 }
 
@@ -158,7 +224,7 @@ function appendRoute(kind: RecordKind, path: string, label: string): Route {
       const record = recordBody(data.appendRegistryRecordVersion, context);
       return { status: 201, headers: { location: record.version_href }, body: record };
     },
-    responses: { 201: { description: 'The new version, now current.', schema: recordSchema } },
+    responses: { 201: { headers: location('The new version.'), description: 'The new version, now current.', ...record } },
     problems: [401, 403, 409, 422],
   };
 }
@@ -189,7 +255,7 @@ function listRoute(kind: RecordKind, collection: string): Route {
       next.searchParams.set('cursor', body.next_cursor);
       return { headers: { link: `<${next.toString()}>; rel="next"` }, body };
     },
-    responses: { 200: { description: 'A page of records and the cursor of the next page (null on the last page).' } },
+    responses: { 200: { description: 'A page of records and the cursor of the next page (null on the last page).', ...recordPage } },
   };
 }
 
@@ -228,7 +294,7 @@ export const registryRoutes: Route[] = [
       const record = recordBody(data.createRegistryRecord, context);
       return { status: 201, headers: { location: record.href }, body: record };
     },
-    responses: { 201: { description: 'The new record at version 1.', schema: recordSchema } },
+    responses: { 201: { headers: location('The record.'), description: 'The new record at version 1.', ...answer(recordSchema, CREATED_RECORD_EXAMPLE) } },
     problems: [401, 403, 409, 422],
   },
   {
@@ -238,7 +304,20 @@ export const registryRoutes: Route[] = [
     role: 'admin',
     operation: `mutation SeedRegistry { seedRegistry { records versions_inserted: versionsInserted versions_present: versionsPresent skipped { kind id reason } } }`,
     result: (data) => ({ body: data.seedRegistry }),
-    responses: { 200: { description: 'How many versions were stored and how many were present already.' } },
+    responses: {
+      200: {
+        description: 'How many versions were stored and how many were present already.',
+        ...answer(
+          closed({
+            records: { type: 'integer', minimum: 0, description: 'Records in the sample register.' },
+            versions_inserted: { type: 'integer', minimum: 0 },
+            versions_present: { type: 'integer', minimum: 0 },
+            skipped: { type: 'array', items: closed({ kind: { type: 'string' }, id: { type: 'string' }, reason: { type: 'string' } }), description: 'Sample records left out, and why.' },
+          }),
+          { records: 19, versions_inserted: 20, versions_present: 0, skipped: [] },
+        ),
+      },
+    },
     problems: [401, 403, 409],
   },
   {
@@ -259,7 +338,21 @@ export const registryRoutes: Route[] = [
 }`,
     variables: ({ query }) => ({ productCategory: query.product_category ?? null, jurisdiction: query.jurisdiction ?? null, at: query.at ?? null }),
     result: (data) => ({ body: data.registryApplicability }),
-    responses: { 200: { description: 'The applicable model and profile versions, each with its type ref id@version.' } },
+    responses: {
+      200: {
+        description: 'The applicable model and profile versions, each with its type ref id@version.',
+        ...answer(
+          closed({
+            at: dateTime,
+            product_category: { type: ['string', 'null'] },
+            jurisdiction: { type: ['string', 'null'] },
+            models: { type: 'array', items: applicable() },
+            profiles: { type: 'array', items: applicable({ model: { type: ['string', 'null'], description: 'The model version its passports conform to, id@version.' } }) },
+          }),
+          { at: EXAMPLE_TIME, product_category: 'battery.ev', jurisdiction: 'DE', models: [APPLICABLE_EXAMPLE], profiles: [{ ...APPLICABLE_EXAMPLE, id: 'eu-battery-passport', ref: 'eu-battery-passport@1', model: 'battery-passport@1' }] },
+        ),
+      },
+    },
   },
   {
     method: 'GET',
@@ -270,7 +363,28 @@ export const registryRoutes: Route[] = [
       const { $schema, ...schema } = data.registryProfileManifestSchema as Record<string, unknown>;
       return { headers: { 'content-type': 'application/schema+json' }, body: { $schema, $id: `${context.baseUrl}/schemas/profile-manifest`, ...schema } };
     },
-    responses: { 200: { description: 'The schema, with its examples.', mediaType: 'application/schema+json' } },
+    responses: {
+      200: {
+        description: 'The schema, with its examples.',
+        mediaType: 'application/schema+json',
+        ...answer(
+          {
+            type: 'object',
+            description: 'A JSON Schema 2020-12 document ($schema 2020-12) whose $id is the URL of this path.',
+            required: ['type', 'properties'],
+            properties: {
+              title: { type: 'string' },
+              type: { const: 'object' },
+              properties: { type: 'object', description: 'Each member of a manifest with its JSON Schema.', additionalProperties: freeObject('A JSON Schema (2020-12).') },
+              examples: { type: 'array', items: freeObject('A manifest.') },
+            },
+            // Not declared as properties: @fastify/swagger drops members named $schema and $id from schemas and examples.
+            additionalProperties: true,
+          },
+          { title: 'Passport profile manifest', type: 'object', required: ['type'], properties: { type: { const: 'ProfileManifest' } } },
+        ),
+      },
+    },
   },
   ...collectionRoutes,
   {
@@ -280,11 +394,32 @@ export const registryRoutes: Route[] = [
     params: { id: 'Model id.' },
     query: { version: { type: 'integer', minimum: 1, description: 'The model version; the current one when absent.' } },
     role: 'writer',
-    body: { description: 'The document to validate: any JSON value.' },
+    body: { description: 'The document to validate: any JSON value.', type: ['object', 'array', 'string', 'number', 'boolean', 'null'], additionalProperties: true, items: true },
     operation: `query RegistryValidateDocument($modelId: ID!, $version: Int, $document: JSON) { registryValidateDocument(modelId: $modelId, version: $version, document: $document) }`,
     variables: ({ params, query, body }) => ({ modelId: params.id, version: query.version ?? null, document: body }),
     result: (data) => ({ body: data.registryValidateDocument }),
-    responses: { 200: { description: '{ valid, model: "id@version", errors: [{ pointer, keyword, message, schema_path, params }] }' } },
+    responses: {
+      200: {
+        description: 'Whether the document is valid, against which model version, and every error with its JSON Pointer.',
+        ...answer(
+          closed({
+            valid: { type: 'boolean' },
+            model: { type: 'string', description: '"id@version" of the model validated against.' },
+            errors: {
+              type: 'array',
+              items: closed({
+                pointer: { type: 'string', description: 'JSON Pointer (RFC 6901) into the document.' },
+                keyword: { type: 'string' },
+                message: { type: 'string' },
+                schema_path: { type: 'string', description: 'JSON Pointer of the failing keyword in the model schema.' },
+                params: freeObject('What the failing keyword says, as Ajv gives it, e.g. allowedValues.'),
+              }),
+            },
+          }),
+          { valid: false, model: 'battery-passport@1', errors: [{ pointer: '/chemistry', keyword: 'enum', message: 'must be equal to one of the allowed values', schema_path: '/properties/chemistry/enum', params: { allowedValues: ['LFP', 'NMC'] } }] },
+        ),
+      },
+    },
     problems: [401, 403],
   },
   readRoute('generic', '/{id}', LABELS.generic),

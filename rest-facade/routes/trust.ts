@@ -1,5 +1,8 @@
 /** The trust service's paths (spec §4), each one GraphQL operation through the gateway. */
 import type { JsonSchema, Route, RouteContext } from '../route-table.js';
+import { answer, closed, dateTime, EXAMPLE_ED25519_JWK, EXAMPLE_KID, EXAMPLE_SIGNATURE, EXAMPLE_TIME, freeObject, keyRevocation, kid, location, nullableDateTime, publicJwk, signed } from '../schemas.js';
+
+const NODE_KINDS = ['root', 'authority', 'issuer', 'witness', 'quorum'];
 
 // Selections with aliases, so REST bodies come out in snake_case.
 const NODE = 'id kind jurisdiction keys threshold group_key: groupKey';
@@ -80,7 +83,8 @@ async function* graphDocument(first: GraphPage, context: RouteContext): AsyncGen
   yield Buffer.from(text.join(''));
 }
 
-const jwk: JsonSchema = { type: 'object', description: 'A public JWK (Ed25519 as OKP, P-256 as EC); kid = RFC 7638 thumbprint.' };
+const ed25519Jwk: JsonSchema = { ...publicJwk, properties: { ...(publicJwk.properties as Record<string, JsonSchema>), kty: { const: 'OKP' }, crv: { const: 'Ed25519' } } };
+
 const nodeKey: JsonSchema = {
   type: 'object',
   description: 'A public JWK with OpenID Federation historical-key members.',
@@ -94,49 +98,148 @@ const nodeKey: JsonSchema = {
     revoked: { type: 'object', properties: { revoked_at: { type: 'integer' }, reason: { type: 'string' } } },
   },
 };
-const dateTime: JsonSchema = { type: 'string', format: 'date-time' };
 
 const nodeSchema: JsonSchema = {
   type: 'object',
   required: ['id'],
   properties: {
     id: { type: 'string', description: '1–256 characters, no whitespace, control characters or "#".' },
-    kind: { enum: ['root', 'authority', 'issuer', 'witness', 'quorum'], description: 'Required for a new node; never changes.' },
+    kind: { enum: NODE_KINDS, description: 'Required for a new node; never changes.' },
     jurisdiction: { type: 'string', description: 'ISO 3166-1 alpha-2 or ISO 3166-2.' },
     keys: { type: 'array', items: nodeKey, description: 'Merged by kid; a key is never dropped.' },
     threshold: { type: 'integer', minimum: 1, description: 'Quorum nodes only.' },
-    group_key: { ...jwk, description: 'Quorum nodes only: the FROST (RFC 9591) Ed25519 group key; pinned once.' },
+    group_key: { ...ed25519Jwk, description: 'Quorum nodes only: the FROST (RFC 9591) Ed25519 group key; pinned once.' },
   },
 };
+
+/** A node's key as stored: a public JWK with its lifetime (NumericDates) and, once revoked, why. */
+const storedNodeKey: JsonSchema = {
+  ...publicJwk,
+  required: ['kty', 'crv', 'x', 'kid', 'iat'],
+  properties: { ...(publicJwk.properties as Record<string, JsonSchema>), iat: { type: 'integer', description: 'NumericDate.' }, exp: { type: 'integer', description: 'NumericDate, exclusive.' }, revoked: keyRevocation },
+};
+
+const storedNode = closed(
+  { id: { type: 'string' }, kind: { enum: NODE_KINDS } },
+  { jurisdiction: { type: 'string' }, keys: { type: 'array', items: storedNodeKey }, threshold: { type: 'integer', minimum: 1 }, group_key: publicJwk },
+  'A node as stored; absent members do not apply.',
+);
+const NODE_EXAMPLE = { id: 'acme', kind: 'issuer', jurisdiction: 'DE', keys: [{ ...EXAMPLE_ED25519_JWK, iat: 1792995600 }] };
 
 const delegationCredential: JsonSchema = {
   oneOf: [
     { type: 'string', description: 'Compact JWS whose payload is {iss, sub, scope, iat, nbf?, exp?} (times as RFC 3339 or NumericDate).' },
-    { type: 'object', required: ['signature'], description: 'Signed JSON: {iss, sub, scope, iat, nbf?, exp?} plus a detached JWS over its JCS form.' },
+    { type: 'object', required: ['signature'], properties: { signature: { type: 'string' } }, description: 'Signed JSON: {iss, sub, scope, iat, nbf?, exp?} plus a detached JWS over its JCS form.' },
   ],
 };
 
-const edgeSchema: JsonSchema = {
-  type: 'object',
-  properties: { id: { type: 'string' }, iss: { type: 'string' }, sub: { type: 'string' }, scope: { type: 'object' }, iat: dateTime, nbf: dateTime, exp: { ...dateTime, type: ['string', 'null'], description: 'null: stands until revoked.' }, kid: { type: 'string' }, credential: delegationCredential },
-};
-
-const listSchema: JsonSchema = {
-  type: 'object',
-  properties: {
-    jurisdiction: { type: 'string' },
-    framework: { type: 'string' },
-    sequence_number: { type: 'integer' },
-    issued_at: dateTime,
-    next_update: dateTime,
-    entries: { type: 'array', items: { type: 'object', properties: { id: { type: 'string' }, service_type: { type: 'string' }, status: { enum: ['granted', 'withdrawn'] }, status_starting_time: dateTime, history: { type: 'array' } } } },
+const storedEdge = closed(
+  {
+    id: { type: 'string', description: 'base64url SHA-256 of the credential.' },
+    iss: { type: 'string' },
+    sub: { type: 'string' },
+    scope: freeObject('What the delegation covers, e.g. jurisdictions and event_types.'),
+    iat: dateTime,
+    nbf: dateTime,
+    exp: { ...nullableDateTime, description: 'null: stands until revoked.' },
+    kid,
+    credential: delegationCredential,
   },
+  {},
+  'A delegation edge: the claims of its credential, and the credential verbatim.',
+);
+const EDGE_EXAMPLE = {
+  id: 'o-TjkNgjxweivnrqiQ3iUZnThTwa2K7-H2Wz8iGT9Kk',
+  iss: 'root-eu',
+  sub: 'acme',
+  scope: { jurisdictions: ['DE'] },
+  iat: EXAMPLE_TIME,
+  nbf: EXAMPLE_TIME,
+  exp: '2027-05-04T10:15:30.000Z',
+  kid: EXAMPLE_KID,
+  credential: 'eyJhbGciOiJFZDI1NTE5Iiwia2lkIjoieVh4aWxoaWpNcllrZHQ5bDZpLVA0MFZZclNMMzE4TW91OTJpU2FjNDYzbyJ9.eyJpc3MiOiJyb290LWV1In0.S3qc_snho_3EuYgFVviRm2VxyJj64WVBSKlWV-4p9z4',
 };
 
-const revocationSchema: JsonSchema = {
-  type: 'object',
-  properties: { subject: { type: 'string' }, reason: { type: 'string' }, effective_at: dateTime, recorded_at: dateTime, retroactive: { type: 'boolean' }, attestation: { type: 'object' } },
+const entryStatus = {
+  required: { service_type: { type: 'string' }, status: { enum: ['granted', 'withdrawn'] }, status_starting_time: dateTime },
+  optional: { name: { type: 'string' }, node_id: { type: 'string' } },
 };
+const listEntry = closed({ id: { type: 'string' }, ...entryStatus.required, history: { type: 'array', items: closed(entryStatus.required, entryStatus.optional), description: 'Earlier instances, newest first.' } }, entryStatus.optional);
+const ENTRY_EXAMPLE = { id: 'acme-qc', service_type: 'http://uri.etsi.org/TrstSvc/Svctype/CA/QC', name: 'Acme', node_id: 'acme', status: 'granted', status_starting_time: EXAMPLE_TIME, history: [] };
+
+const listSchema = closed({
+  jurisdiction: { type: 'string' },
+  framework: { type: 'string' },
+  sequence_number: { type: 'integer', minimum: 1 },
+  issued_at: dateTime,
+  next_update: dateTime,
+  entries: { type: 'array', items: listEntry },
+});
+const LIST_EXAMPLE = { jurisdiction: 'DE', framework: 'eIDAS', sequence_number: 2, issued_at: EXAMPLE_TIME, next_update: '2026-10-31T10:15:30.000Z', entries: [ENTRY_EXAMPLE] };
+const entryUpsert = closed({ changed: { type: 'boolean' }, entry: listEntry, list: listSchema });
+
+const REVOCATION_REASONS = ['unspecified', 'keyCompromise', 'cACompromise', 'affiliationChanged', 'superseded', 'cessationOfOperation', 'privilegeWithdrawn', 'aACompromise'];
+const attestation: JsonSchema = {
+  oneOf: [
+    closed({ quorum: { type: 'string' }, slots: { type: 'array', items: closed({ kid, signature: { type: 'string', description: 'base64url Ed25519 signature.' } }) } }),
+    closed({ quorum: { type: 'string' }, group_signature: { type: 'string', description: 'base64url FROST (RFC 9591) Ed25519 group signature.' } }),
+  ],
+  description: 'Signatures of a quorum over the RFC 8785 form of {effective_at, reason, subject}.',
+};
+const revocationSchema = closed(
+  { subject: { type: 'string', description: 'A node id, or "<node id>#<kid>".' }, reason: { enum: REVOCATION_REASONS }, effective_at: dateTime, recorded_at: dateTime, retroactive: { type: 'boolean' } },
+  { attestation },
+);
+const REVOCATION_EXAMPLE = { subject: `acme#${EXAMPLE_KID}`, reason: 'superseded', effective_at: EXAMPLE_TIME, recorded_at: EXAMPLE_TIME, retroactive: false };
+
+const witnessSet = closed({ m: { type: 'integer', minimum: 1 }, keys: { type: 'array', items: ed25519Jwk } });
+
+const cosignature = closed({ kid, time: { type: 'integer', description: 'Seconds since the epoch.' }, signature: { type: 'string', description: 'base64url Ed25519 signature.' } });
+const masterListEntry = closed({
+  id: { type: 'string' },
+  body: freeObject('The entry as the witnesses cosigned it.'),
+  cosignatures: { type: 'array', items: cosignature },
+  verdict: closed({
+    valid: { type: 'integer', minimum: 0, description: 'How many cosignatures are valid, from distinct witnesses of the current set.' },
+    required: { type: ['integer', 'null'], description: 'M of the current witness set; null when none is set.' },
+    quorate: { type: 'boolean' },
+    reasons: { type: 'array', items: closed({ index: { type: 'integer' }, kid: { type: 'string' }, outcome: { enum: ['VALID', 'UNKNOWN_WITNESS', 'BAD_SIGNATURE', 'DUPLICATE'] } }) },
+    explanation: { type: 'string' },
+  }),
+});
+const MASTER_LIST_ENTRY_EXAMPLE = {
+  id: 'de-root-1',
+  body: { jurisdiction: 'DE', root: 'root-eu', keys: ['root-eu-key'] },
+  cosignatures: [{ kid: EXAMPLE_KID, time: 1795587735, signature: '4KciJUUnqN4KqSTHw8gG6pYf4ZjeIX21q24KMwJ7zXVrwWtMhcq6OYWvmltgA2dHivXdN' }],
+  verdict: { valid: 1, required: 1, quorate: true, reasons: [{ index: 0, kid: EXAMPLE_KID, outcome: 'VALID' }], explanation: '1 valid cosignature from distinct witnesses of the current set, 1 required: quorate' },
+};
+
+const anchorBundle = signed(
+  {
+    service: { const: 'trust' },
+    issued_at: dateTime,
+    roots: { type: 'array', items: closed({ id: { type: 'string' }, keys: { type: 'array', items: storedNodeKey } }, { jurisdiction: { type: 'string' } }) },
+    quorums: {
+      type: 'array',
+      items: closed({ id: { type: 'string' }, keys: { type: 'array', items: storedNodeKey }, threshold: { type: 'integer', minimum: 1 } }, { jurisdiction: { type: 'string' }, group_key: ed25519Jwk }),
+    },
+    witness_set: { oneOf: [witnessSet, { type: 'null' }] },
+    trust_lists: {
+      type: 'array',
+      items: closed({
+        jurisdiction: { type: 'string' },
+        framework: { type: 'string' },
+        sequence_number: { type: 'integer' },
+        issued_at: dateTime,
+        next_update: dateTime,
+        sha256: { type: 'string', pattern: '^[A-Za-z0-9_-]{43}$', description: 'base64url SHA-256 of the RFC 8785 form of the list version.' },
+      }),
+    },
+    master_list_origin: { type: 'string' },
+  },
+  { jurisdiction: { type: 'string', description: 'The jurisdiction the bundle is narrowed to.' } },
+  'Signed JSON by the trust service key (GET /keyring).',
+);
 
 export const trustRoutes: Route[] = [
   {
@@ -151,7 +254,7 @@ export const trustRoutes: Route[] = [
       const { created, node } = data.upsertTrustNode;
       return { status: created ? 201 : 200, ...(created && { headers: { location: `${context.baseUrl}/graph` } }), body: nodeOut(node) };
     },
-    responses: { 200: { description: 'The node, keys merged.', schema: nodeSchema }, 201: { description: 'The new node (listed in /graph).', schema: nodeSchema } },
+    responses: { 200: { description: 'The node, keys merged.', ...answer(storedNode, NODE_EXAMPLE) }, 201: { headers: location('The trust graph, which lists the node.'), description: 'The new node (listed in /graph).', ...answer(storedNode, NODE_EXAMPLE) } },
     problems: [409, 422],
   },
   {
@@ -171,8 +274,8 @@ export const trustRoutes: Route[] = [
       return { status: created ? 201 : 200, ...(created && { headers: { location: `${context.baseUrl}/graph` } }), body: edge };
     },
     responses: {
-      200: { description: 'The same credential was already stored: the stored edge.', schema: edgeSchema },
-      201: { description: 'The edge added (listed in /graph).', schema: edgeSchema },
+      200: { description: 'The same credential was already stored: the stored edge.', ...answer(storedEdge, EDGE_EXAMPLE) },
+      201: { headers: location('The trust graph, which lists the edge.'), description: 'The edge added (listed in /graph).', ...answer(storedEdge, EDGE_EXAMPLE) },
     },
     problems: [422],
   },
@@ -187,7 +290,7 @@ export const trustRoutes: Route[] = [
       200: {
         description:
           'Nodes, edges and revocations, read in one snapshot: enough to resolve a path at any instant without asking again. Sent as it is read (chunked, no content-length), a page of records at a time, all pages in the snapshot of the first.',
-        schema: { type: 'object', properties: { nodes: { type: 'array', items: nodeSchema }, edges: { type: 'array', items: edgeSchema }, revocations: { type: 'array', items: revocationSchema } } },
+        ...answer(closed({ nodes: { type: 'array', items: storedNode }, edges: { type: 'array', items: storedEdge }, revocations: { type: 'array', items: revocationSchema } }), { nodes: [NODE_EXAMPLE], edges: [EDGE_EXAMPLE], revocations: [REVOCATION_EXAMPLE] }),
       },
     },
   },
@@ -203,7 +306,7 @@ export const trustRoutes: Route[] = [
     operation: `query TrustLists($at: String, $jurisdiction: String, $framework: String) { trustLists(at: $at, jurisdiction: $jurisdiction, framework: $framework) { ${LIST} } }`,
     variables: ({ query }) => ({ at: query.at, jurisdiction: query.jurisdiction, framework: query.framework }),
     result: (data) => ({ body: { trust_lists: data.trustLists.map(listOut) } }),
-    responses: { 200: { description: 'The lists.', schema: { type: 'object', properties: { trust_lists: { type: 'array', items: listSchema } } } } },
+    responses: { 200: { description: 'The lists.', ...answer(closed({ trust_lists: { type: 'array', items: listSchema } }), { trust_lists: [LIST_EXAMPLE] }) } },
   },
   {
     method: 'POST',
@@ -222,7 +325,7 @@ export const trustRoutes: Route[] = [
       headers: { location: `${context.baseUrl}/trust-lists/${encodeURIComponent(data.registerTrustList.jurisdiction)}` },
       body: listOut(data.registerTrustList),
     }),
-    responses: { 201: { description: 'The list, sequence number 1.', schema: listSchema } },
+    responses: { 201: { headers: location('The list.'), description: 'The list, sequence number 1.', ...answer(listSchema, { ...LIST_EXAMPLE, sequence_number: 1, entries: [] }) } },
     problems: [409, 422],
   },
   {
@@ -234,7 +337,7 @@ export const trustRoutes: Route[] = [
     operation: `query TrustList($jurisdiction: String!, $at: String) { trustList(jurisdiction: $jurisdiction, at: $at) { ${LIST} } }`,
     variables: ({ params, query }) => ({ jurisdiction: params.jur, at: query.at }),
     result: (data) => ({ body: listOut(data.trustList) }),
-    responses: { 200: { description: 'The list version in force at `at`.', schema: listSchema } },
+    responses: { 200: { description: 'The list version in force at `at`.', ...answer(listSchema, LIST_EXAMPLE) } },
   },
   {
     method: 'POST',
@@ -254,14 +357,24 @@ export const trustRoutes: Route[] = [
       },
     },
     operation: `mutation UpsertTrustListEntry($jurisdiction: String!, $input: TrustListEntryInput!) {
-  upsertTrustListEntry(jurisdiction: $jurisdiction, input: $input) { changed entry { ${ENTRY} } list { ${LIST} } }
+  upsertTrustListEntry(jurisdiction: $jurisdiction, input: $input) { created changed entry { ${ENTRY} } list { ${LIST} } }
 }`,
     variables: ({ params, body }) => ({ jurisdiction: params.jur, input: inputOf(body) }),
-    result: (data) => {
-      const { changed, entry, list } = data.upsertTrustListEntry;
-      return { body: { changed, entry: entryOut(entry), list: listOut(list) } };
+    result: (data, context) => {
+      const { created, changed, entry, list } = data.upsertTrustListEntry;
+      // The entry has no address of its own: Location names the list that now holds it.
+      return { status: created ? 201 : 200, ...(created && { headers: { location: `${context.baseUrl}/trust-lists/${encodeURIComponent(list.jurisdiction)}` } }), body: { changed, entry: entryOut(entry), list: listOut(list) } };
     },
-    responses: { 200: { description: 'The entry and the list after the upsert; `changed` is false when nothing was recorded.' } },
+    responses: {
+      200: {
+        description: 'An existing entry changed or restated: the entry and the list after the upsert; `changed` is false when nothing was recorded.',
+        ...answer(entryUpsert, { changed: true, entry: { ...ENTRY_EXAMPLE, status: 'withdrawn', status_starting_time: '2026-06-01T08:00:00.000Z', history: [{ service_type: ENTRY_EXAMPLE.service_type, name: 'Acme', node_id: 'acme', status: 'granted', status_starting_time: EXAMPLE_TIME }] }, list: LIST_EXAMPLE }),
+      },
+      201: { headers: location('The list that holds the entry.'),
+        description: 'A new entry, granted from now: the entry and the list after the upsert (`Location`: the list).',
+        ...answer(entryUpsert, { changed: true, entry: ENTRY_EXAMPLE, list: LIST_EXAMPLE }),
+      },
+    },
     problems: [409, 422],
   },
   {
@@ -273,18 +386,34 @@ export const trustRoutes: Route[] = [
       const { origin, shape, m, k, witnessSet, entries } = data.trustMasterList;
       return { body: { origin, shape, m, k, witnesses: witnessSet?.keys ?? [], witness_set_recorded_at: witnessSet?.recordedAt ?? null, entries } };
     },
-    responses: { 200: { description: 'Verdicts computed on this read against the current witness set.' } },
+    responses: {
+      200: {
+        description: 'Verdicts computed on this read against the current witness set.',
+        ...answer(
+          closed({
+            origin: { type: 'string', description: 'The origin line witnesses cosign.' },
+            shape: { type: 'string', description: '"M-of-K", or "none" before a witness set is set.' },
+            m: { type: ['integer', 'null'] },
+            k: { type: 'integer', minimum: 0 },
+            witnesses: { type: 'array', items: ed25519Jwk },
+            witness_set_recorded_at: nullableDateTime,
+            entries: { type: 'array', items: masterListEntry },
+          }),
+          { origin: 'passport-trust/yXxilhijMrYkdt9l6i-P40VYrSL318Mou92iSac463o/master-list', shape: '1-of-1', m: 1, k: 1, witnesses: [EXAMPLE_ED25519_JWK], witness_set_recorded_at: EXAMPLE_TIME, entries: [MASTER_LIST_ENTRY_EXAMPLE] },
+        ),
+      },
+    },
   },
   {
     method: 'POST',
     path: '/master-list/witnesses',
     summary: 'Replace the witness set',
     role: 'writer',
-    body: { type: 'object', required: ['m', 'keys'], properties: { m: { type: 'integer', minimum: 1 }, keys: { type: 'array', items: jwk, minItems: 1 } } },
+    body: { type: 'object', required: ['m', 'keys'], properties: { m: { type: 'integer', minimum: 1 }, keys: { type: 'array', items: ed25519Jwk, minItems: 1 } } },
     operation: 'mutation ReplaceWitnessSet($input: TrustWitnessSetInput!) { replaceTrustWitnessSet(input: $input) { m keys recorded_at: recordedAt } }',
     variables: ({ body }) => ({ input: inputOf(body) }),
     result: (data) => ({ body: data.replaceTrustWitnessSet }),
-    responses: { 200: { description: 'The witness set now in force.' } },
+    responses: { 200: { description: 'The witness set now in force.', ...answer(closed({ m: { type: 'integer', minimum: 1 }, keys: { type: 'array', items: ed25519Jwk }, recorded_at: dateTime }), { m: 1, keys: [EXAMPLE_ED25519_JWK], recorded_at: EXAMPLE_TIME }) } },
     problems: [422],
   },
   {
@@ -297,17 +426,24 @@ export const trustRoutes: Route[] = [
       required: ['id', 'body'],
       properties: {
         id: { type: 'string', description: '1–256 printable ASCII characters, no spaces.' },
-        body: { type: 'object' },
+        body: freeObject('The statement the witnesses cosign; its RFC 8785 form is hashed into the cosignature text.'),
         cosignatures: {
           type: 'array',
           items: { type: 'object', required: ['kid', 'time', 'signature'], properties: { kid: { type: 'string' }, time: { type: 'integer' }, signature: { type: 'string', description: 'base64url Ed25519 signature.' } } },
         },
       },
     },
-    operation: `mutation UpsertMasterListEntry($input: TrustMasterListEntryInput!) { upsertTrustMasterListEntry(input: $input) { ${MASTER_LIST_ENTRY} } }`,
+    operation: `mutation UpsertMasterListEntry($input: TrustMasterListEntryInput!) { upsertTrustMasterListEntry(input: $input) { created ${MASTER_LIST_ENTRY} } }`,
     variables: ({ body }) => ({ input: inputOf(body) }),
-    result: (data) => ({ body: data.upsertTrustMasterListEntry }),
-    responses: { 200: { description: 'The entry with its verdict.' } },
+    result: (data, context) => {
+      const { created, ...entry } = data.upsertTrustMasterListEntry;
+      // The entry has no address of its own: Location names the master list that holds it.
+      return { status: created ? 201 : 200, ...(created && { headers: { location: `${context.baseUrl}/master-list` } }), body: entry };
+    },
+    responses: {
+      200: { description: 'An entry of this id replaced: the entry with its verdict.', ...answer(masterListEntry, MASTER_LIST_ENTRY_EXAMPLE) },
+      201: { headers: location('The master list.'), description: 'A new entry (`Location`: the master list): the entry with its verdict.', ...answer(masterListEntry, MASTER_LIST_ENTRY_EXAMPLE) },
+    },
     problems: [422],
   },
   {
@@ -326,7 +462,7 @@ export const trustRoutes: Route[] = [
 }`,
     variables: ({ query }) => ({ at: query.at, knownBy: query.known_by, window: query.window, subject: query.subject, retroactive: query.retroactive }),
     result: (data) => ({ body: { revocations: data.trustRevocations.map(revocationOut) } }),
-    responses: { 200: { description: 'Matching revocations, in recording order.', schema: { type: 'object', properties: { revocations: { type: 'array', items: revocationSchema } } } } },
+    responses: { 200: { description: 'Matching revocations, in recording order.', ...answer(closed({ revocations: { type: 'array', items: revocationSchema } }), { revocations: [REVOCATION_EXAMPLE] }) } },
   },
   {
     method: 'POST',
@@ -338,12 +474,9 @@ export const trustRoutes: Route[] = [
       required: ['subject', 'reason'],
       properties: {
         subject: { type: 'string' },
-        reason: { enum: ['unspecified', 'keyCompromise', 'cACompromise', 'affiliationChanged', 'superseded', 'cessationOfOperation', 'privilegeWithdrawn', 'aACompromise'] },
+        reason: { enum: REVOCATION_REASONS },
         effective_at: { ...dateTime, description: 'Default: the recording time. Earlier makes the revocation retroactive.' },
-        attestation: {
-          type: 'object',
-          description: '{quorum, slots: [{kid, signature}]} or {quorum, group_signature}: signatures over the JCS form of {effective_at, reason, subject}.',
-        },
+        attestation: { ...attestation, description: 'Needed for a retroactive revocation: {quorum, slots: [{kid, signature}]} or {quorum, group_signature}, signatures over the RFC 8785 form of {effective_at, reason, subject}.' },
       },
     },
     operation: `mutation DeclareRevocation($input: TrustRevocationInput!) { declareTrustRevocation(input: $input) { ${REVOCATION} } }`,
@@ -353,7 +486,7 @@ export const trustRoutes: Route[] = [
       headers: { location: `${context.baseUrl}/revocations?subject=${encodeURIComponent(data.declareTrustRevocation.subject)}` },
       body: revocationOut(data.declareTrustRevocation),
     }),
-    responses: { 201: { description: 'The revocation as recorded.', schema: revocationSchema } },
+    responses: { 201: { headers: location('The revocations of the subject.'), description: 'The revocation as recorded.', ...answer(revocationSchema, REVOCATION_EXAMPLE) } },
     problems: [422],
   },
   {
@@ -364,6 +497,20 @@ export const trustRoutes: Route[] = [
     operation: 'query AnchorBundle($jurisdiction: String) { trustAnchorBundle(jurisdiction: $jurisdiction) }',
     variables: ({ query }) => ({ jurisdiction: query.jurisdiction }),
     result: (data) => ({ headers: { 'cache-control': 'no-store' }, body: data.trustAnchorBundle }),
-    responses: { 200: { description: 'Signed JSON: roots, quorums, witness set, master-list origin, trust-list heads.' } },
+    responses: {
+      200: {
+        description: 'Signed JSON: roots, quorums, witness set, master-list origin, trust-list heads.',
+        ...answer(anchorBundle, {
+          service: 'trust',
+          issued_at: EXAMPLE_TIME,
+          roots: [{ id: 'root-eu', keys: [{ ...EXAMPLE_ED25519_JWK, iat: 1792995600 }] }],
+          quorums: [],
+          witness_set: { m: 1, keys: [EXAMPLE_ED25519_JWK] },
+          trust_lists: [{ jurisdiction: 'DE', framework: 'eIDAS', sequence_number: 2, issued_at: EXAMPLE_TIME, next_update: '2026-10-31T10:15:30.000Z', sha256: '8PXuiMRhCMuSOtoyM9sHdSPmNYAO_s18UdYqtHVZX5Y' }],
+          master_list_origin: 'passport-trust/yXxilhijMrYkdt9l6i-P40VYrSL318Mou92iSac463o/master-list',
+          signature: EXAMPLE_SIGNATURE,
+        }),
+      },
+    },
   },
 ];

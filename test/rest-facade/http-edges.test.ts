@@ -226,7 +226,7 @@ describe('the OpenAPI document', () => {
     expect(doc.paths['/'].get.parameters.map((parameter: any) => `${parameter.in} ${parameter.name}`)).toEqual(['query limit', 'query at']);
     expect(doc.paths['/{id}'].get.parameters[0]).toMatchObject({ in: 'path', name: 'id', required: true });
     expect(doc.paths['/'].post.responses['401'].content['application/problem+json'].schema.$ref).toBe('#/components/schemas/Problem');
-    expect(doc.components.schemas.Problem.required).toEqual(['type', 'title', 'status', 'code']);
+    expect(doc.components.schemas.Problem.required).toEqual(['type', 'title', 'status', 'code', 'instance']);
     expect(doc.paths['/'].post['x-graphql-operation']).toBe('POST /');
   });
 });

@@ -54,7 +54,9 @@ describe('entries and their live verdicts', () => {
   it('verifies an entry at once on upsert: three Node-made cosignatures of five make it quorate', async () => {
     const subject = entry('de-root-1');
     const response = await post('/master-list/entries', { ...subject, cosignatures: witnesses.slice(0, 3).map((witness) => cosign(witness, origin, subject)) });
-    expect(response.status).toBe(200);
+    // A new entry is a creation: 201, Location the master list; replacing it is 200.
+    expect(response.status).toBe(201);
+    expect(response.headers.get('location')).toBe(`${platform.base('trust')}/master-list`);
     expect(response.body.verdict).toMatchObject({ valid: 3, required: 3, quorate: true });
     expect(response.body.verdict.reasons.map((reason: { outcome: string }) => reason.outcome)).toEqual(['VALID', 'VALID', 'VALID']);
     expect(response.body.body).toEqual(subject.body);
@@ -73,6 +75,8 @@ describe('entries and their live verdicts', () => {
 
     // Upserting again with more cosignatures re-verifies it.
     const more = await post('/master-list/entries', { ...subject, cosignatures: [...cosignatures, ...witnesses.slice(3).map((witness) => cosign(witness, origin, subject))] });
+    expect(more.status).toBe(200);
+    expect(more.headers.get('location')).toBeNull();
     expect(more.body.verdict).toMatchObject({ valid: 3, quorate: true });
   });
 
@@ -119,7 +123,8 @@ describe('entries and their live verdicts', () => {
     const subject = entry('de-root-3');
     const bodies = witnesses.map((witness) => ({ ...subject, cosignatures: [cosign(witness, origin, subject)] }));
     const responses = await Promise.all(bodies.map((body) => post('/master-list/entries', body)));
-    expect(responses.map((response) => response.status)).toEqual([200, 200, 200, 200, 200]);
+    // Exactly one of them created it.
+    expect(responses.map((response) => response.status).sort()).toEqual([200, 200, 200, 200, 201]);
     const stored = (await masterList()).entries.find((item: any) => item.id === 'de-root-3');
     expect(bodies.map((body) => body.cosignatures)).toContainEqual(stored.cosignatures);
     expect(stored.verdict).toMatchObject({ valid: 1, quorate: false });

@@ -25,8 +25,10 @@ describe('one list through its versions', () => {
   it('registers the list of a jurisdiction once (201, sequence 1); a second registration is 409', async () => {
     beforeRegistration = new Date().toISOString();
     await tick();
-    const registered = await post('/trust-lists', { jurisdiction: 'de', framework: 'eIDAS' });
+    const registered = await post('/trust-lists', { jurisdiction: 'de', framework: 'eIDAS', next_update: '2099-01-01T00:00:00Z' });
     expect(registered.status).toBe(201);
+    // The instant comes back as it was given, not with fraction digits added.
+    expect(registered.body.next_update).toBe('2099-01-01T00:00:00Z');
     expect(registered.headers.get('location')).toBe(`${platform.base('trust')}/trust-lists/DE`);
     expect(registered.body).toMatchObject({ jurisdiction: 'DE', framework: 'eIDAS', sequence_number: 1, entries: [] });
     versions.push(registered.body);
@@ -38,21 +40,24 @@ describe('one list through its versions', () => {
   });
 
   it('bumps the sequence number with every change and records nothing for an unchanged restatement', async () => {
-    const changes = [
-      { id: 'ca-1', service_type: QC, name: 'First CA', node_id: 'acme' },
-      { id: 'ca-2', service_type: QC, name: 'Second CA' },
-      { id: 'ca-1', name: 'First CA (renamed)' },
+    // A new entry is a creation (201, Location: the list that holds it); a change of one is 200.
+    const changes: [change: Record<string, string>, status: number][] = [
+      [{ id: 'ca-1', service_type: QC, name: 'First CA', node_id: 'acme' }, 201],
+      [{ id: 'ca-2', service_type: QC, name: 'Second CA' }, 201],
+      [{ id: 'ca-1', name: 'First CA (renamed)' }, 200],
     ];
-    for (const change of changes) {
+    for (const [change, status] of changes) {
       await tick();
       const response = await post('/trust-lists/de/entries', change);
-      expect(response.status).toBe(200);
+      expect(response.status).toBe(status);
+      expect(response.headers.get('location')).toBe(status === 201 ? `${platform.base('trust')}/trust-lists/DE` : null);
       expect(response.body.changed).toBe(true);
       expect(response.body.list.sequence_number).toBe(versions.length + 1);
       versions.push(response.body.list);
     }
     expect(versions[3].entries[0]).toMatchObject({ id: 'ca-1', name: 'First CA (renamed)', status: 'granted', history: [{ name: 'First CA', status: 'granted' }] });
     const restated = await post('/trust-lists/DE/entries', { id: 'ca-1', name: 'First CA (renamed)' });
+    expect(restated.status).toBe(200);
     expect(restated.body).toMatchObject({ changed: false, list: { sequence_number: 4 } });
   });
 
@@ -137,7 +142,7 @@ describe('concurrent writers', () => {
     const registrations = await Promise.all(Array.from({ length: 4 }, () => post('/trust-lists', { jurisdiction: 'NL', framework: 'eIDAS' })));
     expect(registrations.map((response) => response.status).sort()).toEqual([201, 409, 409, 409]);
     const upserts = await Promise.all(Array.from({ length: 12 }, (_, index) => post('/trust-lists/NL/entries', { id: `tsp-${index}`, service_type: QC })));
-    expect(upserts.every((response) => response.status === 200)).toBe(true);
+    expect(upserts.every((response) => response.status === 201)).toBe(true);
     expect(upserts.map((response) => response.body.list.sequence_number).sort((a, b) => a - b)).toEqual(Array.from({ length: 12 }, (_, index) => index + 2));
     const list = (await get('/trust-lists/NL')).body;
     expect(list.sequence_number).toBe(13);

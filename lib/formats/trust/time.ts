@@ -34,6 +34,19 @@ export function formatInstant(instant: Instant): string {
   return micros === 0 ? iso : `${iso.slice(0, -1)}${String(micros).padStart(3, '0')}Z`;
 }
 
+/**
+ * As formatInstant, but with only the fraction digits the instant needs: a schedule given in whole
+ * seconds (`next_update: "2030-01-01T00:00:00Z"`) comes back as it was given.
+ */
+export function formatInstantShortest(instant: Instant): string {
+  return formatInstant(instant).replace(/\.0+Z$/, 'Z');
+}
+
+/** The instant truncated to a whole second. */
+export function wholeSecond(instant: Instant): Instant {
+  return instant - (instant % 1_000_000);
+}
+
 export function instantOf(date: Date): Instant {
   return date.getTime() * MICROS_PER_MS;
 }

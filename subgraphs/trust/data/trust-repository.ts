@@ -385,7 +385,7 @@ export class TrustRepository {
   }
 
   /** Upserts one entry under a lock on the list's row; an unchanged restatement records nothing. */
-  upsertTrustListEntry(jurisdiction: string, input: unknown): Promise<TrustResult<{ list: TrustList; entry: TrustListEntry; changed: boolean }>> {
+  upsertTrustListEntry(jurisdiction: string, input: unknown): Promise<TrustResult<{ list: TrustList; entry: TrustListEntry; changed: boolean; created: boolean }>> {
     return this.prisma.$transaction(async (tx) => {
       // A no-op update takes the row lock that orders concurrent changes of this list.
       const locked = await tx.trustList.updateMany({ where: { jurisdiction }, data: { sequenceNumber: { increment: 0 } } });
@@ -395,14 +395,14 @@ export class TrustRepository {
       if (!upserted.ok) return upserted;
       const fit = storable(upserted.value.change, 'INVALID_ENTRY');
       if (!fit.ok) return fit;
-      const { change, list } = upserted.value;
+      const { change, list, created } = upserted.value;
       if (change) {
         await tx.trustListChange.create({ data: changeRow(jurisdiction, change) });
         await tx.trustList.update({ where: { jurisdiction }, data: { sequenceNumber: change.sequence_number } });
         await recordInTransaction(tx);
       }
       const id = (input as { id: string }).id;
-      return success({ list, entry: list.entries.find((entry) => entry.id === id)!, changed: change !== undefined });
+      return success({ list, entry: list.entries.find((entry) => entry.id === id)!, changed: change !== undefined, created });
     }, TRANSACTION_OPTIONS);
   }
 
@@ -421,21 +421,21 @@ export class TrustRepository {
     return success({ ...checked.value, recorded_at: row.recordedAt.toISOString() });
   }
 
-  async upsertMasterListEntry(input: unknown): Promise<TrustResult<MasterListEntry>> {
+  /** Stores the entry, replacing one of the same id; `created` says whether there was none. */
+  async upsertMasterListEntry(input: unknown): Promise<TrustResult<{ entry: MasterListEntry; created: boolean }>> {
     const checked = validateMasterListEntry(input);
     if (!checked.ok) return checked;
     const fit = storable(checked.value, 'INVALID_MASTER_LIST_ENTRY');
     if (!fit.ok) return fit;
     const { id, body, cosignatures } = checked.value;
-    await this.prisma.$transaction(async (tx) => {
-      await tx.masterListEntry.upsert({
-        where: { id },
-        create: { id, body: asJson(body), cosignatures: asJson(cosignatures) },
-        update: { body: asJson(body), cosignatures: asJson(cosignatures) },
-      });
+    const created = await this.prisma.$transaction(async (tx) => {
+      // Inserted unless the id is taken (no race between a read and the insert), else replaced.
+      const inserted = await tx.masterListEntry.createMany({ data: [{ id, body: asJson(body), cosignatures: asJson(cosignatures) }], skipDuplicates: true });
+      if (inserted.count === 0) await tx.masterListEntry.update({ where: { id }, data: { body: asJson(body), cosignatures: asJson(cosignatures) } });
       await recordInTransaction(tx);
+      return inserted.count === 1;
     }, TRANSACTION_OPTIONS);
-    return success(checked.value);
+    return success({ entry: checked.value, created });
   }
 
   /** A graph write in a transaction of its own, tried again when PostgreSQL broke a deadlock with another. */

@@ -20,15 +20,17 @@
  *   a status that is not yet in force, so a sequence number always means one content.
  * - Upserting a withdrawn entry without `superseded_at` grants it again from the recording instant.
  * - Restating an entry unchanged records nothing and keeps the sequence number.
- * Next update: the registration sets `next_update` (default: 180 days after issue, within the
- * six months TS 119 612 allows); every later version keeps the same distance from its issue time.
+ * Next update: the registration sets `next_update` (default: 180 days after issue, in whole seconds,
+ * within the six months TS 119 612 allows); every later version keeps the same distance from its
+ * issue time. It is written with only the fraction digits it needs: a time given in whole seconds
+ * comes back as given.
  * Recording instants never decrease: if the clock steps back, a change is recorded at the
  * previous change's instant.
  */
 import { failure, success, type TrustResult } from '../../../lib/formats/trust/errors.js';
 import { normalizeJurisdiction } from '../../../lib/formats/trust/jurisdiction.js';
 import { isNodeId } from '../../../lib/formats/trust/nodes.js';
-import { formatInstant, parseInstant, type Instant } from '../../../lib/formats/trust/time.js';
+import { formatInstant, formatInstantShortest, parseInstant, wholeSecond, type Instant } from '../../../lib/formats/trust/time.js';
 
 export type EntryStatus = 'granted' | 'withdrawn';
 
@@ -103,13 +105,13 @@ export function registerTrustList(history: readonly TrustListChange[], input: un
   if (!jurisdiction) return failure('INVALID_TRUST_LIST', 'jurisdiction must be an ISO 3166-1 alpha-2 or ISO 3166-2 code');
   if (typeof body.framework !== 'string' || !TEXT.test(body.framework)) return failure('INVALID_TRUST_LIST', 'framework must be a name of 1 to 256 characters');
   if (history.length > 0) return failure('TRUST_LIST_EXISTS', `the trust list of ${jurisdiction} is already registered`);
-  const nextUpdate = body.next_update === undefined ? now + DEFAULT_UPDATE_PERIOD : parseInstant(body.next_update);
+  const nextUpdate = body.next_update === undefined ? wholeSecond(now + DEFAULT_UPDATE_PERIOD) : parseInstant(body.next_update);
   if (nextUpdate === undefined || nextUpdate <= now) return failure('INVALID_TRUST_LIST', 'next_update must be an RFC 3339 date-time after now');
   return success({
     change: 'registration',
     sequence_number: 1,
     recorded_at: formatInstant(now),
-    next_update: formatInstant(nextUpdate),
+    next_update: formatInstantShortest(nextUpdate),
     jurisdiction,
     framework: body.framework,
   });
@@ -119,6 +121,8 @@ export interface EntryUpsert {
   /** The change recorded, or undefined when the upsert restated the entry unchanged. */
   readonly change: TrustListChange | undefined;
   readonly list: TrustList;
+  /** True when the upsert added an entry the list did not hold. */
+  readonly created: boolean;
 }
 
 const ENTRY_MEMBERS = new Set(['id', 'service_type', 'name', 'node_id', 'superseded_at']);
@@ -170,7 +174,7 @@ export function upsertTrustListEntry(history: readonly TrustListChange[], input:
     status,
     status_starting_time: formatInstant(startingTime),
   };
-  if (existing && sameInstance(existing, instance)) return success({ change: undefined, list: current });
+  if (existing && sameInstance(existing, instance)) return success({ change: undefined, list: current, created: false });
   const { id: _id, history: _history, ...previous } = existing ?? { id: '', history: [] };
   const entry: TrustListEntry = {
     id: body.id,
@@ -183,10 +187,10 @@ export function upsertTrustListEntry(history: readonly TrustListChange[], input:
     change: 'entry',
     sequence_number: current.sequence_number + 1,
     recorded_at: formatInstant(recorded),
-    next_update: formatInstant(recorded + period),
+    next_update: formatInstantShortest(recorded + period),
     entry,
   };
-  return success({ change, list: trustListAt([...history, change])! });
+  return success({ change, list: trustListAt([...history, change])!, created: !existing });
 }
 
 function sameInstance(a: EntryStatusInstance, b: EntryStatusInstance): boolean {

@@ -31,8 +31,8 @@ export class MasterListResolver {
   @Authorized('writer')
   @Mutation(() => MasterListEntryType, { description: 'Upserts an entry with its cosignatures and verifies it at once (POST /master-list/entries).' })
   async upsertTrustMasterListEntry(@Arg('input', () => MasterListEntryInput) input: MasterListEntryInput): Promise<MasterListEntryType> {
-    const entry = orThrow(await this.deps.store.upsertMasterListEntry(present({ id: input.id, body: input.body, cosignatures: input.cosignatures })));
-    return this.entryOut(entry, await this.deps.store.witnessSet());
+    const { entry, created } = orThrow(await this.deps.store.upsertMasterListEntry(present({ id: input.id, body: input.body, cosignatures: input.cosignatures })));
+    return { ...this.entryOut(entry, await this.deps.store.witnessSet()), created };
   }
 
   private entryOut(entry: MasterListEntry, witnessSet: WitnessSet | undefined): MasterListEntryType {

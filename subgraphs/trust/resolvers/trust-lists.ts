@@ -61,7 +61,7 @@ export class TrustListResolver {
     const code = normalizeJurisdiction(jurisdiction);
     if (!code) throw new ProblemError(404, 'UNKNOWN_TRUST_LIST', `No trust list is registered for ${jurisdiction}.`);
     const body = present({ id: input.id, service_type: input.serviceType, name: input.name, node_id: input.nodeId, superseded_at: input.supersededAt });
-    const { list, entry, changed } = orThrow(await this.deps.store.upsertTrustListEntry(code, body));
-    return { list: listOut(list), entry: entryOut(entry), changed };
+    const { list, entry, changed, created } = orThrow(await this.deps.store.upsertTrustListEntry(code, body));
+    return { list: listOut(list), entry: entryOut(entry), changed, created };
   }
 }

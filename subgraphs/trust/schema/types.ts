@@ -232,6 +232,9 @@ export class TrustListEntryUpsertType {
 
   @Field(() => Boolean, { description: 'False when the entry was restated unchanged and nothing was recorded.' })
   changed!: boolean;
+
+  @Field(() => Boolean, { description: 'True when the upsert added an entry the list did not hold (REST: 201).' })
+  created!: boolean;
 }
 
 @ObjectType('TrustWitnessSet', { simpleResolvers: true, description: 'The witnesses of the master list: m of K Ed25519 keys.' })
@@ -289,6 +292,9 @@ export class MasterListEntryType {
 
   @Field(() => QuorumVerdictType)
   verdict!: QuorumVerdictType;
+
+  @Field(() => Boolean, { nullable: true, description: 'On the answer of upsertTrustMasterListEntry: true when the id was new (REST: 201). Null when read.' })
+  created?: boolean;
 }
 
 @ObjectType('TrustMasterList', { simpleResolvers: true })

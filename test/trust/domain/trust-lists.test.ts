@@ -25,16 +25,26 @@ describe('registerTrustList', () => {
         change: 'registration',
         sequence_number: 1,
         recorded_at: '2025-01-01T00:00:00.000Z',
-        next_update: '2025-07-01T00:00:00.000Z',
+        next_update: '2025-07-01T00:00:00Z',
         jurisdiction: 'DE',
         framework: 'ESPR',
       },
     ]);
   });
 
-  it('defaults next_update to 180 days after issue', () => {
-    const result = registerTrustList([], { jurisdiction: 'FR', framework: 'ESPR' }, t('2025-01-01T00:00:00Z'));
-    expect(result).toMatchObject({ ok: true, value: { next_update: new Date(Date.parse('2025-01-01T00:00:00Z') + 180 * 86_400_000).toISOString() } });
+  it('defaults next_update to 180 days after issue, in whole seconds', () => {
+    const result = registerTrustList([], { jurisdiction: 'FR', framework: 'ESPR' }, t('2025-01-01T00:00:00.302Z'));
+    expect(result).toMatchObject({ ok: true, value: { next_update: '2025-06-30T00:00:00Z' } });
+  });
+
+  it.each([
+    ['2030-01-01T00:00:00Z', '2030-01-01T00:00:00Z'],
+    ['2030-01-01T00:00:00.250Z', '2030-01-01T00:00:00.250Z'],
+    ['2030-01-01T00:00:00.000001Z', '2030-01-01T00:00:00.000001Z'],
+    ['2030-01-01T02:00:00+02:00', '2030-01-01T00:00:00Z'],
+  ])('writes next_update %s as %s: no fraction digits it did not have, in UTC', (given, written) => {
+    const result = registerTrustList([], { jurisdiction: 'FR', framework: 'ESPR', next_update: given }, t('2025-01-01T00:00:00.302Z'));
+    expect(result).toMatchObject({ ok: true, value: { next_update: written } });
   });
 
   it.each([
@@ -74,7 +84,7 @@ describe('an append-only list and what it said when', () => {
   });
 
   it('keeps the update period of the registration', () => {
-    expect(trustListAt(history)!.next_update).toBe(new Date(Date.parse('2025-04-01T00:00:00Z') + 181 * 86_400_000).toISOString());
+    expect(trustListAt(history)!.next_update).toBe('2025-09-29T00:00:00Z');
   });
 
   it('says nothing before registration', () => {
@@ -87,7 +97,7 @@ describe('an append-only list and what it said when', () => {
       framework: 'ESPR',
       sequence_number: 1,
       issued_at: '2025-01-01T00:00:00.000Z',
-      next_update: '2025-07-01T00:00:00.000Z',
+      next_update: '2025-07-01T00:00:00Z',
       entries: [],
     });
     const acmeGranted = {
