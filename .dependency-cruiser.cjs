@@ -44,7 +44,7 @@ module.exports = {
     },
     {
       name: 'bench-not-on-soak',
-      comment: 'The soak run builds on the benchmarks\' support (platform process, stack), not the reverse.',
+      comment: "The soak run builds on the benchmarks' support (platform process, stack), not the reverse.",
       severity: 'error',
       from: { path: '^bench/' },
       to: { path: '^soak/' },

@@ -60,7 +60,9 @@ try {
       const text = await response.text();
       return { status: response.status, text, body: text ? JSON.parse(text) : undefined };
     };
-    const probe = (await (await fetch(gatewayUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: GATHER_QUERY, variables: { id: 'probe' } }) })).json()) as { errors?: unknown[] };
+    const probe = (await (
+      await fetch(gatewayUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: GATHER_QUERY, variables: { id: 'probe' } }) })
+    ).json()) as { errors?: unknown[] };
     if (probe.errors) throw new Error(`the graph does not answer the gather query (the issuer's passport(id) is needed; try --stand-in): ${JSON.stringify(probe.errors)}`);
     const issuing = stopwatch();
     const passport = await issuePassport(rest, { traceEvents: EVENTS - 1, serial: 'BENCH-1', pack: true, model: await registryModel(rest), concurrency: 8 });
@@ -141,12 +143,32 @@ try {
   const largeThroughput = largeGets.map((get) => get.megabytesPerSecond);
 
   const rows: [string, string, string, string][] = [
-    ['snapshot creation, POST /snapshots through the facade (gather, bag, store, notarize)', `${median(creation).toFixed(0)} ms`, `${quantile(creation, 0.95).toFixed(0)} ms`, `${(median(creation) / median(bagOnly)).toFixed(2)}× bag only`],
-    ['gather query alone, through the gateway (the issuer computes the verdict)', `${median(gathering).toFixed(0)} ms`, `${quantile(gathering, 0.95).toFixed(0)} ms`, `${(median(gathering) / median(bagOnly)).toFixed(2)}× bag only`],
+    [
+      'snapshot creation, POST /snapshots through the facade (gather, bag, store, notarize)',
+      `${median(creation).toFixed(0)} ms`,
+      `${quantile(creation, 0.95).toFixed(0)} ms`,
+      `${(median(creation) / median(bagOnly)).toFixed(2)}× bag only`,
+    ],
+    [
+      'gather query alone, through the gateway (the issuer computes the verdict)',
+      `${median(gathering).toFixed(0)} ms`,
+      `${quantile(gathering, 0.95).toFixed(0)} ms`,
+      `${(median(gathering) / median(bagOnly)).toFixed(2)}× bag only`,
+    ],
     ['bag only, in process (JCS of every part, tar, SHA-512 manifests)', `${median(bagOnly).toFixed(0)} ms`, `${quantile(bagOnly, 0.95).toFixed(0)} ms`, '1×'],
-    ['GET /snapshots/{id} through the facade', `${median(throughput).toFixed(1)} MB/s`, `${quantile(throughput, 0.05).toFixed(1)} MB/s (p95 slowest)`, `${(median(throughput) / median(direct)).toFixed(2)}× direct`],
+    [
+      'GET /snapshots/{id} through the facade',
+      `${median(throughput).toFixed(1)} MB/s`,
+      `${quantile(throughput, 0.05).toFixed(1)} MB/s (p95 slowest)`,
+      `${(median(throughput) / median(direct)).toFixed(2)}× direct`,
+    ],
     ['stored chunks read from PostgreSQL in process', `${median(direct).toFixed(1)} MB/s`, `${quantile(direct, 0.05).toFixed(1)} MB/s (p95 slowest)`, '1×'],
-    [`memory held during GET, ${(snapshot.size / 2 ** 20).toFixed(1)} MiB snapshot (heap + buffers in use halfway, after a GC)`, `${median(getMemory).toFixed(1)} MiB`, `${quantile(getMemory, 0.95).toFixed(1)} MiB`, '1×'],
+    [
+      `memory held during GET, ${(snapshot.size / 2 ** 20).toFixed(1)} MiB snapshot (heap + buffers in use halfway, after a GC)`,
+      `${median(getMemory).toFixed(1)} MiB`,
+      `${quantile(getMemory, 0.95).toFixed(1)} MiB`,
+      '1×',
+    ],
     [
       `memory held during GET, ${(largeRecord.size / 2 ** 20).toFixed(1)} MiB snapshot (${LARGE_EVENTS} synthetic events), at ${median(largeThroughput).toFixed(1)} MB/s`,
       `${median(largeMemory).toFixed(1)} MiB`,
@@ -175,7 +197,10 @@ ${table}
     [
       { measure: `snapshot creation, POST /snapshots, ${EVENTS.toLocaleString('en')} events${standIn ? ' (stand-in)' : ''} (median)`, value: `${median(creation).toFixed(0)} ms` },
       { measure: 'GET /snapshots/{id} through the facade (median)', value: `${median(throughput).toFixed(1)} MB/s` },
-      { measure: `memory held during GET, ${(snapshot.size / 2 ** 20).toFixed(1)} MiB / ${(largeRecord.size / 2 ** 20).toFixed(1)} MiB snapshot (median)`, value: `${median(getMemory).toFixed(1)} / ${median(largeMemory).toFixed(1)} MiB` },
+      {
+        measure: `memory held during GET, ${(snapshot.size / 2 ** 20).toFixed(1)} MiB / ${(largeRecord.size / 2 ** 20).toFixed(1)} MiB snapshot (median)`,
+        value: `${median(getMemory).toFixed(1)} / ${median(largeMemory).toFixed(1)} MiB`,
+      },
     ],
     bench,
   );

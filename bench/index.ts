@@ -38,7 +38,11 @@ function runOne(service: BenchName): Promise<Outcome> {
     child.once('error', (error) => resolve({ service, ok: false, seconds: elapsed() / 1000, detail: String(error) }));
     child.once('exit', (code, signal) => {
       const seconds = elapsed() / 1000;
-      resolve(code === 0 ? { service, ok: true, seconds, detail: 'ok' } : { service, ok: false, seconds, detail: seconds >= TIMEOUT_SECONDS ? `stopped at the ${TIMEOUT_SECONDS} s limit` : signal ? `stopped by ${signal}` : `exit code ${code}` });
+      resolve(
+        code === 0
+          ? { service, ok: true, seconds, detail: 'ok' }
+          : { service, ok: false, seconds, detail: seconds >= TIMEOUT_SECONDS ? `stopped at the ${TIMEOUT_SECONDS} s limit` : signal ? `stopped by ${signal}` : `exit code ${code}` },
+      );
     });
   });
 }
@@ -57,10 +61,17 @@ const summaryRows: string[][] = [];
 for (const outcome of outcomes) {
   const figures = outcome.ok ? readFigures(outcome.service) : undefined;
   const lines = figures?.figures.map((figure) => `${figure.measure}: ${figure.value}${figure.target ? ` (target ${figure.target})` : ''}`) ?? [outcome.detail];
-  for (const [index, line] of lines.entries()) summaryRows.push([index === 0 ? outcome.service : '', index === 0 ? (outcome.ok ? 'ok' : 'FAILED') : '', index === 0 ? `${outcome.seconds.toFixed(0)} s` : '', line]);
+  for (const [index, line] of lines.entries())
+    summaryRows.push([index === 0 ? outcome.service : '', index === 0 ? (outcome.ok ? 'ok' : 'FAILED') : '', index === 0 ? `${outcome.seconds.toFixed(0)} s` : '', line]);
 }
 const widths = [0, 1, 2, 3].map((column) => Math.max(...summaryRows.map((row) => row[column]!.length), ['service', 'run', 'time', 'key figures'][column]!.length));
-for (const row of [['service', 'run', 'time', 'key figures'], ...summaryRows]) console.log(row.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd());
+for (const row of [['service', 'run', 'time', 'key figures'], ...summaryRows])
+  console.log(
+    row
+      .map((cell, i) => cell.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd(),
+  );
 
 // docs/BENCHMARKS.md, from every service's last figures (those of this run where it succeeded).
 const failed = new Set(outcomes.filter((outcome) => !outcome.ok).map((outcome) => outcome.service));
@@ -87,7 +98,9 @@ const rows = all.flatMap(({ service, figures }) => {
     figure.measure,
     `**${figure.value}**`,
     figure.target ?? '—',
-    index === 0 ? `${figures.startedAt.slice(0, 16).replace('T', ' ')} UTC${commits.length > 1 ? `, commit ${figures.commit ?? 'unknown'}` : ''}, ${figures.seconds} s, load ${figures.load.start.toFixed(1)} → ${figures.load.end.toFixed(1)}${stale}` : '',
+    index === 0
+      ? `${figures.startedAt.slice(0, 16).replace('T', ' ')} UTC${commits.length > 1 ? `, commit ${figures.commit ?? 'unknown'}` : ''}, ${figures.seconds} s, load ${figures.load.start.toFixed(1)} → ${figures.load.end.toFixed(1)}${stale}`
+      : '',
   ]);
 });
 // The headline: our gateway against Hive Gateway on the mixed workload (the hot query is a secondary line below).

@@ -133,15 +133,19 @@ async function seedLongLog(size: number): Promise<{ id: string; events: EventRec
     for (let offset = 0; offset < events.length; offset += 1000) {
       const batch = events.slice(offset, offset + 1000);
       const rows = batch.map((_, i) => `($1, $${i * 5 + 2}, $${i * 5 + 3}, $${i * 5 + 4}, $${i * 5 + 5}, $${i * 5 + 6})`).join(', ');
-      await client.query(
-        `INSERT INTO issuer.passport_event (passport_id, seq, type, recorded_at, kid, canonical) VALUES ${rows}`,
-        [id, ...batch.flatMap((event) => [event.seq, event.type, event.recorded_at, event.kid, texts[event.seq]])],
-      );
+      await client.query(`INSERT INTO issuer.passport_event (passport_id, seq, type, recorded_at, kid, canonical) VALUES ${rows}`, [
+        id,
+        ...batch.flatMap((event) => [event.seq, event.type, event.recorded_at, event.kid, texts[event.seq]]),
+      ]);
     }
-    await client.query(
-      `UPDATE issuer.passport SET status = $2, log_size = $3, frontier = $4, last_event = $5, log_head = $6 WHERE id = $1`,
-      [id, state.status, state.frontier.size, state.frontier.hashes.map(hashToHex), canonicalize(events.at(-1)), JSON.stringify(head)],
-    );
+    await client.query(`UPDATE issuer.passport SET status = $2, log_size = $3, frontier = $4, last_event = $5, log_head = $6 WHERE id = $1`, [
+      id,
+      state.status,
+      state.frontier.size,
+      state.frontier.hashes.map(hashToHex),
+      canonicalize(events.at(-1)),
+      JSON.stringify(head),
+    ]);
     await client.query('COMMIT');
   } finally {
     await client.end();
@@ -224,8 +228,20 @@ try {
     '—',
   );
   row(`verdict, ${VERDICT_EVENTS.toLocaleString('en')} events (REST GET /passports/{id}/verdict)`, `median **${ms(verdict.median)}** of ${verdict.n}`, ms(verdict.median), ms(verdict.p95), '< 1 s');
-  row(`verifyLog alone on the same events and texts (domain, in process)`, `median ${ms(domain.median)} of ${domain.n} (${((domain.median / verdict.median) * 100).toFixed(0)}% of the REST verdict)`, ms(domain.median), ms(domain.p95), '—');
-  row(`verifyLog alone on the parsed events, without their stored texts (domain, in process)`, `median ${ms(parsed.median)} of ${parsed.n} (${(parsed.median / domain.median).toFixed(2)}× with the texts)`, ms(parsed.median), ms(parsed.p95), '—');
+  row(
+    `verifyLog alone on the same events and texts (domain, in process)`,
+    `median ${ms(domain.median)} of ${domain.n} (${((domain.median / verdict.median) * 100).toFixed(0)}% of the REST verdict)`,
+    ms(domain.median),
+    ms(domain.p95),
+    '—',
+  );
+  row(
+    `verifyLog alone on the parsed events, without their stored texts (domain, in process)`,
+    `median ${ms(parsed.median)} of ${parsed.n} (${(parsed.median / domain.median).toFixed(2)}× with the texts)`,
+    ms(parsed.median),
+    ms(parsed.p95),
+    '—',
+  );
   row(`reading the ${VERDICT_EVENTS.toLocaleString('en')} stored events (data layer, in process)`, `median ${ms(read.median)} of ${read.n}`, ms(read.median), ms(read.p95), '—');
   row(`pack minting, verify-offline class, ${packSize} characters (REST POST /pack)`, `median **${ms(pack.median)}** of ${pack.n}`, ms(pack.median), ms(pack.p95), '< 20 ms');
 

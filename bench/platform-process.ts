@@ -44,7 +44,11 @@ export class PlatformProcess {
     // bin/start.ts creates tokens only when this file is absent, so the soak run's own are used.
     writeFileSync(
       join(options.dataDir, 'tokens.json'),
-      `${JSON.stringify((['admin', 'writer'] as const).map((role) => ({ name: `soak-${role}`, role, sha256: hashToken(tokens[role]) })), null, 2)}\n`,
+      `${JSON.stringify(
+        (['admin', 'writer'] as const).map((role) => ({ name: `soak-${role}`, role, sha256: hashToken(tokens[role]) })),
+        null,
+        2,
+      )}\n`,
       { mode: 0o600 },
     );
     const ports: Record<string, string> = { FACADE_PORT: String(await freePort()), GATEWAY_PORT: String(await freePort()), EMBEDDED_PG_PORT: String(await freePort()) };

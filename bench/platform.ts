@@ -30,7 +30,29 @@ import { writeKekFile } from '../lib/keys/kek.js';
 import { lockingPostmaster } from '../lib/db/embedded-postgres.js';
 import { ROUTE_TABLES } from '../rest-facade/routes/index.js';
 import { PlatformProcess } from './platform-process.js';
-import { autocannonLoad, BENCH_TOOLS, BenchRun, compactDelegation, cpuSeconds, ed25519KeyPair, ensureBenchTools, benchToken, formatMs as ms, freePort, markdownTable, median, openBench, processTree, REPO_ROOT, summarize, timedInTurns, writeReport, type KeyFigure, type Load, type LoadOptions } from './support.js';
+import {
+  autocannonLoad,
+  BENCH_TOOLS,
+  BenchRun,
+  compactDelegation,
+  cpuSeconds,
+  ed25519KeyPair,
+  ensureBenchTools,
+  benchToken,
+  formatMs as ms,
+  freePort,
+  markdownTable,
+  median,
+  openBench,
+  processTree,
+  REPO_ROOT,
+  summarize,
+  timedInTurns,
+  writeReport,
+  type KeyFigure,
+  type Load,
+  type LoadOptions,
+} from './support.js';
 
 const CONNECTIONS = 50;
 /** Rounds of the gateway comparison: ours then Hive's (the order alternates), LOAD_SECONDS each. */
@@ -138,7 +160,8 @@ async function graphql(url: string, query: string, variables: Record<string, unk
 }
 
 /** autocannon against `url` with the benchmark's connections. */
-const load = (url: string, seconds: number, request: Pick<LoadOptions, 'method' | 'headers' | 'body' | 'bodies'> = {}): Promise<Load> => autocannonLoad({ url, connections: CONNECTIONS, seconds, ...request });
+const load = (url: string, seconds: number, request: Pick<LoadOptions, 'method' | 'headers' | 'body' | 'bodies'> = {}): Promise<Load> =>
+  autocannonLoad({ url, connections: CONNECTIONS, seconds, ...request });
 
 const exited = (child: ChildProcess) =>
   new Promise<void>((resolve, reject) => {
@@ -195,7 +218,13 @@ const gatewayStats = (list: Load[]) => ({
 type GatewayStats = ReturnType<typeof gatewayStats>;
 
 /** The report's rows of one workload: each gateway, then their ratio with the per-round values. */
-function gatewayRows(workload: string, runs: { ours: Load[]; hive: Load[] }, ours: GatewayStats, hive: GatewayStats, labels = { ours: 'our gateway (@apollo/gateway, bin/gateway.ts)', hive: 'Hive Gateway', ratio: 'ours / Hive' }): void {
+function gatewayRows(
+  workload: string,
+  runs: { ours: Load[]; hive: Load[] },
+  ours: GatewayStats,
+  hive: GatewayStats,
+  labels = { ours: 'our gateway (@apollo/gateway, bin/gateway.ts)', hive: 'Hive Gateway', ratio: 'ours / Hive' },
+): void {
   for (const [label, stats] of [
     [labels.ours, ours],
     [labels.hive, hive],
@@ -203,7 +232,13 @@ function gatewayRows(workload: string, runs: { ours: Load[]; hive: Load[] }, our
     rows.push([`${workload}: ${label}`, `**${stats.perSecond.toFixed(0)} req/s**`, ms(stats.latency), ms(stats.p95), `${stats.failed} of ${stats.requests}`]);
   }
   const pairRatios = runs.ours.map((run, i) => run.perSecond / runs.hive[i]!.perSecond);
-  rows.push([`${labels.ratio} (median of the rounds)`, `**${ratio(ours.perSecond, hive.perSecond)}** req/s (rounds: ${pairRatios.map((r) => r.toFixed(2)).join(', ')})`, ratio(ours.latency, hive.latency), ratio(ours.p95, hive.p95), '—']);
+  rows.push([
+    `${labels.ratio} (median of the rounds)`,
+    `**${ratio(ours.perSecond, hive.perSecond)}** req/s (rounds: ${pairRatios.map((r) => r.toFixed(2)).join(', ')})`,
+    ratio(ours.latency, hive.latency),
+    ratio(ours.p95, hive.p95),
+    '—',
+  ]);
 }
 const percentMore = (a: number, b: number) => `${a >= b ? '+' : ''}${(((a - b) / b) * 100).toFixed(1)} %`;
 
@@ -227,7 +262,14 @@ try {
     const id = passport.passport_id as string;
     await rest('issuer', `/passports/${id}/events`, {
       type: 'ObjectEvent',
-      payload: { eventTime: new Date(Date.UTC(2025, 0, 1, 0, 0, i)).toISOString(), eventTimeZoneOffset: '+01:00', action: 'OBSERVE', bizStep: 'inspecting', epcList: [identity], readPoint: { id: 'urn:epc:id:sgln:9520123.00001.0' } },
+      payload: {
+        eventTime: new Date(Date.UTC(2025, 0, 1, 0, 0, i)).toISOString(),
+        eventTimeZoneOffset: '+01:00',
+        action: 'OBSERVE',
+        bizStep: 'inspecting',
+        epcList: [identity],
+        readPoint: { id: 'urn:epc:id:sgln:9520123.00001.0' },
+      },
     });
     if (i % 3 === 0) await rest('issuer', `/passports/${id}/pack`);
     await rest('archive', '/snapshots', { passport_id: id });
@@ -246,7 +288,11 @@ try {
   const rootKid = jwkThumbprint({ kty: 'OKP', crv: 'Ed25519', x: rootJwk.x! });
   const dayAgo = new Date(Date.now() - 86_400_000);
   await rest('trust', '/nodes', { id: 'bench-root', kind: 'root', keys: [{ kty: 'OKP', crv: 'Ed25519', x: rootJwk.x, kid: rootKid, iat: Math.floor(dayAgo.getTime() / 1000) }] });
-  await rest('trust', '/nodes', { id: 'bench-issuer', kind: 'issuer', keys: issuerKeys.map(({ kty, crv, x, y, kid, alg, iat }: Record<string, unknown>) => ({ kty, crv, x, ...(y ? { y } : {}), kid, alg, iat })) });
+  await rest('trust', '/nodes', {
+    id: 'bench-issuer',
+    kind: 'issuer',
+    keys: issuerKeys.map(({ kty, crv, x, y, kid, alg, iat }: Record<string, unknown>) => ({ kty, crv, x, ...(y ? { y } : {}), kid, alg, iat })),
+  });
   const delegation = { iss: 'bench-root', sub: 'bench-issuer', scope: {}, iat: dayAgo.toISOString(), exp: new Date(Date.now() + 365 * 86_400_000).toISOString() };
   await rest('trust', '/edges', { credential: compactDelegation(delegation, { kid: rootKid, privateKey: rootPrivate }) });
   const seededUntil = new Date();
@@ -297,7 +343,13 @@ try {
     console.log('Starting our gateway (bin/gateway.ts) and Hive Gateway as processes …');
     // BENCH_GATEWAY_PROFILE=<folder>: our gateway writes a CPU profile there when it stops (node --cpu-prof).
     const profile = process.env.BENCH_GATEWAY_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_GATEWAY_PROFILE}`] : [];
-    await serverProcess('our gateway', process.execPath, ['--import', 'tsx', ...profile, 'bin/gateway.ts'], { HOST: '127.0.0.1', GATEWAY_PORT: String(oursPort), PASSPORT_DATA_DIR: oursDir, ...subgraphEnv }, answersGraphql(oursUrl));
+    await serverProcess(
+      'our gateway',
+      process.execPath,
+      ['--import', 'tsx', ...profile, 'bin/gateway.ts'],
+      { HOST: '127.0.0.1', GATEWAY_PORT: String(oursPort), PASSPORT_DATA_DIR: oursDir, ...subgraphEnv },
+      answersGraphql(oursUrl),
+    );
     // The very SDL our gateway composed (its supergraphFile), with the subgraphs' URLs in it.
     const supergraphFile = join(oursDir, 'supergraph.graphql');
     if (readFileSync(supergraphFile, 'utf8') !== stack.gateway.supergraphSdl) throw new Error('the two compositions differ');
@@ -322,11 +374,18 @@ try {
     const hiveUrl = `http://127.0.0.1:${hivePort}/graphql`;
     ensureBenchTools();
     const hiveBin = join(BENCH_TOOLS, 'node_modules', '.bin', 'hive-gateway');
-    await serverProcess('Hive Gateway', hiveBin, ['supergraph', supergraphFile, '--port', String(hivePort), '--host', '127.0.0.1', '--config-path', hiveConfig, '--disable-websockets'], {}, answersGraphql(hiveUrl));
+    await serverProcess(
+      'Hive Gateway',
+      hiveBin,
+      ['supergraph', supergraphFile, '--port', String(hivePort), '--host', '127.0.0.1', '--config-path', hiveConfig, '--disable-websockets'],
+      {},
+      answersGraphql(hiveUrl),
+    );
 
     const oursAnswer = await graphql(oursUrl, CROSS_QUERY, crossVariables);
     const hiveAnswer = await graphql(hiveUrl, CROSS_QUERY, crossVariables);
-    if (!isDeepStrictEqual(oursAnswer.data, hiveAnswer.data)) throw new Error(`the gateways answer differently:\n${JSON.stringify(oursAnswer.data).slice(0, 600)}\n${JSON.stringify(hiveAnswer.data).slice(0, 600)}`);
+    if (!isDeepStrictEqual(oursAnswer.data, hiveAnswer.data))
+      throw new Error(`the gateways answer differently:\n${JSON.stringify(oursAnswer.data).slice(0, 600)}\n${JSON.stringify(hiveAnswer.data).slice(0, 600)}`);
     const subgraphsHit = JSON.stringify(oursAnswer.data).includes('"standing"') && JSON.stringify(oursAnswer.data).includes('"sha512"');
     if (!subgraphsHit) throw new Error('the query should reach trust and archive');
     console.log(`  both answer the same data (${JSON.stringify(oursAnswer.data).length} bytes of JSON)`);
@@ -356,12 +415,16 @@ try {
     const gatewayLoad = { method: 'POST', headers: jsonHeaders, body: crossBody };
     const runs = await alternatedRounds('hot query', { ours: oursUrl, hive: hiveUrl }, gatewayLoad);
     // Still the same answers after the load.
-    if (!isDeepStrictEqual((await graphql(oursUrl, CROSS_QUERY, crossVariables)).data, (await graphql(hiveUrl, CROSS_QUERY, crossVariables)).data)) throw new Error('the gateways answer differently after the load');
+    if (!isDeepStrictEqual((await graphql(oursUrl, CROSS_QUERY, crossVariables)).data, (await graphql(hiveUrl, CROSS_QUERY, crossVariables)).data))
+      throw new Error('the gateways answer differently after the load');
     const ours = gatewayStats(runs.ours);
     const hive = gatewayStats(runs.hive);
     gatewayRows(`one cross-subgraph query repeated (hot query), ${CONNECTIONS} connections`, runs, ours, hive);
     figures.push(
-      { measure: `gateway requests/s on one cross-subgraph query repeated (hot query; secondary), ours / Hive Gateway`, value: `${ratio(ours.perSecond, hive.perSecond)} (${ours.perSecond.toFixed(0)} / ${hive.perSecond.toFixed(0)} req/s), p95 ${ms(ours.p95)} / ${ms(hive.p95)}` },
+      {
+        measure: `gateway requests/s on one cross-subgraph query repeated (hot query; secondary), ours / Hive Gateway`,
+        value: `${ratio(ours.perSecond, hive.perSecond)} (${ours.perSecond.toFixed(0)} / ${hive.perSecond.toFixed(0)} req/s), p95 ${ms(ours.p95)} / ${ms(hive.p95)}`,
+      },
       { measure: 'failed requests under load (non-2xx, errors, timeouts), ours / Hive, both workloads', value: `${ours.failed + mixOurs.failed} / ${hive.failed + mixHive.failed}`, target: '0' },
     );
   }
@@ -408,7 +471,15 @@ try {
       const dir = join(bench.dataDir, `gateway-${name}`);
       mkdirSync(dir);
       const urls = Object.fromEntries(SERVICES.map((service) => [`${service.toUpperCase()}_SUBGRAPH_URL`, replicaUrls[service].slice(0, count).join(',')]));
-      gatewayPids[name] = (await serverProcess(`gateway over ${count} replica(s)`, process.execPath, ['--import', 'tsx', 'bin/gateway.ts'], { HOST: '127.0.0.1', GATEWAY_PORT: String(gatewayPorts[name]), PASSPORT_DATA_DIR: dir, ...urls }, answersGraphql(gatewayUrls[name]))).pid!;
+      gatewayPids[name] = (
+        await serverProcess(
+          `gateway over ${count} replica(s)`,
+          process.execPath,
+          ['--import', 'tsx', 'bin/gateway.ts'],
+          { HOST: '127.0.0.1', GATEWAY_PORT: String(gatewayPorts[name]), PASSPORT_DATA_DIR: dir, ...urls },
+          answersGraphql(gatewayUrls[name]),
+        )
+      ).pid!;
     }
     for (const request of mix.slice(0, 20)) {
       const body = JSON.parse(request.body) as { query: string; variables: Record<string, unknown> };
@@ -426,7 +497,7 @@ try {
     // Where the CPU goes under the mix with one process per subgraph: the gateway, each subgraph, PostgreSQL (the rest of the machine's use).
     const processes = { gateway: gatewayPids.one, ...Object.fromEntries(SERVICES.map((service) => [service, replicaPids[service][0]!])) } as Record<string, number>;
     const postgresPid = await lockingPostmaster(join(bench.dataDir, 'postgres'));
-    if (postgresPid === undefined) throw new Error('the benchmark\'s PostgreSQL has no postmaster');
+    if (postgresPid === undefined) throw new Error("the benchmark's PostgreSQL has no postmaster");
     const cpuBefore = Object.fromEntries(Object.entries(processes).map(([name, pid]) => [name, cpuSeconds(pid)]));
     const postgresBefore = cpuSeconds(postgresPid);
     const accounted = await load(gatewayUrls.one, LOAD_SECONDS, { method: 'POST', headers: jsonHeaders, bodies: mix.map((request) => request.body) });
@@ -483,8 +554,15 @@ try {
     }
     const facadeExtra = [percentMore(median(facadePassport!), median(gatewayPassport!)), percentMore(median(facadeRecord!), median(gatewayRecord!))];
     figures.push(
-      { measure: 'REST facade overhead, median latency: GET /issuer/passports/{id}, GET /registry/models/{id} against their operations at the gateway', value: facadeExtra.join(', '), target: '< 15 %' },
-      { measure: 'gateway overhead, median latency: passport(id) through the gateway against the issuer subgraph', value: `${percentMore(median(gatewayIssuer!), median(subgraphIssuer!))} (${ms(median(gatewayIssuer!))} against ${ms(median(subgraphIssuer!))})` },
+      {
+        measure: 'REST facade overhead, median latency: GET /issuer/passports/{id}, GET /registry/models/{id} against their operations at the gateway',
+        value: facadeExtra.join(', '),
+        target: '< 15 %',
+      },
+      {
+        measure: 'gateway overhead, median latency: passport(id) through the gateway against the issuer subgraph',
+        value: `${percentMore(median(gatewayIssuer!), median(subgraphIssuer!))} (${ms(median(gatewayIssuer!))} against ${ms(median(subgraphIssuer!))})`,
+      },
     );
 
     // The facade under load too: the same passport read, autocannon against each in turns.
@@ -498,8 +576,20 @@ try {
     }
     const facadeRate = median(facadeLoads.map((run) => run.perSecond));
     const gatewayRate = median(gatewayLoads.map((run) => run.perSecond));
-    rows.push([`GET /issuer/passports/{id} through the facade, ${CONNECTIONS} connections (stack in one process)`, `${facadeRate.toFixed(0)} req/s`, ms(median(facadeLoads.map((run) => run.latency.median))), ms(median(facadeLoads.map((run) => run.latency.p95))), `${facadeLoads.reduce((sum, run) => sum + run.non2xx + run.errors, 0)}`]);
-    rows.push([`… its operation posted to the gateway, ${CONNECTIONS} connections`, `${gatewayRate.toFixed(0)} req/s (facade: ${ratio(facadeRate, gatewayRate)})`, ms(median(gatewayLoads.map((run) => run.latency.median))), ms(median(gatewayLoads.map((run) => run.latency.p95))), `${gatewayLoads.reduce((sum, run) => sum + run.non2xx + run.errors, 0)}`]);
+    rows.push([
+      `GET /issuer/passports/{id} through the facade, ${CONNECTIONS} connections (stack in one process)`,
+      `${facadeRate.toFixed(0)} req/s`,
+      ms(median(facadeLoads.map((run) => run.latency.median))),
+      ms(median(facadeLoads.map((run) => run.latency.p95))),
+      `${facadeLoads.reduce((sum, run) => sum + run.non2xx + run.errors, 0)}`,
+    ]);
+    rows.push([
+      `… its operation posted to the gateway, ${CONNECTIONS} connections`,
+      `${gatewayRate.toFixed(0)} req/s (facade: ${ratio(facadeRate, gatewayRate)})`,
+      ms(median(gatewayLoads.map((run) => run.latency.median))),
+      ms(median(gatewayLoads.map((run) => run.latency.p95))),
+      `${gatewayLoads.reduce((sum, run) => sum + run.non2xx + run.errors, 0)}`,
+    ]);
   }
 
   if (parts.has('memory')) {
@@ -508,8 +598,20 @@ try {
 
     console.log('Memory of npm start …');
     const memory = await measureStart();
-    rows.push(['`npm start`, idle after start: node process / whole tree (RSS) / whole tree (PSS)', `${mib(memory.idle.node)} / ${mib(memory.idle.treeRss)} / **${mib(memory.idle.treePss)}** (${memory.idle.processes} processes)`, '—', '—', '—']);
-    rows.push([`\`npm start\` under load (GET /issuer/passports/{id}, ${CONNECTIONS} connections, ${MEMORY_LOAD_SECONDS} s; median of samples)`, `${mib(memory.loaded.node)} / ${mib(memory.loaded.treeRss)} / **${mib(memory.loaded.treePss)}** at ${memory.loadRate.toFixed(0)} req/s`, '—', '—', '—']);
+    rows.push([
+      '`npm start`, idle after start: node process / whole tree (RSS) / whole tree (PSS)',
+      `${mib(memory.idle.node)} / ${mib(memory.idle.treeRss)} / **${mib(memory.idle.treePss)}** (${memory.idle.processes} processes)`,
+      '—',
+      '—',
+      '—',
+    ]);
+    rows.push([
+      `\`npm start\` under load (GET /issuer/passports/{id}, ${CONNECTIONS} connections, ${MEMORY_LOAD_SECONDS} s; median of samples)`,
+      `${mib(memory.loaded.node)} / ${mib(memory.loaded.treeRss)} / **${mib(memory.loaded.treePss)}** at ${memory.loadRate.toFixed(0)} req/s`,
+      '—',
+      '—',
+      '—',
+    ]);
     rows.push(['`npm start`, peak seen', `${mib(memory.peak.node)} / ${mib(memory.peak.treeRss)} / **${mib(memory.peak.treePss)}**`, '—', '—', '—']);
     rows.push(['`npm start` stopped with SIGTERM', `exited in ${memory.stopSeconds.toFixed(1)} s; processes of its tree left: ${memory.leftBehind}`, '—', '—', '—']);
     figures.push(
@@ -538,21 +640,21 @@ try {
       `3. **Gateway overhead**: \`${ISSUER_QUERY}\` posted to the issuer subgraph's own URL and to the gateway, in the same turns as 2.`,
       `4. **Memory**: \`node --import tsx bin/start.ts\` on its own data folder and free ports (a fresh embedded PostgreSQL cluster); VmRSS of the node process from /proc/<pid>/status, and over its whole process tree (the embedded PostgreSQL processes included) both the sum of RSS (which counts PostgreSQL's shared buffers once per process) and the sum of PSS from /proc/<pid>/smaps_rollup (shared pages divided among their sharers: the honest total). Idle: the median of samples over 3 s, 2 s after it printed that it runs. Under load: autocannon on GET /issuer/passports/{id} (${CONNECTIONS} connections, ${MEMORY_LOAD_SECONDS} s), sampled every 250 ms. Then SIGTERM; every process of its tree must be gone.`,
       '',
-      'Both gateways send identical subgraph queries that are in flight at the same moment only once (Hive Gateway by default, in @graphql-tools/executor-http; ours since issue 9, gateway/index.ts). Neither shares whole incoming requests (Hive Gateway\'s `inboundInflightRequestDeduplication` is off by default and left off). With every client sending the same query, as in the hot query, that sharing weighs heavily; the mixed workload gives it nothing to share.',
-    '',
-    'Tuning of our gateway and facade (issue 9), measured side by side with `--gateways` and `--overheads` on this machine, one change at a time (the machine is shared, so compare the ratios):',
-    '',
-    markdownTable(
-      ['change', 'ours / Hive, req/s', 'facade overhead (passport, record), sequential', 'facade, passport read under load', 'gateway overhead, passport(id)'],
-      [
-        ['before (subgraph fetch with Node\'s fetch; facade with fetch)', '0.16× (54 / 340)', '+15.5 %, +21.3 %', '731 req/s', '+56.5 %'],
-        ['identical subgraph queries in flight sent once', '1.77× (455 / 257)', '+21.1 %, +18.0 %', '1390 req/s', '+62.2 %'],
-        ['facade asks the gateway over node:http, keep-alive agent', '—', '+16.9 %, +14.6 %', '2410 req/s', '+53.1 %'],
-        ['gateway asks the subgraphs over node:http, keep-alive agent, minimal Response', '2.37× (636 / 268)', '+5.1 %, +9.7 %', '3246 req/s', '+39.5 %'],
-      ],
-    ),
-    '',
-    'The mixed workload\'s queries:',
+      "Both gateways send identical subgraph queries that are in flight at the same moment only once (Hive Gateway by default, in @graphql-tools/executor-http; ours since issue 9, gateway/index.ts). Neither shares whole incoming requests (Hive Gateway's `inboundInflightRequestDeduplication` is off by default and left off). With every client sending the same query, as in the hot query, that sharing weighs heavily; the mixed workload gives it nothing to share.",
+      '',
+      'Tuning of our gateway and facade (issue 9), measured side by side with `--gateways` and `--overheads` on this machine, one change at a time (the machine is shared, so compare the ratios):',
+      '',
+      markdownTable(
+        ['change', 'ours / Hive, req/s', 'facade overhead (passport, record), sequential', 'facade, passport read under load', 'gateway overhead, passport(id)'],
+        [
+          ["before (subgraph fetch with Node's fetch; facade with fetch)", '0.16× (54 / 340)', '+15.5 %, +21.3 %', '731 req/s', '+56.5 %'],
+          ['identical subgraph queries in flight sent once', '1.77× (455 / 257)', '+21.1 %, +18.0 %', '1390 req/s', '+62.2 %'],
+          ['facade asks the gateway over node:http, keep-alive agent', '—', '+16.9 %, +14.6 %', '2410 req/s', '+53.1 %'],
+          ['gateway asks the subgraphs over node:http, keep-alive agent, minimal Response', '2.37× (636 / 268)', '+5.1 %, +9.7 %', '3246 req/s', '+39.5 %'],
+        ],
+      ),
+      '',
+      "The mixed workload's queries:",
       '',
       '```graphql',
       ...mixKinds.map((kind) => MIX_QUERIES[kind]),
@@ -608,7 +710,12 @@ function sampleMemory(pid: number): MemorySample {
 }
 
 function medianSample(samples: MemorySample[]): MemorySample {
-  return { node: median(samples.map((s) => s.node)), treeRss: median(samples.map((s) => s.treeRss)), treePss: median(samples.map((s) => s.treePss)), processes: median(samples.map((s) => s.processes)) };
+  return {
+    node: median(samples.map((s) => s.node)),
+    treeRss: median(samples.map((s) => s.treeRss)),
+    treePss: median(samples.map((s) => s.treePss)),
+    processes: median(samples.map((s) => s.processes)),
+  };
 }
 
 async function measureStart() {
@@ -626,7 +733,11 @@ async function measureStart() {
   }
   const facade = platform.facadeUrl;
   const post = async (path: string, body: unknown): Promise<any> => {
-    const response = await fetch(`${facade}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${platform.tokens.writer}` }, body: JSON.stringify(body) });
+    const response = await fetch(`${facade}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${platform.tokens.writer}` },
+      body: JSON.stringify(body),
+    });
     const answer = await response.json();
     if (!response.ok) throw new Error(`npm start: POST ${path} answered ${response.status}: ${JSON.stringify(answer).slice(0, 300)}`);
     return answer;
@@ -647,7 +758,12 @@ async function measureStart() {
   if (loaded.non2xx || loaded.errors) throw new Error(`npm start under load: ${loaded.non2xx} non-2xx, ${loaded.errors} errors`);
   const seenTree = processTree(pid);
   const all = [...idleSamples, ...loadSamples];
-  const peak = { node: Math.max(...all.map((s) => s.node)), treeRss: Math.max(...all.map((s) => s.treeRss)), treePss: Math.max(...all.map((s) => s.treePss)), processes: Math.max(...all.map((s) => s.processes)) };
+  const peak = {
+    node: Math.max(...all.map((s) => s.node)),
+    treeRss: Math.max(...all.map((s) => s.treeRss)),
+    treePss: Math.max(...all.map((s) => s.treePss)),
+    processes: Math.max(...all.map((s) => s.processes)),
+  };
 
   const stopping = performance.now();
   await platform.stop();

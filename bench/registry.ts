@@ -98,7 +98,12 @@ async function measureLayers(count: number, layers: readonly { request: (n: numb
     }),
     { warmups: 100, rotate: true },
   );
-  return times.map((samples) => stats(samples, samples.reduce((sum, took) => sum + took, 0)));
+  return times.map((samples) =>
+    stats(
+      samples,
+      samples.reduce((sum, took) => sum + took, 0),
+    ),
+  );
 }
 
 function expectOk(response: Response, body: any, what: string, test: (body: any) => boolean) {
@@ -119,7 +124,8 @@ try {
   const graphql = (url: string, query: string, variables: Record<string, unknown>) =>
     fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query, variables }) });
   const recordPath = (n: number) => `${collectionOf(n).path}/${idOf(n)}`;
-  const readQuery = 'query($id: ID!, $version: Int) { registryRecord(id: $id, version: $version) { id kind version status body effectiveFrom effectiveTo createdAt supersedes supersededBy current currentVersion path } }';
+  const readQuery =
+    'query($id: ID!, $version: Int) { registryRecord(id: $id, version: $version) { id kind version status body effectiveFrom effectiveTo createdAt supersedes supersededBy current currentVersion path } }';
 
   const rows: [string, Stats][] = [];
   const run = async (label: string, result: Promise<Stats>) => {
@@ -133,27 +139,51 @@ try {
   console.log('Measuring …');
   await run(
     'REST GET /{kind}/{id} (current version)',
-    measure(2000, () => fetch(`${base}${recordPath(random(RECORDS))}`), (r, b) => expectOk(r, b, 'read', (body) => body.version === VERSIONS && body.current === true)),
+    measure(
+      2000,
+      () => fetch(`${base}${recordPath(random(RECORDS))}`),
+      (r, b) => expectOk(r, b, 'read', (body) => body.version === VERSIONS && body.current === true),
+    ),
   );
   await run(
     'REST GET /{kind}/{id}?version=k (older version)',
-    measure(2000, () => fetch(`${base}${recordPath(random(RECORDS))}?version=${random(VERSIONS - 1)}`), (r, b) => expectOk(r, b, 'old version', (body) => body.current === false)),
+    measure(
+      2000,
+      () => fetch(`${base}${recordPath(random(RECORDS))}?version=${random(VERSIONS - 1)}`),
+      (r, b) => expectOk(r, b, 'old version', (body) => body.current === false),
+    ),
   );
   await run(
     'REST GET /{id} (generic record at the root)',
-    measure(1000, () => fetch(`${base}/${idOf(4 * random(RECORDS / 4))}`), (r, b) => expectOk(r, b, 'root read', (body) => body.kind === 'generic')),
+    measure(
+      1000,
+      () => fetch(`${base}/${idOf(4 * random(RECORDS / 4))}`),
+      (r, b) => expectOk(r, b, 'root read', (body) => body.kind === 'generic'),
+    ),
   );
   await run(
     'REST GET /{kind}/{id}/supersession (5 versions)',
-    measure(2000, () => fetch(`${base}${recordPath(random(RECORDS))}/supersession`), (r, b) => expectOk(r, b, 'supersession', (body) => body.versions.length === VERSIONS)),
+    measure(
+      2000,
+      () => fetch(`${base}${recordPath(random(RECORDS))}/supersession`),
+      (r, b) => expectOk(r, b, 'supersession', (body) => body.versions.length === VERSIONS),
+    ),
   );
   await run(
     'REST GET /items?limit=100 (page of 100, random cursor)',
-    measure(300, () => fetch(`${base}/items?limit=100&cursor=${encodeCursor(idOf(random(RECORDS - 1000)))}`), (r, b) => expectOk(r, b, 'list', (body) => body.records.length === 100 && body.next_cursor)),
+    measure(
+      300,
+      () => fetch(`${base}/items?limit=100&cursor=${encodeCursor(idOf(random(RECORDS - 1000)))}`),
+      (r, b) => expectOk(r, b, 'list', (body) => body.records.length === 100 && body.next_cursor),
+    ),
   );
   await run(
     'REST GET /items?limit=100&status=active&id_prefix=bench-0 (filtered)',
-    measure(300, () => fetch(`${base}/items?limit=100&status=active&id_prefix=bench-0&cursor=${encodeCursor(idOf(random(RECORDS / 2)))}`), (r, b) => expectOk(r, b, 'filtered list', (body) => body.records.length === 100)),
+    measure(
+      300,
+      () => fetch(`${base}/items?limit=100&status=active&id_prefix=bench-0&cursor=${encodeCursor(idOf(random(RECORDS / 2)))}`),
+      (r, b) => expectOk(r, b, 'filtered list', (body) => body.records.length === 100),
+    ),
   );
   const listQuery = `query($cursor: String) { registryRecords(kind: "item", first: 100, after: $cursor) { nodes { id kind version status body effectiveFrom effectiveTo createdAt supersedes supersededBy current currentVersion path } pageInfo { endCursor } } }`;
   const [facadeRead, gatewayRead, subgraphRead] = await measureLayers(1000, [
@@ -161,14 +191,22 @@ try {
     { request: (n) => graphql(gateway, readQuery, { id: idOf(n), version: null }), check: (body) => body.data.registryRecord.current === true },
     { request: (n) => graphql(subgraph, readQuery, { id: idOf(n), version: null }), check: (body) => body.data.registryRecord.current === true },
   ]);
-  rows.push(['read by id, in turns: REST facade GET /{kind}/{id}', facadeRead!], ['read by id, in turns: gateway registryRecord', gatewayRead!], ['read by id, in turns: subgraph registryRecord', subgraphRead!]);
+  rows.push(
+    ['read by id, in turns: REST facade GET /{kind}/{id}', facadeRead!],
+    ['read by id, in turns: gateway registryRecord', gatewayRead!],
+    ['read by id, in turns: subgraph registryRecord', subgraphRead!],
+  );
   const startAt = (n: number) => encodeCursor(idOf(Math.min(n, RECORDS - 1000)));
   const [facadeList, gatewayList, subgraphList] = await measureLayers(200, [
     { request: (n) => fetch(`${base}/items?limit=100&cursor=${startAt(n)}`), check: (body) => body.records.length === 100 },
     { request: (n) => graphql(gateway, listQuery, { cursor: startAt(n) }), check: (body) => body.data.registryRecords.nodes.length === 100 },
     { request: (n) => graphql(subgraph, listQuery, { cursor: startAt(n) }), check: (body) => body.data.registryRecords.nodes.length === 100 },
   ]);
-  rows.push(['page of 100, in turns: REST facade GET /items?limit=100', facadeList!], ['page of 100, in turns: gateway registryRecords', gatewayList!], ['page of 100, in turns: subgraph registryRecords', subgraphList!]);
+  rows.push(
+    ['page of 100, in turns: REST facade GET /items?limit=100', facadeList!],
+    ['page of 100, in turns: gateway registryRecords', gatewayList!],
+    ['page of 100, in turns: subgraph registryRecords', subgraphList!],
+  );
   for (const [label, value] of rows.slice(-6)) console.log(`  ${label.padEnd(58)} median ${value.median.toFixed(2)} ms  p95 ${value.p95.toFixed(2)} ms`);
   let next = 0;
   await run(

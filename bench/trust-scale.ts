@@ -129,7 +129,14 @@ try {
     await post('issuer', `/passports/${id}/events`, { type: 'activated', payload: { placed_on_market_at: '2025-02-01T00:00:00Z' } });
     await post('issuer', `/passports/${id}/events`, {
       type: 'ObjectEvent',
-      payload: { eventTime: new Date(Date.UTC(2025, 1, 2, 0, 0, i % 60)).toISOString(), eventTimeZoneOffset: '+01:00', action: 'OBSERVE', bizStep: 'inspecting', epcList: [identity], readPoint: { id: 'urn:epc:id:sgln:9520123.00001.0' } },
+      payload: {
+        eventTime: new Date(Date.UTC(2025, 1, 2, 0, 0, i % 60)).toISOString(),
+        eventTimeZoneOffset: '+01:00',
+        action: 'OBSERVE',
+        bizStep: 'inspecting',
+        epcList: [identity],
+        readPoint: { id: 'urn:epc:id:sgln:9520123.00001.0' },
+      },
     });
     await post('issuer', `/passports/${id}/pack`);
     verdictPassports.push(id);
@@ -182,18 +189,22 @@ try {
 
     // Distinct issuer keys, spread over the whole graph.
     const asked = Array.from({ length: WARMUPS + STANDING_QUESTIONS }, (_, i) => issuersOf[Math.floor(((i + 0.5) * issuersOf.length) / (WARMUPS + STANDING_QUESTIONS))]!);
-    const standing = await timed(STANDING_QUESTIONS, async (run) => {
-      const response = await fetch(stack.gateway.graphqlUrl, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({
-          query: 'query($kid: String!, $at: DateTimeISO!) { trustKeyStanding(kid: $kid, at: $at) }',
-          variables: { kid: keys[asked[run]!]!.jwk.kid, at: new Date().toISOString() },
-        }),
-      });
-      const { data } = (await response.json()) as { data: { trustKeyStanding: { standing: string } } };
-      if (data.trustKeyStanding.standing !== 'valid') throw new Error(`standing ${JSON.stringify(data.trustKeyStanding)}`);
-    }, { warmups: WARMUPS });
+    const standing = await timed(
+      STANDING_QUESTIONS,
+      async (run) => {
+        const response = await fetch(stack.gateway.graphqlUrl, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({
+            query: 'query($kid: String!, $at: DateTimeISO!) { trustKeyStanding(kid: $kid, at: $at) }',
+            variables: { kid: keys[asked[run]!]!.jwk.kid, at: new Date().toISOString() },
+          }),
+        });
+        const { data } = (await response.json()) as { data: { trustKeyStanding: { standing: string } } };
+        if (data.trustKeyStanding.standing !== 'valid') throw new Error(`standing ${JSON.stringify(data.trustKeyStanding)}`);
+      },
+      { warmups: WARMUPS },
+    );
 
     // Delegations from distinct authorities to new issuers, through the REST facade.
     const newIssuers = Array.from({ length: WARMUPS + EDGE_WRITES }, () => newKey());
@@ -204,25 +215,33 @@ try {
       newIssuers.map(() => 'issuer'),
       newIssuers.map((key, i) => JSON.stringify({ id: `node-${base0 + i}`, kind: 'issuer', keys: [{ ...key.jwk, iat }] })),
     ]);
-    const writes = await timed(EDGE_WRITES, async (run) => {
-      const authority = authoritiesOf[Math.floor(((run + 0.5) * authoritiesOf.length) / (WARMUPS + EDGE_WRITES))]!;
-      const claims = { iss: `node-${authority}`, sub: `node-${base0 + run}`, scope: {}, iat: issuedAt, exp: expires };
-      const jws = compactDelegation(claims, { kid: keys[authority]!.jwk.kid, privateKey: keys[authority]!.privateKey });
-      const response = await fetch(`${base}/edges`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
-        body: JSON.stringify({ credential: jws }),
-      });
-      if (response.status !== 201) throw new Error(`POST /edges: ${response.status} ${await response.text()}`);
-    }, { warmups: WARMUPS });
+    const writes = await timed(
+      EDGE_WRITES,
+      async (run) => {
+        const authority = authoritiesOf[Math.floor(((run + 0.5) * authoritiesOf.length) / (WARMUPS + EDGE_WRITES))]!;
+        const claims = { iss: `node-${authority}`, sub: `node-${base0 + run}`, scope: {}, iat: issuedAt, exp: expires };
+        const jws = compactDelegation(claims, { kid: keys[authority]!.jwk.kid, privateKey: keys[authority]!.privateKey });
+        const response = await fetch(`${base}/edges`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
+          body: JSON.stringify({ credential: jws }),
+        });
+        if (response.status !== 201) throw new Error(`POST /edges: ${response.status} ${await response.text()}`);
+      },
+      { warmups: WARMUPS },
+    );
 
     // Verdicts of passports nobody has asked about yet: each reads the standing of its signing keys.
     const mine = verdictPassports.splice(0, WARMUPS + VERDICTS);
-    const verdicts = await timed(VERDICTS, async (run) => {
-      const response = await fetch(`${stack.facade.baseUrls.issuer}/passports/${mine[run]}/verdict`);
-      const verdict = (await response.json()) as { outcome: string };
-      if (response.status !== 200 || verdict.outcome !== 'verified') throw new Error(`verdict ${response.status}: ${JSON.stringify(verdict).slice(0, 300)}`);
-    }, { warmups: WARMUPS });
+    const verdicts = await timed(
+      VERDICTS,
+      async (run) => {
+        const response = await fetch(`${stack.facade.baseUrls.issuer}/passports/${mine[run]}/verdict`);
+        const verdict = (await response.json()) as { outcome: string };
+        if (response.status !== 200 || verdict.outcome !== 'verified') throw new Error(`verdict ${response.status}: ${JSON.stringify(verdict).slice(0, 300)}`);
+      },
+      { warmups: WARMUPS },
+    );
     collectGarbage();
     const memory = process.memoryUsage();
 
@@ -263,7 +282,9 @@ try {
             const response = await fetch(stack.gateway.graphqlUrl, {
               method: 'POST',
               headers: { 'content-type': 'application/json' },
-              body: JSON.stringify({ query: '{ trustGraph { nodes { id kind jurisdiction keys threshold groupKey } edges { id iss sub scope iat nbf exp kid credential } revocations { subject } } }' }),
+              body: JSON.stringify({
+                query: '{ trustGraph { nodes { id kind jurisdiction keys threshold groupKey } edges { id iss sub scope iat nbf exp kid credential } revocations { subject } } }',
+              }),
             });
             return (await response.text()).length;
           })
@@ -279,11 +300,15 @@ try {
     console.log(graphRows.at(-1)!.join('  '));
   }
 
-  const table = markdownTable(
-    ['trust graph', 'key standing median', 'p95', 'vs first size', 'POST /edges median', 'p95', 'vs first size'],
-    rows,
-    ['left', 'right', 'right', 'right', 'right', 'right', 'right'],
-  );
+  const table = markdownTable(['trust graph', 'key standing median', 'p95', 'vs first size', 'POST /edges median', 'p95', 'vs first size'], rows, [
+    'left',
+    'right',
+    'right',
+    'right',
+    'right',
+    'right',
+    'right',
+  ]);
   const last = figures.at(-1)!;
   const document = `# Trust at scale
 
@@ -324,9 +349,17 @@ subject), not the whole graph; a delegation locks and reads its issuer's ancestr
     benchRun,
     document,
     [
-      { measure: `key standing at ${last.size.toLocaleString('en')} nodes (median)`, value: formatMs(last.standing), target: `< 5 ms, ≤ 2× the 1k figure (${(last.standing / figures[0]!.standing).toFixed(2)}×)` },
+      {
+        measure: `key standing at ${last.size.toLocaleString('en')} nodes (median)`,
+        value: formatMs(last.standing),
+        target: `< 5 ms, ≤ 2× the 1k figure (${(last.standing / figures[0]!.standing).toFixed(2)}×)`,
+      },
       { measure: `POST /edges at ${last.size.toLocaleString('en')} nodes (median)`, value: formatMs(last.edge), target: '< 20 ms' },
-      { measure: `passport verdict at ${last.size.toLocaleString('en')} nodes (median)`, value: formatMs(last.verdict), target: `independent of size (${(last.verdict / figures[0]!.verdict).toFixed(2)}× the 1k figure)` },
+      {
+        measure: `passport verdict at ${last.size.toLocaleString('en')} nodes (median)`,
+        value: formatMs(last.verdict),
+        target: `independent of size (${(last.verdict / figures[0]!.verdict).toFixed(2)}× the 1k figure)`,
+      },
       { measure: `memory of the whole stack's process at ${last.size.toLocaleString('en')} nodes (RSS)`, value: mib(last.rss), target: 'trust subgraph < 300 MB' },
     ],
     bench,

@@ -79,10 +79,11 @@ try {
     });
     return { id, body, cosignatures };
   });
-  await db.query(
-    `INSERT INTO trust.master_list_entry (id, body, cosignatures) SELECT * FROM unnest($1::text[], $2::jsonb[], $3::jsonb[])`,
-    [entries.map((entry) => entry.id), entries.map((entry) => JSON.stringify(entry.body)), entries.map((entry) => JSON.stringify(entry.cosignatures))],
-  );
+  await db.query(`INSERT INTO trust.master_list_entry (id, body, cosignatures) SELECT * FROM unnest($1::text[], $2::jsonb[], $3::jsonb[])`, [
+    entries.map((entry) => entry.id),
+    entries.map((entry) => JSON.stringify(entry.body)),
+    entries.map((entry) => JSON.stringify(entry.cosignatures)),
+  ]);
 
   const restMasterList = async () => (await (await fetch(`${base}/master-list`)).json()) as { entries: { verdict: { quorate: boolean; valid: number } }[] };
   const checked = await restMasterList();

@@ -13,7 +13,10 @@ const gateway = await startGateway({
   host: config.host,
   port: config.gatewayPort,
   subgraphs: SERVICES.map((name) => {
-    const replicas = (process.env[`${name.toUpperCase()}_SUBGRAPH_URL`] ?? `http://${config.host}:${config.subgraphPorts[name]}/`).split(',').map((url) => url.trim()).filter(Boolean);
+    const replicas = (process.env[`${name.toUpperCase()}_SUBGRAPH_URL`] ?? `http://${config.host}:${config.subgraphPorts[name]}/`)
+      .split(',')
+      .map((url) => url.trim())
+      .filter(Boolean);
     return { name, url: replicas[0]!, replicas };
   }),
   introspection: config.introspection,

@@ -60,7 +60,7 @@ async function rotate(service: string, purpose: string): Promise<void> {
   if (!key) throw new CommandError(`The ${service} service did not rotate its ${purpose} key: ${answer.errors?.map((error) => error.message).join('; ') ?? `HTTP ${response.status}`}`);
   console.log(`The ${service} service signs ${purpose} with a new key; the previous one stays in its keyring with exp, so what it signed still verifies.`);
   console.log(JSON.stringify(key, null, 2));
-  console.log('The trust graph\'s platform node holds the new key (docs/KEYS.md).');
+  console.log("The trust graph's platform node holds the new key (docs/KEYS.md).");
 }
 
 async function withRepositories<T>(run: (services: { service: ServiceName; repository: ReturnType<typeof prismaKeyRepository> }[]) => Promise<T>): Promise<T> {
@@ -82,7 +82,11 @@ async function main(argv: string[]): Promise<void> {
     const file = kekFile();
     const rotation = await withRepositories((services) => rotateKek(file, services));
     console.log(`Every signing key is now sealed under key-encryption key ${rotation.current} in ${file}.`);
-    console.log(`Re-sealed: ${Object.entries(rotation.resealed).map(([service, count]) => `${service} ${count}`).join(', ')}.`);
+    console.log(
+      `Re-sealed: ${Object.entries(rotation.resealed)
+        .map(([service, count]) => `${service} ${count}`)
+        .join(', ')}.`,
+    );
     if (rotation.retired.length) console.log(`Removed from the file: ${rotation.retired.join(', ')} (backups made before now are sealed under it).`);
     return;
   }

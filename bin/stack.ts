@@ -112,8 +112,10 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
     });
     stoppers.push(() => facade.stop());
 
-    const replicaStatements = () => Object.fromEntries(SERVICES.map((service) => [service, subgraphs.filter((subgraph) => subgraph.name === service).map((subgraph) => subgraph.statements())])) as Record<ServiceName, number[]>;
-    const sqlStatements = () => Object.fromEntries(Object.entries(replicaStatements()).map(([service, counts]) => [service, counts.reduce((sum, count) => sum + count, 0)])) as Record<ServiceName, number>;
+    const replicaStatements = () =>
+      Object.fromEntries(SERVICES.map((service) => [service, subgraphs.filter((subgraph) => subgraph.name === service).map((subgraph) => subgraph.statements())])) as Record<ServiceName, number[]>;
+    const sqlStatements = () =>
+      Object.fromEntries(Object.entries(replicaStatements()).map(([service, counts]) => [service, counts.reduce((sum, count) => sum + count, 0)])) as Record<ServiceName, number>;
     return { databaseUrl, ...(postgres ? { clusterDir: postgres.clusterDir } : {}), subgraphUrls, replicaUrls, sqlStatements, replicaStatements, gateway, facade, stop };
   } catch (error) {
     await stop();

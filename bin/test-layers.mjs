@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `npm test`: the type check, lint (biome.json), the dependency rules (.dependency-cruiser.cjs), the unit layer (no
+// `npm test`: the type check, lint and format check (biome.json), the dependency rules (.dependency-cruiser.cjs), the unit layer (no
 // PostgreSQL), then the integration layer, in that order so the quick layers fail first; stops at
 // the first failing layer and prints each layer's time.
 // Arguments go to both vitest layers (e.g. `npm test -- --reporter=dot`).
@@ -10,6 +10,7 @@ const LAYERS = [
   ['typecheck', ['tsc', '-p', 'tsconfig.json', '--noEmit']],
   ['typecheck (verification page, DOM)', ['tsc', '-p', 'verifier/page/tsconfig.json']],
   ['lint', ['biome', 'lint']],
+  ['format', ['biome', 'format']],
   ['dependencies', ['depcruise', 'lib', 'subgraphs', 'gateway', 'rest-facade', 'verifier', 'bin', 'prisma', 'bench', 'soak', 'test', '--config', '.dependency-cruiser.cjs']],
   ['unit', ['vitest', 'run', '--project', 'unit', ...vitestArgs]],
   ['integration', ['vitest', 'run', '--project', 'integration', ...vitestArgs]],

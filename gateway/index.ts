@@ -208,7 +208,11 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     supergraphSdl,
     buildService: ({ name, url }) => {
       const replicas = options.subgraphs.find((subgraph) => subgraph.name === name)?.replicas ?? [];
-      return new CredentialForwardingDataSource({ url, fetcher: replicas.length > 1 ? roundRobin(replicas, subgraphFetch) : subgraphFetch, ...(options.subgraphSecret ? { subgraphSecret: options.subgraphSecret } : {}) });
+      return new CredentialForwardingDataSource({
+        url,
+        fetcher: replicas.length > 1 ? roundRobin(replicas, subgraphFetch) : subgraphFetch,
+        ...(options.subgraphSecret ? { subgraphSecret: options.subgraphSecret } : {}),
+      });
     },
   });
   const armor = apolloArmor<GatewayContext>(options.limits, options.introspection);
@@ -245,10 +249,22 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   // cross-site page could send without a preflight (CSRF prevention is off above).
   app.addContentTypeParser('*', (_request, _payload, done) => done(new RequestProblem(problem(415, 'UNSUPPORTED_MEDIA_TYPE', 'A POST to /graphql needs content-type: application/json.')), undefined));
   app.setErrorHandler((error, _request, reply) => {
-    const refused = error instanceof RequestProblem ? error.details : (error as { code?: string }).code === 'FST_ERR_CTP_BODY_TOO_LARGE' ? problem(413, 'PAYLOAD_TOO_LARGE', `The request body exceeds ${options.bodyLimit} bytes.`) : undefined;
-    if (refused) return reply.code(refused.status).type('application/json; charset=utf-8').send(Buffer.from(JSON.stringify({ errors: [{ message: refused.detail, extensions: { code: refused.code } }] })));
+    const refused =
+      error instanceof RequestProblem
+        ? error.details
+        : (error as { code?: string }).code === 'FST_ERR_CTP_BODY_TOO_LARGE'
+          ? problem(413, 'PAYLOAD_TOO_LARGE', `The request body exceeds ${options.bodyLimit} bytes.`)
+          : undefined;
+    if (refused)
+      return reply
+        .code(refused.status)
+        .type('application/json; charset=utf-8')
+        .send(Buffer.from(JSON.stringify({ errors: [{ message: refused.detail, extensions: { code: refused.code } }] })));
     console.error('[gateway]', error);
-    return reply.code(500).type('application/json; charset=utf-8').send(Buffer.from(JSON.stringify({ errors: [{ message: 'Internal error in the gateway.', extensions: { code: 'INTERNAL_SERVER_ERROR' } }] })));
+    return reply
+      .code(500)
+      .type('application/json; charset=utf-8')
+      .send(Buffer.from(JSON.stringify({ errors: [{ message: 'Internal error in the gateway.', extensions: { code: 'INTERNAL_SERVER_ERROR' } }] })));
   });
   app.setNotFoundHandler((_request, reply) => reply.code(404).type('application/json; charset=utf-8').send(Buffer.from('{"error":"not found"}')));
 
@@ -267,9 +283,15 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   app.route({
     method: METHODS.filter((method) => !['GET', 'POST', 'CONNECT'].includes(method) && app.supportedMethods.includes(method)),
     url: '/graphql',
-    handler: async (_request, reply) => reply.code(405).header('allow', 'GET, POST').type('application/json; charset=utf-8').send(Buffer.from(JSON.stringify({ errors: [{ message: 'GraphQL is served with GET and POST.', extensions: { code: 'METHOD_NOT_ALLOWED' } }] }))),
+    handler: async (_request, reply) =>
+      reply
+        .code(405)
+        .header('allow', 'GET, POST')
+        .type('application/json; charset=utf-8')
+        .send(Buffer.from(JSON.stringify({ errors: [{ message: 'GraphQL is served with GET and POST.', extensions: { code: 'METHOD_NOT_ALLOWED' } }] }))),
   });
-  const sendFile = (reply: FastifyReply, file: string, type: string) => reply.type(type).headers({ 'cache-control': 'public, max-age=3600', 'x-content-type-options': 'nosniff' }).send(createReadStream(file));
+  const sendFile = (reply: FastifyReply, file: string, type: string) =>
+    reply.type(type).headers({ 'cache-control': 'public, max-age=3600', 'x-content-type-options': 'nosniff' }).send(createReadStream(file));
   for (const path of ['/', '/graphiql']) app.get(path, async (_request, reply) => reply.redirect('/graphiql/'));
   app.get('/graphiql/', async (_request, reply) => sendFile(reply, join(graphiqlDirectory, 'index.html'), 'text/html; charset=utf-8'));
   app.get('/graphiql/graphiql.js', async (_request, reply) => sendFile(reply, join(graphiqlDirectory, 'graphiql.js'), 'text/javascript; charset=utf-8'));

@@ -18,7 +18,11 @@ const QUERY_SCHEMAS: Record<QueryParameter['type'], JsonSchema> = {
 
 /** Each problem status: what it means, and an example as a client sees it (code, detail). */
 const PROBLEM_STATUSES: Record<number, { description: string; code: string; detail: string; extensions?: Record<string, unknown> }> = {
-  400: { description: 'Malformed request (bad JSON, unknown or ill-typed parameter or member)', code: 'INVALID_REQUEST', detail: 'Unknown member colour; the body takes id, kind, jurisdiction, keys.' },
+  400: {
+    description: 'Malformed request (bad JSON, unknown or ill-typed parameter or member)',
+    code: 'INVALID_REQUEST',
+    detail: 'Unknown member colour; the body takes id, kind, jurisdiction, keys.',
+  },
   401: { description: 'No or invalid bearer token (see WWW-Authenticate)', code: 'MISSING_TOKEN', detail: 'This operation needs a bearer token.' },
   403: { description: 'The token lacks the required role', code: 'INSUFFICIENT_ROLE', detail: 'This operation needs the role admin; the token has the role writer.' },
   404: { description: 'No such resource', code: 'NOT_FOUND', detail: 'The issuer has no passport with this id.' },
@@ -28,7 +32,12 @@ const PROBLEM_STATUSES: Record<number, { description: string; code: string; deta
   415: { description: 'Body is not application/json (see Accept-Post)', code: 'UNSUPPORTED_MEDIA_TYPE', detail: 'The body must be application/json.' },
   422: { description: 'Well-formed but invalid', code: 'INVALID_TRUST_LIST', detail: 'next_update must be an RFC 3339 date-time after now' },
   502: { description: 'An upstream answer could not be used', code: 'BAD_GATEWAY_ANSWER', detail: 'The gateway answered 500 without data.' },
-  503: { description: 'The database or the gateway does not answer (see Retry-After)', code: 'DATABASE_UNAVAILABLE', detail: 'The issuer service cannot reach its database; try again shortly.', extensions: { retry_after: 5 } },
+  503: {
+    description: 'The database or the gateway does not answer (see Retry-After)',
+    code: 'DATABASE_UNAVAILABLE',
+    detail: 'The issuer service cannot reach its database; try again shortly.',
+    extensions: { retry_after: 5 },
+  },
 };
 
 /**
@@ -73,7 +82,13 @@ function querySchema(route: Route): JsonSchema {
   const properties = Object.fromEntries(
     Object.entries(route.query ?? {}).map(([name, spec]) => [
       name,
-      { ...QUERY_SCHEMAS[spec.type], description: spec.description, ...(spec.enum ? { enum: spec.enum } : {}), ...(spec.minimum !== undefined ? { minimum: spec.minimum } : {}), ...(spec.maximum !== undefined ? { maximum: spec.maximum } : {}) },
+      {
+        ...QUERY_SCHEMAS[spec.type],
+        description: spec.description,
+        ...(spec.enum ? { enum: spec.enum } : {}),
+        ...(spec.minimum !== undefined ? { minimum: spec.minimum } : {}),
+        ...(spec.maximum !== undefined ? { maximum: spec.maximum } : {}),
+      },
     ]),
   );
   return { type: 'object', properties, additionalProperties: false };
@@ -101,7 +116,10 @@ export function routeSchema(route: Route): FastifySchema & Record<string, unknow
     response[status] = {
       ...(['204', '304'].includes(status)
         ? { type: 'null', description: answer.description }
-        : { description: answer.description, content: { [answer.mediaType ?? 'application/json']: { schema: answer.schema ?? {}, ...(answer.example === undefined ? {} : { example: answer.example }) } } }),
+        : {
+            description: answer.description,
+            content: { [answer.mediaType ?? 'application/json']: { schema: answer.schema ?? {}, ...(answer.example === undefined ? {} : { example: answer.example }) } },
+          }),
       ...(Object.keys(headers).length ? { headers } : {}),
     };
   }
@@ -117,7 +135,9 @@ export function routeSchema(route: Route): FastifySchema & Record<string, unknow
   return {
     summary: route.summary,
     operationId: operationId(route),
-    ...(names.length ? { params: { type: 'object', required: names, properties: Object.fromEntries(names.map((name) => [name, { type: 'string', description: route.params?.[name] ?? name }])) } } : {}),
+    ...(names.length
+      ? { params: { type: 'object', required: names, properties: Object.fromEntries(names.map((name) => [name, { type: 'string', description: route.params?.[name] ?? name }])) } }
+      : {}),
     querystring: query,
     ...(route.body ? { body: requestSchema(route.body) } : {}),
     // Reads are public: an empty list says so (OpenAPI 3.1 §4.8.10), rather than leaving it unsaid.
@@ -138,7 +158,11 @@ export function openApiOptions(table: ServiceRoutes, prefix: string) {
   return {
     openapi: {
       openapi: '3.1.0',
-      info: { title: table.title, version: PLATFORM_VERSION, description: `REST interface of the ${table.service} service; each operation runs the GraphQL operation given in x-graphql-operation through the gateway.` },
+      info: {
+        title: table.title,
+        version: PLATFORM_VERSION,
+        description: `REST interface of the ${table.service} service; each operation runs the GraphQL operation given in x-graphql-operation through the gateway.`,
+      },
       components: { securitySchemes: { bearer: { type: 'http' as const, scheme: 'bearer', description: 'Tokens with the role writer (writes) or admin (writes and /admin/*).' } } },
     },
     transform: ({ schema, url }: { schema: unknown; url: string }) => ({ schema, url: url.slice(prefix.length) || '/' }),

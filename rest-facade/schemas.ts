@@ -75,5 +75,6 @@ export const location = (names: string): Record<string, JsonSchema> => ({ Locati
 
 export const EXAMPLE_TIME = '2026-05-04T10:15:30.000Z';
 export const EXAMPLE_KID = 'yXxilhijMrYkdt9l6i-P40VYrSL318Mou92iSac463o';
-export const EXAMPLE_SIGNATURE = 'eyJhbGciOiJFZDI1NTE5Iiwia2lkIjoieVh4aWxoaWpNcllrZHQ5bDZpLVA0MFZZclNMMzE4TW91OTJpU2FjNDYzbyJ9..S3qc_snho_3EuYgFVviRm2VxyJj64WVBSKlWV-4p9z4YlXsY9LEeZJiJMbesOeQfuqBy8LoUW5I';
+export const EXAMPLE_SIGNATURE =
+  'eyJhbGciOiJFZDI1NTE5Iiwia2lkIjoieVh4aWxoaWpNcllrZHQ5bDZpLVA0MFZZclNMMzE4TW91OTJpU2FjNDYzbyJ9..S3qc_snho_3EuYgFVviRm2VxyJj64WVBSKlWV-4p9z4YlXsY9LEeZJiJMbesOeQfuqBy8LoUW5I';
 export const EXAMPLE_ED25519_JWK = { kty: 'OKP', crv: 'Ed25519', x: 'FWlv5QkzoSA1YhR4qNAizbGzEX9SdqGCZlXmtLufs84', kid: EXAMPLE_KID };

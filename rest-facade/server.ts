@@ -78,7 +78,11 @@ function problemOfFrameworkError(error: { code?: string; statusCode?: number; me
 function sendProblem(request: FastifyRequest, reply: FastifyReply, details: Problem, headers: Record<string, string> = {}): FastifyReply {
   const instance = request.url.split('?')[0];
   const type = new URL(details.type, `http://${request.headers.host ?? 'localhost'}`).href;
-  return reply.code(details.status).headers(headers).type(PROBLEM_MEDIA_TYPE).send(Buffer.from(JSON.stringify({ ...details, type, instance })));
+  return reply
+    .code(details.status)
+    .headers(headers)
+    .type(PROBLEM_MEDIA_TYPE)
+    .send(Buffer.from(JSON.stringify({ ...details, type, instance })));
 }
 
 /** Every method Node parses except CONNECT (which names no path), so each gets 405 where it does not apply. */
@@ -126,7 +130,12 @@ export async function startFacade(options: FacadeOptions): Promise<RunningFacade
     if (unchanged) return reply.code(304).headers(unchanged).send();
     const head = request.method === 'HEAD';
     // HEAD sends an empty stream, which Fastify's HEAD handling ends without touching content-length.
-    if (result.stream) return reply.code(status).type('application/octet-stream').headers(headers).send(Readable.from(head ? [] : result.stream));
+    if (result.stream)
+      return reply
+        .code(status)
+        .type('application/octet-stream')
+        .headers(headers)
+        .send(Readable.from(head ? [] : result.stream));
     return reply
       .code(status)
       .type('application/json; charset=utf-8')
@@ -236,7 +245,8 @@ export async function startFacade(options: FacadeOptions): Promise<RunningFacade
         method: OTHER_METHODS.filter((method) => method !== 'GET' && method !== 'HEAD'),
         url,
         schema: { hide: true } as never,
-        handler: (request, reply) => sendProblem(request, reply, problem(405, 'METHOD_NOT_ALLOWED', `${request.method} is not allowed on the verification page; allowed: GET, HEAD.`), { allow: 'GET, HEAD' }),
+        handler: (request, reply) =>
+          sendProblem(request, reply, problem(405, 'METHOD_NOT_ALLOWED', `${request.method} is not allowed on the verification page; allowed: GET, HEAD.`), { allow: 'GET, HEAD' }),
       });
     }
     app.get('/docs/problems', { schema: { hide: true } as never }, async (_request, reply) =>

@@ -68,11 +68,15 @@ function sentence(error: ErrorObject, part: 'body' | 'querystring', declared: re
     case 'type':
     case 'finite': {
       if (part === 'querystring' && Array.isArray(data[name])) return `${name} may be given once`;
-      const types = String(error.params.type ?? (error.parentSchema as JsonSchema).type).split(',').filter((type) => type !== 'null');
+      const types = String(error.params.type ?? (error.parentSchema as JsonSchema).type)
+        .split(',')
+        .filter((type) => type !== 'null');
       return part === 'body' ? `${name} must be ${types.map(article).join(' or ')}.` : `${name} must be ${types.map(article).join(' or ')}`;
     }
     case 'format':
-      return error.params.format === 'interval' ? `${name} must be an RFC 3339 interval start/end; either end may be empty or ".."` : `${name} must be an RFC 3339 date-time, e.g. 2026-01-31T12:00:00Z`;
+      return error.params.format === 'interval'
+        ? `${name} must be an RFC 3339 interval start/end; either end may be empty or ".."`
+        : `${name} must be an RFC 3339 date-time, e.g. 2026-01-31T12:00:00Z`;
     case 'enum':
       return `${name} must be one of ${(error.params.allowedValues as unknown[]).join(', ')}`;
     case 'minimum':

@@ -123,7 +123,10 @@ export function verifyPageHandler(options: { gatewayUrl: string }): PageHandler 
       body = await asset.load();
     } catch (error) {
       console.error('[verify-page]', error);
-      return { ...page(503, 'text/plain; charset=utf-8', 'no-store', Buffer.from('The verification page could not be served; the failure is logged.\n')), headers: { 'retry-after': '5', 'content-type': 'text/plain; charset=utf-8', ...SECURITY_HEADERS } };
+      return {
+        ...page(503, 'text/plain; charset=utf-8', 'no-store', Buffer.from('The verification page could not be served; the failure is logged.\n')),
+        headers: { 'retry-after': '5', 'content-type': 'text/plain; charset=utf-8', ...SECURITY_HEADERS },
+      };
     }
     return page(200, asset.contentType, asset.cacheControl, method === 'HEAD' ? Buffer.alloc(0) : body, body.length);
   };

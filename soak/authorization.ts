@@ -30,14 +30,7 @@ interface Credential {
 
 function credentials(context: SoakContext, adminRoute: boolean): Credential[] {
   const { admin, writer } = context.tokens;
-  const malformed = [
-    `Basic ${Buffer.from(`admin:${admin}`).toString('base64')}`,
-    'Bearer',
-    `Bearer ${admin} ${admin}`,
-    admin,
-    `Bearer "${admin}"`,
-    `Token ${admin}`,
-  ];
+  const malformed = [`Basic ${Buffer.from(`admin:${admin}`).toString('base64')}`, 'Bearer', `Bearer ${admin} ${admin}`, admin, `Bearer "${admin}"`, `Token ${admin}`];
   const random = prng(context.seed);
   const unknown = [`Bearer wrong-${Array.from({ length: 24 }, () => Math.floor(random() * 16).toString(16)).join('')}`, `Bearer ${admin}x`, `Bearer ${writer.slice(0, -1)}`];
   return [
@@ -142,7 +135,16 @@ async function everyMutation(context: SoakContext): Promise<{ name: string; docu
       const required = type.inputFields!.filter((field) => field.type.kind === 'NON_NULL');
       return `{ ${required.map((field) => `${field.name}: ${literal(field.type)}`).join(', ')} }`;
     }
-    const scalars: Record<string, string> = { String: '"soak-probe"', ID: '"soak-probe"', Int: '1', Float: '1.5', Boolean: 'true', DateTimeISO: '"2026-01-01T00:00:00.000Z"', JSON: '{}', JSONObject: '{}' };
+    const scalars: Record<string, string> = {
+      String: '"soak-probe"',
+      ID: '"soak-probe"',
+      Int: '1',
+      Float: '1.5',
+      Boolean: 'true',
+      DateTimeISO: '"2026-01-01T00:00:00.000Z"',
+      JSON: '{}',
+      JSONObject: '{}',
+    };
     return scalars[ref.name!] ?? '"soak-probe"';
   };
   const leaf = (ref: TypeRef): boolean => (ref.ofType ? leaf(ref.ofType) : ['SCALAR', 'ENUM'].includes(types.get(ref.name!)!.kind));
@@ -173,7 +175,7 @@ export async function runAuthorization(context: SoakContext, given?: Fixtures): 
     if (!rows.has(key)) rows.set(key, {});
     return rows.get(key)!;
   };
-  const note = (service: ServiceName, route: Route, column: string, status: number) => ((rowOf(service, route)[column] ??= []).push(status));
+  const note = (service: ServiceName, route: Route, column: string, status: number) => (rowOf(service, route)[column] ??= []).push(status);
   let refusals = 0;
   let unauthorisedWrites = 0;
   let gatewayRefusals = 0;
@@ -233,7 +235,9 @@ export async function runAuthorization(context: SoakContext, given?: Fixtures): 
         if (outcome.data) unauthorisedWrites += 1;
         if (answer.status >= 500) failures.add(`${where}: HTTP ${answer.status}: ${excerpt(answer.text)}`);
         else if (outcome.status !== credential.status || outcome.code !== credential.code || outcome.data) {
-          failures.add(`${where}: ${outcome.status ?? 'no problem'} ${outcome.code ?? ''}${outcome.data ? ' with data' : ''}, expected ${credential.status} ${credential.code}: ${excerpt(answer.text)}`);
+          failures.add(
+            `${where}: ${outcome.status ?? 'no problem'} ${outcome.code ?? ''}${outcome.data ? ' with data' : ''}, expected ${credential.status} ${credential.code}: ${excerpt(answer.text)}`,
+          );
         }
       }
     }
@@ -253,13 +257,21 @@ export async function runAuthorization(context: SoakContext, given?: Fixtures): 
       const statuses: string[] = [];
       // Admin mutations must refuse the writer token too (403).
       const adminOnly = adminMutations.has(name);
-      for (const credential of credentials(context, adminOnly).filter((candidate) => candidate.kind === 'none' || candidate.kind === 'writer' || candidate.header === `Bearer ${context.tokens.admin}x`)) {
-        const answer = await send({ url: context.stack.gateway.graphqlUrl, method: 'POST', headers: { 'content-type': 'application/json', ...(credential.header ? { authorization: credential.header } : {}) }, body: JSON.stringify({ query: document }) });
+      for (const credential of credentials(context, adminOnly).filter(
+        (candidate) => candidate.kind === 'none' || candidate.kind === 'writer' || candidate.header === `Bearer ${context.tokens.admin}x`,
+      )) {
+        const answer = await send({
+          url: context.stack.gateway.graphqlUrl,
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...(credential.header ? { authorization: credential.header } : {}) },
+          body: JSON.stringify({ query: document }),
+        });
         gatewayRefusals += 1;
         const outcome = graphqlOutcome(answer);
         statuses.push(String(outcome.status ?? answer.status));
         if (outcome.data) unauthorisedWrites += 1;
-        if (outcome.status !== credential.status || outcome.data) failures.add(`gateway mutation ${name} with ${credential.kind} credentials: ${outcome.status ?? answer.status} ${outcome.code ?? ''}: ${excerpt(answer.text)}`);
+        if (outcome.status !== credential.status || outcome.data)
+          failures.add(`gateway mutation ${name} with ${credential.kind} credentials: ${outcome.status ?? answer.status} ${outcome.code ?? ''}: ${excerpt(answer.text)}`);
       }
       graphRows.push([name, ...statuses.concat(adminOnly ? [] : ['–'])]);
     }
@@ -274,7 +286,13 @@ export async function runAuthorization(context: SoakContext, given?: Fixtures): 
     let controlsAccepted = 0;
     const beforeControls = await tables.snapshot();
     for (const { service, route } of routes) {
-      const tokens: ['writer' | 'admin', string][] = route.role === 'admin' ? [['admin', context.tokens.admin]] : [['writer', context.tokens.writer], ['admin', context.tokens.admin]];
+      const tokens: ['writer' | 'admin', string][] =
+        route.role === 'admin'
+          ? [['admin', context.tokens.admin]]
+          : [
+              ['writer', context.tokens.writer],
+              ['admin', context.tokens.admin],
+            ];
       for (const [name, token] of tokens) {
         const request = await validRequest(context, service, route, fixtures);
         if (!request) continue;
@@ -297,11 +315,25 @@ export async function runAuthorization(context: SoakContext, given?: Fixtures): 
     const controlChanges = changedTables(beforeControls, afterControls);
     if (controlChanges.length === 0) failures.add('the accepted controls changed no table: the table check cannot see writes');
 
-    const columns = ['REST none', 'REST malformed', 'REST unknown', 'REST writer', 'GraphQL none', 'GraphQL malformed', 'GraphQL unknown', 'GraphQL writer', 'REST writer (control)', 'REST admin (control)'];
+    const columns = [
+      'REST none',
+      'REST malformed',
+      'REST unknown',
+      'REST writer',
+      'GraphQL none',
+      'GraphQL malformed',
+      'GraphQL unknown',
+      'GraphQL writer',
+      'REST writer (control)',
+      'REST admin (control)',
+    ];
     const details = [
       `Seed ${context.seed}. Credentials: no header; malformed headers (Basic, a bare \`Bearer\`, two tokens, a token without scheme, a quoted token, another scheme); unknown bearer tokens (random, a valid token with a character added, one with a character removed); the writer token on admin paths (lib/auth/tokens.ts has two roles: writer for the writes, admin for \`/admin/*\` and whatever a writer may, so that is the only under-privileged case). Cells are HTTP statuses (REST) or the status of the problem in the first GraphQL error; ×n counts repeats.`,
       '',
-      markdownTable(['path', ...columns], [...rows].map(([path, cells]) => [path, ...columns.map((column) => cell(cells[column] ?? []))])),
+      markdownTable(
+        ['path', ...columns],
+        [...rows].map(([path, cells]) => [path, ...columns.map((column) => cell(cells[column] ?? []))]),
+      ),
       '',
       `Every mutation of the composed graph (${mutations.length}, the ones no REST path maps included), with well-typed dummy arguments, straight to the gateway:`,
       '',
@@ -322,7 +354,11 @@ export async function runAuthorization(context: SoakContext, given?: Fixtures): 
         { measure: 'refused GraphQL requests sent', value: gatewayRefusals },
         { measure: 'unauthorised writes (refusals answered 2xx or with data)', value: unauthorisedWrites, expected: 0 },
         { measure: 'tables changed by refused requests', value: restChanges.length + gatewayChanges.length + badLog.length + graphChanges.length, expected: 0 },
-        { measure: 'mutations of the graph refused without valid credentials', value: `${graphRows.filter((row) => row.slice(1, 3).every((status) => status === '401') && ['403', '–'].includes(row[3]!)).length} of ${mutations.length}`, expected: `${mutations.length} of ${mutations.length}` },
+        {
+          measure: 'mutations of the graph refused without valid credentials',
+          value: `${graphRows.filter((row) => row.slice(1, 3).every((status) => status === '401') && ['403', '–'].includes(row[3]!)).length} of ${mutations.length}`,
+          expected: `${mutations.length} of ${mutations.length}`,
+        },
         { measure: 'paths without a known valid request', value: noValidRequest, expected: 0 },
         { measure: 'controls accepted', value: `${controlsAccepted} of ${controls}`, expected: `${controls} of ${controls}` },
       ],

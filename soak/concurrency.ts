@@ -20,7 +20,10 @@ const APPENDS_PER_CLIENT = 10;
 function statusCounts(answers: readonly Pick<Answer, 'status'>[]): string {
   const counts = new Map<number, number>();
   for (const answer of answers) counts.set(answer.status, (counts.get(answer.status) ?? 0) + 1);
-  return [...counts].sort(([a], [b]) => a - b).map(([status, n]) => `${status}×${n}`).join(', ');
+  return [...counts]
+    .sort(([a], [b]) => a - b)
+    .map(([status, n]) => `${status}×${n}`)
+    .join(', ');
 }
 
 export async function runConcurrency(platform: PlatformProcess): Promise<SoakSection> {
@@ -79,7 +82,9 @@ export async function runConcurrency(platform: PlatformProcess): Promise<SoakSec
   const record = 'soak-race-item';
   await client.expect(201, 'POST', '/registry/', { kind: 'item', id: record, body: { label: 'first' } });
   const versionBody = (label: string) => ({ label });
-  const stale = await Promise.all(Array.from({ length: CLIENTS }, (_, index) => client.call('POST', `/registry/items/${record}/versions`, { expected_version: 1, body: versionBody(`stale ${index}`) })));
+  const stale = await Promise.all(
+    Array.from({ length: CLIENTS }, (_, index) => client.call('POST', `/registry/items/${record}/versions`, { expected_version: 1, body: versionBody(`stale ${index}`) })),
+  );
   expectStatuses(`${CLIENTS} clients add a version expecting version 1`, stale, { 201: 1, 409: CLIENTS - 1 });
   let retries = 0;
   const landed = await Promise.all(
@@ -99,7 +104,11 @@ export async function runConcurrency(platform: PlatformProcess): Promise<SoakSec
   if (versions.join() !== expectedVersions.join()) failures.add(`registry versions ${versions.join()} are not 1..${CLIENTS + 2}`);
   const currents = chain.versions.filter((version: { current: boolean }) => version.current).map((version: { version: number }) => version.version);
   if (currents.join() !== String(CLIENTS + 2)) failures.add(`current registry versions: ${currents.join() || 'none'}, expected ${CLIENTS + 2} alone`);
-  rows.push([`supersession chain after the races`, `versions 1–${Math.max(...versions)}, current ${currents.join()}; ${retries} retries after 409`, `versions 1–${CLIENTS + 2}, current ${CLIENTS + 2}`]);
+  rows.push([
+    `supersession chain after the races`,
+    `versions 1–${Math.max(...versions)}, current ${currents.join()}; ${retries} retries after 409`,
+    `versions 1–${CLIENTS + 2}, current ${CLIENTS + 2}`,
+  ]);
 
   // Snapshots while the passport grows.
   const growing = own[0]!;

@@ -181,7 +181,15 @@ export async function runCrashSafety(options: CrashOptions): Promise<SoakSection
     failures: failures.list(),
     details: markdownTable(
       ['round', 'killed after', 'events acknowledged', 'snapshots acknowledged', 'versions and nodes acknowledged', 'requests in flight at the kill (answer lost)', 'restart until ready'],
-      rounds.map((round) => [String(round.round), `${(round.killedAfterMs / 1000).toFixed(1)} s`, String(round.acknowledged), String(round.snapshots), String(round.otherWrites), String(round.unanswered), `${(round.restartMs / 1000).toFixed(1)} s`]),
+      rounds.map((round) => [
+        String(round.round),
+        `${(round.killedAfterMs / 1000).toFixed(1)} s`,
+        String(round.acknowledged),
+        String(round.snapshots),
+        String(round.otherWrites),
+        String(round.unanswered),
+        `${(round.restartMs / 1000).toFixed(1)} s`,
+      ]),
     ),
     seconds: (performance.now() - started) / 1000,
   };

@@ -30,7 +30,10 @@ function childAttempts(logFile: string): EgressAttempt[] {
   } catch {
     return [];
   }
-  return text.split('\n').filter(Boolean).map((line) => JSON.parse(line) as EgressAttempt);
+  return text
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as EgressAttempt);
 }
 
 /** A /proc/net address (hex, little-endian words) as text, and whether it is loopback or unset. */

@@ -86,7 +86,8 @@ async function must(answer: Promise<Answer>, what: string): Promise<Answer> {
 export async function seedFixtures(context: SoakContext): Promise<Fixtures> {
   const { writer, admin } = context.tokens;
   const run = `${context.seed.toString(36)}-${Date.now().toString(36)}`;
-  const w = (service: ServiceName, path: string, body?: unknown, token = writer) => must(rest(context, service, 'POST', path, { token, ...(body === undefined ? {} : { body }) }), `POST /${service}${path}`);
+  const w = (service: ServiceName, path: string, body?: unknown, token = writer) =>
+    must(rest(context, service, 'POST', path, { token, ...(body === undefined ? {} : { body }) }), `POST /${service}${path}`);
 
   // Trust: a root delegating to an issuer node, a trust list with an entry, witnesses, a master-list entry, a revocation.
   const rootKey = newKey();
@@ -128,7 +129,12 @@ export async function seedFixtures(context: SoakContext): Promise<Fixtures> {
   await w('issuer', '/admin/profiles', { profile_id: profileId, capability_classes: ['identify', 'trace'] }, admin);
   const passports: string[] = [];
   for (let i = 0; i < 3; i += 1) {
-    const created = await w('issuer', '/passports', { identity: `https://id.gs1.org/01/09520123456788/21/${newSerial()}`, granularity: 'item', type_ref: { id: modelId, version: 1 }, config_vector: CONFIG_VECTOR });
+    const created = await w('issuer', '/passports', {
+      identity: `https://id.gs1.org/01/09520123456788/21/${newSerial()}`,
+      granularity: 'item',
+      type_ref: { id: modelId, version: 1 },
+      config_vector: CONFIG_VECTOR,
+    });
     const id = (created.body as { passport_id: string }).passport_id;
     passports.push(id);
     await w('issuer', `/passports/${encodeURIComponent(id)}/events`, { type: 'activated', payload: { placed_on_market_at: '2025-02-01T00:00:00Z' } });
@@ -251,4 +257,3 @@ export function prng(seed: number): () => number {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
-

@@ -55,7 +55,14 @@ async function part(title: string, run: () => Promise<SoakSection>): Promise<voi
     sections.push(section);
     log(`${title}: ${section.passed ? 'passed' : 'FAILED'} in ${section.seconds.toFixed(0)} s`);
   } catch (error) {
-    sections.push({ title, method: 'The part stopped with an error.', passed: false, figures: [], failures: [String((error as Error).stack ?? error)], seconds: (performance.now() - partStarted) / 1000 });
+    sections.push({
+      title,
+      method: 'The part stopped with an error.',
+      passed: false,
+      figures: [],
+      failures: [String((error as Error).stack ?? error)],
+      seconds: (performance.now() - partStarted) / 1000,
+    });
     log(`${title}: FAILED: ${String(error)}`);
   }
 }
@@ -74,16 +81,20 @@ async function platformParts(): Promise<void> {
   const platform = await PlatformProcess.prepare({ dataDir: join(workDir, 'platform'), imports: [guard], env: { SOAK_EGRESS_LOG: join(workDir, 'egress.jsonl') } });
   try {
     if (selected.has('crash')) await part('Crash safety', () => runCrashSafety({ platform, random: prng(seed), rounds: 3, clients: 16, killAfterMs: [3_000, 6_000] }));
-    if (selected.has('concurrency')) await part('Concurrency', async () => {
-      if (!platform.pid) await platform.start();
-      return runConcurrency(platform);
-    });
+    if (selected.has('concurrency'))
+      await part('Concurrency', async () => {
+        if (!platform.pid) await platform.start();
+        return runConcurrency(platform);
+      });
   } finally {
     const exitCode = await platform.stop();
     const leftOver = await platform.postmasterPid();
     const crash = sections.find((section) => section.title === 'Crash safety');
     if (crash) {
-      crash.figures.push({ measure: 'exit code of the last, clean stop (SIGTERM)', value: String(exitCode), expected: '0' }, { measure: 'PostgreSQL processes left after it', value: leftOver ? 1 : 0, expected: 0 });
+      crash.figures.push(
+        { measure: 'exit code of the last, clean stop (SIGTERM)', value: String(exitCode), expected: '0' },
+        { measure: 'PostgreSQL processes left after it', value: leftOver ? 1 : 0, expected: 0 },
+      );
       if (exitCode !== 0 || leftOver) {
         crash.passed = false;
         crash.failures.push(`the clean stop ended with exit code ${exitCode}${leftOver ? `, leaving PostgreSQL ${leftOver} running` : ''}`);
@@ -127,7 +138,10 @@ ${markdownTable(
   sections.map((section) => [
     section.title,
     section.passed ? 'passed' : '**FAILED**',
-    section.figures.filter((figure) => figure.expected !== undefined).map((figure) => `${figure.measure}: ${figure.value}`).join('; '),
+    section.figures
+      .filter((figure) => figure.expected !== undefined)
+      .map((figure) => `${figure.measure}: ${figure.value}`)
+      .join('; '),
     `${section.seconds.toFixed(0)} s`,
   ]),
 )}
@@ -137,7 +151,10 @@ ${sections
     [
       `## ${section.title}: ${section.passed ? 'passed' : 'FAILED'}`,
       section.method,
-      markdownTable(['measure', 'value'], section.figures.map((figure) => [figure.measure, figureCell(figure.value, figure.expected)])),
+      markdownTable(
+        ['measure', 'value'],
+        section.figures.map((figure) => [figure.measure, figureCell(figure.value, figure.expected)]),
+      ),
       section.details ?? '',
       section.failures.length ? `Failures:\n\n${section.failures.map((failure) => `- ${failure.replaceAll('\n', ' ')}`).join('\n')}` : '',
     ]
@@ -148,5 +165,7 @@ ${sections
 `;
 if (selected.size === PARTS.length) writeFileSync(join(REPO_ROOT, 'docs', 'RELIABILITY.md'), document);
 else console.log(`\n${document}`);
-console.log(`\n${sections.map((section) => `${section.passed ? 'passed' : 'FAILED'}  ${section.title}`).join('\n')}\n\n${selected.size === PARTS.length ? 'Written to docs/RELIABILITY.md' : 'Some parts only: docs/RELIABILITY.md is left as it was'} (${seconds.toFixed(0)} s)`);
+console.log(
+  `\n${sections.map((section) => `${section.passed ? 'passed' : 'FAILED'}  ${section.title}`).join('\n')}\n\n${selected.size === PARTS.length ? 'Written to docs/RELIABILITY.md' : 'Some parts only: docs/RELIABILITY.md is left as it was'} (${seconds.toFixed(0)} s)`,
+);
 process.exitCode = sections.every((section) => section.passed) ? 0 : 1;

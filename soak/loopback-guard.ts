@@ -45,7 +45,8 @@ net.Socket.prototype.connect = function guardedConnect(this: net.Socket, ...args
   const first = args[0];
   const options = (Array.isArray(first) ? first[0] : first) as { host?: string; port?: number; path?: string } | number | string;
   // A Unix socket path is local; a bare port means localhost.
-  const host = typeof options === 'object' && options !== null ? (options.path ? undefined : options.host) : typeof options === 'number' ? (typeof args[1] === 'string' ? args[1] : undefined) : undefined;
+  const host =
+    typeof options === 'object' && options !== null ? (options.path ? undefined : options.host) : typeof options === 'number' ? (typeof args[1] === 'string' ? args[1] : undefined) : undefined;
   if (!isLoopback(host)) {
     const port = typeof options === 'object' && options !== null ? options.port : options;
     const error = refuse('tcp', `${host}:${String(port)}`);

@@ -131,14 +131,24 @@ export async function runMalformed(context: SoakContext, given?: Fixtures): Prom
     const auth: Record<string, string> = route.role ? { authorization: `Bearer ${token}` } : {};
     const mutation = /^\s*mutation\b/.test(route.operation);
     const validBody = valid.body === undefined ? undefined : JSON.stringify(valid.body);
-    const add = (kind: string, variant: string, options: { method?: string; path?: string; query?: string; headers?: Record<string, string>; body?: Buffer | string; chunked?: boolean; expect?: readonly number[]; authenticated?: boolean }) => {
+    const add = (
+      kind: string,
+      variant: string,
+      options: { method?: string; path?: string; query?: string; headers?: Record<string, string>; body?: Buffer | string; chunked?: boolean; expect?: readonly number[]; authenticated?: boolean },
+    ) => {
       const path = options.path ?? fillPath(route, valid.params);
       const headers = options.headers ?? { ...auth, ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}) };
       probes.push({
         target,
         kind,
         variant,
-        request: { url: `${base}${path}${options.query === undefined ? '' : `?${options.query}`}`, method: options.method ?? route.method, headers, ...(options.body === undefined ? {} : { body: options.body }), ...(options.chunked ? { chunked: true } : {}) },
+        request: {
+          url: `${base}${path}${options.query === undefined ? '' : `?${options.query}`}`,
+          method: options.method ?? route.method,
+          headers,
+          ...(options.body === undefined ? {} : { body: options.body }),
+          ...(options.chunked ? { chunked: true } : {}),
+        },
         authenticated: options.authenticated ?? Boolean(route.role && headers.authorization === auth.authorization),
         facade: true,
         ...(options.expect ? { expect: options.expect } : {}),
@@ -155,7 +165,8 @@ export async function runMalformed(context: SoakContext, given?: Fixtures): Prom
       for (const method of ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'TRACE']) {
         if (allowed.has(method)) continue;
         add('wrong method', method, { method, headers: { ...auth }, expect: [405] });
-        if (method === 'PUT' || method === 'PATCH' || method === 'DELETE') add('wrong method', `${method} with a body`, { method, ...withBody, headers: { ...auth, 'content-type': 'application/json' }, body: validBody ?? '{}', expect: [405] });
+        if (method === 'PUT' || method === 'PATCH' || method === 'DELETE')
+          add('wrong method', `${method} with a body`, { method, ...withBody, headers: { ...auth, 'content-type': 'application/json' }, body: validBody ?? '{}', expect: [405] });
       }
     }
 
@@ -211,12 +222,14 @@ export async function runMalformed(context: SoakContext, given?: Fixtures): Prom
         for (const value of WRONG_VALUES[type] ?? []) sendBody('wrong JSON type', `${name}: ${excerpt(JSON.stringify(value), 20)}`, JSON.stringify({ ...body, [name]: value }));
         if (required.includes(name)) sendBody('wrong JSON type', `${name}: null`, JSON.stringify({ ...body, [name]: null }));
         // Identifiers and constrained strings; free text (a description) has no documented limit.
-        if (type === 'string' && (schema.enum || schema.pattern || schema.maxLength || IDENTIFIER.test(name))) sendBody('huge value', `${name}: 300,000 characters`, JSON.stringify({ ...body, [name]: 'x'.repeat(300_000) }));
+        if (type === 'string' && (schema.enum || schema.pattern || schema.maxLength || IDENTIFIER.test(name)))
+          sendBody('huge value', `${name}: 300,000 characters`, JSON.stringify({ ...body, [name]: 'x'.repeat(300_000) }));
         if (type === 'string') {
           sendBody('huge value', `${name}: NUL and lone surrogate`, withRawMember(body, name, '"a\\u0000b\\ud800"'));
         }
         if (type === 'integer' || type === 'number') {
-          for (const raw of ['1e308', '-1e308', '18446744073709551616', '1e-300', '-0.5', `1${'0'.repeat(400)}`]) sendBody('huge value', `${name}: ${excerpt(raw, 20)}`, withRawMember(body, name, raw));
+          for (const raw of ['1e308', '-1e308', '18446744073709551616', '1e-300', '-0.5', `1${'0'.repeat(400)}`])
+            sendBody('huge value', `${name}: ${excerpt(raw, 20)}`, withRawMember(body, name, raw));
         }
         sendBody('deep nesting', `${name}: arrays 10,000 deep`, withRawMember(body, name, deepArray(10_000)));
         sendBody('deep nesting', `${name}: objects 50,000 deep`, withRawMember(body, name, deepObject(50_000)));
@@ -228,8 +241,20 @@ export async function runMalformed(context: SoakContext, given?: Fixtures): Prom
       if (required.length > 1) sendBody('missing required member', 'all', '{}');
       sendBody('unknown member', 'top level', JSON.stringify({ ...body, unexpected_member: 'surprise' }));
       const twins = Object.keys(properties).filter((name) => name.includes('_'));
-      if (twins.length > 0) sendBody('unknown member', 'camelCase twins of the members', JSON.stringify({ ...body, ...Object.fromEntries(twins.map((name) => [name.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase()), body[name] ?? 'x'])) }));
-      for (const [variant, value] of [['null', null], ['a number', 42], ['a string', 'text'], ['an empty array', []], ['true', true], ['the valid body in an array', [body]]] as [string, unknown][]) {
+      if (twins.length > 0)
+        sendBody(
+          'unknown member',
+          'camelCase twins of the members',
+          JSON.stringify({ ...body, ...Object.fromEntries(twins.map((name) => [name.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase()), body[name] ?? 'x'])) }),
+        );
+      for (const [variant, value] of [
+        ['null', null],
+        ['a number', 42],
+        ['a string', 'text'],
+        ['an empty array', []],
+        ['true', true],
+        ['the valid body in an array', [body]],
+      ] as [string, unknown][]) {
         sendBody('wrong JSON type', `whole body ${variant}`, JSON.stringify(value));
       }
       sendBody('deep nesting', 'whole body: arrays 100,000 deep', deepArray(100_000));
@@ -245,7 +270,9 @@ export async function runMalformed(context: SoakContext, given?: Fixtures): Prom
       const invalidUtf8 = Buffer.concat([bytes.subarray(0, Math.max(1, text.indexOf('"') + 1)), Buffer.from([0xff, 0xfe, 0xc3, 0x28]), bytes.subarray(Math.max(1, text.indexOf('"') + 1))]);
       sendBody('bad encoding', 'invalid UTF-8 bytes in a string', invalidUtf8);
       sendBody('bad encoding', 'overlong UTF-8 encoding of a quote', Buffer.concat([Buffer.from('{"id":"'), Buffer.from([0xc0, 0xa2]), Buffer.from('"}')]));
-      sendBody('bad encoding', 'UTF-16LE with BOM', Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(text, 'utf16le')]), { headers: { ...auth, 'content-type': 'application/json; charset=utf-16' } });
+      sendBody('bad encoding', 'UTF-16LE with BOM', Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(text, 'utf16le')]), {
+        headers: { ...auth, 'content-type': 'application/json; charset=utf-16' },
+      });
       sendBody('bad encoding', 'two BOMs', `\uFEFF\uFEFF${text}`);
       sendBody('bad encoding', 'BOM then truncated', `\uFEFF${text.slice(0, Math.floor(text.length / 2))}`);
       for (const cut of [1, Math.floor(text.length / 3), Math.floor((2 * text.length) / 3), text.length - 1]) sendBody('bad encoding', `truncated at ${cut} of ${text.length}`, text.slice(0, cut));
@@ -280,9 +307,29 @@ export async function runMalformed(context: SoakContext, given?: Fixtures): Prom
     const alphabet = ['a', 'Z', '0', ' ', '"', '\\', '/', '\u0000', '\u0007', '\u2028', 'é', '💥', '\uFEFF', '%', '#', '{', '}', '\ud800'];
     return Array.from({ length: 1 + Math.floor(random() * 64) }, () => pick(alphabet)).join('');
   };
-  const randomValue = (): unknown => pick<() => unknown>([() => garbageString(), () => Math.floor((random() - 0.5) * 2 ** 60), () => random() * 1e300, () => random() < 0.5, () => null, () => [], () => ({ [garbageString()]: garbageString() }), () => [randomValue()]])();
+  const randomValue = (): unknown =>
+    pick<() => unknown>([
+      () => garbageString(),
+      () => Math.floor((random() - 0.5) * 2 ** 60),
+      () => random() * 1e300,
+      () => random() < 0.5,
+      () => null,
+      () => [],
+      () => ({ [garbageString()]: garbageString() }),
+      () => [randomValue()],
+    ])();
   const sameTypeValue = (type: string | undefined): unknown =>
-    type === 'string' ? garbageString() : type === 'integer' ? Math.floor((random() - 0.5) * 2 ** 40) : type === 'number' ? (random() - 0.5) * 1e300 : type === 'boolean' ? random() < 0.5 : type === 'array' ? [randomValue()] : { [garbageString()]: randomValue() };
+    type === 'string'
+      ? garbageString()
+      : type === 'integer'
+        ? Math.floor((random() - 0.5) * 2 ** 40)
+        : type === 'number'
+          ? (random() - 0.5) * 1e300
+          : type === 'boolean'
+            ? random() < 0.5
+            : type === 'array'
+              ? [randomValue()]
+              : { [garbageString()]: randomValue() };
   const randomGroups = new Map<string, Probe[]>();
   for (let i = 0; i < randomCount && bodyRoutes.length > 0; i += 1) {
     const { service, route, body, token } = pick(bodyRoutes);
@@ -315,7 +362,12 @@ export async function runMalformed(context: SoakContext, given?: Fixtures): Prom
       target,
       kind: 'random (seeded)',
       variant: changes.join('; '),
-      request: { url: `${context.stack.facade.baseUrls[service]}${fillPath(route, valid.params)}`, method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(mutated) },
+      request: {
+        url: `${context.stack.facade.baseUrls[service]}${fillPath(route, valid.params)}`,
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify(mutated),
+      },
       authenticated: true,
       facade: true,
       mutation: /^\s*mutation\b/.test(route.operation),
@@ -463,8 +515,20 @@ function gatewayCases(context: SoakContext): Probe[] {
   const probes: Probe[] = [];
   const writer = { authorization: `Bearer ${context.tokens.writer}` };
   const add = (kind: string, variant: string, request: Omit<RawRequest, 'url'> & { path?: string }, authenticated = false) =>
-    probes.push({ target: 'gateway POST /graphql', kind: `gateway: ${kind}`, variant, request: { ...request, url: request.path ? url.replace(/\/graphql$/, request.path) : url }, authenticated, facade: false, mutation: false });
-  const json = (payload: unknown, headers: Record<string, string> = {}) => ({ method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: typeof payload === 'string' ? payload : JSON.stringify(payload) });
+    probes.push({
+      target: 'gateway POST /graphql',
+      kind: `gateway: ${kind}`,
+      variant,
+      request: { ...request, url: request.path ? url.replace(/\/graphql$/, request.path) : url },
+      authenticated,
+      facade: false,
+      mutation: false,
+    });
+  const json = (payload: unknown, headers: Record<string, string> = {}) => ({
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: typeof payload === 'string' ? payload : JSON.stringify(payload),
+  });
   const mutation = 'mutation { upsertTrustNode(input: { id: "gateway-probe", kind: "issuer" }) { created } }';
 
   for (const [variant, raw] of [
@@ -510,7 +574,12 @@ function gatewayCases(context: SoakContext): Probe[] {
       }
     }
     add('variables', `${route.operation.split(/[({]/)[0]!.trim()} with no variables`, json({ query: route.operation }, headers), true);
-    add('variables', `${route.operation.split(/[({]/)[0]!.trim()} with variables 5,000 deep`, json(`{"query": ${JSON.stringify(route.operation)}, "variables": {"input": ${deepObject(5_000)}, "credential": ${deepArray(5_000)}, "payload": ${deepObject(5_000)}}}`, headers), true);
+    add(
+      'variables',
+      `${route.operation.split(/[({]/)[0]!.trim()} with variables 5,000 deep`,
+      json(`{"query": ${JSON.stringify(route.operation)}, "variables": {"input": ${deepObject(5_000)}, "credential": ${deepArray(5_000)}, "payload": ${deepObject(5_000)}}}`, headers),
+      true,
+    );
   }
   return probes;
 }

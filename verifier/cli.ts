@@ -115,7 +115,13 @@ function loadPins(options: Options): PinSet {
     }
     const text = readText(pin, 'pinned key file');
     if (text.trimStart().startsWith('{')) keySets.push(readJson(pin, 'pinned key file'));
-    else kids.push(...text.split(/\r?\n/).map((line) => line.replace(/#.*/, '').trim()).filter((line) => line !== ''));
+    else
+      kids.push(
+        ...text
+          .split(/\r?\n/)
+          .map((line) => line.replace(/#.*/, '').trim())
+          .filter((line) => line !== ''),
+      );
   }
   return pinsFrom({
     keySets,

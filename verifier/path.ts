@@ -84,7 +84,9 @@ export function verifyDelegationPath(exported: TrustGraph, question: PathQuestio
     const subject = parseRevocationSubject(revocation.subject)!;
     return [root, ...path.value.map((edge) => edge.sub)].includes(subject.node_id);
   });
-  findings.push(ok('path.revocations', `no revocation effective by ${when} takes a node of the path or a key that signed on it (${touching.length} later or unrelated revocations of its nodes in the export)`));
+  findings.push(
+    ok('path.revocations', `no revocation effective by ${when} takes a node of the path or a key that signed on it (${touching.length} later or unrelated revocations of its nodes in the export)`),
+  );
   if (question.kid !== undefined) findings.push(keyFinding(graph, question.to, question.kid, at));
   return makeReport('path', question.to, findings);
 }
@@ -162,6 +164,7 @@ function keyFinding(graph: TrustGraph, nodeId: string, kid: string, at: Instant)
   if (!key) return failed('path.key', 'KEY_NOT_LISTED', `${nodeId} lists no key ${kid}`);
   if (!keyIsCurrentAt(key, at)) return failed('path.key', 'KEY_NOT_CURRENT', `key ${kid} of ${nodeId} was not current at ${formatInstant(at)}`);
   const revoked = keyRevokedFrom(nodeId, key, graph.revocations ?? []);
-  if (revoked !== undefined && revoked <= at) return failed('path.key', 'KEY_REVOKED', `key ${kid} of ${nodeId} is revoked from ${formatInstant(revoked)}, at or before the signing time ${formatInstant(at)}`);
+  if (revoked !== undefined && revoked <= at)
+    return failed('path.key', 'KEY_REVOKED', `key ${kid} of ${nodeId} is revoked from ${formatInstant(revoked)}, at or before the signing time ${formatInstant(at)}`);
   return ok('path.key', `key ${kid} of ${nodeId} was current and unrevoked at ${formatInstant(at)}`);
 }

@@ -110,7 +110,13 @@ export async function verifySnapshot(archive: Uint8Array, notarization: unknown,
     }
     if (claims && headSize !== undefined) {
       if (claims.log.size > headSize || (claims.log.size === headSize && claims.log.root_hash !== headRoot)) {
-        findings.push(failed('pack.log', 'PACK_LOG_MISMATCH', `the pack commits to a log of ${claims.log.size} events with root ${claims.log.root_hash}, which the bag's log head (size ${headSize}) does not contain`));
+        findings.push(
+          failed(
+            'pack.log',
+            'PACK_LOG_MISMATCH',
+            `the pack commits to a log of ${claims.log.size} events with root ${claims.log.root_hash}, which the bag's log head (size ${headSize}) does not contain`,
+          ),
+        );
       } else findings.push(ok('pack.log', `the pack's log state (size ${claims.log.size}) is ${claims.log.size === headSize ? "the bag's log head" : "an earlier state of the bag's log"}`));
     }
   }

@@ -74,7 +74,9 @@ export function loadRuntimeConfig(env: NodeJS.ProcessEnv = process.env): Runtime
   const subgraphSecret = env.SUBGRAPH_SECRET || undefined;
   if (subgraphSecret !== undefined && subgraphSecret.length < 16) throw new ConfigurationError('SUBGRAPH_SECRET must be at least 16 characters long.');
   if (!isLoopback(host) && !subgraphSecret) {
-    throw new ConfigurationError(`HOST=${host} makes the subgraphs' ports reachable from other machines: set SUBGRAPH_SECRET to a random string of 16 or more characters (e.g. \`openssl rand -hex 32\`), so that they take writes only from the gateway.`);
+    throw new ConfigurationError(
+      `HOST=${host} makes the subgraphs' ports reachable from other machines: set SUBGRAPH_SECRET to a random string of 16 or more characters (e.g. \`openssl rand -hex 32\`), so that they take writes only from the gateway.`,
+    );
   }
   return {
     host,

@@ -232,7 +232,10 @@ async function usableByRoot(folder: string): Promise<boolean> {
   if (await closedAncestor(join(folder, 'x'))) return false;
   let existing = folder;
   while (!existsSync(existing)) existing = dirname(existing);
-  return access(existing, constants.W_OK).then(() => true, () => false);
+  return access(existing, constants.W_OK).then(
+    () => true,
+    () => false,
+  );
 }
 
 /**
@@ -241,7 +244,10 @@ async function usableByRoot(folder: string): Promise<boolean> {
  */
 async function closedAncestor(folder: string): Promise<string | undefined> {
   for (let current = dirname(resolve(folder)); current !== dirname(current); current = dirname(current)) {
-    const mode = await stat(current).then((found) => found.mode, () => undefined);
+    const mode = await stat(current).then(
+      (found) => found.mode,
+      () => undefined,
+    );
     // A folder not made yet is made by the start, open to others.
     if (mode !== undefined && (mode & 0o001) === 0) return current;
   }

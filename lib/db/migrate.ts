@@ -40,7 +40,10 @@ export interface Migration {
 export async function readMigrations(directory: string): Promise<Migration[]> {
   if (!existsSync(directory)) return [];
   const entries = await readdir(directory, { withFileTypes: true });
-  const names = entries.filter((entry) => entry.isDirectory()).map((entry) => entry.name).sort();
+  const names = entries
+    .filter((entry) => entry.isDirectory())
+    .map((entry) => entry.name)
+    .sort();
   return Promise.all(
     names.map(async (name) => {
       const bytes = await readFile(join(directory, name, 'migration.sql'));
@@ -107,10 +110,11 @@ export async function applyMigrations(url: string, directory: string): Promise<s
       await client.query('BEGIN');
       try {
         await client.query(migration.sql);
-        await client.query(
-          `INSERT INTO "_prisma_migrations" (id, checksum, migration_name, started_at, finished_at, applied_steps_count) VALUES ($1, $2, $3, now(), clock_timestamp(), 1)`,
-          [randomUUID(), migration.checksum, migration.name],
-        );
+        await client.query(`INSERT INTO "_prisma_migrations" (id, checksum, migration_name, started_at, finished_at, applied_steps_count) VALUES ($1, $2, $3, now(), clock_timestamp(), 1)`, [
+          randomUUID(),
+          migration.checksum,
+          migration.name,
+        ]);
         await client.query('COMMIT');
       } catch (error) {
         // A lost connection cannot roll back, but then the server discards the transaction anyway.

@@ -4,7 +4,15 @@ import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from '../db/unava
 import { problem, problemOf, ProblemError } from '../problem.js';
 
 /** Error codes of graphql-js and Apollo Server that describe the client's request, not a fault. */
-const REQUEST_ERROR_CODES = new Set(['GRAPHQL_PARSE_FAILED', 'GRAPHQL_VALIDATION_FAILED', 'BAD_USER_INPUT', 'BAD_REQUEST', 'OPERATION_RESOLUTION_FAILURE', 'PERSISTED_QUERY_NOT_FOUND', 'PERSISTED_QUERY_NOT_SUPPORTED']);
+const REQUEST_ERROR_CODES = new Set([
+  'GRAPHQL_PARSE_FAILED',
+  'GRAPHQL_VALIDATION_FAILED',
+  'BAD_USER_INPUT',
+  'BAD_REQUEST',
+  'OPERATION_RESOLUTION_FAILURE',
+  'PERSISTED_QUERY_NOT_FOUND',
+  'PERSISTED_QUERY_NOT_SUPPORTED',
+]);
 
 /**
  * Passes problems and request errors through and hides everything else — stack traces, SQL, driver

@@ -23,12 +23,16 @@ export function jsonPoster(options: { maxSockets?: number } = {}): (url: string,
   const agent = new Agent({ keepAlive: true, maxSockets: options.maxSockets ?? 256, scheduling: 'lifo', timeout: 30_000 });
   return (url, body, headers = {}) =>
     new Promise<JsonAnswer>((resolve, reject) => {
-      const outgoing = request(url, { method: 'POST', agent, headers: { 'content-type': 'application/json', accept: 'application/json', 'content-length': Buffer.byteLength(body), ...headers } }, (incoming) => {
-        const chunks: Buffer[] = [];
-        incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
-        incoming.once('error', reject);
-        incoming.once('end', () => resolve({ status: incoming.statusCode ?? 0, statusText: incoming.statusMessage ?? '', headers: incoming.headers, text: Buffer.concat(chunks).toString('utf8') }));
-      });
+      const outgoing = request(
+        url,
+        { method: 'POST', agent, headers: { 'content-type': 'application/json', accept: 'application/json', 'content-length': Buffer.byteLength(body), ...headers } },
+        (incoming) => {
+          const chunks: Buffer[] = [];
+          incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
+          incoming.once('error', reject);
+          incoming.once('end', () => resolve({ status: incoming.statusCode ?? 0, statusText: incoming.statusMessage ?? '', headers: incoming.headers, text: Buffer.concat(chunks).toString('utf8') }));
+        },
+      );
       outgoing.once('error', reject);
       outgoing.end(body);
     });

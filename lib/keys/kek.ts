@@ -90,7 +90,11 @@ export class KeyEncryptionKeys {
 
   /** Only the keys named (in this order), to drop the ones nothing is sealed under any more. */
   only(ids: readonly string[]): KeyEncryptionKeys {
-    return new KeyEncryptionKeys(this.#keys.filter((key) => ids.includes(key.id)).map((key) => key.bytes), this.source, this.file);
+    return new KeyEncryptionKeys(
+      this.#keys.filter((key) => ids.includes(key.id)).map((key) => key.bytes),
+      this.source,
+      this.file,
+    );
   }
 
   /** The file's text. */
@@ -121,9 +125,7 @@ export function kekFile(env: NodeJS.ProcessEnv = process.env): string {
 
 export function readKekFile(file: string): KeyEncryptionKeys {
   if (!existsSync(file)) {
-    throw new KeyCustodyError(
-      `No key-encryption key at ${file}: the signing keys are sealed under it, so restore that file or set PASSPORT_KEK_FILE to where it is kept.`,
-    );
+    throw new KeyCustodyError(`No key-encryption key at ${file}: the signing keys are sealed under it, so restore that file or set PASSPORT_KEK_FILE to where it is kept.`);
   }
   const lines = readFileSync(file, 'utf8')
     .split(/\r?\n/)
@@ -161,5 +163,12 @@ export async function loadOrCreateKek(env: NodeJS.ProcessEnv = process.env): Pro
   await writeKekFile(file, KeyEncryptionKeys.generate());
   // Named so in messages: a missing file is also what a lost KEK looks like, and then no stored key opens.
   const created = readKekFile(file);
-  return { keys: new KeyEncryptionKeys(created.ids.map((id) => created.byId(id)!.bytes), `${file} (created by this start: the file was missing)`, file), created: true };
+  return {
+    keys: new KeyEncryptionKeys(
+      created.ids.map((id) => created.byId(id)!.bytes),
+      `${file} (created by this start: the file was missing)`,
+      file,
+    ),
+    created: true,
+  };
 }

@@ -100,9 +100,7 @@ export class KeyStore {
   }
 
   #currentKey(purpose: string, at = new Date()): StoredKey | undefined {
-    return this.#keys
-      .filter((key) => key.purpose === purpose && !key.revokedAt && (!key.expiresAt || key.expiresAt > at))
-      .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime())[0];
+    return this.#keys.filter((key) => key.purpose === purpose && !key.revokedAt && (!key.expiresAt || key.expiresAt > at)).sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime())[0];
   }
 
   #purpose(purpose: string): KeyPurpose {

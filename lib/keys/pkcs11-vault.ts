@@ -64,7 +64,7 @@ export interface Pkcs11Settings {
 /** The PKCS#11 settings of the environment, or undefined when no PKCS#11 module is configured. */
 export function pkcs11Settings(env: NodeJS.ProcessEnv = process.env): Pkcs11Settings | undefined {
   if (!env.PASSPORT_PKCS11_MODULE) return undefined;
-  if (!env.PASSPORT_PKCS11_PIN_FILE) throw new KeyCustodyError('PASSPORT_PKCS11_MODULE is set but PASSPORT_PKCS11_PIN_FILE is not: name the file that holds the token\'s user PIN.');
+  if (!env.PASSPORT_PKCS11_PIN_FILE) throw new KeyCustodyError("PASSPORT_PKCS11_MODULE is set but PASSPORT_PKCS11_PIN_FILE is not: name the file that holds the token's user PIN.");
   let pin: string;
   try {
     pin = readFileSync(env.PASSPORT_PKCS11_PIN_FILE, 'utf8').trim();

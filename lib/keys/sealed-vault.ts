@@ -7,15 +7,7 @@
  * Sealed form: version byte 1 ‖ 12-byte nonce ‖ ciphertext ‖ 16-byte tag.
  */
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import {
-  ed25519PublicJwk,
-  generateSecretKey,
-  jwkThumbprint,
-  p256PublicJwk,
-  publicKeyOf,
-  signBytes,
-  type SigningAlgorithm,
-} from '../crypto/index.js';
+import { ed25519PublicJwk, generateSecretKey, jwkThumbprint, p256PublicJwk, publicKeyOf, signBytes, type SigningAlgorithm } from '../crypto/index.js';
 import { isKekId, KeyCustodyError, type KeyEncryptionKeys } from './kek.js';
 import type { GeneratedKey, KeyCustody, KeyIdentity, KeyVault } from './key-vault.js';
 

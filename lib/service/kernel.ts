@@ -36,12 +36,7 @@ export interface ServiceKernel<P extends ServicePrismaClient> {
 
 export const PLATFORM_VERSION = '0.1.0';
 
-export async function openServiceKernel<P extends ServicePrismaClient>(
-  name: ServiceName,
-  Client: PrismaClientClass<P>,
-  databaseUrl: string,
-  kek: KeyEncryptionKeys,
-): Promise<ServiceKernel<P>> {
+export async function openServiceKernel<P extends ServicePrismaClient>(name: ServiceName, Client: PrismaClientClass<P>, databaseUrl: string, kek: KeyEncryptionKeys): Promise<ServiceKernel<P>> {
   // A PKCS#11 token when one is configured (docs/KEYS.md), else keys sealed under the KEK.
   const pkcs11 = pkcs11Settings();
   const vault: KeyVault = pkcs11 ? new Pkcs11KeyVault(name, pkcs11) : new SealedKeyVault(name, kek);
@@ -64,10 +59,7 @@ export async function openServiceKernel<P extends ServicePrismaClient>(
         () => 'ok',
         () => 'unreachable',
       );
-      return signJson(
-        { service: name, status: database === 'ok' ? 'ok' : 'unavailable', database, version: PLATFORM_VERSION, checked_at: new Date().toISOString() },
-        keys.signer(SERVICE_KEY_PURPOSE),
-      );
+      return signJson({ service: name, status: database === 'ok' ? 'ok' : 'unavailable', database, version: PLATFORM_VERSION, checked_at: new Date().toISOString() }, keys.signer(SERVICE_KEY_PURPOSE));
     },
     close: async () => {
       await prisma.$disconnect();

@@ -145,7 +145,6 @@ async function ensureSchema(target: DatabaseTarget, database: string): Promise<v
   }
 }
 
-
 export interface EngineOptions {
   url: string;
   /** Prisma schema files as [path, content] pairs, as the CLI passes them. */

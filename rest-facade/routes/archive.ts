@@ -213,7 +213,13 @@ ${SNAPSHOT_MEMBERS}`,
       const snapshot = withLinks(data.createSnapshot as SnapshotMembers, context);
       return { status: 201, headers: { location: snapshot.href }, body: snapshot };
     },
-    responses: { 201: { headers: location('The archive bytes of the snapshot (GET /snapshots/{id}).'), description: 'The snapshot; `location` and `href` name its archive bytes.', ...answer(snapshotSchema, SNAPSHOT_EXAMPLE) } },
+    responses: {
+      201: {
+        headers: location('The archive bytes of the snapshot (GET /snapshots/{id}).'),
+        description: 'The snapshot; `location` and `href` name its archive bytes.',
+        ...answer(snapshotSchema, SNAPSHOT_EXAMPLE),
+      },
+    },
     // 502: the passport could not be gathered through the graph (GATHER_FAILED) or bagged (UNARCHIVABLE_CONTENT).
     problems: [422, 502],
   },

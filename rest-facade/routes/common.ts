@@ -9,7 +9,13 @@ export const JWK_SET_MEDIA_TYPE = 'application/jwk-set+json';
 const health = (status: 'ok' | 'unavailable') =>
   answer(
     signed(
-      { service: { enum: ['trust', 'registry', 'issuer', 'archive'] }, status: { const: status }, database: { const: status === 'ok' ? 'ok' : 'unreachable' }, version: { type: 'string' }, checked_at: dateTime },
+      {
+        service: { enum: ['trust', 'registry', 'issuer', 'archive'] },
+        status: { const: status },
+        database: { const: status === 'ok' ? 'ok' : 'unreachable' },
+        version: { type: 'string' },
+        checked_at: dateTime,
+      },
       {},
       'Signed JSON by the service key (GET /keyring, or the discovery document where there is no keyring path).',
     ),
@@ -24,7 +30,11 @@ const keyringKey: JsonSchema = {
     kid: thumbprint,
     alg: { enum: ['Ed25519', 'ES256'] },
     use: { const: 'sig' },
-    purpose: { enum: ['service', 'event', 'carrier', 'notary'], description: 'What the key is for (docs/KEYS.md): a service key signs health (and, at the trust service, anchor bundles); event signs events and log heads; carrier signs Tier-A packs; notary signs notarizations.' },
+    purpose: {
+      enum: ['service', 'event', 'carrier', 'notary'],
+      description:
+        'What the key is for (docs/KEYS.md): a service key signs health (and, at the trust service, anchor bundles); event signs events and log heads; carrier signs Tier-A packs; notary signs notarizations.',
+    },
     signs: { type: 'array', items: { type: 'string' }, description: 'The artefacts the key signs, in words.' },
     iat: { type: 'integer', description: 'NumericDate the key was made.' },
     exp: { type: 'integer', description: 'NumericDate, set once the key is retired; it still verifies what it signed.' },
@@ -33,10 +43,9 @@ const keyringKey: JsonSchema = {
   additionalProperties: false,
 };
 
-const jwkSet = answer(
-  closed({ keys: { type: 'array', items: keyringKey } }),
-  { keys: [{ ...EXAMPLE_ED25519_JWK, alg: 'Ed25519', use: 'sig', purpose: 'service', signs: ['health'], iat: 1795587590 }] },
-);
+const jwkSet = answer(closed({ keys: { type: 'array', items: keyringKey } }), {
+  keys: [{ ...EXAMPLE_ED25519_JWK, alg: 'Ed25519', use: 'sig', purpose: 'service', signs: ['health'], iat: 1795587590 }],
+});
 
 const endpoint = closed(
   { method: { enum: ['GET', 'POST'] }, path: { type: 'string' }, href: { type: 'string', description: 'The path under this base URL; may hold {name} parameters.' }, summary: { type: 'string' } },
@@ -53,7 +62,7 @@ const discovery = (service: ServiceName, keyring: boolean) =>
         service: { const: service },
         description: { type: 'string' },
         base_url: uri,
-        openapi: { ...uri, description: 'This service\'s OpenAPI document.' },
+        openapi: { ...uri, description: "This service's OpenAPI document." },
         endpoints: { type: 'array', items: endpoint },
         ...(keyring ? {} : { keyring: jwkSet.schema }),
       },
@@ -80,10 +89,24 @@ const adminLogPage = answer(
       action: { type: 'string', description: 'The operation, e.g. appendPassportEvent.' },
       target: { type: ['string', 'null'], description: 'The record the request named.' },
       outcome: { type: 'string', description: '`ok`, or the problem code the request ended with.' },
-      detail: { type: ['object', 'null'], additionalProperties: true, description: 'What the operation said, e.g. a refusal\'s status and detail; null when there is nothing to add.' },
+      detail: { type: ['object', 'null'], additionalProperties: true, description: "What the operation said, e.g. a refusal's status and detail; null when there is nothing to add." },
     }),
   ),
-  { entries: [{ id: '6', at: EXAMPLE_TIME, actor: 'ops', role: 'writer', action: 'upsertTrustNode', target: 'acme', outcome: 'NODE_CONFLICT', detail: { status: 409, detail: 'node acme is a issuer; its kind does not change' } }], next: '6' },
+  {
+    entries: [
+      {
+        id: '6',
+        at: EXAMPLE_TIME,
+        actor: 'ops',
+        role: 'writer',
+        action: 'upsertTrustNode',
+        target: 'acme',
+        outcome: 'NODE_CONFLICT',
+        detail: { status: 409, detail: 'node acme is a issuer; its kind does not change' },
+      },
+    ],
+    next: '6',
+  },
 );
 
 /**

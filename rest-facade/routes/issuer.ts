@@ -83,7 +83,14 @@ const PASSPORT_EXAMPLE = {
   core: {
     passport_id: PASSPORT_ID,
     issuer: 'passport-issuer',
-    identity: { uri: 'https://id.gs1.org/01/09520123456788/21/SN-1', scheme: 'gs1-digital-link', granularity: 'item', gtin: '09520123456788', serial: 'SN-1', digital_link: 'https://id.gs1.org/01/09520123456788/21/SN-1' },
+    identity: {
+      uri: 'https://id.gs1.org/01/09520123456788/21/SN-1',
+      scheme: 'gs1-digital-link',
+      granularity: 'item',
+      gtin: '09520123456788',
+      serial: 'SN-1',
+      digital_link: 'https://id.gs1.org/01/09520123456788/21/SN-1',
+    },
     type_ref: { id: 'battery-passport', version: 1 },
     capability_class: 'verify-offline',
     profile_id: null,
@@ -111,7 +118,14 @@ const EVENT_EXAMPLE = {
 const LOG_HEAD_EXAMPLE = { passport_id: PASSPORT_ID, size: 1, root_hash: ROOT_HASH, timestamp: EXAMPLE_TIME, signature: EXAMPLE_SIGNATURE };
 
 const packClaims = closed(
-  { iss: { type: 'string' }, sub: { type: 'string' }, iat: { type: 'integer', description: 'NumericDate.' }, capability_class: { enum: CAPABILITY_CLASSES }, type_ref: typeRef, status: { enum: PASSPORT_STATUSES } },
+  {
+    iss: { type: 'string' },
+    sub: { type: 'string' },
+    iat: { type: 'integer', description: 'NumericDate.' },
+    capability_class: { enum: CAPABILITY_CLASSES },
+    type_ref: typeRef,
+    status: { enum: PASSPORT_STATUSES },
+  },
   {
     log: closed({ size: { type: 'integer', minimum: 0 }, root_hash: hex256 }),
     identity: { type: 'string' },
@@ -127,7 +141,20 @@ const problemList: JsonSchema = {
   items: closed({ code: { type: 'string' }, message: { type: 'string' } }, { seq: { type: 'integer', minimum: 0 }, reason: { type: 'string' } }),
 };
 const signatureFailures: JsonSchema = { type: 'array', items: closed({ seq: { type: 'integer', minimum: 0 }, reason: { type: 'string' }, message: { type: 'string' } }) };
-const VERDICT_CHECKS = ['log.chain', 'log.transitions', 'log.status', 'log.head_signature', 'log.root', 'events.signatures', 'pack.signature', 'pack.head', 'pack.status', 'key_standing.event', 'key_standing.log_head', 'key_standing.pack'];
+const VERDICT_CHECKS = [
+  'log.chain',
+  'log.transitions',
+  'log.status',
+  'log.head_signature',
+  'log.root',
+  'events.signatures',
+  'pack.signature',
+  'pack.head',
+  'pack.status',
+  'key_standing.event',
+  'key_standing.log_head',
+  'key_standing.pack',
+];
 const verdictSchema = closed({
   passport_id: { type: 'string' },
   outcome: { enum: ['verified', 'failed', 'incomplete'] },
@@ -164,7 +191,15 @@ const profileSchema = closed({
   created_at: dateTime,
   updated_at: dateTime,
 });
-const PROFILE_EXAMPLE = { profile_id: 'ev-battery', description: 'EV batteries', capability_classes: ['trace', 'verify-offline'], default_capability_class: 'trace', claims: { regulation: 'EU 2023/1542' }, created_at: EXAMPLE_TIME, updated_at: EXAMPLE_TIME };
+const PROFILE_EXAMPLE = {
+  profile_id: 'ev-battery',
+  description: 'EV batteries',
+  capability_classes: ['trace', 'verify-offline'],
+  default_capability_class: 'trace',
+  claims: { regulation: 'EU 2023/1542' },
+  created_at: EXAMPLE_TIME,
+  updated_at: EXAMPLE_TIME,
+};
 
 const ruleSchema = closed({
   model_id: { type: 'string' },
@@ -261,7 +296,8 @@ export const issuerRoutes: Route[] = [
     // The event has no address of its own: Location names the log that holds it.
     result: (data, context) => ({ status: 201, headers: { location: `${context.baseUrl}/passports/${encodeURIComponent(context.request.params.id!)}?include_events=true` }, body: data.appended }),
     responses: {
-      201: { headers: location('The passport with its log (?include_events=true).'),
+      201: {
+        headers: location('The passport with its log (?include_events=true).'),
         description: 'The signed event (seq, prev_hash, trust "Attested", kid, signature), the new signed log head and the status after it.',
         ...answer(closed({ event, log_head: logHead, status: { enum: PASSPORT_STATUSES } }), { event: EVENT_EXAMPLE, log_head: LOG_HEAD_EXAMPLE, status: 'active' }),
       },
@@ -281,7 +317,8 @@ export const issuerRoutes: Route[] = [
     // The passport keeps its latest pack (latest_pack).
     result: (data, context) => ({ status: 201, headers: { location: `${context.baseUrl}/passports/${encodeURIComponent(context.request.params.id!)}` }, body: data.pack }),
     responses: {
-      201: { headers: location('The passport, whose latest_pack is this pack.'),
+      201: {
+        headers: location('The passport, whose latest_pack is this pack.'),
         description: 'The pack text (DPP1:…), its size and the budget, the carrier key id and the claims.',
         ...answer(
           closed({
@@ -299,7 +336,15 @@ export const issuerRoutes: Route[] = [
             size: 69,
             budget: 1134,
             kid: EXAMPLE_KID,
-            claims: { iss: 'passport-issuer', sub: PASSPORT_ID, iat: 1795587614, capability_class: 'trace', type_ref: { id: 'battery-passport', version: 1 }, status: 'active', log: { size: 1, root_hash: ROOT_HASH } },
+            claims: {
+              iss: 'passport-issuer',
+              sub: PASSPORT_ID,
+              iat: 1795587614,
+              capability_class: 'trace',
+              type_ref: { id: 'battery-passport', version: 1 },
+              status: 'active',
+              log: { size: 1, root_hash: ROOT_HASH },
+            },
             minted_at: EXAMPLE_TIME,
           },
         ),

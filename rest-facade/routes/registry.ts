@@ -31,14 +31,14 @@ function objectBody(body: unknown, members: Record<string, boolean>): Record<str
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw invalidBody('The body must be a JSON object.');
   const unknown = Object.keys(body).filter((name) => !(name in members));
   if (unknown.length > 0) throw invalidBody(`Unknown member ${unknown.join(', ')}; the body takes ${Object.keys(members).join(', ')}.`);
-  const missing = Object.entries(members).filter(([name, required]) => required && !(name in body)).map(([name]) => name);
+  const missing = Object.entries(members)
+    .filter(([name, required]) => required && !(name in body))
+    .map(([name]) => name);
   if (missing.length > 0) throw invalidBody(`The body lacks ${missing.join(', ')}.`);
   // GraphQL would coerce a number to an ID or a String; REST members keep their JSON types.
   // The optional members may be null: no status means the default, no window end means open.
   const values = body as Record<string, unknown>;
-  const notText = ['kind', 'id', 'status', 'effective_from', 'effective_to'].filter(
-    (name) => name in values && typeof values[name] !== 'string' && !(values[name] === null && !members[name]),
-  );
+  const notText = ['kind', 'id', 'status', 'effective_from', 'effective_to'].filter((name) => name in values && typeof values[name] !== 'string' && !(values[name] === null && !members[name]));
   if (notText.length > 0) throw invalidBody(`${notText.join(', ')} must be a string.`);
   return body as Record<string, unknown>;
 }
@@ -129,7 +129,16 @@ const applicable = (optional: Record<string, JsonSchema> = {}) =>
     },
     optional,
   );
-const APPLICABLE_EXAMPLE = { id: 'battery-passport', version: 1, ref: 'battery-passport@1', status: 'active', product_categories: ['battery.ev'], jurisdictions: ['EU'], effective_from: null, effective_to: null };
+const APPLICABLE_EXAMPLE = {
+  id: 'battery-passport',
+  version: 1,
+  ref: 'battery-passport@1',
+  status: 'active',
+  product_categories: ['battery.ev'],
+  jurisdictions: ['EU'],
+  effective_from: null,
+  effective_to: null,
+};
 
 const versionFields = {
   status: { enum: ['draft', 'active', 'deprecated', 'withdrawn', null], description: 'Defaults to the current status (active for a new record).' },
@@ -349,7 +358,13 @@ export const registryRoutes: Route[] = [
             models: { type: 'array', items: applicable() },
             profiles: { type: 'array', items: applicable({ model: { type: ['string', 'null'], description: 'The model version its passports conform to, id@version.' } }) },
           }),
-          { at: EXAMPLE_TIME, product_category: 'battery.ev', jurisdiction: 'DE', models: [APPLICABLE_EXAMPLE], profiles: [{ ...APPLICABLE_EXAMPLE, id: 'eu-battery-passport', ref: 'eu-battery-passport@1', model: 'battery-passport@1' }] },
+          {
+            at: EXAMPLE_TIME,
+            product_category: 'battery.ev',
+            jurisdiction: 'DE',
+            models: [APPLICABLE_EXAMPLE],
+            profiles: [{ ...APPLICABLE_EXAMPLE, id: 'eu-battery-passport', ref: 'eu-battery-passport@1', model: 'battery-passport@1' }],
+          },
         ),
       },
     },
@@ -416,7 +431,13 @@ export const registryRoutes: Route[] = [
               }),
             },
           }),
-          { valid: false, model: 'battery-passport@1', errors: [{ pointer: '/chemistry', keyword: 'enum', message: 'must be equal to one of the allowed values', schema_path: '/properties/chemistry/enum', params: { allowedValues: ['LFP', 'NMC'] } }] },
+          {
+            valid: false,
+            model: 'battery-passport@1',
+            errors: [
+              { pointer: '/chemistry', keyword: 'enum', message: 'must be equal to one of the allowed values', schema_path: '/properties/chemistry/enum', params: { allowedValues: ['LFP', 'NMC'] } },
+            ],
+          },
         ),
       },
     },

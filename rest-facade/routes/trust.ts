@@ -1,6 +1,21 @@
 /** The trust service's paths (spec §4), each one GraphQL operation through the gateway. */
 import type { JsonSchema, Route, RouteContext } from '../route-table.js';
-import { answer, closed, dateTime, EXAMPLE_ED25519_JWK, EXAMPLE_KID, EXAMPLE_SIGNATURE, EXAMPLE_TIME, freeObject, keyRevocation, kid, location, nullableDateTime, publicJwk, signed } from '../schemas.js';
+import {
+  answer,
+  closed,
+  dateTime,
+  EXAMPLE_ED25519_JWK,
+  EXAMPLE_KID,
+  EXAMPLE_SIGNATURE,
+  EXAMPLE_TIME,
+  freeObject,
+  keyRevocation,
+  kid,
+  location,
+  nullableDateTime,
+  publicJwk,
+  signed,
+} from '../schemas.js';
 
 const NODE_KINDS = ['root', 'authority', 'issuer', 'witness', 'quorum'];
 
@@ -116,7 +131,12 @@ const nodeSchema: JsonSchema = {
 const storedNodeKey: JsonSchema = {
   ...publicJwk,
   required: ['kty', 'crv', 'x', 'kid', 'iat'],
-  properties: { ...(publicJwk.properties as Record<string, JsonSchema>), iat: { type: 'integer', description: 'NumericDate.' }, exp: { type: 'integer', description: 'NumericDate, exclusive.' }, revoked: keyRevocation },
+  properties: {
+    ...(publicJwk.properties as Record<string, JsonSchema>),
+    iat: { type: 'integer', description: 'NumericDate.' },
+    exp: { type: 'integer', description: 'NumericDate, exclusive.' },
+    revoked: keyRevocation,
+  },
 };
 
 const storedNode = closed(
@@ -164,7 +184,10 @@ const entryStatus = {
   required: { service_type: { type: 'string' }, status: { enum: ['granted', 'withdrawn'] }, status_starting_time: dateTime },
   optional: { name: { type: 'string' }, node_id: { type: 'string' } },
 };
-const listEntry = closed({ id: { type: 'string' }, ...entryStatus.required, history: { type: 'array', items: closed(entryStatus.required, entryStatus.optional), description: 'Earlier instances, newest first.' } }, entryStatus.optional);
+const listEntry = closed(
+  { id: { type: 'string' }, ...entryStatus.required, history: { type: 'array', items: closed(entryStatus.required, entryStatus.optional), description: 'Earlier instances, newest first.' } },
+  entryStatus.optional,
+);
 const ENTRY_EXAMPLE = { id: 'acme-qc', service_type: 'http://uri.etsi.org/TrstSvc/Svctype/CA/QC', name: 'Acme', node_id: 'acme', status: 'granted', status_starting_time: EXAMPLE_TIME, history: [] };
 
 const listSchema = closed({
@@ -187,7 +210,13 @@ const attestation: JsonSchema = {
   description: 'Signatures of a quorum over the RFC 8785 form of {effective_at, reason, subject}.',
 };
 const revocationSchema = closed(
-  { subject: { type: 'string', description: 'A node id, or "<node id>#<kid>".' }, reason: { enum: REVOCATION_REASONS }, effective_at: dateTime, recorded_at: dateTime, retroactive: { type: 'boolean' } },
+  {
+    subject: { type: 'string', description: 'A node id, or "<node id>#<kid>".' },
+    reason: { enum: REVOCATION_REASONS },
+    effective_at: dateTime,
+    recorded_at: dateTime,
+    retroactive: { type: 'boolean' },
+  },
   { attestation },
 );
 const REVOCATION_EXAMPLE = { subject: `acme#${EXAMPLE_KID}`, reason: 'superseded', effective_at: EXAMPLE_TIME, recorded_at: EXAMPLE_TIME, retroactive: false };
@@ -211,7 +240,13 @@ const MASTER_LIST_ENTRY_EXAMPLE = {
   id: 'de-root-1',
   body: { jurisdiction: 'DE', root: 'root-eu', keys: ['root-eu-key'] },
   cosignatures: [{ kid: EXAMPLE_KID, time: 1795587735, signature: '4KciJUUnqN4KqSTHw8gG6pYf4ZjeIX21q24KMwJ7zXVrwWtMhcq6OYWvmltgA2dHivXdN' }],
-  verdict: { valid: 1, required: 1, quorate: true, reasons: [{ index: 0, kid: EXAMPLE_KID, outcome: 'VALID' }], explanation: '1 valid cosignature from distinct witnesses of the current set, 1 required: quorate' },
+  verdict: {
+    valid: 1,
+    required: 1,
+    quorate: true,
+    reasons: [{ index: 0, kid: EXAMPLE_KID, outcome: 'VALID' }],
+    explanation: '1 valid cosignature from distinct witnesses of the current set, 1 required: quorate',
+  },
 };
 
 const anchorBundle = signed(
@@ -254,7 +289,10 @@ export const trustRoutes: Route[] = [
       const { created, node } = data.upsertTrustNode;
       return { status: created ? 201 : 200, ...(created && { headers: { location: `${context.baseUrl}/graph` } }), body: nodeOut(node) };
     },
-    responses: { 200: { description: 'The node, keys merged.', ...answer(storedNode, NODE_EXAMPLE) }, 201: { headers: location('The trust graph, which lists the node.'), description: 'The new node (listed in /graph).', ...answer(storedNode, NODE_EXAMPLE) } },
+    responses: {
+      200: { description: 'The node, keys merged.', ...answer(storedNode, NODE_EXAMPLE) },
+      201: { headers: location('The trust graph, which lists the node.'), description: 'The new node (listed in /graph).', ...answer(storedNode, NODE_EXAMPLE) },
+    },
     problems: [409, 422],
   },
   {
@@ -290,7 +328,11 @@ export const trustRoutes: Route[] = [
       200: {
         description:
           'Nodes, edges and revocations, read in one snapshot: enough to resolve a path at any instant without asking again. Sent as it is read (chunked, no content-length), a page of records at a time, all pages in the snapshot of the first.',
-        ...answer(closed({ nodes: { type: 'array', items: storedNode }, edges: { type: 'array', items: storedEdge }, revocations: { type: 'array', items: revocationSchema } }), { nodes: [NODE_EXAMPLE], edges: [EDGE_EXAMPLE], revocations: [REVOCATION_EXAMPLE] }),
+        ...answer(closed({ nodes: { type: 'array', items: storedNode }, edges: { type: 'array', items: storedEdge }, revocations: { type: 'array', items: revocationSchema } }), {
+          nodes: [NODE_EXAMPLE],
+          edges: [EDGE_EXAMPLE],
+          revocations: [REVOCATION_EXAMPLE],
+        }),
       },
     },
   },
@@ -363,14 +405,28 @@ export const trustRoutes: Route[] = [
     result: (data, context) => {
       const { created, changed, entry, list } = data.upsertTrustListEntry;
       // The entry has no address of its own: Location names the list that now holds it.
-      return { status: created ? 201 : 200, ...(created && { headers: { location: `${context.baseUrl}/trust-lists/${encodeURIComponent(list.jurisdiction)}` } }), body: { changed, entry: entryOut(entry), list: listOut(list) } };
+      return {
+        status: created ? 201 : 200,
+        ...(created && { headers: { location: `${context.baseUrl}/trust-lists/${encodeURIComponent(list.jurisdiction)}` } }),
+        body: { changed, entry: entryOut(entry), list: listOut(list) },
+      };
     },
     responses: {
       200: {
         description: 'An existing entry changed or restated: the entry and the list after the upsert; `changed` is false when nothing was recorded.',
-        ...answer(entryUpsert, { changed: true, entry: { ...ENTRY_EXAMPLE, status: 'withdrawn', status_starting_time: '2026-06-01T08:00:00.000Z', history: [{ service_type: ENTRY_EXAMPLE.service_type, name: 'Acme', node_id: 'acme', status: 'granted', status_starting_time: EXAMPLE_TIME }] }, list: LIST_EXAMPLE }),
+        ...answer(entryUpsert, {
+          changed: true,
+          entry: {
+            ...ENTRY_EXAMPLE,
+            status: 'withdrawn',
+            status_starting_time: '2026-06-01T08:00:00.000Z',
+            history: [{ service_type: ENTRY_EXAMPLE.service_type, name: 'Acme', node_id: 'acme', status: 'granted', status_starting_time: EXAMPLE_TIME }],
+          },
+          list: LIST_EXAMPLE,
+        }),
       },
-      201: { headers: location('The list that holds the entry.'),
+      201: {
+        headers: location('The list that holds the entry.'),
         description: 'A new entry, granted from now: the entry and the list after the upsert (`Location`: the list).',
         ...answer(entryUpsert, { changed: true, entry: ENTRY_EXAMPLE, list: LIST_EXAMPLE }),
       },
@@ -399,7 +455,15 @@ export const trustRoutes: Route[] = [
             witness_set_recorded_at: nullableDateTime,
             entries: { type: 'array', items: masterListEntry },
           }),
-          { origin: 'passport-trust/yXxilhijMrYkdt9l6i-P40VYrSL318Mou92iSac463o/master-list', shape: '1-of-1', m: 1, k: 1, witnesses: [EXAMPLE_ED25519_JWK], witness_set_recorded_at: EXAMPLE_TIME, entries: [MASTER_LIST_ENTRY_EXAMPLE] },
+          {
+            origin: 'passport-trust/yXxilhijMrYkdt9l6i-P40VYrSL318Mou92iSac463o/master-list',
+            shape: '1-of-1',
+            m: 1,
+            k: 1,
+            witnesses: [EXAMPLE_ED25519_JWK],
+            witness_set_recorded_at: EXAMPLE_TIME,
+            entries: [MASTER_LIST_ENTRY_EXAMPLE],
+          },
         ),
       },
     },
@@ -413,7 +477,12 @@ export const trustRoutes: Route[] = [
     operation: 'mutation ReplaceWitnessSet($input: TrustWitnessSetInput!) { replaceTrustWitnessSet(input: $input) { m keys recorded_at: recordedAt } }',
     variables: ({ body }) => ({ input: inputOf(body) }),
     result: (data) => ({ body: data.replaceTrustWitnessSet }),
-    responses: { 200: { description: 'The witness set now in force.', ...answer(closed({ m: { type: 'integer', minimum: 1 }, keys: { type: 'array', items: ed25519Jwk }, recorded_at: dateTime }), { m: 1, keys: [EXAMPLE_ED25519_JWK], recorded_at: EXAMPLE_TIME }) } },
+    responses: {
+      200: {
+        description: 'The witness set now in force.',
+        ...answer(closed({ m: { type: 'integer', minimum: 1 }, keys: { type: 'array', items: ed25519Jwk }, recorded_at: dateTime }), { m: 1, keys: [EXAMPLE_ED25519_JWK], recorded_at: EXAMPLE_TIME }),
+      },
+    },
     problems: [422],
   },
   {
@@ -429,7 +498,11 @@ export const trustRoutes: Route[] = [
         body: freeObject('The statement the witnesses cosign; its RFC 8785 form is hashed into the cosignature text.'),
         cosignatures: {
           type: 'array',
-          items: { type: 'object', required: ['kid', 'time', 'signature'], properties: { kid: { type: 'string' }, time: { type: 'integer' }, signature: { type: 'string', description: 'base64url Ed25519 signature.' } } },
+          items: {
+            type: 'object',
+            required: ['kid', 'time', 'signature'],
+            properties: { kid: { type: 'string' }, time: { type: 'integer' }, signature: { type: 'string', description: 'base64url Ed25519 signature.' } },
+          },
         },
       },
     },
@@ -462,7 +535,9 @@ export const trustRoutes: Route[] = [
 }`,
     variables: ({ query }) => ({ at: query.at, knownBy: query.known_by, window: query.window, subject: query.subject, retroactive: query.retroactive }),
     result: (data) => ({ body: { revocations: data.trustRevocations.map(revocationOut) } }),
-    responses: { 200: { description: 'Matching revocations, in recording order.', ...answer(closed({ revocations: { type: 'array', items: revocationSchema } }), { revocations: [REVOCATION_EXAMPLE] }) } },
+    responses: {
+      200: { description: 'Matching revocations, in recording order.', ...answer(closed({ revocations: { type: 'array', items: revocationSchema } }), { revocations: [REVOCATION_EXAMPLE] }) },
+    },
   },
   {
     method: 'POST',
@@ -476,7 +551,10 @@ export const trustRoutes: Route[] = [
         subject: { type: 'string' },
         reason: { enum: REVOCATION_REASONS },
         effective_at: { ...dateTime, description: 'Default: the recording time. Earlier makes the revocation retroactive.' },
-        attestation: { ...attestation, description: 'Needed for a retroactive revocation: {quorum, slots: [{kid, signature}]} or {quorum, group_signature}, signatures over the RFC 8785 form of {effective_at, reason, subject}.' },
+        attestation: {
+          ...attestation,
+          description: 'Needed for a retroactive revocation: {quorum, slots: [{kid, signature}]} or {quorum, group_signature}, signatures over the RFC 8785 form of {effective_at, reason, subject}.',
+        },
       },
     },
     operation: `mutation DeclareRevocation($input: TrustRevocationInput!) { declareTrustRevocation(input: $input) { ${REVOCATION} } }`,
@@ -506,7 +584,9 @@ export const trustRoutes: Route[] = [
           roots: [{ id: 'root-eu', keys: [{ ...EXAMPLE_ED25519_JWK, iat: 1792995600 }] }],
           quorums: [],
           witness_set: { m: 1, keys: [EXAMPLE_ED25519_JWK] },
-          trust_lists: [{ jurisdiction: 'DE', framework: 'eIDAS', sequence_number: 2, issued_at: EXAMPLE_TIME, next_update: '2026-10-31T10:15:30.000Z', sha256: '8PXuiMRhCMuSOtoyM9sHdSPmNYAO_s18UdYqtHVZX5Y' }],
+          trust_lists: [
+            { jurisdiction: 'DE', framework: 'eIDAS', sequence_number: 2, issued_at: EXAMPLE_TIME, next_update: '2026-10-31T10:15:30.000Z', sha256: '8PXuiMRhCMuSOtoyM9sHdSPmNYAO_s18UdYqtHVZX5Y' },
+          ],
           master_list_origin: 'passport-trust/yXxilhijMrYkdt9l6i-P40VYrSL318Mou92iSac463o/master-list',
           signature: EXAMPLE_SIGNATURE,
         }),

@@ -3,16 +3,7 @@ import type { ServiceKernel } from '../../lib/service/kernel.js';
 import { PrismaClient } from '../../prisma/issuer/generated/client.js';
 import { PassportRepository } from './data/passport-repository.js';
 import { ProfileRepository } from './data/profile-repository.js';
-import {
-  CAPABILITY_CLASS_CATALOGUE,
-  DEFAULT_QR_BUDGET,
-  EVENT_CATALOGUE,
-  PACK_CLAIM_KEYS,
-  PACK_PREFIX,
-  PASSPORT_STATUSES,
-  TRANSITIONS,
-  VERDICT_CHECKS,
-} from './domain/index.js';
+import { CAPABILITY_CLASS_CATALOGUE, DEFAULT_QR_BUDGET, EVENT_CATALOGUE, PACK_CLAIM_KEYS, PACK_PREFIX, PASSPORT_STATUSES, TRANSITIONS, VERDICT_CHECKS } from './domain/index.js';
 import { IssuerAdminResolver } from './resolvers/admin-resolver.js';
 import { PassportResolver } from './resolvers/passport-resolver.js';
 import { passportReferences } from './resolvers/references.js';
@@ -33,8 +24,7 @@ function qrBudget(env: NodeJS.ProcessEnv): number {
 
 export const createIssuerSubgraph = defineSubgraph({
   name: 'issuer',
-  description:
-    'Creates digital product passports, appends server-signed typed events to their logs, mints Tier-A packs under a QR budget and computes full-pipeline verdicts with coverage.',
+  description: 'Creates digital product passports, appends server-signed typed events to their logs, mints Tier-A packs under a QR budget and computes full-pipeline verdicts with coverage.',
   PrismaClient,
   open: (kernel: ServiceKernel<PrismaClient>, gateway) => {
     const settings = { issuer: process.env.ISSUER_ID || 'passport-issuer', qrBudget: qrBudget(process.env) };

@@ -14,7 +14,9 @@ export const createRegistrySubgraph = defineSubgraph<PrismaClient, RegistryDepen
   resolvers: (dependencies) => [new RegistryRecordResolver(dependencies)],
   references: (dependencies) => recordReferences(dependencies.records),
   discovery: () => ({
-    record_kinds: Object.fromEntries(RECORD_KINDS.map((kind) => [kind, { path: kind === 'generic' ? '/{id}' : `/${KIND_COLLECTIONS[kind]}/{id}`, versioned_through_api: API_VERSIONED_KINDS.has(kind) }])),
+    record_kinds: Object.fromEntries(
+      RECORD_KINDS.map((kind) => [kind, { path: kind === 'generic' ? '/{id}' : `/${KIND_COLLECTIONS[kind]}/{id}`, versioned_through_api: API_VERSIONED_KINDS.has(kind) }]),
+    ),
     record_statuses: RECORD_STATUSES,
     record_id_pattern: RECORD_ID_PATTERN.source,
     reserved_root_ids: RESERVED_ROOT_IDS,

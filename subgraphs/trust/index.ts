@@ -25,8 +25,7 @@ function masterListOrigin(keys: KeyStore): string {
 
 export const createTrustSubgraph = defineSubgraph<PrismaClient, TrustDependencies>({
   name: 'trust',
-  description:
-    'Holds the trust graph (nodes and delegation edges), trust lists per jurisdiction, the witnessed master list and bitemporal revocations, and publishes the anchors a verifier pins.',
+  description: 'Holds the trust graph (nodes and delegation edges), trust lists per jurisdiction, the witnessed master list and bitemporal revocations, and publishes the anchors a verifier pins.',
   PrismaClient,
   open: (kernel, gateway) => {
     const store = new TrustRepository(kernel.prisma, kernel.schema);
@@ -38,13 +37,7 @@ export const createTrustSubgraph = defineSubgraph<PrismaClient, TrustDependencie
       ...trustLoaders(store),
     };
   },
-  resolvers: (deps) => [
-    new TrustGraphResolver(deps),
-    new TrustListResolver(deps),
-    new MasterListResolver(deps),
-    new RevocationResolver(deps),
-    new AnchorBundleResolver(deps),
-  ],
+  resolvers: (deps) => [new TrustGraphResolver(deps), new TrustListResolver(deps), new MasterListResolver(deps), new RevocationResolver(deps), new AnchorBundleResolver(deps)],
   references: (deps) => trustReferences(deps),
   discovery: (deps) => ({ master_list_origin: deps.masterListOrigin }),
   // A fresh deployment vouches for its own keys from its first start (docs/trust.md, "The platform's own keys").

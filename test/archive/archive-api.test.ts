@@ -24,11 +24,7 @@ const seeded: Record<'alpha1' | 'alpha2' | 'beta' | 'rot' | 'tampered' | 'forged
 
 beforeAll(async () => {
   platform = await startTestStack();
-  gateway = stubGateway([
-    syntheticPassport(40, { passportId: 'pp-alpha' }),
-    syntheticPassport(8_000, { passportId: 'pp-beta' }),
-    syntheticPassport(25, { passportId: 'pp-gamma' }),
-  ]);
+  gateway = stubGateway([syntheticPassport(40, { passportId: 'pp-alpha' }), syntheticPassport(8_000, { passportId: 'pp-beta' }), syntheticPassport(25, { passportId: 'pp-gamma' })]);
   seeder = await openArchive(platform.databaseUrl, gateway);
   seeded.alpha1 = await seeder.service.create('pp-alpha');
   seeded.beta = await seeder.service.create('pp-beta');
@@ -68,7 +64,12 @@ async function snapshotCount(): Promise<number> {
 async function discovery() {
   const response = await platform.rest('archive', '/');
   expect(response.status).toBe(200);
-  return response.body as { notarization_recipe: NotarizationRecipe; oais_mapping: Record<string, any>; notary: { current_kid: string; keyring: string }; endpoints: { method: string; path: string }[] };
+  return response.body as {
+    notarization_recipe: NotarizationRecipe;
+    oais_mapping: Record<string, any>;
+    notary: { current_kid: string; keyring: string };
+    endpoints: { method: string; path: string }[];
+  };
 }
 
 describe('GET /snapshots/{id}', () => {
@@ -90,7 +91,12 @@ describe('GET /snapshots/{id}', () => {
 
   it('answers a conditional GET or HEAD with 304 and no bytes while the ETag matches (RFC 9110 §13.1.2)', async () => {
     const etag = `"${seeded.alpha1.sha512}"`;
-    for (const [method, ifNoneMatch] of [['GET', etag], ['HEAD', etag], ['GET', `"other", W/${etag}`], ['GET', '*']] as const) {
+    for (const [method, ifNoneMatch] of [
+      ['GET', etag],
+      ['HEAD', etag],
+      ['GET', `"other", W/${etag}`],
+      ['GET', '*'],
+    ] as const) {
       const { status, headers, bytes } = await fetchArchive(seeded.alpha1.id, { method, headers: { 'if-none-match': ifNoneMatch } });
       expect(status, `${method} If-None-Match: ${ifNoneMatch}`).toBe(304);
       expect(bytes.length).toBe(0);

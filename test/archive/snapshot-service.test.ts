@@ -54,10 +54,7 @@ async function verifyWithJose(document: Record<string, unknown>, keys: jose.JWK[
   const header = jose.decodeProtectedHeader(String(signature));
   const jwk = keys.find((key) => key.kid === header.kid);
   if (!jwk) throw new Error(`no key ${header.kid}`);
-  return jose.flattenedVerify(
-    { protected: protectedHeader!, payload: Buffer.from(canonicalize(claims)).toString('base64url'), signature: encodedSignature! },
-    await jose.importJWK(jwk, 'Ed25519'),
-  );
+  return jose.flattenedVerify({ protected: protectedHeader!, payload: Buffer.from(canonicalize(claims)).toString('base64url'), signature: encodedSignature! }, await jose.importJWK(jwk, 'Ed25519'));
 }
 
 async function expectProblem(promise: Promise<unknown>, status: number, code: string) {

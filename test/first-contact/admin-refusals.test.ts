@@ -41,7 +41,12 @@ describe('refused admin requests', () => {
     const entries = await logOf('registry');
     const refusals = entries.slice(0, entries.length - before).map(({ actor, role, action, outcome, detail }) => `${actor} ${role} ${action} ${outcome} ${detail?.status}`);
     expect(refusals.sort()).toEqual(
-      ['anonymous none adminLog MISSING_TOKEN 401', 'anonymous none seedRegistry INVALID_TOKEN 401', 'test-writer writer adminLog INSUFFICIENT_ROLE 403', 'test-writer writer seedRegistry INSUFFICIENT_ROLE 403'].sort(),
+      [
+        'anonymous none adminLog MISSING_TOKEN 401',
+        'anonymous none seedRegistry INVALID_TOKEN 401',
+        'test-writer writer adminLog INSUFFICIENT_ROLE 403',
+        'test-writer writer seedRegistry INSUFFICIENT_ROLE 403',
+      ].sort(),
     );
   });
 

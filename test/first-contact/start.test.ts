@@ -88,7 +88,11 @@ describe('npm start', { timeout: 90_000 }, () => {
 
   it('with nothing listening at the database address: one line, exit 1', async () => {
     const port = await freePort();
-    const run = await npmStart({ DATABASE_URL: `postgresql://someone:secret@127.0.0.1:${port}/passport`, PASSPORT_DATA_DIR: join(folder, 'refused'), PASSPORT_ADMIN_TOKEN: 'admin-token-for-the-test-000' });
+    const run = await npmStart({
+      DATABASE_URL: `postgresql://someone:secret@127.0.0.1:${port}/passport`,
+      PASSPORT_DATA_DIR: join(folder, 'refused'),
+      PASSPORT_ADMIN_TOKEN: 'admin-token-for-the-test-000',
+    });
     expect(run.code).toBe(1);
     expect(lines(run.stderr)).toEqual([`Cannot start: the database postgresql://someone:***@127.0.0.1:${port}/passport refused the connection: nothing listens on that host and port.`]);
   });
@@ -100,7 +104,11 @@ describe('npm start', { timeout: 90_000 }, () => {
     expect(run.code).toBe(1);
     const shown = Object.fromEntries([...run.stdout.matchAll(/^ {2}(admin|writer) +(\S+)$/gm)].map((match) => [match[1]!, match[2]!]));
     const stored = JSON.parse(readFileSync(join(dataDir, 'tokens.json'), 'utf8')) as { role: string; sha256: string }[];
-    expect(stored.map(({ role, sha256 }) => [role, sha256]).sort()).toEqual(Object.entries(shown).map(([role, token]) => [role, hashToken(token)]).sort());
+    expect(stored.map(({ role, sha256 }) => [role, sha256]).sort()).toEqual(
+      Object.entries(shown)
+        .map(([role, token]) => [role, hashToken(token)])
+        .sort(),
+    );
 
     const rotate = spawn(process.execPath, ['--import', 'tsx', 'bin/tokens.ts', 'rotate'], { env: { PATH: process.env.PATH!, PASSPORT_DATA_DIR: dataDir }, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
@@ -200,7 +208,9 @@ describe('npm start', { timeout: 90_000 }, () => {
       expect(run.code).toBe(1);
       expect(lines(run.stderr)).toEqual([
         expect.stringMatching(
-          new RegExp(`^As root, the embedded PostgreSQL runs as the postgres user, who cannot enter ${home} \\(closed to other users\\) to reach its binaries .* and ${closed}/place, where they would be placed for it, cannot be made or entered: run npm start as an ordinary user`),
+          new RegExp(
+            `^As root, the embedded PostgreSQL runs as the postgres user, who cannot enter ${home} \\(closed to other users\\) to reach its binaries .* and ${closed}/place, where they would be placed for it, cannot be made or entered: run npm start as an ordinary user`,
+          ),
         ),
       ]);
       expect(existsSync(dataDir)).toBe(false);
@@ -225,4 +235,3 @@ describe('npm start', { timeout: 90_000 }, () => {
     expect((await stat(join(dataDir, 'postgres', 'PG_VERSION'))).uid).toBe(uid);
   });
 });
-

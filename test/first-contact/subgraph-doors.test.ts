@@ -49,7 +49,11 @@ describe('subgraphs with the gateway credential (SUBGRAPH_SECRET)', () => {
 
   const mutation = 'mutation { upsertTrustNode(input: { id: "door-root", kind: "root" }) { created } }';
   const post = (headers: Record<string, string>) =>
-    fetch(guarded.stack.subgraphUrls.trust, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer test-writer-token-0123456789', ...headers }, body: JSON.stringify({ query: mutation }) });
+    fetch(guarded.stack.subgraphUrls.trust, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: 'Bearer test-writer-token-0123456789', ...headers },
+      body: JSON.stringify({ query: mutation }),
+    });
 
   it('refuse a write sent to their port without it, even with a writer token, and take reads', async () => {
     for (const headers of [{}, { 'passport-gateway-credential': 'a-guess-of-the-secret-0123456789' }] as Record<string, string>[]) {

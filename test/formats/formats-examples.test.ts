@@ -90,7 +90,10 @@ describe('docs/FORMATS.md worked examples', () => {
   it('pack: DPP1: + Base45 of zlib of a tagged COSE_Sign1, ES256 by the carrier key, kid as UTF-8 bytes; the embedded log head rebuilds and verifies', async () => {
     const text: string = examples.pack;
     expect(text.startsWith('DPP1:')).toBe(true);
-    const cose = decode(inflateSync(base45Decode(text.slice(5))), { useMaps: true, tags: Object.assign([], { 18: (inner: unknown) => ({ tag: 18, inner }) }) }) as { tag: number; inner: [Uint8Array, Map<number, unknown>, Uint8Array, Uint8Array] };
+    const cose = decode(inflateSync(base45Decode(text.slice(5))), { useMaps: true, tags: Object.assign([], { 18: (inner: unknown) => ({ tag: 18, inner }) }) }) as {
+      tag: number;
+      inner: [Uint8Array, Map<number, unknown>, Uint8Array, Uint8Array];
+    };
     expect(cose.tag).toBe(18);
     const [protectedBytes, unprotected, payload, signature] = cose.inner;
     expect(unprotected.size).toBe(0);

@@ -26,7 +26,10 @@ afterAll(() => platform?.stop());
 const refuseEntries = (refuse: boolean) =>
   Promise.all(
     SERVICES.map((service) =>
-      sql(platform.databaseUrl, refuse ? `ALTER TABLE "${service}".admin_log ADD CONSTRAINT refuse_entries CHECK (false) NOT VALID` : `ALTER TABLE "${service}".admin_log DROP CONSTRAINT refuse_entries`),
+      sql(
+        platform.databaseUrl,
+        refuse ? `ALTER TABLE "${service}".admin_log ADD CONSTRAINT refuse_entries CHECK (false) NOT VALID` : `ALTER TABLE "${service}".admin_log DROP CONSTRAINT refuse_entries`,
+      ),
     ),
   );
 

@@ -61,7 +61,10 @@ describe('migrations', () => {
     expect(await applyWithPrismaEngine(url, first)).toEqual([all[0]]);
     expect(await deployMigrations('issuer', url)).toEqual(all.slice(1));
     expect(await applyWithPrismaEngine(url, migrationsDirectory('issuer'))).toEqual([]);
-    const records = await sql<{ migration_name: string; checksum: string; finished_at: Date | null; applied_steps_count: number }>(url, 'SELECT migration_name, checksum, finished_at, applied_steps_count FROM issuer._prisma_migrations ORDER BY migration_name');
+    const records = await sql<{ migration_name: string; checksum: string; finished_at: Date | null; applied_steps_count: number }>(
+      url,
+      'SELECT migration_name, checksum, finished_at, applied_steps_count FROM issuer._prisma_migrations ORDER BY migration_name',
+    );
     const files = await readMigrations(migrationsDirectory('issuer'));
     expect(records.rows.map((row) => [row.migration_name, row.checksum, row.applied_steps_count])).toEqual(files.map((file) => [file.name, file.checksum, 1]));
     expect(records.rows.every((row) => row.finished_at instanceof Date)).toBe(true);
@@ -86,7 +89,8 @@ describe('migrations', () => {
     await write('20260101000000_first', 'CREATE TABLE "first" ("id" TEXT PRIMARY KEY);');
     await write('20260102000000_second', 'CREATE TABLE "second" ("id" TEXT PRIMARY KEY);\nINSERT INTO "second" VALUES (NULL);');
     await expect(applyMigrations(url, directory)).rejects.toThrow(/migration 20260102000000_second failed and was rolled back: .*null value/);
-    const tables = async () => (await sql<{ table_name: string }>(url, `SELECT table_name FROM information_schema.tables WHERE table_schema = 'scratch' ORDER BY table_name`)).rows.map((row) => row.table_name);
+    const tables = async () =>
+      (await sql<{ table_name: string }>(url, `SELECT table_name FROM information_schema.tables WHERE table_schema = 'scratch' ORDER BY table_name`)).rows.map((row) => row.table_name);
     expect(await tables()).toEqual(['_prisma_migrations', 'first']);
     expect((await sql(url, 'SELECT migration_name FROM scratch._prisma_migrations')).rows).toEqual([{ migration_name: '20260101000000_first' }]);
 

@@ -45,7 +45,9 @@ describe('the PKCS#11 key vault', () => {
       const publicKey = createPublicKey({ key: key.publicJwk as never, format: 'jwk' });
       const signature = vault.sign(key.kid, message);
       expect(nodeVerify(alg === 'Ed25519' ? null : 'sha256', message, alg === 'Ed25519' ? publicKey : { key: publicKey, dsaEncoding: 'ieee-p1363' }, signature)).toBe(true);
-      expect(nodeVerify(alg === 'Ed25519' ? null : 'sha256', new TextEncoder().encode('something else'), alg === 'Ed25519' ? publicKey : { key: publicKey, dsaEncoding: 'ieee-p1363' }, signature)).toBe(false);
+      expect(
+        nodeVerify(alg === 'Ed25519' ? null : 'sha256', new TextEncoder().encode('something else'), alg === 'Ed25519' ? publicKey : { key: publicKey, dsaEncoding: 'ieee-p1363' }, signature),
+      ).toBe(false);
 
       // Another session (a restart) finds the key by its custody record and signs alike.
       const reopened = new Pkcs11KeyVault('issuer', settings);

@@ -33,7 +33,14 @@ describe('request bodies', () => {
     const answer = await post(body, headers);
     expect(answer.status).toBe(status);
     expect(answer.type).toBe('application/problem+json');
-    expect(answer.body).toMatchObject({ status, code, type: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/docs\/problems#[a-z-]+$/), title: expect.any(String), detail: expect.any(String), instance: '/registry/' });
+    expect(answer.body).toMatchObject({
+      status,
+      code,
+      type: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/docs\/problems#[a-z-]+$/),
+      title: expect.any(String),
+      detail: expect.any(String),
+      instance: '/registry/',
+    });
     expect(await storedRecords()).toBe(before);
   });
 

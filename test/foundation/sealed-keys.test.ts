@@ -71,7 +71,10 @@ async function privateHalves(url: string, kek: KeyEncryptionKeys): Promise<Priva
 /** The whole database as a dump would carry it: every row of every table of every schema, each value as text, bytes also in hex and raw. */
 async function dump(url: string): Promise<{ text: string; bytes: Buffer[]; tables: number }> {
   const tables = (
-    await sql<{ schema: string; name: string }>(url, `SELECT table_schema AS schema, table_name AS name FROM information_schema.tables WHERE table_type = 'BASE TABLE' AND table_schema NOT IN ('pg_catalog', 'information_schema')`)
+    await sql<{ schema: string; name: string }>(
+      url,
+      `SELECT table_schema AS schema, table_name AS name FROM information_schema.tables WHERE table_type = 'BASE TABLE' AND table_schema NOT IN ('pg_catalog', 'information_schema')`,
+    )
   ).rows;
   const parts: string[] = [];
   const bytes: Buffer[] = [];
@@ -92,7 +95,15 @@ async function dump(url: string): Promise<{ text: string; bytes: Buffer[]; table
 function encodings(half: PrivateHalf, publicJwk: jose.JWK): { texts: string[]; raw: Buffer[] } {
   const der = createPrivateKey({ key: { ...publicJwk, d: half.d.toString('base64url') } as never, format: 'jwk' }).export({ format: 'der', type: 'pkcs8' });
   return {
-    texts: [half.d.toString('hex'), half.d.toString('hex').toUpperCase(), half.d.toString('base64'), half.d.toString('base64').replace(/=+$/, ''), half.d.toString('base64url'), der.toString('base64'), der.toString('hex')],
+    texts: [
+      half.d.toString('hex'),
+      half.d.toString('hex').toUpperCase(),
+      half.d.toString('base64'),
+      half.d.toString('base64').replace(/=+$/, ''),
+      half.d.toString('base64url'),
+      der.toString('base64'),
+      der.toString('hex'),
+    ],
     raw: [half.d, der],
   };
 }
@@ -223,7 +234,9 @@ describe('signing keys at rest', { timeout: 180_000 }, () => {
 
     const wrong = KeyEncryptionKeys.generate('/somewhere/else.kek');
     await expect(startWith(databaseUrl, wrong)).rejects.toThrow(
-      new KeyCustodyError(`The trust signing keys are sealed under key-encryption key ${kek.current.id}, which /somewhere/else.kek does not hold (it holds ${wrong.current.id}): start with the key-encryption key file they were sealed under.`),
+      new KeyCustodyError(
+        `The trust signing keys are sealed under key-encryption key ${kek.current.id}, which /somewhere/else.kek does not hold (it holds ${wrong.current.id}): start with the key-encryption key file they were sealed under.`,
+      ),
     );
 
     // The start command itself: one line on stderr, exit code 1.

@@ -121,9 +121,13 @@ describe('aliased root fields', () => {
 describe('a batch sent straight to a subgraph', () => {
   it('runs each mutation with its own admin-log entry, though the operations share one request', async () => {
     const logged = async () =>
-      ((await platform.graphql('{ trust { adminLog(first: 500) { nodes { action target outcome } } } }', {}, 'admin')).data.trust.adminLog.nodes as { action: string; target: string; outcome: string }[]).filter(
-        (entry) => entry.action === 'upsertTrustNode' && entry.target.startsWith('batched-'),
-      );
+      (
+        (await platform.graphql('{ trust { adminLog(first: 500) { nodes { action target outcome } } } }', {}, 'admin')).data.trust.adminLog.nodes as {
+          action: string;
+          target: string;
+          outcome: string;
+        }[]
+      ).filter((entry) => entry.action === 'upsertTrustNode' && entry.target.startsWith('batched-'));
     const upsert = (id: string) => ({ query: `mutation { upsertTrustNode(input: { id: "${id}", kind: "issuer" }) { created node { id } } }` });
     const response = await fetch(platform.stack.subgraphUrls.trust, {
       method: 'POST',

@@ -63,7 +63,10 @@ describe('GraphiQL', () => {
     await editor.evaluate((element, text) => (element as unknown as CodeMirrorElement).CodeMirror.setValue(text), query);
     const answered = page.waitForResponse((response) => response.url().endsWith('/graphql') && (response.request().postData() ?? '').includes('PassportInGraphiQL'));
     await page.locator('.graphiql-execute-button').click();
-    const answer = (await (await answered).json()) as { data?: { passports: { id: string; typeRecord: { id: string }; signingKeys: { standingAtFirstUse: { standing: string } }[]; snapshots: unknown[] }[] }; errors?: unknown };
+    const answer = (await (await answered).json()) as {
+      data?: { passports: { id: string; typeRecord: { id: string }; signingKeys: { standingAtFirstUse: { standing: string } }[]; snapshots: unknown[] }[] };
+      errors?: unknown;
+    };
     expect(answer.errors).toBeUndefined();
     expect(answer.data!.passports.map((passport) => passport.id)).toEqual(ids);
     expect(answer.data!.passports.every((passport) => passport.typeRecord.id === MODEL && passport.snapshots.length === 1)).toBe(true);
@@ -77,7 +80,10 @@ describe('GraphiQL', () => {
     expect(shown).toContain('"kind": "model"');
     expect(shown).toContain('"standing": "valid"');
     expect(shown).toContain('"rootId": "root-graphiql"');
-    const text = await page.locator('.result-window .CodeMirror').first().evaluate((element) => (element as unknown as CodeMirrorElement).CodeMirror.getValue());
+    const text = await page
+      .locator('.result-window .CodeMirror')
+      .first()
+      .evaluate((element) => (element as unknown as CodeMirrorElement).CodeMirror.getValue());
     expect(JSON.parse(text)).toEqual(answer);
 
     await mkdir('test/artifacts', { recursive: true });

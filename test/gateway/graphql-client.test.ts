@@ -53,7 +53,9 @@ describe('urql through the gateway', () => {
   });
 
   it('runs it as a GET too, with the preflight header the gateway asks of GETs', async () => {
-    const result = await client(undefined, 'GET').query(gql(PASSPORTS_ACROSS_SERVICES), { ids: [ids[1]] }).toPromise();
+    const result = await client(undefined, 'GET')
+      .query(gql(PASSPORTS_ACROSS_SERVICES), { ids: [ids[1]] })
+      .toPromise();
     expect(result.error).toBeUndefined();
     expect(result.data.passports[0]).toMatchObject({ id: ids[1], typeRecord: { id: MODEL } });
   });
@@ -64,14 +66,14 @@ describe('urql through the gateway', () => {
       .toPromise();
     expect(created.error).toBeUndefined();
     expect(created.data.createSnapshot.passport).toMatchObject({ id: ids[0], typeRecord: { id: MODEL } });
-    const read = await client().query(gql(PASSPORTS_ACROSS_SERVICES), { ids: [ids[0]] }).toPromise();
+    const read = await client()
+      .query(gql(PASSPORTS_ACROSS_SERVICES), { ids: [ids[0]] })
+      .toPromise();
     expect(read.data.passports[0].snapshots.map((snapshot: { id: string }) => snapshot.id)).toContain(created.data.createSnapshot.id);
   });
 
   it('gets a refusal as a CombinedError naming the service', async () => {
-    const refused = await client()
-      .mutation(gql`mutation Snap($passportId: ID!) { createSnapshot(passportId: $passportId) { id } }`, { passportId: ids[0] })
-      .toPromise();
+    const refused = await client().mutation(gql`mutation Snap($passportId: ID!) { createSnapshot(passportId: $passportId) { id } }`, { passportId: ids[0] }).toPromise();
     expect(refused.data?.createSnapshot ?? null).toBeNull();
     expect(refused.error?.graphQLErrors[0]?.extensions).toMatchObject({ code: 'MISSING_TOKEN', serviceName: 'archive' });
   });

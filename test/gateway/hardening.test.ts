@@ -51,7 +51,12 @@ describe('limits on what one request may ask', () => {
 describe('a limit error', () => {
   it('names the limit, its value and the setting that raises it, never as a syntax error', async () => {
     const aliases = await platform.graphql(`{ ${Array.from({ length: 61 }, (_, i) => `a${i}: passport(id: "x") { id }`).join(' ')} }`);
-    expect(aliases.errors).toEqual([{ message: 'The operation has 61 aliases; the limit is 60 (setting GRAPHQL_MAX_ALIASES).', extensions: { code: 'GRAPHQL_VALIDATION_FAILED', limit: { setting: 'GRAPHQL_MAX_ALIASES', value: 60, found: 61 } } }]);
+    expect(aliases.errors).toEqual([
+      {
+        message: 'The operation has 61 aliases; the limit is 60 (setting GRAPHQL_MAX_ALIASES).',
+        extensions: { code: 'GRAPHQL_VALIDATION_FAILED', limit: { setting: 'GRAPHQL_MAX_ALIASES', value: 60, found: 61 } },
+      },
+    ]);
     const tokens = await platform.graphql(`{ ${Array.from({ length: 5001 }, () => '__typename').join(' ')} }`);
     expect(tokens.errors?.[0]).toMatchObject({
       message: 'The document has more than 5000 tokens (names, punctuation, values); the limit is 5000 (setting GRAPHQL_MAX_TOKENS).',
@@ -70,7 +75,11 @@ describe('a limit error', () => {
 
 describe('a batched HTTP request', () => {
   it('is refused with 400 and a message that says what to send instead', async () => {
-    const response = await fetch(platform.stack.gateway.graphqlUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify([{ query: '{ __typename }' }, { query: '{ __typename }' }]) });
+    const response = await fetch(platform.stack.gateway.graphqlUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify([{ query: '{ __typename }' }, { query: '{ __typename }' }]),
+    });
     expect(response.status).toBe(400);
     const body = (await response.json()) as { errors: { message: string; extensions: { code: string } }[] };
     expect(body.errors).toEqual([{ message: expect.stringMatching(/^The gateway takes one operation per HTTP request, not a JSON array of them\..*aliases/), extensions: { code: 'BAD_REQUEST' } }]);
@@ -86,7 +95,9 @@ describe('introspection', () => {
   it('is refused when GRAPHQL_INTROSPECTION=false, and no field suggestions give the schema away', async () => {
     const schema = await closed.graphql('{ __schema { types { name } } }');
     expect(schema.data).toBeUndefined();
-    expect(schema.errors?.[0].message).toBe('Introspection (__schema, __type) is off on this gateway: its operator set GRAPHQL_INTROSPECTION=false. GRAPHQL_INTROSPECTION=true (the default) enables it.');
+    expect(schema.errors?.[0].message).toBe(
+      'Introspection (__schema, __type) is off on this gateway: its operator set GRAPHQL_INTROSPECTION=false. GRAPHQL_INTROSPECTION=true (the default) enables it.',
+    );
     expect(schema.errors?.[0].extensions.code).toBe('GRAPHQL_VALIDATION_FAILED');
     const type = await closed.graphql('{ __type(name: "Passport") { fields { name } } }');
     expect(type.errors?.[0].message).toMatch(/introspection/i);

@@ -27,7 +27,10 @@ async function documentedCommand(file: string): Promise<string[]> {
   const markdown = await readFile('docs/ONE-GRAPH.md', 'utf8');
   const line = /^hive-gateway (supergraph \.data\/supergraph\.graphql .*)$/m.exec(markdown);
   expect(line, 'docs/ONE-GRAPH.md gives the hive-gateway command on a line of its own').not.toBeNull();
-  return line![1]!.trim().split(/\s+/).map((argument) => (argument === '.data/supergraph.graphql' ? file : argument));
+  return line![1]!
+    .trim()
+    .split(/\s+/)
+    .map((argument) => (argument === '.data/supergraph.graphql' ? file : argument));
 }
 
 async function ask(url: string, query: string) {

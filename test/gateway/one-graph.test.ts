@@ -59,10 +59,7 @@ describe('a passport across the four services', () => {
 
   it('reaches the passport back from its snapshot, and registry records, trust nodes and snapshots by reference', async () => {
     const snapshotId = (await platform.graphql(PASSPORTS_ACROSS_SERVICES, { ids: [ids[1]] })).data.passports[0].snapshots[0].id;
-    const result = await platform.graphql(
-      `query($id: ID!) { snapshot(id: $id) { id passport { id status typeRecord { id kind } snapshots { id } } } }`,
-      { id: snapshotId },
-    );
+    const result = await platform.graphql(`query($id: ID!) { snapshot(id: $id) { id passport { id status typeRecord { id kind } snapshots { id } } } }`, { id: snapshotId });
     expect(result.errors).toBeUndefined();
     expect(result.data.snapshot).toMatchObject({ id: snapshotId, passport: { id: ids[1], status: 'draft', typeRecord: { id: MODEL, kind: 'model' }, snapshots: [{ id: snapshotId }] } });
   });
@@ -74,7 +71,9 @@ describe('a passport across the four services', () => {
     expect(result.data.passports[1].id).toBe(ids[2]);
     const standing = await platform.graphql('{ trustKeyStandings(questions: [{ kid: "no-such-kid", at: "2026-01-01T00:00:00.000Z" }]) { kid at standing revoked node { id } path { id } reason } }');
     expect(standing.errors).toBeUndefined();
-    expect(standing.data.trustKeyStandings).toEqual([{ kid: 'no-such-kid', at: '2026-01-01T00:00:00.000Z', standing: 'unknown', revoked: false, node: null, path: null, reason: expect.stringContaining('no-such-kid') }]);
+    expect(standing.data.trustKeyStandings).toEqual([
+      { kid: 'no-such-kid', at: '2026-01-01T00:00:00.000Z', standing: 'unknown', revoked: false, node: null, path: null, reason: expect.stringContaining('no-such-kid') },
+    ]);
   });
 });
 
@@ -87,8 +86,12 @@ describe('batched references', () => {
     expect(ten.result.errors).toBeUndefined();
     expect(hundred.result.errors).toBeUndefined();
     expect(hundred.result.data.passports).toHaveLength(100);
-    expect(hundred.result.data.passports.every((passport: { snapshots: unknown[]; typeRecord: unknown; signingKeys: { standingAtFirstUse: { standing: string } }[] }) =>
-      passport.snapshots.length === 1 && passport.typeRecord !== null && passport.signingKeys.every((use) => use.standingAtFirstUse.standing === 'valid'))).toBe(true);
+    expect(
+      hundred.result.data.passports.every(
+        (passport: { snapshots: unknown[]; typeRecord: unknown; signingKeys: { standingAtFirstUse: { standing: string } }[] }) =>
+          passport.snapshots.length === 1 && passport.typeRecord !== null && passport.signingKeys.every((use) => use.standingAtFirstUse.standing === 'valid'),
+      ),
+    ).toBe(true);
     console.log(`SQL statements per subgraph: 10 passports ${JSON.stringify(ten.statements)}, 100 passports ${JSON.stringify(hundred.statements)}`);
     expect(hundred.statements).toEqual(ten.statements);
     // issuer: the passports, and which keys signed their events (one GROUP BY); registry: the
@@ -96,7 +99,9 @@ describe('batched references', () => {
     // the part of the graph the keys hang from, for the standings at first use and those at last
     // use, which the gateway fetches at once and so sends as one batch.
     // The documentation's table says as much.
-    const documented = Object.fromEntries([...(await readFile('docs/ONE-GRAPH.md', 'utf8')).matchAll(/^\| (trust|registry|issuer|archive) \| (\d+) \|/gm)].map((match) => [match[1], Number(match[2])]));
+    const documented = Object.fromEntries(
+      [...(await readFile('docs/ONE-GRAPH.md', 'utf8')).matchAll(/^\| (trust|registry|issuer|archive) \| (\d+) \|/gm)].map((match) => [match[1], Number(match[2])]),
+    );
     expect(ten.statements).toEqual(documented);
     const ceiling: Record<ServiceName, number> = { issuer: 2, registry: 2, archive: 1, trust: 1 };
     for (const service of ['issuer', 'registry', 'archive', 'trust'] as const) {
@@ -133,7 +138,9 @@ describe('the examples of docs/ONE-GRAPH.md', () => {
     expect(answers.SnapshotAndItsPassport.snapshot.passport).toMatchObject({ id: ids[0], typeRecord: { id: MODEL, kind: 'model' } });
     expect(answers.SnapshotPages.snapshots.nodes.length).toBeGreaterThan(0);
     expect(answers.SnapshotPages.snapshots.pageInfo).toEqual({ hasNextPage: true, endCursor: expect.any(String) });
-    expect(answers.KeyStanding.trustKeyStandings).toEqual([expect.objectContaining({ kid: eventKey.kid, standing: 'valid', rootId: 'root-one-graph', node: expect.objectContaining({ id: 'issuer-one-graph' }) })]);
+    expect(answers.KeyStanding.trustKeyStandings).toEqual([
+      expect.objectContaining({ kid: eventKey.kid, standing: 'valid', rootId: 'root-one-graph', node: expect.objectContaining({ id: 'issuer-one-graph' }) }),
+    ]);
   });
 });
 
@@ -168,7 +175,11 @@ describe('the supergraph SDL', () => {
       const { url } = await startStandaloneServer(server, { listen: { host: '127.0.0.1', port: 0 } });
       try {
         const ask = async (endpoint: string) => {
-          const response = await fetch(endpoint, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: PASSPORTS_ACROSS_SERVICES, variables: { ids: ids.slice(0, 5) } }) });
+          const response = await fetch(endpoint, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ query: PASSPORTS_ACROSS_SERVICES, variables: { ids: ids.slice(0, 5) } }),
+          });
           return (await response.json()) as { data?: unknown; errors?: unknown };
         };
         const fromFile = await ask(url);

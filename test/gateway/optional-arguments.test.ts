@@ -73,7 +73,9 @@ function literal(value: unknown, type: GraphQLInputType): string {
   if (isEnumType(named)) return String(value);
   if (isInputObjectType(named)) {
     const fields = named.getFields();
-    return `{ ${Object.entries(value as Record<string, unknown>).map(([name, item]) => `${name}: ${literal(item, fields[name]!.type)}`).join(', ')} }`;
+    return `{ ${Object.entries(value as Record<string, unknown>)
+      .map(([name, item]) => `${name}: ${literal(item, fields[name]!.type)}`)
+      .join(', ')} }`;
   }
   return JSON.stringify(value);
 }
@@ -118,7 +120,12 @@ function calls(): Call[] {
       for (const field of Object.values(type.getFields())) {
         if (field.name.startsWith('_')) continue;
         if (type === query || field.args.length) {
-          found.push({ coordinate: `${type.name}.${field.name}`, type, field, document: (args, variables) => wrap(`${field.name}${args.length ? `(${args.join(', ')})` : ''}${selectionOf(field)}`, variables) });
+          found.push({
+            coordinate: `${type.name}.${field.name}`,
+            type,
+            field,
+            document: (args, variables) => wrap(`${field.name}${args.length ? `(${args.join(', ')})` : ''}${selectionOf(field)}`, variables),
+          });
         }
         const named = getNamedType(field.type);
         if (isObjectType(named) && !reached.has(named.name)) {
@@ -153,7 +160,10 @@ describe('optional arguments', () => {
       }
       for (const variant of variants) {
         const result = await platform.graphql(variant.document, variant.variables, 'admin');
-        if (result.errors) failures.push(`${call.coordinate} with ${variant.label}: ${JSON.stringify(result.errors.map((error: { message: string; extensions?: { code?: string } }) => `${error.extensions?.code}: ${error.message}`))}\n  ${variant.document}`);
+        if (result.errors)
+          failures.push(
+            `${call.coordinate} with ${variant.label}: ${JSON.stringify(result.errors.map((error: { message: string; extensions?: { code?: string } }) => `${error.extensions?.code}: ${error.message}`))}\n  ${variant.document}`,
+          );
         else if (result.data === undefined || result.data === null) failures.push(`${call.coordinate} with ${variant.label}: no data`);
       }
     }
@@ -179,7 +189,10 @@ describe('connections', () => {
         const lists = named.name === 'TrustGraphPage' ? Object.keys((schema.getType('TrustGraph') as GraphQLObjectType).getFields()) : ['nodes'];
         expect(Object.keys(fields).sort(), `${type.name}.${field.name}`).toEqual([...lists, 'pageInfo'].sort());
         expect(String(fields.pageInfo!.type)).toBe('PageInfo!');
-        expect(field.args.map((argument) => argument.name), `${type.name}.${field.name}`).toEqual(expect.arrayContaining(['first', 'after']));
+        expect(
+          field.args.map((argument) => argument.name),
+          `${type.name}.${field.name}`,
+        ).toEqual(expect.arrayContaining(['first', 'after']));
         expect(field.args.map((argument) => argument.name)).not.toEqual(expect.arrayContaining(['limit']));
       }
     }

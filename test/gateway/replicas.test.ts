@@ -63,7 +63,14 @@ describe('two replicas of each subgraph', () => {
     expect(read.data.passport.logSize).toBe(24);
     expect(events.map((event) => event.seq)).toEqual(Array.from({ length: 24 }, (_, i) => i));
     // Each event chained to the one before it: no fork, no gap, nothing lost.
-    for (const [i, event] of events.entries()) expect(event.prev_hash).toBe(i === 0 ? '0'.repeat(64) : createHash('sha256').update(canonicalize(events[i - 1])).digest('hex'));
+    for (const [i, event] of events.entries())
+      expect(event.prev_hash).toBe(
+        i === 0
+          ? '0'.repeat(64)
+          : createHash('sha256')
+              .update(canonicalize(events[i - 1]))
+              .digest('hex'),
+      );
     const verdict = await platform.rest('issuer', `/passports/${passport.passport_id}/verdict`);
     expect(verdict.status).toBe(200);
     expect(verdict.body.event_signature_audit).toMatchObject({ verified: 24, total: 24 });

@@ -76,7 +76,19 @@ export { ReadmePassportDocument };
     );
     await promisify(execFile)(
       process.execPath,
-      [join('node_modules', 'typescript', 'bin', 'tsc'), '--noEmit', '--strict', '--skipLibCheck', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2022', join(directory, 'uses.ts')],
+      [
+        join('node_modules', 'typescript', 'bin', 'tsc'),
+        '--noEmit',
+        '--strict',
+        '--skipLibCheck',
+        '--module',
+        'nodenext',
+        '--moduleResolution',
+        'nodenext',
+        '--target',
+        'es2022',
+        join(directory, 'uses.ts'),
+      ],
       { timeout: 120_000 },
     ).catch((error: { stdout?: string }) => {
       throw new Error(`the generated client does not type-check:\n${error.stdout}`);

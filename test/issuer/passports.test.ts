@@ -118,8 +118,16 @@ describe('POST /passports/{id}/events', () => {
       expect(keys.find((key) => key.kid === event.kid)).toMatchObject({ kty: 'OKP', crv: 'Ed25519' });
     }
     // The head covers both: size 2, the RFC 6962 root over the two canonical signed forms.
-    const leaf = (event: object) => createHash('sha256').update(Buffer.from([0])).update(canonicalize(event)).digest();
-    const root = createHash('sha256').update(Buffer.from([1])).update(leaf(a)).update(leaf(b)).digest('hex');
+    const leaf = (event: object) =>
+      createHash('sha256')
+        .update(Buffer.from([0]))
+        .update(canonicalize(event))
+        .digest();
+    const root = createHash('sha256')
+      .update(Buffer.from([1]))
+      .update(leaf(a))
+      .update(leaf(b))
+      .digest('hex');
     expect(second.body.log_head).toMatchObject({ passport_id: id, size: 2, root_hash: root });
     await verifySignedJson(second.body.log_head, keys);
 
@@ -236,7 +244,10 @@ describe('concurrency', () => {
     // The state a reader meets in that moment, held still: the fourth event's row is committed,
     // the passport row it read still has the head of three.
     const third = (await eventRows(id))[2]!;
-    await issuerSql(`INSERT INTO issuer.passport_event (passport_id, seq, type, recorded_at, kid, canonical) SELECT passport_id, 3, type, recorded_at, kid, canonical FROM issuer.passport_event WHERE passport_id = $1 AND seq = 2`, [id]);
+    await issuerSql(
+      `INSERT INTO issuer.passport_event (passport_id, seq, type, recorded_at, kid, canonical) SELECT passport_id, 3, type, recorded_at, kid, canonical FROM issuer.passport_event WHERE passport_id = $1 AND seq = 2`,
+      [id],
+    );
     const read = await platform.graphql(`query ($id: ID!) { passport(id: $id) { logSize logHead events } }`, { id });
     expect(read.errors).toBeUndefined();
     expect(read.data.passport.logSize).toBe(3);

@@ -66,7 +66,12 @@ export const PAYLOADS: Record<string, () => Record<string, unknown>> = {
   end_of_life: () => ({ reason: 'recycled' }),
   revoked: () => ({ reason: 'issued_in_error' }),
   ObjectEvent: () => objectEvent(),
-  AggregationEvent: () => ({ ...pick(objectEvent(), ['eventTime', 'eventTimeZoneOffset']), action: 'ADD', parentID: 'urn:epc:id:sscc:9520123.0000000001', childEPCs: ['https://id.gs1.org/01/09520123456788/21/SN-1'] }),
+  AggregationEvent: () => ({
+    ...pick(objectEvent(), ['eventTime', 'eventTimeZoneOffset']),
+    action: 'ADD',
+    parentID: 'urn:epc:id:sscc:9520123.0000000001',
+    childEPCs: ['https://id.gs1.org/01/09520123456788/21/SN-1'],
+  }),
   TransactionEvent: () => ({
     ...pick(objectEvent(), ['eventTime', 'eventTimeZoneOffset', 'epcList']),
     action: 'ADD',

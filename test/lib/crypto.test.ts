@@ -25,9 +25,7 @@ describe('RFC 8785 canonical JSON', () => {
         '"string": "\\u20ac$\\u000F\\u000aA\'\\u0042\\u0022\\u005c\\\\\\"\\/",' +
         '"literals": [null, true, false]}',
     );
-    expect(canonicalize(input)).toBe(
-      '{"literals":[null,true,false],"numbers":[333333333.3333333,1e+30,4.5,0.002,1e-27],"string":"€$\\u000f\\nA\'B\\"\\\\\\\\\\"/"}',
-    );
+    expect(canonicalize(input)).toBe('{"literals":[null,true,false],"numbers":[333333333.3333333,1e+30,4.5,0.002,1e-27],"string":"€$\\u000f\\nA\'B\\"\\\\\\\\\\"/"}');
   });
 
   it('sorts members by UTF-16 code units as in §3.2.3', () => {
@@ -68,15 +66,11 @@ describe('RFC 7638 thumbprints', () => {
   it('matches the RSA example of §3.1', () => {
     const n =
       '0vx7agoebGcQSuuPiLJXZptN9nndrQmbXEps2aiAFbWhM78LhWx4cbbfAAtVT86zwu1RK7aPFFxuhDR1L6tSoc_BJECPebWKRXjBZCiFV4n3oknjhMstn64tZ_2W-5JsGY4Hc5n9yBXArwl93lqt7_RN5w6Cf0h4QyQ5v-65YGjQR0_FDW2QvzqY368QQMicAtaSqzs8KJZgnYb9c7d0zgdAZHzu6qMQvRL5hajrn1n91CbOpbISD08qNLyrdkt-bFTWhAI4vMQFh6WeZu0fM4lFd2NcRwr3XPksINHaQ-G_xBniIqbw0Ls1jF44-csFCur-kEgU8awapJzKnqDKgw';
-    expect(jwkThumbprint({ kty: 'RSA', n, e: 'AQAB', alg: 'RS256', kid: '2011-04-29' })).toBe(
-      'NzbLsXh8uDCcd-6MNwXF4W_7noWXFZAfHkxZsRGC9Xs',
-    );
+    expect(jwkThumbprint({ kty: 'RSA', n, e: 'AQAB', alg: 'RS256', kid: '2011-04-29' })).toBe('NzbLsXh8uDCcd-6MNwXF4W_7noWXFZAfHkxZsRGC9Xs');
   });
 
   it('matches the Ed25519 example of RFC 8037 §A.3', () => {
-    expect(jwkThumbprint({ kty: 'OKP', crv: 'Ed25519', x: '11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo' })).toBe(
-      'kPrK_qmxVWaYVA9wwBF6Iuo3vVzz7TxHCTwXBygrS4k',
-    );
+    expect(jwkThumbprint({ kty: 'OKP', crv: 'Ed25519', x: '11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo' })).toBe('kPrK_qmxVWaYVA9wwBF6Iuo3vVzz7TxHCTwXBygrS4k');
   });
 
   it('agrees with jose for P-256 keys', async () => {
@@ -94,8 +88,7 @@ describe('JWS with Ed25519', () => {
   });
 
   it('verifies the signature of RFC 8037 §A.4', () => {
-    const jws =
-      'eyJhbGciOiJFZERTQSJ9.RXhhbXBsZSBvZiBFZDI1NTE5IHNpZ25pbmc.hgyY0il_MGCjP0JzlnLWG1PPOt7-09PGcvMg3AIbQR6dWbhijcNR4ki4iylGjg5BhVsPt9g7sVvpAr_MuM0KAg';
+    const jws = 'eyJhbGciOiJFZERTQSJ9.RXhhbXBsZSBvZiBFZDI1NTE5IHNpZ25pbmc.hgyY0il_MGCjP0JzlnLWG1PPOt7-09PGcvMg3AIbQR6dWbhijcNR4ki4iylGjg5BhVsPt9g7sVvpAr_MuM0KAg';
     const verified = verifyCompact(jws, () => publicJwk);
     expect(new TextDecoder().decode(verified.payload)).toBe('Example of Ed25519 signing');
     // Ed25519 is deterministic, so signing the same input again gives the RFC's bytes.
@@ -112,7 +105,7 @@ describe('JWS with Ed25519', () => {
     const payload = new TextEncoder().encode(canonicalize(plain));
 
     const key = await jose.importJWK(publicJwk as jose.JWK, 'Ed25519');
-    const result = await jose.flattenedVerify({ protected: protectedHeader!, payload: Buffer.from(payload).toString("base64url"), signature: signature! }, key);
+    const result = await jose.flattenedVerify({ protected: protectedHeader!, payload: Buffer.from(payload).toString('base64url'), signature: signature! }, key);
     expect(result.protectedHeader).toMatchObject({ alg: 'Ed25519', kid: publicJwk.kid });
 
     const nodeKey = createPublicKey({ key: publicJwk as object as import('node:crypto').JsonWebKey, format: 'jwk' });
@@ -208,6 +201,6 @@ describe('JWS with ES256', () => {
     const jws = signDetached(payload, rawKeySigner('ES256', kid, secretKey));
     const [protectedHeader, , signature] = jws.split('.');
     const key = await jose.importJWK(jwk as jose.JWK, 'ES256');
-    await expect(jose.flattenedVerify({ protected: protectedHeader!, payload: Buffer.from(payload).toString("base64url"), signature: signature! }, key)).resolves.toBeTruthy();
+    await expect(jose.flattenedVerify({ protected: protectedHeader!, payload: Buffer.from(payload).toString('base64url'), signature: signature! }, key)).resolves.toBeTruthy();
   });
 });

@@ -11,7 +11,11 @@ describe('isDatabaseUnavailable', () => {
     expect(isDatabaseUnavailable(known('P1001'))).toBe(true);
     expect(isDatabaseUnavailable(known('P2010', { name: 'DriverAdapterError', cause: { kind: 'DatabaseNotReachable' } }))).toBe(true);
     // $queryRaw: Prisma puts the driver adapter's error in meta, not in cause.
-    const raw = new Prisma.PrismaClientKnownRequestError('Raw query failed.', { code: 'P2010', clientVersion: '7', meta: { driverAdapterError: { name: 'DriverAdapterError', cause: { kind: 'DatabaseNotReachable' } } } });
+    const raw = new Prisma.PrismaClientKnownRequestError('Raw query failed.', {
+      code: 'P2010',
+      clientVersion: '7',
+      meta: { driverAdapterError: { name: 'DriverAdapterError', cause: { kind: 'DatabaseNotReachable' } } },
+    });
     expect(isDatabaseUnavailable(raw)).toBe(true);
     expect(isDatabaseUnavailable(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }))).toBe(true);
     expect(isDatabaseUnavailable(Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' }))).toBe(true);

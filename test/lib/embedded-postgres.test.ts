@@ -56,27 +56,31 @@ describe('awaitPreviousPostmaster', () => {
 
 describe('an embedded cluster as root', () => {
   // Only root hands the cluster to the postgres user; as any other user the folder is the user's own.
-  it.runIf(process.getuid?.() === 0)('below a folder the postgres user cannot enter: placed where it can, the same place at the next start, with its data', async () => {
-    const closed = await folder(); // mkdtemp makes it 0700
-    const place = await folder();
-    await chmod(place, 0o755);
-    const dataDir = join(closed, 'data');
-    process.env.PASSPORT_ROOT_POSTGRES_DIR = join(place, 'placed');
-    try {
-      const first = await startEmbeddedPostgres({ dataDir, port: await freePort() });
-      await query(first.url, 'CREATE TABLE kept (id int); INSERT INTO kept VALUES (7)').finally(() => first.stop());
-      expect(first.clusterDir).toMatch(new RegExp(`^${place}/placed/cluster-[0-9a-f]{16}/postgres$`));
-      const second = await startEmbeddedPostgres({ dataDir, port: await freePort() });
-      const rows = await query(second.url, 'SELECT id FROM kept').finally(() => second.stop());
-      expect(second.clusterDir).toBe(first.clusterDir);
-      expect(rows).toEqual([{ id: 7 }]);
-      // The credentials stay in the data folder; only the cluster moved.
-      expect(existsSync(join(dataDir, 'postgres.json'))).toBe(true);
-      expect(existsSync(join(dataDir, 'postgres'))).toBe(false);
-    } finally {
-      delete process.env.PASSPORT_ROOT_POSTGRES_DIR;
-    }
-  }, 60_000);
+  it.runIf(process.getuid?.() === 0)(
+    'below a folder the postgres user cannot enter: placed where it can, the same place at the next start, with its data',
+    async () => {
+      const closed = await folder(); // mkdtemp makes it 0700
+      const place = await folder();
+      await chmod(place, 0o755);
+      const dataDir = join(closed, 'data');
+      process.env.PASSPORT_ROOT_POSTGRES_DIR = join(place, 'placed');
+      try {
+        const first = await startEmbeddedPostgres({ dataDir, port: await freePort() });
+        await query(first.url, 'CREATE TABLE kept (id int); INSERT INTO kept VALUES (7)').finally(() => first.stop());
+        expect(first.clusterDir).toMatch(new RegExp(`^${place}/placed/cluster-[0-9a-f]{16}/postgres$`));
+        const second = await startEmbeddedPostgres({ dataDir, port: await freePort() });
+        const rows = await query(second.url, 'SELECT id FROM kept').finally(() => second.stop());
+        expect(second.clusterDir).toBe(first.clusterDir);
+        expect(rows).toEqual([{ id: 7 }]);
+        // The credentials stay in the data folder; only the cluster moved.
+        expect(existsSync(join(dataDir, 'postgres.json'))).toBe(true);
+        expect(existsSync(join(dataDir, 'postgres'))).toBe(false);
+      } finally {
+        delete process.env.PASSPORT_ROOT_POSTGRES_DIR;
+      }
+    },
+    60_000,
+  );
 });
 
 async function query(url: string, sql: string): Promise<unknown[]> {

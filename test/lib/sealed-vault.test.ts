@@ -57,9 +57,7 @@ describe('the sealed key vault', () => {
     for (const index of [0, 1, 12, 13, 30, length - 16, length - 1]) {
       const tampered = new Uint8Array(key.custody.bytes);
       tampered[index]! ^= 0x01;
-      expect(() => new SealedKeyVault('trust', kek).admit(key, { ...key.custody, bytes: tampered }), `byte ${index}`).toThrow(
-        /does not open under key-encryption key .*altered/,
-      );
+      expect(() => new SealedKeyVault('trust', kek).admit(key, { ...key.custody, bytes: tampered }), `byte ${index}`).toThrow(/does not open under key-encryption key .*altered/);
     }
     expect(() => new SealedKeyVault('trust', kek).admit(key, { ...key.custody, bytes: key.custody.bytes.subarray(0, 20) })).toThrow(KeyCustodyError);
   });

@@ -27,8 +27,7 @@ function stockValidator(schema: object) {
   return ajv.compile(schema);
 }
 
-const located = (errors: readonly { pointer?: string; instancePath?: string; keyword: string }[]) =>
-  errors.map((error) => `${error.pointer ?? error.instancePath} ${error.keyword}`).sort();
+const located = (errors: readonly { pointer?: string; instancePath?: string; keyword: string }[]) => errors.map((error) => `${error.pointer ?? error.instancePath} ${error.keyword}`).sort();
 
 const product = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
@@ -129,14 +128,12 @@ describe('models', () => {
     }
     // Reasoned from the specifications, not read back: RFC 6901 escapes "/" as "~1".
     const broken = await validate('product', documents[2]);
-    expect(located(broken.body.errors)).toEqual(
-      [' additionalProperties', '/a~1b type', '/id pattern', '/made format', '/tags maxItems', '/tags uniqueItems', '/weight_kg exclusiveMinimum'].sort(),
-    );
+    expect(located(broken.body.errors)).toEqual([' additionalProperties', '/a~1b type', '/id pattern', '/made format', '/tags maxItems', '/tags uniqueItems', '/weight_kg exclusiveMinimum'].sort());
     expect(broken.body.errors.every((error: { message: string }) => error.message.length > 0)).toBe(true);
     expect(broken.body.errors.find((error: { keyword: string }) => error.keyword === 'additionalProperties').params).toEqual({ additionalProperty: 'extra' });
   });
 
-  it('validate the seeded models\' own examples and catch broken copies', async () => {
+  it("validate the seeded models' own examples and catch broken copies", async () => {
     const example = (textileProductSchema.examples as object[])[0]!;
     expect((await validate('textile-product', example)).body).toEqual({ valid: true, model: 'textile-product@1', errors: [] });
     const broken = { ...example, gtin: '123', fibre_composition: [{ fibre: 'cotton', percentage: 120 }], care_instructions: { washing: '45' } };
@@ -166,7 +163,7 @@ describe('models', () => {
 });
 
 describe('the profile manifest schema', () => {
-  it('compiles in a stock validator\'s strict mode, and its examples validate against it', async () => {
+  it("compiles in a stock validator's strict mode, and its examples validate against it", async () => {
     const response = await rest('/schemas/profile-manifest');
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toBe('application/schema+json');

@@ -14,8 +14,7 @@ beforeAll(async () => {
 afterAll(() => platform?.stop());
 
 const rest = (path: string, init?: Parameters<TestStack['rest']>[2]) => platform.rest('registry', path, init);
-const create = (kind: string, id: string, body: Record<string, unknown> = { label: id }, extra: Record<string, unknown> = {}) =>
-  rest('/', { body: { kind, id, body, ...extra }, as: 'writer' });
+const create = (kind: string, id: string, body: Record<string, unknown> = { label: id }, extra: Record<string, unknown> = {}) => rest('/', { body: { kind, id, body, ...extra }, as: 'writer' });
 const addVersion = (path: string, expectedVersion: unknown, body: unknown = { label: 'changed' }, extra: Record<string, unknown> = {}) =>
   rest(`${path}/versions`, { body: { expected_version: expectedVersion, body, ...extra }, as: 'writer' });
 
@@ -30,21 +29,48 @@ async function stored() {
 
 /** The registry table of the specification (§4), method and path. */
 const SPECIFIED = [
-  'GET /', 'POST /', 'GET /admin/log', 'POST /admin/seed', 'GET /applicability',
-  'GET /cross-register-mappings', 'GET /cross-register-mappings/{id}', 'GET /cross-register-mappings/{id}/supersession', 'POST /cross-register-mappings/{id}/versions',
-  'GET /healthz', 'GET /items', 'GET /items/{id}', 'GET /items/{id}/supersession', 'POST /items/{id}/versions',
-  'GET /models', 'GET /models/{id}', 'POST /models/{id}/validate', 'GET /protocol-bindings', 'GET /protocol-bindings/{id}',
-  'GET /schemas/profile-manifest', 'GET /services', 'GET /services/{id}', 'GET /services/{id}/supersession', 'POST /services/{id}/versions',
-  'GET /verification-mechanisms', 'GET /verification-mechanisms/{id}', 'GET /{id}', 'GET /{id}/supersession', 'POST /{id}/versions',
+  'GET /',
+  'POST /',
+  'GET /admin/log',
+  'POST /admin/seed',
+  'GET /applicability',
+  'GET /cross-register-mappings',
+  'GET /cross-register-mappings/{id}',
+  'GET /cross-register-mappings/{id}/supersession',
+  'POST /cross-register-mappings/{id}/versions',
+  'GET /healthz',
+  'GET /items',
+  'GET /items/{id}',
+  'GET /items/{id}/supersession',
+  'POST /items/{id}/versions',
+  'GET /models',
+  'GET /models/{id}',
+  'POST /models/{id}/validate',
+  'GET /protocol-bindings',
+  'GET /protocol-bindings/{id}',
+  'GET /schemas/profile-manifest',
+  'GET /services',
+  'GET /services/{id}',
+  'GET /services/{id}/supersession',
+  'POST /services/{id}/versions',
+  'GET /verification-mechanisms',
+  'GET /verification-mechanisms/{id}',
+  'GET /{id}',
+  'GET /{id}/supersession',
+  'POST /{id}/versions',
 ];
 
 describe('the contract', () => {
-  it('serves exactly the paths of the specification\'s registry table, in discovery and OpenAPI', async () => {
+  it("serves exactly the paths of the specification's registry table, in discovery and OpenAPI", async () => {
     const discovery = await rest('/');
     const endpoints = discovery.body.endpoints.map((endpoint: { method: string; path: string }) => `${endpoint.method} ${endpoint.path}`);
     expect([...endpoints].sort()).toEqual([...SPECIFIED].sort());
     const openapi = (await (await fetch(discovery.body.openapi)).json()) as { paths: Record<string, Record<string, unknown>> };
-    const documented = Object.entries(openapi.paths).flatMap(([path, operations]) => Object.keys(operations).filter((key) => ['get', 'post'].includes(key)).map((method) => `${method.toUpperCase()} ${path}`));
+    const documented = Object.entries(openapi.paths).flatMap(([path, operations]) =>
+      Object.keys(operations)
+        .filter((key) => ['get', 'post'].includes(key))
+        .map((method) => `${method.toUpperCase()} ${path}`),
+    );
     expect(documented.sort()).toEqual([...SPECIFIED].sort());
   });
 });
@@ -399,13 +425,7 @@ describe('in the graph', () => {
       }),
     });
     const result = (await response.json()) as { data: { _entities: ({ id: string; version: number; body: unknown; current: boolean } | null)[] } };
-    expect(result.data._entities.map((entity) => entity && `${entity.id}@${entity.version}:${entity.current}`)).toEqual([
-      'note-1@1:false',
-      'note-1@2:true',
-      'widget.a@1:true',
-      null,
-      null,
-    ]);
+    expect(result.data._entities.map((entity) => entity && `${entity.id}@${entity.version}:${entity.current}`)).toEqual(['note-1@1:false', 'note-1@2:true', 'widget.a@1:true', null, null]);
     expect(result.data._entities[0]!.body).toEqual({ text: 'first' });
   });
 });

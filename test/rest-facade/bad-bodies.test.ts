@@ -54,7 +54,6 @@ describe('top-level body members', () => {
     const document = (await (await fetch(`${platform.stack.facade.url}/docs/issuer/openapi.json`)).json()) as any;
     expect(document.paths['/passports'].post.requestBody.content['application/json'].schema.additionalProperties).toBe(false);
   });
-
 });
 
 describe('deeply nested bodies', () => {
@@ -78,7 +77,15 @@ describe('chunked bodies over the limit', () => {
     const target = new URL(url);
     return new Promise((resolve) => {
       const outgoing = request(
-        { host: target.hostname, port: target.port, path: target.pathname, method: 'POST', agent, timeout: 3_000, headers: { authorization: 'Bearer test-writer-token-0123456789', 'content-type': 'application/json', ...(chunked ? {} : { 'content-length': body.length }) } },
+        {
+          host: target.hostname,
+          port: target.port,
+          path: target.pathname,
+          method: 'POST',
+          agent,
+          timeout: 3_000,
+          headers: { authorization: 'Bearer test-writer-token-0123456789', 'content-type': 'application/json', ...(chunked ? {} : { 'content-length': body.length }) },
+        },
         (response) => {
           response.resume();
           response.on('end', () => resolve(String(response.statusCode)));

@@ -159,7 +159,8 @@ describe('bodies', () => {
     expect((await post('/', '  ')).body.code).toBe('MALFORMED_JSON');
     expect((await post('/', '{"id": ')).body.code).toBe('MALFORMED_JSON');
     expect((await post('/', '{"id": "x"}', { 'content-type': 'application/merge-patch+json' })).status).toBe(200);
-    const seed = (body: string, contentType?: string) => get('/admin/seed', { method: 'POST', body, headers: { authorization: 'Bearer stand-in-admin-token-0123456789', ...(contentType ? { 'content-type': contentType } : {}) } });
+    const seed = (body: string, contentType?: string) =>
+      get('/admin/seed', { method: 'POST', body, headers: { authorization: 'Bearer stand-in-admin-token-0123456789', ...(contentType ? { 'content-type': contentType } : {}) } });
     expect((await seed('', 'application/json')).status).toBe(200);
     expect((await seed('{"broken', 'application/json')).body.code).toBe('MALFORMED_JSON');
   });
@@ -194,7 +195,9 @@ describe('connections', () => {
     'let a client that stops sending go with 408 within the request timeout',
     async () => {
       const started = Date.now();
-      const answer = await raw(`POST /registry/ HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${writer}\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{"id"`, { wait: REQUEST_TIMEOUT_MS + 10_000 });
+      const answer = await raw(`POST /registry/ HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${writer}\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{"id"`, {
+        wait: REQUEST_TIMEOUT_MS + 10_000,
+      });
       const took = Date.now() - started;
       expect(answer).toMatch(/^HTTP\/1\.1 408 /);
       expect(took).toBeLessThan(REQUEST_TIMEOUT_MS + 2_000);

@@ -42,7 +42,9 @@ afterAll(async () => {
 
 describe('redocly lint, recommended rules', () => {
   it.each(SERVICES)('passes the %s document without an error or a warning', async (service) => {
-    const outcome = await run(bin('redocly'), ['lint', '--config', join(ROOT, 'redocly.yaml'), '--format', 'json', files[service]], { env: QUIET, maxBuffer: 64 << 20 }).catch((error: { stdout: string; stderr: string }) => error);
+    const outcome = await run(bin('redocly'), ['lint', '--config', join(ROOT, 'redocly.yaml'), '--format', 'json', files[service]], { env: QUIET, maxBuffer: 64 << 20 }).catch(
+      (error: { stdout: string; stderr: string }) => error,
+    );
     const report = JSON.parse(outcome.stdout) as { totals: { errors: number; warnings: number }; problems: { ruleId: string; message: string; location: { pointer: string }[] }[] };
     const problems = report.problems.map((problem) => `${problem.ruleId} ${problem.location[0]?.pointer}: ${problem.message}`);
     expect(problems).toEqual([]);

@@ -267,7 +267,10 @@ describe('real answers of every path', () => {
       expect((await r(`/${collection}/{id}`, `/${collection}/oa-${collection}-1`, { headers: { 'if-none-match': etag } })).status).toBe(304);
       expect((await r(`/${collection}/{id}`, `/${collection}/no-such`)).status).toBe(404);
       if (!versioned) continue;
-      expect((await r(`/${collection}/{id}/versions`, `/${collection}/oa-${collection}-1/versions`, { body: { expected_version: 1, body: { title: 'v2' }, effective_from: fromNow(-DAY) }, as: 'writer' })).status).toBe(201);
+      expect(
+        (await r(`/${collection}/{id}/versions`, `/${collection}/oa-${collection}-1/versions`, { body: { expected_version: 1, body: { title: 'v2' }, effective_from: fromNow(-DAY) }, as: 'writer' }))
+          .status,
+      ).toBe(201);
       expect((await r(`/${collection}/{id}/versions`, `/${collection}/oa-${collection}-1/versions`, { body: { expected_version: 1, body: { title: 'stale' } }, as: 'writer' })).status).toBe(409);
       expect((await r(`/${collection}/{id}/supersession`, `/${collection}/oa-${collection}-1/supersession`)).status).toBe(200);
       expect((await r(`/${collection}/{id}/supersession`, `/${collection}/no-such/supersession`)).status).toBe(404);
@@ -298,14 +301,26 @@ describe('real answers of every path', () => {
   it('match the documents: issuer', async () => {
     const i = (template: string, path = template, init: Call = {}) => call('issuer', template, path, init);
     await createModel(platform, 'oa-battery');
-    expect((await i('/admin/profiles', '/admin/profiles', { body: { profile_id: 'oa-ev', description: 'EV', capability_classes: ['trace', 'verify-offline'], default_capability_class: 'trace', claims: { regulation: 'EU 2023/1542' } }, as: 'admin' })).status).toBe(201);
+    expect(
+      (
+        await i('/admin/profiles', '/admin/profiles', {
+          body: { profile_id: 'oa-ev', description: 'EV', capability_classes: ['trace', 'verify-offline'], default_capability_class: 'trace', claims: { regulation: 'EU 2023/1542' } },
+          as: 'admin',
+        })
+      ).status,
+    ).toBe(201);
     expect((await i('/admin/profiles', '/admin/profiles', { body: { profile_id: 'oa-ev', capability_classes: ['trace', 'verify-offline'] }, as: 'admin' })).status).toBe(200);
     expect((await i('/admin/profiles', '/admin/profiles', { body: { profile_id: 'oa-ev', capability_classes: ['trace'] }, as: 'writer' })).status).toBe(403);
     expect((await i('/admin/applicability', '/admin/applicability', { body: { model_id: 'oa-battery', profile_id: 'oa-ev' }, as: 'admin' })).status).toBe(201);
     expect((await i('/admin/applicability', '/admin/applicability', { body: { model_id: 'oa-battery', model_version: 1, profile_id: 'oa-ev' }, as: 'admin' })).status).toBe(201);
     expect((await i('/admin/applicability', '/admin/applicability', { body: { model_id: 'oa-battery', model_version: 1, profile_id: 'oa-ev' }, as: 'admin' })).status).toBe(200);
     expect((await i('/admin/applicability', '/admin/applicability', { body: { model_id: 'oa-battery', profile_id: 'oa-none' }, as: 'admin' })).status).toBe(422);
-    const body = { identity: 'https://id.gs1.org/01/09520123456788/21/OA-1', type_ref: { id: 'oa-battery', version: 1 }, config_vector: { chemistry: 'LFP', capacity_kwh: 75 }, capability_class: 'verify-offline' };
+    const body = {
+      identity: 'https://id.gs1.org/01/09520123456788/21/OA-1',
+      type_ref: { id: 'oa-battery', version: 1 },
+      config_vector: { chemistry: 'LFP', capacity_kwh: 75 },
+      capability_class: 'verify-offline',
+    };
     const created = await i('/passports', '/passports', { body, as: 'writer' });
     expect(created.status).toBe(201);
     expect((await i('/passports', '/passports', { body: { ...body, identity: 'https://id.gs1.org/01/09520123456788/21/OA-2', config_vector: { chemistry: 'lead' } }, as: 'writer' })).status).toBe(422);
@@ -372,7 +387,11 @@ describe('real answers of every path', () => {
       for (const [template, operations] of Object.entries(documents[service].paths)) {
         for (const method of Object.keys(operations)) {
           const path = template.replace(/\{\w+\}/g, 'oa-1');
-          const response = await call(service, template, `${path}?undeclared_parameter=1`, { method: method.toUpperCase(), as: method === 'get' ? undefined : 'admin', ...(method === 'post' ? { body: {} } : {}) });
+          const response = await call(service, template, `${path}?undeclared_parameter=1`, {
+            method: method.toUpperCase(),
+            as: method === 'get' ? undefined : 'admin',
+            ...(method === 'post' ? { body: {} } : {}),
+          });
           expect(response.status, `${service} ${method} ${template}`).toBeGreaterThanOrEqual(400);
         }
       }

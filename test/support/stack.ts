@@ -10,7 +10,7 @@ import { startStack, type RunningStack } from '../../bin/stack.js';
 import { createTestDatabase } from './database.js';
 
 /** The key-encryption key of every stack a test process starts, so a restart opens its keys. */
-export const TEST_KEK = KeyEncryptionKeys.generate('the tests\' key-encryption key (in memory)');
+export const TEST_KEK = KeyEncryptionKeys.generate("the tests' key-encryption key (in memory)");
 
 export const TOKENS = { admin: 'test-admin-token-0123456789', writer: 'test-writer-token-0123456789' } as const;
 
@@ -50,7 +50,16 @@ export async function startTestStack(options: { databaseUrl?: string; env?: Node
   const kek = options.kek ?? TEST_KEK;
   const databaseUrl = options.databaseUrl ?? (await createTestDatabase());
   const config = {
-    ...loadRuntimeConfig({ HOST: '127.0.0.1', FACADE_PORT: '0', GATEWAY_PORT: '0', TRUST_SUBGRAPH_PORT: '0', REGISTRY_SUBGRAPH_PORT: '0', ISSUER_SUBGRAPH_PORT: '0', ARCHIVE_SUBGRAPH_PORT: '0', ...options.env }),
+    ...loadRuntimeConfig({
+      HOST: '127.0.0.1',
+      FACADE_PORT: '0',
+      GATEWAY_PORT: '0',
+      TRUST_SUBGRAPH_PORT: '0',
+      REGISTRY_SUBGRAPH_PORT: '0',
+      ISSUER_SUBGRAPH_PORT: '0',
+      ARCHIVE_SUBGRAPH_PORT: '0',
+      ...options.env,
+    }),
     databaseUrl,
   };
   let stack = await startStack({ config, tokens: testAccessTokens(), kek });

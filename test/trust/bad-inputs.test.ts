@@ -8,8 +8,7 @@ import { newKey, seconds } from './support.js';
 
 let platform: TestStack;
 
-const snapshot = async () =>
-  Promise.all(['/graph', '/trust-lists', '/master-list', '/revocations'].map(async (path) => (await platform.rest('trust', path)).body));
+const snapshot = async () => Promise.all(['/graph', '/trust-lists', '/master-list', '/revocations'].map(async (path) => (await platform.rest('trust', path)).body));
 
 beforeAll(async () => {
   platform = await startTestStack();

@@ -12,7 +12,10 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(() => platform?.stop());
 
-const documented = [...readFileSync(new URL('../../docs/trust.md', import.meta.url), 'utf8').matchAll(/<!-- POST (\S+) -->\n```json\n([\s\S]*?)\n```/g)].map(([, path, body]) => ({ path: path!, body: body! }));
+const documented = [...readFileSync(new URL('../../docs/trust.md', import.meta.url), 'utf8').matchAll(/<!-- POST (\S+) -->\n```json\n([\s\S]*?)\n```/g)].map(([, path, body]) => ({
+  path: path!,
+  body: body!,
+}));
 
 describe('docs/trust.md write bodies', () => {
   it('are there for nodes, trust lists, entries and revocations', () => {

@@ -180,7 +180,10 @@ describe('concurrent writers', () => {
 
   it('never let two delegations that close a cycle both in', async () => {
     const [leftKey, rightKey] = await Promise.all([newKey(), newKey()]);
-    for (const [id, key] of [['left', leftKey], ['right', rightKey]] as const) {
+    for (const [id, key] of [
+      ['left', leftKey],
+      ['right', rightKey],
+    ] as const) {
       expect((await post('/nodes', { id, kind: 'authority', keys: [{ ...key.jwk, iat: keyIat }] })).status).toBe(201);
       expect((await post('/edges', { credential: await compactCredential(claims('root-eu', id), rootKey) })).status).toBe(201);
     }
@@ -253,7 +256,13 @@ describe('in the federated graph', () => {
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({
         query: 'query($r: [_Any!]!) { _entities(representations: $r) { ... on TrustNode { id kind } } }',
-        variables: { r: [{ __typename: 'TrustNode', id: 'acme' }, { __typename: 'TrustNode', id: 'root-eu' }, { __typename: 'TrustNode', id: 'nobody' }] },
+        variables: {
+          r: [
+            { __typename: 'TrustNode', id: 'acme' },
+            { __typename: 'TrustNode', id: 'root-eu' },
+            { __typename: 'TrustNode', id: 'nobody' },
+          ],
+        },
       }),
     });
     expect(((await entities.json()) as { data: { _entities: unknown[] } }).data._entities).toEqual([{ id: 'acme', kind: 'issuer' }, { id: 'root-eu', kind: 'root' }, null]);
@@ -272,9 +281,7 @@ describe('GET /anchor-bundle', () => {
     const header = jose.decodeProtectedHeader(signature);
     const key = await jose.importJWK(keyring.keys.find((candidate) => candidate.kid === header.kid)!, 'Ed25519');
     await jose.flattenedVerify({ protected: protectedHeader, payload: Buffer.from(canonicalize(plain)).toString('base64url'), signature: sig }, key);
-    await expect(
-      jose.flattenedVerify({ protected: protectedHeader, payload: Buffer.from(canonicalize({ ...plain, roots: [] })).toString('base64url'), signature: sig }, key),
-    ).rejects.toThrow();
+    await expect(jose.flattenedVerify({ protected: protectedHeader, payload: Buffer.from(canonicalize({ ...plain, roots: [] })).toString('base64url'), signature: sig }, key)).rejects.toThrow();
     const gathered = await platform.graphql('{ trustAnchorBundle trust { keyring } }');
     expect(gathered.data.trustAnchorBundle.service).toBe('trust');
     expect((await platform.rest('trust', '/anchor-bundle?jurisdiction=Bavaria')).status).toBe(400);
@@ -285,9 +292,23 @@ describe('discovery', () => {
   it('lists every path of the trust table, documented in OpenAPI, and the master-list origin', async () => {
     const discovery = await platform.rest('trust', '/');
     const table = [
-      'GET /', 'GET /admin/log', 'GET /anchor-bundle', 'POST /edges', 'GET /graph', 'GET /healthz', 'GET /keyring', 'GET /master-list',
-      'POST /master-list/entries', 'POST /master-list/witnesses', 'POST /nodes', 'GET /revocations', 'POST /revocations',
-      'GET /trust-lists', 'POST /trust-lists', 'GET /trust-lists/{jur}', 'POST /trust-lists/{jur}/entries',
+      'GET /',
+      'GET /admin/log',
+      'GET /anchor-bundle',
+      'POST /edges',
+      'GET /graph',
+      'GET /healthz',
+      'GET /keyring',
+      'GET /master-list',
+      'POST /master-list/entries',
+      'POST /master-list/witnesses',
+      'POST /nodes',
+      'GET /revocations',
+      'POST /revocations',
+      'GET /trust-lists',
+      'POST /trust-lists',
+      'GET /trust-lists/{jur}',
+      'POST /trust-lists/{jur}/entries',
     ];
     expect(discovery.body.endpoints.map((endpoint: { method: string; path: string }) => `${endpoint.method} ${endpoint.path}`).sort()).toEqual([...table].sort());
     expect(discovery.body.master_list_origin).toBe((await platform.rest('trust', '/master-list')).body.origin);

@@ -23,7 +23,12 @@ const revocations = async (query = '') => {
 // A 3-of-5 FROST key set made by distributed key generation: no party ever holds the group secret.
 const ids = [1, 2, 3, 4, 5].map((n) => frost.Identifier.fromNumber(n));
 const dkgRound1 = ids.map((id) => frost.DKG.round1(id, { min: 3, max: 5 }));
-const dkgRound2 = ids.map((_, i) => frost.DKG.round2(dkgRound1[i]!.secret, dkgRound1.filter((_, j) => j !== i).map((round) => round.public)));
+const dkgRound2 = ids.map((_, i) =>
+  frost.DKG.round2(
+    dkgRound1[i]!.secret,
+    dkgRound1.filter((_, j) => j !== i).map((round) => round.public),
+  ),
+);
 const participants = ids.map((id, i) =>
   frost.DKG.round3(
     dkgRound1[i]!.secret,
@@ -56,7 +61,14 @@ beforeAll(async () => {
   const iat = seconds(new Date(Date.now() - 60 * DAY));
   const nodes = [
     { id: 'council', kind: 'quorum', threshold: 3, keys: members.map((member) => ({ ...member.jwk, iat })), group_key: groupJwk },
-    { id: 'acme', kind: 'issuer', keys: [{ ...subjectKey.jwk, iat }, { ...otherKey.jwk, iat }] },
+    {
+      id: 'acme',
+      kind: 'issuer',
+      keys: [
+        { ...subjectKey.jwk, iat },
+        { ...otherKey.jwk, iat },
+      ],
+    },
     { id: 'rogue', kind: 'issuer', keys: [] },
     { id: 'old-issuer', kind: 'issuer', keys: [] },
     { id: 'root', kind: 'root', keys: [] },

@@ -18,9 +18,14 @@ async function handMade(payload: Record<string, string>, override: Record<string
   const octets = Object.values(payload).reduce((sum, text) => sum + Buffer.byteLength(text), 0);
   files['bagit.txt'] = 'BagIt-Version: 1.0\nTag-File-Character-Encoding: UTF-8\n';
   files['bag-info.txt'] = `Source-Organization: test\nPayload-Oxum: ${octets}.${Object.keys(payload).length}\n`;
-  files['manifest-sha256.txt'] = Object.entries(payload).map(([path, text]) => `${sha('sha256', text)}  ${path.replace(/%/g, '%25')}\n`).join('');
+  files['manifest-sha256.txt'] = Object.entries(payload)
+    .map(([path, text]) => `${sha('sha256', text)}  ${path.replace(/%/g, '%25')}\n`)
+    .join('');
   for (const [path, text] of Object.entries(override)) if (text !== null && !path.startsWith('tagmanifest')) files[path] = text;
-  files['tagmanifest-sha256.txt'] = ['bag-info.txt', 'bagit.txt', 'manifest-sha256.txt'].filter((path) => files[path] !== undefined).map((path) => `${sha('sha256', files[path]!)}  ${path}\n`).join('');
+  files['tagmanifest-sha256.txt'] = ['bag-info.txt', 'bagit.txt', 'manifest-sha256.txt']
+    .filter((path) => files[path] !== undefined)
+    .map((path) => `${sha('sha256', files[path]!)}  ${path}\n`)
+    .join('');
   for (const [path, text] of Object.entries(override)) {
     if (text === null) delete files[path];
     else files[path] = text;
@@ -38,12 +43,15 @@ async function handMade(payload: Record<string, string>, override: Record<string
 const PAYLOAD = { 'data/a.txt': 'alpha\n', 'data/sub/b 100%.json': '{"b":1}' };
 
 describe('validateBag', () => {
-  it('accepts the archive service\'s own bags and hand-made ones, with percent-encoded paths and CRLF tag files', async () => {
+  it("accepts the archive service's own bags and hand-made ones, with percent-encoded paths and CRLF tag files", async () => {
     const { bytes } = await buildBag({
       name: 'snap-1',
       baggedAt: '2026-01-02T03:04:05Z',
       info: { sourceOrganization: 'test', externalIdentifier: 'p-1', bagSoftwareAgent: 'test/1' },
-      payload: [{ path: 'data/x.json', bytes: Buffer.from('{}') }, { path: 'data/y/z.txt', bytes: Buffer.from('zzz') }],
+      payload: [
+        { path: 'data/x.json', bytes: Buffer.from('{}') },
+        { path: 'data/y/z.txt', bytes: Buffer.from('zzz') },
+      ],
     });
     const checked = validateBag(bytes, { requirePayloadOxum: true, requireCompleteTagManifests: true });
     expect(failedCodes(checked)).toEqual([]);
@@ -61,14 +69,34 @@ describe('validateBag', () => {
     ['no bagit.txt (still in the tag manifest)', { 'bagit.txt': null }, ['BAGIT_TXT_MISSING', 'MANIFEST_FILE_MISSING']],
     ['a malformed manifest line', { 'manifest-sha256.txt': `${sha('sha256', 'alpha\n')}  data/a.txt\nnot-a-digest data/sub/b 100%25.json\n` }, ['MANIFEST_LINE_INVALID', 'PAYLOAD_FILE_UNLISTED']],
     ['a wrong digest', { 'manifest-sha256.txt': `${sha('sha256', 'beta\n')}  data/a.txt\n${sha('sha256', '{"b":1}')}  data/sub/b 100%25.json\n` }, ['MANIFEST_DIGEST_MISMATCH']],
-    ['a listed file that is missing', { 'manifest-sha256.txt': `${sha('sha256', 'alpha\n')}  data/a.txt\n${sha('sha256', '{"b":1}')}  data/sub/b 100%25.json\n${sha('sha256', '')}  data/gone.txt\n` }, ['MANIFEST_FILE_MISSING']],
-    ['a path leaving the bag', { 'manifest-sha256.txt': `${sha('sha256', 'alpha\n')}  data/../a.txt\n${sha('sha256', '{"b":1}')}  data/sub/b 100%25.json\n` }, ['MANIFEST_PATH_INVALID', 'PAYLOAD_FILE_UNLISTED']],
-    ['a payload file listed twice', { 'manifest-sha256.txt': `${sha('sha256', 'alpha\n')}  data/a.txt\n${sha('sha256', 'alpha\n')}  data/a.txt\n${sha('sha256', '{"b":1}')}  data/sub/b 100%25.json\n` }, ['MANIFEST_DUPLICATE']],
+    [
+      'a listed file that is missing',
+      { 'manifest-sha256.txt': `${sha('sha256', 'alpha\n')}  data/a.txt\n${sha('sha256', '{"b":1}')}  data/sub/b 100%25.json\n${sha('sha256', '')}  data/gone.txt\n` },
+      ['MANIFEST_FILE_MISSING'],
+    ],
+    [
+      'a path leaving the bag',
+      { 'manifest-sha256.txt': `${sha('sha256', 'alpha\n')}  data/../a.txt\n${sha('sha256', '{"b":1}')}  data/sub/b 100%25.json\n` },
+      ['MANIFEST_PATH_INVALID', 'PAYLOAD_FILE_UNLISTED'],
+    ],
+    [
+      'a payload file listed twice',
+      { 'manifest-sha256.txt': `${sha('sha256', 'alpha\n')}  data/a.txt\n${sha('sha256', 'alpha\n')}  data/a.txt\n${sha('sha256', '{"b":1}')}  data/sub/b 100%25.json\n` },
+      ['MANIFEST_DUPLICATE'],
+    ],
     ['no payload manifest (still in the tag manifest)', { 'manifest-sha256.txt': null }, ['PAYLOAD_MANIFEST_MISSING', 'MANIFEST_FILE_MISSING']],
     ['a Payload-Oxum that does not add up', { 'bag-info.txt': 'Payload-Oxum: 13.3\n' }, ['PAYLOAD_OXUM_MISMATCH']],
     ['no Payload-Oxum', { 'bag-info.txt': 'Source-Organization: test\n' }, ['PAYLOAD_OXUM_MISSING']],
-    ['a tag manifest listing a payload file', { 'tagmanifest-sha256.txt': `${sha('sha256', 'alpha\n')}  data/a.txt\n` }, ['MANIFEST_PATH_INVALID', 'TAG_FILE_UNLISTED', 'TAG_FILE_UNLISTED', 'TAG_FILE_UNLISTED']],
-    ['a wrong tag manifest digest', { 'tagmanifest-sha256.txt': `${sha('sha256', 'x')}  bagit.txt\n${sha('sha256', 'x')}  bag-info.txt\n${sha('sha256', 'x')}  manifest-sha256.txt\n` }, ['MANIFEST_DIGEST_MISMATCH', 'MANIFEST_DIGEST_MISMATCH', 'MANIFEST_DIGEST_MISMATCH']],
+    [
+      'a tag manifest listing a payload file',
+      { 'tagmanifest-sha256.txt': `${sha('sha256', 'alpha\n')}  data/a.txt\n` },
+      ['MANIFEST_PATH_INVALID', 'TAG_FILE_UNLISTED', 'TAG_FILE_UNLISTED', 'TAG_FILE_UNLISTED'],
+    ],
+    [
+      'a wrong tag manifest digest',
+      { 'tagmanifest-sha256.txt': `${sha('sha256', 'x')}  bagit.txt\n${sha('sha256', 'x')}  bag-info.txt\n${sha('sha256', 'x')}  manifest-sha256.txt\n` },
+      ['MANIFEST_DIGEST_MISMATCH', 'MANIFEST_DIGEST_MISMATCH', 'MANIFEST_DIGEST_MISMATCH'],
+    ],
   ])('names %s', async (_name, override, codes) => {
     const checked = validateBag(await handMade(PAYLOAD, override), { requirePayloadOxum: true, requireCompleteTagManifests: true });
     expect(failedCodes(checked)).toEqual(codes);

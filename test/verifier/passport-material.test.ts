@@ -224,12 +224,35 @@ describe('an archive snapshot', () => {
     expect(report.verdict, JSON.stringify(report.findings.filter((finding) => finding.status !== 'ok'))).toBe('valid');
     expect(report.subject).toBe(material.snapshotId);
     const checks = new Set(report.findings.map((finding) => finding.check));
-    for (const check of ['bagit.tar', 'bagit.declaration', 'bagit.oxum', 'bagit.manifest', 'bagit.tagmanifest', 'notarization', 'snapshot.anchors', 'log.root', 'log.signatures', 'pack.signature', 'pack.log']) {
+    for (const check of [
+      'bagit.tar',
+      'bagit.declaration',
+      'bagit.oxum',
+      'bagit.manifest',
+      'bagit.tagmanifest',
+      'notarization',
+      'snapshot.anchors',
+      'log.root',
+      'log.signatures',
+      'pack.signature',
+      'pack.log',
+    ]) {
       expect(checks, check).toContain(check);
     }
     const run = await cli(
-      'snapshot', path.snapshot, '--notarization', path.notarization,
-      '--pin', path.issuerKeyring, '--pin', path.archiveKeyring, '--pin', path.trustKeyring, '--anchors', path.anchors, '--json',
+      'snapshot',
+      path.snapshot,
+      '--notarization',
+      path.notarization,
+      '--pin',
+      path.issuerKeyring,
+      '--pin',
+      path.archiveKeyring,
+      '--pin',
+      path.trustKeyring,
+      '--anchors',
+      path.anchors,
+      '--json',
     );
     expect(run.code, run.stdout).toBe(0);
     expect(run.report).toMatchObject({ kind: 'snapshot', subject: material.snapshotId, verdict: 'valid', exit_code: 0 });
@@ -273,8 +296,17 @@ describe('an archive snapshot', () => {
     const attacker = attackerEd25519();
     const forged = signJson(material.notarization, attacker.signer);
     const run = await cli(
-      'snapshot', path.snapshot, '--notarization', files.json('forged-notarization.json', forged),
-      '--pin', path.issuerKeyring, '--pin', path.archiveKeyring, '--pin', path.trustKeyring, '--json',
+      'snapshot',
+      path.snapshot,
+      '--notarization',
+      files.json('forged-notarization.json', forged),
+      '--pin',
+      path.issuerKeyring,
+      '--pin',
+      path.archiveKeyring,
+      '--pin',
+      path.trustKeyring,
+      '--json',
     );
     expect(run.code).toBe(1);
     expect(failedCodes(run.report)).toEqual(['KEY_NOT_PINNED']);

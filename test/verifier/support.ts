@@ -51,5 +51,4 @@ export function cli(...args: string[]): Promise<CliRun> {
 }
 
 /** The codes of the failed findings of a report. */
-export const failedCodes = (report: { findings: readonly { status: string; code?: string }[] }) =>
-  report.findings.filter((finding) => finding.status === 'failed').map((finding) => finding.code);
+export const failedCodes = (report: { findings: readonly { status: string; code?: string }[] }) => report.findings.filter((finding) => finding.status === 'failed').map((finding) => finding.code);

@@ -33,7 +33,12 @@ beforeAll(async () => {
   };
   await post('/nodes', { id: 'root-v', kind: 'root', keys: [{ ...rootKey.jwk, iat }] });
   await post('/nodes', { id: 'auth-v', kind: 'authority', jurisdiction: 'DE', keys: [{ ...authorityKey.jwk, iat }] });
-  for (const [id, key] of [['acme', acmeKey], ['short-lived', shortKey], ['gamma', gammaKey]] as const) await post('/nodes', { id, kind: 'issuer', keys: [{ ...key.jwk, iat }] });
+  for (const [id, key] of [
+    ['acme', acmeKey],
+    ['short-lived', shortKey],
+    ['gamma', gammaKey],
+  ] as const)
+    await post('/nodes', { id, kind: 'issuer', keys: [{ ...key.jwk, iat }] });
   const delegate = (iss: string, sub: string, key: Key, exp = fromNow(365 * DAY)) =>
     signedJsonCredential({ iss, sub, scope: {}, iat: fromNow(-HOUR), exp }, key).then((credential) => post('/edges', credential));
   await delegate('root-v', 'auth-v', rootKey);

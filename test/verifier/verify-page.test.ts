@@ -138,7 +138,12 @@ describe('GET /verify/', () => {
     expect(csp).not.toContain('unsafe-inline');
     expect(html.headers.get('x-content-type-options')).toBe('nosniff');
     expect(await html.text()).not.toMatch(/<script>|<style>|\son\w+=|https?:\/\//);
-    for (const [file, type] of [['app.js', 'text/javascript'], ['jsqr.js', 'text/javascript'], ['style.css', 'text/css'], ['sw.js', 'text/javascript']]) {
+    for (const [file, type] of [
+      ['app.js', 'text/javascript'],
+      ['jsqr.js', 'text/javascript'],
+      ['style.css', 'text/css'],
+      ['sw.js', 'text/javascript'],
+    ]) {
       const response = await fetch(`${pageUrl}${file}`);
       expect(response.status, file).toBe(200);
       expect(response.headers.get('content-type'), file).toBe(`${type}; charset=utf-8`);
@@ -244,7 +249,7 @@ describe('the verification page', () => {
     await page.goto(pageUrl);
     await expect.poll(() => page.locator('#anchors').getAttribute('data-loaded'), { timeout: 15_000 }).toBe('no');
     expect(await page.locator('#anchors').getAttribute('data-state')).toBe('invalid');
-    expect(await page.locator('#anchors').innerText()).toContain('does not verify under the trust service\'s keys');
+    expect(await page.locator('#anchors').innerText()).toContain("does not verify under the trust service's keys");
     const verdict = await verifyImage(page, await qrPng(genuine.text));
     expect([verdict.state, verdict.code]).toEqual(['invalid', 'NO_BUNDLE']);
     await context.close();
@@ -334,7 +339,10 @@ describe('the verification page with a camera', () => {
     const video = new URL('camera.y4m', ARTIFACTS).pathname;
     await writeFile(video, await qrVideo(genuine.text));
     // Chromium's fake camera plays the video; the fake UI grants the camera as a person tapping "Allow" does.
-    const filming = await chromium.launch({ executablePath: CHROMIUM, args: [...CHROMIUM_ARGS, '--use-fake-ui-for-media-stream', '--use-fake-device-for-media-stream', `--use-file-for-fake-video-capture=${video}`] });
+    const filming = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: [...CHROMIUM_ARGS, '--use-fake-ui-for-media-stream', '--use-fake-device-for-media-stream', `--use-file-for-fake-video-capture=${video}`],
+    });
     try {
       const page = await filming.newPage({ viewport: { width: 390, height: 844 } });
       await open(page);

@@ -14,15 +14,35 @@ const DAY_MS = 86_400_000;
 const PINNED_KIDS = 'passport-verify.pinned-trust-kids';
 
 type Jwk = { kty: string; crv: string; x: string; y?: string; kid: string; iat?: number; exp?: number; revoked?: { revoked_at: number; reason: string } };
-interface GraphNode { id: string; kind: string; jurisdiction?: string | null; keys: Jwk[] }
-interface GraphEdge { id: string; iss: string; sub: string; credential: string | Record<string, unknown> }
-interface Revocation { subject: string; reason: string; effective_at: string }
+interface GraphNode {
+  id: string;
+  kind: string;
+  jurisdiction?: string | null;
+  keys: Jwk[];
+}
+interface GraphEdge {
+  id: string;
+  iss: string;
+  sub: string;
+  credential: string | Record<string, unknown>;
+}
+interface Revocation {
+  subject: string;
+  reason: string;
+  effective_at: string;
+}
 interface PinnedMaterial {
   anchor_bundle: { issued_at: string; roots: { id: string; jurisdiction?: string; keys: Jwk[] }[]; signature: string; [member: string]: unknown };
   trust_keyring: { keys: Jwk[] };
   graph: { nodes: GraphNode[]; edges: GraphEdge[]; revocations: Revocation[] };
 }
-interface Anchors { material: PinnedMaterial; kid: string; issuedAt: Date; ageDays: number; expired: boolean }
+interface Anchors {
+  material: PinnedMaterial;
+  kid: string;
+  issuedAt: Date;
+  ageDays: number;
+  expired: boolean;
+}
 
 type Failure = 'UNREADABLE_CODE' | 'UNKNOWN_ISSUER' | 'BAD_SIGNATURE' | 'REVOKED_KEY' | 'EXPIRED_BUNDLE' | 'NO_BUNDLE';
 const FAILURE_HEADLINES: Record<Failure, string> = {
@@ -55,7 +75,10 @@ function base64Url(text: string): Uint8Array<ArrayBuffer> {
 }
 
 function toBase64Url(bytes: Uint8Array): string {
-  return btoa(String.fromCharCode(...bytes)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+  return btoa(String.fromCharCode(...bytes))
+    .replace(/\+/g, '-')
+    .replace(/\//g, '_')
+    .replace(/=+$/, '');
 }
 
 /** RFC 7638 thumbprint: the kid every service gives its keys. */
@@ -116,7 +139,7 @@ async function checkAnchors(material: PinnedMaterial, now: Date): Promise<Anchor
   const keys: Jwk[] = [];
   for (const key of material.trust_keyring?.keys ?? []) if ((await thumbprint(key)) === key.kid) keys.push(key);
   const verified = await verifyJws(material.anchor_bundle as unknown as Record<string, unknown>, keys);
-  if (!verified) throw new Refusal('NO_BUNDLE', 'The trust anchor bundle does not verify under the trust service\'s keys: it was altered or is not the platform\'s.');
+  if (!verified) throw new Refusal('NO_BUNDLE', "The trust anchor bundle does not verify under the trust service's keys: it was altered or is not the platform's.");
   const pinned = pinnedKids();
   if (pinned.size > 0 && !pinned.has(verified.kid)) throw new Refusal('NO_BUNDLE', `The trust anchor bundle is signed by key ${verified.kid}, which this device has not pinned.`);
   if (pinned.size === 0) localStorage.setItem(PINNED_KIDS, JSON.stringify([verified.kid]));
@@ -179,11 +202,20 @@ async function verifyPackText(text: string, anchors: Anchors): Promise<Verdict> 
   const decoded = await decodeText(text);
   const { claims, kid } = decoded;
   if (anchors.expired) {
-    throw new Refusal('EXPIRED_BUNDLE', `The trust anchor bundle is ${Math.floor(anchors.ageDays)} days old, older than ${BUNDLE_MAX_AGE_DAYS} days: revocations since then are unknown. Connect to the network once and fetch the latest bundle.`, claims);
+    throw new Refusal(
+      'EXPIRED_BUNDLE',
+      `The trust anchor bundle is ${Math.floor(anchors.ageDays)} days old, older than ${BUNDLE_MAX_AGE_DAYS} days: revocations since then are unknown. Connect to the network once and fetch the latest bundle.`,
+      claims,
+    );
   }
   const { graph } = anchors.material;
   const holders = graph.nodes.filter((node) => node.keys.some((key) => key.kid === kid && key.kty === 'EC'));
-  if (holders.length === 0) throw new Refusal('UNKNOWN_ISSUER', `The passport was signed with key ${kid}, which no issuer in the trust anchor bundle holds. It may be genuine elsewhere, but nobody this device trusts vouches for it.`, claims);
+  if (holders.length === 0)
+    throw new Refusal(
+      'UNKNOWN_ISSUER',
+      `The passport was signed with key ${kid}, which no issuer in the trust anchor bundle holds. It may be genuine elsewhere, but nobody this device trusts vouches for it.`,
+      claims,
+    );
   const carrierKey = holders[0]!.keys.find((key) => key.kid === kid)!;
   if ((await thumbprint(carrierKey)) !== kid || !(await verifyWith(carrierKey, new Uint8Array(decoded.cose.signature), new Uint8Array(decoded.cose.signed_bytes)))) {
     throw new Refusal('BAD_SIGNATURE', `The signature does not match the passport's content: the code was altered after it was signed, or forged. Do not trust it.`, claims);
@@ -194,13 +226,19 @@ async function verifyPackText(text: string, anchors: Anchors): Promise<Verdict> 
   const issuer = graph.nodes.find((node) => node.id === chain.at(-1))!;
   const revoked = revocation([issuer.id, `${issuer.id}#${kid}`]);
   if (revoked) throw new Refusal('REVOKED_KEY', `The issuer's key was revoked from ${revoked.effective_at} (${revoked.reason}), before this passport was signed: do not trust it.`, claims);
-  if (carrierKey.revoked && carrierKey.revoked.revoked_at <= claims.iat) throw new Refusal('REVOKED_KEY', `The issuer's key was revoked (${carrierKey.revoked.reason}) before this passport was signed: do not trust it.`, claims);
+  if (carrierKey.revoked && carrierKey.revoked.revoked_at <= claims.iat)
+    throw new Refusal('REVOKED_KEY', `The issuer's key was revoked (${carrierKey.revoked.reason}) before this passport was signed: do not trust it.`, claims);
   const lifetime = keyProblem(carrierKey, claims.iat);
   if (lifetime) throw new Refusal('REVOKED_KEY', `The issuer's key was not in force when the passport was signed: ${lifetime}.`, claims);
   let logHead: Verdict['logHead'] = 'absent';
   if (claims.log_head) {
     const head = { passport_id: claims.sub, size: claims.log.size, root_hash: claims.log.root_hash, timestamp: claims.log_head.timestamp, signature: claims.log_head.signature };
-    logHead = (await verifyJws(head, issuer.keys.filter((key) => key.kty === 'OKP'))) ? 'verified' : 'not checked';
+    logHead = (await verifyJws(
+      head,
+      issuer.keys.filter((key) => key.kty === 'OKP'),
+    ))
+      ? 'verified'
+      : 'not checked';
   }
   const later = graph.revocations.find((entry) => [issuer.id, `${issuer.id}#${kid}`].includes(entry.subject));
   return { claims, kid, issuer, path: chain, logHead, ...(later && { revokedLater: `${later.effective_at} (${later.reason})` }) };
@@ -293,7 +331,7 @@ function showVerdict(verdict: Verdict): void {
     listOf(covered),
     element('h3', 'What was not checked'),
     listOf(notCovered),
-    element('p', 'Optional, needs the network: the passport\'s current status and log head, signed by the issuer.', { class: 'optional' }),
+    element('p', "Optional, needs the network: the passport's current status and log head, signed by the issuer.", { class: 'optional' }),
     online,
     onlineResult,
   );
@@ -307,8 +345,11 @@ async function checkLatest(verdict: Verdict, out: HTMLElement): Promise<void> {
     if (!response.ok) throw new Error(`HTTP ${response.status}`);
     const latest = (await response.json()) as { status: string; log_head: Record<string, unknown> } | null;
     if (!latest) return void (out.textContent = 'The platform does not know this passport any more.');
-    const head = await verifyJws(latest.log_head, verdict.issuer.keys.filter((key) => key.kty === 'OKP'));
-    if (!head || head.claims.passport_id !== verdict.claims.sub) return void (out.textContent = 'The platform\'s answer is not signed by this issuer: ignore it.');
+    const head = await verifyJws(
+      latest.log_head,
+      verdict.issuer.keys.filter((key) => key.kty === 'OKP'),
+    );
+    if (!head || head.claims.passport_id !== verdict.claims.sub) return void (out.textContent = "The platform's answer is not signed by this issuer: ignore it.");
     const size = Number(head.claims.size);
     const grown = size - verdict.claims.log.size;
     out.textContent = `Now: status ${latest.status}; the signed log holds ${size} events${grown > 0 ? `, ${grown} more than when the code was signed` : ', as when the code was signed'}.`;

@@ -76,11 +76,8 @@ function checkClaims(claims: object): NotarizationClaims {
     (typeof record.passport_id !== 'string' || record.passport_id === '') && 'passport_id must be a non-empty string',
     !(typeof record.bag_sha512 === 'string' && SHA512_HEX.test(record.bag_sha512)) && 'bag_sha512 must be 128 lowercase hex digits',
     !(Number.isSafeInteger(record.bag_size) && (record.bag_size as number) > 0) && 'bag_size must be a positive integer',
-    !(typeof record.notarized_at === 'string' && RFC3339_UTC.test(record.notarized_at) && !Number.isNaN(Date.parse(record.notarized_at))) &&
-      'notarized_at must be an RFC 3339 UTC instant',
-    record.tagmanifest_sha512 !== undefined &&
-      !(typeof record.tagmanifest_sha512 === 'string' && SHA512_HEX.test(record.tagmanifest_sha512)) &&
-      'tagmanifest_sha512 must be 128 lowercase hex digits',
+    !(typeof record.notarized_at === 'string' && RFC3339_UTC.test(record.notarized_at) && !Number.isNaN(Date.parse(record.notarized_at))) && 'notarized_at must be an RFC 3339 UTC instant',
+    record.tagmanifest_sha512 !== undefined && !(typeof record.tagmanifest_sha512 === 'string' && SHA512_HEX.test(record.tagmanifest_sha512)) && 'tagmanifest_sha512 must be 128 lowercase hex digits',
   ].filter((problem): problem is string => typeof problem === 'string');
   if (problems.length > 0) throw new ArchiveError('NOTARIZATION_MALFORMED', problems.join('; '));
   const { signature: _signature, ...plain } = record;

@@ -32,17 +32,7 @@ export interface SnapshotContent {
   };
 }
 
-export type SnapshotFileRole =
-  | 'core'
-  | 'manifest'
-  | 'events'
-  | 'logHead'
-  | 'pack'
-  | 'verdict'
-  | 'issuerKeyring'
-  | 'trustAnchorBundle'
-  | 'trustKeyring'
-  | 'representationInformation';
+export type SnapshotFileRole = 'core' | 'manifest' | 'events' | 'logHead' | 'pack' | 'verdict' | 'issuerKeyring' | 'trustAnchorBundle' | 'trustKeyring' | 'representationInformation';
 
 export interface SnapshotFileDescription {
   readonly role: SnapshotFileRole;
@@ -99,7 +89,10 @@ export const SNAPSHOT_FILES: readonly SnapshotFileDescription[] = [
     path: 'data/passport/events.jsonl',
     mediaType: 'application/jsonl',
     description: "The passport's event log in log order, one event per line as the issuer signed it",
-    specifications: ['JSON Lines: one RFC 8785 canonical JSON value per line, each line ending with LF', 'Events: EPCIS 2.0 / UNTP traceability and lifecycle events, each signed with Ed25519 over its RFC 8785 form'],
+    specifications: [
+      'JSON Lines: one RFC 8785 canonical JSON value per line, each line ending with LF',
+      'Events: EPCIS 2.0 / UNTP traceability and lifecycle events, each signed with Ed25519 over its RFC 8785 form',
+    ],
     required: true,
   },
   {

@@ -118,10 +118,7 @@ export function splitUstarPath(path: string): { name: Uint8Array; prefix: Uint8A
       return { name: bytes.subarray(slash + 1), prefix: bytes.subarray(0, slash) };
     }
   }
-  throw new ArchiveError(
-    'PATH_TOO_LONG',
-    `"${path}" (${bytes.length} bytes) does not fit ustar: at most ${PREFIX_FIELD} bytes of directories, "/", then at most ${NAME_FIELD} bytes`,
-  );
+  throw new ArchiveError('PATH_TOO_LONG', `"${path}" (${bytes.length} bytes) does not fit ustar: at most ${PREFIX_FIELD} bytes of directories, "/", then at most ${NAME_FIELD} bytes`);
 }
 
 /** Zero-padded octal digits followed by a NUL, filling `length` bytes. */

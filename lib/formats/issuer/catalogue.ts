@@ -39,22 +39,86 @@ export interface EventTypeDescriptor {
 
 /** CBV 2.0 business steps (GS1 CBV 2.0 §8.2), plus the two circular-economy extensions. */
 export const BUSINESS_STEPS = [
-  'accepting', 'arriving', 'assembling', 'collecting', 'commissioning', 'consigning', 'creating_class_instance',
-  'cycle_counting', 'decommissioning', 'departing', 'destroying', 'disassembling', 'dispensing', 'encoding',
-  'entering_exiting', 'holding', 'inspecting', 'installing', 'killing', 'loading', 'other', 'packing', 'picking',
-  'receiving', 'removing', 'repackaging', 'repairing', 'replacing', 'reserving', 'retail_selling', 'sampling',
-  'sensor_reporting', 'shipping', 'staging_outgoing', 'stock_taking', 'stocking', 'storing', 'transporting',
-  'unloading', 'unpacking', 'void_shipping',
-  'recycling', 'remanufacturing',
+  'accepting',
+  'arriving',
+  'assembling',
+  'collecting',
+  'commissioning',
+  'consigning',
+  'creating_class_instance',
+  'cycle_counting',
+  'decommissioning',
+  'departing',
+  'destroying',
+  'disassembling',
+  'dispensing',
+  'encoding',
+  'entering_exiting',
+  'holding',
+  'inspecting',
+  'installing',
+  'killing',
+  'loading',
+  'other',
+  'packing',
+  'picking',
+  'receiving',
+  'removing',
+  'repackaging',
+  'repairing',
+  'replacing',
+  'reserving',
+  'retail_selling',
+  'sampling',
+  'sensor_reporting',
+  'shipping',
+  'staging_outgoing',
+  'stock_taking',
+  'stocking',
+  'storing',
+  'transporting',
+  'unloading',
+  'unpacking',
+  'void_shipping',
+  'recycling',
+  'remanufacturing',
 ] as const;
 
 /** CBV 2.0 dispositions (GS1 CBV 2.0 §8.3). */
 export const DISPOSITIONS = [
-  'active', 'available', 'completeness_inferred', 'completeness_verified', 'conformant', 'container_closed',
-  'container_open', 'damaged', 'destroyed', 'dispensed', 'disposed', 'encoded', 'expired', 'in_progress',
-  'in_transit', 'inactive', 'mismatch_class', 'mismatch_instance', 'mismatch_quantity', 'needs_replacement',
-  'no_pedigree_match', 'non_conformant', 'non_sellable_other', 'partially_dispensed', 'recalled', 'reserved',
-  'retail_sold', 'returned', 'sellable_accessible', 'sellable_not_accessible', 'stolen', 'unavailable', 'unknown',
+  'active',
+  'available',
+  'completeness_inferred',
+  'completeness_verified',
+  'conformant',
+  'container_closed',
+  'container_open',
+  'damaged',
+  'destroyed',
+  'dispensed',
+  'disposed',
+  'encoded',
+  'expired',
+  'in_progress',
+  'in_transit',
+  'inactive',
+  'mismatch_class',
+  'mismatch_instance',
+  'mismatch_quantity',
+  'needs_replacement',
+  'no_pedigree_match',
+  'non_conformant',
+  'non_sellable_other',
+  'partially_dispensed',
+  'recalled',
+  'reserved',
+  'retail_sold',
+  'returned',
+  'sellable_accessible',
+  'sellable_not_accessible',
+  'stolen',
+  'unavailable',
+  'unknown',
 ] as const;
 
 const SCHEMA_DIALECT = 'https://json-schema.org/draft/2020-12/schema';
@@ -163,11 +227,7 @@ export const EVENT_CATALOGUE: readonly EventTypeDescriptor[] = Object.freeze([
     category: 'lifecycle',
     description: 'The product has reached the end of its life. Traceability events (recycling, dismantling) may still follow.',
     reference: 'lifecycle event of this service',
-    payload_schema: lifecycleSchema(
-      'end_of_life',
-      { reason: { enum: ['recycled', 'dismantled', 'destroyed', 'lost', 'exported', 'other'] }, effective_at: instant },
-      ['reason'],
-    ),
+    payload_schema: lifecycleSchema('end_of_life', { reason: { enum: ['recycled', 'dismantled', 'destroyed', 'lost', 'exported', 'other'] }, effective_at: instant }, ['reason']),
   },
   {
     type: 'revoked',
@@ -188,11 +248,7 @@ export const EVENT_CATALOGUE: readonly EventTypeDescriptor[] = Object.freeze([
     category: 'traceability',
     description: 'Something happened to objects: commissioned, inspected, shipped, received, repaired, recycled.',
     reference: 'GS1 EPCIS 2.0 §7.4.2 ObjectEvent; UNTP Digital Traceability Event',
-    payload_schema: traceabilitySchema(
-      'ObjectEvent',
-      { action, epcList: uriList, quantityList },
-      { required: ['action'], anyOf: atLeastOneOf('epcList', 'quantityList') },
-    ),
+    payload_schema: traceabilitySchema('ObjectEvent', { action, epcList: uriList, quantityList }, { required: ['action'], anyOf: atLeastOneOf('epcList', 'quantityList') }),
   },
   {
     type: 'AggregationEvent',
@@ -246,9 +302,7 @@ export const EVENT_CATALOGUE: readonly EventTypeDescriptor[] = Object.freeze([
 // Compiled once, at load: a schema error is a programming error and should stop the service.
 const ajv = new Ajv2020({ strict: true, allErrors: true });
 formats.default(ajv);
-const VALIDATORS: ReadonlyMap<EventType, ValidateFunction> = new Map(
-  EVENT_CATALOGUE.map((descriptor) => [descriptor.type, ajv.compile(descriptor.payload_schema)]),
-);
+const VALIDATORS: ReadonlyMap<EventType, ValidateFunction> = new Map(EVENT_CATALOGUE.map((descriptor) => [descriptor.type, ajv.compile(descriptor.payload_schema)]));
 
 export function isEventType(value: unknown): value is EventType {
   return typeof value === 'string' && (EVENT_TYPES as readonly string[]).includes(value);
@@ -260,11 +314,10 @@ export function validateEventPayload(type: string, payload: unknown): asserts ty
   if (!validate) throw new IssuerError('UNKNOWN_EVENT_TYPE', `unknown event type "${type}"`, { event: type });
   if (!validate(payload)) {
     const violations = (validate.errors ?? []).map(toViolation);
-    throw new IssuerError(
-      'INVALID_EVENT_PAYLOAD',
-      `the ${type} payload does not match its schema: ${violations.map((v) => `${v.pointer || '/'} ${v.message}`).join('; ')}`,
-      { event: type, violations },
-    );
+    throw new IssuerError('INVALID_EVENT_PAYLOAD', `the ${type} payload does not match its schema: ${violations.map((v) => `${v.pointer || '/'} ${v.message}`).join('; ')}`, {
+      event: type,
+      violations,
+    });
   }
 }
 

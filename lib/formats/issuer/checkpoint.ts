@@ -23,10 +23,7 @@ export function signLogHead(passportId: string, frontier: Frontier, signer: Sign
   if (signer.alg !== 'Ed25519') {
     throw new IssuerError('WRONG_SIGNING_ALGORITHM', 'log heads are signed with Ed25519', { expected: 'Ed25519', actual: signer.alg });
   }
-  return signJson<LogHead>(
-    { passport_id: passportId, size: frontier.size, root_hash: hashToHex(frontierRoot(frontier)), timestamp: now.toISOString() },
-    signer,
-  );
+  return signJson<LogHead>({ passport_id: passportId, size: frontier.size, root_hash: hashToHex(frontierRoot(frontier)), timestamp: now.toISOString() }, signer);
 }
 
 export type LogHeadCheck = { ok: true; kid: string } | { ok: false; reason: 'MALFORMED' | JwsError['reason']; message: string };
@@ -34,14 +31,7 @@ export type LogHeadCheck = { ok: true; kid: string } | { ok: false; reason: 'MAL
 export function verifyLogHead(head: unknown, resolveKey: KeyResolver): LogHeadCheck {
   if (typeof head !== 'object' || head === null) return { ok: false, reason: 'MALFORMED', message: 'a log head is a JSON object' };
   const { passport_id, size, root_hash, timestamp } = head as Partial<LogHead>;
-  if (
-    typeof passport_id !== 'string' ||
-    !Number.isSafeInteger(size) ||
-    (size as number) < 0 ||
-    typeof root_hash !== 'string' ||
-    !/^[0-9a-f]{64}$/.test(root_hash) ||
-    typeof timestamp !== 'string'
-  ) {
+  if (typeof passport_id !== 'string' || !Number.isSafeInteger(size) || (size as number) < 0 || typeof root_hash !== 'string' || !/^[0-9a-f]{64}$/.test(root_hash) || typeof timestamp !== 'string') {
     return { ok: false, reason: 'MALFORMED', message: 'a log head has passport_id, size, root_hash (64 hex digits) and timestamp' };
   }
   try {

@@ -70,13 +70,7 @@ export interface LogVerdict {
  * `signature` member, so no event needs canonicalizing again: a text that is not the canonical
  * form fails its signature or its hashes, which is what a verifier should say of it.
  */
-export async function verifyLog(
-  events: readonly unknown[],
-  head: SignedLogHead | undefined,
-  resolveKey: KeyResolver,
-  passportId: string,
-  texts?: readonly string[],
-): Promise<LogVerdict> {
+export async function verifyLog(events: readonly unknown[], head: SignedLogHead | undefined, resolveKey: KeyResolver, passportId: string, texts?: readonly string[]): Promise<LogVerdict> {
   const chain: LogProblem[] = [];
   const replay: LogProblem[] = [];
   const failures: SignatureFailure[] = [];
@@ -140,8 +134,7 @@ export async function verifyLog(
     computed,
     ...(head && typeof head.root_hash === 'string' ? { signed: head.root_hash } : {}),
   };
-  const rootProblems: LogProblem[] =
-    rootChecked && !root.ok ? [{ code: 'ROOT_MISMATCH', message: `the events' Merkle root is ${computed}, the signed head says ${head!.root_hash}` }] : [];
+  const rootProblems: LogProblem[] = rootChecked && !root.ok ? [{ code: 'ROOT_MISMATCH', message: `the events' Merkle root is ${computed}, the signed head says ${head!.root_hash}` }] : [];
   const signatureProblems = failures.map<LogProblem>((failure) => ({
     code: 'SIGNATURE_INVALID',
     seq: failure.seq,
@@ -192,12 +185,7 @@ function canonicalizeUnsigned(event: EventRecord): string {
   return canonicalize(unsigned);
 }
 
-function checkHead(
-  passportId: string,
-  size: number,
-  head: SignedLogHead | undefined,
-  resolveKey: KeyResolver,
-): { checked: boolean; sizeMatches: boolean; kid?: string; problems: LogProblem[] } {
+function checkHead(passportId: string, size: number, head: SignedLogHead | undefined, resolveKey: KeyResolver): { checked: boolean; sizeMatches: boolean; kid?: string; problems: LogProblem[] } {
   if (head === undefined) return { checked: false, sizeMatches: false, problems: [] };
   const check = verifyLogHead(head, resolveKey);
   if (!check.ok) {

@@ -36,16 +36,7 @@
  * by `known_by` when one is given (what a verifier knew then), otherwise all of them.
  */
 import { sha256 } from '@noble/hashes/sha2.js';
-import {
-  canonicalBytes,
-  decodeBase64Url,
-  encodeBase64Url,
-  JwsError,
-  readProtectedHeader,
-  verifyCompact,
-  verifyJson,
-  type JwsHeader,
-} from '../../crypto/index.js';
+import { canonicalBytes, decodeBase64Url, encodeBase64Url, JwsError, readProtectedHeader, verifyCompact, verifyJson, type JwsHeader } from '../../crypto/index.js';
 import { failure, success, type TrustResult } from './errors.js';
 import { keyIsCurrentAt, type NodeKey } from './keys.js';
 import { isNodeId, type TrustNode } from './nodes.js';
@@ -316,13 +307,7 @@ export interface PathOptions {
  * to `toNodeId`; an empty chain when the node is itself a root. Fails with UNKNOWN_NODE or
  * NO_PATH (with the reasons the node's own incoming delegations do not stand).
  */
-export function resolvePath(
-  graph: TrustGraph,
-  fromRootIds: readonly string[],
-  toNodeId: string,
-  at: Instant,
-  options: PathOptions = {},
-): TrustResult<DelegationEdge[], 'UNKNOWN_NODE' | 'NO_PATH'> {
+export function resolvePath(graph: TrustGraph, fromRootIds: readonly string[], toNodeId: string, at: Instant, options: PathOptions = {}): TrustResult<DelegationEdge[], 'UNKNOWN_NODE' | 'NO_PATH'> {
   const { nodes, incoming } = indexOf(graph);
   if (!nodes.has(toNodeId)) return failure('UNKNOWN_NODE', `there is no node ${toNodeId}`);
   const revocations = graph.revocations ?? [];
@@ -354,7 +339,9 @@ export function resolvePath(
   }
   if (!via.has(toNodeId)) {
     const reasons = (incoming.get(toNodeId) ?? []).map((edge) => {
-      const why = edgeFailureAt(edge, graph, at, options.known_by) ?? (options.scope && !scopeAllows(edge.scope, options.scope) ? 'does not grant the act asked about' : `comes from ${edge.iss}, which no root reaches`);
+      const why =
+        edgeFailureAt(edge, graph, at, options.known_by) ??
+        (options.scope && !scopeAllows(edge.scope, options.scope) ? 'does not grant the act asked about' : `comes from ${edge.iss}, which no root reaches`);
       return `delegation ${edge.id} from ${edge.iss} ${why}`;
     });
     const detail = reasons.length > 0 ? `: ${reasons.join('; ')}` : ': nothing delegates to it';

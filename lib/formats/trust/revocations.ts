@@ -39,16 +39,7 @@ import { keyIsCurrentAt, keyRevokedAt, signingAlgorithmOf, type NodeKey } from '
 import { isNodeId, type TrustNode } from './nodes.js';
 import { formatInstant, intervalContains, parseInstant, parseInterval, type Instant, type Interval } from './time.js';
 
-export const REVOCATION_REASONS = [
-  'unspecified',
-  'keyCompromise',
-  'cACompromise',
-  'affiliationChanged',
-  'superseded',
-  'cessationOfOperation',
-  'privilegeWithdrawn',
-  'aACompromise',
-] as const;
+export const REVOCATION_REASONS = ['unspecified', 'keyCompromise', 'cACompromise', 'affiliationChanged', 'superseded', 'cessationOfOperation', 'privilegeWithdrawn', 'aACompromise'] as const;
 export type RevocationReason = (typeof REVOCATION_REASONS)[number];
 
 export interface RevocationSubject {
@@ -61,9 +52,7 @@ export interface AttestationSlot {
   readonly signature: string;
 }
 
-export type RevocationAttestation =
-  | { readonly quorum: string; readonly slots: readonly AttestationSlot[] }
-  | { readonly quorum: string; readonly group_signature: string };
+export type RevocationAttestation = { readonly quorum: string; readonly slots: readonly AttestationSlot[] } | { readonly quorum: string; readonly group_signature: string };
 
 /** What the declarer states and a quorum attests. */
 export interface RevocationStatement {
@@ -174,11 +163,7 @@ export interface AttestationVerdict {
 }
 
 /** Checks an attestation of `statement` by the quorum node it names, as of `context.now`. */
-export function verifyRevocationAttestation(
-  statement: RevocationStatement,
-  attestation: unknown,
-  context: RevocationContext,
-): TrustResult<AttestationVerdict> {
+export function verifyRevocationAttestation(statement: RevocationStatement, attestation: unknown, context: RevocationContext): TrustResult<AttestationVerdict> {
   if (typeof attestation !== 'object' || attestation === null || Array.isArray(attestation)) {
     return failure('BAD_ATTESTATION', 'an attestation is {quorum, slots} or {quorum, group_signature}');
   }

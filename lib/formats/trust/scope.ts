@@ -92,9 +92,7 @@ function covered(box: Box, held: readonly Box[], dimension: number): boolean {
   if (dimension === box.length) return true;
   const axis = box[dimension]!;
   const values: (string | typeof ANY_OTHER)[] =
-    axis === 'ALL'
-      ? [...new Set(held.flatMap((other) => (other[dimension] === 'ALL' ? [] : [...(other[dimension] as ReadonlySet<string>)]))), ANY_OTHER]
-      : [...axis];
+    axis === 'ALL' ? [...new Set(held.flatMap((other) => (other[dimension] === 'ALL' ? [] : [...(other[dimension] as ReadonlySet<string>)]))), ANY_OTHER] : [...axis];
   const asked = new Set<string>();
   for (const value of values) {
     const covering = held.filter((other) => {

@@ -51,7 +51,6 @@ export function instantOf(date: Date): Instant {
   return date.getTime() * MICROS_PER_MS;
 }
 
-
 export function instantFromUnixSeconds(seconds: number): Instant {
   return seconds * 1_000_000;
 }

@@ -64,7 +64,8 @@ export function oaisMapping(): OaisMapping {
     },
     preservation_description_information: {
       reference: {
-        description: 'Identifiers: the passport id (External-Identifier), the snapshot id (Internal-Sender-Identifier and top-level directory), and the identity (GS1 Digital Link URI or equivalent) in the core record.',
+        description:
+          'Identifiers: the passport id (External-Identifier), the snapshot id (Internal-Sender-Identifier and top-level directory), and the identity (GS1 Digital Link URI or equivalent) in the core record.',
         in_bag: [...bagInfo('External-Identifier', 'Internal-Sender-Identifier'), ...files('core')],
       },
       provenance: {
@@ -74,7 +75,8 @@ export function oaisMapping(): OaisMapping {
         outside_bag: ['notarization: signed JSON by the archive notary key (GET /keyring) over snapshot_id, passport_id, bag_sha512, bag_size, notarized_at, tagmanifest_sha512'],
       },
       context: {
-        description: "How the content relates to information outside it: the registry type model it instantiates (type reference in core and manifest), and the trust framework the issuer's key stood in (trust anchor bundle and the trust service keyring that signs it).",
+        description:
+          "How the content relates to information outside it: the registry type model it instantiates (type reference in core and manifest), and the trust framework the issuer's key stood in (trust anchor bundle and the trust service keyring that signs it).",
         in_bag: files('manifest', 'core', 'trustAnchorBundle', 'trustKeyring'),
       },
       fixity: {
@@ -166,8 +168,7 @@ export function notarizationRecipe(endpoints: RecipeEndpoints): NotarizationReci
     tools: ['curl', 'jq', 'GNU coreutils (sha512sum, cut, wc, cmp, sort)', 'findutils (find)', 'tar (GNU tar or bsdtar)', 'Node.js 20+ with jose 6 (npm install jose@6)'],
     placeholders: {
       '{id}': 'the snapshot id',
-      '{notary_kid}':
-        "the RFC 7638 thumbprint of the archive's notary key, pinned from a copy of GET /keyring you trust (obtained out of band, or when you first pinned the archive)",
+      '{notary_kid}': "the RFC 7638 thumbprint of the archive's notary key, pinned from a copy of GET /keyring you trust (obtained out of band, or when you first pinned the archive)",
     },
     steps: [
       {
@@ -208,10 +209,7 @@ export function notarizationRecipe(endpoints: RecipeEndpoints): NotarizationReci
       {
         step: 6,
         title: 'Check the tag files and tie them to the notarization',
-        run: [
-          `${bag} sha512sum -c --strict ${TAG_MANIFEST}`,
-          `${bag} echo "$(jq -r .tagmanifest_sha512 ../notarization.json)  ${TAG_MANIFEST}" | sha512sum -c --strict -`,
-        ],
+        run: [`${bag} sha512sum -c --strict ${TAG_MANIFEST}`, `${bag} echo "$(jq -r .tagmanifest_sha512 ../notarization.json)  ${TAG_MANIFEST}" | sha512sum -c --strict -`],
         expect: `every line OK: bagit.txt, bag-info.txt and ${PAYLOAD_MANIFEST} match ${TAG_MANIFEST}, whose digest is the notarized tagmanifest_sha512`,
       },
       {

@@ -9,17 +9,7 @@
 import { recordInTransaction } from '../../../lib/audit/admin-log.js';
 import { Prisma, type PrismaClient } from '../../../prisma/issuer/generated/client.js';
 import { canonicalize, type Signer } from '../../../lib/crypto/index.js';
-import {
-  appendEvent,
-  hashFromHex,
-  hashToHex,
-  signLogHead,
-  EMPTY_FRONTIER,
-  type EventRecord,
-  type LogState,
-  type PassportStatus,
-  type SignedLogHead,
-} from '../domain/index.js';
+import { appendEvent, hashFromHex, hashToHex, signLogHead, EMPTY_FRONTIER, type EventRecord, type LogState, type PassportStatus, type SignedLogHead } from '../domain/index.js';
 
 export interface PassportRow {
   id: string;
@@ -96,26 +86,26 @@ export class PassportRepository {
     const head = signLogHead(passport.id, EMPTY_FRONTIER, headSigner, now);
     return this.prisma.$transaction(async (tx) => {
       const created = await tx.passport.create({
-      data: {
-        id: passport.id,
-        identity: passport.identity,
-        digitalLink: passport.digitalLink,
-        granularity: passport.granularity,
-        typeRefId: passport.typeRef.id,
-        typeRefVersion: passport.typeRef.version,
-        configVector: passport.configVector as Prisma.InputJsonObject,
-        capabilityClass: passport.capabilityClass,
-        profileId: passport.profileId,
-        claims: passport.claims as Prisma.InputJsonObject,
-        status: passport.status,
-        core: passport.core as Prisma.InputJsonObject,
-        logSize: 0,
-        frontier: [],
-        lastEvent: null,
-        logHead: head as unknown as Prisma.InputJsonObject,
-        createdAt: now,
-        updatedAt: now,
-      },
+        data: {
+          id: passport.id,
+          identity: passport.identity,
+          digitalLink: passport.digitalLink,
+          granularity: passport.granularity,
+          typeRefId: passport.typeRef.id,
+          typeRefVersion: passport.typeRef.version,
+          configVector: passport.configVector as Prisma.InputJsonObject,
+          capabilityClass: passport.capabilityClass,
+          profileId: passport.profileId,
+          claims: passport.claims as Prisma.InputJsonObject,
+          status: passport.status,
+          core: passport.core as Prisma.InputJsonObject,
+          logSize: 0,
+          frontier: [],
+          lastEvent: null,
+          logHead: head as unknown as Prisma.InputJsonObject,
+          createdAt: now,
+          updatedAt: now,
+        },
       });
       await recordInTransaction(tx);
       return created;
@@ -158,16 +148,10 @@ export class PassportRepository {
    * signed head are written together. A refusal throws, which rolls back and changes nothing.
    * Returns undefined when the passport does not exist.
    */
-  async append(
-    passportId: string,
-    input: { type: string; payload: unknown },
-    eventSigner: Signer,
-  ): Promise<{ event: EventRecord; head: SignedLogHead; status: PassportStatus } | undefined> {
+  async append(passportId: string, input: { type: string; payload: unknown }, eventSigner: Signer): Promise<{ event: EventRecord; head: SignedLogHead; status: PassportStatus } | undefined> {
     return this.prisma.$transaction(
       async (tx) => {
-        const locked = await tx.$queryRaw<LockedRow[]>(
-          Prisma.sql`SELECT status, log_size, frontier, last_event FROM ${this.#table} WHERE id = ${passportId} FOR UPDATE`,
-        );
+        const locked = await tx.$queryRaw<LockedRow[]>(Prisma.sql`SELECT status, log_size, frontier, last_event FROM ${this.#table} WHERE id = ${passportId} FOR UPDATE`);
         const row = locked[0];
         if (!row) return undefined;
         const state: LogState = {
@@ -209,7 +193,9 @@ export class PassportRepository {
   async mintPack<T extends { text: string }>(passportId: string, mint: (row: PackSourceRow, now: Date) => T): Promise<T | undefined> {
     return this.prisma.$transaction(
       async (tx) => {
-        const locked = await tx.$queryRaw<{ digital_link: string; type_ref_id: string; type_ref_version: number; config_vector: string; capability_class: string; status: string; log_head: string; last_event: string | null }[]>(
+        const locked = await tx.$queryRaw<
+          { digital_link: string; type_ref_id: string; type_ref_version: number; config_vector: string; capability_class: string; status: string; log_head: string; last_event: string | null }[]
+        >(
           Prisma.sql`SELECT digital_link, type_ref_id, type_ref_version, config_vector::text AS config_vector, capability_class, status, log_head::text AS log_head, last_event
                      FROM ${this.#table} WHERE id = ${passportId} FOR UPDATE`,
         );

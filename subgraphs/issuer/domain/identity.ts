@@ -125,12 +125,7 @@ function parseEpcUrn(uri: string): PassportIdentity {
   return assemble(uri, 'epc-urn', gtin, kind === 'id:sgtin' ? { serial: value } : { lot: value });
 }
 
-function assemble(
-  uri: string,
-  scheme: PassportIdentity['scheme'],
-  gtin: string,
-  qualifiers: { variant?: string; lot?: string; serial?: string },
-): PassportIdentity {
+function assemble(uri: string, scheme: PassportIdentity['scheme'], gtin: string, qualifiers: { variant?: string; lot?: string; serial?: string }): PassportIdentity {
   const granularity: Granularity = qualifiers.serial !== undefined ? 'item' : qualifiers.lot !== undefined ? 'batch' : 'model';
   let digitalLink = `${CANONICAL_DIGITAL_LINK_HOST}/01/${gtin}`;
   for (const { ai, field } of QUALIFIERS) {

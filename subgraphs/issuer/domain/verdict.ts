@@ -163,10 +163,7 @@ export function assembleVerdict(input: VerdictInput): PassportVerdict {
   const audit = log.signatures;
   if (audit.ok) passed('events.signatures', `${audit.verified} of ${audit.total} event signatures verified`);
   else {
-    failed(
-      'events.signatures',
-      `${audit.verified} of ${audit.total} event signatures verified; first failure at seq ${audit.first_failing_seq}: ${audit.failures[0]!.reason}`,
-    );
+    failed('events.signatures', `${audit.verified} of ${audit.total} event signatures verified; first failure at seq ${audit.first_failing_seq}: ${audit.failures[0]!.reason}`);
   }
 
   if (!pack) {

@@ -275,25 +275,26 @@ export class IssuerService {
 
   async mintPack(passportId: string): Promise<MintedPackView> {
     if (!storable(passportId)) throw notFound(`No passport has id ${passportId}.`);
-    const minted = await refusing(() =>
-      this.passports.mintPack(passportId, (row, now) => {
-        const claims = buildPackClaims({
-          issuer: this.settings.issuer,
-          passport: {
-            id: row.id,
-            identity: row.digitalLink,
-            type_ref: row.typeRef,
-            config_vector: row.configVector,
-            capability_class: row.capabilityClass as CapabilityClass,
-            status: row.status as PassportStatus,
-          },
-          head: row.logHead,
-          ...(row.lastEvent ? { last_event: row.lastEvent } : {}),
-          now,
-        });
-        const pack = mintPack(claims, this.keys.signer('carrier'), this.settings.qrBudget);
-        return { passportId: row.id, text: pack.text, size: pack.size, budget: pack.budget, kid: pack.kid, claims: claims as unknown as Record<string, unknown>, mintedAt: now };
-      }),
+    const minted = await refusing(
+      () =>
+        this.passports.mintPack(passportId, (row, now) => {
+          const claims = buildPackClaims({
+            issuer: this.settings.issuer,
+            passport: {
+              id: row.id,
+              identity: row.digitalLink,
+              type_ref: row.typeRef,
+              config_vector: row.configVector,
+              capability_class: row.capabilityClass as CapabilityClass,
+              status: row.status as PassportStatus,
+            },
+            head: row.logHead,
+            ...(row.lastEvent ? { last_event: row.lastEvent } : {}),
+            now,
+          });
+          const pack = mintPack(claims, this.keys.signer('carrier'), this.settings.qrBudget);
+          return { passportId: row.id, text: pack.text, size: pack.size, budget: pack.budget, kid: pack.kid, claims: claims as unknown as Record<string, unknown>, mintedAt: now };
+        }),
       issuerProblem,
     );
     if (!minted) throw notFound(`No passport has id ${passportId}.`);

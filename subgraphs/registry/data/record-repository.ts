@@ -97,10 +97,7 @@ async function checkProfileReferences(db: Db, version: RecordVersion): Promise<v
   const stored = await db.registryRecordVersion.findUnique({ where: { id_version: model }, select: { kind: true } });
   const problems: string[] = [];
   if (stored?.kind !== 'model') problems.push(`model ${body.model} is not a stored model version`);
-  const wanted = [
-    ...(body.protocol_bindings ?? []).map((id) => ({ id, kind: 'protocol_binding' })),
-    ...(body.verification_mechanisms ?? []).map((id) => ({ id, kind: 'verification_mechanism' })),
-  ];
+  const wanted = [...(body.protocol_bindings ?? []).map((id) => ({ id, kind: 'protocol_binding' })), ...(body.verification_mechanisms ?? []).map((id) => ({ id, kind: 'verification_mechanism' }))];
   if (wanted.length > 0) {
     const heads = await db.registryRecord.findMany({ where: { id: { in: wanted.map((ref) => ref.id) } }, select: { id: true, kind: true } });
     const kinds = new Map(heads.map((head) => [head.id, head.kind]));
@@ -330,10 +327,7 @@ export class RecordRepository {
           outcome.skipped.push({
             kind,
             id,
-            reason:
-              conflict.kind !== kind
-                ? `the id is taken by a ${conflict.kind} record`
-                : `the stored version ${conflict.version} differs from the sample register's`,
+            reason: conflict.kind !== kind ? `the id is taken by a ${conflict.kind} record` : `the stored version ${conflict.version} differs from the sample register's`,
           });
           continue;
         }
@@ -365,4 +359,3 @@ function recordExists(id: string, kind: string): RecordStateError {
 function staleVersion(id: string, expected: unknown): RegistryError {
   return new RegistryError('STALE_VERSION', `record ${id} gained a version concurrently; the request built on version ${String(expected)}, which is no longer current`);
 }
-

@@ -15,20 +15,7 @@ export const RECORD_ID_PATTERN = /^[a-z0-9](?:[a-z0-9._-]{0,126}[a-z0-9])?$/;
  * service paths, plus the paths the platform serves beside them.
  */
 export const RESERVED_ROOT_IDS: readonly string[] = Object.freeze(
-  [
-    ...Object.values(KIND_COLLECTIONS),
-    'healthz',
-    'admin',
-    'schemas',
-    'applicability',
-    'keyring',
-    'graphql',
-    'graphiql',
-    'docs',
-    'openapi.json',
-    'favicon.ico',
-    'robots.txt',
-  ].sort(),
+  [...Object.values(KIND_COLLECTIONS), 'healthz', 'admin', 'schemas', 'applicability', 'keyring', 'graphql', 'graphiql', 'docs', 'openapi.json', 'favicon.ico', 'robots.txt'].sort(),
 );
 
 const RESERVED = new Set(RESERVED_ROOT_IDS);
@@ -44,10 +31,7 @@ export function isValidRecordId(id: unknown): id is string {
  */
 export function checkRecordId(id: unknown, kind: RecordKind): string {
   if (!isValidRecordId(id)) {
-    throw new RegistryError(
-      'INVALID_ID',
-      `a record id is 1 to 128 characters of a-z, 0-9, ".", "_" and "-", starting and ending with a letter or digit; got ${JSON.stringify(id)}`,
-    );
+    throw new RegistryError('INVALID_ID', `a record id is 1 to 128 characters of a-z, 0-9, ".", "_" and "-", starting and ending with a letter or digit; got ${JSON.stringify(id)}`);
   }
   if (kind === 'generic' && RESERVED.has(id)) {
     throw new RegistryError('RESERVED_ID', `"${id}" is a fixed path at the registry root and cannot name a record`);

@@ -4,15 +4,7 @@ import { RegistryError } from './errors.js';
  * The kinds of registry records. `generic` records live at the root of the registry (`/{id}`);
  * every other kind has its own collection path.
  */
-export const RECORD_KINDS = [
-  'item',
-  'model',
-  'service',
-  'cross_register_mapping',
-  'protocol_binding',
-  'verification_mechanism',
-  'generic',
-] as const;
+export const RECORD_KINDS = ['item', 'model', 'service', 'cross_register_mapping', 'protocol_binding', 'verification_mechanism', 'generic'] as const;
 
 export type RecordKind = (typeof RECORD_KINDS)[number];
 
@@ -33,12 +25,7 @@ export const KIND_COLLECTIONS: Readonly<Record<Exclude<RecordKind, 'generic'>, s
  * the seed and administration, because a model version other records rely on must not be
  * replaced by a routine write.
  */
-export const API_VERSIONED_KINDS: ReadonlySet<RecordKind> = new Set<RecordKind>([
-  'item',
-  'service',
-  'cross_register_mapping',
-  'generic',
-]);
+export const API_VERSIONED_KINDS: ReadonlySet<RecordKind> = new Set<RecordKind>(['item', 'service', 'cross_register_mapping', 'generic']);
 
 /** The kind whose collection path segment is `segment`, if any. */
 export function kindOfCollection(segment: string): RecordKind | undefined {

@@ -121,8 +121,6 @@ export function pageFrom<T extends { readonly id: string }>(rows: readonly T[], 
  * the "C" collation to agree).
  */
 export function listRecords(latest: readonly RecordVersion[], query: ListQuery): Page<RecordVersion> {
-  const rows = latest
-    .filter((record) => matchesListQuery(record, query))
-    .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  const rows = latest.filter((record) => matchesListQuery(record, query)).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   return pageFrom(rows.slice(0, query.limit + 1), query.limit);
 }

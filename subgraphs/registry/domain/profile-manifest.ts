@@ -8,8 +8,7 @@ export const PROFILE_MANIFEST_TYPE = 'ProfileManifest';
 const RECORD_ID = RECORD_ID_PATTERN.source;
 const MODEL_REF = `${RECORD_ID.slice(0, -1)}@[1-9][0-9]{0,8}$`;
 // Semantic Versioning 2.0.0 §2 and §9–10: MAJOR.MINOR.PATCH with optional pre-release and build.
-const SEMVER =
-  '^(?:0|[1-9][0-9]*)\\.(?:0|[1-9][0-9]*)\\.(?:0|[1-9][0-9]*)(?:-[0-9A-Za-z-]+(?:\\.[0-9A-Za-z-]+)*)?(?:\\+[0-9A-Za-z-]+(?:\\.[0-9A-Za-z-]+)*)?$';
+const SEMVER = '^(?:0|[1-9][0-9]*)\\.(?:0|[1-9][0-9]*)\\.(?:0|[1-9][0-9]*)(?:-[0-9A-Za-z-]+(?:\\.[0-9A-Za-z-]+)*)?(?:\\+[0-9A-Za-z-]+(?:\\.[0-9A-Za-z-]+)*)?$';
 
 const claimPointers = (description: string) => ({
   description,
@@ -32,8 +31,7 @@ export const PROFILE_MANIFEST_EXAMPLES = [
     profile_id: 'eu-battery-passport',
     version: '1.0.0',
     title: 'EU battery passport for electric vehicle, LMT and industrial batteries',
-    description:
-      'Battery passport under Regulation (EU) 2023/1542, Article 77 and Annex XIII, for LMT batteries, industrial batteries over 2 kWh and electric vehicle batteries.',
+    description: 'Battery passport under Regulation (EU) 2023/1542, Article 77 and Annex XIII, for LMT batteries, industrial batteries over 2 kWh and electric vehicle batteries.',
     model: 'battery-passport@1',
     jurisdictions: ['EU'],
     product_categories: ['battery.ev', 'battery.lmt', 'battery.industrial'],
@@ -94,22 +92,11 @@ export const profileManifestSchema = {
   title: 'Passport profile manifest',
   description: 'What a digital product passport profile declares; registered as a generic registry record whose id is the profile_id.',
   type: 'object',
-  required: [
-    'type',
-    'profile_id',
-    'version',
-    'title',
-    'model',
-    'jurisdictions',
-    'product_categories',
-    'capability_class',
-    'required_claims',
-    'effective_from',
-  ],
+  required: ['type', 'profile_id', 'version', 'title', 'model', 'jurisdictions', 'product_categories', 'capability_class', 'required_claims', 'effective_from'],
   properties: {
     type: { description: 'Marks the document as a profile manifest.', const: PROFILE_MANIFEST_TYPE },
     profile_id: { description: 'The profile identifier, also its registry record id.', type: 'string', pattern: RECORD_ID },
-    version: { description: 'The publisher\'s version label (Semantic Versioning 2.0.0).', type: 'string', pattern: SEMVER },
+    version: { description: "The publisher's version label (Semantic Versioning 2.0.0).", type: 'string', pattern: SEMVER },
     title: { type: 'string', minLength: 1, maxLength: 200 },
     description: { type: 'string', maxLength: 2000 },
     model: {
@@ -132,7 +119,7 @@ export const profileManifestSchema = {
       uniqueItems: true,
     },
     capability_class: {
-      description: 'The passport capability class the profile requires, a token of the issuer\'s vocabulary (e.g. tier-a: carries a signed offline Tier-A pack).',
+      description: "The passport capability class the profile requires, a token of the issuer's vocabulary (e.g. tier-a: carries a signed offline Tier-A pack).",
       type: 'string',
       pattern: '^[a-z][a-z0-9-]{0,31}$',
     },
@@ -146,8 +133,8 @@ export const profileManifestSchema = {
     },
     protocol_bindings: recordIds('Registry ids of the protocol bindings passports of this profile are served through.'),
     verification_mechanisms: recordIds('Registry ids of the verification mechanisms that secure passports of this profile.'),
-    effective_from: { description: 'Start of the profile\'s effective window (inclusive).', type: 'string', format: 'date-time' },
-    effective_to: { description: 'End of the profile\'s effective window (exclusive); open when absent.', type: 'string', format: 'date-time' },
+    effective_from: { description: "Start of the profile's effective window (inclusive).", type: 'string', format: 'date-time' },
+    effective_to: { description: "End of the profile's effective window (exclusive); open when absent.", type: 'string', format: 'date-time' },
   },
   additionalProperties: false,
   examples: PROFILE_MANIFEST_EXAMPLES,

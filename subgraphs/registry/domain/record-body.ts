@@ -57,8 +57,7 @@ export const modelBodySchema = {
 
 let modelBodyValidator: DocumentValidator | undefined;
 
-const under = (prefix: string, issues: readonly ValidationIssue[]): ValidationIssue[] =>
-  issues.map((issue) => ({ ...issue, pointer: `${prefix}${issue.pointer}` }));
+const under = (prefix: string, issues: readonly ValidationIssue[]): ValidationIssue[] => issues.map((issue) => ({ ...issue, pointer: `${prefix}${issue.pointer}` }));
 
 function checkModelBody(body: JsonObject): void {
   modelBodyValidator ??= checkModelSchema(modelBodySchema);
@@ -72,9 +71,7 @@ function checkModelBody(body: JsonObject): void {
     throw error;
   }
   const examples = (body.schema as { examples?: unknown }).examples;
-  const failures = (Array.isArray(examples) ? examples : []).flatMap((example, index) =>
-    under(`/schema/examples/${index}`, validate(example).errors),
-  );
+  const failures = (Array.isArray(examples) ? examples : []).flatMap((example, index) => under(`/schema/examples/${index}`, validate(example).errors));
   if (failures.length > 0) throw new RegistryError('INVALID_RECORD', 'an example in the model does not validate against it', failures);
 }
 
@@ -105,8 +102,7 @@ export function windowOfBody(kind: RecordKind, body: JsonObject): { effectiveFro
 
 /** What a model or profile version applies to, read from its body; undefined for other records. */
 export function scopeOfBody(kind: RecordKind, body: JsonObject): Scope | undefined {
-  const declared =
-    kind === 'model' ? body.applicability : kind === 'generic' && isProfileManifestBody(body) ? body : undefined;
+  const declared = kind === 'model' ? body.applicability : kind === 'generic' && isProfileManifestBody(body) ? body : undefined;
   if (typeof declared !== 'object' || declared === null || Array.isArray(declared)) return undefined;
   const strings = (value: unknown) => (Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : []);
   return { productCategories: strings(declared.product_categories), jurisdictions: strings(declared.jurisdictions) };

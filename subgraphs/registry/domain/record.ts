@@ -63,9 +63,7 @@ export function nextVersion(current: number, expectedVersion: unknown): number {
   if (expectedVersion !== current) {
     throw new RegistryError(
       'STALE_VERSION',
-      current === 0
-        ? `the record does not exist yet; build on version 0 to create it, not ${expectedVersion}`
-        : `the record is at version ${current}; the request built on version ${expectedVersion}`,
+      current === 0 ? `the record does not exist yet; build on version 0 to create it, not ${expectedVersion}` : `the record is at version ${current}; the request built on version ${expectedVersion}`,
     );
   }
   return current + 1;
@@ -113,13 +111,7 @@ function instantOrNull(value: string | null | undefined, name: string): string |
  * validate) and the effective window. Returns the version to store; the store's unique
  * (kind, id, version) key turns a concurrent duplicate into STALE_VERSION as well.
  */
-export function appendVersion(
-  kind: RecordKind,
-  id: string,
-  history: readonly RecordVersion[],
-  request: NewVersionRequest,
-  now: Date,
-): RecordVersion {
+export function appendVersion(kind: RecordKind, id: string, history: readonly RecordVersion[], request: NewVersionRequest, now: Date): RecordVersion {
   if (history.some((v) => v.kind !== kind || v.id !== id)) {
     throw new Error(`history passed for ${kind}/${id} holds versions of another record`);
   }
@@ -145,7 +137,7 @@ export function appendVersion(
   const effectiveFrom = instantOrNull(request.effectiveFrom === undefined ? declared?.effectiveFrom : request.effectiveFrom, 'effective_from');
   const effectiveTo = instantOrNull(request.effectiveTo === undefined ? declared?.effectiveTo : request.effectiveTo, 'effective_to');
   if (declared && (declared.effectiveFrom !== effectiveFrom || declared.effectiveTo !== effectiveTo)) {
-    throw new RegistryError('INVALID_RECORD', 'the effective window must equal the profile manifest\'s effective_from and effective_to');
+    throw new RegistryError('INVALID_RECORD', "the effective window must equal the profile manifest's effective_from and effective_to");
   }
   if (effectiveFrom !== null && effectiveTo !== null && effectiveFrom >= effectiveTo) {
     throw new RegistryError('INVALID_RECORD', `effective_to (${effectiveTo}) must be later than effective_from (${effectiveFrom})`);

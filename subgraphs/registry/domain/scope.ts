@@ -14,8 +14,33 @@ const JURISDICTION = new RegExp(JURISDICTION_PATTERN);
 
 /** ISO 3166-1 alpha-2 codes of the 27 EU member states (Greece is GR, not the EU's own EL). */
 export const EU_MEMBER_STATES: readonly string[] = Object.freeze([
-  'AT', 'BE', 'BG', 'CY', 'CZ', 'DE', 'DK', 'EE', 'ES', 'FI', 'FR', 'GR', 'HR', 'HU',
-  'IE', 'IT', 'LT', 'LU', 'LV', 'MT', 'NL', 'PL', 'PT', 'RO', 'SE', 'SI', 'SK',
+  'AT',
+  'BE',
+  'BG',
+  'CY',
+  'CZ',
+  'DE',
+  'DK',
+  'EE',
+  'ES',
+  'FI',
+  'FR',
+  'GR',
+  'HR',
+  'HU',
+  'IE',
+  'IT',
+  'LT',
+  'LU',
+  'LV',
+  'MT',
+  'NL',
+  'PL',
+  'PT',
+  'RO',
+  'SE',
+  'SI',
+  'SK',
 ]);
 
 const MEMBER_STATES = new Set(EU_MEMBER_STATES);

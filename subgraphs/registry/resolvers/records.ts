@@ -42,11 +42,7 @@ export interface RegistryDependencies {
 
 /** Kind names a caller may use: the kind itself, its collection path segment, or its hyphenated form. */
 const KIND_NAMES = new Map<string, RecordKind>(
-  RECORD_KINDS.flatMap((kind) => [
-    [kind, kind],
-    [kind.replaceAll('_', '-'), kind],
-    ...(kind === 'generic' ? [] : [[KIND_COLLECTIONS[kind], kind] as const]),
-  ]),
+  RECORD_KINDS.flatMap((kind) => [[kind, kind], [kind.replaceAll('_', '-'), kind], ...(kind === 'generic' ? [] : [[KIND_COLLECTIONS[kind], kind] as const])]),
 );
 
 function kindOf(name: string): RecordKind {
@@ -125,10 +121,9 @@ function registryProblem(error: unknown): ProblemError | undefined {
 @Resolver(() => RegistryRecord)
 export class RegistryRecordResolver {
   /** Records by id (latest, or a version) and kind, for every root field of a request at once. */
-  readonly #records = perRequest<{ id: string; kind?: RecordKind; version: number | null }, StoredVersion | null, string>(
-    (questions) => this.dependencies.records.findEach(questions),
-    { cacheKeyFn: ({ id, kind, version }) => `${id}\n${kind ?? ''}\n${version ?? ''}` },
-  );
+  readonly #records = perRequest<{ id: string; kind?: RecordKind; version: number | null }, StoredVersion | null, string>((questions) => this.dependencies.records.findEach(questions), {
+    cacheKeyFn: ({ id, kind, version }) => `${id}\n${kind ?? ''}\n${version ?? ''}`,
+  });
 
   constructor(private readonly dependencies: RegistryDependencies) {}
 
@@ -149,7 +144,7 @@ export class RegistryRecordResolver {
     return found ? toRecord(found) : null;
   }
 
-  @Query(() => RegistryRecordPage, { description: 'A page of one kind\'s records at their current versions, in id order.' })
+  @Query(() => RegistryRecordPage, { description: "A page of one kind's records at their current versions, in id order." })
   async registryRecords(
     @Arg('kind', () => String) kind: string,
     @Arg('first', () => Int, { nullable: true, description: 'Page size, 1 to 500, default 50.' }) first: number | null,
@@ -172,7 +167,8 @@ export class RegistryRecordResolver {
   }
 
   @Query(() => GraphQLJSONObject, {
-    description: 'Validates a document against a model version (current unless given): { valid, model, errors: [{ pointer, keyword, message, schema_path, params }] }, every error with its JSON Pointer.',
+    description:
+      'Validates a document against a model version (current unless given): { valid, model, errors: [{ pointer, keyword, message, schema_path, params }] }, every error with its JSON Pointer.',
   })
   async registryValidateDocument(
     @Arg('modelId', () => ID) modelId: string,
@@ -213,13 +209,14 @@ export class RegistryRecordResolver {
   @Mutation(() => RegistryRecord, { description: 'Creates a record at version 1. Its id must be free in the whole register.' })
   async createRegistryRecord(@Arg('input', () => RegistryRecordInput) input: RegistryRecordInput): Promise<RegistryRecord> {
     const kind = kindOf(input.kind);
-    const created = await refusing(() =>
-      this.dependencies.records.create(
-        kind,
-        input.id,
-        { body: input.body, ...(input.status == null ? {} : { status: input.status }), effectiveFrom: input.effectiveFrom, effectiveTo: input.effectiveTo },
-        new Date(),
-      ),
+    const created = await refusing(
+      () =>
+        this.dependencies.records.create(
+          kind,
+          input.id,
+          { body: input.body, ...(input.status == null ? {} : { status: input.status }), effectiveFrom: input.effectiveFrom, effectiveTo: input.effectiveTo },
+          new Date(),
+        ),
       registryProblem,
     );
     return toRecord(created);
@@ -227,12 +224,13 @@ export class RegistryRecordResolver {
 
   @Authorized('writer')
   @Mutation(() => RegistryRecord, {
-    description: 'Adds the next version to a record (item, service, cross-register mapping or generic). expectedVersion must be the current version; otherwise 409 STALE_VERSION and nothing is written.',
+    description:
+      'Adds the next version to a record (item, service, cross-register mapping or generic). expectedVersion must be the current version; otherwise 409 STALE_VERSION and nothing is written.',
   })
   async appendRegistryRecordVersion(
     // type-graphql lists arguments last parameter first, and the admin log names a mutation's
     // target by its first string argument: declared last, `id` comes first.
-    @Arg('kind', () => String, { nullable: true, description: 'The record\'s kind, when the caller addresses it through a collection.' }) kind: string | null,
+    @Arg('kind', () => String, { nullable: true, description: "The record's kind, when the caller addresses it through a collection." }) kind: string | null,
     @Arg('input', () => RegistryVersionInput) input: RegistryVersionInput,
     @Arg('id', () => ID) id: string,
   ): Promise<RegistryRecord> {

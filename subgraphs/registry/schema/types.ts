@@ -39,13 +39,13 @@ export class RegistryRecord {
   @Field(() => Int, { nullable: true, description: 'The version that supersedes this one; null for the current version.' })
   supersededBy!: number | null;
 
-  @Field(() => Boolean, { description: 'Whether this is the record\'s current (latest) version.' })
+  @Field(() => Boolean, { description: "Whether this is the record's current (latest) version." })
   current!: boolean;
 
-  @Field(() => Int, { description: 'The record\'s current version number.' })
+  @Field(() => Int, { description: "The record's current version number." })
   currentVersion!: number;
 
-  @Field(() => String, { description: 'The record\'s path under the registry\'s REST base address, e.g. /items/battery.' })
+  @Field(() => String, { description: "The record's path under the registry's REST base address, e.g. /items/battery." })
   path!: string;
 }
 
@@ -193,7 +193,9 @@ class RecordContentInput {
 
 @InputType({ description: 'A new record.' })
 export class RegistryRecordInput extends RecordContentInput {
-  @Field(() => String, { description: 'The kind: item, model, service, cross_register_mapping, protocol_binding, verification_mechanism or generic (collection names such as items are accepted too).' })
+  @Field(() => String, {
+    description: 'The kind: item, model, service, cross_register_mapping, protocol_binding, verification_mechanism or generic (collection names such as items are accepted too).',
+  })
   kind!: string;
 
   @Field(() => ID)
@@ -205,9 +207,9 @@ export class RegistryRecordInput extends RecordContentInput {
 
 @InputType({ description: 'The next version of a record.' })
 export class RegistryVersionInput extends RecordContentInput {
-  @Field(() => Int, { description: 'The version the change builds on: the record\'s current version.' })
+  @Field(() => Int, { description: "The version the change builds on: the record's current version." })
   expectedVersion!: number;
 
-  @Field(() => String, { nullable: true, description: 'Defaults to the current version\'s status.' })
+  @Field(() => String, { nullable: true, description: "Defaults to the current version's status." })
   status?: string | null;
 }

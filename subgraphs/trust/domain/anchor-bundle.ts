@@ -78,9 +78,7 @@ export function buildAnchorBundle(sources: AnchorBundleSources): TrustResult<Anc
     issued_at: formatInstant(sources.issuedAt),
     ...(narrowTo && { jurisdiction: narrowTo }),
     roots: nodes.filter((node) => node.kind === 'root').map(anchor),
-    quorums: nodes
-      .filter((node) => node.kind === 'quorum')
-      .map((node) => ({ ...anchor(node), threshold: node.threshold!, ...(node.group_key && { group_key: node.group_key }) })),
+    quorums: nodes.filter((node) => node.kind === 'quorum').map((node) => ({ ...anchor(node), threshold: node.threshold!, ...(node.group_key && { group_key: node.group_key }) })),
     witness_set: sources.witnessSet ?? null,
     trust_lists: sources.trustLists
       .filter((list) => applies(list.jurisdiction))

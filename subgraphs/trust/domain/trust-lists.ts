@@ -75,9 +75,7 @@ const ABSOLUTE_URI = /^[A-Za-z][A-Za-z0-9+.-]*:[^\s\p{Cc}]{1,1024}$/u;
 
 /** What the list said at `at` (the latest version when `at` is undefined); undefined before registration. */
 export function trustListAt(history: readonly TrustListChange[], at?: Instant): TrustList | undefined {
-  const versions = history
-    .filter((change) => at === undefined || parseInstant(change.recorded_at)! <= at)
-    .sort((a, b) => a.sequence_number - b.sequence_number);
+  const versions = history.filter((change) => at === undefined || parseInstant(change.recorded_at)! <= at).sort((a, b) => a.sequence_number - b.sequence_number);
   const registration = versions.find((change) => change.change === 'registration');
   if (registration?.change !== 'registration') return undefined;
   const entries = new Map<string, TrustListEntry>();
@@ -194,11 +192,5 @@ export function upsertTrustListEntry(history: readonly TrustListChange[], input:
 }
 
 function sameInstance(a: EntryStatusInstance, b: EntryStatusInstance): boolean {
-  return (
-    a.service_type === b.service_type &&
-    a.name === b.name &&
-    a.node_id === b.node_id &&
-    a.status === b.status &&
-    a.status_starting_time === b.status_starting_time
-  );
+  return a.service_type === b.service_type && a.name === b.name && a.node_id === b.node_id && a.status === b.status && a.status_starting_time === b.status_starting_time;
 }

@@ -10,7 +10,8 @@ export class AnchorBundleResolver {
   constructor(private readonly deps: TrustDependencies) {}
 
   @Query(() => GraphQLJSONObject, {
-    description: 'The signed anchor bundle (GET /anchor-bundle): roots with all their keys, quorums, the witness set and the master-list origin, trust-list heads; narrowed to a jurisdiction when given.',
+    description:
+      'The signed anchor bundle (GET /anchor-bundle): roots with all their keys, quorums, the witness set and the master-list origin, trust-list heads; narrowed to a jurisdiction when given.',
   })
   async trustAnchorBundle(@Arg('jurisdiction', () => String, { nullable: true }) jurisdiction?: string | null): Promise<object> {
     const { store } = this.deps;

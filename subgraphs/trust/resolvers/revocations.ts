@@ -9,8 +9,7 @@ export class RevocationResolver {
   constructor(private readonly deps: TrustDependencies) {}
 
   @Query(() => [RevocationType], {
-    description:
-      'Revocations (GET /revocations): at = effective by then, knownBy = recorded by then, window = effective within start/end, subject = affecting that node or key, retroactive.',
+    description: 'Revocations (GET /revocations): at = effective by then, knownBy = recorded by then, window = effective within start/end, subject = affecting that node or key, retroactive.',
   })
   async trustRevocations(
     @Arg('at', () => String, { nullable: true }) at?: string | null,

@@ -37,10 +37,13 @@ export interface TrustDependencies {
 export function trustLoaders(store: TrustRepository): Pick<TrustDependencies, 'nodes' | 'standings'> {
   return {
     standings: keyStandingLoader(store),
-    nodes: new DataLoader<string, TrustNode | null>(async (ids) => {
-      const found = new Map((await store.nodes(ids)).map((node) => [node.id, node]));
-      return ids.map((id) => found.get(id) ?? null);
-    }, { cache: false }),
+    nodes: new DataLoader<string, TrustNode | null>(
+      async (ids) => {
+        const found = new Map((await store.nodes(ids)).map((node) => [node.id, node]));
+        return ids.map((id) => found.get(id) ?? null);
+      },
+      { cache: false },
+    ),
   };
 }
 
@@ -127,7 +130,10 @@ export function keyStandingLoader(store: TrustRepository) {
   return perRequest<{ kid: string; at: Date }, KeyStandingType, string>(
     async (questions) => {
       const graph = await store.graphForKeys(questions.map(({ kid }) => kid));
-      return keyStandingDetails(graph, questions.map(({ kid, at }) => ({ kid, at: instantOf(at) }))).map(standingOut);
+      return keyStandingDetails(
+        graph,
+        questions.map(({ kid, at }) => ({ kid, at: instantOf(at) })),
+      ).map(standingOut);
     },
     { cacheKeyFn: ({ kid, at }) => `${kid} ${at.toISOString()}` },
   );

@@ -54,10 +54,7 @@ export class TrustListResolver {
   @Mutation(() => TrustListEntryUpsertType, {
     description: 'Upserts one entry (POST /trust-lists/{jur}/entries); supersededAt withdraws it from then on. Every change bumps the sequence number.',
   })
-  async upsertTrustListEntry(
-    @Arg('jurisdiction', () => String) jurisdiction: string,
-    @Arg('input', () => TrustListEntryInput) input: TrustListEntryInput,
-  ): Promise<TrustListEntryUpsertType> {
+  async upsertTrustListEntry(@Arg('jurisdiction', () => String) jurisdiction: string, @Arg('input', () => TrustListEntryInput) input: TrustListEntryInput): Promise<TrustListEntryUpsertType> {
     const code = normalizeJurisdiction(jurisdiction);
     if (!code) throw new ProblemError(404, 'UNKNOWN_TRUST_LIST', `No trust list is registered for ${jurisdiction}.`);
     const body = present({ id: input.id, service_type: input.serviceType, name: input.name, node_id: input.nodeId, superseded_at: input.supersededAt });

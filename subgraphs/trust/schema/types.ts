@@ -110,7 +110,7 @@ export class KeyStandingType {
   @Field(() => ID, { nullable: true, description: 'The root the delegation path starts from, when the standing is valid.' })
   rootId!: string | null;
 
-  @Field(() => [DelegationEdgeType], { nullable: true, description: 'The delegations from the root down to the node, when the standing is valid (empty for a root\'s own key).' })
+  @Field(() => [DelegationEdgeType], { nullable: true, description: "The delegations from the root down to the node, when the standing is valid (empty for a root's own key)." })
   path!: DelegationEdgeType[] | null;
 
   @Field(() => String, { nullable: true, description: 'Why the standing is not valid.' })
@@ -299,7 +299,7 @@ export class MasterListEntryType {
 
 @ObjectType('TrustMasterList', { simpleResolvers: true })
 export class MasterListType {
-  @Field(() => String, { description: 'The origin line witnesses cosign; names this deployment\'s master list.' })
+  @Field(() => String, { description: "The origin line witnesses cosign; names this deployment's master list." })
   origin!: string;
 
   @Field(() => String, { description: 'The M-of-K shape, e.g. "3-of-5"; "none" without a witness set.' })

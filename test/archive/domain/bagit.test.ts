@@ -65,9 +65,16 @@ describe('BagIt bag', () => {
     expect(name).toBe('snap-01');
     expect(validateBag(bag)).toEqual([]);
     expect(new TextDecoder().decode(bag.files.get('bagit.txt'))).toBe('BagIt-Version: 1.0\nTag-File-Character-Encoding: UTF-8\n');
-    expect([...bag.files.keys()].sort()).toEqual(
-      ['bag-info.txt', 'bagit.txt', 'data/a.txt', 'data/empty.bin', 'data/log/events.jsonl', 'data/passport/core.json', 'manifest-sha512.txt', 'tagmanifest-sha512.txt'],
-    );
+    expect([...bag.files.keys()].sort()).toEqual([
+      'bag-info.txt',
+      'bagit.txt',
+      'data/a.txt',
+      'data/empty.bin',
+      'data/log/events.jsonl',
+      'data/passport/core.json',
+      'manifest-sha512.txt',
+      'tagmanifest-sha512.txt',
+    ]);
   });
 
   it('writes bag-info.txt with the bagging date, Payload-Oxum and the fixed metadata', async () => {
@@ -171,7 +178,10 @@ describe('BagIt bag', () => {
     const listed = spawnSync('tar', ['-tvf', archive, '--full-time'], { env: { ...process.env, TZ: 'UTC', LC_ALL: 'C' }, encoding: 'utf8' });
     expect(listed.status).toBe(0);
     expect(listed.stderr).toBe('');
-    const rows = listed.stdout.trim().split('\n').map((line) => line.split(/\s+/));
+    const rows = listed.stdout
+      .trim()
+      .split('\n')
+      .map((line) => line.split(/\s+/));
     expect(rows.map((row) => row[5])).toEqual(readTar(new Uint8Array(readFileSync(archive))).map((member) => member.path));
     for (const row of rows) {
       expect(row[0]).toMatch(row[5]!.endsWith('/') ? /^drwxr-xr-x$/ : /^-rw-r--r--$/);
@@ -254,12 +264,8 @@ describe('paths', () => {
   });
 
   it('refuses a path that no ustar split can hold', () => {
-    expect(() => bagStream(request({ payload: [{ path: `data/${'g'.repeat(120)}`, bytes: new Uint8Array(1) }] }))).toThrow(
-      expect.objectContaining({ code: 'PATH_TOO_LONG' }),
-    );
-    expect(() => bagStream(request({ payload: [{ path: `data/${'h/'.repeat(130)}i`, bytes: new Uint8Array(1) }] }))).toThrow(
-      expect.objectContaining({ code: 'PATH_TOO_LONG' }),
-    );
+    expect(() => bagStream(request({ payload: [{ path: `data/${'g'.repeat(120)}`, bytes: new Uint8Array(1) }] }))).toThrow(expect.objectContaining({ code: 'PATH_TOO_LONG' }));
+    expect(() => bagStream(request({ payload: [{ path: `data/${'h/'.repeat(130)}i`, bytes: new Uint8Array(1) }] }))).toThrow(expect.objectContaining({ code: 'PATH_TOO_LONG' }));
   });
 
   it.each(['a.txt', '/data/a', 'data/', 'data//a', 'data/./a', 'data/../bagit.txt', 'data/a\0b', 'data'])('refuses the payload path %j', (path) => {
@@ -269,8 +275,14 @@ describe('paths', () => {
   it('refuses duplicate paths and a path used as file and directory', () => {
     const one = encoder.encode('1');
     for (const payload of [
-      [{ path: 'data/a', bytes: one }, { path: 'data/a', bytes: one }],
-      [{ path: 'data/a/b', bytes: one }, { path: 'data/a', bytes: one }],
+      [
+        { path: 'data/a', bytes: one },
+        { path: 'data/a', bytes: one },
+      ],
+      [
+        { path: 'data/a/b', bytes: one },
+        { path: 'data/a', bytes: one },
+      ],
     ]) {
       expect(() => bagStream(request({ payload }))).toThrow(expect.objectContaining({ code: 'DUPLICATE_PAYLOAD_PATH' }));
     }
@@ -306,8 +318,10 @@ describe('refusals', () => {
   it('reads a bag stream only once', async () => {
     const stream = bagStream(request());
     for await (const _chunk of stream);
-    await expect((async () => {
-      for await (const _chunk of stream);
-    })()).rejects.toThrow(/only once/);
+    await expect(
+      (async () => {
+        for await (const _chunk of stream);
+      })(),
+    ).rejects.toThrow(/only once/);
   });
 });

@@ -10,16 +10,7 @@ import { sha512 } from '@noble/hashes/sha2.js';
 import { bytesToHex } from '@noble/hashes/utils.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ed25519PublicJwk, generateSecretKey, jwkThumbprint, publicKeyOf, rawKeySigner, type Signer } from '../../../lib/crypto/index.js';
-import {
-  buildBag,
-  notarizationRecipe,
-  notarize,
-  oaisMapping,
-  snapshotBag,
-  type BagLocation,
-  type NotarizationRecipe,
-  type OaisPart,
-} from '../../../subgraphs/archive/domain/index.js';
+import { buildBag, notarizationRecipe, notarize, oaisMapping, snapshotBag, type BagLocation, type NotarizationRecipe, type OaisPart } from '../../../subgraphs/archive/domain/index.js';
 import { bagFromTar, parseBagInfo } from '../support/bagit-check.js';
 import { syntheticPassport } from '../support/synthetic-passport.js';
 
@@ -36,9 +27,7 @@ function notary(): { signer: Signer; jwk: Record<string, unknown> } {
 
 async function notarizedSnapshot(signer: Signer, tamper?: (bytes: Uint8Array) => void) {
   const content = syntheticPassport(120);
-  const { bytes, summary } = await buildBag(
-    snapshotBag({ snapshotId: SNAPSHOT_ID, baggedAt: '2025-06-01T08:00:00Z', content, sourceOrganization: 'Archive', softwareAgent: 'test' }),
-  );
+  const { bytes, summary } = await buildBag(snapshotBag({ snapshotId: SNAPSHOT_ID, baggedAt: '2025-06-01T08:00:00Z', content, sourceOrganization: 'Archive', softwareAgent: 'test' }));
   tamper?.(bytes);
   const notarization = notarize(
     {

@@ -17,7 +17,11 @@ async function contentOf(file: PayloadFile): Promise<Uint8Array> {
 function reversedKeys(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(reversedKeys);
   if (typeof value !== 'object' || value === null) return value;
-  return Object.fromEntries(Object.entries(value).reverse().map(([key, member]) => [key, reversedKeys(member)]));
+  return Object.fromEntries(
+    Object.entries(value)
+      .reverse()
+      .map(([key, member]) => [key, reversedKeys(member)]),
+  );
 }
 
 const options = (content: SnapshotContent) => ({
@@ -30,11 +34,11 @@ const options = (content: SnapshotContent) => ({
 
 describe('snapshot payload', () => {
   it('lays out every part under data/ at the documented paths', () => {
-    const paths = snapshotPayload(syntheticPassport(3)).map((file) => file.path).sort();
+    const paths = snapshotPayload(syntheticPassport(3))
+      .map((file) => file.path)
+      .sort();
     expect(paths).toEqual(SNAPSHOT_FILES.map((file) => file.path).sort());
-    expect(SNAPSHOT_FILES.map((file) => file.path)).toEqual(
-      [...SNAPSHOT_FILES.map((file) => file.path)].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b))),
-    );
+    expect(SNAPSHOT_FILES.map((file) => file.path)).toEqual([...SNAPSHOT_FILES.map((file) => file.path)].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b))));
   });
 
   it('leaves out pack.txt, and its description, when no pack was minted', async () => {

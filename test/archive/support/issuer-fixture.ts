@@ -10,7 +10,11 @@
  * its camelCase members, or a lifecycle event such as `activated`).
  */
 
-export type RestCaller = (service: 'issuer' | 'registry' | 'archive', path: string, init?: { method?: string; body?: unknown; as?: 'admin' | 'writer' }) => Promise<{ status: number; body: any; text: string }>
+export type RestCaller = (
+  service: 'issuer' | 'registry' | 'archive',
+  path: string,
+  init?: { method?: string; body?: unknown; as?: 'admin' | 'writer' },
+) => Promise<{ status: number; body: any; text: string }>;
 
 /** A GTIN with a valid check digit. */
 const GTIN = '09520123456788';
@@ -50,7 +54,10 @@ export interface IssuedPassport {
 }
 
 /** A passport with an activation and `traceEvents` ObjectEvents, and a Tier-A pack when `pack` is set. */
-export async function issuePassport(rest: RestCaller, options: { traceEvents: number; serial: string; pack?: boolean; model?: { id: string; version: number }; concurrency?: number }): Promise<IssuedPassport> {
+export async function issuePassport(
+  rest: RestCaller,
+  options: { traceEvents: number; serial: string; pack?: boolean; model?: { id: string; version: number }; concurrency?: number },
+): Promise<IssuedPassport> {
   const model = options.model ?? (await registryModel(rest));
   const created = await rest('issuer', '/passports', {
     as: 'writer',

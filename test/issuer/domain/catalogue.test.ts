@@ -34,9 +34,7 @@ const VALID: Record<string, unknown[]> = {
       destinationList: [{ type: 'owning_party', destination: 'urn:epc:id:pgln:9520999.00000' }],
     },
   ],
-  TransformationEvent: [
-    { ...when, bizStep: 'recycling', inputEPCList: [epc], outputQuantityList: [{ epcClass: 'urn:epc:class:lgtin:9520123.011111.B7', quantity: 1.5, uom: 'KGM' }] },
-  ],
+  TransformationEvent: [{ ...when, bizStep: 'recycling', inputEPCList: [epc], outputQuantityList: [{ epcClass: 'urn:epc:class:lgtin:9520123.011111.B7', quantity: 1.5, uom: 'KGM' }] }],
 };
 
 const INVALID: [string, unknown, string][] = [

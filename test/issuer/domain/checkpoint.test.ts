@@ -16,10 +16,7 @@ describe('log head', () => {
     expect(head).toMatchObject({ passport_id: 'passport-7', size: 5, root_hash: Buffer.from(frontierRoot(state.frontier)).toString('hex'), timestamp: at(100).toISOString() });
     const { signature, ...plain } = head;
     const [protectedHeader, , sig] = signature.split('.');
-    const result = await jose.flattenedVerify(
-      { protected: protectedHeader!, payload: encodeBase64Url(canonicalize(plain)), signature: sig! },
-      await jose.importJWK(key.jwk as jose.JWK, 'Ed25519'),
-    );
+    const result = await jose.flattenedVerify({ protected: protectedHeader!, payload: encodeBase64Url(canonicalize(plain)), signature: sig! }, await jose.importJWK(key.jwk as jose.JWK, 'Ed25519'));
     expect(result.protectedHeader?.kid).toBe(key.signer.kid);
     expect(verifyLogHead(head, resolverOf(key))).toEqual({ ok: true, kid: key.signer.kid });
   });
@@ -48,7 +45,10 @@ describe('C2SP checkpoint', () => {
     const match = /^\u2014 issuer\.example ([A-Za-z0-9+/=]+)\n$/.exec(signatureLine!);
     expect(match).not.toBeNull();
     const blob = Buffer.from(match![1]!, 'base64');
-    const expectedId = createHash('sha256').update(Buffer.concat([Buffer.from('issuer.example\n'), Buffer.from([1]), key.publicKey])).digest().subarray(0, 4);
+    const expectedId = createHash('sha256')
+      .update(Buffer.concat([Buffer.from('issuer.example\n'), Buffer.from([1]), key.publicKey]))
+      .digest()
+      .subarray(0, 4);
     expect(blob.subarray(0, 4)).toEqual(expectedId);
     expect(Buffer.from(noteKeyId('issuer.example', key.publicKey))).toEqual(expectedId);
     const publicKey = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: encodeBase64Url(key.publicKey) }, format: 'jwk' });

@@ -3,16 +3,7 @@ import * as jose from 'jose';
 import { describe, expect, it } from 'vitest';
 import { ed25519 } from '@noble/curves/ed25519.js';
 import { canonicalize, encodeBase64Url, signJson, type KeyResolver } from '../../../lib/crypto/index.js';
-import {
-  appendEvent,
-  buildEvent,
-  emptyLogState,
-  eventDigest,
-  GENESIS_PREV_HASH,
-  signedFormFromUnsigned,
-  verifyEvent,
-  type EventRecord,
-} from '../../../lib/formats/issuer/event-log.js';
+import { appendEvent, buildEvent, emptyLogState, eventDigest, GENESIS_PREV_HASH, signedFormFromUnsigned, verifyEvent, type EventRecord } from '../../../lib/formats/issuer/event-log.js';
 import { frontierRoot, merkleRoot, leafHash } from '../../../lib/formats/issuer/merkle.js';
 import { at, buildLog, ed25519Key, objectEvent, p256Key, resolverOf } from './fixtures.js';
 
@@ -27,7 +18,11 @@ describe('signed event records', () => {
     expect(GENESIS_PREV_HASH).toBe('0'.repeat(64));
     for (let i = 1; i < events.length; i += 1) {
       expect(events[i]!.seq).toBe(i);
-      expect(events[i]!.prev_hash).toBe(createHash('sha256').update(canonicalize(events[i - 1])).digest('hex'));
+      expect(events[i]!.prev_hash).toBe(
+        createHash('sha256')
+          .update(canonicalize(events[i - 1]))
+          .digest('hex'),
+      );
     }
   });
 
@@ -65,12 +60,7 @@ describe('signed event records', () => {
   });
 
   it('derives the canonical signed form from the unsigned one exactly as JCS does', () => {
-    const tricky = buildEvent(
-      undefined,
-      { passport_id: 'p-\u00e9\u{1F600}', type: 'suspended', payload: { reason: '"trust":"x","type":"y"}', note: '\u20ac\n' } },
-      key.signer,
-      at(5),
-    );
+    const tricky = buildEvent(undefined, { passport_id: 'p-\u00e9\u{1F600}', type: 'suspended', payload: { reason: '"trust":"x","type":"y"}', note: '\u20ac\n' } }, key.signer, at(5));
     for (const event of [...events, tricky]) {
       const { signature: _s, ...unsigned } = event;
       expect(signedFormFromUnsigned(canonicalize(unsigned), event)).toBe(canonicalize(event));
@@ -100,18 +90,12 @@ describe('appending', () => {
   it('refuses a clock that runs backwards, a wrong key type, and a frontier that does not match', () => {
     const { state } = buildLog('p', key, 0);
     expect(() => appendEvent(state, objectEvent('inspecting', 0), key.signer, at(-10))).toThrowError(expect.objectContaining({ code: 'CLOCK_REGRESSION' }));
-    expect(() => appendEvent(state, objectEvent('inspecting', 0), p256Key().signer, at(10))).toThrowError(
-      expect.objectContaining({ code: 'WRONG_SIGNING_ALGORITHM' }),
-    );
-    expect(() => appendEvent({ ...state, frontier: emptyLogState('p').frontier }, objectEvent('inspecting', 0), key.signer, at(10))).toThrowError(
-      expect.objectContaining({ code: 'LOG_MISMATCH' }),
-    );
+    expect(() => appendEvent(state, objectEvent('inspecting', 0), p256Key().signer, at(10))).toThrowError(expect.objectContaining({ code: 'WRONG_SIGNING_ALGORITHM' }));
+    expect(() => appendEvent({ ...state, frontier: emptyLogState('p').frontier }, objectEvent('inspecting', 0), key.signer, at(10))).toThrowError(expect.objectContaining({ code: 'LOG_MISMATCH' }));
   });
 
   it('checks the payload against the catalogue before signing', () => {
-    expect(() => appendEvent(emptyLogState('p'), { type: 'ObjectEvent', payload: { action: 'ADD' } }, key.signer, at(0))).toThrowError(
-      expect.objectContaining({ code: 'INVALID_EVENT_PAYLOAD' }),
-    );
+    expect(() => appendEvent(emptyLogState('p'), { type: 'ObjectEvent', payload: { action: 'ADD' } }, key.signer, at(0))).toThrowError(expect.objectContaining({ code: 'INVALID_EVENT_PAYLOAD' }));
   });
 });
 

@@ -1,14 +1,4 @@
-import {
-  ed25519PublicJwk,
-  generateSecretKey,
-  jwkThumbprint,
-  keySetResolver,
-  p256PublicJwk,
-  publicKeyOf,
-  rawKeySigner,
-  type PublicJwk,
-  type Signer,
-} from '../../../lib/crypto/index.js';
+import { ed25519PublicJwk, generateSecretKey, jwkThumbprint, keySetResolver, p256PublicJwk, publicKeyOf, rawKeySigner, type PublicJwk, type Signer } from '../../../lib/crypto/index.js';
 import { appendEvent, emptyLogState, type EventRecord, type LogState } from '../../../lib/formats/issuer/event-log.js';
 
 export interface TestKey {

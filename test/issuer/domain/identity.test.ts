@@ -5,7 +5,7 @@ const failure = (uri: string, granularity?: 'model' | 'batch' | 'item') => {
   try {
     validateIdentity(uri, granularity);
   } catch (error) {
-    return (error as { code: string; details: { reason: string } });
+    return error as { code: string; details: { reason: string } };
   }
   throw new Error(`${uri} was accepted`);
 };

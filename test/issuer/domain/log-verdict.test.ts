@@ -11,8 +11,7 @@ const key = ed25519Key();
 const resolve = resolverOf(key);
 const { events, state } = buildLog('passport-9', key, 6);
 const head = signLogHead('passport-9', state.frontier, key.signer, at(100));
-const headFor = (list: EventRecord[]) =>
-  signLogHead('passport-9', frontierOf(list.map((event) => leafHash(new TextEncoder().encode(canonicalize(event))))), key.signer, at(100));
+const headFor = (list: EventRecord[]) => signLogHead('passport-9', frontierOf(list.map((event) => leafHash(new TextEncoder().encode(canonicalize(event))))), key.signer, at(100));
 
 describe('log verdict', () => {
   it('passes an intact log', async () => {
@@ -68,7 +67,10 @@ describe('log verdict', () => {
     const shortened = [...events.slice(0, 2), ...events.slice(3)];
     const verdict = await verifyLog(shortened, head, resolve, 'passport-9');
     expect(verdict.chain.problems.map((problem) => [problem.code, problem.seq])).toEqual(
-      expect.arrayContaining([['SEQ_OUT_OF_ORDER', 2], ['PREV_HASH_MISMATCH', 2]]),
+      expect.arrayContaining([
+        ['SEQ_OUT_OF_ORDER', 2],
+        ['PREV_HASH_MISMATCH', 2],
+      ]),
     );
     expect(verdict.head.problems).toEqual([expect.objectContaining({ code: 'HEAD_SIZE_MISMATCH' })]);
     expect(verdict.root.checked).toBe(false);
@@ -114,7 +116,10 @@ describe('log verdict', () => {
     const broken = events.map((event, i) => (i === 2 ? { ...event, seq: 'two' } : event)) as unknown[];
     const verdict = await verifyLog(broken, head, resolve, 'passport-9');
     // Its canonical form changed, so the next link breaks too.
-    expect(verdict.chain.problems.map((problem) => [problem.code, problem.seq])).toEqual([['MALFORMED_EVENT', 2], ['PREV_HASH_MISMATCH', 3]]);
+    expect(verdict.chain.problems.map((problem) => [problem.code, problem.seq])).toEqual([
+      ['MALFORMED_EVENT', 2],
+      ['PREV_HASH_MISMATCH', 3],
+    ]);
     expect(verdict.signatures).toMatchObject({ verified: 7, first_failing_seq: 2 });
   });
 
@@ -123,6 +128,9 @@ describe('log verdict', () => {
     const early = signJson({ ...unsigned, recorded_at: at(-50).toISOString() }, key.signer) as EventRecord;
     const log = events.map((event, i) => (i === 5 ? early : event));
     const codes = (await verifyLog(log, headFor(log), resolve, 'passport-9')).chain.problems.map((problem) => [problem.code, problem.seq]);
-    expect(codes).toEqual([['TIME_REGRESSION', 5], ['PREV_HASH_MISMATCH', 6]]);
+    expect(codes).toEqual([
+      ['TIME_REGRESSION', 5],
+      ['PREV_HASH_MISMATCH', 6],
+    ]);
   });
 });

@@ -8,16 +8,7 @@ import { decodeBase45, encodeBase45 } from '../../../lib/formats/issuer/base45.j
 import type { CapabilityClass } from '../../../lib/formats/issuer/capability.js';
 import { signLogHead } from '../../../lib/formats/issuer/checkpoint.js';
 import { IssuerError } from '../../../lib/formats/issuer/errors.js';
-import {
-  buildPackClaims,
-  decodePack,
-  DEFAULT_QR_BUDGET,
-  mintPack,
-  PACK_PREFIX,
-  verifyPack,
-  type PackClaims,
-  type PackSource,
-} from '../../../lib/formats/issuer/pack.js';
+import { buildPackClaims, decodePack, DEFAULT_QR_BUDGET, mintPack, PACK_PREFIX, verifyPack, type PackClaims, type PackSource } from '../../../lib/formats/issuer/pack.js';
 import { deflateSync } from 'node:zlib';
 import { readPackIndependently, scanQr } from '../../support/pack-reader.js';
 import { at, buildLog, ed25519Key, p256Key, resolverOf } from './fixtures.js';
@@ -43,7 +34,6 @@ const source = (capability_class: CapabilityClass): PackSource => ({
   last_event: events.at(-1)!,
   now: at(70),
 });
-
 
 describe('QR budget', () => {
   it('defaults to the alphanumeric capacity of a version 22 QR code at level M', () => {

@@ -9,14 +9,14 @@ const STATUSES = ['draft', 'active', 'suspended', 'end_of_life', 'revoked'] as c
 const _ = null;
 const EXPECTED: Record<string, readonly (string | null)[]> = {
   //                       draft        active         suspended      end_of_life    revoked
-  activated: /*        */ ['active',    _,             _,             _,             _],
-  suspended: /*        */ [_,           'suspended',   _,             _,             _],
-  reinstated: /*       */ [_,           _,             'active',      _,             _],
-  end_of_life: /*      */ [_,           'end_of_life', 'end_of_life', _,             _],
-  revoked: /*          */ ['revoked',   'revoked',     'revoked',     _,             _],
-  ObjectEvent: /*      */ ['draft',     'active',      'suspended',   'end_of_life', _],
-  AggregationEvent: /* */ ['draft',     'active',      'suspended',   'end_of_life', _],
-  TransactionEvent: /* */ ['draft',     'active',      'suspended',   'end_of_life', _],
+  activated: /*        */ ['active', _, _, _, _],
+  suspended: /*        */ [_, 'suspended', _, _, _],
+  reinstated: /*       */ [_, _, 'active', _, _],
+  end_of_life: /*      */ [_, 'end_of_life', 'end_of_life', _, _],
+  revoked: /*          */ ['revoked', 'revoked', 'revoked', _, _],
+  ObjectEvent: /*      */ ['draft', 'active', 'suspended', 'end_of_life', _],
+  AggregationEvent: /* */ ['draft', 'active', 'suspended', 'end_of_life', _],
+  TransactionEvent: /* */ ['draft', 'active', 'suspended', 'end_of_life', _],
   TransformationEvent: ['draft', 'active', 'suspended', 'end_of_life', _],
 };
 

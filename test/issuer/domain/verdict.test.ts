@@ -122,7 +122,15 @@ describe('full-pipeline verdict', () => {
     expect(verdict.outcome).toBe('failed');
     expect(outcomes(verdict)).toMatchObject({ 'pack.signature': 'passed', 'pack.head': 'failed', 'pack.status': 'failed', 'log.status': 'passed' });
     const fresh = packFor('suspended', newHead, appended.event);
-    expect(assembleVerdict({ ...baseInput(), passport: { id: passportId, status: 'suspended' }, log: await verifyLog(longer, newHead, keyring, passportId), pack: fresh, key_standing: undefined }).checks.filter((c) => c.outcome === 'failed')).toEqual([]);
+    expect(
+      assembleVerdict({
+        ...baseInput(),
+        passport: { id: passportId, status: 'suspended' },
+        log: await verifyLog(longer, newHead, keyring, passportId),
+        pack: fresh,
+        key_standing: undefined,
+      }).checks.filter((c) => c.outcome === 'failed'),
+    ).toEqual([]);
   });
 
   it('fails a stored status its events do not lead to', () => {

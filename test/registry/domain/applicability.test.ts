@@ -35,11 +35,7 @@ const at = (instant: string, productCategory = 'battery.ev', jurisdiction = 'DE'
 const refs = (versions: readonly RecordVersion[], query: ReturnType<typeof at>) => applicableAt(versions, query).map((a) => a.ref);
 
 describe('applicableAt', () => {
-  const model = record('model', 'battery-passport', [
-    { from: '2027-02-18T00:00:00Z' },
-    { from: '2028-08-18T00:00:00Z' },
-    { status: 'withdrawn', from: '2035-01-01T00:00:00Z' },
-  ]);
+  const model = record('model', 'battery-passport', [{ from: '2027-02-18T00:00:00Z' }, { from: '2028-08-18T00:00:00Z' }, { status: 'withdrawn', from: '2035-01-01T00:00:00Z' }]);
 
   it('answers the version effective at the instant, on both sides of a version change', () => {
     expect(refs(model, at('2027-02-17T23:59:59.999Z'))).toEqual([]);

@@ -24,7 +24,10 @@ describe('record identifiers', () => {
 
   it('refuses ids that are empty, too long, upper-case, dot segments or need escaping', () => {
     for (const id of ['', 'a'.repeat(129), 'Battery', '.', '..', '-a', 'a-', 'a.', 'a b', 'a/b', 'a%2F', 'é', 'a@1', 'a?b', 'a#b']) {
-      expect(codeOf(() => checkRecordId(id, 'item')), JSON.stringify(id)).toBe('INVALID_ID');
+      expect(
+        codeOf(() => checkRecordId(id, 'item')),
+        JSON.stringify(id),
+      ).toBe('INVALID_ID');
     }
     expect(codeOf(() => checkRecordId(42, 'item'))).toBe('INVALID_ID');
   });
@@ -32,21 +35,13 @@ describe('record identifiers', () => {
   it("reserves every fixed root path of the specification's registry service for generic records", () => {
     // The registry table of the specification: GET/POST /, /admin/log, /admin/seed, /applicability,
     // the six collections, /healthz, /schemas/profile-manifest.
-    const specRootSegments = [
-      'admin',
-      'applicability',
-      'cross-register-mappings',
-      'healthz',
-      'items',
-      'models',
-      'protocol-bindings',
-      'schemas',
-      'services',
-      'verification-mechanisms',
-    ];
+    const specRootSegments = ['admin', 'applicability', 'cross-register-mappings', 'healthz', 'items', 'models', 'protocol-bindings', 'schemas', 'services', 'verification-mechanisms'];
     for (const id of specRootSegments) {
       expect(RESERVED_ROOT_IDS).toContain(id);
-      expect(codeOf(() => checkRecordId(id, 'generic')), id).toBe('RESERVED_ID');
+      expect(
+        codeOf(() => checkRecordId(id, 'generic')),
+        id,
+      ).toBe('RESERVED_ID');
       // Inside a collection the same name shadows nothing.
       expect(checkRecordId(id, 'item')).toBe(id);
     }
@@ -85,7 +80,10 @@ describe('record references', () => {
 
   it('refuses malformed references', () => {
     for (const ref of ['battery-passport', 'battery-passport@0', 'battery-passport@01', '@1', 'Battery@1', 'a@1@2', 'a@-1', 'a@1.5']) {
-      expect(codeOf(() => parseRecordRef(ref)), ref).toBe('INVALID_REF');
+      expect(
+        codeOf(() => parseRecordRef(ref)),
+        ref,
+      ).toBe('INVALID_REF');
     }
   });
 });

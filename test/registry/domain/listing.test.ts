@@ -1,14 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  DEFAULT_PAGE_SIZE,
-  MAX_PAGE_SIZE,
-  appendVersion,
-  decodeCursor,
-  encodeCursor,
-  listRecords,
-  parseListQuery,
-  type RecordVersion,
-} from '../../../subgraphs/registry/domain/index.js';
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, appendVersion, decodeCursor, encodeCursor, listRecords, parseListQuery, type RecordVersion } from '../../../subgraphs/registry/domain/index.js';
 import { registryErrorOf } from './helpers.js';
 
 function item(id: string, status: string, createdAt: string): RecordVersion {
@@ -16,9 +7,7 @@ function item(id: string, status: string, createdAt: string): RecordVersion {
 }
 
 // 120 items, ids not in creation order, a third of them drafts.
-const items = Array.from({ length: 120 }, (_, n) =>
-  item(`item-${String((n * 37) % 120).padStart(3, '0')}`, n % 3 === 0 ? 'draft' : 'active', `2026-01-01T00:${String(n % 60).padStart(2, '0')}:00Z`),
-);
+const items = Array.from({ length: 120 }, (_, n) => item(`item-${String((n * 37) % 120).padStart(3, '0')}`, n % 3 === 0 ? 'draft' : 'active', `2026-01-01T00:${String(n % 60).padStart(2, '0')}:00Z`));
 
 describe('cursors', () => {
   it('round-trip the last id and are URL-safe', () => {

@@ -1,11 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  JSON_SCHEMA_2020_12,
-  ModelValidatorCache,
-  checkModelSchema,
-  validateDocument,
-  type ValidationIssue,
-} from '../../../subgraphs/registry/domain/index.js';
+import { JSON_SCHEMA_2020_12, ModelValidatorCache, checkModelSchema, validateDocument, type ValidationIssue } from '../../../subgraphs/registry/domain/index.js';
 import { registryErrorOf } from './helpers.js';
 
 const located = (errors: readonly ValidationIssue[]) => errors.map((e) => `${e.pointer} ${e.keyword}`).sort();
@@ -51,15 +45,7 @@ describe('validateDocument', () => {
       extra: true, // additionalProperties at the root
     });
     expect(located(result.errors)).toEqual(
-      [
-        ' additionalProperties',
-        '/dims additionalProperties',
-        '/dims/w type',
-        '/id pattern',
-        '/made format',
-        '/tags uniqueItems',
-        '/weight_kg exclusiveMinimum',
-      ].sort(),
+      [' additionalProperties', '/dims additionalProperties', '/dims/w type', '/id pattern', '/made format', '/tags uniqueItems', '/weight_kg exclusiveMinimum'].sort(),
     );
     const extra = result.errors.find((e) => e.pointer === '' && e.keyword === 'additionalProperties');
     expect(extra?.params).toEqual({ additionalProperty: 'extra' });

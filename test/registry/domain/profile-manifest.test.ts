@@ -1,12 +1,7 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import ajvFormats from 'ajv-formats';
 import { describe, expect, it } from 'vitest';
-import {
-  JSON_SCHEMA_2020_12,
-  PROFILE_MANIFEST_EXAMPLES,
-  checkProfileManifest,
-  profileManifestSchema,
-} from '../../../subgraphs/registry/domain/index.js';
+import { JSON_SCHEMA_2020_12, PROFILE_MANIFEST_EXAMPLES, checkProfileManifest, profileManifestSchema } from '../../../subgraphs/registry/domain/index.js';
 
 describe('profile manifest schema', () => {
   // A stock validator, set up here rather than through the registry's own compile path.

@@ -1,20 +1,11 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import ajvFormats from 'ajv-formats';
 import { describe, expect, it } from 'vitest';
-import {
-  applicableAt,
-  checkProfileManifest,
-  parseRecordRef,
-  seedRegister,
-  supersessionChain,
-  type RecordKind,
-  type RecordVersion,
-} from '../../../subgraphs/registry/domain/index.js';
+import { applicableAt, checkProfileManifest, parseRecordRef, seedRegister, supersessionChain, type RecordKind, type RecordVersion } from '../../../subgraphs/registry/domain/index.js';
 
 const seed = seedRegister();
 const byKind = (kind: RecordKind) => seed.filter((r) => r.kind === kind);
-const find = (kind: RecordKind, id: string, version?: number) =>
-  seed.find((r) => r.kind === kind && r.id === id && (version === undefined || r.version === version));
+const find = (kind: RecordKind, id: string, version?: number) => seed.find((r) => r.kind === kind && r.id === id && (version === undefined || r.version === version));
 
 type Schema = { properties?: Record<string, Schema>; items?: Schema; examples?: unknown[] };
 

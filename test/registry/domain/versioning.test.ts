@@ -18,10 +18,7 @@ const T2 = new Date('2026-03-10T12:00:00Z');
 /** Builds a history by appending each request in turn, as the data layer would. */
 function build(kind: RecordKind, id: string, requests: readonly Omit<NewVersionRequest, 'expectedVersion'>[]): RecordVersion[] {
   const dates = [T0, T1, T2];
-  return requests.reduce<RecordVersion[]>(
-    (history, request, index) => [...history, appendVersion(kind, id, history, { ...request, expectedVersion: history.length }, dates[index]!)],
-    [],
-  );
+  return requests.reduce<RecordVersion[]>((history, request, index) => [...history, appendVersion(kind, id, history, { ...request, expectedVersion: history.length }, dates[index]!)], []);
 }
 
 describe('nextVersion: optimistic concurrency', () => {
@@ -31,7 +28,12 @@ describe('nextVersion: optimistic concurrency', () => {
   });
 
   it('refuses a stale or future expected version with STALE_VERSION (409)', () => {
-    for (const [current, expected] of [[3, 2], [3, 4], [0, 1], [1, 0]] as const) {
+    for (const [current, expected] of [
+      [3, 2],
+      [3, 4],
+      [0, 1],
+      [1, 0],
+    ] as const) {
       const error = registryErrorOf(() => nextVersion(current, expected));
       expect(error.code).toBe('STALE_VERSION');
       expect(error.status).toBe(409);
@@ -62,9 +64,7 @@ describe('appendVersion', () => {
   it('refuses a version built on a stale one, as two concurrent writers would', () => {
     const history = build('service', 'passport-issuer', [{ body: { v: 1 } }]);
     const winner = appendVersion('service', 'passport-issuer', history, { expectedVersion: 1, body: { v: 2 } }, T1);
-    const error = registryErrorOf(() =>
-      appendVersion('service', 'passport-issuer', [...history, winner], { expectedVersion: 1, body: { v: 'lost' } }, T1),
-    );
+    const error = registryErrorOf(() => appendVersion('service', 'passport-issuer', [...history, winner], { expectedVersion: 1, body: { v: 'lost' } }, T1));
     expect(error.code).toBe('STALE_VERSION');
   });
 
@@ -81,9 +81,15 @@ describe('appendVersion', () => {
 
   it('allows only the documented status successions; withdrawn is final', () => {
     const allowed: [string, string][] = [
-      ['draft', 'draft'], ['draft', 'active'], ['draft', 'withdrawn'],
-      ['active', 'active'], ['active', 'deprecated'], ['active', 'withdrawn'],
-      ['deprecated', 'deprecated'], ['deprecated', 'active'], ['deprecated', 'withdrawn'],
+      ['draft', 'draft'],
+      ['draft', 'active'],
+      ['draft', 'withdrawn'],
+      ['active', 'active'],
+      ['active', 'deprecated'],
+      ['active', 'withdrawn'],
+      ['deprecated', 'deprecated'],
+      ['deprecated', 'active'],
+      ['deprecated', 'withdrawn'],
     ];
     const statuses = ['draft', 'active', 'deprecated', 'withdrawn'];
     for (const from of statuses) {
@@ -97,8 +103,7 @@ describe('appendVersion', () => {
   });
 
   it('refuses an unknown status, a non-object body and a non-JSON body', () => {
-    const code = (request: Omit<NewVersionRequest, 'expectedVersion'>) =>
-      registryErrorOf(() => appendVersion('item', 'x', [], { expectedVersion: 0, ...request }, T0)).code;
+    const code = (request: Omit<NewVersionRequest, 'expectedVersion'>) => registryErrorOf(() => appendVersion('item', 'x', [], { expectedVersion: 0, ...request }, T0)).code;
     expect(code({ body: {}, status: 'retired' })).toBe('INVALID_RECORD');
     for (const body of [null, [], 'text', 3, { when: new Date(0) }, { n: Number.POSITIVE_INFINITY }, { f: () => 1 }, { u: undefined }]) {
       expect(code({ body }), String(body)).toBe('INVALID_RECORD');
@@ -119,7 +124,7 @@ describe('appendVersion', () => {
     }
   });
 
-  it('takes a profile manifest\'s window from the manifest and refuses a different one', () => {
+  it("takes a profile manifest's window from the manifest and refuses a different one", () => {
     const manifest = structuredClone(PROFILE_MANIFEST_EXAMPLES[1]);
     const v = build('generic', manifest.profile_id, [{ body: manifest }])[0]!;
     expect([v.effectiveFrom, v.effectiveTo]).toEqual(['2026-01-01T00:00:00.000Z', '2030-01-01T00:00:00.000Z']);
@@ -140,9 +145,7 @@ describe('appendVersion', () => {
 
   it('refuses a model whose schema fails strict compilation or whose example fails it', () => {
     const model = (schema: unknown) => ({ title: 'm', schema });
-    expect(registryErrorOf(() => build('model', 'm', [{ body: model({ type: 'object', properties: { a: { minimum: 1 } } }) }])).code).toBe(
-      'INVALID_SCHEMA',
-    );
+    expect(registryErrorOf(() => build('model', 'm', [{ body: model({ type: 'object', properties: { a: { minimum: 1 } } }) }])).code).toBe('INVALID_SCHEMA');
     const bad = registryErrorOf(() => build('model', 'm', [{ body: model({ type: 'string', examples: ['ok', 7] }) }]));
     expect(bad.code).toBe('INVALID_RECORD');
     expect(bad.issues.map((issue) => [issue.pointer, issue.keyword])).toEqual([['/schema/examples/1', 'type']]);

@@ -1,16 +1,7 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { canonicalize } from '../../../lib/crypto/index.js';
-import {
-  buildAnchorBundle,
-  registerTrustList,
-  trustListAt,
-  upsertNode,
-  upsertTrustListEntry,
-  validateWitnessSet,
-  type TrustList,
-  type TrustNode,
-} from '../../../subgraphs/trust/domain/index.js';
+import { buildAnchorBundle, registerTrustList, trustListAt, upsertNode, upsertTrustListEntry, validateWitnessSet, type TrustList, type TrustNode } from '../../../subgraphs/trust/domain/index.js';
 import { ed25519Key, t } from './fixtures.js';
 
 const iat = Date.UTC(2024, 0, 1) / 1000;

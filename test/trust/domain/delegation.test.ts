@@ -51,9 +51,7 @@ const authorityToIssuer = {
 
 /** A compact JWS made by jose, a stock JOSE implementation independent of lib/crypto. */
 async function joseCompact(claims: object, key: TestKey, header: Record<string, unknown> = { kid: key.jwk.kid }): Promise<string> {
-  return new jose.CompactSign(new TextEncoder().encode(JSON.stringify(claims)))
-    .setProtectedHeader({ alg: key.jwk.kty === 'OKP' ? 'EdDSA' : 'ES256', ...header })
-    .sign(key.privateKey);
+  return new jose.CompactSign(new TextEncoder().encode(JSON.stringify(claims))).setProtectedHeader({ alg: key.jwk.kty === 'OKP' ? 'EdDSA' : 'ES256', ...header }).sign(key.privateKey);
 }
 
 function edge(credential: unknown, graph: TrustGraph): DelegationEdge {
@@ -115,8 +113,7 @@ describe('validateDelegation accepts', () => {
 });
 
 describe('validateDelegation refuses', () => {
-  const expectCode = (credential: unknown, code: string, graph: TrustGraph = chain) =>
-    expect(validateDelegation(credential, graph, NOW)).toMatchObject({ ok: false, code });
+  const expectCode = (credential: unknown, code: string, graph: TrustGraph = chain) => expect(validateDelegation(credential, graph, NOW)).toMatchObject({ ok: false, code });
 
   it('MALFORMED_CREDENTIAL', async () => {
     expectCode('not a credential', 'MALFORMED_CREDENTIAL');

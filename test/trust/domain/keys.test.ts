@@ -87,7 +87,13 @@ describe('mergeNodeKeys', () => {
   it('lets exp and revoked be added once', () => {
     const stored = nodeKey();
     const revoked = { revoked_at: JUN_2024, reason: 'superseded' };
-    const merged = mergeNodeKeys([stored], [{ ...stored, exp: JAN_2025 }, { ...stored, revoked }]);
+    const merged = mergeNodeKeys(
+      [stored],
+      [
+        { ...stored, exp: JAN_2025 },
+        { ...stored, revoked },
+      ],
+    );
     expect(merged).toEqual({ ok: true, value: [{ ...stored, exp: JAN_2025, revoked }] });
     const again = mergeNodeKeys(merged.ok ? merged.value : [], [{ ...stored, iat: stored.iat }]);
     expect(again.ok && again.value[0]).toMatchObject({ exp: JAN_2025, revoked });

@@ -60,9 +60,7 @@ const slot = (index: number, bytes = message) => ({ kid: members[index]!.jwk.kid
 
 describe('the canonical form a quorum attests', () => {
   it('is the JCS of effective_at, reason and subject exactly as declared', () => {
-    expect(new TextDecoder().decode(message)).toBe(
-      `{"effective_at":"2025-02-01T00:00:00+01:00","reason":"keyCompromise","subject":"acme#${subjectKey.jwk.kid}"}`,
-    );
+    expect(new TextDecoder().decode(message)).toBe(`{"effective_at":"2025-02-01T00:00:00+01:00","reason":"keyCompromise","subject":"acme#${subjectKey.jwk.kid}"}`);
   });
 });
 
@@ -108,7 +106,10 @@ describe('retroactive revocation by FROST group signature', () => {
   it('cannot be made by two of the five shares', () => {
     expect(() => frostSign([participants[0]!, participants[1]!], message)).toThrow();
     const declareSignedBy = (ids: string[]) => {
-      const secret = frost.combineSecret(ids.map((id) => deal.secretShares[id]!), { min: ids.length, max: 5 });
+      const secret = frost.combineSecret(
+        ids.map((id) => deal.secretShares[id]!),
+        { min: ids.length, max: 5 },
+      );
       const signature = encodeBase64Url(frost.sign(message, secret));
       return declareRevocation({ ...statement, attestation: { quorum: 'council', group_signature: signature } }, context);
     };
@@ -152,9 +153,10 @@ describe('retroactive revocation by signature slots', () => {
       recorded_at: '2025-03-01T00:00:00.000Z',
       retroactive: false,
     };
-    expect(
-      declareRevocation({ ...statement, attestation: { quorum: 'council', slots: [slot(0), slot(2), slot(4)] } }, { ...context, revocations: [revokedMember] }),
-    ).toMatchObject({ ok: false, code: 'BAD_ATTESTATION' });
+    expect(declareRevocation({ ...statement, attestation: { quorum: 'council', slots: [slot(0), slot(2), slot(4)] } }, { ...context, revocations: [revokedMember] })).toMatchObject({
+      ok: false,
+      code: 'BAD_ATTESTATION',
+    });
   });
 });
 

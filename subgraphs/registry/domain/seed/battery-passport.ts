@@ -25,9 +25,7 @@ const example = {
   weight_kg: 452.5,
   chemistry: { short_name: 'NMC811', cathode: 'LiNi0.8Mn0.1Co0.1O2', anode: 'graphite', electrolyte: 'LiPF6 in EC/EMC' },
   critical_raw_materials: ['cobalt', 'lithium', 'natural graphite', 'nickel'],
-  hazardous_substances: [
-    { name: 'lithium hexafluorophosphate', cas_number: '21324-40-3', hazard_classes: ['Acute Tox. 3', 'Skin Corr. 1A', 'STOT RE 1'] },
-  ],
+  hazardous_substances: [{ name: 'lithium hexafluorophosphate', cas_number: '21324-40-3', hazard_classes: ['Acute Tox. 3', 'Skin Corr. 1A', 'STOT RE 1'] }],
   extinguishing_agent: 'water (large quantities); class D agent for exposed lithium',
   carbon_footprint: {
     total_kg_co2e_per_kwh: 61.3,

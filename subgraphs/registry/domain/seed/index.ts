@@ -251,11 +251,7 @@ const SEED: readonly (readonly [RecordKind, string, readonly SeedVersion[]])[] =
       },
     ],
   ],
-  ...PROFILE_MANIFEST_EXAMPLES.map((manifest): readonly [RecordKind, string, readonly SeedVersion[]] => [
-    'generic',
-    manifest.profile_id,
-    [{ body: manifest }],
-  ]),
+  ...PROFILE_MANIFEST_EXAMPLES.map((manifest): readonly [RecordKind, string, readonly SeedVersion[]] => ['generic', manifest.profile_id, [{ body: manifest }]]),
 ];
 
 /**
