@@ -102,9 +102,9 @@ function text(field: Uint8Array, offset: number): string {
 
 function octal(header: Uint8Array, at: number, length: number, what: string, offset: number): number {
   if ((header[at]! & 0x80) !== 0) throw new TarError(`the ${what} field at byte ${offset} uses base-256, which ustar does not`);
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: ustar pads numbers with NULs
   const digits = Buffer.from(header.subarray(at, at + length))
     .toString('latin1')
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: ustar pads numbers with NULs
     .replace(/[\u0000 ]+$/, '')
     .replace(/^ +/, '');
   if (!/^[0-7]+$/.test(digits)) throw new TarError(`the ${what} field of the header at byte ${offset} is not octal`);
