@@ -257,6 +257,9 @@ describe('the verification page', () => {
 
   it('can be used with the keyboard alone', async () => {
     const { context, page } = await newContext();
+    // Playwright asks the browser to intercept file choosers when the first listener is added, and
+    // that request can lose the race with a key press sent right after it (puppeteer#6040): listen first.
+    const chooser = page.waitForEvent('filechooser', { timeout: 20_000 });
     await open(page);
     const focused = () => page.evaluate('document.activeElement && document.activeElement.id');
     await page.keyboard.press('Tab');
@@ -264,12 +267,11 @@ describe('the verification page', () => {
     await page.keyboard.press('Tab');
     expect(await focused()).toBe('image-input');
     // The file chooser opens from the keyboard as from a tap.
-    const chooser = page.waitForEvent('filechooser');
     await page.keyboard.press('Space');
     await (await chooser).setFiles({ name: 'passport-qr.png', mimeType: 'image/png', buffer: await qrPng(genuine.text) });
     await expect.poll(() => page.locator('#verdict').getAttribute('data-state'), { timeout: 15_000 }).toBe('valid');
     await context.close();
-  });
+  }, 60_000);
 
   it('refuses every pack once the pinned bundle is older than 7 days', async () => {
     const { context, page } = await newContext();
