@@ -5,7 +5,8 @@
  * (`/verify/anchors.json`: the trust service's signed anchor bundle, its keyring and its graph),
  * read through the gateway. Everything is same-origin, so the page's CSP is `default-src 'self'`.
  *
- * The server calls the handler before route matching; `undefined` means "not a page path".
+ * The facade routes GET and HEAD of `/verify` and `/verify/*` here (HEAD drops the body there, and
+ * other methods get its 405); `undefined` means "no such page file", which it answers as a 404 problem.
  */
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
@@ -19,7 +20,7 @@ export interface PageAnswer {
   body: Buffer;
 }
 
-export type PageHandler = (method: string, pathname: string) => Promise<PageAnswer | undefined>;
+export type PageHandler = (pathname: string) => Promise<PageAnswer | undefined>;
 
 export const VERIFY_PAGE_PREFIX = '/verify';
 
@@ -108,32 +109,24 @@ export function verifyPageHandler(options: { gatewayUrl: string }): PageHandler 
       return Buffer.from(JSON.stringify(passport ? { status: passport.status, log_head: passport.logHead } : null));
     },
   });
-  return async (method, pathname) => {
-    if (pathname !== VERIFY_PAGE_PREFIX && !pathname.startsWith(`${VERIFY_PAGE_PREFIX}/`)) return undefined;
+  return async (pathname) => {
     if (pathname === VERIFY_PAGE_PREFIX) return { status: 308, headers: { location: `${VERIFY_PAGE_PREFIX}/`, 'content-length': '0' }, body: Buffer.alloc(0) };
     const relative = pathname.slice(VERIFY_PAGE_PREFIX.length);
     const latestId = /^\/latest\/([A-Za-z0-9._~-]{1,200})$/.exec(relative)?.[1];
     const asset = latestId ? latest(latestId) : assets[relative];
-    if (!asset) return page(404, 'text/plain; charset=utf-8', 'no-store', Buffer.from(`No page file at ${pathname}.\n`));
-    if (method !== 'GET' && method !== 'HEAD') {
-      return { status: 405, headers: { allow: 'GET, HEAD', 'content-type': 'text/plain; charset=utf-8', ...SECURITY_HEADERS }, body: Buffer.from(`${method} is not allowed; allowed: GET, HEAD.\n`) };
-    }
-    let body: Buffer;
+    if (!asset) return undefined;
     try {
-      body = await asset.load();
+      return page(200, asset.contentType, asset.cacheControl, await asset.load());
     } catch (error) {
       console.error('[verify-page]', error);
-      return {
-        ...page(503, 'text/plain; charset=utf-8', 'no-store', Buffer.from('The verification page could not be served; the failure is logged.\n')),
-        headers: { 'retry-after': '5', 'content-type': 'text/plain; charset=utf-8', ...SECURITY_HEADERS },
-      };
+      const unavailable = page(503, 'text/plain; charset=utf-8', 'no-store', Buffer.from('The verification page could not be served; the failure is logged.\n'));
+      return { ...unavailable, headers: { ...unavailable.headers, 'retry-after': '5' } };
     }
-    return page(200, asset.contentType, asset.cacheControl, method === 'HEAD' ? Buffer.alloc(0) : body, body.length);
   };
 }
 
-function page(status: number, contentType: string, cacheControl: string, body: Buffer, length = body.length): PageAnswer {
-  return { status, headers: { 'content-type': contentType, 'cache-control': cacheControl, 'content-length': String(length), ...SECURITY_HEADERS }, body };
+function page(status: number, contentType: string, cacheControl: string, body: Buffer): PageAnswer {
+  return { status, headers: { 'content-type': contentType, 'cache-control': cacheControl, 'content-length': String(body.length), ...SECURITY_HEADERS }, body };
 }
 
 /** Ajv as the page sees it: schemas "compile" to validators that refuse to run. */

@@ -150,6 +150,9 @@ describe('GET /verify/', () => {
       expect(response.headers.get('cache-control'), file).toBe('no-cache');
       expect(await response.text(), file).not.toMatch(/\bhttps?:\/\/(?!www\.w3\.org)[a-z0-9.-]+\.[a-z]{2,}\/[^\s"'`]*\.(?:js|css|woff2?)\b/);
     }
+    const head = await fetch(`${pageUrl}style.css`, { method: 'HEAD' });
+    const css = await (await fetch(`${pageUrl}style.css`)).arrayBuffer();
+    expect([head.status, head.headers.get('content-length'), (await head.arrayBuffer()).byteLength]).toEqual([200, String(css.byteLength), 0]);
     expect((await fetch(`${pageUrl}nothing-here.js`)).status).toBe(404);
     const post = await fetch(`${pageUrl}app.js`, { method: 'POST' });
     expect([post.status, post.headers.get('allow')]).toEqual([405, 'GET, HEAD']);
