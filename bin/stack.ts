@@ -100,7 +100,8 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
     });
     stoppers.push(() => gateway.stop());
     gatewayUrl = gateway.graphqlUrl;
-    for (const subgraph of subgraphs) await subgraph.graphReady();
+    // Once per service: its replicas share one database, so the first one's start-up steps serve all.
+    for (const service of SERVICES) await subgraphs.find((subgraph) => subgraph.name === service)!.graphReady();
 
     const facade = await startFacade({
       host: config.host,

@@ -4,9 +4,27 @@
  * signed document that is ambiguous (another reader may keep the first), so such a body is refused.
  */
 import { visit } from 'jsonc-parser';
-import { MAX_JSON_DEPTH, nestedDeeperThan } from './body.js';
 import { problem } from '../problem.js';
 import { RequestProblem } from './request-problem.js';
+
+/** Deepest nesting of arrays and objects a JSON request body may have (DESIGN-NOTES, bad input). */
+export const MAX_JSON_DEPTH = 128;
+
+/**
+ * Whether a parsed JSON value nests arrays and objects deeper than `limit`. Iterative, so that it
+ * never overflows the stack itself: JSON.parse takes nesting that JSON.stringify, GraphQL input
+ * coercion and the subgraph requests later recurse into until the stack runs out (a 5xx).
+ */
+export function nestedDeeperThan(value: unknown, limit: number = MAX_JSON_DEPTH): boolean {
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [current, depth] = stack.pop()!;
+    if (current === null || typeof current !== 'object') continue;
+    if (depth + 1 > limit) return true;
+    for (const member of Array.isArray(current) ? current : Object.values(current)) if (member !== null && typeof member === 'object') stack.push([member, depth + 1]);
+  }
+  return false;
+}
 
 /** `application/json` and every `application/…+json` type (RFC 6839), with parameters. */
 export const JSON_MEDIA_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;.*)?$/i;
@@ -53,7 +71,8 @@ export function parseJsonBody(raw: Buffer, maxDepth: number = MAX_JSON_DEPTH): u
   } catch (error) {
     throw malformed(`The body is not valid JSON: ${(error as Error).message}`);
   }
-  // JSON.parse takes any nesting; passing it on to the gateway overflowed the stack (a 503/500).
+  // JSON.parse takes any nesting; passing it on to the gateway overflowed the stack (a 503/500). Checked
+  // before duplicateMember, whose parser recurses too.
   if (nestedDeeperThan(body, maxDepth)) throw new RequestProblem(problem(400, 'INVALID_BODY', `The body nests arrays and objects more than ${maxDepth} deep.`));
   const duplicate = duplicateMember(text);
   if (duplicate) throw malformed(`The body names member ${duplicate} more than once; JSON readers disagree on which one counts.`);
