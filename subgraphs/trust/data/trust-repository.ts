@@ -137,16 +137,20 @@ export class TrustRepository {
   readonly #edge: Prisma.Sql;
   readonly #revocation: Prisma.Sql;
   readonly #nodeVersion: Prisma.Sql;
+  readonly #graphPart: Prisma.Sql;
+  readonly #keyHolders: Prisma.Sql;
 
   constructor(
     private readonly prisma: PrismaClient,
     schema: string,
   ) {
-    const qualified = (table: string) => Prisma.raw(`"${schema.replaceAll('"', '""')}"."${table}"`);
+    const qualified = (name: string) => Prisma.raw(`"${schema.replaceAll('"', '""')}"."${name}"`);
     this.#node = qualified('trust_node');
     this.#edge = qualified('delegation_edge');
     this.#revocation = qualified('revocation');
     this.#nodeVersion = qualified('trust_node_version');
+    this.#graphPart = qualified('trust_graph_part');
+    this.#keyHolders = qualified('trust_key_holders');
   }
 
   // Reads
@@ -224,30 +228,17 @@ export class TrustRepository {
    */
   async graphForKeys(kids: readonly string[]): Promise<TrustGraph> {
     if (kids.length === 0) return { nodes: [], edges: [], revocations: [] };
-    const holders = Prisma.join(
-      [...new Set(kids)].map((kid) => Prisma.sql`document -> 'keys' @> ${JSON.stringify([{ kid }])}::jsonb`),
-      ' OR ',
-    );
-    return this.graphPart(this.prisma, Prisma.sql`SELECT id FROM ${this.#node} WHERE ${holders}`);
+    return this.graphPart(this.prisma, Prisma.sql`${this.#keyHolders}(${[...new Set(kids)]}::text[])`);
   }
 
   /**
    * The seed nodes, every node from which a chain of delegations leads to one of them, the edges
    * into all of these (in graph order) and their revocations: what a path, a held scope or a cycle
-   * check about the seeds can involve.
+   * check about the seeds can involve. The query is the database's function `trust_graph_part`
+   * (its migration says why), `seeds` an SQL expression of a text[].
    */
   private async graphPart(db: Reader, seeds: Prisma.Sql): Promise<TrustGraph> {
-    const [part] = await db.$queryRaw<GraphPartRow[]>`
-      WITH RECURSIVE ancestry(id) AS (
-        ${seeds}
-        UNION
-        SELECT edge.iss FROM ${this.#edge} AS edge JOIN ancestry ON edge.sub = ancestry.id
-      )
-      SELECT
-        (SELECT coalesce(json_agg(node.document ORDER BY node.id), '[]') FROM ${this.#node} AS node WHERE node.id IN (SELECT id FROM ancestry)) AS nodes,
-        (SELECT coalesce(json_agg(edge.document ORDER BY edge.recorded_at, edge.id), '[]') FROM ${this.#edge} AS edge WHERE edge.sub IN (SELECT id FROM ancestry)) AS edges,
-        (SELECT coalesce(json_agg(revocation.document ORDER BY revocation.id), '[]') FROM ${this.#revocation} AS revocation
-          WHERE split_part(revocation.subject, '#', 1) IN (SELECT id FROM ancestry)) AS revocations`;
+    const [part] = await db.$queryRaw<GraphPartRow[]>`SELECT nodes, edges, revocations FROM ${this.#graphPart}(${seeds})`;
     return { nodes: part!.nodes, edges: part!.edges, revocations: part!.revocations };
   }
 
@@ -494,5 +485,5 @@ function credentialId(credential: unknown): string | undefined {
 
 /** Seeds of `graphPart`: the nodes of these ids. */
 function nodesNamed(ids: readonly string[]): Prisma.Sql {
-  return Prisma.sql`SELECT unnest(${[...new Set(ids)]}::text[])`;
+  return Prisma.sql`${[...new Set(ids)]}::text[]`;
 }
