@@ -3,7 +3,7 @@
  * from files installed with the project, so exploring the graph needs no network.
  */
 import { createReadStream } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { METHODS } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
@@ -201,7 +201,11 @@ function requestErrorStatus(status: number, contentType: string | undefined, bod
 
 export async function startGateway(options: GatewayOptions): Promise<RunningGateway> {
   const supergraphSdl = await composeSupergraph(options.subgraphs);
-  if (options.supergraphFile) await writeFile(options.supergraphFile, supergraphSdl);
+  if (options.supergraphFile) {
+    // The data folder of a gateway run on its own may not exist yet.
+    await mkdir(dirname(options.supergraphFile), { recursive: true });
+    await writeFile(options.supergraphFile, supergraphSdl);
+  }
   const subgraphFetch = sharingSubgraphFetch(batchingPost(jsonPoster()));
   const gateway = new ApolloGateway({
     supergraphSdl,
