@@ -101,7 +101,7 @@ describe('the platform as processes of its own', () => {
     const { data, errors } = await ask('query($id: ID!) { passport(id: $id) { id status typeRecord { id version } signingKeys { role kid } } }', { id });
     expect(errors).toBeUndefined();
     expect(data?.passport).toMatchObject({ id, status: 'active', typeRecord: { id: 'split-battery', version: 1 } });
-    const roles = (data?.passport.signingKeys as { role: string }[]).map((key) => key.role);
+    const roles = (data!.passport.signingKeys as { role: string }[]).map((key) => key.role);
     expect(roles.length).toBeGreaterThan(0);
     // Each subgraph places the platform's keys in the trust graph once the gateway answers (bin/subgraph.ts tries every 5 s).
     await expect
