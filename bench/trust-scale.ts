@@ -110,6 +110,7 @@ try {
   const platform = await startPlatformProcess(bench, { admin: ADMIN, writer: TOKEN });
   // The trust subgraph alone, answering what the platform's does, for the memory that is its own.
   const trustAlone = await startSubgraphProcess(bench, 'trust', { admin: ADMIN }, platform.gatewayUrl);
+  const startedWith = residentMemory(trustAlone.pid).rss;
   const client = new KeptAliveClient();
   bench.defer(() => client.close());
   const base = platform.facadeUrls.trust;
@@ -342,8 +343,8 @@ What the graph's size costs everyone else: ${VERDICTS} verdicts per size of dist
 an \`activated\` event and an ObjectEvent, a pack; all issued before the graph grew, each asked once, every one
 \`verified\`), GET /issuer/passports/{id}/verdict through the facade; and the memory of the trust subgraph
 alone once it has answered the size's standing questions and every page of GET /graph's operation: resident
-now (VmRSS), and the most it has held since it started (VmHWM). About 250 MiB of it is there before any
-graph: Node, tsx and the service's code, and the Prisma client's WebAssembly query compiler.
+now (VmRSS), and the most it has held since it started (VmHWM). It held ${mib(startedWith)} once started, before
+any question: Node, tsx, the service's code and the Prisma client's WebAssembly query compiler.
 
 ${markdownTable(['trust graph', 'passport verdict median', 'p95', 'vs first size', 'trust subgraph RSS', 'its highest so far'], costRows, ['left', 'right', 'right', 'right', 'right', 'right'])}
 
