@@ -56,17 +56,40 @@ interface Asset {
   load: () => Promise<Buffer>;
 }
 
-const ANCHORS_QUERY = `query VerifyPageAnchors {
-  trustAnchorBundle
-  trust { keyring }
-  trustGraph { nodes { id kind jurisdiction keys } edges { id iss sub iat nbf exp kid credential } revocations { subject reason effective_at: effectiveAt recorded_at: recordedAt } }
+const ANCHORS_QUERY = 'query VerifyPageAnchors { trustAnchorBundle trust { keyring } }';
+
+/** The graph the page resolves paths in, read page by page: a graph of any size is never one answer of the trust service. */
+const GRAPH_PAGE_QUERY = `query VerifyPageGraph($first: Int, $after: String) {
+  trustGraphPage(first: $first, after: $after) {
+    nodes { id kind jurisdiction keys }
+    edges { id iss sub iat nbf exp kid credential }
+    revocations { subject reason effective_at: effectiveAt recorded_at: recordedAt }
+    pageInfo { endCursor }
+  }
 }`;
+
+/** The largest page trustGraphPage gives. */
+const GRAPH_PAGE_RECORDS = 2000;
+
+interface GraphPage {
+  nodes: unknown[];
+  edges: unknown[];
+  revocations: unknown[];
+  pageInfo: { endCursor: string | null };
+}
 
 const LATEST_QUERY = 'query VerifyPageLatest($id: ID!) { passport(id: $id) { status logHead } }';
 
 /** The page's files and the pinned bundle; `gatewayUrl` answers the anchors query. */
 export function verifyPageHandler(options: { gatewayUrl: string }): PageHandler {
   const post = jsonPoster({ maxSockets: 4 });
+  /** The data of a query through the gateway; an error or no data fails the file (503, logged). */
+  const ask = async <T>(query: string, variables?: Record<string, unknown>): Promise<T> => {
+    const answer = await post(options.gatewayUrl, JSON.stringify({ query, ...(variables && { variables }) }));
+    const payload = JSON.parse(answer.text) as { data?: T; errors?: unknown[] };
+    if (!payload.data || payload.errors?.length) throw new Error(`the gateway did not answer ${/query (\w+)/.exec(query)?.[1]}: ${answer.text.slice(0, 200)}`);
+    return payload.data;
+  };
   let bundled: Promise<Buffer> | undefined;
   const file = (name: string) => () => readFile(join(PAGE_DIR, name));
   const noCache = 'no-cache';
@@ -89,11 +112,14 @@ export function verifyPageHandler(options: { gatewayUrl: string }): PageHandler 
       contentType: 'application/json; charset=utf-8',
       cacheControl: 'no-store',
       load: async () => {
-        const answer = await post(options.gatewayUrl, JSON.stringify({ query: ANCHORS_QUERY }));
-        const payload = JSON.parse(answer.text) as { data?: { trustAnchorBundle: unknown; trust: { keyring: unknown }; trustGraph: unknown }; errors?: unknown[] };
-        if (!payload.data || payload.errors?.length) throw new Error(`the gateway did not answer the anchors query: ${answer.text.slice(0, 200)}`);
-        const { trustAnchorBundle, trust, trustGraph } = payload.data;
-        return Buffer.from(JSON.stringify({ anchor_bundle: trustAnchorBundle, trust_keyring: trust.keyring, graph: trustGraph }));
+        const { trustAnchorBundle, trust } = await ask<{ trustAnchorBundle: unknown; trust: { keyring: unknown } }>(ANCHORS_QUERY);
+        const graph: Omit<GraphPage, 'pageInfo'> = { nodes: [], edges: [], revocations: [] };
+        for (let after: string | null = null, first = true; first || after !== null; first = false) {
+          const { trustGraphPage: page }: { trustGraphPage: GraphPage } = await ask(GRAPH_PAGE_QUERY, { first: GRAPH_PAGE_RECORDS, after });
+          for (const section of ['nodes', 'edges', 'revocations'] as const) for (const record of page[section]) graph[section].push(record);
+          after = page.pageInfo.endCursor;
+        }
+        return Buffer.from(JSON.stringify({ anchor_bundle: trustAnchorBundle, trust_keyring: trust.keyring, graph }));
       },
     },
   };
@@ -102,10 +128,7 @@ export function verifyPageHandler(options: { gatewayUrl: string }): PageHandler 
     contentType: 'application/json; charset=utf-8',
     cacheControl: 'no-store',
     load: async () => {
-      const answer = await post(options.gatewayUrl, JSON.stringify({ query: LATEST_QUERY, variables: { id } }));
-      const payload = JSON.parse(answer.text) as { data?: { passport: { status: string; logHead: unknown } | null }; errors?: unknown[] };
-      if (!payload.data || payload.errors?.length) throw new Error(`the gateway did not answer the latest-head query: ${answer.text.slice(0, 200)}`);
-      const passport = payload.data.passport;
+      const { passport } = await ask<{ passport: { status: string; logHead: unknown } | null }>(LATEST_QUERY, { id });
       return Buffer.from(JSON.stringify(passport ? { status: passport.status, log_head: passport.logHead } : null));
     },
   });

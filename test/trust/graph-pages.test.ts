@@ -173,3 +173,40 @@ describe('trustGraphPage', () => {
     expect(errors![0].extensions).toMatchObject({ code: 'INVALID_QUERY' });
   });
 });
+
+describe('a graph larger than one answer', () => {
+  /** Records (nodes, edges and revocations) stored now, counted by SQL. */
+  const stored = async () =>
+    Number((await db.query('SELECT (SELECT count(*) FROM trust.trust_node) + (SELECT count(*) FROM trust.delegation_edge) + (SELECT count(*) FROM trust.revocation) AS n')).rows[0].n);
+  /** Adds `count` keyless issuer nodes by SQL, numbered from `from`. */
+  const addNodes = (from: number, count: number) =>
+    db.query(
+      `INSERT INTO trust.trust_node (id, kind, document)
+       SELECT 'big-' || i, 'issuer', jsonb_build_object('id', 'big-' || i, 'kind', 'issuer', 'keys', '[]'::jsonb) FROM generate_series($1::int, $1::int + $2::int - 1) AS i`,
+      [from, count],
+    );
+
+  it('is answered whole by trustGraph up to 20,000 records, refused with GRAPH_TOO_LARGE from the next one; pages, GET /graph and the verification page read it all', async () => {
+    const missing = 20_000 - (await stored());
+    await addNodes(0, missing);
+    const whole = await oneShot();
+    expect(whole.nodes.length + whole.edges.length + whole.revocations.length).toBe(20_000);
+
+    await addNodes(missing, 1);
+    const refused = await platform.graphql(ONE_SHOT);
+    expect(refused.data).toBeNull();
+    expect(refused.errors![0].extensions).toMatchObject({ code: 'GRAPH_TOO_LARGE', problem: { status: 400 } });
+    expect(refused.errors![0].message).toMatch(/trustGraphPage/);
+
+    const streamed = await getGraph();
+    expect(streamed.status).toBe(200);
+    const body = JSON.parse(streamed.body) as Graph;
+    expect(body.nodes.length + body.edges.length + body.revocations.length).toBe(20_001);
+
+    const anchors = await fetch(`${platform.stack.facade.url}/verify/anchors.json`);
+    expect(anchors.status).toBe(200);
+    const { graph } = (await anchors.json()) as { graph: Graph };
+    expect([graph.nodes.length, graph.edges.length, graph.revocations.length]).toEqual([body.nodes.length, body.edges.length, body.revocations.length]);
+    expect(graph.nodes.map((node) => node.id)).toEqual(body.nodes.map((node) => node.id));
+  }, 120_000);
+});

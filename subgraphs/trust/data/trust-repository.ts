@@ -165,11 +165,6 @@ export class TrustRepository {
     return loadRevocations(this.prisma);
   }
 
-  /** Nodes, edges and revocations, read in one snapshot. */
-  async graph(): Promise<TrustGraph> {
-    return this.prisma.$transaction((tx) => loadGraph(tx), { isolationLevel: Prisma.TransactionIsolationLevel.RepeatableRead, ...TRANSACTION_OPTIONS });
-  }
-
   /**
    * One page of the whole graph as it stood in one snapshot: nodes in id order, then edges in
    * recording order, then revocations in recording order, at most `first` records in all. The first
@@ -446,19 +441,6 @@ type Reader = Pick<PrismaClient, 'trustNode' | 'delegationEdge' | 'revocation' |
 async function loadRevocations(db: Reader): Promise<Revocation[]> {
   const rows = await db.revocation.findMany({ orderBy: { id: 'asc' } });
   return rows.map((row) => row.document as unknown as Revocation);
-}
-
-async function loadGraph(db: Reader): Promise<TrustGraph> {
-  const [nodes, edges, revocations] = [
-    await db.trustNode.findMany({ orderBy: { id: 'asc' } }),
-    await db.delegationEdge.findMany({ orderBy: [{ recordedAt: 'asc' }, { id: 'asc' }] }),
-    await loadRevocations(db),
-  ];
-  return {
-    nodes: nodes.map((row) => row.document as unknown as TrustNode),
-    edges: edges.map((row) => row.document as unknown as DelegationEdge),
-    revocations,
-  };
 }
 
 async function loadTrustListHistory(db: Reader, jurisdiction: string): Promise<TrustListChange[]> {

@@ -47,6 +47,14 @@ export function decodeGraphCursor(text: string): GraphCursor {
   throw badRequest('INVALID_CURSOR', 'after must be a cursor from a previous page.');
 }
 
+/**
+ * Most records (nodes, edges and revocations together) `trustGraph` answers at once. Each record is
+ * held several times over while one answer is built and sent (rows, domain objects, GraphQL result,
+ * JSON): at 200,000 records the trust subgraph peaked at 773 MiB, and under a heap limit it died.
+ * Beyond this the pages of trustGraphPage hold a bounded part each.
+ */
+export const MAX_ONE_ANSWER_RECORDS = 20_000;
+
 /** Most questions one `trustKeyStandings` answers. */
 export const MAX_STANDING_QUESTIONS = 1000;
 
@@ -54,9 +62,17 @@ export const MAX_STANDING_QUESTIONS = 1000;
 export class TrustGraphResolver {
   constructor(private readonly deps: TrustDependencies) {}
 
-  @Query(() => TrustGraphType, { description: 'Every node, edge and revocation, credentials verbatim, read in one snapshot, in one answer: for small graphs; trustGraphPage reads any size.' })
+  @Query(() => TrustGraphType, {
+    description: `Every node, edge and revocation, credentials verbatim, read in one snapshot, in one answer: for graphs of at most ${MAX_ONE_ANSWER_RECORDS} records (nodes, edges and revocations together); a larger one is refused (GRAPH_TOO_LARGE) and read with trustGraphPage.`,
+  })
   async trustGraph(): Promise<TrustGraphType> {
-    const { nodes, edges, revocations = [] } = await this.deps.store.graph();
+    // One page of one record more than allowed: the whole graph, or the proof that it is larger.
+    const { nodes, edges, revocations } = await this.deps.store.graphPage(MAX_ONE_ANSWER_RECORDS + 1);
+    if (nodes.length + edges.length + revocations.length > MAX_ONE_ANSWER_RECORDS)
+      throw badRequest(
+        'GRAPH_TOO_LARGE',
+        `The trust graph holds more than ${MAX_ONE_ANSWER_RECORDS} records, too many for one answer: read it page by page with trustGraphPage (GET /trust/graph streams them).`,
+      );
     return { nodes: nodes.map(nodeOut), edges: edges.map(edgeOut), revocations: revocations.map(revocationOut) };
   }
 
