@@ -106,7 +106,7 @@ const rows = all.flatMap(({ service, figures }) => {
 // The headline: our gateway against Hive Gateway on the mixed workload (the hot query is a secondary line below).
 const headline = all.find(({ service }) => service === 'platform')?.figures?.figures.filter((figure) => figure.measure.includes('mixed workload') && figure.measure.includes('Hive Gateway')) ?? [];
 const headlineText = headline.length
-  ? `## Headline\n\n${headline.map((figure) => `- ${figure.measure}: **${figure.value}**${figure.target ? ` (goal ${figure.target})` : ''}`).join('\n')}\n\nMany distinct cross-service queries, 50 connections, alternated rounds (docs/benchmarks/platform.md). The figure of one query repeated (the hot query, which sharing identical in-flight subgraph queries answers largely once) is a secondary line of the platform rows below.\n\n`
+  ? `## Headline\n\n${headline.map((figure) => `- ${figure.measure}: **${figure.value}**${figure.target ? ` (goal ${figure.target})` : ''}`).join('\n')}\n\nMany distinct cross-service queries, 50 connections, alternated rounds (docs/benchmarks/platform.md). A ratio is the median of the rounds' ratios, each round's two runs back to back; the ratio of the medians is given beside it. The figure of one query repeated (the hot query, which sharing identical in-flight subgraph queries answers largely once) is a secondary line of the platform rows below.\n\n`
   : '';
 const document = `# Benchmarks
 
