@@ -186,14 +186,17 @@ describe('a graph larger than one answer', () => {
       [from, count],
     );
 
-  it('is answered whole by trustGraph up to 20,000 records, refused with GRAPH_TOO_LARGE from the next one; pages, GET /graph and the verification page read it all', async () => {
+  it('is answered whole by trustGraph up to 20,000 records, refused with GRAPH_TOO_LARGE from the next one (on the statistics alone once clearly larger); pages, GET /graph and the verification page read it all', async () => {
     const missing = 20_000 - (await stored());
     await addNodes(0, missing);
     const whole = await oneShot();
     expect(whole.nodes.length + whole.edges.length + whole.revocations.length).toBe(20_000);
 
     await addNodes(missing, 1);
+    const statements = () => platform.stack.sqlStatements().trust;
+    const before = statements();
     const refused = await platform.graphql(ONE_SHOT);
+    const readToRefuse = statements() - before;
     expect(refused.data).toBeNull();
     expect(refused.errors![0].extensions).toMatchObject({ code: 'GRAPH_TOO_LARGE', problem: { status: 400 } });
     expect(refused.errors![0].message).toMatch(/trustGraphPage/);
@@ -208,5 +211,14 @@ describe('a graph larger than one answer', () => {
     const { graph } = (await anchors.json()) as { graph: Graph };
     expect([graph.nodes.length, graph.edges.length, graph.revocations.length]).toEqual([body.nodes.length, body.edges.length, body.revocations.length]);
     expect(graph.nodes.map((node) => node.id)).toEqual(body.nodes.map((node) => node.id));
+
+    // Twice the limit by PostgreSQL's statistics: refused at once, on the estimate alone.
+    await addNodes(missing + 1, 20_000);
+    await db.query('ANALYZE trust.trust_node, trust.delegation_edge, trust.revocation');
+    const fastBefore = statements();
+    const refusedAtOnce = await platform.graphql(ONE_SHOT);
+    expect(refusedAtOnce.errors![0].extensions).toMatchObject({ code: 'GRAPH_TOO_LARGE' });
+    expect(statements() - fastBefore).toBe(1);
+    expect(readToRefuse).toBeGreaterThan(1);
   }, 120_000);
 });

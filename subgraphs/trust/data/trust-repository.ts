@@ -139,11 +139,13 @@ export class TrustRepository {
   readonly #nodeVersion: Prisma.Sql;
   readonly #graphPart: Prisma.Sql;
   readonly #keyHolders: Prisma.Sql;
+  readonly #schema: string;
 
   constructor(
     private readonly prisma: PrismaClient,
     schema: string,
   ) {
+    this.#schema = schema;
     const qualified = (name: string) => Prisma.raw(`"${schema.replaceAll('"', '""')}"."${name}"`);
     this.#node = qualified('trust_node');
     this.#edge = qualified('delegation_edge');
@@ -163,6 +165,19 @@ export class TrustRepository {
 
   async revocations(): Promise<Revocation[]> {
     return loadRevocations(this.prisma);
+  }
+
+  /**
+   * PostgreSQL's estimate of the records of the graph (nodes, edges and revocations), from the
+   * statistics ANALYZE and autovacuum keep; undefined while a table has none. Rows are never deleted,
+   * so a stale estimate can only fall short of the count.
+   */
+  async estimatedGraphRecords(): Promise<number | undefined> {
+    const [row] = await this.prisma.$queryRaw<{ records: number; known: boolean }[]>`
+      SELECT coalesce(sum(greatest(class.reltuples, 0)), 0)::float8 AS records, count(*) = 3 AND bool_and(class.reltuples >= 0) AS known
+      FROM pg_class AS class JOIN pg_namespace AS namespace ON namespace.oid = class.relnamespace
+      WHERE namespace.nspname = ${this.#schema} AND class.relname IN ('trust_node', 'delegation_edge', 'revocation')`;
+    return row?.known ? row.records : undefined;
   }
 
   /**

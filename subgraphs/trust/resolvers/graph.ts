@@ -66,13 +66,16 @@ export class TrustGraphResolver {
     description: `Every node, edge and revocation, credentials verbatim, read in one snapshot, in one answer: for graphs of at most ${MAX_ONE_ANSWER_RECORDS} records (nodes, edges and revocations together); a larger one is refused (GRAPH_TOO_LARGE) and read with trustGraphPage.`,
   })
   async trustGraph(): Promise<TrustGraphType> {
-    // One page of one record more than allowed: the whole graph, or the proof that it is larger.
-    const { nodes, edges, revocations } = await this.deps.store.graphPage(MAX_ONE_ANSWER_RECORDS + 1);
-    if (nodes.length + edges.length + revocations.length > MAX_ONE_ANSWER_RECORDS)
-      throw badRequest(
+    const tooLarge = () =>
+      badRequest(
         'GRAPH_TOO_LARGE',
         `The trust graph holds more than ${MAX_ONE_ANSWER_RECORDS} records, too many for one answer: read it page by page with trustGraphPage (GET /trust/graph streams them).`,
       );
+    // Clearly larger by PostgreSQL's statistics: refused without reading a record, however often it is asked.
+    if (((await this.deps.store.estimatedGraphRecords()) ?? 0) > 2 * MAX_ONE_ANSWER_RECORDS) throw tooLarge();
+    // One page of one record more than allowed: the whole graph, or the proof that it is larger.
+    const { nodes, edges, revocations } = await this.deps.store.graphPage(MAX_ONE_ANSWER_RECORDS + 1);
+    if (nodes.length + edges.length + revocations.length > MAX_ONE_ANSWER_RECORDS) throw tooLarge();
     return { nodes: nodes.map(nodeOut), edges: edges.map(edgeOut), revocations: revocations.map(revocationOut) };
   }
 
