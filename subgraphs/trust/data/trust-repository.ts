@@ -163,6 +163,12 @@ export class TrustRepository {
     return rows.map((row) => row.document as unknown as TrustNode);
   }
 
+  /** The nodes of these kinds (by the index on kind): the anchor bundle's roots and quorums without reading every issuer. */
+  async nodesOfKinds(kinds: readonly TrustNode['kind'][]): Promise<TrustNode[]> {
+    const rows = await this.prisma.trustNode.findMany({ where: { kind: { in: [...kinds] } }, orderBy: { id: 'asc' } });
+    return rows.map((row) => row.document as unknown as TrustNode);
+  }
+
   async revocations(): Promise<Revocation[]> {
     return loadRevocations(this.prisma);
   }

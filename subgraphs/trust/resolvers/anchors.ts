@@ -15,7 +15,7 @@ export class AnchorBundleResolver {
   })
   async trustAnchorBundle(@Arg('jurisdiction', () => String, { nullable: true }) jurisdiction?: string | null): Promise<object> {
     const { store } = this.deps;
-    const [nodes, witnessSet, histories] = await Promise.all([store.nodes(), store.witnessSet(), store.trustListHistories()]);
+    const [nodes, witnessSet, histories] = await Promise.all([store.nodesOfKinds(['root', 'quorum']), store.witnessSet(), store.trustListHistories()]);
     const trustLists = [...histories.values()].map((history) => trustListAt(history)).filter((list): list is TrustList => list !== undefined);
     const bundle = orThrow(
       buildAnchorBundle({
