@@ -45,6 +45,10 @@ const STANDING_QUERY = 'query($kid: String!, $at: DateTimeISO!) { trustKeyStandi
 /** GET /graph's route: its operation and variables are what the facade asks the trust subgraph, page after page. */
 const GRAPH_ROUTE = ROUTE_TABLES.trust.routes.find((route) => route.method === 'GET' && route.path === '/graph')!;
 const VERDICTS = 40;
+/** Anchor bundles and graph revalidations asked per size. */
+const REVISITS = 20;
+/** The anchor bundle narrowed to a different jurisdiction each time (and once not narrowed). */
+const JURISDICTIONS = ['DE', 'FR', 'IT', 'ES', 'NL', 'AT', 'BE', 'PL', 'SE', 'DK', 'FI', 'PT', 'IE', 'CZ', 'SK', 'HU', 'RO', 'BG', 'GR', 'HR', 'SI', 'LT', 'LV', 'EE', 'LU'];
 const { token: TOKEN } = benchToken('writer');
 const { token: ADMIN } = benchToken('admin');
 
@@ -80,6 +84,7 @@ const bench = await openBench('trust-scale');
 const rows: string[][] = [];
 const figures: { size: number; standing: number; edge: number; verdict: number; peak: number }[] = [];
 const graphRows: string[][] = [];
+const revisitRows: string[][] = [];
 const costRows: string[][] = [];
 
 /**
@@ -258,7 +263,7 @@ try {
     const streamed = await withPeakMemory(platform.pid, async () => {
       const answer = await client.drain(`${base}/graph`);
       if (answer.status !== 200 || answer.headers['content-length'] !== undefined) throw new Error(`GET /graph: ${answer.status}, content-length ${answer.headers['content-length']}`);
-      return answer.bytes;
+      return { bytes: answer.bytes, etag: String(answer.headers.etag) };
     });
     // The one-shot query: answered whole up to the trust service's limit of records, refused beyond it.
     const oneShot = await withPeakMemory(platform.pid, async () => {
@@ -272,13 +277,34 @@ try {
     });
     graphRows.push([
       `${Number(counted[0]!.nodes).toLocaleString('en')} nodes`,
-      mib(streamed.value),
+      mib(streamed.value.bytes),
       formatMs(streamed.ms),
       mib(streamed.rise),
       `${oneShot.value} in ${formatMs(oneShot.ms)}`,
       mib(oneShot.rise),
     ]);
     console.log(graphRows.at(-1)!.join('  '));
+
+    // A revisit of the verification page: the anchor bundle (roots and quorums, read by kind) and the
+    // graph revalidated by its version (one page read, 304), whatever the graph's size.
+    const bundles = await timed(
+      REVISITS,
+      async (run) => {
+        const answer = await client.request('GET', `${base}/anchor-bundle${run === 0 ? '' : `?jurisdiction=${JURISDICTIONS[run % JURISDICTIONS.length]}`}`);
+        if (answer.status !== 200 || !answer.text.includes('"roots"')) throw new Error(`GET /anchor-bundle: ${answer.status} ${answer.text.slice(0, 300)}`);
+      },
+      { warmups: WARMUPS },
+    );
+    const revalidations = await timed(
+      REVISITS,
+      async () => {
+        const answer = await client.request('GET', `${base}/graph`, { headers: { 'if-none-match': streamed.value.etag } });
+        if (answer.status !== 304) throw new Error(`GET /graph with its ETag: ${answer.status}`);
+      },
+      { warmups: WARMUPS },
+    );
+    revisitRows.push([`${Number(counted[0]!.nodes).toLocaleString('en')} nodes`, formatMs(median(bundles.times)), formatMs(median(revalidations.times)), mib(streamed.value.bytes)]);
+    console.log(revisitRows.at(-1)!.join('  '));
 
     // The trust subgraph alone does the same work: the standing questions, and every page of the graph as the facade asks them.
     for (const kid of asked.map((index) => keys[index]!.jwk.kid)) {
@@ -336,6 +362,13 @@ GET /graph streamed through the REST facade (trustGraphPage pages, in one snapsh
 subgraph, gateway and facade together) rose over its level before the read, sampled every 100 ms during it.
 
 ${markdownTable(['trust graph', 'GET /graph body', 'streamed in', 'RSS rose by', 'one-shot trustGraph', 'RSS rose by'], graphRows, ['left', 'right', 'right', 'right', 'right', 'right'])}
+
+What a client holding the graph pays on a revisit (the verification page's, or any other): ${REVISITS} anchor
+bundles (GET /anchor-bundle, narrowed to a different jurisdiction each time; roots and quorums are read by
+kind, never the issuers) and ${REVISITS} GET /graph with the ETag it was sent (the graph version: one page is read,
+and a 304 answered without the body; the graph is transferred again only after a write).
+
+${markdownTable(['trust graph', 'GET /anchor-bundle median', 'GET /graph revalidated (304) median', 'instead of'], revisitRows, ['left', 'right', 'right', 'right'])}
 
 What the graph's size costs everyone else: ${VERDICTS} verdicts per size of distinct passports (model, passport,
 an \`activated\` event and an ObjectEvent, a pack; all issued before the graph grew, each asked once, every one

@@ -237,9 +237,13 @@ export async function startFacade(options: FacadeOptions): Promise<RunningFacade
     // The verification page (verify-page.ts) answers its own paths; others under /verify are 404s.
     for (const url of ['/verify', '/verify/*']) {
       app.get(url, { schema: { hide: true } as never }, async (request, reply) => {
-        const page = await verifyPage(request.url.split('?')[0]!);
+        const page = await verifyPage(request.url.split('?')[0]!, request.headers['if-none-match']);
         if (!page) return sendProblem(request, reply, problem(404, 'NOT_FOUND', `The verification page has no file at ${request.url.split('?')[0]}.`));
-        return reply.code(page.status).headers(page.headers).send(page.body);
+        const streamed = !Buffer.isBuffer(page.body);
+        return reply
+          .code(page.status)
+          .headers(page.headers)
+          .send(streamed ? Readable.from(request.method === 'HEAD' ? [] : (page.body as AsyncIterable<Uint8Array>)) : page.body);
       });
       app.route({
         method: OTHER_METHODS.filter((method) => method !== 'GET' && method !== 'HEAD'),

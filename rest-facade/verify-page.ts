@@ -1,9 +1,12 @@
 /**
  * The verification page at `/verify/`: static files from `verifier/page/`, the page's script
  * bundled by esbuild from `verifier/page/app.ts` (which imports the pack format from
- * `lib/formats`), jsQR's browser build from node_modules, and the pinned trust material
- * (`/verify/anchors.json`: the trust service's signed anchor bundle, its keyring and its graph),
- * read through the gateway. Everything is same-origin, so the page's CSP is `default-src 'self'`.
+ * `lib/formats`), jsQR's browser build from node_modules, and the pinned trust material read
+ * through the gateway: `/verify/anchors.json` (the trust service's signed anchor bundle and its
+ * keyring, small and fetched on every visit) and `/verify/graph.json` (the trust graph, the same
+ * document as GET /trust/graph: streamed page by page, tagged with the graph version, so a visit
+ * revalidates it for one page read and transfers it only after something was written).
+ * Everything is same-origin, so the page's CSP is `default-src 'self'`.
  *
  * The facade routes GET and HEAD of `/verify` and `/verify/*` here (HEAD drops the body there, and
  * other methods get its 405); `undefined` means "no such page file", which it answers as a 404 problem.
@@ -13,14 +16,18 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { jsonPoster } from '../lib/http/post-json.js';
+import { notModified } from './conditional.js';
+import { GRAPH_PAGE_OPERATION, GRAPH_PAGE_SIZE, graphDocument, graphHeaders, type GraphPage } from './routes/trust.js';
 
 export interface PageAnswer {
   status: number;
   headers: Record<string, string>;
-  body: Buffer;
+  /** Bytes, or a body sent as it is produced (the graph). */
+  body: Buffer | AsyncIterable<Uint8Array>;
 }
 
-export type PageHandler = (pathname: string) => Promise<PageAnswer | undefined>;
+/** The answer to a GET of `pathname`; `ifNoneMatch` is the request's If-None-Match header. */
+export type PageHandler = (pathname: string, ifNoneMatch?: string) => Promise<PageAnswer | undefined>;
 
 export const VERIFY_PAGE_PREFIX = '/verify';
 
@@ -58,26 +65,6 @@ interface Asset {
 
 const ANCHORS_QUERY = 'query VerifyPageAnchors { trustAnchorBundle trust { keyring } }';
 
-/** The graph the page resolves paths in, read page by page: a graph of any size is never one answer of the trust service. */
-const GRAPH_PAGE_QUERY = `query VerifyPageGraph($first: Int, $after: String) {
-  trustGraphPage(first: $first, after: $after) {
-    nodes { id kind jurisdiction keys }
-    edges { id iss sub iat nbf exp kid credential }
-    revocations { subject reason effective_at: effectiveAt recorded_at: recordedAt }
-    pageInfo { endCursor }
-  }
-}`;
-
-/** The largest page trustGraphPage gives. */
-const GRAPH_PAGE_RECORDS = 2000;
-
-interface GraphPage {
-  nodes: unknown[];
-  edges: unknown[];
-  revocations: unknown[];
-  pageInfo: { endCursor: string | null };
-}
-
 const LATEST_QUERY = 'query VerifyPageLatest($id: ID!) { passport(id: $id) { status logHead } }';
 
 /** The page's files and the pinned bundle; `gatewayUrl` answers the anchors query. */
@@ -113,15 +100,18 @@ export function verifyPageHandler(options: { gatewayUrl: string }): PageHandler 
       cacheControl: 'no-store',
       load: async () => {
         const { trustAnchorBundle, trust } = await ask<{ trustAnchorBundle: unknown; trust: { keyring: unknown } }>(ANCHORS_QUERY);
-        const graph: Omit<GraphPage, 'pageInfo'> = { nodes: [], edges: [], revocations: [] };
-        for (let after: string | null = null, first = true; first || after !== null; first = false) {
-          const { trustGraphPage: page }: { trustGraphPage: GraphPage } = await ask(GRAPH_PAGE_QUERY, { first: GRAPH_PAGE_RECORDS, after });
-          for (const section of ['nodes', 'edges', 'revocations'] as const) for (const record of page[section]) graph[section].push(record);
-          after = page.pageInfo.endCursor;
-        }
-        return Buffer.from(JSON.stringify({ anchor_bundle: trustAnchorBundle, trust_keyring: trust.keyring, graph }));
+        return Buffer.from(JSON.stringify({ anchor_bundle: trustAnchorBundle, trust_keyring: trust.keyring }));
       },
     },
+  };
+  /** The graph: its first page decides the ETag, and a client that holds that version gets a 304 without the rest. */
+  const graph = async (ifNoneMatch: string | undefined): Promise<PageAnswer> => {
+    const nextPage = async (variables: Record<string, unknown>) => ask<{ trustGraphPage: GraphPage }>(GRAPH_PAGE_OPERATION, variables);
+    const first = (await nextPage({ first: GRAPH_PAGE_SIZE })).trustGraphPage;
+    const headers = { ...graphHeaders(first), ...SECURITY_HEADERS };
+    const unchanged = notModified('GET', ifNoneMatch, 200, headers);
+    if (unchanged) return { status: 304, headers: unchanged, body: Buffer.alloc(0) };
+    return { status: 200, headers, body: graphDocument(first, nextPage) };
   };
   /** The optional online check: the passport's current status and signed log head, verified in the page. */
   const latest = (id: string): Asset => ({
@@ -132,14 +122,14 @@ export function verifyPageHandler(options: { gatewayUrl: string }): PageHandler 
       return Buffer.from(JSON.stringify(passport ? { status: passport.status, log_head: passport.logHead } : null));
     },
   });
-  return async (pathname) => {
+  return async (pathname, ifNoneMatch) => {
     if (pathname === VERIFY_PAGE_PREFIX) return { status: 308, headers: { location: `${VERIFY_PAGE_PREFIX}/`, 'content-length': '0' }, body: Buffer.alloc(0) };
     const relative = pathname.slice(VERIFY_PAGE_PREFIX.length);
     const latestId = /^\/latest\/([A-Za-z0-9._~-]{1,200})$/.exec(relative)?.[1];
     const asset = latestId ? latest(latestId) : assets[relative];
-    if (!asset) return undefined;
+    if (!asset && relative !== '/graph.json') return undefined;
     try {
-      return page(200, asset.contentType, asset.cacheControl, await asset.load());
+      return asset ? page(200, asset.contentType, asset.cacheControl, await asset.load()) : await graph(ifNoneMatch);
     } catch (error) {
       console.error('[verify-page]', error);
       const unavailable = page(503, 'text/plain; charset=utf-8', 'no-store', Buffer.from('The verification page could not be served; the failure is logged.\n'));

@@ -1,5 +1,5 @@
 /** The trust service's paths (spec §4), each one GraphQL operation through the gateway. */
-import type { JsonSchema, Route, RouteContext } from '../route-table.js';
+import type { JsonSchema, Route } from '../route-table.js';
 import {
   answer,
   closed,
@@ -52,10 +52,10 @@ const listOut = (list: Json) => ({ ...list, entries: list.entries.map(entryOut) 
 const revocationOut = (revocation: Json) => withoutNulls(revocation);
 
 /** Records per GraphQL page while GET /graph streams: bounds what the facade holds at once. */
-const GRAPH_PAGE_SIZE = 1000;
-const GRAPH_PAGE_OPERATION = `query TrustGraphPage($first: Int, $after: String) { trustGraphPage(first: $first, after: $after) { nodes { ${NODE} } edges { ${EDGE} } revocations { ${REVOCATION} } pageInfo { endCursor } } }`;
+export const GRAPH_PAGE_SIZE = 1000;
+export const GRAPH_PAGE_OPERATION = `query TrustGraphPage($first: Int, $after: String) { trustGraphPage(first: $first, after: $after) { version nodes { ${NODE} } edges { ${EDGE} } revocations { ${REVOCATION} } pageInfo { endCursor } } }`;
 
-type GraphPage = { nodes: Json[]; edges: Json[]; revocations: Json[]; pageInfo: { endCursor: string | null } };
+export type GraphPage = { version: string; nodes: Json[]; edges: Json[]; revocations: Json[]; pageInfo: { endCursor: string | null } };
 const GRAPH_SECTIONS = [
   ['nodes', nodeOut],
   ['edges', (edge: Json) => edge],
@@ -63,11 +63,21 @@ const GRAPH_SECTIONS = [
 ] as const;
 
 /**
- * The document {"nodes":[…],"edges":[…],"revocations":[…]} written page by page: each page's records
- * as JSON, the next page fetched while this one is written, so the facade holds two pages at most.
- * The pages come in section order, so a section's array is closed when the next one's records begin.
+ * The headers of the graph document whose first page this is: its ETag is the graph version, so a
+ * client holding the document revalidates it (If-None-Match) for one page read instead of the
+ * whole graph, and gets it again only once something was written.
  */
-async function* graphDocument(first: GraphPage, context: RouteContext): AsyncGenerator<Uint8Array> {
+export function graphHeaders(first: GraphPage): Record<string, string> {
+  return { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-cache', etag: `"trust-graph-${first.version}"` };
+}
+
+/**
+ * The document {"nodes":[…],"edges":[…],"revocations":[…]} written page by page: each page's records
+ * as JSON, the next page fetched (`nextPage`, with GRAPH_PAGE_OPERATION's variables) while this one
+ * is written, so the writer holds two pages at most. The pages come in section order, so a
+ * section's array is closed when the next one's records begin.
+ */
+export async function* graphDocument(first: GraphPage, nextPage: (variables: { first: number; after: string }) => Promise<Json>): AsyncGenerator<Uint8Array> {
   let section = 0;
   let written = 0;
   const text: string[] = ['{"nodes":['];
@@ -75,7 +85,7 @@ async function* graphDocument(first: GraphPage, context: RouteContext): AsyncGen
     for (; section < target; section += 1, written = 0) text.push(`],"${GRAPH_SECTIONS[section + 1]![0]}":[`);
   };
   const page = (after: string) => {
-    const request = context.graphql(GRAPH_PAGE_OPERATION, { first: GRAPH_PAGE_SIZE, after });
+    const request = nextPage({ first: GRAPH_PAGE_SIZE, after });
     // Awaited below unless the client goes away first; then its failure must not go unhandled.
     request.catch(() => undefined);
     return request;
@@ -323,17 +333,22 @@ export const trustRoutes: Route[] = [
     summary: 'Every node and edge, with the credentials verbatim, and the revocations that bear on them',
     operation: GRAPH_PAGE_OPERATION,
     variables: () => ({ first: GRAPH_PAGE_SIZE }),
-    result: (data, context) => ({ headers: { 'content-type': 'application/json; charset=utf-8' }, stream: graphDocument(data.trustGraphPage, context) }),
+    result: (data, context) => ({
+      headers: graphHeaders(data.trustGraphPage),
+      stream: graphDocument(data.trustGraphPage, (variables) => context.graphql(GRAPH_PAGE_OPERATION, variables)),
+    }),
     responses: {
       200: {
         description:
-          'Nodes, edges and revocations, read in one snapshot: enough to resolve a path at any instant without asking again. Sent as it is read (chunked, no content-length), a page of records at a time, all pages in the snapshot of the first.',
+          'Nodes, edges and revocations, read in one snapshot: enough to resolve a path at any instant without asking again. Sent as it is read (chunked, no content-length), a page of records at a time, all pages in the snapshot of the first. The ETag is the version of the graph read: it changes with every node, edge or revocation written.',
         ...answer(closed({ nodes: { type: 'array', items: storedNode }, edges: { type: 'array', items: storedEdge }, revocations: { type: 'array', items: revocationSchema } }), {
           nodes: [NODE_EXAMPLE],
           edges: [EDGE_EXAMPLE],
           revocations: [REVOCATION_EXAMPLE],
         }),
+        headers: { ETag: { type: 'string', description: 'The graph version, e.g. "trust-graph-1042".' } },
       },
+      304: { description: 'Not modified: If-None-Match names the ETag of the current graph version; nothing was written since.' },
     },
   },
   {

@@ -185,8 +185,9 @@ describe('connections', () => {
         connections.push(`${type.name}.${field.name}`);
         const fields = (named as GraphQLObjectType).getFields();
         // A page of one kind of thing lists it as `nodes`; a page of the trust graph carries the
-        // graph's own lists, so one selection reads trustGraph and every trustGraphPage alike.
-        const lists = named.name === 'TrustGraphPage' ? Object.keys((schema.getType('TrustGraph') as GraphQLObjectType).getFields()) : ['nodes'];
+        // graph's own lists, so one selection reads trustGraph and every trustGraphPage alike, and
+        // the version of the graph its pages read.
+        const lists = named.name === 'TrustGraphPage' ? [...Object.keys((schema.getType('TrustGraph') as GraphQLObjectType).getFields()), 'version'] : ['nodes'];
         expect(Object.keys(fields).sort(), `${type.name}.${field.name}`).toEqual([...lists, 'pageInfo'].sort());
         expect(String(fields.pageInfo!.type)).toBe('PageInfo!');
         expect(

@@ -237,7 +237,8 @@ describe('real answers of every path', () => {
     await t('/revocations');
     await t('/revocations', '/revocations?subject=oa-acme&retroactive=false');
     await t('/revocations', '/revocations?window=nonsense');
-    await t('/graph');
+    const graph = await t('/graph');
+    expect((await t('/graph', '/graph', { headers: { 'if-none-match': graph.headers.get('etag')! } })).status).toBe(304);
     await t('/anchor-bundle');
     await t('/anchor-bundle', '/anchor-bundle?jurisdiction=DE');
   });

@@ -1,7 +1,9 @@
 /**
  * GET /graph read page by page (issue 17 item 3): a graph of a few thousand nodes streamed by the
  * REST facade equals the one-shot trustGraph answer member for member, sent chunked; the pages of
- * trustGraphPage are one snapshot, whatever is written between them; bad cursors are 400s.
+ * trustGraphPage are one snapshot, whatever is written between them; bad cursors are 400s. The
+ * graph version is GET /graph's ETag: a client holding it revalidates for one page read, and any
+ * write (node, key, edge, revocation) gives a new one.
  *
  * The bulk of the graph goes in by SQL, as bench/trust-scale.ts builds its graphs (a few thousand
  * POSTs would take minutes); the writes between pages go through the API like anyone's.
@@ -23,7 +25,7 @@ const NODE = 'id kind jurisdiction keys threshold group_key: groupKey';
 const EDGE = 'id iss sub scope iat nbf exp kid credential';
 const REVOCATION = 'subject reason effective_at: effectiveAt recorded_at: recordedAt retroactive attestation';
 const ONE_SHOT = `{ trustGraph { nodes { ${NODE} } edges { ${EDGE} } revocations { ${REVOCATION} } } }`;
-const PAGE = `query($first: Int, $after: String) { trustGraphPage(first: $first, after: $after) { nodes { ${NODE} } edges { ${EDGE} } revocations { ${REVOCATION} } pageInfo { hasNextPage endCursor } } }`;
+const PAGE = `query($first: Int, $after: String) { trustGraphPage(first: $first, after: $after) { version nodes { ${NODE} } edges { ${EDGE} } revocations { ${REVOCATION} } pageInfo { hasNextPage endCursor } } }`;
 
 type Graph = { nodes: Record<string, unknown>[]; edges: Record<string, unknown>[]; revocations: Record<string, unknown>[] };
 
@@ -37,16 +39,16 @@ async function oneShot(): Promise<Graph> {
   return data!.trustGraph;
 }
 
-async function page(first: number, after?: string): Promise<Graph & { pageInfo: { hasNextPage: boolean; endCursor: string | null } }> {
+async function page(first: number, after?: string): Promise<Graph & { version: string; pageInfo: { hasNextPage: boolean; endCursor: string | null } }> {
   const { data, errors } = await platform.graphql(PAGE, { first, after });
   expect(errors).toBeUndefined();
   return data.trustGraphPage;
 }
 
-/** GET /graph over plain HTTP: status, headers and the body's pieces as they arrived. */
-function getGraph(): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
+/** GET /graph (or another URL) over plain HTTP: status, headers and the body's pieces as they arrived. */
+function getGraph(headers: Record<string, string> = {}, url = `${platform.base('trust')}/graph`): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
   return new Promise((resolve, reject) => {
-    request(`${platform.base('trust')}/graph`, (response) => {
+    request(url, { headers }, (response) => {
       const pieces: Buffer[] = [];
       response.on('data', (piece: Buffer) => pieces.push(piece));
       response.on('end', () => resolve({ status: response.statusCode!, headers: response.headers, body: Buffer.concat(pieces).toString('utf8') }));
@@ -134,6 +136,8 @@ describe('trustGraphPage', () => {
     const pages = [first];
     while (pages.at(-1)!.pageInfo.endCursor) pages.push(await page(700, pages.at(-1)!.pageInfo.endCursor!));
     expect(pages.length).toBe(Math.ceil((NODES + 1 + NODES + 40) / 700));
+    // Every page names the version of the snapshot they read, not of the graph as it is now.
+    expect(new Set(pages.map((p) => p.version))).toEqual(new Set([first.version]));
     const concatenated = { nodes: pages.flatMap((p) => p.nodes), edges: pages.flatMap((p) => p.edges), revocations: pages.flatMap((p) => p.revocations) };
     expect(concatenated).toEqual(before);
 
@@ -145,6 +149,8 @@ describe('trustGraphPage', () => {
     expect(after.revocations).toHaveLength(41);
     const fresh = await page(2000);
     expect(fresh.nodes).toEqual(after.nodes.slice(0, 2000));
+    // Four writes, each a row: a node document (twice), an edge and a revocation.
+    expect(BigInt(fresh.version) - BigInt(first.version)).toBe(4n);
   });
 
   it('stops exactly at the end: a page that fills up on the last record has no next page', async () => {
@@ -158,10 +164,12 @@ describe('trustGraphPage', () => {
 
   it.each([
     ['text that is no cursor', 'not-a-cursor'],
-    ['an unknown section', Buffer.from(JSON.stringify(['1:2:', 'keys', null])).toString('base64url')],
-    ['a snapshot that is not one', Buffer.from(JSON.stringify(['1:2:x', 'nodes', null])).toString('base64url')],
-    ['an edge key that is not [instant, id]', Buffer.from(JSON.stringify(['1:2:', 'edges', 'p-edge-1'])).toString('base64url')],
-    ['a revocation key that is no number', Buffer.from(JSON.stringify(['1:2:', 'revocations', "1'"])).toString('base64url')],
+    ['an unknown section', Buffer.from(JSON.stringify(['1:2:', '7', 'keys', null])).toString('base64url')],
+    ['a snapshot that is not one', Buffer.from(JSON.stringify(['1:2:x', '7', 'nodes', null])).toString('base64url')],
+    ['a version that is no number', Buffer.from(JSON.stringify(['1:2:', '7x', 'nodes', null])).toString('base64url')],
+    ['a cursor without a version (of a release before versions)', Buffer.from(JSON.stringify(['1:2:', 'nodes', null])).toString('base64url')],
+    ['an edge key that is not [instant, id]', Buffer.from(JSON.stringify(['1:2:', '7', 'edges', 'p-edge-1'])).toString('base64url')],
+    ['a revocation key that is no number', Buffer.from(JSON.stringify(['1:2:', '7', 'revocations', "1'"])).toString('base64url')],
   ])('refuses %s as after with 400 INVALID_CURSOR', async (_name, after) => {
     const { data, errors } = await platform.graphql(PAGE, { first: 10, after });
     expect(data).toBeNull();
@@ -171,6 +179,48 @@ describe('trustGraphPage', () => {
   it.each([0, -1, 2001])('refuses first = %i with 400 INVALID_QUERY', async (first) => {
     const { errors } = await platform.graphql(PAGE, { first });
     expect(errors![0].extensions).toMatchObject({ code: 'INVALID_QUERY' });
+  });
+});
+
+describe('the graph version, as the ETag of GET /graph', () => {
+  it('lets a client holding the graph revalidate it for one page read (304, no body), and gives a new one after any write', async () => {
+    const statements = () => platform.stack.sqlStatements().trust;
+    const held = await getGraph();
+    const tag = held.headers.etag as string;
+    expect(tag).toMatch(/^"trust-graph-\d+"$/);
+    expect(held.headers['cache-control']).toBe('no-cache');
+
+    const before = statements();
+    const unchanged = await getGraph({ 'if-none-match': tag });
+    expect([unchanged.status, unchanged.body, unchanged.headers.etag]).toEqual([304, '', tag]);
+    // The snapshot with its version, and the rows of the first page's sections: never the whole graph.
+    expect(statements() - before).toBeLessThanOrEqual(4);
+    expect((await getGraph({ 'if-none-match': `"other", W/${tag}` })).status).toBe(304);
+    expect((await getGraph({ 'if-none-match': '"trust-graph-1"' })).status).toBe(200);
+
+    // Each kind of write makes the held copy stale: a key merged into a node, a new node, an edge, a revocation.
+    const seen = [tag];
+    const stale = async () => {
+      const answer = await getGraph({ 'if-none-match': seen.join(', ') });
+      expect(answer.status).toBe(200);
+      expect(seen).not.toContain(answer.headers.etag);
+      seen.push(answer.headers.etag as string);
+      return JSON.parse(answer.body) as Graph;
+    };
+    const [merged, added] = [await newKey(), await newKey()];
+    expect((await post('/nodes', { id: 'p-issuer-00002', keys: [{ ...merged.jwk, iat: keyIat }] })).status).toBe(200);
+    expect((await stale()).nodes.find((node) => node.id === 'p-issuer-00002')!.keys).toHaveLength(2);
+    expect((await post('/nodes', { id: 'p-issuer-etag', kind: 'issuer', keys: [{ ...added.jwk, iat: keyIat }] })).status).toBe(201);
+    await stale();
+    const credential = await compactCredential({ iss: 'p-root', sub: 'p-issuer-etag', scope: {}, iat: fromNow(-3_600_000), exp: fromNow(365 * DAY) }, rootKey);
+    expect((await post('/edges', { credential })).status).toBe(201);
+    await stale();
+    expect((await post('/revocations', { subject: 'p-issuer-etag', reason: 'superseded' })).status).toBe(201);
+    const latest = await stale();
+    expect(latest.revocations.map((revocation) => revocation.subject)).toContain('p-issuer-etag');
+    // A write refused changes nothing, the version included.
+    expect((await post('/edges', { credential: 'not a credential' })).status).toBe(422);
+    expect((await getGraph({ 'if-none-match': seen.at(-1)! })).status).toBe(304);
   });
 });
 
@@ -206,11 +256,10 @@ describe('a graph larger than one answer', () => {
     const body = JSON.parse(streamed.body) as Graph;
     expect(body.nodes.length + body.edges.length + body.revocations.length).toBe(20_001);
 
-    const anchors = await fetch(`${platform.stack.facade.url}/verify/anchors.json`);
-    expect(anchors.status).toBe(200);
-    const { graph } = (await anchors.json()) as { graph: Graph };
-    expect([graph.nodes.length, graph.edges.length, graph.revocations.length]).toEqual([body.nodes.length, body.edges.length, body.revocations.length]);
-    expect(graph.nodes.map((node) => node.id)).toEqual(body.nodes.map((node) => node.id));
+    // The verification page's copy is the same document, byte for byte, under the same version.
+    const pageCopy = await getGraph({}, `${platform.stack.facade.url}/verify/graph.json`);
+    expect([pageCopy.status, pageCopy.headers.etag]).toEqual([200, streamed.headers.etag]);
+    expect(pageCopy.body).toBe(streamed.body);
 
     // Twice the limit by PostgreSQL's statistics: refused at once, on the estimate alone.
     await addNodes(missing + 1, 20_000);

@@ -160,11 +160,23 @@ describe('GET /verify/', () => {
     // The bundle the page pins is the trust service's own signed document, which jose verifies under /trust/keyring.
     const anchors = await fetch(`${pageUrl}anchors.json`);
     expect(anchors.headers.get('cache-control')).toBe('no-store');
-    const material = (await anchors.json()) as { anchor_bundle: Record<string, unknown>; trust_keyring: { keys: any[] }; graph: { nodes: { id: string }[] } };
+    const material = (await anchors.json()) as { anchor_bundle: Record<string, unknown>; trust_keyring: { keys: any[] } };
+    expect(Object.keys(material).sort()).toEqual(['anchor_bundle', 'trust_keyring']);
     const trustKeyring = (await platform.rest('trust', '/keyring')).body as { keys: any[] };
     await verifySignedJson(material.anchor_bundle, trustKeyring.keys);
     expect((material.anchor_bundle.roots as { id: string }[]).map((root) => root.id)).toContain(ROOT);
-    expect(material.graph.nodes.map((node) => node.id)).toContain(ISSUER);
+    // The graph beside it is GET /trust/graph's document under its version: revalidated, not sent again, while nothing changes.
+    const graph = await fetch(`${pageUrl}graph.json`);
+    const tag = graph.headers.get('etag')!;
+    expect([graph.status, graph.headers.get('cache-control'), graph.headers.get('content-security-policy')]).toEqual([200, 'no-cache', expect.stringContaining("default-src 'self'")]);
+    const graphText = await graph.text();
+    const rest = await fetch(`${platform.base('trust')}/graph`);
+    expect([rest.headers.get('etag'), await rest.text()]).toEqual([tag, graphText]);
+    expect((JSON.parse(graphText) as { nodes: { id: string }[] }).nodes.map((node) => node.id)).toContain(ISSUER);
+    const revalidated = await fetch(`${pageUrl}graph.json`, { headers: { 'if-none-match': tag } });
+    expect([revalidated.status, revalidated.headers.get('etag'), (await revalidated.arrayBuffer()).byteLength]).toEqual([304, tag, 0]);
+    const headOnly = await fetch(`${pageUrl}graph.json`, { method: 'HEAD' });
+    expect([headOnly.status, headOnly.headers.get('etag'), (await headOnly.arrayBuffer()).byteLength]).toEqual([200, tag, 0]);
   });
 });
 
@@ -320,12 +332,16 @@ describe('the verification page', () => {
   });
 
   it('refuses a pack signed after the issuer key was revoked, and notes a revocation after signing', async () => {
+    // A visitor who held the graph from before the revocation: the next visit revalidates it and gets the new version.
+    const { context, page } = await newContext();
+    await open(page);
+    expect((await verifyImage(page, await qrPng(genuine.text))).state).toBe('valid');
     const declared = await platform.rest('trust', '/revocations', { body: { subject: `${ISSUER}#${genuine.kid}`, reason: 'keyCompromise' }, as: 'writer' });
     expect(declared.status, JSON.stringify(declared.body)).toBe(201);
     await new Promise((resolve) => setTimeout(resolve, 1100));
     const afterRevocation = await mint(genuine.passport);
-    const { context, page } = await newContext();
-    await open(page);
+    await page.reload();
+    await expect.poll(() => page.locator('#anchors').getAttribute('data-loaded'), { timeout: 15_000 }).toBe('yes');
     const verdict = await verifyImage(page, await qrPng(afterRevocation.text));
     expect([verdict.state, verdict.code]).toEqual(['invalid', 'REVOKED_KEY']);
     expect(verdict.text).toContain('Not verified: Revoked key');

@@ -2,7 +2,8 @@
  * The verification page: reads a passport's QR code (camera or image), undoes the pack's layers
  * with the issuer's own format code (lib/formats), verifies the COSE ES256 carrier signature and
  * the delegation path to a pinned root with WebCrypto, and says what that means. Nothing leaves
- * the device; the pinned anchor bundle is the only thing fetched, and it is cached for offline use.
+ * the device; the pinned anchor bundle and the trust graph are the only things fetched, and they
+ * are cached for offline use.
  */
 import { canonicalBytes } from '../../lib/crypto/jcs.js';
 import { decodeBase45 } from '../../lib/formats/issuer/base45.js';
@@ -475,9 +476,17 @@ function showAnchors(): void {
 
 async function loadAnchors(): Promise<void> {
   try {
-    const response = await fetch('anchors.json', { cache: 'no-store' });
-    if (!response.ok) throw new Refusal('NO_BUNDLE', `The trust anchor bundle could not be loaded (HTTP ${response.status}).`);
-    anchors = await checkAnchors((await response.json()) as PinnedMaterial, new Date());
+    // The bundle is small and signed anew on every visit; the graph is revalidated by its version
+    // (ETag) and only transferred again once something in it changed.
+    const [bundle, graph] = await Promise.all([fetch('anchors.json', { cache: 'no-store' }), fetch('graph.json', { cache: 'no-cache' })]);
+    for (const [response, what] of [
+      [bundle, 'trust anchor bundle'],
+      [graph, 'trust graph'],
+    ] as const) {
+      if (!response.ok) throw new Refusal('NO_BUNDLE', `The ${what} could not be loaded (HTTP ${response.status}).`);
+    }
+    const material: PinnedMaterial = { ...((await bundle.json()) as Omit<PinnedMaterial, 'graph'>), graph: (await graph.json()) as PinnedMaterial['graph'] };
+    anchors = await checkAnchors(material, new Date());
     anchorsFailure = undefined;
   } catch (error) {
     // Keep a bundle already loaded: a failed refresh must not undo it.

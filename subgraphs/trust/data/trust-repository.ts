@@ -111,14 +111,23 @@ function isDeadlock(error: unknown): boolean {
 /** The sections of the whole graph, in the order its pages go through them. */
 export const GRAPH_SECTIONS = ['nodes', 'edges', 'revocations'] as const;
 
-/** Where the next page of the graph starts: the snapshot all pages read, a section, and the key of the last record sent in it. */
+/** Where the next page of the graph starts: the snapshot all pages read, its graph version, a section, and the key of the last record sent in it. */
 export interface GraphCursor {
   /** pg_current_snapshot() of the first page, as text. */
   readonly snapshot: string;
+  /** The graph version of that snapshot (GraphPage.version). */
+  readonly version: string;
   readonly position: { readonly section: (typeof GRAPH_SECTIONS)[number]; readonly after?: string };
 }
 
 export interface GraphPage {
+  /**
+   * The graph version of the snapshot the pages read: the node documents, edges and revocations
+   * ever written and visible in it, counted. Those rows are never changed or deleted (a node's new
+   * document is a new row of trust_node_version), so every committed write raises the count, and a
+   * later snapshot sees all an earlier one saw: equal versions are equal graphs.
+   */
+  readonly version: string;
   readonly nodes: TrustNode[];
   readonly edges: DelegationEdge[];
   readonly revocations: Revocation[];
@@ -157,9 +166,9 @@ export class TrustRepository {
 
   // Reads
 
-  /** Every node, or those of the ids given; an id outside the syntax names no node and is not looked up. */
-  async nodes(ids?: readonly string[]): Promise<TrustNode[]> {
-    const rows = await this.prisma.trustNode.findMany({ ...(ids && { where: { id: { in: ids.filter(isNodeId) } } }), orderBy: { id: 'asc' } });
+  /** The nodes of the ids given; an id outside the syntax names no node and is not looked up. */
+  async nodes(ids: readonly string[]): Promise<TrustNode[]> {
+    const rows = await this.prisma.trustNode.findMany({ where: { id: { in: ids.filter(isNodeId) } }, orderBy: { id: 'asc' } });
     return rows.map((row) => row.document as unknown as TrustNode);
   }
 
@@ -194,8 +203,15 @@ export class TrustRepository {
    * are exactly one snapshot however long they take and whatever commits between them.
    */
   async graphPage(first: number, after?: GraphCursor): Promise<GraphPage> {
-    const snapshot = after?.snapshot ?? (await this.prisma.$queryRaw<{ snapshot: string }[]>`SELECT pg_current_snapshot()::text AS snapshot`)[0]!.snapshot;
-    const page: GraphPage = { nodes: [], edges: [], revocations: [] };
+    // The version is counted in the statement that takes the snapshot, so it is that snapshot's.
+    const { snapshot, version } =
+      after ??
+      (
+        await this.prisma.$queryRaw<{ snapshot: string; version: string }[]>`
+          SELECT pg_current_snapshot()::text AS snapshot,
+            ((SELECT count(*) FROM ${this.#nodeVersion}) + (SELECT count(*) FROM ${this.#edge}) + (SELECT count(*) FROM ${this.#revocation}))::text AS version`
+      )[0]!;
+    const page: GraphPage = { version, nodes: [], edges: [], revocations: [] };
     let position: GraphCursor['position'] = after?.position ?? { section: 'nodes' };
     let room = first;
     for (;;) {
@@ -207,11 +223,11 @@ export class TrustRepository {
       else if (position.section === 'edges') page.edges.push(...taken.map((row) => row.document as DelegationEdge));
       else page.revocations.push(...taken.map((row) => row.document as Revocation));
       room -= taken.length;
-      if (rows.length > taken.length) return { ...page, next: { snapshot, position: { section: position.section, after: last!.key } } };
+      if (rows.length > taken.length) return { ...page, next: { snapshot, version, position: { section: position.section, after: last!.key } } };
       const following = GRAPH_SECTIONS[GRAPH_SECTIONS.indexOf(position.section) + 1];
       if (!following) return page;
       position = { section: following };
-      if (room === 0) return { ...page, next: { snapshot, position } };
+      if (room === 0) return { ...page, next: { snapshot, version, position } };
     }
   }
 

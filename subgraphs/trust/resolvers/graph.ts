@@ -13,7 +13,7 @@ export const MAX_GRAPH_PAGE = 2000;
 export const DEFAULT_GRAPH_PAGE = 500;
 
 export function encodeGraphCursor(cursor: GraphCursor): string {
-  return Buffer.from(JSON.stringify([cursor.snapshot, cursor.position.section, cursor.position.after ?? null])).toString('base64url');
+  return Buffer.from(JSON.stringify([cursor.snapshot, cursor.version, cursor.position.section, cursor.position.after ?? null])).toString('base64url');
 }
 
 /** pg_snapshot text: xmin:xmax:xip,... */
@@ -34,12 +34,12 @@ const KEY_CHECKS: Record<GraphCursor['position']['section'], (key: string) => bo
 
 export function decodeGraphCursor(text: string): GraphCursor {
   try {
-    const [snapshot, section, after] = JSON.parse(Buffer.from(text, 'base64url').toString('utf8')) as unknown[];
+    const [snapshot, version, section, after] = JSON.parse(Buffer.from(text, 'base64url').toString('utf8')) as unknown[];
     const sectionKnown = typeof section === 'string' && (GRAPH_SECTIONS as readonly string[]).includes(section);
-    if (typeof snapshot === 'string' && SNAPSHOT.test(snapshot) && sectionKnown) {
+    if (typeof snapshot === 'string' && SNAPSHOT.test(snapshot) && typeof version === 'string' && /^\d{1,20}$/.test(version) && sectionKnown) {
       const known = section as GraphCursor['position']['section'];
-      if (after === null) return { snapshot, position: { section: known } };
-      if (typeof after === 'string' && KEY_CHECKS[known](after)) return { snapshot, position: { section: known, after } };
+      if (after === null) return { snapshot, version, position: { section: known } };
+      if (typeof after === 'string' && KEY_CHECKS[known](after)) return { snapshot, version, position: { section: known, after } };
     }
   } catch {
     // Reported below like any other malformed cursor.
@@ -87,6 +87,7 @@ export class TrustGraphResolver {
     if (first !== null && (first < 1 || first > MAX_GRAPH_PAGE)) throw badRequest('INVALID_QUERY', `first must be between 1 and ${MAX_GRAPH_PAGE}.`);
     const page = await this.deps.store.graphPage(first ?? DEFAULT_GRAPH_PAGE, after === null ? undefined : decodeGraphCursor(after));
     return {
+      version: page.version,
       nodes: page.nodes.map(nodeOut),
       edges: page.edges.map(edgeOut),
       revocations: page.revocations.map(revocationOut),

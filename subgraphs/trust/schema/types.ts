@@ -143,6 +143,12 @@ export class TrustGraphType {
   description: 'A page of the whole graph in one snapshot taken by the first page: nodes in id order, then edges and revocations in recording order; the pages together are exactly one trustGraph.',
 })
 export class TrustGraphPageType {
+  @Field(() => String, {
+    description:
+      'The version of the graph these pages read, the same on every page of one read: it changes with every node, edge or revocation written, and equal versions are equal graphs (GET /graph sends it as its ETag).',
+  })
+  version!: string;
+
   @Field(() => [TrustNodeType])
   nodes!: TrustNodeType[];
 
