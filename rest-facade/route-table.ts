@@ -28,6 +28,8 @@ export interface RouteRequest {
   params: Record<string, string>;
   query: Record<string, string | number | boolean | undefined>;
   body: unknown;
+  /** A conditional GET's If-None-Match: a route whose answer usually still matches can read less until it knows. */
+  ifNoneMatch?: string;
 }
 
 /** What a route answers: the body is JSON unless `raw` bytes or a `stream` are given. */

@@ -113,7 +113,12 @@ export async function startFacade(options: FacadeOptions): Promise<RunningFacade
   }
 
   async function answer(route: Route, table: ServiceRoutes, prefix: string, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
-    const routeRequest: RouteRequest = { params: request.params as Record<string, string>, query: (request.query ?? {}) as RouteRequest['query'], body: request.body };
+    const routeRequest: RouteRequest = {
+      params: request.params as Record<string, string>,
+      query: (request.query ?? {}) as RouteRequest['query'],
+      body: request.body,
+      ifNoneMatch: request.headers['if-none-match'],
+    };
     const authorization = request.headers.authorization;
     const data = await callGateway(route.operation, route.variables?.(routeRequest) ?? {}, authorization);
     const context: RouteContext = {

@@ -5,7 +5,7 @@
  * through the gateway: `/verify/anchors.json` (the trust service's signed anchor bundle and its
  * keyring, small and fetched on every visit) and `/verify/graph.json` (the trust graph, the same
  * document as GET /trust/graph: streamed page by page, tagged with the graph version, so a visit
- * revalidates it for one page read and transfers it only after something was written).
+ * revalidates it for one record read and transfers it only after something was written).
  * Everything is same-origin, so the page's CSP is `default-src 'self'`.
  *
  * The facade routes GET and HEAD of `/verify` and `/verify/*` here (HEAD drops the body there, and
@@ -17,7 +17,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { jsonPoster } from '../lib/http/post-json.js';
 import { notModified } from './conditional.js';
-import { GRAPH_PAGE_OPERATION, GRAPH_PAGE_SIZE, graphDocument, graphHeaders, type GraphPage } from './routes/trust.js';
+import { firstGraphPage, GRAPH_PAGE_OPERATION, graphDocument, graphHeaders, type GraphPage } from './routes/trust.js';
 
 export interface PageAnswer {
   status: number;
@@ -104,10 +104,10 @@ export function verifyPageHandler(options: { gatewayUrl: string }): PageHandler 
       },
     },
   };
-  /** The graph: its first page decides the ETag, and a client that holds that version gets a 304 without the rest. */
+  /** The graph: its first page decides the ETag, and a client that holds that version gets a 304 without the rest (routes/trust.ts). */
   const graph = async (ifNoneMatch: string | undefined): Promise<PageAnswer> => {
     const nextPage = async (variables: Record<string, unknown>) => ask<{ trustGraphPage: GraphPage }>(GRAPH_PAGE_OPERATION, variables);
-    const first = (await nextPage({ first: GRAPH_PAGE_SIZE })).trustGraphPage;
+    const first = (await nextPage(firstGraphPage(ifNoneMatch))).trustGraphPage;
     const headers = { ...graphHeaders(first), ...SECURITY_HEADERS };
     const unchanged = notModified('GET', ifNoneMatch, 200, headers);
     if (unchanged) return { status: 304, headers: unchanged, body: Buffer.alloc(0) };

@@ -55,6 +55,13 @@ const revocationOut = (revocation: Json) => withoutNulls(revocation);
 export const GRAPH_PAGE_SIZE = 1000;
 export const GRAPH_PAGE_OPERATION = `query TrustGraphPage($first: Int, $after: String) { trustGraphPage(first: $first, after: $after) { version nodes { ${NODE} } edges { ${EDGE} } revocations { ${REVOCATION} } pageInfo { endCursor } } }`;
 
+/**
+ * The variables of the first page: a client revalidating its copy (If-None-Match) usually holds the
+ * current version, and one record is enough to learn it; when it does not, the stream goes on from
+ * there in the same snapshot.
+ */
+export const firstGraphPage = (ifNoneMatch: string | undefined) => ({ first: ifNoneMatch === undefined ? GRAPH_PAGE_SIZE : 1 });
+
 export type GraphPage = { version: string; nodes: Json[]; edges: Json[]; revocations: Json[]; pageInfo: { endCursor: string | null } };
 const GRAPH_SECTIONS = [
   ['nodes', nodeOut],
@@ -64,7 +71,7 @@ const GRAPH_SECTIONS = [
 
 /**
  * The headers of the graph document whose first page this is: its ETag is the graph version, so a
- * client holding the document revalidates it (If-None-Match) for one page read instead of the
+ * client holding the document revalidates it (If-None-Match) for one record read instead of the
  * whole graph, and gets it again only once something was written.
  */
 export function graphHeaders(first: GraphPage): Record<string, string> {
@@ -332,7 +339,7 @@ export const trustRoutes: Route[] = [
     path: '/graph',
     summary: 'Every node and edge, with the credentials verbatim, and the revocations that bear on them',
     operation: GRAPH_PAGE_OPERATION,
-    variables: () => ({ first: GRAPH_PAGE_SIZE }),
+    variables: ({ ifNoneMatch }) => firstGraphPage(ifNoneMatch),
     result: (data, context) => ({
       headers: graphHeaders(data.trustGraphPage),
       stream: graphDocument(data.trustGraphPage, (variables) => context.graphql(GRAPH_PAGE_OPERATION, variables)),
