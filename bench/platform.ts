@@ -421,7 +421,7 @@ try {
     await Promise.all(
       SERVICES.flatMap((service) =>
         [0, 1].map(async (replica) => {
-          const started = await startSubgraphProcess(bench, service, { admin: ADMIN }, `http://127.0.0.1:${gatewayPorts.two}/graphql`, `replica-${service}-${replica}`);
+          const started = await startSubgraphProcess(bench, service, { admin: ADMIN }, `http://127.0.0.1:${gatewayPorts.two}/graphql`, { name: `replica-${service}-${replica}` });
           replicaUrls[service][replica] = started.url;
           replicaPids[service][replica] = started.pid;
         }),

@@ -83,11 +83,27 @@ export interface SubgraphProcess {
   pid: number;
 }
 
-/** One subgraph alone (bin/subgraph.ts) on the bench's database, asking the rest of the graph at `gatewayUrl`. */
-export async function startSubgraphProcess(bench: Bench, service: ServiceName, tokens: ServerSettings, gatewayUrl: string, name: string = service): Promise<SubgraphProcess> {
+/**
+ * One subgraph alone (bin/subgraph.ts) on the bench's database, asking the rest of the graph at
+ * `gatewayUrl`; `name` tells several of one service apart, `heapLimitMiB` sets V8's old-space limit
+ * as docs/SCALING.md deploys a subgraph process (`NODE_OPTIONS=--max-old-space-size`).
+ */
+export async function startSubgraphProcess(
+  bench: Bench,
+  service: ServiceName,
+  tokens: ServerSettings,
+  gatewayUrl: string,
+  { name = service, heapLimitMiB }: { name?: string; heapLimitMiB?: number } = {},
+): Promise<SubgraphProcess> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}/`;
-  const env = { ...(await sharedEnvironment(bench, tokens)), GATEWAY_URL: gatewayUrl, [`${service.toUpperCase()}_SUBGRAPH_PORT`]: String(port), PASSPORT_DATA_DIR: join(bench.dataDir, name) };
+  const env = {
+    ...(await sharedEnvironment(bench, tokens)),
+    GATEWAY_URL: gatewayUrl,
+    [`${service.toUpperCase()}_SUBGRAPH_PORT`]: String(port),
+    PASSPORT_DATA_DIR: join(bench.dataDir, name),
+    ...(heapLimitMiB !== undefined && { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --max-old-space-size=${heapLimitMiB}`.trim() }),
+  };
   const child = await serverProcess(bench, `the ${name} subgraph`, process.execPath, ['--import', 'tsx', 'bin/subgraph.ts', service], env, answersGraphql(url));
   return { url, pid: child.pid! };
 }
