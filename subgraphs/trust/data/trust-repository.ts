@@ -123,7 +123,8 @@ export interface GraphCursor {
 export interface GraphPage {
   /**
    * The graph version of the snapshot the pages read: the node documents, edges and revocations
-   * ever written and visible in it, counted. Those rows are never changed or deleted (a node's new
+   * ever written and visible in it, as triggers count them into trust_graph_writes (migration
+   * 20261126160000_trust_graph_writes). Those rows are never changed or deleted (a node's new
    * document is a new row of trust_node_version), so every committed write raises the count, and a
    * later snapshot sees all an earlier one saw: equal versions are equal graphs.
    */
@@ -146,6 +147,7 @@ export class TrustRepository {
   readonly #edge: Prisma.Sql;
   readonly #revocation: Prisma.Sql;
   readonly #nodeVersion: Prisma.Sql;
+  readonly #graphWrites: Prisma.Sql;
   readonly #graphPart: Prisma.Sql;
   readonly #keyHolders: Prisma.Sql;
   readonly #schema: string;
@@ -160,6 +162,7 @@ export class TrustRepository {
     this.#edge = qualified('delegation_edge');
     this.#revocation = qualified('revocation');
     this.#nodeVersion = qualified('trust_node_version');
+    this.#graphWrites = qualified('trust_graph_writes');
     this.#graphPart = qualified('trust_graph_part');
     this.#keyHolders = qualified('trust_key_holders');
   }
@@ -203,13 +206,12 @@ export class TrustRepository {
    * are exactly one snapshot however long they take and whatever commits between them.
    */
   async graphPage(first: number, after?: GraphCursor): Promise<GraphPage> {
-    // The version is counted in the statement that takes the snapshot, so it is that snapshot's.
+    // The version is summed in the statement that takes the snapshot, so it is that snapshot's.
     const { snapshot, version } =
       after ??
       (
         await this.prisma.$queryRaw<{ snapshot: string; version: string }[]>`
-          SELECT pg_current_snapshot()::text AS snapshot,
-            ((SELECT count(*) FROM ${this.#nodeVersion}) + (SELECT count(*) FROM ${this.#edge}) + (SELECT count(*) FROM ${this.#revocation}))::text AS version`
+          SELECT pg_current_snapshot()::text AS snapshot, (SELECT sum(rows) FROM ${this.#graphWrites})::text AS version`
       )[0]!;
     const page: GraphPage = { version, nodes: [], edges: [], revocations: [] };
     let position: GraphCursor['position'] = after?.position ?? { section: 'nodes' };
@@ -315,7 +317,7 @@ export class TrustRepository {
     return rows.map((row) => ({ id: row.id, body: row.body as MasterListEntry['body'], cosignatures: row.cosignatures as unknown as MasterListEntry['cosignatures'] }));
   }
 
-  // Graph writes, serialized by the graph lock
+  // Graph writes
 
   /** Creates a node or merges keys into it (keys.ts, nodes.ts). */
   upsertNode(input: unknown): Promise<TrustResult<Written<TrustNode>>> {
