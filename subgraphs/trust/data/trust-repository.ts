@@ -181,8 +181,12 @@ export class TrustRepository {
     return rows.map((row) => row.document as unknown as TrustNode);
   }
 
-  async revocations(): Promise<Revocation[]> {
-    return loadRevocations(this.prisma);
+  /** Every revocation, or those of one node and its keys (by the index on the node their subject names), in recording order. */
+  async revocations(nodeId?: string): Promise<Revocation[]> {
+    if (nodeId === undefined) return (await this.prisma.revocation.findMany({ orderBy: { id: 'asc' } })).map((row) => row.document as unknown as Revocation);
+    const rows = await this.prisma.$queryRaw<{ document: Revocation }[]>`
+      SELECT document FROM ${this.#revocation} WHERE split_part(subject, '#', 1) = ${nodeId} ORDER BY id`;
+    return rows.map((row) => row.document);
   }
 
   /**
@@ -476,11 +480,6 @@ export class TrustRepository {
 }
 
 type Reader = Pick<PrismaClient, 'trustNode' | 'delegationEdge' | 'revocation' | 'trustListChange' | '$queryRaw'> | Transaction;
-
-async function loadRevocations(db: Reader): Promise<Revocation[]> {
-  const rows = await db.revocation.findMany({ orderBy: { id: 'asc' } });
-  return rows.map((row) => row.document as unknown as Revocation);
-}
 
 async function loadTrustListHistory(db: Reader, jurisdiction: string): Promise<TrustListChange[]> {
   const rows = await db.trustListChange.findMany({ where: { jurisdiction }, orderBy: { sequenceNumber: 'asc' } });

@@ -20,7 +20,8 @@ export class RevocationResolver {
   ): Promise<RevocationType[]> {
     const params = present({ at, known_by: knownBy, window, subject, retroactive: retroactive === null || retroactive === undefined ? undefined : String(retroactive) });
     const query = orThrow(parseRevocationQuery(params as Record<string, string>));
-    return (await this.deps.store.revocations()).filter((revocation) => revocationMatches(revocation, query)).map(revocationOut);
+    // Asked about one node or key, only that node's revocations are read; the domain decides on them as on all.
+    return (await this.deps.store.revocations(query.subject?.node_id)).filter((revocation) => revocationMatches(revocation, query)).map(revocationOut);
   }
 
   @Authorized('writer')
