@@ -278,3 +278,24 @@ describe('a graph larger than one answer', () => {
     expect(readToRefuse).toBeGreaterThan(1);
   }, 120_000);
 });
+
+describe('a delegation cycle put in by SQL (an operator, another tool)', () => {
+  it('does not keep a standing question from ending: the walk up the ancestry never returns to a node it has seen', async () => {
+    const [first, second] = [await newKey(), await newKey()];
+    await db.query('INSERT INTO trust.trust_node (id, kind, document) SELECT * FROM unnest($1::text[], $2::text[], $3::jsonb[])', [
+      ['cycle-a', 'cycle-b'],
+      ['authority', 'authority'],
+      [first, second].map((key, index) => JSON.stringify({ id: `cycle-${'ab'[index]}`, kind: 'authority', keys: [{ ...key.jwk, iat: keyIat }] })),
+    ]);
+    await db.query('INSERT INTO trust.delegation_edge (id, iss, sub, document) SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::jsonb[])', [
+      ['cycle-ab', 'cycle-ba'],
+      ['cycle-a', 'cycle-b'],
+      ['cycle-b', 'cycle-a'],
+      ['ab', 'ba'].map((pair) => JSON.stringify({ id: `cycle-${pair}`, iss: `cycle-${pair[0]}`, sub: `cycle-${pair[1]}`, scope: {}, iat: fromNow(-DAY), nbf: fromNow(-DAY), exp: fromNow(DAY), credential: 'x' })),
+    ]);
+    const { data, errors } = await platform.graphql('query($kid: String!, $at: DateTimeISO!) { trustKeyStanding(kid: $kid, at: $at) }', { kid: first.jwk.kid, at: new Date().toISOString() });
+    expect(errors).toBeUndefined();
+    // No root reaches either node.
+    expect(data.trustKeyStanding).toMatchObject({ kid: first.jwk.kid, standing: 'unknown' });
+  });
+});
