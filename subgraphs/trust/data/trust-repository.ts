@@ -4,8 +4,8 @@
  * loaded inside the transaction that writes its outcome.
  *
  * Scale: a question or a write reads only the part of the graph it concerns (`graphPart`): the
- * nodes it names, every node from which a delegation path leads to them (one recursive query over
- * edges indexed by subject), the edges into those nodes and the revocations of those nodes and
+ * nodes it names, every node from which a delegation path leads to them (walked a generation at a
+ * time over edges indexed by subject), the edges into those nodes and the revocations of those nodes and
  * their keys. The domain's answer on that part is its answer on the whole graph, because a path
  * to a node, the scope it holds and a cycle through a new edge only ever involve its ancestors.
  *
