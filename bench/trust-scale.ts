@@ -416,8 +416,8 @@ ${markdownTable(
 
 Goals (issue 17): key standing median < 5 ms at 100k and ≤ 2× the 1k figure; POST /edges median < 20 ms at 100k;
 passport verdict time independent of the graph's size; trust subgraph memory < 300 MB at 100k.
-A question reads the nodes listing the key and their ancestry (a generation at a time over edges indexed by
-subject), not the whole graph; a delegation locks and reads its issuer's ancestry and its subject.
+A question reads the nodes listing the key and their ancestry (one lookup of the edges indexed by subject
+per node reached), not the whole graph; a delegation locks and reads its issuer's ancestry and its subject.
 `;
   console.log(document);
   writeReport(

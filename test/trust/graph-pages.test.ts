@@ -280,7 +280,7 @@ describe('a graph larger than one answer', () => {
 });
 
 describe('a delegation cycle put in by SQL (an operator, another tool)', () => {
-  it('does not keep a standing question from ending: the walk up the ancestry never returns to a node it has seen', async () => {
+  it('does not keep a standing question from ending: the walk up the ancestry keeps each node once', async () => {
     const [first, second] = [await newKey(), await newKey()];
     await db.query('INSERT INTO trust.trust_node (id, kind, document) SELECT * FROM unnest($1::text[], $2::text[], $3::jsonb[])', [
       ['cycle-a', 'cycle-b'],

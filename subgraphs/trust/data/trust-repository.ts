@@ -4,9 +4,9 @@
  * loaded inside the transaction that writes its outcome.
  *
  * Scale: a question or a write reads only the part of the graph it concerns (`graphPart`): the
- * nodes it names, every node from which a delegation path leads to them (walked a generation at a
- * time over edges indexed by subject), the edges into those nodes and the revocations of those nodes and
- * their keys. The domain's answer on that part is its answer on the whole graph, because a path
+ * nodes it names, every node from which a delegation path leads to them (one lookup of the edges
+ * indexed by subject per node reached), the edges into those nodes and the revocations of those
+ * nodes and their keys. The domain's answer on that part is its answer on the whole graph, because a path
  * to a node, the scope it holds and a cycle through a new edge only ever involve its ancestors.
  *
  * Concurrency: an edge write locks the rows of the nodes its validation reads (its issuer's
