@@ -291,7 +291,9 @@ describe('a delegation cycle put in by SQL (an operator, another tool)', () => {
       ['cycle-ab', 'cycle-ba'],
       ['cycle-a', 'cycle-b'],
       ['cycle-b', 'cycle-a'],
-      ['ab', 'ba'].map((pair) => JSON.stringify({ id: `cycle-${pair}`, iss: `cycle-${pair[0]}`, sub: `cycle-${pair[1]}`, scope: {}, iat: fromNow(-DAY), nbf: fromNow(-DAY), exp: fromNow(DAY), credential: 'x' })),
+      ['ab', 'ba'].map((pair) =>
+        JSON.stringify({ id: `cycle-${pair}`, iss: `cycle-${pair[0]}`, sub: `cycle-${pair[1]}`, scope: {}, iat: fromNow(-DAY), nbf: fromNow(-DAY), exp: fromNow(DAY), credential: 'x' }),
+      ),
     ]);
     const { data, errors } = await platform.graphql('query($kid: String!, $at: DateTimeISO!) { trustKeyStanding(kid: $kid, at: $at) }', { kid: first.jwk.kid, at: new Date().toISOString() });
     expect(errors).toBeUndefined();
