@@ -33,7 +33,7 @@ import { canonicalize } from '../lib/crypto/jcs.js';
 import { jwkThumbprint } from '../lib/crypto/index.js';
 import { ROUTE_TABLES } from '../rest-facade/routes/index.js';
 import { KeptAliveClient, residentMemory, startPlatformProcess, startSubgraphProcess } from './processes.js';
-import { BenchRun, benchToken, compactDelegation, ed25519KeyPair, formatMs, markdownTable, median, openBench, quantile, stopwatch, timed, writeReport } from './support.js';
+import { BenchRun, benchToken, compactDelegation, ed25519KeyPair, formatMs, markdownTable, median, openBench, quantile, stopwatch, timed, timedInTurns, writeReport } from './support.js';
 
 const SIZES = (process.env.TRUST_SCALE_SIZES ?? '1000,10000,100000').split(',').map(Number);
 const ROOTS = 10;
@@ -204,20 +204,19 @@ try {
 
     // Distinct issuer keys, spread over the whole graph.
     const asked = Array.from({ length: WARMUPS + STANDING_QUESTIONS }, (_, i) => issuersOf[Math.floor(((i + 0.5) * issuersOf.length) / (WARMUPS + STANDING_QUESTIONS))]!);
-    const standing = await timed(
-      STANDING_QUESTIONS,
-      async (run) => {
-        const answer = await client.request('POST', platform.gatewayUrl, {
-          body: JSON.stringify({
-            query: STANDING_QUERY,
-            variables: { kid: keys[asked[run]!]!.jwk.kid, at: new Date().toISOString() },
-          }),
-        });
-        const { data } = JSON.parse(answer.text) as { data: { trustKeyStanding: { standing: string } } };
-        if (data.trustKeyStanding.standing !== 'valid') throw new Error(`standing ${JSON.stringify(data.trustKeyStanding)}`);
-      },
-      { warmups: WARMUPS },
-    );
+    // Asked through the gateway and of the trust subgraph alone (its own process, no gateway) in turns,
+    // the same key in both each round: the service's own share of the figure, side by side.
+    const standingAt = (url: string) => async (run: number) => {
+      const answer = await client.request('POST', url, {
+        body: JSON.stringify({ query: STANDING_QUERY, variables: { kid: keys[asked[run]!]!.jwk.kid, at: new Date().toISOString() } }),
+      });
+      const { data } = JSON.parse(answer.text) as { data?: { trustKeyStanding?: { standing: string } } };
+      if (data?.trustKeyStanding?.standing !== 'valid') throw new Error(`standing at ${url}: ${answer.text.slice(0, 300)}`);
+    };
+    const [standingTimes, atSubgraph] = (await timedInTurns(STANDING_QUESTIONS, [standingAt(platform.gatewayUrl), standingAt(trustAlone[0]!.url)], {
+      warmups: WARMUPS,
+      rotate: true,
+    })) as [number[], number[]];
 
     // Delegations from distinct authorities to new issuers, through the REST facade.
     const newIssuers = Array.from({ length: WARMUPS + EDGE_WRITES }, () => newKey());
@@ -253,12 +252,12 @@ try {
     );
 
     const { rows: counted } = await db.query<{ nodes: string; edges: string }>('SELECT (SELECT count(*) FROM trust.trust_node) AS nodes, (SELECT count(*) FROM trust.delegation_edge) AS edges');
-    const first = figures[0] ?? { standing: median(standing.times), edge: median(writes.times), verdict: median(verdicts.times) };
+    const first = figures[0] ?? { standing: median(standingTimes), edge: median(writes.times), verdict: median(verdicts.times) };
     rows.push([
       `${Number(counted[0]!.nodes).toLocaleString('en')} nodes, ${Number(counted[0]!.edges).toLocaleString('en')} edges`,
-      formatMs(median(standing.times)),
-      formatMs(quantile(standing.times, 0.95)),
-      `${(median(standing.times) / first.standing).toFixed(2)}×`,
+      formatMs(median(standingTimes)),
+      formatMs(quantile(standingTimes, 0.95)),
+      `${(median(standingTimes) / first.standing).toFixed(2)}×`,
       formatMs(median(writes.times)),
       formatMs(quantile(writes.times, 0.95)),
       `${(median(writes.times) / first.edge).toFixed(2)}×`,
@@ -312,17 +311,10 @@ try {
     revisitRows.push([`${Number(counted[0]!.nodes).toLocaleString('en')} nodes`, formatMs(median(bundles.times)), formatMs(median(revalidations.times)), mib(streamed.value.bytes)]);
     console.log(revisitRows.at(-1)!.join('  '));
 
-    // The trust subgraph alone does the same work: the standing questions, and every page of the graph as the facade asks them.
-    // The questions' times at the subgraph itself, without the gateway, beside the figure through it.
+    // Both trust subgraphs alone answer every standing question (the first already has, in turns above) and read every page of the graph as the facade asks them.
     const memories = [];
-    const atSubgraph: number[] = [];
     for (const alone of trustAlone) {
-      for (const [run, kid] of asked.map((index) => keys[index]!.jwk.kid).entries()) {
-        const elapsed = stopwatch();
-        const answer = await client.request('POST', alone.url, { body: JSON.stringify({ query: STANDING_QUERY, variables: { kid, at: new Date().toISOString() } }) });
-        if (alone === trustAlone[0] && run >= WARMUPS) atSubgraph.push(elapsed());
-        if (!answer.text.includes('"valid"')) throw new Error(`standing at the trust subgraph: ${answer.text.slice(0, 300)}`);
-      }
+      if (alone !== trustAlone[0]) for (const run of asked.keys()) await standingAt(alone.url)(run);
       for (let after: string | null = null, pages = 0; pages === 0 || after !== null; pages += 1) {
         const answer = await client.request('POST', alone.url, {
           body: JSON.stringify({ query: GRAPH_ROUTE.operation, variables: { ...GRAPH_ROUTE.variables?.({ params: {}, query: {}, body: undefined }), after } }),
@@ -333,7 +325,7 @@ try {
       memories.push(residentMemory(alone.pid));
     }
     const [deployed, defaults] = memories as [ReturnType<typeof residentMemory>, ReturnType<typeof residentMemory>];
-    figures.push({ size, standing: median(standing.times), edge: median(writes.times), verdict: median(verdicts.times), peak: deployed.peak, peakWithDefaults: defaults.peak });
+    figures.push({ size, standing: median(standingTimes), edge: median(writes.times), verdict: median(verdicts.times), peak: deployed.peak, peakWithDefaults: defaults.peak });
     costRows.push([
       `${Number(counted[0]!.nodes).toLocaleString('en')} nodes`,
       formatMs(median(atSubgraph)),
@@ -387,8 +379,9 @@ and a 304 answered without the body; the graph is transferred again only after a
 
 ${markdownTable(['trust graph', 'GET /anchor-bundle median', 'GET /graph revalidated (304) median', 'instead of'], revisitRows, ['left', 'right', 'right', 'right'])}
 
-The trust subgraph alone (its own process) is asked the same standing questions without the gateway:
-what the service itself takes of the figure above. What the graph's size costs everyone else: ${VERDICTS} verdicts per size of distinct passports (model, passport,
+The trust subgraph alone (its own process) is asked the same standing questions without the gateway,
+in turns with the questions through it (the same key in both each round, the order alternating): what
+the service itself takes of the figure above. What the graph's size costs everyone else: ${VERDICTS} verdicts per size of distinct passports (model, passport,
 an \`activated\` event and an ObjectEvent, a pack; all issued before the graph grew, each asked once, every one
 \`verified\`), GET /issuer/passports/{id}/verdict through the facade; and the memory of the trust subgraph
 alone once it has answered the size's standing questions and every page of GET /graph's operation: resident

@@ -88,6 +88,11 @@ function sendProblem(request: FastifyRequest, reply: FastifyReply, details: Prob
 /** Every method Node parses except CONNECT (which names no path), so each gets 405 where it does not apply. */
 const OTHER_METHODS = METHODS.filter((method) => method !== 'CONNECT');
 
+/** A body sent as it is produced; HEAD sends an empty stream, which Fastify's HEAD handling ends without touching content-length. */
+function streamedBody(request: FastifyRequest, body: AsyncIterable<Uint8Array>): Readable {
+  return Readable.from(request.method === 'HEAD' ? [] : body);
+}
+
 export async function startFacade(options: FacadeOptions): Promise<RunningFacade> {
   // Kept-alive sockets to the gateway, over node:http rather than fetch (see lib/http/post-json.ts).
   const postToGateway = jsonPoster();
@@ -133,14 +138,7 @@ export async function startFacade(options: FacadeOptions): Promise<RunningFacade
     const headers = result.headers ?? {};
     const unchanged = notModified(request.method, request.headers['if-none-match'], status, headers);
     if (unchanged) return reply.code(304).headers(unchanged).send();
-    const head = request.method === 'HEAD';
-    // HEAD sends an empty stream, which Fastify's HEAD handling ends without touching content-length.
-    if (result.stream)
-      return reply
-        .code(status)
-        .type('application/octet-stream')
-        .headers(headers)
-        .send(Readable.from(head ? [] : result.stream));
+    if (result.stream) return reply.code(status).type('application/octet-stream').headers(headers).send(streamedBody(request, result.stream));
     return reply
       .code(status)
       .type('application/json; charset=utf-8')
@@ -244,11 +242,10 @@ export async function startFacade(options: FacadeOptions): Promise<RunningFacade
       app.get(url, { schema: { hide: true } as never }, async (request, reply) => {
         const page = await verifyPage(request.url.split('?')[0]!, request.headers['if-none-match']);
         if (!page) return sendProblem(request, reply, problem(404, 'NOT_FOUND', `The verification page has no file at ${request.url.split('?')[0]}.`));
-        const streamed = !Buffer.isBuffer(page.body);
         return reply
           .code(page.status)
           .headers(page.headers)
-          .send(streamed ? Readable.from(request.method === 'HEAD' ? [] : (page.body as AsyncIterable<Uint8Array>)) : page.body);
+          .send(Buffer.isBuffer(page.body) ? page.body : streamedBody(request, page.body));
       });
       app.route({
         method: OTHER_METHODS.filter((method) => method !== 'GET' && method !== 'HEAD'),

@@ -106,7 +106,7 @@ export function verifyPageHandler(options: { gatewayUrl: string }): PageHandler 
   };
   /** The graph: its first page decides the ETag, and a client that holds that version gets a 304 without the rest (routes/trust.ts). */
   const graph = async (ifNoneMatch: string | undefined): Promise<PageAnswer> => {
-    const nextPage = async (variables: Record<string, unknown>) => ask<{ trustGraphPage: GraphPage }>(GRAPH_PAGE_OPERATION, variables);
+    const nextPage = (variables: Record<string, unknown>) => ask<{ trustGraphPage: GraphPage }>(GRAPH_PAGE_OPERATION, variables);
     const first = (await nextPage(firstGraphPage(ifNoneMatch))).trustGraphPage;
     const headers = { ...graphHeaders(first), ...SECURITY_HEADERS };
     const unchanged = notModified('GET', ifNoneMatch, 200, headers);
@@ -127,9 +127,10 @@ export function verifyPageHandler(options: { gatewayUrl: string }): PageHandler 
     const relative = pathname.slice(VERIFY_PAGE_PREFIX.length);
     const latestId = /^\/latest\/([A-Za-z0-9._~-]{1,200})$/.exec(relative)?.[1];
     const asset = latestId ? latest(latestId) : assets[relative];
-    if (!asset && relative !== '/graph.json') return undefined;
+    const answer = relative === '/graph.json' ? () => graph(ifNoneMatch) : asset && (async () => page(200, asset.contentType, asset.cacheControl, await asset.load()));
+    if (!answer) return undefined;
     try {
-      return asset ? page(200, asset.contentType, asset.cacheControl, await asset.load()) : await graph(ifNoneMatch);
+      return await answer();
     } catch (error) {
       console.error('[verify-page]', error);
       const unavailable = page(503, 'text/plain; charset=utf-8', 'no-store', Buffer.from('The verification page could not be served; the failure is logged.\n'));

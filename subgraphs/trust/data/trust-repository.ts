@@ -170,14 +170,17 @@ export class TrustRepository {
   // Reads
 
   /** The nodes of the ids given; an id outside the syntax names no node and is not looked up. */
-  async nodes(ids: readonly string[]): Promise<TrustNode[]> {
-    const rows = await this.prisma.trustNode.findMany({ where: { id: { in: ids.filter(isNodeId) } }, orderBy: { id: 'asc' } });
-    return rows.map((row) => row.document as unknown as TrustNode);
+  nodes(ids: readonly string[]): Promise<TrustNode[]> {
+    return this.#nodesWhere({ id: { in: ids.filter(isNodeId) } });
   }
 
   /** The nodes of these kinds (by the index on kind): the anchor bundle's roots and quorums without reading every issuer. */
-  async nodesOfKinds(kinds: readonly TrustNode['kind'][]): Promise<TrustNode[]> {
-    const rows = await this.prisma.trustNode.findMany({ where: { kind: { in: [...kinds] } }, orderBy: { id: 'asc' } });
+  nodesOfKinds(kinds: readonly TrustNode['kind'][]): Promise<TrustNode[]> {
+    return this.#nodesWhere({ kind: { in: [...kinds] } });
+  }
+
+  async #nodesWhere(where: Prisma.TrustNodeWhereInput): Promise<TrustNode[]> {
+    const rows = await this.prisma.trustNode.findMany({ where, orderBy: { id: 'asc' } });
     return rows.map((row) => row.document as unknown as TrustNode);
   }
 
