@@ -163,29 +163,56 @@ const load = (url: string, seconds: number, request: Pick<LoadOptions, 'method' 
 
 const ratio = (a: number, b: number) => `${(a / b).toFixed(2)}×`;
 
+/** What the subgraphs of this process did for one gateway's requests in a run. */
+interface SubgraphWork {
+  /** CPU of this process (where the four subgraphs run), in seconds. */
+  cpuSeconds: number;
+  /** SQL statements the subgraphs sent. */
+  statements: number;
+}
+type Run = Load & { subgraphs: SubgraphWork };
+
+/** The subgraphs' CPU and SQL statements while `work` runs. */
+async function subgraphWork<T>(work: () => Promise<T>): Promise<[T, SubgraphWork]> {
+  const statements = () => Object.values(stack.sqlStatements()).reduce((sum, count) => sum + count, 0);
+  const [cpuBefore, statementsBefore] = [process.cpuUsage(), statements()];
+  const result = await work();
+  const cpu = process.cpuUsage(cpuBefore);
+  return [result, { cpuSeconds: (cpu.user + cpu.system) / 1e6, statements: statements() - statementsBefore }];
+}
+
 /** Warm-up of each, then ROUNDS rounds of LOAD_SECONDS per gateway, who goes first alternating. */
-async function alternatedRounds<K extends string>(label: string, targets: Record<K, string>, request: Pick<LoadOptions, 'method' | 'headers' | 'body' | 'bodies'>): Promise<Record<K, Load[]>> {
+async function alternatedRounds<K extends string>(label: string, targets: Record<K, string>, request: Pick<LoadOptions, 'method' | 'headers' | 'body' | 'bodies'>): Promise<Record<K, Run[]>> {
   const names = Object.keys(targets) as K[];
   console.log(`${label}: warming up each for ${WARMUP_SECONDS} s …`);
   for (const name of names) await load(targets[name], WARMUP_SECONDS, request);
-  const runs = Object.fromEntries(names.map((name) => [name, [] as Load[]])) as Record<K, Load[]>;
+  const runs = Object.fromEntries(names.map((name) => [name, [] as Run[]])) as Record<K, Run[]>;
   for (let round = 0; round < ROUNDS; round += 1) {
     // Alternating who goes first, so that neither always follows the other's garbage.
     for (const name of round % 2 === 0 ? names : [...names].reverse()) {
-      const result = await load(targets[name], LOAD_SECONDS, request);
-      runs[name].push(result);
-      console.log(`  ${label}, round ${round + 1}, ${name}: ${result.perSecond.toFixed(0)} req/s, p95 ${ms(result.latency.p95)}, non-2xx ${result.non2xx}, errors ${result.errors}`);
+      const [result, subgraphs] = await subgraphWork(() => load(targets[name], LOAD_SECONDS, request));
+      runs[name].push({ ...result, subgraphs });
+      console.log(
+        `  ${label}, round ${round + 1}, ${name}: ${result.perSecond.toFixed(0)} req/s, p95 ${ms(result.latency.p95)}, non-2xx ${result.non2xx}, errors ${result.errors}; subgraphs ${perRequest(subgraphs, result)}`,
+      );
     }
   }
   return runs;
 }
 
-const gatewayStats = (list: Load[]) => ({
+/** The subgraphs' work per request of a run (or of runs summed): CPU milliseconds and SQL statements. */
+const perRequest = (work: SubgraphWork, load: Pick<Load, 'requests'>) =>
+  `${((work.cpuSeconds / load.requests) * 1000).toFixed(2)} ms CPU and ${(work.statements / load.requests).toFixed(1)} SQL statements per request`;
+
+const sum = (list: readonly number[]) => list.reduce((total, value) => total + value, 0);
+
+const gatewayStats = (list: Run[]) => ({
   perSecond: median(list.map((run) => run.perSecond)),
   p95: median(list.map((run) => run.latency.p95)),
   latency: median(list.map((run) => run.latency.median)),
-  failed: list.reduce((sum, run) => sum + run.non2xx + run.errors + run.timeouts, 0),
-  requests: list.reduce((sum, run) => sum + run.requests, 0),
+  failed: sum(list.map((run) => run.non2xx + run.errors + run.timeouts)),
+  requests: sum(list.map((run) => run.requests)),
+  subgraphs: { cpuSeconds: sum(list.map((run) => run.subgraphs.cpuSeconds)), statements: sum(list.map((run) => run.subgraphs.statements)) },
 });
 type GatewayStats = ReturnType<typeof gatewayStats>;
 
@@ -382,6 +409,10 @@ try {
     const mixOurs = gatewayStats(mixRuns.ours);
     const mixHive = gatewayStats(mixRuns.hive);
     gatewayRows(`mixed workload (${mixKinds.length} kinds of query, ${distinctBodies} distinct bodies of ${MIX_BODIES}), ${CONNECTIONS} connections`, mixRuns, mixOurs, mixHive);
+    // The four subgraphs share this process: its CPU per request says how much subgraph work each gateway's plan costs.
+    const subgraphUse = `ours: ${perRequest(mixOurs.subgraphs, mixOurs)}; Hive: ${perRequest(mixHive.subgraphs, mixHive)}`;
+    rows.push(["the subgraphs' work for one request of the mixed workload (CPU of the process the four share, over every round)", subgraphUse, '—', '—', '—']);
+    figures.push({ measure: "the subgraphs' work per request of the mixed workload, by gateway", value: subgraphUse });
     figures.push(
       {
         measure: `gateway requests/s on a mixed workload of distinct cross-service queries, ours / Hive Gateway (${CONNECTIONS} connections)`,
