@@ -1,5 +1,5 @@
 /** The trust service's paths (spec §4), each one GraphQL operation through the gateway. */
-import type { JsonSchema, Route } from '../route-table.js';
+import type { JsonSchema, Route, RouteRequest } from '../route-table.js';
 import {
   answer,
   closed,
@@ -62,12 +62,32 @@ export const GRAPH_PAGE_OPERATION = `query TrustGraphPage($first: Int, $after: S
  */
 export const firstGraphPage = (ifNoneMatch: string | undefined) => ({ first: ifNoneMatch === undefined ? GRAPH_PAGE_SIZE : 1 });
 
+const REVOCATION_PAGE_OPERATION = `query RevocationPage($first: Int, $after: String, $at: String, $knownBy: String, $window: String, $subject: String, $retroactive: Boolean) {
+  trustRevocationPage(first: $first, after: $after, at: $at, knownBy: $knownBy, window: $window, subject: $subject, retroactive: $retroactive) { nodes { ${REVOCATION} } pageInfo { endCursor } }
+}`;
+const REVOCATION_SECTIONS: Sections = [['revocations', revocationOut]];
+/** A page of trustRevocationPage as a page of the {"revocations":[…]} document. */
+const revocationsOf = ({ trustRevocationPage: page }: Json) => ({ revocations: page.nodes, pageInfo: page.pageInfo });
+const revocationPageVariables = ({ query }: RouteRequest) => ({
+  first: GRAPH_PAGE_SIZE,
+  at: query.at,
+  knownBy: query.known_by,
+  window: query.window,
+  subject: query.subject,
+  retroactive: query.retroactive,
+});
+
 export type GraphPage = { version: string; nodes: Json[]; edges: Json[]; revocations: Json[]; pageInfo: { endCursor: string | null } };
-const GRAPH_SECTIONS = [
+
+/** A document's arrays, in the order its pages go through them: the member's name and how a record is written. */
+type Sections = readonly (readonly [name: string, out: (record: Json) => Json])[];
+type Page = { pageInfo: { endCursor: string | null } };
+
+const GRAPH_SECTIONS: Sections = [
   ['nodes', nodeOut],
   ['edges', (edge: Json) => edge],
   ['revocations', revocationOut],
-] as const;
+];
 
 /**
  * The headers of the graph document whose first page this is: its ETag is the graph version, so a
@@ -79,40 +99,45 @@ export function graphHeaders(first: GraphPage): Record<string, string> {
 }
 
 /**
- * The document {"nodes":[…],"edges":[…],"revocations":[…]} written page by page: each page's records
- * as JSON, the next page fetched (`nextPage`, with GRAPH_PAGE_OPERATION's variables) while this one
- * is written, so the writer holds two pages at most. The pages come in section order, so a
- * section's array is closed when the next one's records begin.
+ * A document of arrays ({"nodes":[…],"edges":[…],…}) written page by page: each page's records as
+ * JSON, the next page fetched (`nextPage`) while this one is written, so the writer holds two pages
+ * at most. The pages come in section order, so a section's array is closed when the next one's
+ * records begin.
  */
-export async function* graphDocument(first: GraphPage, nextPage: (variables: { first: number; after: string }) => Promise<Json>): AsyncGenerator<Uint8Array> {
+async function* pagedDocument(sections: Sections, first: Page, nextPage: (after: string) => Promise<Page>): AsyncGenerator<Uint8Array> {
   let section = 0;
   let written = 0;
-  const text: string[] = ['{"nodes":['];
+  const text: string[] = [`{"${sections[0]![0]}":[`];
   const advanceTo = (target: number) => {
-    for (; section < target; section += 1, written = 0) text.push(`],"${GRAPH_SECTIONS[section + 1]![0]}":[`);
+    for (; section < target; section += 1, written = 0) text.push(`],"${sections[section + 1]![0]}":[`);
   };
   const page = (after: string) => {
-    const request = nextPage({ first: GRAPH_PAGE_SIZE, after });
+    const request = nextPage(after);
     // Awaited below unless the client goes away first; then its failure must not go unhandled.
     request.catch(() => undefined);
     return request;
   };
-  let current: GraphPage | undefined = first;
+  let current: Page | undefined = first;
   while (current) {
-    const next: Promise<Json> | undefined = current.pageInfo.endCursor === null ? undefined : page(current.pageInfo.endCursor);
-    GRAPH_SECTIONS.forEach(([name, out], index) => {
-      const records = current![name];
+    const next: Promise<Page> | undefined = current.pageInfo.endCursor === null ? undefined : page(current.pageInfo.endCursor);
+    sections.forEach(([name, out], index) => {
+      const records = (current as Json)[name] as Json[];
       if (records.length === 0) return;
       advanceTo(index);
       for (const record of records) text.push(`${written++ > 0 ? ',' : ''}${JSON.stringify(out(record))}`);
     });
     yield Buffer.from(text.join(''));
     text.length = 0;
-    current = next && ((await next).trustGraphPage as GraphPage);
+    current = next && (await next);
   }
-  advanceTo(GRAPH_SECTIONS.length - 1);
+  advanceTo(sections.length - 1);
   text.push(']}');
   yield Buffer.from(text.join(''));
+}
+
+/** The graph document {"nodes":[…],"edges":[…],"revocations":[…]} from its first page on; `nextPage` runs GRAPH_PAGE_OPERATION. */
+export function graphDocument(first: GraphPage, nextPage: (variables: { first: number; after: string }) => Promise<Json>): AsyncGenerator<Uint8Array> {
+  return pagedDocument(GRAPH_SECTIONS, first, async (after) => (await nextPage({ first: GRAPH_PAGE_SIZE, after })).trustGraphPage);
 }
 
 const ed25519Jwk: JsonSchema = { ...publicJwk, properties: { ...(publicJwk.properties as Record<string, JsonSchema>), kty: { const: 'OKP' }, crv: { const: 'Ed25519' } } };
@@ -552,13 +577,21 @@ export const trustRoutes: Route[] = [
       subject: { type: 'string', description: 'A node id (its revocations and its keys\') or "<node id>#<kid>".' },
       retroactive: { type: 'boolean', description: 'Only retroactive ones, or only the others.' },
     },
-    operation: `query Revocations($at: String, $knownBy: String, $window: String, $subject: String, $retroactive: Boolean) {
-  trustRevocations(at: $at, knownBy: $knownBy, window: $window, subject: $subject, retroactive: $retroactive) { ${REVOCATION} }
-}`,
-    variables: ({ query }) => ({ at: query.at, knownBy: query.known_by, window: query.window, subject: query.subject, retroactive: query.retroactive }),
-    result: (data) => ({ body: { revocations: data.trustRevocations.map(revocationOut) } }),
+    operation: REVOCATION_PAGE_OPERATION,
+    variables: revocationPageVariables,
+    result: (data, context) => ({
+      headers: { 'content-type': 'application/json; charset=utf-8' },
+      // Every page with the first page's filters, from the cursor on.
+      stream: pagedDocument(REVOCATION_SECTIONS, revocationsOf(data), async (after) =>
+        revocationsOf(await context.graphql(REVOCATION_PAGE_OPERATION, { ...revocationPageVariables(context.request), after })),
+      ),
+    }),
     responses: {
-      200: { description: 'Matching revocations, in recording order.', ...answer(closed({ revocations: { type: 'array', items: revocationSchema } }), { revocations: [REVOCATION_EXAMPLE] }) },
+      200: {
+        description:
+          "Matching revocations, in recording order, read in one snapshot. Sent as it is read (chunked, no content-length), a page of stored revocations at a time; with a subject only that node's are read.",
+        ...answer(closed({ revocations: { type: 'array', items: revocationSchema } }), { revocations: [REVOCATION_EXAMPLE] }),
+      },
     },
   },
   {

@@ -197,7 +197,7 @@ describe('connections', () => {
         expect(field.args.map((argument) => argument.name)).not.toEqual(expect.arrayContaining(['limit']));
       }
     }
-    expect(connections).toEqual(expect.arrayContaining(['Query.snapshots', 'Query.registryRecords', 'TrustService.adminLog', 'Query.trustGraphPage']));
+    expect(connections).toEqual(expect.arrayContaining(['Query.snapshots', 'Query.registryRecords', 'TrustService.adminLog', 'Query.trustGraphPage', 'Query.trustRevocationPage']));
   });
 
   it('page to the end by pageInfo.endCursor, one node at a time', async () => {

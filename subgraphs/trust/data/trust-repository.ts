@@ -184,12 +184,18 @@ export class TrustRepository {
     return rows.map((row) => row.document as unknown as TrustNode);
   }
 
-  /** Every revocation, or those of one node and its keys (by the index on the node their subject names), in recording order. */
-  async revocations(nodeId?: string): Promise<Revocation[]> {
-    if (nodeId === undefined) return (await this.prisma.revocation.findMany({ orderBy: { id: 'asc' } })).map((row) => row.document as unknown as Revocation);
-    const rows = await this.prisma.$queryRaw<{ document: Revocation }[]>`
-      SELECT document FROM ${this.#revocation} WHERE split_part(subject, '#', 1) = ${nodeId} ORDER BY id`;
-    return rows.map((row) => row.document);
+  /**
+   * One page of the revocations in recording order, or of those of one node and its keys (read by the
+   * index on the node their subject names): the graph's revocations section, paged in one snapshot
+   * as `graphPage` pages the whole graph, so its cursors are graph cursors in that section.
+   */
+  async revocationPage(first: number, after?: GraphCursor, nodeId?: string): Promise<{ revocations: Revocation[]; next?: GraphCursor }> {
+    const { snapshot, version } = after ?? (await this.#currentSnapshot());
+    const position = after?.position ?? { section: 'revocations' };
+    const rows = await this.#sectionRows(position, snapshot, first + 1, nodeId);
+    const taken = rows.slice(0, first);
+    const revocations = taken.map((row) => row.document as Revocation);
+    return rows.length > first ? { revocations, next: { snapshot, version, position: { section: 'revocations', after: taken.at(-1)!.key } } } : { revocations };
   }
 
   /**
@@ -213,13 +219,7 @@ export class TrustRepository {
    * are exactly one snapshot however long they take and whatever commits between them.
    */
   async graphPage(first: number, after?: GraphCursor): Promise<GraphPage> {
-    // The version is summed in the statement that takes the snapshot, so it is that snapshot's.
-    const { snapshot, version } =
-      after ??
-      (
-        await this.prisma.$queryRaw<{ snapshot: string; version: string }[]>`
-          SELECT pg_current_snapshot()::text AS snapshot, (SELECT sum(rows) FROM ${this.#graphWrites})::text AS version`
-      )[0]!;
+    const { snapshot, version } = after ?? (await this.#currentSnapshot());
     const page: GraphPage = { version, nodes: [], edges: [], revocations: [] };
     let position: GraphCursor['position'] = after?.position ?? { section: 'nodes' };
     let room = first;
@@ -240,8 +240,15 @@ export class TrustRepository {
     }
   }
 
-  /** Up to `limit` rows of one section after the position's key, as they stood in the snapshot. */
-  #sectionRows(position: GraphCursor['position'], snapshot: string, limit: number): Promise<{ key: string; document: unknown }[]> {
+  /** The database's current snapshot and the graph version in it (summed in the statement that takes it, so it is that snapshot's). */
+  async #currentSnapshot(): Promise<{ snapshot: string; version: string }> {
+    const [current] = await this.prisma.$queryRaw<{ snapshot: string; version: string }[]>`
+      SELECT pg_current_snapshot()::text AS snapshot, (SELECT sum(rows) FROM ${this.#graphWrites})::text AS version`;
+    return current!;
+  }
+
+  /** Up to `limit` rows of one section after the position's key, as they stood in the snapshot; revocations only of `revocationsOf` when given. */
+  #sectionRows(position: GraphCursor['position'], snapshot: string, limit: number, revocationsOf?: string): Promise<{ key: string; document: unknown }[]> {
     const visible = (column: Prisma.Sql) => Prisma.sql`pg_visible_in_snapshot(${column}, ${snapshot}::pg_snapshot)`;
     const { section, after } = position;
     if (section === 'nodes') {
@@ -260,6 +267,7 @@ export class TrustRepository {
     return this.prisma.$queryRaw`
       SELECT revocation.id::text AS key, revocation.document FROM ${this.#revocation} AS revocation
       WHERE ${visible(Prisma.sql`revocation.written_xid`)} ${after === undefined ? Prisma.empty : Prisma.sql`AND revocation.id > ${after}::bigint`}
+        ${revocationsOf === undefined ? Prisma.empty : Prisma.sql`AND split_part(revocation.subject, '#', 1) = ${revocationsOf}`}
       ORDER BY revocation.id LIMIT ${limit}`;
   }
 

@@ -162,6 +162,15 @@ export class TrustGraphPageType {
   pageInfo!: PageInfo;
 }
 
+@ObjectType('TrustRevocationPage', { simpleResolvers: true, description: 'One page of revocations, all pages in the snapshot of the first.' })
+export class TrustRevocationPageType {
+  @Field(() => [RevocationType], { description: 'The matching revocations of the page, in recording order; a page may hold fewer than asked, or none, and still have a next one.' })
+  nodes!: RevocationType[];
+
+  @Field(() => PageInfo)
+  pageInfo!: PageInfo;
+}
+
 @ObjectType('TrustNodeUpsert', { simpleResolvers: true })
 export class TrustNodeUpsertType {
   @Field(() => TrustNodeType)
