@@ -162,49 +162,83 @@ const load = (url: string, seconds: number, request: Pick<LoadOptions, 'method' 
   autocannonLoad({ url, connections: CONNECTIONS, seconds, ...request });
 
 const ratio = (a: number, b: number) => `${(a / b).toFixed(2)}×`;
+const sum = (list: readonly number[]) => list.reduce((total, value) => total + value, 0);
 
-/** What the subgraphs of this process did for one gateway's requests in a run. */
-interface SubgraphWork {
-  /** CPU of this process (where the four subgraphs run), in seconds. */
-  cpuSeconds: number;
-  /** SQL statements the subgraphs sent. */
-  statements: number;
+/** The CPU a run cost where it was spent, and the SQL statements the subgraphs sent (when they run in this process and can be counted). */
+interface Work {
+  /** Seconds of CPU of the gateway's process. */
+  gateway: number;
+  /** Seconds of CPU of the subgraphs' processes. */
+  subgraphs: number;
+  /** Seconds of CPU of PostgreSQL (its postmaster and backends). */
+  postgres: number;
+  statements?: number;
 }
-type Run = Load & { subgraphs: SubgraphWork };
+type Run = Load & { work: Work };
 
-/** The subgraphs' CPU and SQL statements while `work` runs. */
-async function subgraphWork<T>(work: () => Promise<T>): Promise<[T, SubgraphWork]> {
-  const statements = () => Object.values(stack.sqlStatements()).reduce((sum, count) => sum + count, 0);
-  const [cpuBefore, statementsBefore] = [process.cpuUsage(), statements()];
-  const result = await work();
-  const cpu = process.cpuUsage(cpuBefore);
-  return [result, { cpuSeconds: (cpu.user + cpu.system) / 1e6, statements: statements() - statementsBefore }];
+/** How to read the subgraphs' CPU seconds so far and, where they can be counted, their SQL statements. */
+interface SubgraphMeters {
+  cpuSeconds(): number;
+  statements?(): number;
+}
+
+/** The four subgraphs of this process (`stack`). */
+const inProcessSubgraphs: SubgraphMeters = {
+  cpuSeconds: () => {
+    const used = process.cpuUsage();
+    return (used.user + used.system) / 1e6;
+  },
+  statements: () => sum(Object.values(stack.sqlStatements())),
+};
+
+/** What `run` cost: CPU of the gateway (`gatewayPid`), of the subgraphs, of PostgreSQL, and the SQL statements sent. */
+async function measuredWork<T>(gatewayPid: number, subgraphs: SubgraphMeters, run: () => Promise<T>): Promise<[T, Work]> {
+  const postgresPid = await lockingPostmaster(join(bench.dataDir, 'postgres'));
+  if (postgresPid === undefined) throw new Error("the benchmark's PostgreSQL has no postmaster");
+  const before = { gateway: cpuSeconds(gatewayPid), subgraphs: subgraphs.cpuSeconds(), postgres: cpuSeconds(postgresPid), statements: subgraphs.statements?.() };
+  const result = await run();
+  const statements = subgraphs.statements?.();
+  return [
+    result,
+    {
+      gateway: cpuSeconds(gatewayPid) - before.gateway,
+      subgraphs: subgraphs.cpuSeconds() - before.subgraphs,
+      postgres: cpuSeconds(postgresPid) - before.postgres,
+      ...(statements !== undefined && { statements: statements - before.statements! }),
+    },
+  ];
 }
 
 /** Warm-up of each, then ROUNDS rounds of LOAD_SECONDS per gateway, who goes first alternating. */
-async function alternatedRounds<K extends string>(label: string, targets: Record<K, string>, request: Pick<LoadOptions, 'method' | 'headers' | 'body' | 'bodies'>): Promise<Record<K, Run[]>> {
+async function alternatedRounds<K extends string>(
+  label: string,
+  targets: Record<K, { url: string; pid: number }>,
+  request: Pick<LoadOptions, 'method' | 'headers' | 'body' | 'bodies'>,
+  subgraphs: SubgraphMeters = inProcessSubgraphs,
+): Promise<Record<K, Run[]>> {
   const names = Object.keys(targets) as K[];
   console.log(`${label}: warming up each for ${WARMUP_SECONDS} s …`);
-  for (const name of names) await load(targets[name], WARMUP_SECONDS, request);
+  for (const name of names) await load(targets[name].url, WARMUP_SECONDS, request);
   const runs = Object.fromEntries(names.map((name) => [name, [] as Run[]])) as Record<K, Run[]>;
   for (let round = 0; round < ROUNDS; round += 1) {
     // Alternating who goes first, so that neither always follows the other's garbage.
     for (const name of round % 2 === 0 ? names : [...names].reverse()) {
-      const [result, subgraphs] = await subgraphWork(() => load(targets[name], LOAD_SECONDS, request));
-      runs[name].push({ ...result, subgraphs });
+      const [result, work] = await measuredWork(targets[name].pid, subgraphs, () => load(targets[name].url, LOAD_SECONDS, request));
+      runs[name].push({ ...result, work });
       console.log(
-        `  ${label}, round ${round + 1}, ${name}: ${result.perSecond.toFixed(0)} req/s, p95 ${ms(result.latency.p95)}, non-2xx ${result.non2xx}, errors ${result.errors}; subgraphs ${perRequest(subgraphs, result)}`,
+        `  ${label}, round ${round + 1}, ${name}: ${result.perSecond.toFixed(0)} req/s, p95 ${ms(result.latency.p95)}, non-2xx ${result.non2xx}, errors ${result.errors}; per request ${perRequest(work, result)}`,
       );
     }
   }
   return runs;
 }
 
-/** The subgraphs' work per request of a run (or of runs summed): CPU milliseconds and SQL statements. */
-const perRequest = (work: SubgraphWork, load: Pick<Load, 'requests'>) =>
-  `${((work.cpuSeconds / load.requests) * 1000).toFixed(2)} ms CPU and ${(work.statements / load.requests).toFixed(1)} SQL statements per request`;
-
-const sum = (list: readonly number[]) => list.reduce((total, value) => total + value, 0);
+/** The work of a run (or of runs summed) per request: CPU milliseconds by process, and SQL statements. */
+const perRequest = (work: Work, load: Pick<Load, 'requests'>) => {
+  const cpu = (seconds: number) => `${((seconds / load.requests) * 1000).toFixed(2)} ms`;
+  const statements = work.statements === undefined ? '' : `; ${(work.statements / load.requests).toFixed(1)} SQL statements`;
+  return `CPU: gateway ${cpu(work.gateway)}, subgraphs ${cpu(work.subgraphs)}, PostgreSQL ${cpu(work.postgres)}${statements}`;
+};
 
 const gatewayStats = (list: Run[]) => ({
   perSecond: median(list.map((run) => run.perSecond)),
@@ -212,7 +246,12 @@ const gatewayStats = (list: Run[]) => ({
   latency: median(list.map((run) => run.latency.median)),
   failed: sum(list.map((run) => run.non2xx + run.errors + run.timeouts)),
   requests: sum(list.map((run) => run.requests)),
-  subgraphs: { cpuSeconds: sum(list.map((run) => run.subgraphs.cpuSeconds)), statements: sum(list.map((run) => run.subgraphs.statements)) },
+  work: {
+    gateway: sum(list.map((run) => run.work.gateway)),
+    subgraphs: sum(list.map((run) => run.work.subgraphs)),
+    postgres: sum(list.map((run) => run.work.postgres)),
+    statements: list.every((run) => run.work.statements !== undefined) ? sum(list.map((run) => run.work.statements!)) : undefined,
+  },
 });
 type GatewayStats = ReturnType<typeof gatewayStats>;
 
@@ -347,7 +386,7 @@ try {
     console.log('Starting our gateway (bin/gateway.ts) and Hive Gateway as processes …');
     // BENCH_GATEWAY_PROFILE=<folder>: our gateway writes a CPU profile there when it stops (node --cpu-prof).
     const profile = process.env.BENCH_GATEWAY_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_GATEWAY_PROFILE}`] : [];
-    await serverProcess(
+    const oursProcess = await serverProcess(
       bench,
       'our gateway',
       process.execPath,
@@ -379,7 +418,7 @@ try {
     const hiveUrl = `http://127.0.0.1:${hivePort}/graphql`;
     ensureBenchTools();
     const hiveBin = join(BENCH_TOOLS, 'node_modules', '.bin', 'hive-gateway');
-    await serverProcess(
+    const hiveProcess = await serverProcess(
       bench,
       'Hive Gateway',
       hiveBin,
@@ -388,6 +427,7 @@ try {
       answersGraphql(hiveUrl),
     );
 
+    const gateways = { ours: { url: oursUrl, pid: oursProcess.pid! }, hive: { url: hiveUrl, pid: hiveProcess.pid! } };
     const oursAnswer = await graphql(oursUrl, CROSS_QUERY, crossVariables);
     const hiveAnswer = await graphql(hiveUrl, CROSS_QUERY, crossVariables);
     if (!isDeepStrictEqual(oursAnswer.data, hiveAnswer.data))
@@ -405,14 +445,14 @@ try {
     const sample = JSON.stringify((await graphql(oursUrl, MIX_QUERIES.passport, { id: passportIds[0], kid: kids[0], at: new Date().toISOString() })).data);
     if (!sample.includes('"standing":"valid"')) throw new Error(`the passports' signing keys should stand valid in trust: ${sample.slice(0, 400)}`);
     const mixLoad = { method: 'POST', headers: jsonHeaders, bodies: mix.map((request) => request.body) };
-    const mixRuns = await alternatedRounds('mixed workload', { ours: oursUrl, hive: hiveUrl }, mixLoad);
+    const mixRuns = await alternatedRounds('mixed workload', gateways, mixLoad);
     const mixOurs = gatewayStats(mixRuns.ours);
     const mixHive = gatewayStats(mixRuns.hive);
     gatewayRows(`mixed workload (${mixKinds.length} kinds of query, ${distinctBodies} distinct bodies of ${MIX_BODIES}), ${CONNECTIONS} connections`, mixRuns, mixOurs, mixHive);
-    // The four subgraphs share this process: its CPU per request says how much subgraph work each gateway's plan costs.
-    const subgraphUse = `ours: ${perRequest(mixOurs.subgraphs, mixOurs)}; Hive: ${perRequest(mixHive.subgraphs, mixHive)}`;
-    rows.push(["the subgraphs' work for one request of the mixed workload (CPU of the process the four share, over every round)", subgraphUse, '—', '—', '—']);
-    figures.push({ measure: "the subgraphs' work per request of the mixed workload, by gateway", value: subgraphUse });
+    // Where each gateway's requests cost CPU on this machine: in the gateway itself, in the subgraphs its plans ask, in PostgreSQL.
+    const work = `ours: ${perRequest(mixOurs.work, mixOurs)}. Hive: ${perRequest(mixHive.work, mixHive)}`;
+    rows.push(["the work behind one request of the mixed workload, over every round (the four subgraphs share this benchmark's process)", work, '—', '—', '—']);
+    figures.push({ measure: 'CPU and SQL statements per request of the mixed workload, by gateway', value: work });
     figures.push(
       {
         measure: `gateway requests/s on a mixed workload of distinct cross-service queries, ours / Hive Gateway (${CONNECTIONS} connections)`,
@@ -423,7 +463,7 @@ try {
     );
 
     const gatewayLoad = { method: 'POST', headers: jsonHeaders, body: crossBody };
-    const runs = await alternatedRounds('hot query', { ours: oursUrl, hive: hiveUrl }, gatewayLoad);
+    const runs = await alternatedRounds('hot query', gateways, gatewayLoad);
     // Still the same answers after the load.
     if (!isDeepStrictEqual((await graphql(oursUrl, CROSS_QUERY, crossVariables)).data, (await graphql(hiveUrl, CROSS_QUERY, crossVariables)).data))
       throw new Error('the gateways answer differently after the load');
@@ -483,7 +523,13 @@ try {
       const [a, b] = [await graphql(gatewayUrls.one, body.query, body.variables), await graphql(gatewayUrls.two, body.query, body.variables)];
       if (!isDeepStrictEqual(a.data, b.data)) throw new Error(`one and two replicas answer ${request.kind} differently`);
     }
-    const replicaRuns = await alternatedRounds('replicas', gatewayUrls, { method: 'POST', headers: jsonHeaders, bodies: mix.map((request) => request.body) });
+    const replicaRuns = await alternatedRounds(
+      'replicas',
+      { one: { url: gatewayUrls.one, pid: gatewayPids.one }, two: { url: gatewayUrls.two, pid: gatewayPids.two } },
+      { method: 'POST', headers: jsonHeaders, bodies: mix.map((request) => request.body) },
+      // Every replica process, the idle second ones included; their statements are not counted here.
+      { cpuSeconds: () => sum(Object.values(replicaPids).flat().map(cpuSeconds)) },
+    );
     const one = gatewayStats(replicaRuns.one);
     const two = gatewayStats(replicaRuns.two);
     gatewayRows(`mixed workload, ${CONNECTIONS} connections, every subgraph a process`, { ours: replicaRuns.two, hive: replicaRuns.one }, two, one, {
@@ -630,7 +676,7 @@ try {
       '',
       `Data: ${PASSPORTS} passports of one registry model, each with an ObjectEvent, every third with a Tier-A pack, each with an archive snapshot, made through the REST facade; ${MODELS} registry models; a trust root delegating to the issuer's current signing keys (so the passports' keys stand \`valid\`, with a path).`,
       '',
-      `1. **Our gateway against Hive Gateway** (@graphql-hive/gateway, \`hive-gateway supergraph <file> --port P --host 127.0.0.1 --config-path gateway.config.mjs --disable-websockets\`, with GraphiQL, landing page and websockets off and error-only logging; no usage reporting or telemetry is configured). Both serve the SDL our gateway composed (its \`supergraphFile\`) over the same four subgraphs, which run in the benchmark's process; each gateway is a process of its own (ours: \`node --import tsx bin/gateway.ts\` with \`<SERVICE>_SUBGRAPH_URL\`), both with \`NODE_ENV=production\`. Load: autocannon in another process (bench/tools/load-worker.mjs), ${CONNECTIONS} connections; ${WARMUP_SECONDS} s of warm-up each, then ${ROUNDS} rounds of ${LOAD_SECONDS} s per gateway, alternating (ours, Hive; Hive, ours; …). Figures are the medians of the rounds; a ratio is the median of the rounds' ratios (each round's two runs back to back, so a slow stretch of the shared machine weighs on both alike), with each round's value and the ratio of the medians beside it. Two workloads:`,
+      `1. **Our gateway against Hive Gateway** (@graphql-hive/gateway, \`hive-gateway supergraph <file> --port P --host 127.0.0.1 --config-path gateway.config.mjs --disable-websockets\`, with GraphiQL, landing page and websockets off and error-only logging; no usage reporting or telemetry is configured). Both serve the SDL our gateway composed (its \`supergraphFile\`) over the same four subgraphs, which run in the benchmark's process; each gateway is a process of its own (ours: \`node --import tsx bin/gateway.ts\` with \`<SERVICE>_SUBGRAPH_URL\`), both with \`NODE_ENV=production\`. Load: autocannon in another process (bench/tools/load-worker.mjs), ${CONNECTIONS} connections; ${WARMUP_SECONDS} s of warm-up each, then ${ROUNDS} rounds of ${LOAD_SECONDS} s per gateway, alternating (ours, Hive; Hive, ours; …). Figures are the medians of the rounds; a ratio is the median of the rounds' ratios (each round's two runs back to back, so a slow stretch of the shared machine weighs on both alike), with each round's value and the ratio of the medians beside it. Every run also counts what it cost: the CPU time of the gateway's process, of the subgraphs (this process) and of PostgreSQL (its postmaster and backends, exited ones included), read from /proc before and after, and the SQL statements the subgraphs sent; each divided by the requests answered. On this machine of two cores the load is bound by CPU, so those costs decide the requests per second. Two workloads:`,
       `   - **The mixed workload (the headline)**: ${MIX_BODIES} request bodies (the distinct ones are counted in the table), handed out one per request in turn: the ${mixKinds.length} queries below in turn (${mixKinds.join(', ')}), each with variables drawn for it (which passports, how many, which model, which keys at which instants, which page size at which instant; a fixed seed, so every run asks the same mix). No two requests in flight are alike, so sharing identical in-flight queries helps neither gateway. Before the load both must answer the first 50 bodies with the same \`data\` and no errors.`,
       `   - **The hot query (secondary)**: one cross-subgraph query (below) with the first 10 passports' ids, the same body every request; before and after the load both must answer it with the same \`data\`. Identical subgraph queries in flight are sent once by both gateways, so this measures a repeated query, not traffic.`,
       `2. **REST facade overhead**: GET /issuer/passports/{id} and GET /registry/models/{id} through the facade against the operation the facade's route table runs for that path, posted to the gateway with the same variables; ${SEQUENTIAL_ROUNDS} sequential requests each (after 20 warm-up rounds), all the ways of 2 and 3 in turns with a rotating order (timedInTurns). The same passport read is also loaded with autocannon (${CONNECTIONS} connections, 2 rounds of 4 s each, in turns); there the facade, gateway and subgraphs share one process, as in \`npm start\`.`,
