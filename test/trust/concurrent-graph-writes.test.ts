@@ -73,3 +73,46 @@ describe('concurrent delegations', () => {
     }
   });
 });
+
+describe('the locked read of a delegation (trust_locked_graph_part)', () => {
+  it('that waited for a write into its part reads and locks the part as that write left it', async () => {
+    const sql = () => new pg.Client({ connectionString: platform.databaseUrl.replace(/\?.*$/, ''), options: '-c search_path=trust' });
+    const [writer, delegation, probe] = [sql(), sql(), sql()];
+    await Promise.all([writer.connect(), delegation.connect(), probe.connect()]);
+    try {
+      const ids = ['l-above', 'l-middle', 'l-below'];
+      await writer.query(`INSERT INTO trust_node (id, kind, document) SELECT id, 'authority', jsonb_build_object('id', id, 'kind', 'authority', 'keys', '[]'::jsonb) FROM unnest($1::text[]) AS id`, [
+        ids,
+      ]);
+      const part = (client: pg.Client, seeds: string[]) => client.query<{ nodes: { id: string }[]; edges: { iss: string }[] }>('SELECT nodes, edges FROM trust_locked_graph_part($1)', [seeds]);
+
+      // A write of l-above -> l-middle holds the part around them, and adds the edge.
+      await writer.query('BEGIN');
+      expect((await part(writer, ['l-above', 'l-middle'])).rows[0]!.nodes.map((node) => node.id)).toEqual(['l-above', 'l-middle']);
+      await writer.query(`INSERT INTO delegation_edge (id, iss, sub, document) VALUES ('l-edge', 'l-above', 'l-middle', '{"id":"l-edge","iss":"l-above","sub":"l-middle"}')`);
+      // A delegation l-middle -> l-below reads its part: before that commit l-above is not in it.
+      await delegation.query('BEGIN');
+      const waiting = part(delegation, ['l-middle', 'l-below']);
+      // Committed only once the delegation waits for the lock, so that the read after the wait is what is tested.
+      const backend = (delegation as unknown as { processID: number }).processID;
+      for (let polls = 0; ; polls += 1) {
+        const activity = await probe.query('SELECT wait_event_type FROM pg_stat_activity WHERE pid = $1', [backend]);
+        if (activity.rows[0]?.wait_event_type === 'Lock') break;
+        if (polls > 200) throw new Error('the delegation never waited for the lock');
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+      await writer.query('COMMIT');
+      // It waited for l-middle's lock, then read again and found l-above, which it locked too.
+      const read = (await waiting).rows[0]!;
+      expect(read.nodes.map((node) => node.id)).toEqual(['l-above', 'l-below', 'l-middle']);
+      expect(read.edges.map((edge) => edge.iss)).toEqual(['l-above']);
+      for (const id of ids) {
+        await expect(probe.query('SELECT id FROM trust_node WHERE id = $1 FOR UPDATE NOWAIT', [id]), id).rejects.toMatchObject({ code: '55P03' });
+      }
+      await delegation.query('COMMIT');
+      expect((await probe.query('SELECT id FROM trust_node WHERE id = $1 FOR UPDATE NOWAIT', ['l-above'])).rowCount).toBe(1);
+    } finally {
+      await Promise.all([writer.end(), delegation.end(), probe.end()]);
+    }
+  });
+});

@@ -149,6 +149,7 @@ export class TrustRepository {
   readonly #nodeVersion: Prisma.Sql;
   readonly #graphWrites: Prisma.Sql;
   readonly #graphPart: Prisma.Sql;
+  readonly #lockedGraphPart: Prisma.Sql;
   readonly #keyHolders: Prisma.Sql;
   readonly #schema: string;
 
@@ -164,6 +165,7 @@ export class TrustRepository {
     this.#nodeVersion = qualified('trust_node_version');
     this.#graphWrites = qualified('trust_graph_writes');
     this.#graphPart = qualified('trust_graph_part');
+    this.#lockedGraphPart = qualified('trust_locked_graph_part');
     this.#keyHolders = qualified('trust_key_holders');
   }
 
@@ -284,26 +286,13 @@ export class TrustRepository {
    * The seed nodes, every node from which a chain of delegations leads to one of them, the edges
    * into all of these (in graph order) and their revocations: what a path, a held scope or a cycle
    * check about the seeds can involve. The query is the database's function `trust_graph_part`
-   * (its migration says why), `seeds` an SQL expression of a text[].
+   * (its migration says why), `seeds` an SQL expression of a text[]. `locking`, in a write's
+   * transaction: `trust_locked_graph_part`, which also locks the row of every node of the part, in
+   * id order, and reads again until no edge into the part committed meanwhile (one statement).
    */
-  private async graphPart(db: Reader, seeds: Prisma.Sql): Promise<TrustGraph> {
-    const [part] = await db.$queryRaw<GraphPartRow[]>`SELECT nodes, edges, revocations FROM ${this.#graphPart}(${seeds})`;
+  private async graphPart(db: Reader, seeds: Prisma.Sql, locking = false): Promise<TrustGraph> {
+    const [part] = await db.$queryRaw<GraphPartRow[]>`SELECT nodes, edges, revocations FROM ${locking ? this.#lockedGraphPart : this.#graphPart}(${seeds})`;
     return { nodes: part!.nodes, edges: part!.edges, revocations: part!.revocations };
-  }
-
-  /**
-   * Locks the rows of the nodes a validation reads, in id order, and reads them: repeated while
-   * the part read names nodes not yet locked (an edge into the part committed meanwhile).
-   */
-  private async lockedGraphAround(tx: Transaction, nodeIds: readonly string[]): Promise<TrustGraph> {
-    const locked = new Set<string>();
-    for (;;) {
-      const part = await this.graphPart(tx, nodesNamed(nodeIds));
-      const unlocked = part.nodes.map((node) => node.id).filter((id) => !locked.has(id));
-      if (unlocked.length === 0) return part;
-      await tx.$queryRaw`SELECT id FROM ${this.#node} WHERE id = ANY(${unlocked}::text[]) ORDER BY id FOR UPDATE`;
-      for (const id of unlocked) locked.add(id);
-    }
   }
 
   /** Every list's history, by jurisdiction. */
@@ -367,7 +356,7 @@ export class TrustRepository {
         if (stored) return success({ value: stored.document as unknown as DelegationEdge, created: false });
       }
       const parties = delegationParties(credential);
-      const graph = parties.length > 0 ? await this.lockedGraphAround(tx, parties) : { nodes: [], edges: [], revocations: [] };
+      const graph = parties.length > 0 ? await this.graphPart(tx, nodesNamed(parties), true) : { nodes: [], edges: [], revocations: [] };
       const validated = validateDelegation(credential, graph, now());
       if (!validated.ok) return validated;
       const fit = storable(validated.value, 'MALFORMED_CREDENTIAL');
