@@ -8,9 +8,9 @@
  * The bulk of the graph goes in by SQL, as bench/trust-scale.ts builds its graphs (a few thousand
  * POSTs would take minutes); the writes between pages go through the API like anyone's.
  */
-import { request } from 'node:http';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { rawGet } from '../support/raw-http.js';
 import { startTestStack, type TestStack } from '../support/stack.js';
 import { compactCredential, DAY, fromNow, newKey, seconds, type Key } from './support.js';
 
@@ -45,19 +45,8 @@ async function page(first: number, after?: string): Promise<Graph & { version: s
   return data.trustGraphPage;
 }
 
-/** GET /graph (or another URL) over plain HTTP: status, headers and the body's pieces as they arrived. */
-function getGraph(headers: Record<string, string> = {}, url = `${platform.base('trust')}/graph`): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
-  return new Promise((resolve, reject) => {
-    request(url, { headers }, (response) => {
-      const pieces: Buffer[] = [];
-      response.on('data', (piece: Buffer) => pieces.push(piece));
-      response.on('end', () => resolve({ status: response.statusCode!, headers: response.headers, body: Buffer.concat(pieces).toString('utf8') }));
-      response.on('error', reject);
-    })
-      .on('error', reject)
-      .end();
-  });
-}
+/** GET /graph (or another URL) over plain HTTP: status, headers and the body as it arrived. */
+const getGraph = (headers: Record<string, string> = {}, url = `${platform.base('trust')}/graph`) => rawGet(url, headers);
 
 const post = (path: string, body: unknown) => platform.rest('trust', path, { body, as: 'writer' });
 

@@ -7,9 +7,9 @@
  *
  * The bulk goes in by SQL, as in graph-pages.test.ts; the writes between pages go through the API.
  */
-import { request } from 'node:http';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { rawGet } from '../support/raw-http.js';
 import { startTestStack, type TestStack } from '../support/stack.js';
 import { DAY, newKey, seconds } from './support.js';
 
@@ -45,18 +45,7 @@ async function page(first: number, after?: string | null, subject?: string): Pro
 }
 
 /** GET /revocations over plain HTTP: status, headers and the body as it arrived. */
-function getRevocations(query = ''): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
-  return new Promise((resolve, reject) => {
-    request(`${platform.base('trust')}/revocations${query}`, (response) => {
-      const pieces: Buffer[] = [];
-      response.on('data', (piece: Buffer) => pieces.push(piece));
-      response.on('end', () => resolve({ status: response.statusCode!, headers: response.headers, body: Buffer.concat(pieces).toString('utf8') }));
-      response.on('error', reject);
-    })
-      .on('error', reject)
-      .end();
-  });
-}
+const getRevocations = (query = '') => rawGet(`${platform.base('trust')}/revocations${query}`);
 
 /** `count` revocations by SQL, numbered from `from`: issuer i % ISSUERS, effective a minute apart, recorded now. */
 async function seedRevocations(from: number, count: number): Promise<void> {
