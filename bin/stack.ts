@@ -81,7 +81,11 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
         stoppers.push(() => subgraph.close());
         subgraphs.push(subgraph);
         // The first replica on the configured port, the others wherever the system finds room.
-        const server: ListeningServer = await serveSubgraph(subgraph, { host: config.host, port: replica === 0 ? config.subgraphPorts[service] : 0 }, config.graphqlLimits, config.subgraphSecret);
+        const server: ListeningServer = await serveSubgraph(
+          subgraph,
+          { host: config.host, port: replica === 0 ? config.subgraphPorts[service] : 0 },
+          { limits: config.graphqlLimits, bodyLimit: config.bodyLimit, gatewaySecret: config.subgraphSecret },
+        );
         stoppers.push(() => server.stop());
         replicaUrls[service].push(server.url);
       }

@@ -22,7 +22,11 @@ const kek = await Promise.resolve()
   .then(() => readKekFile(kekFile()))
   .catch(endOnKeyCustodyError);
 const subgraph = await SUBGRAPHS[service]({ databaseUrl, tokens: loadAccessTokens(), kek, gateway: gatewayClient(() => gatewayUrl) }).catch(endOnKeyCustodyError);
-const server = await serveSubgraph(subgraph, { host: config.host, port: config.subgraphPorts[service] }, config.graphqlLimits, config.subgraphSecret);
+const server = await serveSubgraph(
+  subgraph,
+  { host: config.host, port: config.subgraphPorts[service] },
+  { limits: config.graphqlLimits, bodyLimit: config.bodyLimit, gatewaySecret: config.subgraphSecret },
+);
 console.log(`${service} subgraph: ${server.url}`);
 // Run as separate processes, the services and the gateway start in any order: try until the graph answers.
 void (async function whenGraphReady() {

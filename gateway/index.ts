@@ -17,6 +17,7 @@ import { GraphQLError } from 'graphql';
 import type { GraphqlLimits } from '../lib/config/runtime.js';
 import { JSON_MEDIA_TYPE, MAX_JSON_DEPTH, parseJsonBody } from '../lib/http/json-body.js';
 import { RequestProblem } from '../lib/http/request-problem.js';
+import { graphqlErrorHandler, sendGraphqlRefusal } from '../lib/http/graphql-refusals.js';
 import { publicServerOptions } from '../lib/http/server-options.js';
 import { problem } from '../lib/problem.js';
 import { jsonPoster, type JsonAnswer } from '../lib/http/post-json.js';
@@ -251,24 +252,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   // A body of another media type is not a GraphQL request; a form or a text/plain body is also what a
   // cross-site page could send without a preflight (CSRF prevention is off above).
   app.addContentTypeParser('*', (_request, _payload, done) => done(new RequestProblem(problem(415, 'UNSUPPORTED_MEDIA_TYPE', 'A POST to /graphql needs content-type: application/json.')), undefined));
-  app.setErrorHandler((error, _request, reply) => {
-    const refused =
-      error instanceof RequestProblem
-        ? error.details
-        : (error as { code?: string }).code === 'FST_ERR_CTP_BODY_TOO_LARGE'
-          ? problem(413, 'PAYLOAD_TOO_LARGE', `The request body exceeds ${options.bodyLimit} bytes.`)
-          : undefined;
-    if (refused)
-      return reply
-        .code(refused.status)
-        .type('application/json; charset=utf-8')
-        .send(Buffer.from(JSON.stringify({ errors: [{ message: refused.detail, extensions: { code: refused.code } }] })));
-    console.error('[gateway]', error);
-    return reply
-      .code(500)
-      .type('application/json; charset=utf-8')
-      .send(Buffer.from(JSON.stringify({ errors: [{ message: 'Internal error in the gateway.', extensions: { code: 'INTERNAL_SERVER_ERROR' } }] })));
-  });
+  app.setErrorHandler(graphqlErrorHandler('gateway', options.bodyLimit));
   app.setNotFoundHandler((_request, reply) => reply.code(404).type('application/json; charset=utf-8').send(Buffer.from('{"error":"not found"}')));
 
   const serveGraphql = fastifyApolloHandler(apollo, { context: async (request) => ({ authorization: request.headers.authorization }) });
@@ -286,12 +270,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   app.route({
     method: METHODS.filter((method) => !['GET', 'POST', 'CONNECT'].includes(method) && app.supportedMethods.includes(method)),
     url: '/graphql',
-    handler: async (_request, reply) =>
-      reply
-        .code(405)
-        .header('allow', 'GET, POST')
-        .type('application/json; charset=utf-8')
-        .send(Buffer.from(JSON.stringify({ errors: [{ message: 'GraphQL is served with GET and POST.', extensions: { code: 'METHOD_NOT_ALLOWED' } }] }))),
+    handler: async (_request, reply) => sendGraphqlRefusal(reply, 405, 'METHOD_NOT_ALLOWED', 'GraphQL is served with GET and POST.', { allow: 'GET, POST' }),
   });
   const sendFile = (reply: FastifyReply, file: string, type: string) =>
     reply.type(type).headers({ 'cache-control': 'public, max-age=3600', 'x-content-type-options': 'nosniff' }).send(createReadStream(file));

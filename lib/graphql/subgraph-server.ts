@@ -1,3 +1,4 @@
+import type { AddressInfo } from 'node:net';
 import { ApolloServer } from '@apollo/server';
 import {
   ApolloServerPluginInlineTraceDisabled,
@@ -5,8 +6,11 @@ import {
   ApolloServerPluginSchemaReportingDisabled,
   ApolloServerPluginUsageReportingDisabled,
 } from '@apollo/server/plugin/disabled';
-import { startStandaloneServer } from '@apollo/server/standalone';
+import { fastifyApolloDrainPlugin, fastifyApolloHandler } from '@as-integrations/fastify';
+import Fastify from 'fastify';
 import type { GraphqlLimits } from '../config/runtime.js';
+import { graphqlErrorHandler } from '../http/graphql-refusals.js';
+import { publicServerOptions } from '../http/server-options.js';
 import { adminLogPlugin } from './admin-log-plugin.js';
 import type { RequestContext } from './context.js';
 import { formatServiceError } from './errors.js';
@@ -23,20 +27,43 @@ export interface ListeningServer {
 }
 
 /**
- * Serves a subgraph. It holds every operation to the gateway's limits itself (depth, aliases, cost,
- * tokens, directives: `subgraphLimits`), so that a client who finds a subgraph's port meets the same
- * refusals as at the gateway, and one heavy query sent there cannot hold the database. With
- * `gatewaySecret` it takes mutations only from the gateway (gateway-credential.ts).
+ * A gateway request of up to its body limit becomes subgraph requests that carry what other
+ * subgraphs answered (entity representations), which may outgrow what the client sent: a subgraph
+ * takes bodies up to this many times the gateway's limit, and no larger, so that one body sent to its
+ * port cannot take the process's memory (a 36 MiB body ended a subgraph under its 192 MiB heap limit).
  */
-export async function serveSubgraph(subgraph: Subgraph, listen: { host: string; port: number }, limits: GraphqlLimits, gatewaySecret?: string): Promise<ListeningServer> {
+export const SUBGRAPH_BODY_LIMIT_FACTOR = 4;
+
+export interface SubgraphServerOptions {
+  limits: GraphqlLimits;
+  /** The gateway's body limit (BODY_LIMIT_BYTES); the subgraph's is SUBGRAPH_BODY_LIMIT_FACTOR times it. */
+  bodyLimit: number;
+  /** With it, mutations are taken only from the gateway (gateway-credential.ts). */
+  gatewaySecret?: string;
+  /** How long a client may take to send a whole request (default: the gateway's). */
+  requestTimeoutMs?: number;
+}
+
+/**
+ * Serves a subgraph on Fastify with the gateway's connection rules (body limit, timeouts,
+ * refusals; lib/http/server-options.ts). It holds every operation to the gateway's limits itself
+ * (depth, aliases, cost, tokens, directives: `subgraphLimits`), so that a client who finds a
+ * subgraph's port meets the same refusals as at the gateway, and one heavy query sent there cannot
+ * hold the database. With `gatewaySecret` it takes mutations only from the gateway.
+ */
+export async function serveSubgraph(subgraph: Subgraph, listen: { host: string; port: number }, options: SubgraphServerOptions): Promise<ListeningServer> {
   // Introspection stays on: the gateway composes through `_service`; suggestions are harmless then.
-  const armor = apolloArmor<RequestContext>(subgraphLimits(limits), true);
+  const armor = apolloArmor<RequestContext>(subgraphLimits(options.limits), true);
+  const bodyLimit = options.bodyLimit * SUBGRAPH_BODY_LIMIT_FACTOR;
+  const app = Fastify(publicServerOptions({ bodyLimit, requestTimeoutMs: options.requestTimeoutMs }));
   const server = new ApolloServer<RequestContext>({
     schema: subgraph.schema,
     plugins: [
+      // On stop, requests in flight are answered before the port closes.
+      fastifyApolloDrainPlugin(app),
       ...noPhoneHomePlugins(),
       ApolloServerPluginInlineTraceDisabled(),
-      ...(gatewaySecret ? [gatewayCredentialPlugin<RequestContext>(gatewaySecret)] : []),
+      ...(options.gatewaySecret ? [gatewayCredentialPlugin<RequestContext>(options.gatewaySecret)] : []),
       adminLogPlugin(subgraph.adminLog),
       ...armor.plugins,
     ],
@@ -52,9 +79,17 @@ export async function serveSubgraph(subgraph: Subgraph, listen: { host: string; 
     // request context and so one set of DataLoaders (gateway/subgraph-batching.ts).
     allowBatchedHttpRequests: true,
   });
-  const { url } = await startStandaloneServer(server, {
-    listen,
-    context: async ({ req }) => subgraph.context(req.headers.authorization),
+  await server.start();
+  app.setErrorHandler(graphqlErrorHandler(`${subgraph.name} subgraph`, bodyLimit));
+  // Every path, as Apollo's standalone server answered before: a gateway may name the subgraph's URL with or without /graphql.
+  app.route({
+    method: ['GET', 'POST'],
+    url: '*',
+    handler: fastifyApolloHandler(server, { context: async (request) => subgraph.context(request.headers.authorization) }),
   });
-  return { url, stop: () => server.stop() };
+  await app.listen(listen);
+  // The address bound, as Apollo's standalone server named it (the IPv6 any-address as localhost).
+  const { address, port } = app.server.address() as AddressInfo;
+  const host = address === '' || address === '::' ? 'localhost' : address;
+  return { url: `http://${host.includes(':') ? `[${host}]` : host}:${port}/`, stop: () => server.stop() };
 }

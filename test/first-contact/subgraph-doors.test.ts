@@ -1,7 +1,7 @@
 /**
  * A subgraph's port reached directly, as someone who scans the host finds it: the same limits as the
- * gateway (aliases, depth, cost, tokens), refused at once and without touching the database, while
- * requests through the front door go on being answered.
+ * gateway (aliases, depth, cost, tokens), refused at once and without touching the database, a
+ * bounded body, while requests through the front door go on being answered.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestStack, type TestStack } from '../support/stack.js';
@@ -36,6 +36,28 @@ describe('a subgraph reached directly', () => {
     const huge = await askSubgraph(`{ ${'__typename '.repeat(20_000)} }`);
     expect(huge.body.data).toBeUndefined();
     expect(huge.body.errors?.[0]?.message).toMatch(/token/i);
+  });
+});
+
+describe("a subgraph's body limit", () => {
+  // BODY_LIMIT_BYTES, 1 MiB by default: what the gateway takes from a client; a subgraph takes four times that.
+  const limit = 4 * 1024 * 1024;
+  const bodyOf = (bytes: number) => {
+    const envelope = '{"query":"{ __typename }","variables":{"padding":""}}';
+    return envelope.replace('""', `"${'x'.repeat(bytes - envelope.length)}"`);
+  };
+
+  it('takes bodies larger than the gateway takes, as entity representations can be, up to four times its limit', async () => {
+    const answer = await fetch(platform.stack.subgraphUrls.trust, { method: 'POST', headers: { 'content-type': 'application/json' }, body: bodyOf(limit) });
+    expect([answer.status, await answer.json()]).toEqual([200, { data: { __typename: 'Query' } }]);
+  });
+
+  it("refuses a larger body with 413 in GraphQL's shape (a 36 MiB one used to end a subgraph under its heap limit), and keeps answering", async () => {
+    const refused = await fetch(platform.stack.subgraphUrls.trust, { method: 'POST', headers: { 'content-type': 'application/json' }, body: bodyOf(36 * 1024 * 1024) });
+    expect(refused.status).toBe(413);
+    expect(await refused.json()).toEqual({ errors: [{ message: `The request body exceeds ${limit} bytes.`, extensions: { code: 'PAYLOAD_TOO_LARGE' } }] });
+    expect((await askSubgraph('{ __typename }')).body).toEqual({ data: { __typename: 'Query' } });
+    expect((await platform.rest('trust', '/graph')).status).toBe(200);
   });
 });
 

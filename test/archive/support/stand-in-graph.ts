@@ -92,7 +92,7 @@ export async function startStandInGraph(options: { databaseUrl: string; tokens: 
     const archive = await createArchiveSubgraph({ databaseUrl: withSchema(options.databaseUrl, 'archive'), tokens: options.tokens, kek: TEST_KEK, gateway: gatewayClient(() => gatewayUrl) });
     stoppers.push(() => archive.close());
     const config = loadRuntimeConfig({});
-    const archiveServer = await serveSubgraph(archive, { host: '127.0.0.1', port: 0 }, config.graphqlLimits);
+    const archiveServer = await serveSubgraph(archive, { host: '127.0.0.1', port: 0 }, { limits: config.graphqlLimits, bodyLimit: config.bodyLimit });
     stoppers.push(() => archiveServer.stop());
 
     const gateway = await startGateway({
