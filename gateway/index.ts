@@ -4,7 +4,6 @@
  */
 import { createReadStream } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
-import { METHODS } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -17,7 +16,7 @@ import { GraphQLError } from 'graphql';
 import type { GraphqlLimits } from '../lib/config/runtime.js';
 import { JSON_MEDIA_TYPE, MAX_JSON_DEPTH, parseJsonBody } from '../lib/http/json-body.js';
 import { RequestProblem } from '../lib/http/request-problem.js';
-import { graphqlErrorHandler, sendGraphqlRefusal } from '../lib/http/graphql-refusals.js';
+import { graphqlErrorHandler, refuseOtherMethods } from '../lib/http/graphql-refusals.js';
 import { publicServerOptions } from '../lib/http/server-options.js';
 import { problem } from '../lib/problem.js';
 import { jsonPoster, type JsonAnswer } from '../lib/http/post-json.js';
@@ -267,11 +266,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     },
   });
   // Apollo Server names the methods /graphql takes; every other one is refused the same way.
-  app.route({
-    method: METHODS.filter((method) => !['GET', 'POST', 'CONNECT'].includes(method) && app.supportedMethods.includes(method)),
-    url: '/graphql',
-    handler: async (_request, reply) => sendGraphqlRefusal(reply, 405, 'METHOD_NOT_ALLOWED', 'GraphQL is served with GET and POST.', { allow: 'GET, POST' }),
-  });
+  refuseOtherMethods(app, '/graphql');
   const sendFile = (reply: FastifyReply, file: string, type: string) =>
     reply.type(type).headers({ 'cache-control': 'public, max-age=3600', 'x-content-type-options': 'nosniff' }).send(createReadStream(file));
   for (const path of ['/', '/graphiql']) app.get(path, async (_request, reply) => reply.redirect('/graphiql/'));

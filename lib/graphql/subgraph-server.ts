@@ -9,7 +9,7 @@ import {
 import { fastifyApolloDrainPlugin, fastifyApolloHandler } from '@as-integrations/fastify';
 import Fastify from 'fastify';
 import type { GraphqlLimits } from '../config/runtime.js';
-import { graphqlErrorHandler } from '../http/graphql-refusals.js';
+import { graphqlErrorHandler, refuseOtherMethods } from '../http/graphql-refusals.js';
 import { publicServerOptions } from '../http/server-options.js';
 import { adminLogPlugin } from './admin-log-plugin.js';
 import type { RequestContext } from './context.js';
@@ -85,8 +85,10 @@ export async function serveSubgraph(subgraph: Subgraph, listen: { host: string; 
   app.route({
     method: ['GET', 'POST'],
     url: '*',
+    exposeHeadRoute: false,
     handler: fastifyApolloHandler(server, { context: async (request) => subgraph.context(request.headers.authorization) }),
   });
+  refuseOtherMethods(app, '*');
   await app.listen(listen);
   // The address bound, as Apollo's standalone server named it (the IPv6 any-address as localhost).
   const { address, port } = app.server.address() as AddressInfo;

@@ -61,6 +61,27 @@ describe("a subgraph's body limit", () => {
   });
 });
 
+describe('a request a subgraph cannot read', () => {
+  const send = async (init: RequestInit) => {
+    const answer = await fetch(platform.stack.subgraphUrls.trust, init);
+    return { status: answer.status, allow: answer.headers.get('allow'), body: (await answer.json()) as { errors: { message: string; extensions: { code: string } }[] } };
+  };
+  const json = (body: string): RequestInit => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body });
+
+  it("is refused with a 4xx in GraphQL's shape, never a 500: broken or empty JSON, a form, another method", async () => {
+    const broken = await send(json('{"query": '));
+    expect([broken.status, broken.body.errors[0]!.extensions.code]).toEqual([400, 'MALFORMED_JSON']);
+    expect(broken.body.errors[0]!.message).toMatch(/^The body is not valid JSON/);
+    const empty = await send(json(''));
+    expect([empty.status, empty.body.errors[0]!.extensions.code]).toEqual([400, 'MALFORMED_JSON']);
+    const form = await send({ method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'query=%7B__typename%7D' });
+    expect([form.status, form.body.errors[0]!.extensions.code]).toEqual([415, 'UNSUPPORTED_MEDIA_TYPE']);
+    const removal = await send({ method: 'DELETE' });
+    expect([removal.status, removal.allow, removal.body.errors[0]!.extensions.code]).toEqual([405, 'GET, POST', 'METHOD_NOT_ALLOWED']);
+    expect((await askSubgraph('{ __typename }')).body).toEqual({ data: { __typename: 'Query' } });
+  });
+});
+
 describe('subgraphs with the gateway credential (SUBGRAPH_SECRET)', () => {
   const secret = 'a-shared-secret-of-the-platform-0123';
   let guarded: TestStack;
