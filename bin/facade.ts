@@ -14,6 +14,7 @@ const facade = await startFacade({
   gatewayUrl: process.env.GATEWAY_URL ?? `http://${config.host}:${config.gatewayPort}/graphql`,
   tokens: loadAccessTokens(),
   bodyLimit: config.bodyLimit,
+  requestTimeoutMs: config.requestTimeoutMs,
 });
 console.log(SERVICES.map((service) => `${service}: ${facade.baseUrls[service]}`).join('\n'));
 stopOnSignal(facade.stop);

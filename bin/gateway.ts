@@ -21,6 +21,7 @@ const gateway = await startGateway({
   }),
   introspection: config.introspection,
   bodyLimit: config.bodyLimit,
+  requestTimeoutMs: config.requestTimeoutMs,
   limits: config.graphqlLimits,
   ...(config.subgraphSecret ? { subgraphSecret: config.subgraphSecret } : {}),
   supergraphFile: join(config.dataDir, 'supergraph.graphql'),

@@ -84,7 +84,7 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
         const server: ListeningServer = await serveSubgraph(
           subgraph,
           { host: config.host, port: replica === 0 ? config.subgraphPorts[service] : 0 },
-          { limits: config.graphqlLimits, bodyLimit: config.bodyLimit, gatewaySecret: config.subgraphSecret },
+          { limits: config.graphqlLimits, bodyLimit: config.bodyLimit, requestTimeoutMs: config.requestTimeoutMs, gatewaySecret: config.subgraphSecret },
         );
         stoppers.push(() => server.stop());
         replicaUrls[service].push(server.url);
@@ -98,6 +98,7 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
       subgraphs: SERVICES.map((service) => ({ name: service, url: subgraphUrls[service], replicas: replicaUrls[service] })),
       introspection: config.introspection,
       bodyLimit: config.bodyLimit,
+      requestTimeoutMs: config.requestTimeoutMs,
       limits: config.graphqlLimits,
       ...(config.subgraphSecret ? { subgraphSecret: config.subgraphSecret } : {}),
       ...(options.supergraphFile ? { supergraphFile: options.supergraphFile } : {}),
@@ -114,6 +115,7 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
       gatewayUrl: gateway.graphqlUrl,
       tokens: options.tokens,
       bodyLimit: config.bodyLimit,
+      requestTimeoutMs: config.requestTimeoutMs,
     });
     stoppers.push(() => facade.stop());
 

@@ -25,7 +25,7 @@ const subgraph = await SUBGRAPHS[service]({ databaseUrl, tokens: loadAccessToken
 const server = await serveSubgraph(
   subgraph,
   { host: config.host, port: config.subgraphPorts[service] },
-  { limits: config.graphqlLimits, bodyLimit: config.bodyLimit, gatewaySecret: config.subgraphSecret },
+  { limits: config.graphqlLimits, bodyLimit: config.bodyLimit, requestTimeoutMs: config.requestTimeoutMs, gatewaySecret: config.subgraphSecret },
 );
 console.log(`${service} subgraph: ${server.url}`);
 // Run as separate processes, the services and the gateway start in any order: try until the graph answers.

@@ -38,6 +38,8 @@ export interface GatewayOptions {
   introspection: boolean;
   /** Largest accepted request body in bytes. */
   bodyLimit: number;
+  /** How long a client may take to send a whole request (REQUEST_TIMEOUT_MS). */
+  requestTimeoutMs?: number;
   /** Where the composed supergraph SDL is written, for Apollo Router or Hive Gateway. */
   supergraphFile?: string;
   limits: GraphqlLimits;

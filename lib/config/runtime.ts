@@ -2,6 +2,7 @@
  * Configuration of a running platform, read from the environment (see the README's table). Every
  * value has a default that runs the whole system on one machine.
  */
+import { REQUEST_TIMEOUT_MS } from '../http/server-options.js';
 import { dataDirectory, DEFAULT_EMBEDDED_PORT } from './database.js';
 import { SERVICES, type ServiceName } from './services.js';
 
@@ -26,6 +27,8 @@ export interface RuntimeConfig {
   mounts: ServiceMount[];
   introspection: boolean;
   bodyLimit: number;
+  /** How long a client may take to send a whole request to the facade, the gateway or a subgraph (then 408). */
+  requestTimeoutMs: number;
   graphqlLimits: GraphqlLimits;
   /**
    * The gateway's credential to its subgraphs (`SUBGRAPH_SECRET`): sent with every request the
@@ -56,6 +59,13 @@ function integer(env: NodeJS.ProcessEnv, name: string, fallback: number): number
   if (raw === undefined || raw === '') return fallback;
   const value = Number(raw);
   if (!Number.isInteger(value) || value < 0) throw new ConfigurationError(`${name} must be a non-negative integer, not ${raw}.`);
+  return value;
+}
+
+/** REQUEST_TIMEOUT_MS: at least a second; Node reads 0 as no limit at all, which a slow client would hold a socket with. */
+function requestTimeout(env: NodeJS.ProcessEnv): number {
+  const value = integer(env, 'REQUEST_TIMEOUT_MS', REQUEST_TIMEOUT_MS);
+  if (value < 1000) throw new ConfigurationError(`REQUEST_TIMEOUT_MS must be at least 1000 (a second), not ${value}.`);
   return value;
 }
 
@@ -91,6 +101,7 @@ export function loadRuntimeConfig(env: NodeJS.ProcessEnv = process.env): Runtime
     mounts,
     introspection: (env.GRAPHQL_INTROSPECTION ?? 'true') !== 'false',
     bodyLimit: integer(env, 'BODY_LIMIT_BYTES', 1024 * 1024),
+    requestTimeoutMs: requestTimeout(env),
     graphqlLimits: {
       maxDepth: integer(env, 'GRAPHQL_MAX_DEPTH', 15),
       maxAliases: integer(env, 'GRAPHQL_MAX_ALIASES', 60),

@@ -40,7 +40,7 @@ export interface SubgraphServerOptions {
   bodyLimit: number;
   /** With it, mutations are taken only from the gateway (gateway-credential.ts). */
   gatewaySecret?: string;
-  /** How long a client may take to send a whole request (default: the gateway's). */
+  /** How long a client may take to send a whole request (REQUEST_TIMEOUT_MS). */
   requestTimeoutMs?: number;
 }
 

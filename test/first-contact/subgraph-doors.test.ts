@@ -3,8 +3,9 @@
  * gateway (aliases, depth, cost, tokens), refused at once and without touching the database, a
  * bounded body, while requests through the front door go on being answered.
  */
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestStack, type TestStack } from '../support/stack.js';
+import { startTestStack, TOKENS, type TestStack } from '../support/stack.js';
 
 let platform: TestStack;
 
@@ -80,6 +81,44 @@ describe('a request a subgraph cannot read', () => {
     expect([removal.status, removal.allow, removal.body.errors[0]!.extensions.code]).toEqual([405, 'GET, POST', 'METHOD_NOT_ALLOWED']);
     expect((await askSubgraph('{ __typename }')).body).toEqual({ data: { __typename: 'Query' } });
   });
+});
+
+describe('a client that stops sending', () => {
+  // REQUEST_TIMEOUT_MS, shortened here from its 20 s, holds at the subgraphs' ports as at the front doors.
+  const timeoutMs = 2_000;
+  let slow: TestStack;
+  beforeAll(async () => {
+    slow = await startTestStack({ env: { REQUEST_TIMEOUT_MS: String(timeoutMs) } });
+  });
+  afterAll(() => slow?.stop());
+
+  /** Half a request sent over a socket by a writer (the facade reads no body of a refused caller); what comes back before the server closes it, and when. */
+  const halfRequest = (url: string, path: string) =>
+    new Promise<{ answer: string; took: number }>((resolve, reject) => {
+      const started = Date.now();
+      const socket = connect(Number(new URL(url).port), '127.0.0.1', () =>
+        socket.write(`POST ${path} HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${TOKENS.writer}\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{"query"`),
+      );
+      let answer = '';
+      socket.on('data', (chunk) => (answer += chunk));
+      socket.on('close', () => resolve({ answer, took: Date.now() - started }));
+      socket.on('error', reject);
+      setTimeout(() => socket.destroy(), timeoutMs + 10_000);
+    });
+
+  it('is let go with 408 within REQUEST_TIMEOUT_MS by a subgraph, the gateway and the facade alike', async () => {
+    const doors = [
+      [slow.stack.subgraphUrls.trust, '/'],
+      [slow.stack.gateway.graphqlUrl, '/graphql'],
+      [slow.base('trust'), '/trust/nodes'],
+    ] as const;
+    const answers = await Promise.all(doors.map(([url, path]) => halfRequest(url, path)));
+    for (const { answer, took } of answers) {
+      expect(answer).toMatch(/^HTTP\/1\.1 408 /);
+      // Within the timeout and the one-second check interval.
+      expect(took).toBeLessThan(timeoutMs + 2_000);
+    }
+  }, 20_000);
 });
 
 describe('subgraphs with the gateway credential (SUBGRAPH_SECRET)', () => {

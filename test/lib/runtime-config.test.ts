@@ -14,3 +14,12 @@ describe('HOST beyond loopback', () => {
     for (const host of ['127.0.0.1', '::1', 'localhost', '127.0.0.2']) expect(loadRuntimeConfig({ HOST: host }).subgraphSecret).toBeUndefined();
   });
 });
+
+describe('REQUEST_TIMEOUT_MS', () => {
+  it('is 20 s unless set, and at least a second: 0 would be no limit at all', () => {
+    expect(loadRuntimeConfig({}).requestTimeoutMs).toBe(20_000);
+    expect(loadRuntimeConfig({ REQUEST_TIMEOUT_MS: '60000' }).requestTimeoutMs).toBe(60_000);
+    for (const value of ['0', '999']) expect(() => loadRuntimeConfig({ REQUEST_TIMEOUT_MS: value })).toThrow(`REQUEST_TIMEOUT_MS must be at least 1000 (a second), not ${value}.`);
+    expect(() => loadRuntimeConfig({ REQUEST_TIMEOUT_MS: 'soon' })).toThrow(ConfigurationError);
+  });
+});
