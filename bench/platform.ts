@@ -168,17 +168,17 @@ const sum = (list: readonly number[]) => list.reduce((total, value) => total + v
 interface Work {
   /** Seconds of CPU of the gateway's process. */
   gateway: number;
-  /** Seconds of CPU of the subgraphs' processes. */
-  subgraphs: number;
+  /** Seconds of CPU of the subgraphs' processes, by the name its meters give each (SubgraphMeters). */
+  subgraphs: Record<string, number>;
   /** Seconds of CPU of PostgreSQL (its postmaster and backends). */
   postgres: number;
   statements?: number;
 }
 type Run = Load & { work: Work };
 
-/** How to read the subgraphs' CPU seconds so far and, where they can be counted, their SQL statements. */
+/** How to read the subgraphs' CPU seconds so far, by process or service, and, where they can be counted, their SQL statements. */
 interface SubgraphMeters {
-  cpuSeconds(): number;
+  cpuSeconds(): Record<string, number>;
   statements?(): number;
 }
 
@@ -186,7 +186,7 @@ interface SubgraphMeters {
 const inProcessSubgraphs: SubgraphMeters = {
   cpuSeconds: () => {
     const used = process.cpuUsage();
-    return (used.user + used.system) / 1e6;
+    return { subgraphs: (used.user + used.system) / 1e6 };
   },
   statements: () => sum(Object.values(stack.sqlStatements())),
 };
@@ -202,7 +202,7 @@ async function measuredWork<T>(gatewayPid: number, subgraphs: SubgraphMeters, ru
     result,
     {
       gateway: cpuSeconds(gatewayPid) - before.gateway,
-      subgraphs: subgraphs.cpuSeconds() - before.subgraphs,
+      subgraphs: Object.fromEntries(Object.entries(subgraphs.cpuSeconds()).map(([name, seconds]) => [name, seconds - before.subgraphs[name]!])),
       postgres: cpuSeconds(postgresPid) - before.postgres,
       ...(statements !== undefined && { statements: statements - before.statements! }),
     },
@@ -237,7 +237,7 @@ async function alternatedRounds<K extends string>(
 const perRequest = (work: Work, load: Pick<Load, 'requests'>) => {
   const cpu = (seconds: number) => `${((seconds / load.requests) * 1000).toFixed(2)} ms`;
   const statements = work.statements === undefined ? '' : `; ${(work.statements / load.requests).toFixed(1)} SQL statements`;
-  return `CPU: gateway ${cpu(work.gateway)}, subgraphs ${cpu(work.subgraphs)}, PostgreSQL ${cpu(work.postgres)}${statements}`;
+  return `CPU: gateway ${cpu(work.gateway)}, subgraphs ${cpu(sum(Object.values(work.subgraphs)))}, PostgreSQL ${cpu(work.postgres)}${statements}`;
 };
 
 const gatewayStats = (list: Run[]) => ({
@@ -248,7 +248,7 @@ const gatewayStats = (list: Run[]) => ({
   requests: sum(list.map((run) => run.requests)),
   work: {
     gateway: sum(list.map((run) => run.work.gateway)),
-    subgraphs: sum(list.map((run) => run.work.subgraphs)),
+    subgraphs: Object.fromEntries(Object.keys(list[0]!.work.subgraphs).map((name) => [name, sum(list.map((run) => run.work.subgraphs[name]!))])),
     postgres: sum(list.map((run) => run.work.postgres)),
     statements: list.every((run) => run.work.statements !== undefined) ? sum(list.map((run) => run.work.statements!)) : undefined,
   },
@@ -451,7 +451,7 @@ try {
     gatewayRows(`mixed workload (${mixKinds.length} kinds of query, ${distinctBodies} distinct bodies of ${MIX_BODIES}), ${CONNECTIONS} connections`, mixRuns, mixOurs, mixHive);
     // Where each gateway's requests cost CPU on this machine: in the gateway itself, in the subgraphs its plans ask, in PostgreSQL.
     // All of it together: on a machine the load keeps busy, requests per second go as its inverse.
-    const allCpu = (stats: GatewayStats) => ((stats.work.gateway + stats.work.subgraphs + stats.work.postgres) / stats.requests) * 1000;
+    const allCpu = (stats: GatewayStats) => ((stats.work.gateway + sum(Object.values(stats.work.subgraphs)) + stats.work.postgres) / stats.requests) * 1000;
     const work = `ours: ${perRequest(mixOurs.work, mixOurs)}. Hive: ${perRequest(mixHive.work, mixHive)}. All CPU per request: ${allCpu(mixOurs).toFixed(2)} / ${allCpu(mixHive).toFixed(2)} ms (Hive needs ${ratio(allCpu(mixHive), allCpu(mixOurs))} of ours)`;
     rows.push(["the work behind one request of the mixed workload, over every round (the four subgraphs share this benchmark's process)", work, '—', '—', '—']);
     figures.push({ measure: 'CPU and SQL statements per request of the mixed workload, by gateway', value: work });
@@ -529,8 +529,8 @@ try {
       'replicas',
       { one: { url: gatewayUrls.one, pid: gatewayPids.one }, two: { url: gatewayUrls.two, pid: gatewayPids.two } },
       { method: 'POST', headers: jsonHeaders, bodies: mix.map((request) => request.body) },
-      // Every replica process, the idle second ones included; their statements are not counted here.
-      { cpuSeconds: () => sum(Object.values(replicaPids).flat().map(cpuSeconds)) },
+      // By service, its replica processes together (a second one idles in the rounds over one); their statements are not counted here.
+      { cpuSeconds: () => Object.fromEntries(SERVICES.map((service) => [service, sum(replicaPids[service].map(cpuSeconds))])) },
     );
     const one = gatewayStats(replicaRuns.one);
     const two = gatewayStats(replicaRuns.two);
@@ -539,17 +539,14 @@ try {
       hive: 'one replica of each subgraph',
       ratio: 'two / one',
     });
-    // Where the CPU goes under the mix with one process per subgraph: the gateway, each subgraph, PostgreSQL (the rest of the machine's use).
-    const processes = { gateway: gatewayPids.one, ...Object.fromEntries(SERVICES.map((service) => [service, replicaPids[service][0]!])) } as Record<string, number>;
-    const postgresPid = await lockingPostmaster(join(bench.dataDir, 'postgres'));
-    if (postgresPid === undefined) throw new Error("the benchmark's PostgreSQL has no postmaster");
-    const cpuBefore = Object.fromEntries(Object.entries(processes).map(([name, pid]) => [name, cpuSeconds(pid)]));
-    const postgresBefore = cpuSeconds(postgresPid);
-    const accounted = await load(gatewayUrls.one, LOAD_SECONDS, { method: 'POST', headers: jsonHeaders, bodies: mix.map((request) => request.body) });
-    const perThousand = (seconds: number) => `${((seconds / accounted.requests) * 1000).toFixed(1)} s`;
-    const cpuUse = Object.entries(processes).map(([name, pid]) => `${name} ${perThousand(cpuSeconds(pid) - cpuBefore[name]!)}`);
-    cpuUse.push(`PostgreSQL ${perThousand(cpuSeconds(postgresPid) - postgresBefore)}`);
-    rows.push([`CPU per 1,000 requests of the mix, one process per subgraph (${accounted.requests} requests in ${LOAD_SECONDS} s)`, cpuUse.join(', '), '—', '—', '—']);
+    // Where the CPU goes under the mix with one process per subgraph, over the rounds of the gateway over one replica of each.
+    const perThousand = (seconds: number) => `${((seconds / one.requests) * 1000).toFixed(1)} s`;
+    const cpuUse = [
+      `gateway ${perThousand(one.work.gateway)}`,
+      ...Object.entries(one.work.subgraphs).map(([service, seconds]) => `${service} ${perThousand(seconds)}`),
+      `PostgreSQL ${perThousand(one.work.postgres)}`,
+    ];
+    rows.push([`CPU per 1,000 requests of the mix, one process per subgraph (the ${one.requests} requests of its rounds)`, cpuUse.join(', '), '—', '—', '—']);
     figures.push({
       measure: `mixed workload with two replicas of each subgraph against one (separate processes, one PostgreSQL, ${CONNECTIONS} connections)`,
       value: `${pairedRatio({ ours: replicaRuns.two, hive: replicaRuns.one }).toFixed(2)}× by round (medians ${two.perSecond.toFixed(0)} / ${one.perSecond.toFixed(0)} req/s), p95 ${ms(two.p95)} / ${ms(one.p95)}`,

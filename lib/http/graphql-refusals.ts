@@ -16,7 +16,7 @@ export function sendGraphqlRefusal(reply: FastifyReply, status: number, code: st
 }
 
 /** Fastify's own refusals of a body (its JSON parser's among them), in the platform's codes and words. */
-const BODY_REFUSALS: Record<string, (bodyLimit: number, error: Error) => [code: string, message: string]> = {
+const BODY_REFUSALS: Record<string, (bodyLimit: number) => [code: string, message: string]> = {
   FST_ERR_CTP_BODY_TOO_LARGE: (bodyLimit) => ['PAYLOAD_TOO_LARGE', `The request body exceeds ${bodyLimit} bytes.`],
   FST_ERR_CTP_INVALID_MEDIA_TYPE: () => ['UNSUPPORTED_MEDIA_TYPE', 'A POST of a GraphQL request needs content-type: application/json.'],
   FST_ERR_CTP_EMPTY_JSON_BODY: () => ['MALFORMED_JSON', 'The body is empty; a JSON object is required.'],
@@ -35,7 +35,7 @@ export function graphqlErrorHandler(name: string, bodyLimit: number) {
     if (statusCode >= 400 && statusCode < 500) {
       // The JSON parser's own SyntaxError carries only its status.
       const [refusal, message] =
-        BODY_REFUSALS[code]?.(bodyLimit, error) ?? (error instanceof SyntaxError ? ['MALFORMED_JSON', `The body is not valid JSON: ${error.message}`] : ['BAD_REQUEST', error.message]);
+        BODY_REFUSALS[code]?.(bodyLimit) ?? (error instanceof SyntaxError ? ['MALFORMED_JSON', `The body is not valid JSON: ${error.message}`] : ['BAD_REQUEST', error.message]);
       return sendGraphqlRefusal(reply, statusCode, refusal, message);
     }
     console.error(`[${name}]`, error);
