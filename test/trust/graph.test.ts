@@ -129,6 +129,28 @@ describe('POST /edges', () => {
     expect((await graph()).edges).toHaveLength(before.edges.length);
   });
 
+  it('answers the stored edge for a credential sent again even once it would no longer pass, and adds nothing', async () => {
+    const frenchKey = await newKey();
+    const frenchKeyJwk = { ...frenchKey.jwk, iat: keyIat };
+    expect((await post('/nodes', { id: 'auth-fr', kind: 'authority', keys: [frenchKeyJwk] })).status).toBe(201);
+    expect((await post('/nodes', { id: 'recycler', kind: 'issuer', keys: [{ ...(await newKey()).jwk, iat: keyIat }] })).status).toBe(201);
+    expect((await post('/edges', { credential: await compactCredential(claims('root-eu', 'auth-fr'), rootKey) })).status).toBe(201);
+    const delegation = await compactCredential(claims('auth-fr', 'recycler'), frenchKey);
+    const stored = await post('/edges', { credential: delegation });
+    expect(stored.status).toBe(201);
+    // auth-fr's key turns out compromised since before the delegation was signed.
+    const revokedAt = seconds(new Date(Date.now() - 2 * DAY));
+    expect((await post('/nodes', { id: 'auth-fr', keys: [{ ...frenchKeyJwk, revoked: { revoked_at: revokedAt, reason: 'keyCompromise' } }] })).status).toBe(200);
+    const before = await graph();
+    const again = await post('/edges', { credential: delegation });
+    expect(again.status).toBe(200);
+    expect(again.body).toEqual(stored.body);
+    // A new credential of that key is checked, and refused.
+    const fresh = await post('/edges', { credential: await compactCredential(claims('auth-fr', 'recycler', {}, { nbf: fromNow(-60_000) }), frenchKey) });
+    expect(fresh.body).toMatchObject({ status: 422, code: 'REVOKED_KEY' });
+    expect(await graph()).toEqual(before);
+  });
+
   describe('refuses a failing credential with 422, its reason as code, and adds nothing', () => {
     const cases: [string, () => Promise<unknown>][] = [
       ['MALFORMED_CREDENTIAL', async () => 'not.a.jws'],
@@ -199,7 +221,7 @@ describe('concurrent writers', () => {
 describe('GET /graph', () => {
   it('returns every node and edge with credentials verbatim, enough to resolve a path offline', async () => {
     const { nodes, edges } = await graph();
-    expect(nodes.map((node) => node.id).sort()).toEqual(['acme', 'auth-de', 'busy', 'by-admin', 'left', 'platform', 'right', 'root-eu']);
+    expect(nodes.map((node) => node.id).sort()).toEqual(['acme', 'auth-de', 'auth-fr', 'busy', 'by-admin', 'left', 'platform', 'recycler', 'right', 'root-eu']);
     // Resolve root -> auth-de -> acme with jose alone, from the graph's own data.
     const byId = new Map(nodes.map((node) => [node.id, node]));
     let current = 'acme';
@@ -249,7 +271,7 @@ describe('in the federated graph', () => {
   it('serves nodes and edges and resolves TrustNode entities by key, in one batch', async () => {
     const result = await platform.graphql('{ trustGraph { nodes { id kind keys } edges { id iss sub credential } } trustNode(id: "acme") { id kind jurisdiction } }');
     expect(result.errors).toBeUndefined();
-    expect(result.data.trustGraph.edges).toHaveLength(5);
+    expect(result.data.trustGraph.edges).toHaveLength(7);
     expect(result.data.trustNode).toEqual({ id: 'acme', kind: 'issuer', jurisdiction: 'DE' });
     const entities = await fetch(platform.stack.subgraphUrls.trust, {
       method: 'POST',

@@ -346,17 +346,16 @@ export class TrustRepository {
 
   /**
    * Validates a delegation credential against the graph and stores it as an edge. The edge id is
-   * the credential's hash, so the same credential sent again finds the stored edge.
+   * the credential's hash, so the same credential sent again finds the stored edge: among the
+   * edges into its subject, which the part of the graph read for the validation holds.
    */
   addEdge(credential: unknown): Promise<TrustResult<Written<DelegationEdge>>> {
     return this.graphWrite(async (tx) => {
-      const id = credentialId(credential);
-      if (id !== undefined) {
-        const stored = await tx.delegationEdge.findUnique({ where: { id } });
-        if (stored) return success({ value: stored.document as unknown as DelegationEdge, created: false });
-      }
       const parties = delegationParties(credential);
       const graph = parties.length > 0 ? await this.graphPart(tx, nodesNamed(parties), true) : { nodes: [], edges: [], revocations: [] };
+      const id = credentialId(credential);
+      const stored = id === undefined ? undefined : graph.edges.find((edge) => edge.id === id);
+      if (stored) return success({ value: stored, created: false });
       const validated = validateDelegation(credential, graph, now());
       if (!validated.ok) return validated;
       const fit = storable(validated.value, 'MALFORMED_CREDENTIAL');
