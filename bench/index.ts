@@ -30,13 +30,31 @@ interface Outcome {
   detail: string;
 }
 
+/**
+ * Stopped itself (kill, or Ctrl-C where only this process gets it), the run passes the signal on to
+ * the benchmark running and ends once that has stopped its servers and PostgreSQL; the signal
+ * does not reach them otherwise, and they would run on.
+ */
+let running: ReturnType<typeof spawn> | undefined;
+let stoppedBy: NodeJS.Signals | undefined;
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    stoppedBy = signal;
+    if (!running) process.exit(130);
+    running.kill(signal);
+  });
+}
+
 function runOne(service: BenchName): Promise<Outcome> {
   const elapsed = stopwatch();
   console.log(`\n=== ${service}: node --import tsx bench/${service}.ts ===\n`);
   const child = spawn(process.execPath, ['--import', 'tsx', join('bench', `${service}.ts`)], { cwd: REPO_ROOT, stdio: 'inherit', timeout: TIMEOUT_SECONDS * 1000, killSignal: 'SIGTERM' });
+  running = child;
   return new Promise((resolve) => {
     child.once('error', (error) => resolve({ service, ok: false, seconds: elapsed() / 1000, detail: String(error) }));
     child.once('exit', (code, signal) => {
+      running = undefined;
+      if (stoppedBy) process.exit(130);
       const seconds = elapsed() / 1000;
       resolve(
         code === 0

@@ -74,28 +74,51 @@ export async function openBench(name: string): Promise<Bench> {
   const dataDir = mkdtempSync(join(tmpdir(), `${name}-bench-`));
   const stoppers: (() => unknown)[] = [];
   const kek = KeyEncryptionKeys.generate('the bench key-encryption key (in memory)');
-  // Interrupted (Ctrl-C, or bench/index.ts's time limit), it still stops PostgreSQL and removes the folder.
+  // Interrupted (Ctrl-C, or bench/index.ts's time limit or its own stop passed on), it still stops
+  // its servers and PostgreSQL and removes the folder. A signal while that runs (a terminal's Ctrl-C
+  // reaches bench/index.ts too, which passes it on) asks for the same stop and does not cut it short.
+  // The run itself goes on until the process exits: what it starts meanwhile is stopped at once
+  // (`late`, awaited before the exit), and what fails because the stop cut its connections is not reported.
+  let closing: Promise<void> | undefined;
+  const late: Promise<unknown>[] = [];
   const interrupted = (signal: NodeJS.Signals) => {
-    console.error(`${signal}: stopping the benchmark's PostgreSQL`);
+    if (closing) return;
+    console.error(`${signal}: stopping the benchmark's servers and PostgreSQL`);
+    const abandoned = () => {};
+    process.on('uncaughtException', abandoned);
+    process.on('unhandledRejection', abandoned);
     void close().finally(() => process.exit(130));
   };
-  process.once('SIGINT', interrupted);
-  process.once('SIGTERM', interrupted);
-  const close = async () => {
-    process.off('SIGINT', interrupted);
-    process.off('SIGTERM', interrupted);
-    for (const stop of stoppers.splice(0).reverse()) {
-      try {
+  process.on('SIGINT', interrupted);
+  process.on('SIGTERM', interrupted);
+  const defer = (stop: () => unknown) => {
+    if (!closing) return void stoppers.push(stop);
+    late.push(
+      (async () => {
         await stop();
-      } catch (error) {
-        console.error('while stopping:', error);
-      }
-    }
-    rmSync(dataDir, { recursive: true, force: true });
+      })().catch(() => {}),
+    );
   };
+  const startingPostgres = freePort().then((port) => startEmbeddedPostgres({ dataDir, port }));
+  const close = () =>
+    (closing ??= (async () => {
+      for (const stop of stoppers.splice(0).reverse()) {
+        try {
+          await stop();
+        } catch (error) {
+          console.error('while stopping:', error);
+        }
+      }
+      // A PostgreSQL still starting is stopped once it has started (its stop then comes late).
+      await startingPostgres.catch(() => {});
+      await Promise.all(late);
+      rmSync(dataDir, { recursive: true, force: true });
+      process.off('SIGINT', interrupted);
+      process.off('SIGTERM', interrupted);
+    })());
   try {
-    const postgres = await startEmbeddedPostgres({ dataDir, port: await freePort() });
-    stoppers.push(() => postgres.stop());
+    const postgres = await startingPostgres;
+    defer(() => postgres.stop());
     const client = new pg.Client({ connectionString: postgres.url });
     await client.connect();
     const version = await client.query<{ server_version: string }>('SHOW server_version').finally(() => client.end());
@@ -103,14 +126,14 @@ export async function openBench(name: string): Promise<Bench> {
       dataDir,
       databaseUrl: postgres.url,
       postgresVersion: version.rows[0]!.server_version,
-      defer: (stop) => void stoppers.push(stop),
+      defer,
       close,
       kek,
       async startStack(tokens) {
         const ports = { FACADE_PORT: '0', GATEWAY_PORT: '0', TRUST_SUBGRAPH_PORT: '0', REGISTRY_SUBGRAPH_PORT: '0', ISSUER_SUBGRAPH_PORT: '0', ARCHIVE_SUBGRAPH_PORT: '0' };
         const config = { ...loadRuntimeConfig({ HOST: '127.0.0.1', PASSPORT_DATA_DIR: dataDir, ...ports }), databaseUrl: postgres.url };
         const stack = await startStack({ config, tokens, kek });
-        stoppers.push(() => stack.stop());
+        defer(() => stack.stop());
         return stack;
       },
     };
