@@ -90,7 +90,22 @@ const OTHER_METHODS = METHODS.filter((method) => method !== 'CONNECT');
 
 /** A body sent as it is produced; HEAD sends an empty stream, which Fastify's HEAD handling ends without touching content-length. */
 function streamedBody(request: FastifyRequest, body: AsyncIterable<Uint8Array>): Readable {
-  return Readable.from(request.method === 'HEAD' ? [] : body);
+  return Readable.from(request.method === 'HEAD' ? [] : reportingFailure(request, body));
+}
+
+/**
+ * A body that fails halfway (a page the gateway could not answer) has its status and first bytes
+ * sent already: Fastify cuts the connection short, the only honest answer left, so that the client
+ * sees an unfinished transfer rather than a document that ends. The failure is said here, since
+ * Fastify would tell it only to a logger the facade does not have.
+ */
+async function* reportingFailure(request: FastifyRequest, body: AsyncIterable<Uint8Array>): AsyncGenerator<Uint8Array> {
+  try {
+    yield* body;
+  } catch (error) {
+    console.error(`[rest-facade] ${request.method} ${request.url.split('?')[0]} cut short:`, error instanceof RequestProblem ? error.details : error);
+    throw error;
+  }
 }
 
 export async function startFacade(options: FacadeOptions): Promise<RunningFacade> {
@@ -224,11 +239,6 @@ export async function startFacade(options: FacadeOptions): Promise<RunningFacade
     });
     app.setErrorHandler((error, request, reply) => {
       const refused = error instanceof RequestProblem ? error : problemOfFrameworkError(error as Error & { code?: string; statusCode?: number }, options.bodyLimit);
-      if (reply.raw.headersSent) {
-        // A streamed body failed halfway: cutting the connection short is the only honest answer left.
-        console.error('[rest-facade] body aborted:', refused?.details ?? error);
-        return void reply.raw.destroy();
-      }
       if (refused) return sendProblem(request, reply, refused.details, refused.headers);
       console.error('[rest-facade]', error);
       return sendProblem(request, reply, problem(500, 'INTERNAL_ERROR', 'The REST facade failed to answer; the failure is logged.'));

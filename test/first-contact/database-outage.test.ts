@@ -2,13 +2,17 @@
  * PostgreSQL stopped under a running platform, as an operator's maintenance or a crash does it: every
  * REST path and the gateway answer 503 `DATABASE_UNAVAILABLE` with Retry-After (never a 500), a write
  * refused meanwhile leaves nothing behind, and everything answers again once PostgreSQL is back,
- * without a restart of the platform.
+ * without a restart of the platform. A streamed GET /graph that loses PostgreSQL between two pages
+ * ends unfinished, so no client can take the part it got for the whole graph.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import { request } from 'node:http';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startEmbeddedPostgres, type RunningPostgres } from '../../lib/db/embedded-postgres.js';
+import { GRAPH_PAGE_SIZE } from '../../rest-facade/routes/trust.js';
 import { freePort } from '../support/free-port.js';
 import { startTestStack, type TestStack } from '../support/stack.js';
 
@@ -73,5 +77,65 @@ describe('PostgreSQL stopped under a running platform', () => {
       const answer = await platform.rest(service, path, { ...(as ? { as } : {}), ...(body ? { body } : {}) });
       expect(answer.status, `${service}${path} after the outage`).toBeLessThan(500);
     }
+  });
+});
+
+describe('PostgreSQL stopped while GET /graph streams', () => {
+  it('cuts the transfer short after the pages already sent: no closing chunk, no well-formed document', async () => {
+    const db = new pg.Client({ connectionString: postgres.url });
+    await db.connect();
+    db.on('error', () => {});
+    // More nodes than one page, so the edges are read by the second page of the document.
+    await db.query(
+      `INSERT INTO trust.trust_node (id, kind, document) SELECT 'outage-' || i, 'witness', jsonb_build_object('id', 'outage-' || i, 'kind', 'witness', 'keys', '[]'::jsonb)
+       FROM generate_series(1, $1::int) AS i`,
+      [GRAPH_PAGE_SIZE + 200],
+    );
+    // The second page waits for this lock: the first is sent, then PostgreSQL stops under the second.
+    await db.query('BEGIN');
+    await db.query('LOCK TABLE trust.delegation_edge IN ACCESS EXCLUSIVE MODE');
+
+    const transfer = new Promise<{ status: number; received: string; ended: boolean; error?: string }>((resolve) => {
+      request(`${platform.base('trust')}/graph`, (response) => {
+        let received = '';
+        let ended = false;
+        response.setEncoding('utf8');
+        response.on('data', (piece: string) => (received += piece));
+        response.on('end', () => (ended = true));
+        response.on('close', () => resolve({ status: response.statusCode!, received, ended, ...(response.errored ? { error: response.errored.message } : {}) }));
+      }).end();
+    });
+    for (let waited = 0; ; waited += 50) {
+      // Waiting while its statement is parsed, a backend still shows its previous query: only the wait is telling.
+      const { rows } = await db.query("SELECT count(*)::int AS waiting FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND pid <> pg_backend_pid()");
+      if (rows[0].waiting > 0) break;
+      if (waited > 20_000) throw new Error('the second page never asked for the edges');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const logged = vi.spyOn(console, 'error');
+    await postgres.stop();
+
+    const answer = await transfer;
+    // The operator reads in the facade's log which transfer was cut short.
+    await vi.waitFor(() => expect(logged.mock.calls.some(([line]) => String(line).includes('[rest-facade] GET /trust/graph cut short'))).toBe(true));
+    logged.mockRestore();
+    expect(answer.status).toBe(200);
+    expect(answer.received.startsWith('{"nodes":[')).toBe(true);
+    expect(answer.received).toContain('"outage-1"');
+    // The client sees the transfer end in an error rather than a body that ends: what came is not a document.
+    expect(answer.ended).toBe(false);
+    expect(answer.error).toMatch(/aborted/);
+    expect(() => JSON.parse(answer.received)).toThrow();
+
+    postgres = await startEmbeddedPostgres({ dataDir, port });
+    await db.end().catch(() => {});
+    let graph: Awaited<ReturnType<TestStack['rest']>> | undefined;
+    for (let attempt = 0; attempt < 50; attempt += 1) {
+      graph = await platform.rest('trust', '/graph');
+      if (graph.status === 200) break;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    expect(graph!.status).toBe(200);
+    expect(graph!.body.nodes.map((node: { id: string }) => node.id)).toContain(`outage-${GRAPH_PAGE_SIZE + 200}`);
   });
 });
