@@ -38,7 +38,7 @@ import { BenchRun, benchToken, compactDelegation, ed25519KeyPair, formatMs, mark
 const SIZES = (process.env.TRUST_SCALE_SIZES ?? '1000,10000,100000').split(',').map(Number);
 const ROOTS = 10;
 const STANDING_QUESTIONS = 200;
-const EDGE_WRITES = 40;
+const EDGE_WRITES = 100;
 /** Calls before the counted ones (bench/support.ts `timed`); each asks a question of its own too. */
 const WARMUPS = 5;
 const STANDING_QUERY = 'query($kid: String!, $at: DateTimeISO!) { trustKeyStanding(kid: $kid, at: $at) }';

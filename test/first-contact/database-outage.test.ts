@@ -46,6 +46,20 @@ afterAll(async () => {
   await rm(dataDir, { recursive: true, force: true });
 });
 
+/** PostgreSQL started again, and GET /graph once it answers 200. */
+async function restartedGraph(): Promise<Awaited<ReturnType<TestStack['rest']>>> {
+  postgres = await startEmbeddedPostgres({ dataDir, port });
+  // The pools reconnect on their own; the first requests may still meet a connection that died.
+  let graph: Awaited<ReturnType<TestStack['rest']>> | undefined;
+  for (let attempt = 0; attempt < 50; attempt += 1) {
+    graph = await platform.rest('trust', '/graph');
+    if (graph.status === 200) break;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  expect(graph!.status).toBe(200);
+  return graph!;
+}
+
 describe('PostgreSQL stopped under a running platform', () => {
   it('answers every path with 503 DATABASE_UNAVAILABLE and Retry-After, changes nothing, and recovers when it returns', async () => {
     for (const { service, path, as } of PATHS.filter((entry) => !entry.body)) {
@@ -63,16 +77,8 @@ describe('PostgreSQL stopped under a running platform', () => {
     const graphql = await platform.graphql('{ trustGraph { nodes { id } } }');
     expect(graphql.errors?.[0]?.extensions?.code).toBe('DATABASE_UNAVAILABLE');
 
-    postgres = await startEmbeddedPostgres({ dataDir, port });
-    // The pools reconnect on their own; the first requests may still meet a connection that died.
-    let graph: Awaited<ReturnType<TestStack['rest']>> | undefined;
-    for (let attempt = 0; attempt < 50; attempt += 1) {
-      graph = await platform.rest('trust', '/graph');
-      if (graph.status === 200) break;
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
-    expect(graph!.status).toBe(200);
-    expect(graph!.body.nodes.map((node: { id: string }) => node.id)).not.toContain('outage-node');
+    const graph = await restartedGraph();
+    expect(graph.body.nodes.map((node: { id: string }) => node.id)).not.toContain('outage-node');
     for (const { service, path, as, body } of PATHS) {
       const answer = await platform.rest(service, path, { ...(as ? { as } : {}), ...(body ? { body } : {}) });
       expect(answer.status, `${service}${path} after the outage`).toBeLessThan(500);
@@ -127,15 +133,8 @@ describe('PostgreSQL stopped while GET /graph streams', () => {
     expect(answer.error).toMatch(/aborted/);
     expect(() => JSON.parse(answer.received)).toThrow();
 
-    postgres = await startEmbeddedPostgres({ dataDir, port });
     await db.end().catch(() => {});
-    let graph: Awaited<ReturnType<TestStack['rest']>> | undefined;
-    for (let attempt = 0; attempt < 50; attempt += 1) {
-      graph = await platform.rest('trust', '/graph');
-      if (graph.status === 200) break;
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
-    expect(graph!.status).toBe(200);
-    expect(graph!.body.nodes.map((node: { id: string }) => node.id)).toContain(`outage-${GRAPH_PAGE_SIZE + 200}`);
+    const graph = await restartedGraph();
+    expect(graph.body.nodes.map((node: { id: string }) => node.id)).toContain(`outage-${GRAPH_PAGE_SIZE + 200}`);
   });
 });
