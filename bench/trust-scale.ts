@@ -14,8 +14,8 @@
  * plus 9k more nodes, and so on.
  *
  * At each size: STANDING_QUESTIONS distinct issuer keys asked one after another (trustKeyStanding,
- * every answer checked `valid`), and EDGE_WRITES delegations from distinct authorities to distinct
- * new issuers (each checked 201). Medians and p95 of each; the ratio to the 1k figure. Then GET /graph
+ * every answer checked `valid`), and EDGE_WRITES delegations from authorities spread over the graph
+ * (at 1k its 10 authorities delegate several times each) to distinct new issuers (each checked 201). Medians and p95 of each; the ratio to the 1k figure. Then GET /graph
  * streamed through the REST facade: its time, its size, and how far the platform process's resident
  * memory rose over its level before, against the one-shot `trustGraph` query's (answered up to the trust service's limit of records, refused beyond it: one answer holds the whole graph several times
  * over). And the cost the graph's size puts on everyone else: VERDICTS passport verdicts per size
@@ -218,7 +218,7 @@ try {
       rotate: true,
     })) as [number[], number[]];
 
-    // Delegations from distinct authorities to new issuers, through the REST facade.
+    // Delegations from authorities spread over the graph to new issuers, through the REST facade.
     const newIssuers = Array.from({ length: WARMUPS + EDGE_WRITES }, () => newKey());
     const base0 = 10_000_000 + fresh;
     fresh += WARMUPS + EDGE_WRITES;
