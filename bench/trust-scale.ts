@@ -45,10 +45,10 @@ const EDGE_WRITES = 100;
 const WARMUPS = 5;
 /**
  * Standing questions the gateway and the trust subgraph alone each answer before the first timed one,
- * once: a process fresh from its start answers its first few thousand 1.3-1.4× slower than it does
+ * once: a process fresh from its start answers its first few thousand 1.3-1.7× slower than it does
  * from then on (measured side by side on two stacks: medians of 1,031 distinct questions falling
- * 8.9 → 7.2 → 6.8 → 6.4 ms, then level), while V8 is still compiling the request path. A platform
- * in service has long passed that; the figures are of one that has.
+ * 8.9 → 7.2 → 6.8 → 6.4 ms and 10.8 → 7.2 → 6.7 → 6.4 ms, then level), while V8 is still compiling
+ * the request path. A platform in service has long passed that; the figures are of one that has.
  */
 const WARM_UP_QUESTIONS = 3000;
 const STANDING_QUERY = 'query($kid: String!, $at: DateTimeISO!) { trustKeyStanding(kid: $kid, at: $at) }';
@@ -377,7 +377,7 @@ neither time nor memory. Beside it the trust subgraph runs alone (bin/subgraph.t
 beyond one process) on the same database, for its memory (below).
 Key standing: ${STANDING_QUESTIONS} distinct issuer keys per size, one after another, as \`trustKeyStanding\`
 through the gateway, after ${WARM_UP_QUESTIONS.toLocaleString('en')} questions of warm-up at the first size (a process fresh from its
-start answers its first few thousand 1.3-1.4× slower, V8 still compiling the request path; the figures are of a
+start answers its first few thousand 1.3-1.7× slower, V8 still compiling the request path; the figures are of a
 platform that has been serving). POST /edges: ${EDGE_WRITES} delegations from authorities spread over the graph to
 new issuers through the REST facade. How the graph is built: see the head of bench/trust-scale.ts (10 roots, 1 % authorities,
 the rest issuers; about one edge per node, signed-JSON credentials, grown in place).
