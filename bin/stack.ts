@@ -9,7 +9,7 @@ import type { RuntimeConfig } from '../lib/config/runtime.js';
 import { SERVICES, type ServiceName } from '../lib/config/services.js';
 import { startEmbeddedPostgres, type RunningPostgres } from '../lib/db/embedded-postgres.js';
 import { gatewayClient } from '../lib/graphql/gateway-client.js';
-import { serveSubgraph, type ListeningServer } from '../lib/graphql/subgraph-server.js';
+import { serveSubgraph, subgraphServerOptions, type ListeningServer } from '../lib/graphql/subgraph-server.js';
 import type { Subgraph } from '../lib/graphql/subgraph.js';
 import { deployMigrations } from '../lib/db/migrate.js';
 import { startGateway, type RunningGateway } from '../gateway/index.js';
@@ -81,11 +81,7 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
         stoppers.push(() => subgraph.close());
         subgraphs.push(subgraph);
         // The first replica on the configured port, the others wherever the system finds room.
-        const server: ListeningServer = await serveSubgraph(
-          subgraph,
-          { host: config.host, port: replica === 0 ? config.subgraphPorts[service] : 0 },
-          { limits: config.graphqlLimits, bodyLimit: config.bodyLimit, requestTimeoutMs: config.requestTimeoutMs, gatewaySecret: config.subgraphSecret },
-        );
+        const server: ListeningServer = await serveSubgraph(subgraph, { host: config.host, port: replica === 0 ? config.subgraphPorts[service] : 0 }, subgraphServerOptions(config));
         stoppers.push(() => server.stop());
         replicaUrls[service].push(server.url);
       }

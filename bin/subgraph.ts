@@ -4,7 +4,7 @@ import { serviceDatabaseUrl } from '../lib/config/database.js';
 import { isServiceName, SERVICES } from '../lib/config/services.js';
 import { kekFile, readKekFile } from '../lib/keys/kek.js';
 import { gatewayClient } from '../lib/graphql/gateway-client.js';
-import { serveSubgraph } from '../lib/graphql/subgraph-server.js';
+import { serveSubgraph, subgraphServerOptions } from '../lib/graphql/subgraph-server.js';
 import { deployMigrations } from '../lib/db/migrate.js';
 import { SUBGRAPHS } from '../subgraphs/index.js';
 import { configOrExit, endOnKeyCustodyError, stopOnSignal } from './lifecycle.js';
@@ -22,11 +22,7 @@ const kek = await Promise.resolve()
   .then(() => readKekFile(kekFile()))
   .catch(endOnKeyCustodyError);
 const subgraph = await SUBGRAPHS[service]({ databaseUrl, tokens: loadAccessTokens(), kek, gateway: gatewayClient(() => gatewayUrl) }).catch(endOnKeyCustodyError);
-const server = await serveSubgraph(
-  subgraph,
-  { host: config.host, port: config.subgraphPorts[service] },
-  { limits: config.graphqlLimits, bodyLimit: config.bodyLimit, requestTimeoutMs: config.requestTimeoutMs, gatewaySecret: config.subgraphSecret },
-);
+const server = await serveSubgraph(subgraph, { host: config.host, port: config.subgraphPorts[service] }, subgraphServerOptions(config));
 console.log(`${service} subgraph: ${server.url}`);
 // Run as separate processes, the services and the gateway start in any order: try until the graph answers.
 void (async function whenGraphReady() {

@@ -8,7 +8,7 @@ import {
 } from '@apollo/server/plugin/disabled';
 import { fastifyApolloDrainPlugin, fastifyApolloHandler } from '@as-integrations/fastify';
 import Fastify from 'fastify';
-import type { GraphqlLimits } from '../config/runtime.js';
+import type { GraphqlLimits, RuntimeConfig } from '../config/runtime.js';
 import { graphqlErrorHandler, refuseOtherMethods } from '../http/graphql-refusals.js';
 import { publicServerOptions } from '../http/server-options.js';
 import { adminLogPlugin } from './admin-log-plugin.js';
@@ -42,6 +42,11 @@ export interface SubgraphServerOptions {
   gatewaySecret?: string;
   /** How long a client may take to send a whole request (REQUEST_TIMEOUT_MS). */
   requestTimeoutMs?: number;
+}
+
+/** A subgraph's server options as the platform's configuration sets them (`npm start`, `npm run subgraph`). */
+export function subgraphServerOptions(config: Pick<RuntimeConfig, 'graphqlLimits' | 'bodyLimit' | 'requestTimeoutMs' | 'subgraphSecret'>): SubgraphServerOptions {
+  return { limits: config.graphqlLimits, bodyLimit: config.bodyLimit, requestTimeoutMs: config.requestTimeoutMs, ...(config.subgraphSecret ? { gatewaySecret: config.subgraphSecret } : {}) };
 }
 
 /**

@@ -15,7 +15,7 @@ import type { AccessTokens } from '../../../lib/auth/tokens.js';
 import { withSchema } from '../../../lib/config/database.js';
 import { loadRuntimeConfig } from '../../../lib/config/runtime.js';
 import { gatewayClient } from '../../../lib/graphql/gateway-client.js';
-import { noPhoneHomePlugins, serveSubgraph } from '../../../lib/graphql/subgraph-server.js';
+import { noPhoneHomePlugins, serveSubgraph, subgraphServerOptions } from '../../../lib/graphql/subgraph-server.js';
 import { startGateway } from '../../../gateway/index.js';
 import { ROUTE_TABLES } from '../../../rest-facade/routes/index.js';
 import { startFacade } from '../../../rest-facade/server.js';
@@ -92,7 +92,7 @@ export async function startStandInGraph(options: { databaseUrl: string; tokens: 
     const archive = await createArchiveSubgraph({ databaseUrl: withSchema(options.databaseUrl, 'archive'), tokens: options.tokens, kek: TEST_KEK, gateway: gatewayClient(() => gatewayUrl) });
     stoppers.push(() => archive.close());
     const config = loadRuntimeConfig({});
-    const archiveServer = await serveSubgraph(archive, { host: '127.0.0.1', port: 0 }, { limits: config.graphqlLimits, bodyLimit: config.bodyLimit });
+    const archiveServer = await serveSubgraph(archive, { host: '127.0.0.1', port: 0 }, subgraphServerOptions(config));
     stoppers.push(() => archiveServer.stop());
 
     const gateway = await startGateway({
