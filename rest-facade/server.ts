@@ -8,6 +8,7 @@ import { METHODS } from 'node:http';
 import { Readable } from 'node:stream';
 import swagger from '@fastify/swagger';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { type FieldNode, Kind, type OperationDefinitionNode, parse } from 'graphql';
 import { challengeOf, identify, refusalOf, type AccessTokens } from '../lib/auth/tokens.js';
 import type { ServiceName } from '../lib/config/services.js';
 import type { ListeningServer } from '../lib/graphql/subgraph-server.js';
@@ -48,16 +49,23 @@ export interface RunningFacade extends ListeningServer {
 }
 
 /**
- * A writer's route refuses a caller here, before the body is read. An admin route leaves it to the
- * service, which refuses the same way (one rule, lib/auth/tokens.ts) and writes the refusal to its
- * admin log: an operator sees every attempt at an admin operation, by REST or GraphQL.
+ * Why a caller may not use a route, if it may not: every route with a role refuses here, in
+ * `onRequest`, before its query, content type or body is read, so that an anonymous or
+ * under-privileged caller learns nothing about the operation (DESIGN: authentication before parsing).
  */
 function credentialRefusal(route: Route, authorization: string | undefined, tokens: AccessTokens): RequestProblem | undefined {
-  if (!route.role || route.role === 'admin') return undefined;
+  if (!route.role) return undefined;
   const refusal = refusalOf(identify(tokens, authorization), [route.role]);
   if (!refusal) return undefined;
   const challenge = challengeOf(refusal);
   return new RequestProblem(problem(refusal.status, refusal.code, refusal.detail), challenge ? { 'www-authenticate': challenge } : {});
+}
+
+/** The field of the graph a route's operation runs (below the service's root field for queries), as the admin log names actions. */
+function actionOf(operation: string, service: ServiceName): string {
+  const definition = parse(operation).definitions.find((node): node is OperationDefinitionNode => node.kind === Kind.OPERATION_DEFINITION)!;
+  const field = definition.selectionSet.selections[0] as FieldNode;
+  return field.name.value === service ? (field.selectionSet!.selections[0] as FieldNode).name.value : field.name.value;
 }
 
 /** Fastify's own refusals (content type, size, framework) as the problems the facade documents. */
@@ -132,6 +140,20 @@ export async function startFacade(options: FacadeOptions): Promise<RunningFacade
     return payload.data;
   }
 
+  /**
+   * An admin operation refused here never reaches its service, which keeps every refused admin
+   * request in its admin log: the refusal is reported to it, with the caller's own credentials, and
+   * the answer waits for it as a refusal made by the service would. A failure to report is logged,
+   * and the refusal is answered all the same.
+   */
+  async function reportAdminRefusal(service: ServiceName, action: string, authorization: string | undefined): Promise<void> {
+    try {
+      await callGateway(`query AdminRefusal($action: String!) { ${service} { adminRefusal(action: $action) } }`, { action }, authorization);
+    } catch (error) {
+      console.error(`[rest-facade] the ${service} service did not record a refused ${action}:`, error instanceof RequestProblem ? error.details : error);
+    }
+  }
+
   async function answer(route: Route, table: ServiceRoutes, prefix: string, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
     const routeRequest: RouteRequest = {
       params: request.params as Record<string, string>,
@@ -168,14 +190,17 @@ export async function startFacade(options: FacadeOptions): Promise<RunningFacade
     for (const route of table.routes) {
       const url = route.path.replace(/\{(\w+)\}/g, ':$1');
       methodsByPath.set(url, (methodsByPath.get(url) ?? new Set()).add(route.method));
+      const adminAction = route.role === 'admin' ? actionOf(route.operation, table.service) : undefined;
       instance.route({
         method: route.method,
         url,
         schema: routeSchema(route),
-        // Credentials before the body is read: a refused client's body is never parsed.
+        // Credentials before anything else is read: a refused client's query and body are never parsed.
         onRequest: async (request, reply) => {
           const refused = credentialRefusal(route, request.headers.authorization, options.tokens);
-          if (refused) return sendProblem(request, reply, refused.details, refused.headers);
+          if (!refused) return;
+          if (adminAction) await reportAdminRefusal(table.service, adminAction, request.headers.authorization);
+          return sendProblem(request, reply, refused.details, refused.headers);
         },
         handler: (request, reply) => answer(route, table, prefix, request, reply),
       });

@@ -4,7 +4,9 @@
  * be composed without clashing.
  */
 import { GraphQLJSONObject } from 'graphql-scalars';
-import { Arg, Authorized, Ctx, FieldResolver, Int, Mutation, ObjectType, Query, Resolver } from 'type-graphql';
+import type { GraphQLResolveInfo } from 'graphql';
+import { Arg, Authorized, Ctx, FieldResolver, Info, Int, Mutation, ObjectType, Query, Resolver } from 'type-graphql';
+import { refusalOf } from '../auth/tokens.js';
 import type { AdminLog } from '../audit/admin-log.js';
 import type { ServiceName } from '../config/services.js';
 import type { KeyStore } from '../keys/key-store.js';
@@ -72,6 +74,24 @@ export function serviceRootResolver(service: ServiceName, operations: ServiceOpe
       if (after !== null && !/^[0-9]{1,19}$/.test(after)) throw badRequest('INVALID_CURSOR', 'after must be a cursor from a previous page.');
       const page = await operations.adminLog.page(first, after ?? undefined);
       return Object.assign(new AdminLogPage(), { nodes: page.entries, pageInfo: PageInfo.of(page.next) });
+    }
+
+    /**
+     * The REST facade refuses an admin path before it reads the request (DESIGN: authentication
+     * before parsing), so the operation never reaches this service; it reports the refusal here, and
+     * the service writes it to its admin log as if the operation had been refused itself. Only the
+     * caller's own credentials count, and only fields of this graph may be named.
+     */
+    @FieldResolver(() => Boolean, {
+      description: 'Records an admin request refused at the REST facade (the field it would have run) in the admin log; true when it was recorded, false when the caller is an admin.',
+    })
+    adminRefusal(@Arg('action', () => String) action: string, @Ctx() context: RequestContext, @Info() info: GraphQLResolveInfo): boolean {
+      const fields = { ...info.schema.getMutationType()?.getFields(), ...info.parentType.getFields() };
+      if (!Object.hasOwn(fields, action) || action === info.fieldName) throw badRequest('INVALID_ACTION', `The ${service} service has no field ${action}.`);
+      const refusal = refusalOf(context, ['admin']);
+      if (!refusal) return false;
+      context.adminRefusals.push({ action, refusal });
+      return true;
     }
 
     @Authorized('admin')

@@ -1,0 +1,145 @@
+/**
+ * Authentication comes before anything else (DESIGN: size limits, then authentication and role,
+ * then parsing and validation): every route of every route table that needs a role refuses a caller
+ * without a valid token (401, with the Bearer challenge of RFC 6750) or of the wrong role (403)
+ * whatever it sent, and the refusal is the same words on every route, so the caller learns nothing
+ * about the operation's body, parameters or fields. Refused admin requests still reach the admin log.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ServiceName } from '../../lib/config/services.js';
+import { ROUTE_TABLES } from '../../rest-facade/routes/index.js';
+import type { Route } from '../../rest-facade/route-table.js';
+import { startTestStack, TOKENS, type TestStack } from '../support/stack.js';
+
+let platform: TestStack;
+beforeAll(async () => {
+  platform = await startTestStack();
+});
+afterAll(() => platform?.stop());
+
+const guarded = Object.values(ROUTE_TABLES).flatMap((table) => table.routes.filter((route) => route.role).map((route) => ({ service: table.service, route })));
+
+/** What a caller sends that the route would refuse as malformed, had it the right to ask. */
+const MISTAKES = [
+  { name: 'a malformed body', query: '', contentType: 'application/json', body: '{"model_id": ' },
+  { name: 'an unknown query parameter', query: '?access_token=x&colour=red', contentType: undefined, body: undefined },
+  { name: 'a body of the wrong content type', query: '', contentType: 'text/plain', body: 'model_id=x' },
+] as const;
+
+const CALLERS = [
+  {
+    name: 'no token',
+    authorization: undefined,
+    status: 401,
+    code: 'MISSING_TOKEN',
+    detail: 'This operation needs a bearer token.',
+    challenge: 'Bearer realm="passport"',
+  },
+  {
+    name: 'a token the platform does not know',
+    authorization: 'Bearer not-a-token-of-this-platform',
+    status: 401,
+    code: 'INVALID_TOKEN',
+    detail: 'The bearer token is not valid.',
+    challenge: 'Bearer realm="passport", error="invalid_token"',
+  },
+  {
+    name: 'a malformed Authorization header',
+    authorization: 'Basic dXNlcjpwYXNz',
+    status: 401,
+    code: 'INVALID_TOKEN',
+    detail: 'The bearer token is not valid.',
+    challenge: 'Bearer realm="passport", error="invalid_token"',
+  },
+  {
+    name: 'the wrong role',
+    authorization: `Bearer ${TOKENS.writer}`,
+    status: 403,
+    code: 'INSUFFICIENT_ROLE',
+    detail: 'This operation needs the role admin; the token has the role writer.',
+    challenge: null,
+    adminOnly: true,
+  },
+] as const;
+
+const pathOf = (route: Route) => route.path.replace(/\{\w+\}/g, 'x');
+
+async function send(service: ServiceName, route: Route, mistake: (typeof MISTAKES)[number], authorization: string | undefined) {
+  const headers: Record<string, string> = {};
+  if (authorization) headers.authorization = authorization;
+  // A GET carries no body; it still says it sends one of a media type.
+  if (mistake.contentType) headers['content-type'] = mistake.contentType;
+  const response = await fetch(`${platform.base(service)}${pathOf(route)}${mistake.query}`, {
+    method: route.method,
+    headers,
+    ...(route.method === 'POST' && mistake.body !== undefined ? { body: mistake.body } : {}),
+  });
+  return { status: response.status, headers: response.headers, text: await response.text() };
+}
+
+describe('every route that needs a role', () => {
+  it('is some route of each table', () => {
+    expect(new Set(guarded.map(({ service }) => service))).toEqual(new Set(['trust', 'registry', 'issuer', 'archive']));
+    expect(guarded.filter(({ route }) => route.role === 'admin').length).toBeGreaterThanOrEqual(6);
+  });
+
+  for (const { service, route } of guarded) {
+    describe(`${service} ${route.method} ${route.path}`, () => {
+      for (const caller of CALLERS.filter((candidate) => !('adminOnly' in candidate) || route.role === 'admin')) {
+        for (const mistake of MISTAKES) {
+          it(`refuses ${caller.name} with ${mistake.name}, saying nothing of the operation`, async () => {
+            const answer = await send(service, route, mistake, caller.authorization);
+            expect(answer.status, answer.text).toBe(caller.status);
+            expect(answer.headers.get('content-type')).toBe('application/problem+json');
+            expect(answer.headers.get('www-authenticate')).toBe(caller.challenge);
+            // The whole problem, word for word the same on every route but for the path asked: nothing of the operation's members, parameters or fields.
+            expect(JSON.parse(answer.text)).toEqual({
+              type: expect.stringMatching(/\/docs\/problems#/),
+              title: caller.status === 401 ? 'Unauthorized' : 'Forbidden',
+              status: caller.status,
+              code: caller.code,
+              detail: caller.detail,
+              instance: new URL(`${platform.base(service)}${pathOf(route)}`).pathname,
+            });
+          });
+        }
+      }
+
+      // The mistakes are real ones: with the right token each is refused for what it is, after authentication.
+      it('refuses the same mistakes of a caller with the right role as malformed', async () => {
+        const authorization = `Bearer ${TOKENS[route.role!]}`;
+        const query = await send(service, route, MISTAKES[1], authorization);
+        expect([query.status, JSON.parse(query.text).code], query.text).toEqual([400, 'INVALID_QUERY']);
+        if (route.method !== 'POST') return;
+        const body = await send(service, route, MISTAKES[0], authorization);
+        expect(body.status, body.text).toBe(400);
+        if (!route.body) return;
+        const mediaType = await send(service, route, MISTAKES[2], authorization);
+        expect([mediaType.status, JSON.parse(mediaType.text).code], mediaType.text).toEqual([415, 'UNSUPPORTED_MEDIA_TYPE']);
+      });
+    });
+  }
+});
+
+describe('refused admin requests refused before their body is read', () => {
+  it('are in the admin log, under the operation they asked for', async () => {
+    const logOf = async () => (await platform.rest('issuer', '/admin/log?limit=500', { as: 'admin' })).body.entries as { actor: string; action: string; outcome: string }[];
+    const before = (await logOf()).length;
+    await platform.rest('issuer', '/admin/applicability', { body: {} });
+    await platform.rest('issuer', '/admin/profiles', { body: '{"profile_id": ', as: 'writer' });
+    const entries = await logOf();
+    expect(
+      entries
+        .slice(0, entries.length - before)
+        .map(({ actor, action, outcome }) => `${actor} ${action} ${outcome}`)
+        .sort(),
+    ).toEqual(['anonymous setIssuerApplicability MISSING_TOKEN', 'test-writer upsertIssuerProfile INSUFFICIENT_ROLE']);
+  });
+
+  it('cannot be reported under a name the service does not have', async () => {
+    const answer = await platform.graphql('{ issuer { adminRefusal(action: "dropEverything") } }');
+    expect(answer.errors?.[0]?.extensions?.code).toBe('INVALID_ACTION');
+    const admin = await platform.graphql('{ issuer { adminRefusal(action: "setIssuerApplicability") } }', {}, 'admin');
+    expect(admin.data?.issuer.adminRefusal).toBe(false);
+  });
+});
