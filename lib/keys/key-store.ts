@@ -30,7 +30,11 @@ export interface StoredKey {
   revocationReason: string | null;
 }
 
-/** A published key: RFC 7517 members, OpenID Federation's historical-key members, and its purpose. */
+/**
+ * A published key: RFC 7517 members, OpenID Federation's historical-key members, and its purpose.
+ * POST /trust/nodes takes it as it is (lib/formats/trust/keys.ts names each member): a member added
+ * here is added there.
+ */
 export interface KeyringEntry extends PublicJwk {
   kid: string;
   alg: SigningAlgorithm;

@@ -144,7 +144,8 @@ const ed25519Jwk: JsonSchema = { ...publicJwk, properties: { ...(publicJwk.prope
 
 const nodeKey: JsonSchema = {
   type: 'object',
-  description: 'A public JWK with OpenID Federation historical-key members.',
+  description:
+    "A public JWK with OpenID Federation historical-key members; registered JWK members (use, key_ops, alg, x5u, x5c, x5t, x5t#S256) and a keyring's purpose and signs may ride along, so a key from any GET /keyring is taken as it is. Any other member, or a private one, is 422 INVALID_KEY.",
   required: ['kty', 'iat'],
   properties: {
     kty: { enum: ['OKP', 'EC'] },
@@ -153,6 +154,8 @@ const nodeKey: JsonSchema = {
     iat: { type: 'integer', description: 'NumericDate.' },
     exp: { type: 'integer', description: 'NumericDate, exclusive.' },
     revoked: { type: 'object', properties: { revoked_at: { type: 'integer' }, reason: { type: 'string' } } },
+    purpose: { type: 'string', description: 'What the key is for in the keyring that publishes it; not kept on the node.' },
+    signs: { type: 'array', items: { type: 'string' }, description: 'What the key signs, as its keyring says; not kept on the node.' },
   },
 };
 

@@ -100,4 +100,31 @@ describe("the platform's own keys in the trust graph", () => {
     const held = (await graph()).nodes.find((node) => node.id === 'platform')!.keys.find((key) => key.kid === current!.kid);
     expect(held?.revoked).toMatchObject({ reason: 'keyCompromise' });
   });
+
+  it("are taken by POST /nodes as every service's keyring publishes them, retired and revoked ones too; an unknown member still is not", async () => {
+    // Each keyring as a client reads it over REST (the registry's is in its discovery document).
+    const published: Record<string, unknown>[] = [];
+    for (const service of SERVICES) {
+      const answer = await platform.rest(service, service === 'registry' ? '/' : '/keyring');
+      expect(answer.status, answer.text).toBe(200);
+      published.push(...(answer.body.keyring?.keys ?? answer.body.keys));
+    }
+    expect(new Set(published.map((key) => key.purpose))).toEqual(new Set(['service', 'event', 'carrier', 'notary']));
+    expect(published.some((key) => key.exp !== undefined) && published.some((key) => key.revoked !== undefined)).toBe(true);
+    for (const [index, key] of published.entries()) {
+      const node = await platform.rest('trust', '/nodes', { body: { id: `pinned-${index}`, kind: 'issuer', keys: [key] }, as: 'writer' });
+      expect(node.status, `${JSON.stringify(key)}: ${node.text}`).toBe(201);
+      // The node holds the key and its lifetime; purpose and signs stay the keyring's.
+      const { purpose: _purpose, signs: _signs, ...held } = key;
+      expect(node.body.keys).toEqual([held]);
+    }
+    // A keyring key twice (both keys of a service at once) merges as any keys do.
+    const issuer = published.filter((key) => key.purpose === 'event');
+    expect((await platform.rest('trust', '/nodes', { body: { id: 'pinned-issuer', kind: 'issuer', keys: issuer }, as: 'writer' })).status).toBe(201);
+
+    for (const extra of [{ colour: 'red' }, { d: 'nWGxne_9WmC6hEr0kuwsxERJxWl7MmkZcDusAxyuf2A' }, { purpose: 7 }, { x5t: 'not a thumbprint' }]) {
+      const refused = await platform.rest('trust', '/nodes', { body: { id: 'pinned-refused', kind: 'issuer', keys: [{ ...published[0], ...extra }] }, as: 'writer' });
+      expect([refused.status, refused.body.code], refused.text).toEqual([422, 'INVALID_KEY']);
+    }
+  });
 });

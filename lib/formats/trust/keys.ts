@@ -3,7 +3,11 @@
  *
  * Accepted key types: Ed25519 as OKP (RFC 8037) and P-256 as EC (RFC 7518). The point must decode
  * (canonical encoding, on the curve; Ed25519 keys of small order are refused because they make
- * signatures ambiguous). Private members (`d`, …) are refused. `kid` must be the RFC 7638
+ * signatures ambiguous). Private members (`d`, …) are refused, and so is any member neither
+ * registered for a public key (RFC 7517 §4, RFC 7518 §6.2.1, RFC 8037 §2) nor one of the platform's
+ * own keyrings (lib/keys/key-store.ts): a key any service publishes is accepted as it is. `purpose`
+ * and `signs` say what a key is for within the service that publishes it; a node keeps the key and
+ * its lifetime, not them. `kid` must be the RFC 7638
  * thumbprint; when absent it is filled in. `alg`, if given, must fit the key; `use`, if given,
  * must be `sig`. `iat` is required, `exp` optional; `revoked` is `{revoked_at, reason}`. The three
  * times are NumericDate (RFC 7519: integer seconds since the epoch), as in the JWK Sets every
@@ -41,11 +45,24 @@ export type NodeKey = (Ed25519Jwk | P256Jwk) & {
   readonly revoked?: KeyRevocation;
 };
 
+/** The registered members of a public JWK, and the X.509 ones as RFC 7517 §4.6–4.9 type them. */
+const REGISTERED = ['kty', 'crv', 'x', 'kid', 'alg', 'use', 'key_ops'];
+const X509_MEMBERS: Record<string, (value: unknown) => boolean> = {
+  x5u: (value) => typeof value === 'string' && /^https:\/\//.test(value),
+  x5c: (value) => Array.isArray(value) && value.length > 0 && value.every((certificate) => typeof certificate === 'string' && /^[A-Za-z0-9+/]+={0,2}$/.test(certificate)),
+  x5t: (value) => typeof value === 'string' && /^[A-Za-z0-9_-]{27}$/.test(value),
+  'x5t#S256': (value) => typeof value === 'string' && /^[A-Za-z0-9_-]{43}$/.test(value),
+};
 const PUBLIC_MEMBERS: Record<'OKP' | 'EC', ReadonlySet<string>> = {
-  OKP: new Set(['kty', 'crv', 'x', 'kid', 'alg', 'use', 'key_ops']),
-  EC: new Set(['kty', 'crv', 'x', 'y', 'kid', 'alg', 'use', 'key_ops']),
+  OKP: new Set([...REGISTERED, ...Object.keys(X509_MEMBERS)]),
+  EC: new Set([...REGISTERED, 'y', ...Object.keys(X509_MEMBERS)]),
 };
 const LIFETIME_MEMBERS = new Set(['iat', 'exp', 'revoked']);
+/** What the platform's keyrings say of a key besides its lifetime (KeyringEntry in lib/keys/key-store.ts), with their types. */
+const KEYRING_DESCRIPTION_MEMBERS: Record<string, (value: unknown) => boolean> = {
+  purpose: (value) => typeof value === 'string' && value.length > 0,
+  signs: (value) => Array.isArray(value) && value.every((item) => typeof item === 'string'),
+};
 const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'];
 
 export function signingAlgorithmOf(key: Ed25519Jwk | P256Jwk): SigningAlgorithm {
@@ -65,6 +82,8 @@ export function validatePublicJwk(input: unknown, extraMembers: ReadonlySet<stri
   const allowed = PUBLIC_MEMBERS[jwk.kty];
   const unknown = Object.keys(jwk).find((member) => !allowed.has(member) && !extraMembers.has(member));
   if (unknown) return failure('INVALID_KEY', `unexpected JWK member "${unknown}"`);
+  const illTyped = Object.keys(X509_MEMBERS).find((member) => member in jwk && !X509_MEMBERS[member]!(jwk[member]));
+  if (illTyped) return failure('INVALID_KEY', `the JWK member "${illTyped}" is not as RFC 7517 §4 defines it`);
   const raw = publicKeyFromJwk(alg, jwk as PublicJwk);
   if (!raw || !isUsablePoint(alg, raw)) return failure('INVALID_KEY', `the ${alg} key material is not a valid public key`);
   if (jwk.alg !== undefined && !(alg === 'Ed25519' ? ['Ed25519', 'EdDSA'] : ['ES256']).includes(jwk.alg as string)) {
@@ -93,11 +112,15 @@ function isUsablePoint(alg: SigningAlgorithm, raw: Uint8Array): boolean {
   }
 }
 
-/** Checks a node key: a public JWK plus `iat`, optional `exp` and `revoked`. */
+/** Checks a node key: a public JWK plus `iat`, optional `exp` and `revoked`; a keyring's `purpose` and `signs` are checked and left out. */
 export function validateNodeKey(input: unknown): TrustResult<NodeKey> {
-  const checked = validatePublicJwk(input, LIFETIME_MEMBERS);
+  const checked = validatePublicJwk(input, new Set([...LIFETIME_MEMBERS, ...Object.keys(KEYRING_DESCRIPTION_MEMBERS)]));
   if (!checked.ok) return checked;
-  const key = checked.value as NodeKey;
+  const { purpose, signs, ...kept } = checked.value as NodeKey & { purpose?: unknown; signs?: unknown };
+  for (const [member, value] of Object.entries({ purpose, signs })) {
+    if (value !== undefined && !KEYRING_DESCRIPTION_MEMBERS[member]!(value)) return failure('INVALID_KEY', `the member "${member}" is not as the platform's keyrings write it`);
+  }
+  const key = kept as NodeKey;
   if (!isNumericDate(key.iat)) return failure('INVALID_KEY', `key ${key.kid} needs "iat" as a NumericDate (integer seconds since the epoch)`);
   if (key.exp !== undefined) {
     if (!isNumericDate(key.exp)) return failure('INVALID_KEY', `key ${key.kid} has an "exp" that is not a NumericDate`);

@@ -42,6 +42,23 @@ describe('public keys', () => {
     expect(validatePublicJwk(jwk)).toMatchObject({ ok: false, code: 'INVALID_KEY' });
   });
 
+  it('accepts the registered X.509 members of RFC 7517 §4 and refuses them ill-typed, and any member of no registry', () => {
+    const jwk = { kty: 'OKP', crv: 'Ed25519', x: RFC8037_X };
+    const x509 = { x5u: 'https://example.com/chain.pem', x5c: ['MIIBszCCAVmgAwIBAgIU'], x5t: 'A'.repeat(27), 'x5t#S256': 'B'.repeat(43) };
+    expect(validatePublicJwk({ ...jwk, ...x509 })).toMatchObject({ ok: true });
+    for (const [member, value] of Object.entries({ x5u: 'http://example.com/chain.pem', x5c: [], x5t: 'short', 'x5t#S256': 7, colour: 'red' })) {
+      expect(validatePublicJwk({ ...jwk, [member]: value }), member).toMatchObject({ ok: false, code: 'INVALID_KEY' });
+    }
+  });
+
+  it("takes a keyring's purpose and signs as they are published, and leaves them out of the node key", () => {
+    const key = { ...ed25519Key().jwk, iat: JAN_2024 };
+    expect(validateNodeKey({ ...key, purpose: 'event', signs: ['events', 'log heads'] })).toEqual({ ok: true, value: key });
+    expect(validateNodeKey({ ...key, signs: 'events' })).toMatchObject({ ok: false, code: 'INVALID_KEY' });
+    // A master-list witness key is a bare public JWK: no keyring members there.
+    expect(validatePublicJwk({ ...ed25519Key().jwk, purpose: 'event' })).toMatchObject({ ok: false, message: 'unexpected JWK member "purpose"' });
+  });
+
   it('refuses a P-256 point off the curve', () => {
     const { jwk } = p256Key();
     const y = Buffer.from(jwk.y as string, 'base64url');
