@@ -16,6 +16,7 @@ export const UNIT = [
   'test/lib/runtime-config.test.ts',
   'test/gateway/subgraph-fetch.test.ts',
   'test/rest-facade/http-edges.test.ts',
+  'test/rest-facade/documented-codes.test.ts',
   'test/verifier/bagit.test.ts',
 ];
 
