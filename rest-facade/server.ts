@@ -146,11 +146,13 @@ export async function startFacade(options: FacadeOptions): Promise<RunningFacade
    * the answer waits for it as a refusal made by the service would. A failure to report is logged,
    * and the refusal is answered all the same.
    */
-  async function reportAdminRefusal(service: ServiceName, action: string, authorization: string | undefined): Promise<void> {
+  async function reportAdminRefusal(service: ServiceName, operation: string, authorization: string | undefined): Promise<void> {
+    let action: string | undefined;
     try {
+      action = actionOf(operation, service);
       await callGateway(`query AdminRefusal($action: String!) { ${service} { adminRefusal(action: $action) } }`, { action }, authorization);
     } catch (error) {
-      console.error(`[rest-facade] the ${service} service did not record a refused ${action}:`, error instanceof RequestProblem ? error.details : error);
+      console.error(`[rest-facade] the ${service} service did not record a refused ${action ?? 'operation'}:`, error instanceof RequestProblem ? error.details : error);
     }
   }
 
@@ -190,7 +192,6 @@ export async function startFacade(options: FacadeOptions): Promise<RunningFacade
     for (const route of table.routes) {
       const url = route.path.replace(/\{(\w+)\}/g, ':$1');
       methodsByPath.set(url, (methodsByPath.get(url) ?? new Set()).add(route.method));
-      const adminAction = route.role === 'admin' ? actionOf(route.operation, table.service) : undefined;
       instance.route({
         method: route.method,
         url,
@@ -199,7 +200,7 @@ export async function startFacade(options: FacadeOptions): Promise<RunningFacade
         onRequest: async (request, reply) => {
           const refused = credentialRefusal(route, request.headers.authorization, options.tokens);
           if (!refused) return;
-          if (adminAction) await reportAdminRefusal(table.service, adminAction, request.headers.authorization);
+          if (route.role === 'admin') await reportAdminRefusal(table.service, route.operation, request.headers.authorization);
           return sendProblem(request, reply, refused.details, refused.headers);
         },
         handler: (request, reply) => answer(route, table, prefix, request, reply),
