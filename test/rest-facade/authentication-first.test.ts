@@ -105,6 +105,13 @@ describe('every route that needs a role', () => {
         }
       }
 
+      if (route.method === 'GET') {
+        it('refuses a HEAD without a token the same way, before its query is read', async () => {
+          const response = await fetch(`${platform.base(service)}${pathOf(route)}${MISTAKES[1].query}`, { method: 'HEAD' });
+          expect([response.status, response.headers.get('www-authenticate')]).toEqual([401, 'Bearer realm="passport"']);
+        });
+      }
+
       // The mistakes are real ones: with the right token each is refused for what it is, after authentication.
       it('refuses the same mistakes of a caller with the right role as malformed', async () => {
         const authorization = `Bearer ${TOKENS[route.role!]}`;
