@@ -107,7 +107,7 @@ export function operationId(route: Pick<Route, 'method' | 'path'>): string {
 /** The Fastify schema of a route: what validates its requests and what its OpenAPI operation says. */
 export function routeSchema(route: Route): FastifySchema & Record<string, unknown> {
   const names = [...route.path.matchAll(/\{(\w+)\}/g)].map(([, name]) => name!);
-  const problems = new Set<number>([...EVERY_ROUTE, ...(route.role ? [401, 403] : []), ...(route.body ? [413, 415] : []), ...(route.problems ?? [])]);
+  const problems = new Set<number>([...EVERY_ROUTE, ...(route.role ? [401] : []), ...(route.role === 'admin' ? [403] : []), ...(route.body ? [413, 415] : []), ...(route.problems ?? [])]);
   const response: Record<string, unknown> = {};
   for (const [status, answer] of Object.entries(route.responses)) {
     // 204 and 304 have no body (RFC 9110 §15.3.5, §15.4.5).

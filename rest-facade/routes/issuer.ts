@@ -252,7 +252,7 @@ export const issuerRoutes: Route[] = [
       body: { ...data.passport, log: [] },
     }),
     responses: { 201: { headers: location('The passport.'), description: 'The passport, with its empty log and the signed head of that log.', ...answer(passportSchema, PASSPORT_EXAMPLE) } },
-    problems: [401, 403, 409, 422, 503],
+    problems: [401, 409, 422, 503],
   },
   {
     method: 'GET',
@@ -302,7 +302,7 @@ export const issuerRoutes: Route[] = [
         ...answer(closed({ event, log_head: logHead, status: { enum: PASSPORT_STATUSES } }), { event: EVENT_EXAMPLE, log_head: LOG_HEAD_EXAMPLE, status: 'active' }),
       },
     },
-    problems: [401, 403, 409, 422],
+    problems: [401, 409, 422],
   },
   {
     method: 'POST',
@@ -350,7 +350,7 @@ export const issuerRoutes: Route[] = [
         ),
       },
     },
-    problems: [401, 403, 422],
+    problems: [401, 422],
   },
   {
     method: 'GET',

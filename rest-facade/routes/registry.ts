@@ -234,7 +234,7 @@ function appendRoute(kind: RecordKind, path: string, label: string): Route {
       return { status: 201, headers: { location: record.version_href }, body: record };
     },
     responses: { 201: { headers: location('The new version.'), description: 'The new version, now current.', ...record } },
-    problems: [401, 403, 409, 422],
+    problems: [401, 409, 422],
   };
 }
 
@@ -304,7 +304,7 @@ export const registryRoutes: Route[] = [
       return { status: 201, headers: { location: record.href }, body: record };
     },
     responses: { 201: { headers: location('The record.'), description: 'The new record at version 1.', ...answer(recordSchema, CREATED_RECORD_EXAMPLE) } },
-    problems: [401, 403, 409, 422],
+    problems: [401, 409, 422],
   },
   {
     method: 'POST',
@@ -441,7 +441,7 @@ export const registryRoutes: Route[] = [
         ),
       },
     },
-    problems: [401, 403],
+    problems: [401],
   },
   readRoute('generic', '/{id}', LABELS.generic),
   supersessionRoute('generic', '/{id}/supersession', LABELS.generic),
