@@ -88,7 +88,7 @@ function main(): void {
       refuse(`apt-get could not install ${decision.names.join(' ')} (its output is above).`);
     }
     const still = missingPackages(path);
-    if (still.length > 0) refuse(`apt-get installed ${decision.names.join(' ')} but ${still.map(({ name }) => name).join(', ')} still lack what the tests need.`);
+    if (still.length > 0) refuse(`After apt-get install, what the tests need from ${still.map(({ name }) => name).join(', ')} is still not there (commands are looked up in PATH).`);
   }
   console.log(`Debian packages present: ${SYSTEM_PACKAGES.map(({ name }) => name).join(', ')}.`);
 
