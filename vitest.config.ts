@@ -9,6 +9,8 @@ import { defineConfig } from 'vitest/config';
  */
 export const UNIT = [
   'test/*/domain/**/*.test.ts',
+  'test/foundation/prisma-clients.test.ts',
+  'test/foundation/system-packages.test.ts',
   'test/lib/admin-log.test.ts',
   'test/lib/crypto.test.ts',
   'test/lib/database-unavailable.test.ts',

@@ -1,11 +1,17 @@
-// Generates the four services' Prisma clients after `npm ci`. Prisma's CLI looks for its schema
-// engine before any command and downloads it when missing; `generate` never runs it, so the
-// documented PRISMA_SCHEMA_ENGINE_BINARY names a stand-in instead and no command reaches Prisma's hosts.
+// `npm run db:generate`: regenerates the four services' Prisma clients (prisma/*/generated, committed,
+// so a deployment needs no Prisma CLI). Run it after editing a schema.prisma.
+// `node prisma/tools/generate.mjs <folder>` writes them to <folder>/<service>/generated instead, from
+// copies of the schemas, which is how test/foundation/prisma-clients.test.ts compares them.
+// Prisma's CLI looks for its schema engine before any command and downloads it when missing;
+// `generate` never runs it, so the documented PRISMA_SCHEMA_ENGINE_BINARY names a stand-in instead
+// and no command reaches Prisma's hosts.
 import { spawnSync } from 'node:child_process';
-import { dirname, join } from 'node:path';
+import { copyFileSync, mkdirSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const target = process.argv[2] === undefined ? undefined : resolve(process.argv[2]);
 const env = {
   ...process.env,
   PRISMA_SCHEMA_ENGINE_BINARY: join(root, 'prisma', 'tools', 'no-schema-engine'),
@@ -15,6 +21,13 @@ const env = {
 const cli = join(root, 'node_modules', 'prisma', 'build', 'index.js');
 
 for (const service of ['trust', 'registry', 'issuer', 'archive']) {
-  const { status } = spawnSync(process.execPath, [cli, 'generate', '--config', `prisma/${service}/prisma.config.ts`], { cwd: root, env, stdio: 'inherit' });
+  let args = ['--config', `prisma/${service}/prisma.config.ts`];
+  if (target) {
+    // The schema's `output = "./generated"` is relative to the schema file, so a copy generates beside itself.
+    mkdirSync(join(target, service), { recursive: true });
+    copyFileSync(join(root, 'prisma', service, 'schema.prisma'), join(target, service, 'schema.prisma'));
+    args = ['--schema', join(service, 'schema.prisma')];
+  }
+  const { status } = spawnSync(process.execPath, [cli, 'generate', ...args], { cwd: target ?? root, env, stdio: 'inherit' });
   if (status !== 0) process.exit(status ?? 1);
 }

@@ -19,7 +19,7 @@ let browser: Browser;
 let ids: string[];
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`Chromium is required at ${CHROMIUM} (Debian package chromium; .ci/run installs it)`);
+  if (!existsSync(CHROMIUM)) throw new Error(`Chromium is required at ${CHROMIUM} (Debian package chromium; npm test's first layer installs it: bin/system-packages.ts)`);
   platform = await startTestStack();
   await createModel(platform, MODEL);
   await trustTheIssuer(platform, { root: 'root-graphiql', issuer: 'issuer-graphiql' });

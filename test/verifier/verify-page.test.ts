@@ -109,7 +109,7 @@ async function screenshot(page: Page, name: string): Promise<void> {
 }
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`Chromium is required at ${CHROMIUM} (Debian package chromium; .ci/run installs it)`);
+  if (!existsSync(CHROMIUM)) throw new Error(`Chromium is required at ${CHROMIUM} (Debian package chromium; npm test's first layer installs it: bin/system-packages.ts)`);
   platform = await startTestStack();
   await createModel(platform, MODEL);
   await trustTheIssuer(platform, { root: ROOT, issuer: ISSUER });

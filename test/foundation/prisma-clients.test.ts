@@ -1,0 +1,28 @@
+// The Prisma clients are committed (a deployment installs no Prisma CLI); this fails when a
+// schema.prisma changed without `npm run db:generate`, or when the committed files were edited.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { afterAll, expect, test } from 'vitest';
+import { SERVICES } from '../../lib/config/services.js';
+
+const root = join(import.meta.dirname, '..', '..');
+const scratch = mkdtempSync(join(tmpdir(), 'prisma-clients-'));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+function filesUnder(folder: string): Map<string, string> {
+  const files = readdirSync(folder, { recursive: true, withFileTypes: true }).filter((entry) => entry.isFile());
+  return new Map(files.map((entry) => [relative(folder, join(entry.parentPath, entry.name)), readFileSync(join(entry.parentPath, entry.name), 'utf8')]));
+}
+
+test('the committed clients are what prisma generate makes of the schemas', { timeout: 180_000 }, () => {
+  const run = spawnSync(process.execPath, [join(root, 'prisma', 'tools', 'generate.mjs'), scratch], { encoding: 'utf8' });
+  expect(run.status, run.stderr).toBe(0);
+  for (const service of SERVICES) {
+    const fresh = filesUnder(join(scratch, service, 'generated'));
+    const committed = filesUnder(join(root, 'prisma', service, 'generated'));
+    expect([...committed.keys()].sort(), `${service}: files (run npm run db:generate)`).toEqual([...fresh.keys()].sort());
+    for (const [path, text] of fresh) expect(committed.get(path), `prisma/${service}/generated/${path} (run npm run db:generate)`).toBe(text);
+  }
+});
