@@ -25,6 +25,8 @@ export default defineConfig({
     maxWorkers: 2,
     minWorkers: 1,
     testTimeout: 30_000,
+    // The stacks the tests start log every request (lib/ops/logging.ts); warnings and errors are what a failing run needs.
+    env: { LOG_LEVEL: 'warn' },
     hookTimeout: 120_000,
     projects: [
       { extends: true, test: { name: 'unit', include: UNIT } },
