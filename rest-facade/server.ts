@@ -105,7 +105,7 @@ async function* reportingFailure(request: FastifyRequest, body: AsyncIterable<Ui
   try {
     yield* body;
   } catch (error) {
-    request.log.error({ err: error instanceof RequestProblem ? error.details : error }, 'answer cut short');
+    request.log.error({ err: error instanceof RequestProblem ? error.details : error, method: request.method, path: request.url.split('?')[0] }, 'answer cut short');
     throw error;
   }
 }

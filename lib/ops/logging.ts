@@ -37,7 +37,8 @@ function rootLogger(env: NodeJS.ProcessEnv = process.env): Logger {
     processLogger = pino(options, pretty({ colorize: process.stdout.isTTY === true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' }));
   } else {
     // The level's name rather than pino's number, for people and log pipelines that read the lines.
-    processLogger = pino({ ...options, formatters: { level: (label) => ({ level: label }) } });
+    // Written through process.stdout (synchronous for files and pipes), which a test in the same process can read.
+    processLogger = pino({ ...options, formatters: { level: (label) => ({ level: label }) } }, process.stdout);
   }
   return processLogger;
 }
