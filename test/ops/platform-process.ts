@@ -12,6 +12,8 @@ import { freePort } from '../support/free-port.js';
 export interface PlatformProcess {
   /** The facade's origin, e.g. http://127.0.0.1:40123 (services under /trust, /issuer, …). */
   origin: string;
+  /** The temporary folder holding PASSPORT_DATA_DIR (`data`) and the key-encryption key beside it (`data.kek`). */
+  dataDir: string;
   /** Every line written so far, stdout and stderr. */
   lines: { stream: 'stdout' | 'stderr'; text: string }[];
   /** SIGTERM, then the exit code once the process has ended. */
@@ -50,11 +52,15 @@ export async function startPlatformProcess(env: Record<string, string>): Promise
         if (text.includes('Press Ctrl-C to stop.')) resolve();
       });
     }
-    void exited.then((code) => reject(new Error(`the platform exited (${code}) before it was ready:\n${lines.map((line) => line.text).join('\n')}`)));
+    void exited.then((code) => reject(Object.assign(new Error(`the platform exited (${code}) before it was ready:\n${lines.map((line) => line.text).join('\n')}`), { lines })));
   });
-  await ready;
+  await ready.catch(async (error: unknown) => {
+    await rm(dataDir, { recursive: true, force: true });
+    throw error;
+  });
   return {
     origin: `http://127.0.0.1:${facadePort}`,
+    dataDir,
     lines,
     async stop() {
       child.kill('SIGTERM');
