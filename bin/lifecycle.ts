@@ -1,7 +1,7 @@
 import { ConfigurationError, loadRuntimeConfig, type RuntimeConfig } from '../lib/config/runtime.js';
 import { explainDatabaseFailure } from '../lib/db/postgres.js';
 import { KeyCustodyError } from '../lib/keys/kek.js';
-import { shutDownTracing } from '../lib/ops/tracing.js';
+import { shutDownTracing, tracesProtocol, tracingEnabled } from '../lib/ops/tracing.js';
 
 /** Stops a running part cleanly on Ctrl-C, SIGTERM or SIGHUP (its terminal closed), once, sending the spans still buffered. */
 export function stopOnSignal(stop: () => Promise<void>): void {
@@ -27,7 +27,9 @@ export function stopOnSignal(stop: () => Promise<void>): void {
 /** The configuration from the environment, or the end of the start with the one sentence that says what is wrong. */
 export function configOrExit(): RuntimeConfig {
   try {
-    return loadRuntimeConfig();
+    const config = loadRuntimeConfig();
+    if (tracingEnabled()) tracesProtocol();
+    return config;
   } catch (error) {
     if (!(error instanceof ConfigurationError)) throw error;
     console.error(`Cannot start: ${error.message}`);

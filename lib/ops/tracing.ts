@@ -20,6 +20,7 @@ import type { ApolloServerPlugin, GraphQLRequestContext } from '@apollo/server';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type pg from 'pg';
 import type { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
+import { ConfigurationError } from '../config/runtime.js';
 
 /** The platform's servers; each is its own service in a tracing backend. */
 export type ServerName = 'facade' | 'gateway' | 'trust' | 'registry' | 'issuer' | 'archive';
@@ -59,14 +60,19 @@ function installGlobals(): void {
   propagation.setGlobalPropagator(new W3CTraceContextPropagator());
 }
 
-/** The OTLP/HTTP exporter of OTEL_EXPORTER_OTLP_TRACES_PROTOCOL or OTEL_EXPORTER_OTLP_PROTOCOL (default http/protobuf); the exporter reads the endpoint and headers itself. */
-function exporter(env: NodeJS.ProcessEnv) {
+/** OTEL_EXPORTER_OTLP_TRACES_PROTOCOL or OTEL_EXPORTER_OTLP_PROTOCOL: http/protobuf (the default) or http/json; gRPC is not bundled. */
+export function tracesProtocol(env: NodeJS.ProcessEnv = process.env): 'http/protobuf' | 'http/json' {
   const protocol = (env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? env.OTEL_EXPORTER_OTLP_PROTOCOL ?? 'http/protobuf').trim();
-  if (protocol === 'http/json') {
+  if (protocol === 'http/protobuf' || protocol === 'http/json') return protocol;
+  throw new ConfigurationError(`OTEL_EXPORTER_OTLP_PROTOCOL ${protocol} is not supported; use http/protobuf or http/json.`);
+}
+
+/** The OTLP/HTTP exporter of the configured protocol; the exporter reads the endpoint, headers and timeout itself. */
+function exporter(env: NodeJS.ProcessEnv) {
+  if (tracesProtocol(env) === 'http/json') {
     const { OTLPTraceExporter } = requireModule('@opentelemetry/exporter-trace-otlp-http') as typeof import('@opentelemetry/exporter-trace-otlp-http');
     return new OTLPTraceExporter();
   }
-  if (protocol !== 'http/protobuf') throw new Error(`OTEL_EXPORTER_OTLP_PROTOCOL ${protocol} is not supported here; use http/protobuf or http/json.`);
   const { OTLPTraceExporter } = requireModule('@opentelemetry/exporter-trace-otlp-proto') as typeof import('@opentelemetry/exporter-trace-otlp-proto');
   return new OTLPTraceExporter();
 }

@@ -123,7 +123,9 @@ describe('log lines', () => {
     }
     const facadeStatuses = requests.filter((entry) => entry.service === 'passport-facade').map((entry) => entry.status);
     expect(facadeStatuses).toEqual(expect.arrayContaining([200, 401, 403, 400, 404]));
-    expect(new Set(requests.map((entry) => entry.service))).toEqual(expect.objectContaining(new Set(['passport-facade', 'passport-gateway', 'passport-issuer', 'passport-registry', 'passport-trust'])));
+    expect(new Set(requests.map((entry) => entry.service))).toEqual(
+      expect.objectContaining(new Set(['passport-facade', 'passport-gateway', 'passport-issuer', 'passport-registry', 'passport-trust'])),
+    );
     expect(requests.find((entry) => entry.status === 404)).toMatchObject({ route: '/issuer/passports/:id', method: 'GET' });
     // One trace id from the caller's traceparent, through the facade and on to the gateway and the trust subgraph.
     expect(new Set(requests.filter((entry) => entry.trace_id === traceId).map((entry) => entry.service))).toEqual(new Set(['passport-facade', 'passport-gateway', 'passport-trust']));
