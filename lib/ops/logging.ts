@@ -72,11 +72,12 @@ const TRACEPARENT = /^[\da-f]{2}-([\da-f]{32})-([\da-f]{16})-[\da-f]{2}$/;
  * tracing off, the caller's trace id from `traceparent`, so lines still join a caller's trace.
  */
 export function logRequests(app: FastifyInstance): void {
-  app.addHook('onRequest', (request, _reply, done) => {
+  app.addHook('onRequest', (request, reply, done) => {
     const traced = requestTraceIds(request);
     const incoming = traced ? undefined : TRACEPARENT.exec(String(request.headers.traceparent ?? ''));
     const ids = traced ?? (incoming ? { trace_id: incoming[1] } : undefined);
-    if (ids) request.log = request.log.child(ids);
+    // Fastify logs a handler's failure through reply.log: both carry the ids.
+    if (ids) request.log = reply.log = request.log.child(ids);
     done();
   });
   app.addHook('onResponse', (request, reply, done) => {

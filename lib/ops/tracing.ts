@@ -52,7 +52,10 @@ export function serverServiceName(server: ServerName, env: NodeJS.ProcessEnv = p
 const requireModule = createRequire(import.meta.url);
 
 /** Global parts, once per process: the async context that carries the active span, and W3C trace context. */
+let globalsInstalled = false;
 function installGlobals(): void {
+  if (globalsInstalled) return;
+  globalsInstalled = true;
   const { AsyncLocalStorageContextManager } = requireModule('@opentelemetry/context-async-hooks') as typeof import('@opentelemetry/context-async-hooks');
   const { W3CTraceContextPropagator } = requireModule('@opentelemetry/core') as typeof import('@opentelemetry/core');
   context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
@@ -88,7 +91,7 @@ export function serverTracer(server: ServerName, env: NodeJS.ProcessEnv = proces
   if (!provider) {
     const { BasicTracerProvider, BatchSpanProcessor } = requireModule('@opentelemetry/sdk-trace-base') as typeof import('@opentelemetry/sdk-trace-base');
     const { detectResources, envDetector, resourceFromAttributes } = requireModule('@opentelemetry/resources') as typeof import('@opentelemetry/resources');
-    if (providers.size === 0) installGlobals();
+    installGlobals();
     // OTEL_RESOURCE_ATTRIBUTES apply to every server; the service name is the server's own.
     const resource = detectResources({ detectors: [envDetector] }).merge(resourceFromAttributes({ 'service.name': serverServiceName(server, env), 'service.namespace': 'passport' }));
     provider = new BasicTracerProvider({ resource, spanProcessors: [new BatchSpanProcessor(exporter(env))] });
@@ -98,7 +101,11 @@ export function serverTracer(server: ServerName, env: NodeJS.ProcessEnv = proces
   return provider.getTracer('passport-services');
 }
 
-/** Sends the spans still buffered (before the process ends), and stops every provider. */
+/**
+ * Sends the spans still buffered and stops every provider, as the process ends. It is final:
+ * @apollo/gateway keeps the global tracer it was first given, so spans of a gateway started again in
+ * this process would be lost.
+ */
 export async function shutDownTracing(): Promise<void> {
   await Promise.all([...providers.values()].map((provider) => provider.shutdown()));
   providers.clear();
@@ -168,7 +175,7 @@ export function traceRequests(app: FastifyInstance, tracer: Tracer): void {
  * The caller's trace context as headers for a request to another server (`traceparent`), under a
  * CLIENT span when the caller has a tracer. Without tracing the propagator is @opentelemetry/api's no-op.
  */
-export async function tracedCall<T>(tracer: Tracer | undefined, url: string, call: (traceHeaders: Record<string, string>) => Promise<T & { status: number }>): Promise<T & { status: number }> {
+export async function tracedCall<T extends { status: number }>(tracer: Tracer | undefined, url: string, call: (traceHeaders: Record<string, string>) => Promise<T>): Promise<T> {
   if (!tracer) {
     const headers: Record<string, string> = {};
     propagation.inject(context.active(), headers);
