@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, sql } from '../support/database.js';
 import { freePort } from '../support/free-port.js';
-import { startPlatformProcess, type PlatformProcess } from './platform-process.js';
+import { START_TIMEOUT_MS, startPlatformProcess, type PlatformProcess } from './platform-process.js';
 
 const secret = (label: string) => `${label}-${randomBytes(16).toString('hex')}`;
 const ADMIN = secret('admin');
@@ -60,7 +60,7 @@ describe('log lines', () => {
     });
     const kek = await readFile(join(platform.dataDir, 'data.kek'), 'utf8');
     kekLines = kek.split('\n').filter((line) => line && !line.startsWith('#'));
-  });
+  }, START_TIMEOUT_MS);
   afterAll(async () => {
     await platform?.stop();
     collector.close();
@@ -132,16 +132,20 @@ describe('log lines', () => {
     expect(requests.filter((entry) => entry.request_id === 'caller-id-42')).toHaveLength(1);
   });
 
-  it('do not name the database password when a start fails on it', async () => {
-    const wrong = new URL(databaseUrl);
-    wrong.password = secret('wrong-dbpass');
-    const failed = await startPlatformProcess({ DATABASE_URL: wrong.toString(), PASSPORT_ADMIN_TOKEN: ADMIN, PASSPORT_WRITER_TOKEN: WRITER }).then(
-      async (started) => ({ started, lines: started.lines }),
-      (error: Error & { lines?: PlatformProcess['lines'] }) => ({ started: undefined, lines: error.lines ?? [] }),
-    );
-    await failed.started?.stop();
-    expect(failed.started).toBeUndefined();
-    expect(failed.lines.map(({ text }) => text).join('\n')).toMatch(/Cannot start: .*refused the user name or password/);
-    scanForSecrets(failed.lines, [wrong.password, ADMIN, WRITER]);
-  });
+  it(
+    'do not name the database password when a start fails on it',
+    async () => {
+      const wrong = new URL(databaseUrl);
+      wrong.password = secret('wrong-dbpass');
+      const failed = await startPlatformProcess({ DATABASE_URL: wrong.toString(), PASSPORT_ADMIN_TOKEN: ADMIN, PASSPORT_WRITER_TOKEN: WRITER }).then(
+        async (started) => ({ started, lines: started.lines }),
+        (error: Error & { lines?: PlatformProcess['lines'] }) => ({ started: undefined, lines: error.lines ?? [] }),
+      );
+      await failed.started?.stop();
+      expect(failed.started).toBeUndefined();
+      expect(failed.lines.map(({ text }) => text).join('\n')).toMatch(/Cannot start: .*refused the user name or password/);
+      scanForSecrets(failed.lines, [wrong.password, ADMIN, WRITER]);
+    },
+    START_TIMEOUT_MS,
+  );
 });

@@ -20,6 +20,9 @@ export interface PlatformProcess {
   stop(): Promise<number | null>;
 }
 
+/** A whole platform starting in a child process (tsx compiling, six servers) on a busy 2-core machine. */
+export const START_TIMEOUT_MS = 240_000;
+
 const ROOT = join(import.meta.dirname, '..', '..');
 
 export async function startPlatformProcess(env: Record<string, string>): Promise<PlatformProcess> {

@@ -9,7 +9,7 @@ import { createServer, type Server } from 'node:http';
 import protobuf from 'protobufjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../support/database.js';
-import { startPlatformProcess, type PlatformProcess } from './platform-process.js';
+import { START_TIMEOUT_MS, startPlatformProcess, type PlatformProcess } from './platform-process.js';
 
 /** The part of opentelemetry/proto/collector/trace/v1 and trace/v1 read here, with the proto's own field numbers. */
 const OTLP_TRACES = protobuf
@@ -99,7 +99,7 @@ describe.each([
       // Spans are sent every 100 ms rather than every 5 s, so the test waits less.
       OTEL_BSP_SCHEDULE_DELAY: '100',
     });
-  });
+  }, START_TIMEOUT_MS);
   afterAll(async () => {
     await platform?.stop();
     await receiver?.close();
@@ -158,7 +158,7 @@ describe.each([
 
     // Nothing a client sent as a credential is recorded.
     expect(JSON.stringify(spans)).not.toContain(WRITER);
-  });
+  }, 60_000);
 
   it('calls made back through the gateway by the issuer carry its trace', async () => {
     // Creating a passport reads its registry model through the gateway (lib/graphql/gateway-client.ts).
@@ -175,5 +175,5 @@ describe.each([
     await expect.poll(() => calledBack().length, { timeout: 15_000, interval: 100 }).toBeGreaterThan(0);
     // …and the registry answers that call under the same trace.
     await expect.poll(() => [...byId().values()].some((span) => span.service === 'passport-registry' && span.name === 'POST *'), { timeout: 15_000, interval: 100 }).toBe(true);
-  });
+  }, 60_000);
 });
