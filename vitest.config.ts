@@ -16,6 +16,7 @@ export const UNIT = [
   'test/lib/database-unavailable.test.ts',
   'test/lib/process-hooks.test.ts',
   'test/lib/runtime-config.test.ts',
+  'test/lib/tracing-off.test.ts',
   'test/gateway/subgraph-fetch.test.ts',
   'test/rest-facade/http-edges.test.ts',
   'test/rest-facade/documented-codes.test.ts',
@@ -28,6 +29,8 @@ export default defineConfig({
     maxWorkers: 2,
     minWorkers: 1,
     testTimeout: 30_000,
+    // The stacks the tests start log every request (lib/ops/logging.ts); warnings and errors are what a failing run needs.
+    env: { LOG_LEVEL: 'warn' },
     hookTimeout: 120_000,
     projects: [
       { extends: true, test: { name: 'unit', include: UNIT } },

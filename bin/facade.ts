@@ -1,12 +1,11 @@
 /** `npm run facade`: the REST facade alone, talking to the gateway at `GATEWAY_URL`. */
 import { loadAccessTokens } from '../lib/auth/tokens.js';
-import { loadRuntimeConfig } from '../lib/config/runtime.js';
 import { SERVICES } from '../lib/config/services.js';
 import { ROUTE_TABLES } from '../rest-facade/routes/index.js';
 import { startFacade } from '../rest-facade/server.js';
-import { stopOnSignal } from './lifecycle.js';
+import { configOrExit, stopOnSignal } from './lifecycle.js';
 
-const config = loadRuntimeConfig();
+const config = configOrExit();
 const facade = await startFacade({
   host: config.host,
   mounts: config.mounts,

@@ -1,8 +1,9 @@
 import { ConfigurationError, loadRuntimeConfig, type RuntimeConfig } from '../lib/config/runtime.js';
 import { explainDatabaseFailure } from '../lib/db/postgres.js';
 import { KeyCustodyError } from '../lib/keys/kek.js';
+import { shutDownTracing, tracesProtocol, tracingEnabled } from '../lib/ops/tracing.js';
 
-/** Stops a running part cleanly on Ctrl-C, SIGTERM or SIGHUP (its terminal closed), once. */
+/** Stops a running part cleanly on Ctrl-C, SIGTERM or SIGHUP (its terminal closed), once, sending the spans still buffered. */
 export function stopOnSignal(stop: () => Promise<void>): void {
   let stopping = false;
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
@@ -10,13 +11,15 @@ export function stopOnSignal(stop: () => Promise<void>): void {
       if (stopping) return;
       stopping = true;
       console.log(`\n${signal}: stopping…`);
-      stop().then(
-        () => process.exit(0),
-        (error: unknown) => {
-          console.error(error);
-          process.exit(1);
-        },
-      );
+      stop()
+        .then(shutDownTracing)
+        .then(
+          () => process.exit(0),
+          (error: unknown) => {
+            console.error(error);
+            process.exit(1);
+          },
+        );
     });
   }
 }
@@ -24,7 +27,9 @@ export function stopOnSignal(stop: () => Promise<void>): void {
 /** The configuration from the environment, or the end of the start with the one sentence that says what is wrong. */
 export function configOrExit(): RuntimeConfig {
   try {
-    return loadRuntimeConfig();
+    const config = loadRuntimeConfig();
+    if (tracingEnabled()) tracesProtocol();
+    return config;
   } catch (error) {
     if (!(error instanceof ConfigurationError)) throw error;
     console.error(`Cannot start: ${error.message}`);

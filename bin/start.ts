@@ -5,10 +5,13 @@ import { createTokensOnFirstStart, loadAccessTokens, tokensFile } from '../lib/a
 import { embeddedPostgresUnreachable } from '../lib/db/embedded-postgres.js';
 import { SERVICES } from '../lib/config/services.js';
 import { loadOrCreateKek } from '../lib/keys/kek.js';
+import { serversShareThisProcess } from '../lib/ops/tracing.js';
 import { configOrExit, endOnKeyCustodyError, endOnStartFailure, stopOnSignal } from './lifecycle.js';
 import { startStack } from './stack.js';
 
 const config = configOrExit();
+// Six servers in this process: each keeps its own service name in traces and logs.
+serversShareThisProcess();
 const unreachable = config.databaseUrl ? undefined : await embeddedPostgresUnreachable(config.dataDir);
 if (unreachable) {
   console.error(unreachable);

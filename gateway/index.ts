@@ -18,6 +18,8 @@ import { JSON_MEDIA_TYPE, MAX_JSON_DEPTH, parseJsonBody } from '../lib/http/json
 import { RequestProblem } from '../lib/http/request-problem.js';
 import { graphqlErrorHandler, refuseOtherMethods } from '../lib/http/graphql-refusals.js';
 import { publicServerOptions } from '../lib/http/server-options.js';
+import { loggingOptions, logRequests } from '../lib/ops/logging.js';
+import { graphqlTracingPlugin, serverTracer, traceRequests } from '../lib/ops/tracing.js';
 import { problem } from '../lib/problem.js';
 import { jsonPoster, type JsonAnswer } from '../lib/http/post-json.js';
 import { noPhoneHomePlugins, type ListeningServer } from '../lib/graphql/subgraph-server.js';
@@ -208,7 +210,9 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     await mkdir(dirname(options.supergraphFile), { recursive: true });
     await writeFile(options.supergraphFile, supergraphSdl);
   }
-  const subgraphFetch = sharingSubgraphFetch(batchingPost(jsonPoster()));
+  // Made before ApolloGateway, whose spans go to the gateway's provider (lib/ops/tracing.ts).
+  const tracer = serverTracer('gateway');
+  const subgraphFetch = sharingSubgraphFetch(batchingPost(jsonPoster({ tracer })));
   const gateway = new ApolloGateway({
     supergraphSdl,
     buildService: ({ name, url }) => {
@@ -223,7 +227,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const armor = apolloArmor<GatewayContext>(options.limits, options.introspection);
   const apollo = new ApolloServer<GatewayContext>({
     gateway,
-    plugins: [...noPhoneHomePlugins(), ...armor.plugins, unknownOperationPlugin],
+    plugins: [...noPhoneHomePlugins(), ...armor.plugins, unknownOperationPlugin, ...(tracer ? [graphqlTracingPlugin<GatewayContext>(tracer)] : [])],
     parseOptions: armor.parseOptions,
     validationRules: armor.validationRules,
     allowBatchedHttpRequests: false,
@@ -239,7 +243,9 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   });
   await apollo.start();
 
-  const app = Fastify({ ...publicServerOptions(options), exposeHeadRoutes: true });
+  const app = Fastify({ ...publicServerOptions(options), ...loggingOptions('gateway'), exposeHeadRoutes: true });
+  if (tracer) traceRequests(app, tracer);
+  logRequests(app);
   app.removeAllContentTypeParsers();
   // Variables nested thousands deep overflow the stack when sent on to a subgraph (a 500). The limit
   // is the facade's, counted inside the envelope {"variables": {"name": …}}.

@@ -20,6 +20,8 @@ import { openApiOptions, routeSchema, SHARED_SCHEMAS } from './openapi.js';
 import { problemPage } from './problem-page.js';
 import { PROBLEM_MEDIA_TYPE, RequestProblem } from '../lib/http/request-problem.js';
 import { publicServerOptions } from '../lib/http/server-options.js';
+import { loggingOptions, logRequests } from '../lib/ops/logging.js';
+import { serverTracer, traceRequests } from '../lib/ops/tracing.js';
 import { problemFromGraphqlErrors, problemHeaders } from './problems.js';
 import type { Route, RouteContext, RouteRequest, ServiceRoutes } from './route-table.js';
 import { validatorCompiler } from './validation.js';
@@ -104,21 +106,22 @@ function streamedBody(request: FastifyRequest, body: AsyncIterable<Uint8Array>):
 /**
  * A body that fails halfway (a page the gateway could not answer) has its status and first bytes
  * sent already: Fastify cuts the connection short, the only honest answer left, so that the client
- * sees an unfinished transfer rather than a document that ends. The failure is said here, since
- * Fastify would tell it only to a logger the facade does not have.
+ * sees an unfinished transfer rather than a document that ends. The failure is logged here, since
+ * Fastify does not log a stream's failure.
  */
 async function* reportingFailure(request: FastifyRequest, body: AsyncIterable<Uint8Array>): AsyncGenerator<Uint8Array> {
   try {
     yield* body;
   } catch (error) {
-    console.error(`[rest-facade] ${request.method} ${request.url.split('?')[0]} cut short:`, error instanceof RequestProblem ? error.details : error);
+    request.log.error({ err: error instanceof RequestProblem ? error.details : error, method: request.method, path: request.url.split('?')[0] }, 'answer cut short');
     throw error;
   }
 }
 
 export async function startFacade(options: FacadeOptions): Promise<RunningFacade> {
   // Kept-alive sockets to the gateway, over node:http rather than fetch (see lib/http/post-json.ts).
-  const postToGateway = jsonPoster();
+  const tracer = serverTracer('facade');
+  const postToGateway = jsonPoster({ tracer });
   async function callGateway(operation: string, variables: Record<string, unknown>, authorization: string | undefined) {
     let answer: JsonAnswer;
     try {
@@ -235,6 +238,7 @@ export async function startFacade(options: FacadeOptions): Promise<RunningFacade
   async function buildPortServer(mounts: readonly FacadeMount[]): Promise<FastifyInstance> {
     const app = Fastify({
       ...publicServerOptions(options),
+      ...loggingOptions('facade'),
       // Ids are the services' to judge (404), however long; the header limit bounds a request line.
       routerOptions: { ignoreTrailingSlash: true, maxParamLength: 16_384 },
       exposeHeadRoutes: true,
@@ -243,6 +247,8 @@ export async function startFacade(options: FacadeOptions): Promise<RunningFacade
         return sendProblem(request, reply, refused.details, refused.headers);
       },
     });
+    if (tracer) traceRequests(app, tracer);
+    logRequests(app);
     for (const method of OTHER_METHODS) if (!app.supportedMethods.includes(method)) app.addHttpMethod(method, { hasBody: true });
     for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
     app.setValidatorCompiler(validatorCompiler);
@@ -266,7 +272,7 @@ export async function startFacade(options: FacadeOptions): Promise<RunningFacade
     app.setErrorHandler((error, request, reply) => {
       const refused = error instanceof RequestProblem ? error : problemOfFrameworkError(error as Error & { code?: string; statusCode?: number }, options.bodyLimit);
       if (refused) return sendProblem(request, reply, refused.details, refused.headers);
-      console.error('[rest-facade]', error);
+      request.log.error({ err: error }, 'internal error');
       return sendProblem(request, reply, problem(500, 'INTERNAL_ERROR', 'The REST facade failed to answer; the failure is logged.'));
     });
     // A service mounted at the port's root answers its own 404s there.

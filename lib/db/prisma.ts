@@ -1,5 +1,7 @@
 import { PrismaPg } from '@prisma/adapter-pg';
+import type { Tracer } from '@opentelemetry/api';
 import pg from 'pg';
+import { traceStatements } from '../ops/tracing.js';
 import { parseDatabaseUrl } from './postgres.js';
 
 /** The constructor of a service's generated Prisma client. */
@@ -39,9 +41,9 @@ function statementTimeoutMs(env: NodeJS.ProcessEnv = process.env): number {
 
 /**
  * Opens a service's Prisma client on the `pg` driver adapter, inside the schema named by the URL's
- * `?schema=` parameter; the statements sent are counted by `statements` when given.
+ * `?schema=` parameter; the statements sent are counted by `statements` when given, and traced by `tracer`.
  */
-export function openPrismaClient<T>(Client: PrismaClientClass<T>, url: string, poolSize = 10, statements?: StatementCounter): T {
+export function openPrismaClient<T>(Client: PrismaClientClass<T>, url: string, poolSize = 10, statements?: StatementCounter, tracer?: Tracer): T {
   const target = parseDatabaseUrl(url);
   const connectionString = new URL(url);
   connectionString.searchParams.delete('schema');
@@ -54,5 +56,6 @@ export function openPrismaClient<T>(Client: PrismaClientClass<T>, url: string, p
     options: `-c statement_timeout=${statementTimeoutMs()} -c idle_in_transaction_session_timeout=${statementTimeoutMs()}`,
   });
   statements?.watch(pool);
+  if (tracer) traceStatements(pool, tracer, connectionString.pathname.slice(1));
   return new Client({ adapter: new PrismaPg(pool, { schema: target.schema, disposeExternalPool: true }) });
 }

@@ -11,6 +11,8 @@ import Fastify from 'fastify';
 import type { GraphqlLimits, RuntimeConfig } from '../config/runtime.js';
 import { graphqlErrorHandler, refuseOtherMethods } from '../http/graphql-refusals.js';
 import { publicServerOptions } from '../http/server-options.js';
+import { loggingOptions, logRequests } from '../ops/logging.js';
+import { graphqlTracingPlugin, serverTracer, traceRequests } from '../ops/tracing.js';
 import { adminLogPlugin } from './admin-log-plugin.js';
 import type { RequestContext } from './context.js';
 import { formatServiceError } from './errors.js';
@@ -60,7 +62,10 @@ export async function serveSubgraph(subgraph: Subgraph, listen: { host: string; 
   // Introspection stays on: the gateway composes through `_service`; suggestions are harmless then.
   const armor = apolloArmor<RequestContext>(subgraphLimits(options.limits), true);
   const bodyLimit = options.bodyLimit * SUBGRAPH_BODY_LIMIT_FACTOR;
-  const app = Fastify(publicServerOptions({ bodyLimit, requestTimeoutMs: options.requestTimeoutMs }));
+  const tracer = serverTracer(subgraph.name);
+  const app = Fastify({ ...publicServerOptions({ bodyLimit, requestTimeoutMs: options.requestTimeoutMs }), ...loggingOptions(subgraph.name) });
+  if (tracer) traceRequests(app, tracer);
+  logRequests(app);
   const server = new ApolloServer<RequestContext>({
     schema: subgraph.schema,
     plugins: [
@@ -69,12 +74,13 @@ export async function serveSubgraph(subgraph: Subgraph, listen: { host: string; 
       ...noPhoneHomePlugins(),
       ApolloServerPluginInlineTraceDisabled(),
       ...(options.gatewaySecret ? [gatewayCredentialPlugin<RequestContext>(options.gatewaySecret)] : []),
-      adminLogPlugin(subgraph.adminLog),
+      adminLogPlugin(subgraph.adminLog, (error) => app.log.error({ err: error }, 'admin log not written')),
       ...armor.plugins,
+      ...(tracer ? [graphqlTracingPlugin<RequestContext>(tracer)] : []),
     ],
     validationRules: armor.validationRules,
     parseOptions: armor.parseOptions,
-    formatError: formatServiceError(subgraph.name),
+    formatError: formatServiceError(subgraph.name, (message) => app.log.error(message)),
     includeStacktraceInErrorResponses: false,
     // The process owns its signals (bin/lifecycle.ts) and stops every part in order.
     stopOnTerminationSignals: false,

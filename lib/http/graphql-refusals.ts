@@ -26,10 +26,10 @@ const BODY_REFUSALS: Record<string, (bodyLimit: number) => [code: string, messag
 /**
  * A Fastify error handler for a GraphQL server: a request problem, or a refusal of Fastify's own (a
  * body over `bodyLimit`, not JSON, of another media type: any client error it gives a 4xx), is
- * answered with its status; anything else is logged under `name` and answered 500.
+ * answered with its status; anything else is logged (the request's logger) and answered 500 as an internal error of `name`.
  */
 export function graphqlErrorHandler(name: string, bodyLimit: number) {
-  return (error: FastifyError | Error, _request: FastifyRequest, reply: FastifyReply): FastifyReply => {
+  return (error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply): FastifyReply => {
     if (error instanceof RequestProblem) return sendGraphqlRefusal(reply, error.details.status, error.details.code, error.details.detail ?? error.details.title);
     const { code = '', statusCode = 500 } = error as Partial<FastifyError>;
     if (statusCode >= 400 && statusCode < 500) {
@@ -38,7 +38,7 @@ export function graphqlErrorHandler(name: string, bodyLimit: number) {
         BODY_REFUSALS[code]?.(bodyLimit) ?? (error instanceof SyntaxError ? ['MALFORMED_JSON', `The body is not valid JSON: ${error.message}`] : ['BAD_REQUEST', error.message]);
       return sendGraphqlRefusal(reply, statusCode, refusal, message);
     }
-    console.error(`[${name}]`, error);
+    request.log.error({ err: error }, 'internal error');
     return sendGraphqlRefusal(reply, 500, 'INTERNAL_SERVER_ERROR', `Internal error in the ${name}.`);
   };
 }

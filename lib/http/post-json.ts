@@ -5,6 +5,8 @@
  * millisecond or two that cost is the larger part of the facade's overhead.
  */
 import { Agent, request, type IncomingHttpHeaders } from 'node:http';
+import type { Tracer } from '@opentelemetry/api';
+import { tracedCall } from '../ops/tracing.js';
 
 export interface JsonAnswer {
   status: number;
@@ -17,23 +19,31 @@ export interface JsonAnswer {
 /**
  * One pool of kept-alive sockets per caller; `maxSockets` bounds connections per origin. An idle
  * socket is closed after 30 s, before the servers here close theirs (65 s), so that a request never
- * goes out on a socket the server is closing.
+ * goes out on a socket the server is closing. Every request carries the caller's trace context
+ * (`traceparent`), under a CLIENT span of `tracer` when tracing is on (lib/ops/tracing.ts).
  */
-export function jsonPoster(options: { maxSockets?: number } = {}): (url: string, body: string, headers?: Record<string, string>) => Promise<JsonAnswer> {
+export function jsonPoster(options: { maxSockets?: number; tracer?: Tracer | undefined } = {}): (url: string, body: string, headers?: Record<string, string>) => Promise<JsonAnswer> {
   const agent = new Agent({ keepAlive: true, maxSockets: options.maxSockets ?? 256, scheduling: 'lifo', timeout: 30_000 });
   return (url, body, headers = {}) =>
-    new Promise<JsonAnswer>((resolve, reject) => {
-      const outgoing = request(
-        url,
-        { method: 'POST', agent, headers: { 'content-type': 'application/json', accept: 'application/json', 'content-length': Buffer.byteLength(body), ...headers } },
-        (incoming) => {
-          const chunks: Buffer[] = [];
-          incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
-          incoming.once('error', reject);
-          incoming.once('end', () => resolve({ status: incoming.statusCode ?? 0, statusText: incoming.statusMessage ?? '', headers: incoming.headers, text: Buffer.concat(chunks).toString('utf8') }));
-        },
-      );
-      outgoing.once('error', reject);
-      outgoing.end(body);
-    });
+    tracedCall(
+      options.tracer,
+      url,
+      (traceHeaders) =>
+        new Promise<JsonAnswer>((resolve, reject) => {
+          const outgoing = request(
+            url,
+            { method: 'POST', agent, headers: { 'content-type': 'application/json', accept: 'application/json', 'content-length': Buffer.byteLength(body), ...headers, ...traceHeaders } },
+            (incoming) => {
+              const chunks: Buffer[] = [];
+              incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
+              incoming.once('error', reject);
+              incoming.once('end', () =>
+                resolve({ status: incoming.statusCode ?? 0, statusText: incoming.statusMessage ?? '', headers: incoming.headers, text: Buffer.concat(chunks).toString('utf8') }),
+              );
+            },
+          );
+          outgoing.once('error', reject);
+          outgoing.end(body);
+        }),
+    );
 }

@@ -14,6 +14,7 @@ import type { KeyVault } from '../keys/key-vault.js';
 import { KEY_PURPOSES, SERVICE_KEY_PURPOSE } from '../keys/purposes.js';
 import { Pkcs11KeyVault, pkcs11Settings } from '../keys/pkcs11-vault.js';
 import { SealedKeyVault } from '../keys/sealed-vault.js';
+import { serverTracer } from '../ops/tracing.js';
 
 export interface ServicePrismaClient extends KeyStoreClient, AdminLogClient {
   $executeRawUnsafe(query: string): Promise<number>;
@@ -41,7 +42,7 @@ export async function openServiceKernel<P extends ServicePrismaClient>(name: Ser
   const pkcs11 = pkcs11Settings();
   const vault: KeyVault = pkcs11 ? new Pkcs11KeyVault(name, pkcs11) : new SealedKeyVault(name, kek);
   const statements = new StatementCounter();
-  const prisma = openPrismaClient(Client, databaseUrl, 10, statements);
+  const prisma = openPrismaClient(Client, databaseUrl, 10, statements, serverTracer(name));
   const keys = await KeyStore.open(prismaKeyRepository(prisma), vault, KEY_PURPOSES[name]).catch(async (error: unknown) => {
     vault.close?.();
     await prisma.$disconnect();

@@ -118,12 +118,17 @@ describe('PostgreSQL stopped while GET /graph streams', () => {
       if (waited > 20_000) throw new Error('the second page never asked for the edges');
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
-    const logged = vi.spyOn(console, 'error');
+    // The facade logs JSON lines on stdout (lib/ops/logging.ts).
+    const logged = vi.spyOn(process.stdout, 'write');
     await postgres.stop();
 
     const answer = await transfer;
     // The operator reads in the facade's log which transfer was cut short.
-    await vi.waitFor(() => expect(logged.mock.calls.some(([line]) => String(line).includes('[rest-facade] GET /trust/graph cut short'))).toBe(true));
+    const cutShort = (line: unknown) => {
+      const entry = String(line).startsWith('{') ? JSON.parse(String(line)) : {};
+      return entry.service === 'passport-facade' && entry.msg === 'answer cut short' && entry.method === 'GET' && entry.path === '/trust/graph';
+    };
+    await vi.waitFor(() => expect(logged.mock.calls.some(([line]) => cutShort(line))).toBe(true));
     logged.mockRestore();
     expect(answer.status).toBe(200);
     expect(answer.received.startsWith('{"nodes":[')).toBe(true);

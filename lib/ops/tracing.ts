@@ -1,0 +1,282 @@
+/**
+ * Traces with OpenTelemetry, off unless the standard OTEL_* variables name an OTLP endpoint
+ * (docs/OPERATIONS.md, "Traces"). Off, the SDK is never loaded: callers get no tracer and add no
+ * hooks, and the only OpenTelemetry code that runs is @opentelemetry/api's no-op propagator.
+ *
+ * Spans are made by hand rather than by the auto-instrumentations (http, fastify, pg), because
+ * `npm start` runs six servers in one process: a patched `http` or `pg` module cannot tell which
+ * server a request or a statement belongs to, so every span would carry one `service.name`.
+ * Instead each server has its own TracerProvider with its own Resource (`passport-facade`,
+ * `passport-gateway`, `passport-trust`, …), and backends show six services whether they run in one
+ * process or six. Hand-made spans also need no import-in-the-middle loader hook, so they work the
+ * same under `node --import tsx`, under vitest, and in a compiled build.
+ *
+ * @apollo/gateway makes its own spans (gateway.request, .validate, .plan, .execute, .fetch,
+ * .postprocessing) through the global tracer provider: the gateway's provider is the one made global.
+ */
+import { createRequire } from 'node:module';
+import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context, type Span, type Tracer } from '@opentelemetry/api';
+import type { ApolloServerPlugin, GraphQLRequestContext } from '@apollo/server';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type pg from 'pg';
+import type { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
+import { ConfigurationError } from '../config/runtime.js';
+
+/** The platform's servers; each is its own service in a tracing backend. */
+export type ServerName = 'facade' | 'gateway' | 'trust' | 'registry' | 'issuer' | 'archive';
+
+/** Tracing is on when an OTLP endpoint is configured, and neither the SDK nor the trace exporter is turned off. */
+export function tracingEnabled(env: NodeJS.ProcessEnv = process.env): boolean {
+  if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true') return false;
+  if (env.OTEL_TRACES_EXPORTER?.trim().toLowerCase() === 'none') return false;
+  return Boolean(env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim() || env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim());
+}
+
+const providers = new Map<ServerName, BasicTracerProvider>();
+let serversShareProcess = false;
+
+/**
+ * Says that this process runs several servers (`npm start`): each then keeps its own `passport-…`
+ * service name, and OTEL_SERVICE_NAME, which can name only one service, is not applied.
+ */
+export function serversShareThisProcess(): void {
+  serversShareProcess = true;
+}
+
+/** The `service.name` of a server's spans and log lines: `passport-<server>`, or OTEL_SERVICE_NAME for a process that runs one server. */
+export function serverServiceName(server: ServerName, env: NodeJS.ProcessEnv = process.env): string {
+  return (!serversShareProcess && env.OTEL_SERVICE_NAME?.trim()) || `passport-${server}`;
+}
+
+// The SDK is loaded on first use only, so that a process with tracing off never loads it.
+const requireModule = createRequire(import.meta.url);
+
+/** Global parts, once per process: the async context that carries the active span, and W3C trace context. */
+let globalsInstalled = false;
+function installGlobals(): void {
+  if (globalsInstalled) return;
+  globalsInstalled = true;
+  const { AsyncLocalStorageContextManager } = requireModule('@opentelemetry/context-async-hooks') as typeof import('@opentelemetry/context-async-hooks');
+  const { W3CTraceContextPropagator } = requireModule('@opentelemetry/core') as typeof import('@opentelemetry/core');
+  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  // Only `traceparent`/`tracestate`: baggage is a client's free text, which has no business in our spans.
+  propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+}
+
+/** OTEL_EXPORTER_OTLP_TRACES_PROTOCOL or OTEL_EXPORTER_OTLP_PROTOCOL: http/protobuf (the default) or http/json; gRPC is not bundled. */
+export function tracesProtocol(env: NodeJS.ProcessEnv = process.env): 'http/protobuf' | 'http/json' {
+  const protocol = (env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? env.OTEL_EXPORTER_OTLP_PROTOCOL ?? 'http/protobuf').trim();
+  if (protocol === 'http/protobuf' || protocol === 'http/json') return protocol;
+  throw new ConfigurationError(`OTEL_EXPORTER_OTLP_PROTOCOL ${protocol} is not supported; use http/protobuf or http/json.`);
+}
+
+/** The OTLP/HTTP exporter of the configured protocol; the exporter reads the endpoint, headers and timeout itself. */
+function exporter(env: NodeJS.ProcessEnv) {
+  if (tracesProtocol(env) === 'http/json') {
+    const { OTLPTraceExporter } = requireModule('@opentelemetry/exporter-trace-otlp-http') as typeof import('@opentelemetry/exporter-trace-otlp-http');
+    return new OTLPTraceExporter();
+  }
+  const { OTLPTraceExporter } = requireModule('@opentelemetry/exporter-trace-otlp-proto') as typeof import('@opentelemetry/exporter-trace-otlp-proto');
+  return new OTLPTraceExporter();
+}
+
+/**
+ * The tracer of one server, or undefined when tracing is off. Replicas of a subgraph in one process
+ * share their service's provider. The sampler comes from OTEL_TRACES_SAMPLER(_ARG), which the SDK
+ * reads itself (default: parentbased_always_on, so a caller's sampling decision is kept).
+ */
+export function serverTracer(server: ServerName, env: NodeJS.ProcessEnv = process.env): Tracer | undefined {
+  if (!tracingEnabled(env)) return undefined;
+  let provider = providers.get(server);
+  if (!provider) {
+    const { BasicTracerProvider, BatchSpanProcessor } = requireModule('@opentelemetry/sdk-trace-base') as typeof import('@opentelemetry/sdk-trace-base');
+    const { detectResources, envDetector, resourceFromAttributes } = requireModule('@opentelemetry/resources') as typeof import('@opentelemetry/resources');
+    installGlobals();
+    // OTEL_RESOURCE_ATTRIBUTES apply to every server; the service name is the server's own.
+    const resource = detectResources({ detectors: [envDetector] }).merge(resourceFromAttributes({ 'service.name': serverServiceName(server, env), 'service.namespace': 'passport' }));
+    provider = new BasicTracerProvider({ resource, spanProcessors: [new BatchSpanProcessor(exporter(env))] });
+    providers.set(server, provider);
+    if (server === 'gateway') trace.setGlobalTracerProvider(provider);
+  }
+  return provider.getTracer('passport-services');
+}
+
+/**
+ * Sends the spans still buffered and stops every provider, as the process ends. It is final:
+ * @apollo/gateway keeps the global tracer it was first given, so spans of a gateway started again in
+ * this process would be lost.
+ */
+export async function shutDownTracing(): Promise<void> {
+  await Promise.all([...providers.values()].map((provider) => provider.shutdown()));
+  providers.clear();
+}
+
+/** Spans still buffered are sent now (a server that stops while the process goes on, as in the tests). */
+export async function flushTraces(): Promise<void> {
+  await Promise.all([...providers.values()].map((provider) => provider.forceFlush()));
+}
+
+const requestContexts = new WeakMap<FastifyRequest, { span: Span; context: Context }>();
+
+/** The trace and span id of a request's server span, for its log lines; undefined when tracing is off. */
+export function requestTraceIds(request: FastifyRequest): { trace_id: string; span_id: string } | undefined {
+  const traced = requestContexts.get(request);
+  if (!traced) return undefined;
+  const { traceId, spanId } = traced.span.spanContext();
+  return { trace_id: traceId, span_id: spanId };
+}
+
+/**
+ * A SERVER span per request, child of the caller's `traceparent` when there is one, named by the
+ * route template once routing has found it. The span is made the active context from the first
+ * hook on and again before the handler (body parsing runs in the socket's context, not the request's),
+ * so that everything the handler calls (GraphQL, SQL, calls to other servers) is its child.
+ * Attributes are the method, route, path and status only: no header, query string or body.
+ */
+export function traceRequests(app: FastifyInstance, tracer: Tracer): void {
+  app.addHook('onRequest', (request, _reply, done) => {
+    const parent = propagation.extract(ROOT_CONTEXT, request.headers);
+    const span = tracer.startSpan(
+      request.method,
+      { kind: SpanKind.SERVER, attributes: { 'http.request.method': request.method, 'url.path': request.url.split('?')[0]!, 'url.scheme': 'http' } },
+      parent,
+    );
+    const active = trace.setSpan(parent, span);
+    requestContexts.set(request, { span, context: active });
+    context.with(active, done);
+  });
+  app.addHook('preHandler', (request, _reply, done) => {
+    const traced = requestContexts.get(request);
+    return traced ? context.with(traced.context, done) : done();
+  });
+  app.addHook('onResponse', (request, reply, done) => {
+    const traced = requestContexts.get(request);
+    if (traced) {
+      const route = request.routeOptions.url;
+      if (route) {
+        traced.span.setAttribute('http.route', route);
+        traced.span.updateName(`${request.method} ${route}`);
+      }
+      traced.span.setAttribute('http.response.status_code', reply.statusCode);
+      if (reply.statusCode >= 500) traced.span.setStatus({ code: SpanStatusCode.ERROR });
+      traced.span.end();
+    }
+    done();
+  });
+  app.addHook('onRequestAbort', (request, done) => {
+    const traced = requestContexts.get(request);
+    traced?.span.setStatus({ code: SpanStatusCode.ERROR, message: 'the client closed the connection' });
+    traced?.span.end();
+    done();
+  });
+}
+
+/**
+ * The caller's trace context as headers for a request to another server (`traceparent`), under a
+ * CLIENT span when the caller has a tracer. Without tracing the propagator is @opentelemetry/api's no-op.
+ */
+export async function tracedCall<T extends { status: number }>(tracer: Tracer | undefined, url: string, call: (traceHeaders: Record<string, string>) => Promise<T>): Promise<T> {
+  if (!tracer) {
+    const headers: Record<string, string> = {};
+    propagation.inject(context.active(), headers);
+    return call(headers);
+  }
+  const target = new URL(url);
+  return tracer.startActiveSpan(
+    'POST',
+    {
+      kind: SpanKind.CLIENT,
+      attributes: { 'http.request.method': 'POST', 'server.address': target.hostname, 'server.port': Number(target.port) || 80, 'url.full': `${target.origin}${target.pathname}` },
+    },
+    async (span) => {
+      const headers: Record<string, string> = {};
+      propagation.inject(context.active(), headers);
+      try {
+        const answer = await call(headers);
+        span.setAttribute('http.response.status_code', answer.status);
+        if (answer.status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+        return answer;
+      } catch (error) {
+        span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message });
+        throw error;
+      } finally {
+        span.end();
+      }
+    },
+  );
+}
+
+/** Spans of one GraphQL phase: ended with an error status when the phase reports errors. */
+function phase(tracer: Tracer, name: string, request: GraphQLRequestContext<object>) {
+  const span = tracer.startSpan(name, { attributes: operationAttributes(request) });
+  return async (error?: unknown) => {
+    const errors = Array.isArray(error) ? error : error ? [error] : [];
+    if (errors.length) span.setStatus({ code: SpanStatusCode.ERROR, message: String((errors[0] as Error).message ?? errors[0]) });
+    span.end();
+  };
+}
+
+/** The operation's name and type, never its document or variables (which may carry anything a client sent). */
+function operationAttributes(request: GraphQLRequestContext<object>): Record<string, string> {
+  return {
+    ...(request.operationName ? { 'graphql.operation.name': request.operationName } : {}),
+    ...(request.operation ? { 'graphql.operation.type': request.operation.operation } : {}),
+  };
+}
+
+/** graphql.parse, graphql.validate and graphql.execute spans of every operation a GraphQL server runs. */
+export function graphqlTracingPlugin<T extends object>(tracer: Tracer): ApolloServerPlugin<T> {
+  return {
+    async requestDidStart() {
+      return {
+        async parsingDidStart(request) {
+          return phase(tracer, 'graphql.parse', request);
+        },
+        async validationDidStart(request) {
+          const end = phase(tracer, 'graphql.validate', request);
+          return (errors) => end(errors);
+        },
+        async executionDidStart(request) {
+          const end = phase(tracer, 'graphql.execute', request);
+          return { executionDidEnd: (error) => end(error) };
+        },
+      };
+    },
+  };
+}
+
+/**
+ * A CLIENT span for every SQL statement a pool sends, child of the request that sent it. The
+ * statement's text is recorded as Prisma sends it, with `$n` placeholders: values are never recorded.
+ */
+export function traceStatements(pool: pg.Pool, tracer: Tracer, database: string): void {
+  pool.on('connect', (client) => {
+    const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+    (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+      const text = typeof args[0] === 'string' ? args[0] : (args[0] as { text?: unknown } | undefined)?.text;
+      // Callback-style calls and cursors are pg's internal use; Prisma awaits a promise.
+      if (typeof text !== 'string' || typeof args.at(-1) === 'function') return query(...args);
+      const operation = /^\s*(\w+)/.exec(text)?.[1]?.toUpperCase() ?? 'SQL';
+      const span = tracer.startSpan(operation, {
+        kind: SpanKind.CLIENT,
+        attributes: { 'db.system.name': 'postgresql', 'db.namespace': database, 'db.operation.name': operation, 'db.query.text': text },
+      });
+      const result = query(...args);
+      if (!(result instanceof Promise)) {
+        span.end();
+        return result;
+      }
+      return result.then(
+        (value) => {
+          span.end();
+          return value;
+        },
+        (error: unknown) => {
+          span.setStatus({ code: SpanStatusCode.ERROR, message: (error as { code?: string }).code ?? 'error' });
+          span.end();
+          throw error;
+        },
+      );
+    };
+  });
+}
