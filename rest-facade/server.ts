@@ -23,6 +23,7 @@ import { problemFromGraphqlErrors, problemHeaders } from './problems.js';
 import type { Route, RouteContext, RouteRequest, ServiceRoutes } from './route-table.js';
 import { validatorCompiler } from './validation.js';
 import { verifyPageHandler } from './verify-page.js';
+import { closeGracefully, Operations, peerReady, registerOperations } from '../lib/ops/operations.js';
 
 export interface FacadeMount {
   service: ServiceName;
@@ -40,6 +41,8 @@ export interface FacadeOptions {
   bodyLimit: number;
   /** How long a client may take to send a whole request (default: lib/http/server-options.ts). */
   requestTimeoutMs?: number;
+  /** The process's metrics and shutdown state; a facade started without them has its own. */
+  operations?: Operations;
 }
 
 export interface RunningFacade extends ListeningServer {
@@ -111,6 +114,8 @@ async function* reportingFailure(request: FastifyRequest, body: AsyncIterable<Ui
 export async function startFacade(options: FacadeOptions): Promise<RunningFacade> {
   // Kept-alive sockets to the gateway, over node:http rather than fetch (see lib/http/post-json.ts).
   const postToGateway = jsonPoster();
+  const operations = options.operations ?? new Operations();
+  const readiness = { gateway: peerReady(new URL('/readyz', options.gatewayUrl).href, 'the gateway') };
   async function callGateway(operation: string, variables: Record<string, unknown>, authorization: string | undefined) {
     let answer: JsonAnswer;
     try {
@@ -217,6 +222,7 @@ export async function startFacade(options: FacadeOptions): Promise<RunningFacade
         return sendProblem(request, reply, refused.details, refused.headers);
       },
     });
+    registerOperations(app, operations, 'facade', readiness);
     for (const method of OTHER_METHODS) if (!app.supportedMethods.includes(method)) app.addHttpMethod(method, { hasBody: true });
     for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
     app.setValidatorCompiler(validatorCompiler);
@@ -303,12 +309,7 @@ export async function startFacade(options: FacadeOptions): Promise<RunningFacade
     url: `http://${options.host}:${ports.get(options.mounts[0]!.port)}`,
     baseUrls,
     async stop() {
-      await Promise.all(
-        servers.map(async (app) => {
-          app.server.closeAllConnections();
-          await app.close();
-        }),
-      );
+      await Promise.all(servers.map((app) => closeGracefully(app, operations)));
     },
   };
 }

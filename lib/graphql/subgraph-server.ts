@@ -17,6 +17,8 @@ import { formatServiceError } from './errors.js';
 import { gatewayCredentialPlugin } from './gateway-credential.js';
 import { apolloArmor, subgraphLimits } from './limits.js';
 import type { Subgraph } from './subgraph.js';
+import { operationMetricsPlugin } from '../ops/graphql-metrics.js';
+import { registerOperations } from '../ops/operations.js';
 
 /** Apollo's reporting and its CDN-hosted landing page, all off: nothing leaves the machine. */
 export const noPhoneHomePlugins = () => [ApolloServerPluginLandingPageDisabled(), ApolloServerPluginUsageReportingDisabled(), ApolloServerPluginSchemaReportingDisabled()];
@@ -61,6 +63,7 @@ export async function serveSubgraph(subgraph: Subgraph, listen: { host: string; 
   const armor = apolloArmor<RequestContext>(subgraphLimits(options.limits), true);
   const bodyLimit = options.bodyLimit * SUBGRAPH_BODY_LIMIT_FACTOR;
   const app = Fastify(publicServerOptions({ bodyLimit, requestTimeoutMs: options.requestTimeoutMs }));
+  registerOperations(app, subgraph.operations, subgraph.name, subgraph.readiness);
   const server = new ApolloServer<RequestContext>({
     schema: subgraph.schema,
     plugins: [
@@ -70,6 +73,7 @@ export async function serveSubgraph(subgraph: Subgraph, listen: { host: string; 
       ApolloServerPluginInlineTraceDisabled(),
       ...(options.gatewaySecret ? [gatewayCredentialPlugin<RequestContext>(options.gatewaySecret)] : []),
       adminLogPlugin(subgraph.adminLog),
+      operationMetricsPlugin(subgraph.metrics),
       ...armor.plugins,
     ],
     validationRules: armor.validationRules,
