@@ -50,6 +50,8 @@ export interface ServerMetrics {
   graphqlOperationDone(operationName: string | null | undefined, operationType: string, outcome: 'success' | 'error', seconds: number): void;
   subgraphFetchDone(subgraph: string, outcome: 'success' | 'error', seconds: number, errorType?: string): void;
   databaseQueryDone(sql: string, seconds: number, failed: boolean): void;
+  /** The outcome of a readiness probe: which of its checks failed (feeds passport_ready and passport_readiness_check_unmet). */
+  readinessProbed(checks: readonly string[], unmet: Readonly<Record<string, string>>): void;
   /** Reports a pg pool's connections in use, idle and waiting at every scrape, until the function returned is called. */
   watchPool(pool: pg.Pool): () => void;
 }
@@ -109,6 +111,18 @@ export class PlatformMetrics {
     name: 'db_client_connection_pending_requests',
     help: 'Requests waiting for a connection of the PostgreSQL pools (OpenTelemetry db.client.connection.pending_requests).',
     labelNames: ['server'] as const,
+    registers: [this.registry],
+  });
+  readonly ready = new Gauge({
+    name: 'passport_ready',
+    help: 'Whether the server answered its last readiness probe ready (1) or not (0); updated at every probe.',
+    labelNames: ['server'] as const,
+    registers: [this.registry],
+  });
+  readonly readinessUnmet = new Gauge({
+    name: 'passport_readiness_check_unmet',
+    help: 'Whether a readiness check failed (1) or was met (0) at the last probe, by check (database, keys, a subgraph, gateway, shutdown).',
+    labelNames: ['server', 'check'] as const,
     registers: [this.registry],
   });
   readonly passportsCreated = this.#counter('passport_passports_created_total', 'Passports created.');
@@ -184,6 +198,10 @@ export class PlatformMetrics {
       },
       databaseQueryDone(sql, seconds, failed) {
         metrics.queryDuration.observe({ server, db_system_name: 'postgresql', db_operation_name: statementVerb(sql), outcome: failed ? 'error' : 'success' }, seconds);
+      },
+      readinessProbed(checks, unmet) {
+        metrics.ready.set({ server }, Object.keys(unmet).length === 0 ? 1 : 0);
+        for (const check of new Set([...checks, ...Object.keys(unmet)])) metrics.readinessUnmet.set({ server, check }, check in unmet ? 1 : 0);
       },
       watchPool(pool) {
         const watched = { server, pool };

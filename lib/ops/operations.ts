@@ -73,6 +73,8 @@ export function peerReady(readyzUrl: string, what: string): ReadinessCheck {
   };
 }
 
+const LIVE = Buffer.from('{"status":"live"}');
+
 /**
  * Registers the probes and the request-duration hook on a server; call it right after creating the
  * Fastify instance, before its routes. Returns the server's metrics for the rest of its wiring.
@@ -85,13 +87,19 @@ export function registerOperations(app: FastifyInstance, operations: Operations,
     done();
   });
   const probe = { schema: { hide: true } as never };
-  app.get('/livez', probe, async (_request, reply) => reply.type('application/json').send('{"status":"live"}'));
+  app.get('/livez', probe, async (_request, reply) => reply.type('application/json').send(LIVE));
   app.get('/readyz', probe, async (_request, reply) => {
     const unmet = operations.draining ? { shutdown: 'the process is shutting down' } : await unmetReadiness(checks);
     const failed = Object.keys(unmet);
-    if (failed.length === 0) return reply.type('application/json').send(JSON.stringify({ status: 'ready', server, checks: Object.keys(checks) }));
+    metrics.readinessProbed(Object.keys(checks), unmet);
+    // Buffers, so that Fastify adds no charset to the media types.
+    if (failed.length === 0) return reply.type('application/json').send(Buffer.from(JSON.stringify({ status: 'ready', server, checks: Object.keys(checks) })));
     const details = problem(503, 'NOT_READY', `The ${server} is not ready: ${failed.map((name) => `${name} (${unmet[name]})`).join(', ')}.`, { server, unmet });
-    return reply.code(503).type(PROBLEM_MEDIA_TYPE).header('cache-control', 'no-store').send(JSON.stringify(details));
+    return reply
+      .code(503)
+      .type(PROBLEM_MEDIA_TYPE)
+      .header('cache-control', 'no-store')
+      .send(Buffer.from(JSON.stringify(details)));
   });
   return metrics;
 }
