@@ -44,7 +44,6 @@ export interface DomainMetrics {
 
 /** Metrics of one server, its `server` label fixed once so the hot path allocates no label object for it. */
 export interface ServerMetrics {
-  readonly server: ServerName;
   readonly domain: DomainMetrics;
   httpRequestDone(route: string, method: string, status: number, seconds: number): void;
   graphqlOperationDone(operationName: string | null | undefined, operationType: string, outcome: 'success' | 'error', seconds: number): void;
@@ -101,8 +100,8 @@ export class PlatformMetrics {
     registers: [this.registry],
   });
   readonly poolConnections = new Gauge({
-    name: 'db_client_connection_count',
-    help: 'Connections of the PostgreSQL pools, by state used or idle (OpenTelemetry db.client.connection.count).',
+    name: 'db_client_connections_usage',
+    help: 'Connections of the PostgreSQL pools, by state used or idle (OpenTelemetry db.client.connections.usage; its newer name db.client.connection.count would end in _count, which Prometheus keeps for histograms).',
     labelNames: ['server', 'db_client_connection_state'] as const,
     registers: [this.registry],
     collect: () => this.#collectPools(),
@@ -184,7 +183,6 @@ export class PlatformMetrics {
       keyPlacementFailed: (stage) => this.keyPlacementFailures.inc({ server, stage }),
     };
     return {
-      server,
       domain,
       httpRequestDone(route, method, status, seconds) {
         http.observe({ server, http_route: route, http_request_method: KNOWN_METHODS.has(method) ? method : '_OTHER', http_response_status_code: status }, seconds);

@@ -35,7 +35,7 @@ async function startSubgraph(service: 'trust' | 'registry', env: NodeJS.ProcessE
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk));
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk));
   const origin = `http://127.0.0.1:${port}`;
-  for (const started = Date.now(); Date.now() - started < 60_000 && child.exitCode === null; await new Promise((resolve) => setTimeout(resolve, 250))) {
+  for (const started = Date.now(); Date.now() - started < 180_000 && child.exitCode === null; await new Promise((resolve) => setTimeout(resolve, 250))) {
     if (
       await fetch(`${origin}/readyz`).then(
         (response) => response.status === 200,
@@ -64,7 +64,7 @@ beforeAll(async () => {
   const kek = spawnSync(process.execPath, ['--import', 'tsx', 'bin/keys.ts', 'create-kek'], { env, encoding: 'utf8' });
   expect(kek.status, kek.stderr).toBe(0);
   [parts.trust, parts.registry] = await Promise.all([startSubgraph('trust', env), startSubgraph('registry', env)]);
-}, 120_000);
+}, 300_000);
 
 afterAll(async () => {
   for (const part of Object.values(parts)) if (part.child.exitCode === null && part.child.signalCode === null) part.child.kill('SIGKILL');
@@ -91,7 +91,7 @@ describe('subgraphs deployed apart', () => {
           ['registry', '1'],
           ['trust', '1'],
         ]);
-      const pools = await prometheus.query('sum by (server) (db_client_connection_count)');
+      const pools = await prometheus.query('sum by (server) (db_client_connections_usage)');
       expect(pools.map((sample) => sample.metric.server).sort()).toEqual(['registry', 'trust']);
     } finally {
       await prometheus.stop();

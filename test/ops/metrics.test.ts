@@ -19,7 +19,7 @@ let platform: TestStack;
 
 beforeAll(async () => {
   platform = await startTestStack();
-});
+}, 300_000);
 
 afterAll(async () => {
   await platform?.stop();
@@ -32,7 +32,7 @@ const scrape = async () => {
 };
 
 /** The value of one series in an exposition (0 when absent). */
-function valueOf(exposition: string, series: string): number {
+function sampleOf(exposition: string, series: string): number {
   const line = exposition.split('\n').find((candidate) => candidate.startsWith(`${series} `));
   return line ? Number(line.slice(series.length + 1)) : 0;
 }
@@ -66,22 +66,22 @@ describe('metrics of the whole platform in one process', () => {
     expect((await fetch(`${platform.stack.gateway.url}/metrics`)).status).toBe(404);
     const exposition = await scrape();
     for (const server of SERVERS) expect(exposition, server).toMatch(new RegExp(`^http_server_request_duration_seconds_count\\{server="${server}",`, 'm'));
-    expect(valueOf(exposition, 'passport_passports_created_total{server="issuer"}')).toBe(1);
-    expect(valueOf(exposition, 'passport_events_appended_total{server="issuer",event_type="activated"}')).toBe(1);
-    expect(valueOf(exposition, 'passport_packs_minted_total{server="issuer"}')).toBe(1);
+    expect(sampleOf(exposition, 'passport_passports_created_total{server="issuer"}')).toBe(1);
+    expect(sampleOf(exposition, 'passport_events_appended_total{server="issuer",event_type="activated"}')).toBe(1);
+    expect(sampleOf(exposition, 'passport_packs_minted_total{server="issuer"}')).toBe(1);
     // The one asked, and the one the snapshot gathers with the passport.
-    expect(valueOf(exposition, 'passport_verdicts_total{server="issuer",outcome="verified"}')).toBe(2);
-    expect(valueOf(exposition, 'passport_snapshots_total{server="archive"}')).toBe(1);
-    expect(valueOf(exposition, 'passport_revocations_total{server="trust"}')).toBe(1);
+    expect(sampleOf(exposition, 'passport_verdicts_total{server="issuer",outcome="verified"}')).toBe(2);
+    expect(sampleOf(exposition, 'passport_snapshots_total{server="archive"}')).toBe(1);
+    expect(sampleOf(exposition, 'passport_revocations_total{server="trust"}')).toBe(1);
     expect(exposition).toMatch(/^passport_delegations_total\{server="trust",outcome="refused",code="[A-Z_]+"\} 1$/m);
-    expect(valueOf(exposition, 'passport_key_standing_answers_total{server="trust",standing="valid"}')).toBeGreaterThan(0);
+    expect(sampleOf(exposition, 'passport_key_standing_answers_total{server="trust",standing="valid"}')).toBeGreaterThan(0);
     // The route template, never the passport's id.
     expect(exposition).toContain('http_route="/issuer/passports/:id/verdict"');
     expect(exposition).not.toContain(passport.passport_id);
     expect(exposition).toMatch(/^graphql_server_operation_duration_seconds_count\{server="gateway",graphql_operation_name="\w+",graphql_operation_type="mutation",outcome="success"\}/m);
     expect(exposition).toMatch(/^graphql_gateway_subgraph_fetch_duration_seconds_count\{server="gateway",subgraph="issuer",outcome="success"\}/m);
     expect(exposition).toMatch(/^db_client_operation_duration_seconds_count\{server="issuer",db_system_name="postgresql",db_operation_name="SELECT",outcome="success"\}/m);
-    expect(exposition).toMatch(/^db_client_connection_count\{server="archive",db_client_connection_state="idle"\} [1-9]/m);
+    expect(exposition).toMatch(/^db_client_connections_usage\{server="archive",db_client_connection_state="idle"\} [1-9]/m);
     expect(exposition).toMatch(/^db_client_connection_pending_requests\{server="trust"\} 0$/m);
     expect(exposition).toMatch(/^process_cpu_seconds_total /m);
 
@@ -104,7 +104,7 @@ describe('metrics of the whole platform in one process', () => {
     await Promise.all(Array.from({ length: 16 }, worker));
     const after = await scrape();
     expect(platformSeries(after)).toEqual(before);
-    expect(valueOf(after, 'http_server_request_duration_seconds_count{server="facade",http_route="/issuer/passports/:id",http_request_method="GET",http_response_status_code="404"}')).toBe(10_001);
+    expect(sampleOf(after, 'http_server_request_duration_seconds_count{server="facade",http_route="/issuer/passports/:id",http_request_method="GET",http_response_status_code="404"}')).toBe(10_001);
 
     for (let index = 0; index < OPERATION_NAME_LIMIT + 50; index += 1) expect((await platform.graphql(`query ClientChosen${index} { __typename }`)).errors).toBeUndefined();
     const names = new Set([...(await scrape()).matchAll(/^graphql_server_operation_duration_seconds_count\{server="gateway",graphql_operation_name="([^"]*)"/gm)].map(([, name]) => name));
