@@ -171,6 +171,8 @@ export class PlatformMetrics {
   forServer(server: ServerName): ServerMetrics {
     const metrics = this;
     const http = this.httpDuration;
+    // Each series once found by route, method and status: a request's observation then allocates nothing.
+    const httpSeries = new Map<string, Map<string, Map<number, { observe(seconds: number): void }>>>();
     const domain: DomainMetrics = {
       passportCreated: () => this.passportsCreated.inc({ server }),
       eventAppended: (eventType) => this.eventsAppended.inc({ server, event_type: eventType }),
@@ -185,7 +187,14 @@ export class PlatformMetrics {
     return {
       domain,
       httpRequestDone(route, method, status, seconds) {
-        http.observe({ server, http_route: route, http_request_method: KNOWN_METHODS.has(method) ? method : '_OTHER', http_response_status_code: status }, seconds);
+        const knownMethod = KNOWN_METHODS.has(method) ? method : '_OTHER';
+        let byMethod = httpSeries.get(route);
+        if (!byMethod) httpSeries.set(route, (byMethod = new Map()));
+        let byStatus = byMethod.get(knownMethod);
+        if (!byStatus) byMethod.set(knownMethod, (byStatus = new Map()));
+        let series = byStatus.get(status);
+        if (!series) byStatus.set(status, (series = http.labels({ server, http_route: route, http_request_method: knownMethod, http_response_status_code: status })));
+        series.observe(seconds);
       },
       graphqlOperationDone(operationName, operationType, outcome, seconds) {
         metrics.graphqlDuration.observe({ server, graphql_operation_name: metrics.#boundedOperationName(server, operationName), graphql_operation_type: operationType, outcome }, seconds);
