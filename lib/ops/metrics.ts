@@ -136,6 +136,8 @@ export class PlatformMetrics {
 
   constructor() {
     collectDefaultMetrics({ register: this.registry });
+    // Gauges named _total, which Prometheus keeps for counters (promtool refuses them); each is the sum of its family without the suffix.
+    for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) this.registry.removeSingleMetric(name);
   }
 
   #counter<L extends string>(name: string, help: string, labelNames: readonly L[] = []) {
