@@ -51,7 +51,7 @@ export class PlatformProcess {
       )}\n`,
       { mode: 0o600 },
     );
-    const ports: Record<string, string> = { FACADE_PORT: String(await freePort()), GATEWAY_PORT: String(await freePort()), EMBEDDED_PG_PORT: String(await freePort()) };
+    const ports: Record<string, string> = { FACADE_PORT: String(await freePort()), GATEWAY_PORT: String(await freePort()), EMBEDDED_PG_PORT: String(await freePort()), METRICS_PORT: '0' };
     for (const service of SERVICES) ports[`${service.toUpperCase()}_SUBGRAPH_PORT`] = String(await freePort());
     const env = { ...process.env, ...options.env, ...ports, HOST: '127.0.0.1', PASSPORT_DATA_DIR: options.dataDir, LOG_LEVEL: 'info' };
     return new PlatformProcess(options.dataDir, tokens, env, `http://127.0.0.1:${ports.FACADE_PORT}`, `http://127.0.0.1:${ports.GATEWAY_PORT}/graphql`, options);

@@ -56,7 +56,15 @@ async function sharedEnvironment(bench: Bench, tokens: ServerSettings): Promise<
     kekFiles.set(bench, written);
   }
   const kekPath = await written;
-  return { HOST: '127.0.0.1', DATABASE_URL: bench.databaseUrl, PASSPORT_KEK_FILE: kekPath, PASSPORT_ADMIN_TOKEN: tokens.admin, ...(tokens.writer && { PASSPORT_WRITER_TOKEN: tokens.writer }) };
+  // Any free metrics port: replicas of one subgraph would share its default one.
+  return {
+    HOST: '127.0.0.1',
+    METRICS_PORT: '0',
+    DATABASE_URL: bench.databaseUrl,
+    PASSPORT_KEK_FILE: kekPath,
+    PASSPORT_ADMIN_TOKEN: tokens.admin,
+    ...(tokens.writer && { PASSPORT_WRITER_TOKEN: tokens.writer }),
+  };
 }
 
 export interface PlatformProcess {

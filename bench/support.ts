@@ -130,7 +130,7 @@ export async function openBench(name: string): Promise<Bench> {
       close,
       kek,
       async startStack(tokens) {
-        const ports = { FACADE_PORT: '0', GATEWAY_PORT: '0', TRUST_SUBGRAPH_PORT: '0', REGISTRY_SUBGRAPH_PORT: '0', ISSUER_SUBGRAPH_PORT: '0', ARCHIVE_SUBGRAPH_PORT: '0' };
+        const ports = { FACADE_PORT: '0', GATEWAY_PORT: '0', TRUST_SUBGRAPH_PORT: '0', REGISTRY_SUBGRAPH_PORT: '0', ISSUER_SUBGRAPH_PORT: '0', ARCHIVE_SUBGRAPH_PORT: '0', METRICS_PORT: '0' };
         const config = { ...loadRuntimeConfig({ HOST: '127.0.0.1', PASSPORT_DATA_DIR: dataDir, ...ports }), databaseUrl: postgres.url };
         const stack = await startStack({ config, tokens, kek });
         defer(() => stack.stop());

@@ -4,8 +4,11 @@ import { SERVICES } from '../lib/config/services.js';
 import { ROUTE_TABLES } from '../rest-facade/routes/index.js';
 import { startFacade } from '../rest-facade/server.js';
 import { configOrExit, stopOnSignal } from './lifecycle.js';
+import { DEFAULT_METRICS_PORTS, serveMetrics } from '../lib/ops/metrics-listener.js';
+import { Operations } from '../lib/ops/operations.js';
 
 const config = configOrExit();
+const operations = new Operations({ shutdownTimeoutMs: config.shutdown.timeoutMs });
 const facade = await startFacade({
   host: config.host,
   mounts: config.mounts,
@@ -14,6 +17,15 @@ const facade = await startFacade({
   tokens: loadAccessTokens(),
   bodyLimit: config.bodyLimit,
   requestTimeoutMs: config.requestTimeoutMs,
+  operations,
 });
-console.log(SERVICES.map((service) => `${service}: ${facade.baseUrls[service]}`).join('\n'));
-stopOnSignal(facade.stop);
+const metrics = await serveMetrics(operations.metrics, { host: config.metrics.host, port: config.metrics.port ?? DEFAULT_METRICS_PORTS.facade });
+console.log([...SERVICES.map((service) => `${service}: ${facade.baseUrls[service]}`), `metrics: ${metrics.url}`].join('\n'));
+stopOnSignal(
+  async () => {
+    await facade.stop();
+    await metrics.stop();
+  },
+  operations,
+  config.shutdown,
+);

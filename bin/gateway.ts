@@ -7,8 +7,11 @@ import { join } from 'node:path';
 import { SERVICES } from '../lib/config/services.js';
 import { startGateway } from '../gateway/index.js';
 import { configOrExit, stopOnSignal } from './lifecycle.js';
+import { DEFAULT_METRICS_PORTS, serveMetrics } from '../lib/ops/metrics-listener.js';
+import { Operations } from '../lib/ops/operations.js';
 
 const config = configOrExit();
+const operations = new Operations({ shutdownTimeoutMs: config.shutdown.timeoutMs });
 const gateway = await startGateway({
   host: config.host,
   port: config.gatewayPort,
@@ -25,6 +28,15 @@ const gateway = await startGateway({
   limits: config.graphqlLimits,
   ...(config.subgraphSecret ? { subgraphSecret: config.subgraphSecret } : {}),
   supergraphFile: join(config.dataDir, 'supergraph.graphql'),
+  operations,
 });
-console.log(`gateway: ${gateway.graphqlUrl}\nGraphiQL: ${gateway.graphiqlUrl}`);
-stopOnSignal(gateway.stop);
+const metrics = await serveMetrics(operations.metrics, { host: config.metrics.host, port: config.metrics.port ?? DEFAULT_METRICS_PORTS.gateway });
+console.log(`gateway: ${gateway.graphqlUrl}\nGraphiQL: ${gateway.graphiqlUrl}\nmetrics: ${metrics.url}`);
+stopOnSignal(
+  async () => {
+    await gateway.stop();
+    await metrics.stop();
+  },
+  operations,
+  config.shutdown,
+);

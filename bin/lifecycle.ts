@@ -1,16 +1,28 @@
 import { ConfigurationError, loadRuntimeConfig, type RuntimeConfig } from '../lib/config/runtime.js';
 import { explainDatabaseFailure } from '../lib/db/postgres.js';
 import { KeyCustodyError } from '../lib/keys/kek.js';
+import type { Operations } from '../lib/ops/operations.js';
 import { shutDownTracing, tracesProtocol, tracingEnabled } from '../lib/ops/tracing.js';
 
-/** Stops a running part cleanly on Ctrl-C, SIGTERM or SIGHUP (its terminal closed), once, sending the spans still buffered. */
-export function stopOnSignal(stop: () => Promise<void>): void {
+/**
+ * Stops a running part cleanly on Ctrl-C, SIGTERM or SIGHUP (its terminal closed), once: its readiness
+ * fails first, for SHUTDOWN_DELAY_MS (a load balancer's time to stop sending to it), then its ports
+ * close to new connections while requests in flight finish; after SHUTDOWN_TIMEOUT_MS more it exits
+ * whatever is left.
+ */
+export function stopOnSignal(stop: () => Promise<void>, operations: Operations, shutdown: RuntimeConfig['shutdown']): void {
   let stopping = false;
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
-    process.on(signal, () => {
+    process.on(signal, async () => {
       if (stopping) return;
       stopping = true;
-      console.log(`\n${signal}: stopping…`);
+      operations.startDraining();
+      console.log(`\n${signal}: not ready any more; stopping${shutdown.delayMs ? ` in ${shutdown.delayMs} ms` : ''}…`);
+      await new Promise((resolve) => setTimeout(resolve, shutdown.delayMs));
+      setTimeout(() => {
+        console.error(`Still stopping ${shutdown.timeoutMs + 5000} ms after the shutdown began (SHUTDOWN_TIMEOUT_MS + 5 s): exiting.`);
+        process.exit(1);
+      }, shutdown.timeoutMs + 5000).unref();
       stop()
         .then(shutDownTracing)
         .then(

@@ -16,6 +16,8 @@ import { startGateway, type RunningGateway } from '../gateway/index.js';
 import { ROUTE_TABLES } from '../rest-facade/routes/index.js';
 import { startFacade, type RunningFacade } from '../rest-facade/server.js';
 import { SUBGRAPHS } from '../subgraphs/index.js';
+import { DEFAULT_METRICS_PORTS, serveMetrics, type MetricsListener } from '../lib/ops/metrics-listener.js';
+import { Operations } from '../lib/ops/operations.js';
 
 export interface StackOptions {
   config: RuntimeConfig;
@@ -41,6 +43,10 @@ export interface RunningStack {
   replicaStatements(): Record<ServiceName, number[]>;
   gateway: RunningGateway;
   facade: RunningFacade;
+  /** The six servers' metrics and shutdown state (SIGTERM fails their readiness first). */
+  operations: Operations;
+  /** The one Prometheus endpoint of all six servers (METRICS_HOST, METRICS_PORT). */
+  metrics: MetricsListener;
   stop(): Promise<void>;
 }
 
@@ -53,6 +59,9 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
     stoppers.length = 0;
   };
   try {
+    const operations = new Operations({ shutdownTimeoutMs: config.shutdown.timeoutMs });
+    const metrics = await serveMetrics(operations.metrics, { host: config.metrics.host, port: config.metrics.port ?? DEFAULT_METRICS_PORTS.stack });
+    stoppers.push(() => metrics.stop());
     let postgres: RunningPostgres | undefined;
     if (!config.databaseUrl) {
       postgres = await startEmbeddedPostgres({ dataDir: config.dataDir, port: config.embeddedPort, log: (line) => log(`postgres: ${line}`) });
@@ -77,7 +86,7 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
     for (const service of SERVICES) {
       replicaUrls[service] = [];
       for (let replica = 0; replica < config.subgraphReplicas; replica += 1) {
-        const subgraph: Subgraph = await SUBGRAPHS[service]({ databaseUrl: serviceUrl(service), tokens: options.tokens, kek: options.kek, gateway: gatewayForSubgraphs });
+        const subgraph: Subgraph = await SUBGRAPHS[service]({ databaseUrl: serviceUrl(service), tokens: options.tokens, kek: options.kek, gateway: gatewayForSubgraphs, operations });
         stoppers.push(() => subgraph.close());
         subgraphs.push(subgraph);
         // The first replica on the configured port, the others wherever the system finds room.
@@ -98,6 +107,7 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
       limits: config.graphqlLimits,
       ...(config.subgraphSecret ? { subgraphSecret: config.subgraphSecret } : {}),
       ...(options.supergraphFile ? { supergraphFile: options.supergraphFile } : {}),
+      operations,
     });
     stoppers.push(() => gateway.stop());
     gatewayUrl = gateway.graphqlUrl;
@@ -112,6 +122,7 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
       tokens: options.tokens,
       bodyLimit: config.bodyLimit,
       requestTimeoutMs: config.requestTimeoutMs,
+      operations,
     });
     stoppers.push(() => facade.stop());
 
@@ -119,7 +130,7 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
       Object.fromEntries(SERVICES.map((service) => [service, subgraphs.filter((subgraph) => subgraph.name === service).map((subgraph) => subgraph.statements())])) as Record<ServiceName, number[]>;
     const sqlStatements = () =>
       Object.fromEntries(Object.entries(replicaStatements()).map(([service, counts]) => [service, counts.reduce((sum, count) => sum + count, 0)])) as Record<ServiceName, number>;
-    return { databaseUrl, ...(postgres ? { clusterDir: postgres.clusterDir } : {}), subgraphUrls, replicaUrls, sqlStatements, replicaStatements, gateway, facade, stop };
+    return { databaseUrl, ...(postgres ? { clusterDir: postgres.clusterDir } : {}), subgraphUrls, replicaUrls, sqlStatements, replicaStatements, gateway, facade, operations, metrics, stop };
   } catch (error) {
     await stop();
     throw error;

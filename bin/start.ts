@@ -51,7 +51,8 @@ const lines = [
   ...SERVICES.map((service) => `  ${`${service} REST`.padEnd(18)} ${stack.facade.baseUrls[service]}   (OpenAPI: ${new URL(stack.facade.baseUrls[service]).origin}/docs/${service}/openapi.json)`),
   `  Supergraph SDL     ${join(config.dataDir, 'supergraph.graphql')}`,
   `  Database           ${stack.clusterDir ? `embedded PostgreSQL in ${stack.clusterDir}` : 'external (DATABASE_URL)'}`,
+  `  Metrics            ${stack.metrics.url}   (all six servers; probes: /livez and /readyz on every port)`,
 ];
 // Listening for Ctrl-C before saying so: a signal in between would end the process without stopping PostgreSQL.
-stopOnSignal(stack.stop);
+stopOnSignal(stack.stop, stack.operations, config.shutdown);
 console.log([...lines, '', 'Press Ctrl-C to stop.'].join('\n'));

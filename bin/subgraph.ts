@@ -8,6 +8,8 @@ import { serveSubgraph, subgraphServerOptions } from '../lib/graphql/subgraph-se
 import { deployMigrations } from '../lib/db/migrate.js';
 import { SUBGRAPHS } from '../subgraphs/index.js';
 import { configOrExit, endOnKeyCustodyError, stopOnSignal } from './lifecycle.js';
+import { DEFAULT_METRICS_PORTS, serveMetrics } from '../lib/ops/metrics-listener.js';
+import { Operations } from '../lib/ops/operations.js';
 
 const service = process.argv[2] ?? '';
 if (!isServiceName(service)) {
@@ -21,9 +23,11 @@ const gatewayUrl = process.env.GATEWAY_URL ?? `http://${config.host}:${config.ga
 const kek = await Promise.resolve()
   .then(() => readKekFile(kekFile()))
   .catch(endOnKeyCustodyError);
-const subgraph = await SUBGRAPHS[service]({ databaseUrl, tokens: loadAccessTokens(), kek, gateway: gatewayClient(() => gatewayUrl) }).catch(endOnKeyCustodyError);
+const operations = new Operations({ shutdownTimeoutMs: config.shutdown.timeoutMs });
+const subgraph = await SUBGRAPHS[service]({ databaseUrl, tokens: loadAccessTokens(), kek, gateway: gatewayClient(() => gatewayUrl), operations }).catch(endOnKeyCustodyError);
 const server = await serveSubgraph(subgraph, { host: config.host, port: config.subgraphPorts[service] }, subgraphServerOptions(config));
-console.log(`${service} subgraph: ${server.url}`);
+const metrics = await serveMetrics(operations.metrics, { host: config.metrics.host, port: config.metrics.port ?? DEFAULT_METRICS_PORTS[service] });
+console.log(`${service} subgraph: ${server.url}\nmetrics: ${metrics.url}`);
 // Run as separate processes, the services and the gateway start in any order: try until the graph answers.
 void (async function whenGraphReady() {
   for (;;) {
@@ -36,7 +40,12 @@ void (async function whenGraphReady() {
     }
   }
 })();
-stopOnSignal(async () => {
-  await server.stop();
-  await subgraph.close();
-});
+stopOnSignal(
+  async () => {
+    await server.stop();
+    await subgraph.close();
+    await metrics.stop();
+  },
+  operations,
+  config.shutdown,
+);

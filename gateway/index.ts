@@ -28,6 +28,9 @@ import { apolloArmor } from '../lib/graphql/limits.js';
 import { GATEWAY_CREDENTIAL_HEADER } from '../lib/graphql/gateway-credential.js';
 import { formatGatewayError } from './refusals.js';
 import { batchingPost, isQuery, type JsonPost } from './subgraph-batching.js';
+import { operationMetricsPlugin } from '../lib/ops/graphql-metrics.js';
+import type { ServerMetrics } from '../lib/ops/metrics.js';
+import { closeGracefully, Operations, peerReady, registerOperations } from '../lib/ops/operations.js';
 
 // @apollo/gateway reports usage to Apollo unless this is set before it is constructed.
 process.env.APOLLO_TELEMETRY_DISABLED = '1';
@@ -47,6 +50,8 @@ export interface GatewayOptions {
   limits: GraphqlLimits;
   /** Sent to every subgraph as the gateway's credential (SUBGRAPH_SECRET), when configured. */
   subgraphSecret?: string;
+  /** The process's metrics and shutdown state; a gateway started without them has its own. */
+  operations?: Operations;
 }
 
 interface GatewayContext {
@@ -100,6 +105,23 @@ export function roundRobin(replicas: readonly string[], fetcher: SubgraphFetcher
   let next = 0;
   const spread = (_url: string, init: Parameters<NonNullable<SubgraphFetcher>>[1]) => fetcher!(replicas[next++ % replicas.length]!, init);
   return spread as SubgraphFetcher;
+}
+
+/** Times each request to one subgraph, and counts those that fail (by network error code or HTTP status). */
+export function timedSubgraphFetch(metrics: ServerMetrics, subgraph: string, fetcher: SubgraphFetcher): SubgraphFetcher {
+  const timed = async (url: string, init: Parameters<NonNullable<SubgraphFetcher>>[1]) => {
+    const started = performance.now();
+    try {
+      const response = await fetcher!(url, init);
+      metrics.subgraphFetchDone(subgraph, response.ok ? 'success' : 'error', (performance.now() - started) / 1000, response.ok ? undefined : String(response.status));
+      return response;
+    } catch (error) {
+      const code = (error as { code?: unknown }).code;
+      metrics.subgraphFetchDone(subgraph, 'error', (performance.now() - started) / 1000, typeof code === 'string' && /^E[A-Z_]+$/.test(code) ? code : 'network');
+      throw error;
+    }
+  };
+  return timed as SubgraphFetcher;
 }
 
 /** A fetch Response, as far as RemoteGraphQLDataSource reads one, over an answer already received. */
@@ -210,6 +232,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     await mkdir(dirname(options.supergraphFile), { recursive: true });
     await writeFile(options.supergraphFile, supergraphSdl);
   }
+  const operations = options.operations ?? new Operations();
+  const metrics = operations.metrics.forServer('gateway');
   // Made before ApolloGateway, whose spans go to the gateway's provider (lib/ops/tracing.ts).
   const tracer = serverTracer('gateway');
   const subgraphFetch = sharingSubgraphFetch(batchingPost(jsonPoster({ tracer })));
@@ -219,7 +243,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       const replicas = options.subgraphs.find((subgraph) => subgraph.name === name)?.replicas ?? [];
       return new CredentialForwardingDataSource({
         url,
-        fetcher: replicas.length > 1 ? roundRobin(replicas, subgraphFetch) : subgraphFetch,
+        fetcher: timedSubgraphFetch(metrics, name, replicas.length > 1 ? roundRobin(replicas, subgraphFetch) : subgraphFetch),
         ...(options.subgraphSecret ? { subgraphSecret: options.subgraphSecret } : {}),
       });
     },
@@ -227,7 +251,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const armor = apolloArmor<GatewayContext>(options.limits, options.introspection);
   const apollo = new ApolloServer<GatewayContext>({
     gateway,
-    plugins: [...noPhoneHomePlugins(), ...armor.plugins, unknownOperationPlugin, ...(tracer ? [graphqlTracingPlugin<GatewayContext>(tracer)] : [])],
+    plugins: [...noPhoneHomePlugins(), operationMetricsPlugin(metrics), ...armor.plugins, unknownOperationPlugin, ...(tracer ? [graphqlTracingPlugin<GatewayContext>(tracer)] : [])],
     parseOptions: armor.parseOptions,
     validationRules: armor.validationRules,
     allowBatchedHttpRequests: false,
@@ -246,6 +270,11 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const app = Fastify({ ...publicServerOptions(options), ...loggingOptions('gateway'), exposeHeadRoutes: true });
   if (tracer) traceRequests(app, tracer);
   logRequests(app);
+  // The gateway listens once the supergraph is composed; ready then means every subgraph replica is ready.
+  const subgraphReadiness = options.subgraphs.flatMap(({ name, url, replicas }) =>
+    (replicas?.length ? replicas : [url]).map((replica, index, all) => [all.length > 1 ? `${name}#${index + 1}` : name, peerReady(new URL('/readyz', replica).href, `the ${name} subgraph`)] as const),
+  );
+  registerOperations(app, operations, 'gateway', Object.fromEntries(subgraphReadiness));
   app.removeAllContentTypeParsers();
   // Variables nested thousands deep overflow the stack when sent on to a subgraph (a 500). The limit
   // is the facade's, counted inside the envelope {"variables": {"name": …}}.
@@ -291,8 +320,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     graphiqlUrl: `${base}/graphiql/`,
     supergraphSdl,
     async stop() {
-      app.server.closeAllConnections();
-      await app.close();
+      await closeGracefully(app, operations);
       await apollo.stop();
     },
   };

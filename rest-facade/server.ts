@@ -26,6 +26,7 @@ import { problemFromGraphqlErrors, problemHeaders } from './problems.js';
 import type { Route, RouteContext, RouteRequest, ServiceRoutes } from './route-table.js';
 import { validatorCompiler } from './validation.js';
 import { verifyPageHandler } from './verify-page.js';
+import { closeGracefully, Operations, peerReady, registerOperations } from '../lib/ops/operations.js';
 
 export interface FacadeMount {
   service: ServiceName;
@@ -43,6 +44,8 @@ export interface FacadeOptions {
   bodyLimit: number;
   /** How long a client may take to send a whole request (default: lib/http/server-options.ts). */
   requestTimeoutMs?: number;
+  /** The process's metrics and shutdown state; a facade started without them has its own. */
+  operations?: Operations;
 }
 
 export interface RunningFacade extends ListeningServer {
@@ -122,6 +125,8 @@ export async function startFacade(options: FacadeOptions): Promise<RunningFacade
   // Kept-alive sockets to the gateway, over node:http rather than fetch (see lib/http/post-json.ts).
   const tracer = serverTracer('facade');
   const postToGateway = jsonPoster({ tracer });
+  const operations = options.operations ?? new Operations();
+  const readiness = { gateway: peerReady(new URL('/readyz', options.gatewayUrl).href, 'the gateway') };
   async function callGateway(operation: string, variables: Record<string, unknown>, authorization: string | undefined) {
     let answer: JsonAnswer;
     try {
@@ -249,6 +254,7 @@ export async function startFacade(options: FacadeOptions): Promise<RunningFacade
     });
     if (tracer) traceRequests(app, tracer);
     logRequests(app);
+    registerOperations(app, operations, 'facade', readiness);
     for (const method of OTHER_METHODS) if (!app.supportedMethods.includes(method)) app.addHttpMethod(method, { hasBody: true });
     for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
     app.setValidatorCompiler(validatorCompiler);
@@ -335,12 +341,7 @@ export async function startFacade(options: FacadeOptions): Promise<RunningFacade
     url: `http://${options.host}:${ports.get(options.mounts[0]!.port)}`,
     baseUrls,
     async stop() {
-      await Promise.all(
-        servers.map(async (app) => {
-          app.server.closeAllConnections();
-          await app.close();
-        }),
-      );
+      await Promise.all(servers.map((app) => closeGracefully(app, operations)));
     },
   };
 }

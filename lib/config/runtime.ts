@@ -36,6 +36,10 @@ export interface RuntimeConfig {
    * loopback, as the subgraphs' ports are then reachable from elsewhere.
    */
   subgraphSecret?: string;
+  /** Where the Prometheus metrics are served (METRICS_HOST, METRICS_PORT); without a port, the part's default (lib/ops/metrics-listener.ts). */
+  metrics: { host: string; port?: number };
+  /** On SIGTERM: how long readiness fails before the ports close (SHUTDOWN_DELAY_MS), and how long requests in flight are given to finish (SHUTDOWN_TIMEOUT_MS). */
+  shutdown: { delayMs: number; timeoutMs: number };
 }
 
 /** A setting that cannot be used, said in one sentence (bin/ prints it and exits 1). */
@@ -102,6 +106,8 @@ export function loadRuntimeConfig(env: NodeJS.ProcessEnv = process.env): Runtime
     introspection: (env.GRAPHQL_INTROSPECTION ?? 'true') !== 'false',
     bodyLimit: integer(env, 'BODY_LIMIT_BYTES', 1024 * 1024),
     requestTimeoutMs: requestTimeout(env),
+    metrics: { host: env.METRICS_HOST || '127.0.0.1', ...(env.METRICS_PORT ? { port: integer(env, 'METRICS_PORT', 0) } : {}) },
+    shutdown: { delayMs: integer(env, 'SHUTDOWN_DELAY_MS', 0), timeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000) },
     graphqlLimits: {
       maxDepth: integer(env, 'GRAPHQL_MAX_DEPTH', 15),
       maxAliases: integer(env, 'GRAPHQL_MAX_ALIASES', 60),

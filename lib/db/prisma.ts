@@ -7,12 +7,24 @@ import { parseDatabaseUrl } from './postgres.js';
 /** The constructor of a service's generated Prisma client. */
 export type PrismaClientClass<T> = new (options: { adapter: PrismaPg }) => T;
 
+/** Told of every SQL statement once answered: its text, its duration in seconds, whether it failed. */
+export type StatementObserver = (sql: string, seconds: number, failed: boolean) => void;
+
+type QueryCallback = (error: unknown, result: unknown) => void;
+
 /**
  * Counts the SQL statements a pool sends (every `query` of every client it hands out: Prisma's
- * queries, raw SQL and transaction control alike), so that tests can see how many a request costs.
+ * queries, raw SQL and transaction control alike), so that tests can see how many a request costs,
+ * and tells an observer (the metrics) how long each took. pg's clients are asked both ways: with a
+ * promise (Prisma's adapter in a transaction) and with a callback (pg.Pool's own query).
  */
 export class StatementCounter {
   #count = 0;
+  readonly #observe: StatementObserver | undefined;
+
+  constructor(observe?: StatementObserver) {
+    this.#observe = observe;
+  }
 
   get count(): number {
     return this.#count;
@@ -20,11 +32,31 @@ export class StatementCounter {
 
   /** Counts from now on every statement sent on the pool's connections. */
   watch(pool: pg.Pool): void {
+    const observe = this.#observe;
     pool.on('connect', (client) => {
       const query = client.query.bind(client) as (...args: unknown[]) => unknown;
       (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
         this.#count += 1;
-        return query(...args);
+        if (!observe) return query(...args);
+        const sql = typeof args[0] === 'string' ? args[0] : String((args[0] as { text?: unknown } | undefined)?.text ?? '');
+        const started = performance.now();
+        const done = (failed: boolean) => observe(sql, (performance.now() - started) / 1000, failed);
+        const last = args.length - 1;
+        if (typeof args[last] === 'function') {
+          const callback = args[last] as QueryCallback;
+          args[last] = (error: unknown, result: unknown) => {
+            done(Boolean(error));
+            callback(error, result);
+          };
+          return query(...args);
+        }
+        const answer = query(...args);
+        if (answer instanceof Promise)
+          answer.then(
+            () => done(false),
+            () => done(true),
+          );
+        return answer;
       };
     });
   }
@@ -39,11 +71,19 @@ function statementTimeoutMs(env: NodeJS.ProcessEnv = process.env): number {
   return Number.isInteger(configured) && configured > 0 ? configured : 30_000;
 }
 
+/** What may watch a service's connection pool. */
+export interface PoolObservers {
+  statements?: StatementCounter;
+  tracer?: Tracer;
+  watch?: (pool: pg.Pool) => void;
+}
+
 /**
  * Opens a service's Prisma client on the `pg` driver adapter, inside the schema named by the URL's
- * `?schema=` parameter; the statements sent are counted by `statements` when given, and traced by `tracer`.
+ * `?schema=` parameter. Given, `observers.statements` counts the statements sent, `observers.tracer` traces them,
+ * and `observers.watch` sees the pool (its connections, for the metrics).
  */
-export function openPrismaClient<T>(Client: PrismaClientClass<T>, url: string, poolSize = 10, statements?: StatementCounter, tracer?: Tracer): T {
+export function openPrismaClient<T>(Client: PrismaClientClass<T>, url: string, poolSize = 10, observers: PoolObservers = {}): T {
   const target = parseDatabaseUrl(url);
   const connectionString = new URL(url);
   connectionString.searchParams.delete('schema');
@@ -55,7 +95,8 @@ export function openPrismaClient<T>(Client: PrismaClientClass<T>, url: string, p
     // No statement holds a connection longer, so one heavy request cannot starve the others.
     options: `-c statement_timeout=${statementTimeoutMs()} -c idle_in_transaction_session_timeout=${statementTimeoutMs()}`,
   });
-  statements?.watch(pool);
-  if (tracer) traceStatements(pool, tracer, connectionString.pathname.slice(1));
+  observers.statements?.watch(pool);
+  if (observers.tracer) traceStatements(pool, observers.tracer, connectionString.pathname.slice(1));
+  observers.watch?.(pool);
   return new Client({ adapter: new PrismaPg(pool, { schema: target.schema, disposeExternalPool: true }) });
 }

@@ -22,6 +22,8 @@ export interface ServiceOperations {
   adminLog: AdminLog;
   /** Follows a rotation or revocation, asked with the admin's request (the trust graph placing the keyring again). */
   keysChanged(context: RequestContext): Promise<void>;
+  /** Counts a key change the trust graph could not place (passport_key_placement_failures_total). */
+  keyPlacementFailed(): void;
 }
 
 export const ADMIN_LOG_MAX_PAGE = 500;
@@ -34,6 +36,7 @@ export function serviceRootResolver(service: ServiceName, operations: ServiceOpe
     try {
       await operations.keysChanged(context);
     } catch (error) {
+      operations.keyPlacementFailed();
       const reason = error instanceof Error ? error.message : String(error);
       throw new ProblemError(502, 'KEY_PLACEMENT_FAILED', `The ${service} service ${change}, but the trust graph could not place its keyring (${reason}); placePlatformKeys or a restart places it.`);
     }

@@ -19,6 +19,8 @@ import { formatServiceError } from './errors.js';
 import { gatewayCredentialPlugin } from './gateway-credential.js';
 import { apolloArmor, subgraphLimits } from './limits.js';
 import type { Subgraph } from './subgraph.js';
+import { operationMetricsPlugin } from '../ops/graphql-metrics.js';
+import { registerOperations } from '../ops/operations.js';
 
 /** Apollo's reporting and its CDN-hosted landing page, all off: nothing leaves the machine. */
 export const noPhoneHomePlugins = () => [ApolloServerPluginLandingPageDisabled(), ApolloServerPluginUsageReportingDisabled(), ApolloServerPluginSchemaReportingDisabled()];
@@ -66,6 +68,7 @@ export async function serveSubgraph(subgraph: Subgraph, listen: { host: string; 
   const app = Fastify({ ...publicServerOptions({ bodyLimit, requestTimeoutMs: options.requestTimeoutMs }), ...loggingOptions(subgraph.name) });
   if (tracer) traceRequests(app, tracer);
   logRequests(app);
+  registerOperations(app, subgraph.operations, subgraph.name, subgraph.readiness);
   const server = new ApolloServer<RequestContext>({
     schema: subgraph.schema,
     plugins: [
@@ -75,6 +78,7 @@ export async function serveSubgraph(subgraph: Subgraph, listen: { host: string; 
       ApolloServerPluginInlineTraceDisabled(),
       ...(options.gatewaySecret ? [gatewayCredentialPlugin<RequestContext>(options.gatewaySecret)] : []),
       adminLogPlugin(subgraph.adminLog, (error) => app.log.error({ err: error }, 'admin log not written')),
+      operationMetricsPlugin(subgraph.metrics),
       ...armor.plugins,
       ...(tracer ? [graphqlTracingPlugin<RequestContext>(tracer)] : []),
     ],

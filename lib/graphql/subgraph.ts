@@ -15,6 +15,8 @@ import { resolveMutationsWithPendingEntries } from './admin-log-plugin.js';
 import { buildFederatedSchema, type ReferenceResolvers } from './federation.js';
 import type { GatewayClient } from './gateway-client.js';
 import { serviceRootResolver } from './service-root.js';
+import { Operations, type ReadinessCheck } from '../ops/operations.js';
+import type { ServerMetrics } from '../ops/metrics.js';
 
 export interface SubgraphDefinition<P extends ServicePrismaClient, D> {
   name: ServiceName;
@@ -39,6 +41,8 @@ export interface SubgraphOptions {
   kek: KeyEncryptionKeys;
   /** The rest of the graph, for services that read other services' data. */
   gateway: GatewayClient;
+  /** The process's metrics and shutdown state; a subgraph made without them has its own. */
+  operations?: Operations;
 }
 
 export interface Subgraph {
@@ -47,6 +51,10 @@ export interface Subgraph {
   adminLog: AdminLog;
   /** SQL statements the subgraph has sent so far. */
   statements(): number;
+  operations: Operations;
+  metrics: ServerMetrics;
+  /** The conditions of its readiness probe (database reachable and migrated, keys unsealed). */
+  readiness: Record<string, ReadinessCheck>;
   context(authorization: string | undefined): RequestContext;
   /** Runs the definition's graphReady, if any: call it once the gateway serves every subgraph. */
   graphReady(): Promise<void>;
@@ -59,8 +67,9 @@ const PLACE_PLATFORM_KEYS = 'mutation PlacePlatformKeys { placePlatformKeys { cr
 export type SubgraphFactory = (options: SubgraphOptions) => Promise<Subgraph>;
 
 export function defineSubgraph<P extends ServicePrismaClient, D>(definition: SubgraphDefinition<P, D>): SubgraphFactory {
-  return async ({ databaseUrl, tokens, gateway, kek }) => {
-    const kernel = await openServiceKernel(definition.name, definition.PrismaClient, databaseUrl, kek);
+  return async ({ databaseUrl, tokens, gateway, kek, operations = new Operations() }) => {
+    const metrics = operations.metrics.forServer(definition.name);
+    const kernel = await openServiceKernel(definition.name, definition.PrismaClient, databaseUrl, kek, metrics);
     const dependencies = await definition.open(kernel, gateway);
     const RootResolver = serviceRootResolver(definition.name, {
       discovery: () => ({ service: definition.name, description: definition.description, ...definition.discovery?.(dependencies) }),
@@ -68,6 +77,7 @@ export function defineSubgraph<P extends ServicePrismaClient, D>(definition: Sub
       keys: kernel.keys,
       adminLog: kernel.adminLog,
       keysChanged: (context) => gateway.request(PLACE_PLATFORM_KEYS, {}, context.authorization).then(() => undefined),
+      keyPlacementFailed: () => kernel.metrics.keyPlacementFailed('rotation'),
     });
     const instances = [new (RootResolver as new () => object)(), ...definition.resolvers(dependencies, kernel)];
     // type-graphql asks the container for the resolver instance on every field it resolves.
@@ -90,6 +100,9 @@ export function defineSubgraph<P extends ServicePrismaClient, D>(definition: Sub
       schema,
       adminLog: kernel.adminLog,
       statements: () => kernel.statements.count,
+      operations,
+      metrics,
+      readiness: kernel.readiness,
       context: (authorization) => requestContext(tokens, authorization),
       graphReady: async () => definition.graphReady?.(dependencies, gateway),
       close: () => kernel.close(),

@@ -15,9 +15,13 @@ import { KEY_PURPOSES, SERVICE_KEY_PURPOSE } from '../keys/purposes.js';
 import { Pkcs11KeyVault, pkcs11Settings } from '../keys/pkcs11-vault.js';
 import { SealedKeyVault } from '../keys/sealed-vault.js';
 import { serverTracer } from '../ops/tracing.js';
+import { migrationsDirectory, readMigrations } from '../db/migrate.js';
+import type { DomainMetrics, ServerMetrics } from '../ops/metrics.js';
+import { NotReady, type ReadinessCheck } from '../ops/operations.js';
 
 export interface ServicePrismaClient extends KeyStoreClient, AdminLogClient {
   $executeRawUnsafe(query: string): Promise<number>;
+  $queryRawUnsafe<T = unknown>(query: string): Promise<T>;
   $disconnect(): Promise<void>;
 }
 
@@ -30,6 +34,10 @@ export interface ServiceKernel<P extends ServicePrismaClient> {
   adminLog: AdminLog;
   /** SQL statements sent so far (for tests: what a request costs). */
   statements: StatementCounter;
+  /** What the service counts of its domain's outcomes (lib/ops/metrics.ts). */
+  metrics: DomainMetrics;
+  /** Ready: the database answers, every committed migration is applied, the signing keys are unsealed. */
+  readiness: Record<string, ReadinessCheck>;
   /** Liveness as signed JSON; `status` is `ok`, or `unavailable` when the database does not answer. */
   health(): Promise<Record<string, unknown>>;
   close(): Promise<void>;
@@ -37,12 +45,28 @@ export interface ServiceKernel<P extends ServicePrismaClient> {
 
 export const PLATFORM_VERSION = '0.1.0';
 
-export async function openServiceKernel<P extends ServicePrismaClient>(name: ServiceName, Client: PrismaClientClass<P>, databaseUrl: string, kek: KeyEncryptionKeys): Promise<ServiceKernel<P>> {
+export async function openServiceKernel<P extends ServicePrismaClient>(
+  name: ServiceName,
+  Client: PrismaClientClass<P>,
+  databaseUrl: string,
+  kek: KeyEncryptionKeys,
+  metrics: ServerMetrics,
+): Promise<ServiceKernel<P>> {
   // A PKCS#11 token when one is configured (docs/KEYS.md), else keys sealed under the KEK.
   const pkcs11 = pkcs11Settings();
   const vault: KeyVault = pkcs11 ? new Pkcs11KeyVault(name, pkcs11) : new SealedKeyVault(name, kek);
-  const statements = new StatementCounter();
-  const prisma = openPrismaClient(Client, databaseUrl, 10, statements, serverTracer(name));
+  const statements = new StatementCounter((sql, seconds, failed) => metrics.databaseQueryDone(sql, seconds, failed));
+  let unwatchPool = () => {};
+  const tracer = serverTracer(name);
+  const prisma = openPrismaClient(Client, databaseUrl, 10, {
+    statements,
+    ...(tracer ? { tracer } : {}),
+    watch: (pool) => {
+      unwatchPool = metrics.watchPool(pool);
+    },
+  });
+  const schema = parseDatabaseUrl(databaseUrl).schema;
+  const committed = (await readMigrations(migrationsDirectory(name))).map((migration) => migration.name);
   const keys = await KeyStore.open(prismaKeyRepository(prisma), vault, KEY_PURPOSES[name]).catch(async (error: unknown) => {
     vault.close?.();
     await prisma.$disconnect();
@@ -51,10 +75,32 @@ export async function openServiceKernel<P extends ServicePrismaClient>(name: Ser
   return {
     name,
     prisma,
-    schema: parseDatabaseUrl(databaseUrl).schema,
+    schema,
     keys,
     adminLog: new AdminLog(prisma),
     statements,
+    metrics: metrics.domain,
+    readiness: {
+      async database() {
+        let applied: { migration_name: string }[];
+        try {
+          applied = await prisma.$queryRawUnsafe(`SELECT migration_name FROM "${schema}"._prisma_migrations WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL`);
+        } catch {
+          throw new NotReady('PostgreSQL does not answer');
+        }
+        const names = new Set(applied.map((row) => row.migration_name));
+        const pending = committed.filter((migration) => !names.has(migration));
+        if (pending.length) throw new NotReady(`${pending.length} migration(s) not applied`);
+      },
+      async keys() {
+        // Opening the key store unsealed every key; a service key to sign with is what is needed to serve.
+        try {
+          keys.signer(SERVICE_KEY_PURPOSE);
+        } catch {
+          throw new NotReady('no unsealed service key');
+        }
+      },
+    },
     async health() {
       const database = await prisma.$executeRawUnsafe('SELECT 1').then(
         () => 'ok',
@@ -63,6 +109,7 @@ export async function openServiceKernel<P extends ServicePrismaClient>(name: Ser
       return signJson({ service: name, status: database === 'ok' ? 'ok' : 'unavailable', database, version: PLATFORM_VERSION, checked_at: new Date().toISOString() }, keys.signer(SERVICE_KEY_PURPOSE));
     },
     close: async () => {
+      unwatchPool();
       await prisma.$disconnect();
       vault.close?.();
     },

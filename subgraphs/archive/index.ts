@@ -20,6 +20,7 @@ export const createArchiveSubgraph = defineSubgraph({
       notary: () => kernel.keys.signer(NOTARY_KEY_PURPOSE),
       sourceOrganization: 'Passport archive service',
       softwareAgent: `passport-archive/${PLATFORM_VERSION}`,
+      metrics: kernel.metrics,
     });
     return { repository, snapshots, keys: kernel.keys };
   },

@@ -35,6 +35,7 @@ export const createIssuerSubgraph = defineSubgraph({
       new TrustClient(gateway),
       kernel.keys,
       settings,
+      kernel.metrics,
     );
     return { issuer };
   },

@@ -34,6 +34,7 @@ export const createTrustSubgraph = defineSubgraph<PrismaClient, TrustDependencie
       masterListOrigin: masterListOrigin(kernel.keys),
       serviceSigner: () => kernel.keys.signer('service'),
       placePlatformKeys: () => placePlatformKeys(gateway, store),
+      metrics: kernel.metrics,
       ...trustLoaders(store),
     };
   },
@@ -42,6 +43,9 @@ export const createTrustSubgraph = defineSubgraph<PrismaClient, TrustDependencie
   discovery: (deps) => ({ master_list_origin: deps.masterListOrigin }),
   // A fresh deployment vouches for its own keys from its first start (docs/trust.md, "The platform's own keys").
   graphReady: async (deps) => {
-    await deps.placePlatformKeys();
+    await deps.placePlatformKeys().catch((error: unknown) => {
+      deps.metrics.keyPlacementFailed('start');
+      throw error;
+    });
   },
 });

@@ -53,6 +53,8 @@ beforeAll(async () => {
     PASSPORT_WRITER_TOKEN: WRITER,
     GATEWAY_PORT: String(ports.gateway),
     FACADE_PORT: String(ports.facade),
+    // Any free port: the parts' default metrics ports may be taken by another test's platform.
+    METRICS_PORT: '0',
     ...subgraphPorts,
   };
   const kek = spawnSync(process.execPath, ['--import', 'tsx', 'bin/keys.ts', 'create-kek'], { env, encoding: 'utf8' });

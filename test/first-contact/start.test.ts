@@ -15,7 +15,16 @@ import { hashToken } from '../../lib/auth/tokens.js';
 import { createTestDatabase } from '../support/database.js';
 import { freePort } from '../support/free-port.js';
 
-const PORTS = { HOST: '127.0.0.1', FACADE_PORT: '0', GATEWAY_PORT: '0', TRUST_SUBGRAPH_PORT: '0', REGISTRY_SUBGRAPH_PORT: '0', ISSUER_SUBGRAPH_PORT: '0', ARCHIVE_SUBGRAPH_PORT: '0' };
+const PORTS = {
+  HOST: '127.0.0.1',
+  FACADE_PORT: '0',
+  GATEWAY_PORT: '0',
+  TRUST_SUBGRAPH_PORT: '0',
+  REGISTRY_SUBGRAPH_PORT: '0',
+  ISSUER_SUBGRAPH_PORT: '0',
+  ARCHIVE_SUBGRAPH_PORT: '0',
+  METRICS_PORT: '0',
+};
 let folder: string;
 
 interface Run {

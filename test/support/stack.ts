@@ -58,6 +58,7 @@ export async function startTestStack(options: { databaseUrl?: string; env?: Node
       REGISTRY_SUBGRAPH_PORT: '0',
       ISSUER_SUBGRAPH_PORT: '0',
       ARCHIVE_SUBGRAPH_PORT: '0',
+      METRICS_PORT: '0',
       ...options.env,
     }),
     databaseUrl,

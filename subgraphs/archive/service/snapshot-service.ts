@@ -3,6 +3,7 @@
  * (one pass, one chunk in memory), and notarize the digest of exactly the bytes stored — all
  * committed together or not at all.
  */
+import type { DomainMetrics } from '../../../lib/ops/metrics.js';
 import { randomUUID } from 'node:crypto';
 import type { Signer } from '../../../lib/crypto/index.js';
 import type { GatewayClient } from '../../../lib/graphql/gateway-client.js';
@@ -30,6 +31,8 @@ export interface SnapshotServiceOptions {
   sourceOrganization: string;
   /** Bag-Software-Agent of every bag. */
   softwareAgent: string;
+  /** Counts the snapshots taken (lib/ops/metrics.ts). */
+  metrics: Pick<DomainMetrics, 'snapshotTaken'>;
   clock?: () => Date;
   newId?: () => string;
 }
@@ -62,7 +65,7 @@ export class SnapshotService {
       throw new ProblemError(413, 'SNAPSHOT_TOO_LARGE', `The snapshot would be ${bag.size} bytes; the archive stores at most ${MAX_SNAPSHOT_SIZE}.`, { size: bag.size, limit: MAX_SNAPSHOT_SIZE });
     }
     const { repository, notary } = this.#options;
-    return repository.create(id, bag, () => {
+    const snapshot = await repository.create(id, bag, () => {
       const summary = bag.summary();
       const signer = notary();
       const notarization = notarize(
@@ -87,6 +90,8 @@ export class SnapshotService {
         notaryKid: signer.kid,
       };
     });
+    this.#options.metrics.snapshotTaken();
+    return snapshot;
   }
 
   async #gather(passportId: string): Promise<SnapshotContent> {

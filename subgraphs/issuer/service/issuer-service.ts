@@ -3,6 +3,7 @@
  * passport, append an event, mint a pack, compute the verdict, write profiles and applicability.
  * Domain refusals become RFC 9457 problems here.
  */
+import type { DomainMetrics } from '../../../lib/ops/metrics.js';
 import { randomUUID } from 'node:crypto';
 import { canonicalize } from '../../../lib/crypto/index.js';
 import type { KeyStore } from '../../../lib/keys/key-store.js';
@@ -140,6 +141,7 @@ export class IssuerService {
     private readonly trust: TrustClient,
     private readonly keys: KeyStore,
     readonly settings: IssuerSettings,
+    private readonly metrics: DomainMetrics,
   ) {}
 
   /** The core document: who the passport speaks for, its type and class, its status. */
@@ -196,7 +198,7 @@ export class IssuerService {
       claims,
       created_at: now.toISOString(),
     };
-    return this.passports.create(
+    const created = await this.passports.create(
       {
         id,
         identity: identity.uri,
@@ -213,6 +215,8 @@ export class IssuerService {
       this.keys.signer('event'),
       now,
     );
+    this.metrics.passportCreated();
+    return created;
   }
 
   async findPassport(id: string): Promise<PassportRow | null> {
@@ -270,6 +274,7 @@ export class IssuerService {
     if (!storable(passportId)) throw notFound(`No passport has id ${passportId}.`);
     const appended = await refusing(() => this.passports.append(passportId, input, this.keys.signer('event')), issuerProblem);
     if (!appended) throw notFound(`No passport has id ${passportId}.`);
+    this.metrics.eventAppended(appended.event.type);
     return appended;
   }
 
@@ -298,6 +303,7 @@ export class IssuerService {
       issuerProblem,
     );
     if (!minted) throw notFound(`No passport has id ${passportId}.`);
+    this.metrics.packMinted();
     return minted;
   }
 
@@ -318,6 +324,7 @@ export class IssuerService {
       ...(pack ? { pack } : {}),
       key_standing: 'unavailable' in standing ? standing : { uses, answers: standing.answers },
     });
+    this.metrics.verdictGiven(verdict.outcome);
     return { ...verdict, computed_at: new Date().toISOString() };
   }
 

@@ -107,7 +107,9 @@ export class TrustGraphResolver {
   })
   async trustKeyStanding(@Arg('kid', () => String) kid: string, @Arg('at', () => Date) at: Date, @Arg('knownBy', () => String, { nullable: true }) knownBy?: string | null): Promise<object> {
     const knownByInstant = instantArgument('knownBy', knownBy);
-    return keyStandingAt(await this.deps.store.graphForKeys([kid]), kid, instantOf(at), knownByInstant);
+    const answer = keyStandingAt(await this.deps.store.graphForKeys([kid]), kid, instantOf(at), knownByInstant);
+    this.deps.metrics.keyStandingAnswered(answer.standing);
+    return answer;
   }
 
   @Query(() => [KeyStandingType], {
@@ -116,7 +118,9 @@ export class TrustGraphResolver {
   async trustKeyStandings(@Arg('questions', () => [KeyStandingQuestionInput]) questions: KeyStandingQuestionInput[], @Ctx() context: unknown): Promise<KeyStandingType[]> {
     if (questions.length > MAX_STANDING_QUESTIONS) throw badRequest('INVALID_QUERY', `questions may hold at most ${MAX_STANDING_QUESTIONS} questions.`);
     const standings = this.deps.standings(context);
-    return Promise.all(questions.map(({ kid, at }) => standings.load({ kid, at })));
+    const answers = await Promise.all(questions.map(({ kid, at }) => standings.load({ kid, at })));
+    for (const answer of answers) this.deps.metrics.keyStandingAnswered(answer.standing);
+    return answers;
   }
 
   @Authorized('admin')
@@ -142,7 +146,9 @@ export class TrustGraphResolver {
     description: 'Validates a delegation credential (signed JSON or compact JWS) and adds it as an edge (POST /edges); a failing one is a 422 with the reason and adds nothing.',
   })
   async addTrustEdge(@Arg('credential', () => GraphQLJSON) credential: unknown): Promise<DelegationEdgeAdditionType> {
-    const { value, created } = orThrow(await this.deps.store.addEdge(credential));
+    const judged = await this.deps.store.addEdge(credential);
+    this.deps.metrics.delegationJudged(judged.ok ? 'accepted' : 'refused', judged.ok ? 'ACCEPTED' : judged.code);
+    const { value, created } = orThrow(judged);
     return { edge: edgeOut(value), created };
   }
 }

@@ -76,6 +76,8 @@ export class RevocationResolver {
   })
   async declareTrustRevocation(@Arg('input', () => RevocationInput) input: RevocationInput): Promise<RevocationType> {
     const body = present({ subject: input.subject, reason: input.reason, effective_at: input.effectiveAt, attestation: input.attestation });
-    return revocationOut(orThrow(await this.deps.store.declareRevocation(body)));
+    const revocation = orThrow(await this.deps.store.declareRevocation(body));
+    this.deps.metrics.revocationRecorded();
+    return revocationOut(revocation);
   }
 }

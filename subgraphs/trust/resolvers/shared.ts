@@ -18,6 +18,7 @@ import {
   type TrustNode,
   type TrustResult,
 } from '../domain/index.js';
+import type { DomainMetrics } from '../../../lib/ops/metrics.js';
 import type { DelegationEdgeType, KeyStandingType, RevocationType, TrustListEntryType, TrustListType, TrustNodeType } from '../schema/types.js';
 
 export interface TrustDependencies {
@@ -28,6 +29,8 @@ export interface TrustDependencies {
   serviceSigner(): Signer;
   /** Merges every service's keyring into the `platform` root node (service/platform-keys.ts). */
   placePlatformKeys(): Promise<{ node: TrustNode; created: boolean }>;
+  /** Delegations judged, revocations, key standings answered (lib/ops/metrics.ts). */
+  metrics: DomainMetrics;
   /** Nodes by id, batched: one query for every reference resolved in the same tick. */
   nodes: DataLoader<string, TrustNode | null>;
   /** Key standings, per request: one read of the graph for all of a request's questions. */

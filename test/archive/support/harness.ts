@@ -4,6 +4,7 @@
  * Used to test snapshot creation before (and independently of) the issuer, and to seed a running
  * stack's archive with snapshots through the very service the subgraph uses.
  */
+import { PlatformMetrics } from '../../../lib/ops/metrics.js';
 import { withSchema } from '../../../lib/config/database.js';
 import { TEST_KEK } from '../../support/stack.js';
 import type { GatewayClient } from '../../../lib/graphql/gateway-client.js';
@@ -75,7 +76,7 @@ export interface ArchiveParts {
 
 /** The archive's repository and snapshot service on a database (its `archive` schema), keys included. */
 export async function openArchive(databaseUrl: string, gateway: GatewayClient, options: { chunkSize?: number } = {}): Promise<ArchiveParts> {
-  const kernel = await openServiceKernel('archive', PrismaClient, withSchema(databaseUrl, 'archive'), TEST_KEK);
+  const kernel = await openServiceKernel('archive', PrismaClient, withSchema(databaseUrl, 'archive'), TEST_KEK, new PlatformMetrics().forServer('archive'));
   const repository = new SnapshotRepository(kernel.prisma, options.chunkSize);
   const service = new SnapshotService({
     repository,
@@ -83,6 +84,7 @@ export async function openArchive(databaseUrl: string, gateway: GatewayClient, o
     notary: () => kernel.keys.signer(NOTARY_KEY_PURPOSE),
     sourceOrganization: 'Passport archive service',
     softwareAgent: 'passport-archive/test',
+    metrics: kernel.metrics,
   });
   return { kernel, repository, service, close: () => kernel.close() };
 }

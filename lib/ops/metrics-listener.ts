@@ -1,0 +1,44 @@
+/**
+ * The Prometheus endpoint, on its own listener: loopback and a port of its own by default
+ * (METRICS_HOST, METRICS_PORT), so that the public ports never serve it. A plain node:http server:
+ * one path, no framework on a scrape's path.
+ */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { PlatformMetrics } from './metrics.js';
+
+/** Each part's default port, so that parts run apart on one machine do not collide (9464: OpenTelemetry's Prometheus port). */
+export const DEFAULT_METRICS_PORTS = { stack: 9464, facade: 9464, gateway: 9465, trust: 9466, registry: 9467, issuer: 9468, archive: 9469 } as const;
+
+export interface MetricsListener {
+  /** http://host:port/metrics */
+  url: string;
+  stop(): Promise<void>;
+}
+
+export async function serveMetrics(metrics: PlatformMetrics, listen: { host: string; port: number }): Promise<MetricsListener> {
+  const server = createServer((request, response) => {
+    if (request.url !== '/metrics' || (request.method !== 'GET' && request.method !== 'HEAD')) {
+      response.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('Only GET /metrics is served here.\n');
+      return;
+    }
+    metrics.exposition().then(
+      (text) => response.writeHead(200, { 'content-type': metrics.registry.contentType }).end(request.method === 'HEAD' ? undefined : text),
+      () => response.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' }).end('The metrics could not be collected.\n'),
+    );
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(listen.port, listen.host, () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  const host = listen.host.includes(':') ? `[${listen.host}]` : listen.host;
+  return {
+    url: `http://${host}:${port}/metrics`,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

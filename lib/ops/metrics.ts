@@ -1,0 +1,222 @@
+/**
+ * The platform's Prometheus metrics (prom-client), one registry per process. Every series carries a
+ * `server` label naming the server it is about (facade, gateway, trust, registry, issuer, archive),
+ * so that `npm start`'s one endpoint and a process deployed apart read alike. Names follow
+ * OpenTelemetry's HTTP, GraphQL and database conventions mapped to Prometheus (seconds, `_total`);
+ * labels are bounded sets: route templates, known methods, operation names up to a cap.
+ * docs/OPERATIONS.md lists every metric.
+ */
+import type pg from 'pg';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+/** The six servers of the platform, as the `server` label names them. */
+export type ServerName = 'facade' | 'gateway' | 'trust' | 'registry' | 'issuer' | 'archive';
+
+/** OpenTelemetry's duration buckets for HTTP servers, in seconds. */
+const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10];
+/** Database statements are mostly sub-millisecond: finer buckets at the bottom. */
+const QUERY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+/** Methods kept as they are; any other is `_OTHER`, as OpenTelemetry's HTTP conventions say. */
+const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'CONNECT', 'OPTIONS', 'TRACE', 'PATCH']);
+/** SQL verbs kept as db_operation_name; any other statement is `_OTHER`. */
+const KNOWN_STATEMENTS = new Set(['SELECT', 'INSERT', 'UPDATE', 'DELETE', 'BEGIN', 'COMMIT', 'ROLLBACK', 'WITH', 'SET', 'SAVEPOINT', 'RELEASE', 'DEALLOCATE']);
+/**
+ * Distinct GraphQL operation names kept per server; later new names are counted as `_OTHER`, so
+ * that clients choosing names freely cannot grow the series without bound.
+ */
+export const OPERATION_NAME_LIMIT = 100;
+
+/** What a service counts when a domain outcome is known (its service or resolver layer). */
+export interface DomainMetrics {
+  passportCreated(): void;
+  eventAppended(eventType: string): void;
+  packMinted(): void;
+  verdictGiven(outcome: string): void;
+  /** A delegation credential accepted (code `ACCEPTED`) or refused with its problem code. */
+  delegationJudged(outcome: 'accepted' | 'refused', code: string): void;
+  revocationRecorded(): void;
+  snapshotTaken(): void;
+  keyStandingAnswered(standing: string): void;
+  /** The platform's keys could not be placed in the trust graph (at start or after a rotation). */
+  keyPlacementFailed(stage: 'start' | 'rotation'): void;
+}
+
+/** Metrics of one server, its `server` label fixed once so the hot path allocates no label object for it. */
+export interface ServerMetrics {
+  readonly domain: DomainMetrics;
+  httpRequestDone(route: string, method: string, status: number, seconds: number): void;
+  graphqlOperationDone(operationName: string | null | undefined, operationType: string, outcome: 'success' | 'error', seconds: number): void;
+  subgraphFetchDone(subgraph: string, outcome: 'success' | 'error', seconds: number, errorType?: string): void;
+  databaseQueryDone(sql: string, seconds: number, failed: boolean): void;
+  /** The outcome of a readiness probe: which of its checks failed (feeds passport_ready and passport_readiness_check_unmet). */
+  readinessProbed(checks: readonly string[], unmet: Readonly<Record<string, string>>): void;
+  /** Reports a pg pool's connections in use, idle and waiting at every scrape, until the function returned is called. */
+  watchPool(pool: pg.Pool): () => void;
+}
+
+function statementVerb(sql: string): string {
+  const verb = /^\s*([A-Za-z]+)/.exec(sql)?.[1]?.toUpperCase();
+  return verb && KNOWN_STATEMENTS.has(verb) ? verb : '_OTHER';
+}
+
+export class PlatformMetrics {
+  readonly registry = new Registry();
+  readonly #pools: { server: ServerName; pool: pg.Pool }[] = [];
+  readonly #operationNames = new Map<ServerName, Set<string>>();
+
+  readonly httpDuration = new Histogram({
+    name: 'http_server_request_duration_seconds',
+    help: 'Duration of HTTP server requests, by route template, method and status (OpenTelemetry http.server.request.duration).',
+    labelNames: ['server', 'http_route', 'http_request_method', 'http_response_status_code'] as const,
+    buckets: DURATION_BUCKETS,
+    registers: [this.registry],
+  });
+  readonly graphqlDuration = new Histogram({
+    name: 'graphql_server_operation_duration_seconds',
+    help: `Duration of GraphQL operations, by operation name (the first ${OPERATION_NAME_LIMIT} distinct names, then _OTHER), type and outcome.`,
+    labelNames: ['server', 'graphql_operation_name', 'graphql_operation_type', 'outcome'] as const,
+    buckets: DURATION_BUCKETS,
+    registers: [this.registry],
+  });
+  readonly subgraphFetchDuration = new Histogram({
+    name: 'graphql_gateway_subgraph_fetch_duration_seconds',
+    help: "Duration of the gateway's requests to a subgraph, by subgraph and outcome.",
+    labelNames: ['server', 'subgraph', 'outcome'] as const,
+    buckets: DURATION_BUCKETS,
+    registers: [this.registry],
+  });
+  readonly subgraphFetchErrors = new Counter({
+    name: 'graphql_gateway_subgraph_fetch_errors_total',
+    help: "The gateway's requests to a subgraph that failed, by subgraph and error type (a network error code or an HTTP status).",
+    labelNames: ['server', 'subgraph', 'error_type'] as const,
+    registers: [this.registry],
+  });
+  readonly queryDuration = new Histogram({
+    name: 'db_client_operation_duration_seconds',
+    help: 'Duration of SQL statements sent to PostgreSQL, by statement verb and outcome (OpenTelemetry db.client.operation.duration).',
+    labelNames: ['server', 'db_system_name', 'db_operation_name', 'outcome'] as const,
+    buckets: QUERY_BUCKETS,
+    registers: [this.registry],
+  });
+  readonly poolConnections = new Gauge({
+    name: 'db_client_connections_usage',
+    help: 'Connections of the PostgreSQL pools, by state used or idle (OpenTelemetry db.client.connections.usage; its newer name db.client.connection.count would end in _count, which Prometheus keeps for histograms).',
+    labelNames: ['server', 'db_client_connection_state'] as const,
+    registers: [this.registry],
+    collect: () => this.#collectPools(),
+  });
+  readonly poolWaiting = new Gauge({
+    name: 'db_client_connection_pending_requests',
+    help: 'Requests waiting for a connection of the PostgreSQL pools (OpenTelemetry db.client.connection.pending_requests).',
+    labelNames: ['server'] as const,
+    registers: [this.registry],
+  });
+  readonly ready = new Gauge({
+    name: 'passport_ready',
+    help: 'Whether the server answered its last readiness probe ready (1) or not (0); updated at every probe.',
+    labelNames: ['server'] as const,
+    registers: [this.registry],
+  });
+  readonly readinessUnmet = new Gauge({
+    name: 'passport_readiness_check_unmet',
+    help: 'Whether a readiness check failed (1) or was met (0) at the last probe, by check (database, keys, a subgraph, gateway, shutdown).',
+    labelNames: ['server', 'check'] as const,
+    registers: [this.registry],
+  });
+  readonly passportsCreated = this.#counter('passport_passports_created_total', 'Passports created.');
+  readonly eventsAppended = this.#counter('passport_events_appended_total', "Events appended to passports' logs, by event type.", ['event_type']);
+  readonly packsMinted = this.#counter('passport_packs_minted_total', 'Tier-A packs minted.');
+  readonly verdicts = this.#counter('passport_verdicts_total', 'Verdicts computed, by outcome.', ['outcome']);
+  readonly delegations = this.#counter('passport_delegations_total', 'Delegation credentials judged, by outcome (accepted or refused) and code.', ['outcome', 'code']);
+  readonly revocations = this.#counter('passport_revocations_total', 'Revocations recorded.');
+  readonly snapshots = this.#counter('passport_snapshots_total', 'Archive snapshots taken.');
+  readonly keyStandings = this.#counter('passport_key_standing_answers_total', 'Key standing answers, by standing.', ['standing']);
+  readonly keyPlacementFailures = this.#counter('passport_key_placement_failures_total', "Failures to place the platform's keys in the trust graph, by stage (start or rotation).", ['stage']);
+
+  constructor() {
+    collectDefaultMetrics({ register: this.registry });
+    // Gauges named _total, which Prometheus keeps for counters (promtool refuses them); each is the sum of its family without the suffix.
+    for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) this.registry.removeSingleMetric(name);
+  }
+
+  #counter<L extends string>(name: string, help: string, labelNames: readonly L[] = []) {
+    return new Counter({ name, help, labelNames: ['server', ...labelNames] as const, registers: [this.registry] });
+  }
+
+  #collectPools(): void {
+    this.poolConnections.reset();
+    this.poolWaiting.reset();
+    for (const { server, pool } of this.#pools) {
+      this.poolConnections.inc({ server, db_client_connection_state: 'used' }, pool.totalCount - pool.idleCount);
+      this.poolConnections.inc({ server, db_client_connection_state: 'idle' }, pool.idleCount);
+      this.poolWaiting.inc({ server }, pool.waitingCount);
+    }
+  }
+
+  /** A known operation name, or `_OTHER` once the server has seen OPERATION_NAME_LIMIT distinct ones. */
+  #boundedOperationName(server: ServerName, name: string | null | undefined): string {
+    if (!name) return '';
+    let seen = this.#operationNames.get(server);
+    if (!seen) this.#operationNames.set(server, (seen = new Set()));
+    if (seen.has(name)) return name;
+    if (seen.size >= OPERATION_NAME_LIMIT) return '_OTHER';
+    seen.add(name);
+    return name;
+  }
+
+  /** The exposition in Prometheus' text format. */
+  exposition(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  forServer(server: ServerName): ServerMetrics {
+    const metrics = this;
+    const http = this.httpDuration;
+    // Each series once found by route, method and status: a request's observation then allocates nothing.
+    const httpSeries = new Map<string, Map<string, Map<number, { observe(seconds: number): void }>>>();
+    const domain: DomainMetrics = {
+      passportCreated: () => this.passportsCreated.inc({ server }),
+      eventAppended: (eventType) => this.eventsAppended.inc({ server, event_type: eventType }),
+      packMinted: () => this.packsMinted.inc({ server }),
+      verdictGiven: (outcome) => this.verdicts.inc({ server, outcome }),
+      delegationJudged: (outcome, code) => this.delegations.inc({ server, outcome, code }),
+      revocationRecorded: () => this.revocations.inc({ server }),
+      snapshotTaken: () => this.snapshots.inc({ server }),
+      keyStandingAnswered: (standing) => this.keyStandings.inc({ server, standing }),
+      keyPlacementFailed: (stage) => this.keyPlacementFailures.inc({ server, stage }),
+    };
+    return {
+      domain,
+      httpRequestDone(route, method, status, seconds) {
+        const knownMethod = KNOWN_METHODS.has(method) ? method : '_OTHER';
+        let byMethod = httpSeries.get(route);
+        if (!byMethod) httpSeries.set(route, (byMethod = new Map()));
+        let byStatus = byMethod.get(knownMethod);
+        if (!byStatus) byMethod.set(knownMethod, (byStatus = new Map()));
+        let series = byStatus.get(status);
+        if (!series) byStatus.set(status, (series = http.labels({ server, http_route: route, http_request_method: knownMethod, http_response_status_code: status })));
+        series.observe(seconds);
+      },
+      graphqlOperationDone(operationName, operationType, outcome, seconds) {
+        metrics.graphqlDuration.observe({ server, graphql_operation_name: metrics.#boundedOperationName(server, operationName), graphql_operation_type: operationType, outcome }, seconds);
+      },
+      subgraphFetchDone(subgraph, outcome, seconds, errorType) {
+        metrics.subgraphFetchDuration.observe({ server, subgraph, outcome }, seconds);
+        if (outcome === 'error') metrics.subgraphFetchErrors.inc({ server, subgraph, error_type: errorType ?? 'unknown' });
+      },
+      databaseQueryDone(sql, seconds, failed) {
+        metrics.queryDuration.observe({ server, db_system_name: 'postgresql', db_operation_name: statementVerb(sql), outcome: failed ? 'error' : 'success' }, seconds);
+      },
+      readinessProbed(checks, unmet) {
+        metrics.ready.set({ server }, Object.keys(unmet).length === 0 ? 1 : 0);
+        for (const check of new Set([...checks, ...Object.keys(unmet)])) metrics.readinessUnmet.set({ server, check }, check in unmet ? 1 : 0);
+      },
+      watchPool(pool) {
+        const watched = { server, pool };
+        metrics.#pools.push(watched);
+        return () => void metrics.#pools.splice(metrics.#pools.indexOf(watched), 1);
+      },
+    };
+  }
+}
