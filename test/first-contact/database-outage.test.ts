@@ -21,7 +21,7 @@ let port: number;
 let postgres: RunningPostgres;
 let platform: TestStack;
 
-/** A read and a write of each service, the admin log, and a passport id that does not exist. */
+/** A read and a write of each service, the admin log, and a passport id that does not exist (to read and to snapshot). */
 const PATHS: { service: 'trust' | 'registry' | 'issuer' | 'archive'; path: string; as?: 'writer' | 'admin'; body?: unknown }[] = [
   { service: 'trust', path: '/graph' },
   { service: 'trust', path: '/nodes', as: 'writer', body: { id: 'outage-node', kind: 'witness' } },
@@ -31,6 +31,8 @@ const PATHS: { service: 'trust' | 'registry' | 'issuer' | 'archive'; path: strin
   { service: 'registry', path: '/items' },
   { service: 'issuer', path: '/passports/00000000-0000-4000-8000-000000000000' },
   { service: 'archive', path: '/snapshots' },
+  // Gathered from the issuer through the gateway before the archive's own database is written.
+  { service: 'archive', path: '/snapshots', as: 'writer', body: { passport_id: '00000000-0000-4000-8000-000000000000' } },
 ];
 
 beforeAll(async () => {
