@@ -6,6 +6,7 @@
 import { METHODS } from 'node:http';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { RequestProblem } from './request-problem.js';
+import { drainRefusedBody } from './server-options.js';
 
 export function sendGraphqlRefusal(reply: FastifyReply, status: number, code: string, message: string, headers: Record<string, string> = {}): FastifyReply {
   return reply
@@ -29,7 +30,8 @@ const BODY_REFUSALS: Record<string, (bodyLimit: number) => [code: string, messag
  * answered with its status; anything else is logged under `name` and answered 500.
  */
 export function graphqlErrorHandler(name: string, bodyLimit: number) {
-  return (error: FastifyError | Error, _request: FastifyRequest, reply: FastifyReply): FastifyReply => {
+  return (error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply): FastifyReply => {
+    drainRefusedBody(request.raw, reply);
     if (error instanceof RequestProblem) return sendGraphqlRefusal(reply, error.details.status, error.details.code, error.details.detail ?? error.details.title);
     const { code = '', statusCode = 500 } = error as Partial<FastifyError>;
     if (statusCode >= 400 && statusCode < 500) {
