@@ -35,7 +35,7 @@ async function documentedCommand(file: string): Promise<string[]> {
 
 async function ask(url: string, query: string) {
   const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query }) });
-  return (await response.json()) as { data?: any; errors?: { message: string }[] };
+  return (await response.json()) as { data?: any; errors?: { message: string; extensions?: { code?: string } }[] };
 }
 
 beforeAll(async () => {
@@ -108,5 +108,11 @@ describe('Hive Gateway as docs/ONE-GRAPH.md configures it', () => {
     const introspection = await ask(hiveUrl, '{ __schema { types { name } } }');
     expect(introspection.data).toBeUndefined();
     expect(introspection.errors?.[0]?.message).toMatch(/introspection/i);
+  });
+
+  it('suggests no field names with introspection off', async () => {
+    const misspelt = await ask(hiveUrl, '{ pasport(id: "x") { id } }');
+    expect(misspelt.errors?.[0]?.message).toMatch(/Cannot query field "pasport"/);
+    expect(JSON.stringify(misspelt)).not.toMatch(/Did you mean/);
   });
 });
