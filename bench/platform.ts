@@ -416,7 +416,7 @@ try {
     );
     const hivePort = await freePort();
     const hiveUrl = `http://127.0.0.1:${hivePort}/graphql`;
-    ensureBenchTools();
+    await ensureBenchTools();
     const hiveBin = join(BENCH_TOOLS, 'node_modules', '.bin', 'hive-gateway');
     const hiveProcess = await serverProcess(
       bench,

@@ -4,10 +4,11 @@
  * report; and the markdown table written to docs/benchmarks/<service>.md (with the key figures beside
  * it in <service>.json, which bench/index.ts gathers into docs/BENCHMARKS.md).
  */
-import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes, sign as nodeSign, type KeyObject } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { freePort } from '../test/support/free-port.js';
+import { BENCH_TOOLS, ensureBenchTools } from '../test/support/bench-tools.js';
 import { cpus, loadavg, release, tmpdir, totalmem, type as osType } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -22,19 +23,7 @@ import { KeyEncryptionKeys } from '../lib/keys/kek.js';
 
 export const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 
-/**
- * Tools only the benchmarks use (autocannon, Hive Gateway), a package of their own so the project's
- * install stays without them (bench/tools/package.json).
- */
-export const BENCH_TOOLS = join(REPO_ROOT, 'bench', 'tools');
-
-/** Installs bench/tools from its lockfile on first use (`npm run bench:install` does it ahead). */
-export function ensureBenchTools(): void {
-  if (existsSync(join(BENCH_TOOLS, 'node_modules', '.package-lock.json'))) return;
-  console.error('Installing the benchmark tools into bench/tools/node_modules (once) …');
-  const npm = spawnSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: BENCH_TOOLS, stdio: ['ignore', 'inherit', 'inherit'] });
-  if (npm.status !== 0) throw new Error(`npm ci in bench/tools failed (exit ${npm.status ?? npm.signal})`);
-}
+export { BENCH_TOOLS, ensureBenchTools };
 export const SERVICES = ['trust', 'registry', 'issuer', 'archive'] as const;
 export type BenchService = (typeof SERVICES)[number];
 /** Every benchmark: one per service, and the platform's (gateways, REST facade, memory of `npm start`). */
@@ -185,7 +174,7 @@ export interface LoadOptions {
  * billed neither to the server measured nor to the benchmark's process.
  */
 export async function autocannonLoad(options: LoadOptions): Promise<Load> {
-  ensureBenchTools();
+  await ensureBenchTools();
   // One argument holds at most 128 KiB on Linux: many bodies go in a file.
   let argument = JSON.stringify(options);
   const folder = argument.length > 100_000 ? mkdtempSync(join(tmpdir(), 'load-')) : undefined;

@@ -19,7 +19,7 @@ import { JSON_MEDIA_TYPE, parseJsonBody } from '../lib/http/json-body.js';
 import { openApiOptions, routeSchema, SHARED_SCHEMAS } from './openapi.js';
 import { problemPage } from './problem-page.js';
 import { PROBLEM_MEDIA_TYPE, RequestProblem } from '../lib/http/request-problem.js';
-import { publicServerOptions } from '../lib/http/server-options.js';
+import { drainRefusedBody, publicServerOptions } from '../lib/http/server-options.js';
 import { loggingOptions, logRequests } from '../lib/ops/logging.js';
 import { serverTracer, traceRequests } from '../lib/ops/tracing.js';
 import { problemFromGraphqlErrors, problemHeaders } from './problems.js';
@@ -276,6 +276,7 @@ export async function startFacade(options: FacadeOptions): Promise<RunningFacade
       payload.on('end', () => done(null, undefined));
     });
     app.setErrorHandler((error, request, reply) => {
+      drainRefusedBody(request.raw, reply);
       const refused = error instanceof RequestProblem ? error : problemOfFrameworkError(error as Error & { code?: string; statusCode?: number }, options.bodyLimit);
       if (refused) return sendProblem(request, reply, refused.details, refused.headers);
       request.log.error({ err: error }, 'internal error');

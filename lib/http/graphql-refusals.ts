@@ -6,6 +6,7 @@
 import { METHODS } from 'node:http';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { RequestProblem } from './request-problem.js';
+import { drainRefusedBody } from './server-options.js';
 
 export function sendGraphqlRefusal(reply: FastifyReply, status: number, code: string, message: string, headers: Record<string, string> = {}): FastifyReply {
   return reply
@@ -30,6 +31,7 @@ const BODY_REFUSALS: Record<string, (bodyLimit: number) => [code: string, messag
  */
 export function graphqlErrorHandler(name: string, bodyLimit: number) {
   return (error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply): FastifyReply => {
+    drainRefusedBody(request.raw, reply);
     if (error instanceof RequestProblem) return sendGraphqlRefusal(reply, error.details.status, error.details.code, error.details.detail ?? error.details.title);
     const { code = '', statusCode = 500 } = error as Partial<FastifyError>;
     if (statusCode >= 400 && statusCode < 500) {

@@ -6,8 +6,8 @@
  * (plus the one-second check interval), and every such refusal is problem+json.
  */
 import type { Socket } from 'node:net';
-import type { Server } from 'node:http';
-import type { FastifyHttpOptions } from 'fastify';
+import type { IncomingMessage, Server } from 'node:http';
+import type { FastifyHttpOptions, FastifyReply } from 'fastify';
 import { problem } from '../problem.js';
 import { PROBLEM_MEDIA_TYPE } from './request-problem.js';
 
@@ -16,9 +16,50 @@ export const HEADERS_TIMEOUT_MS = 10_000;
 export const REQUEST_TIMEOUT_MS = 20_000;
 const TIMEOUT_CHECK_INTERVAL_MS = 1_000;
 
+/**
+ * How much of a refused request's body (one over the limit, of the wrong media type) is still read
+ * and thrown away, and for how long, so that its client, which writes the whole body before it
+ * reads, gets to read the refusal: closed at once, the socket is reset under the client's writes
+ * (EPIPE) and the answer is lost. Beyond either bound the client is sending forever, and is cut off.
+ */
+export const REFUSED_BODY_DRAIN_BYTES = 32 * 1024 * 1024;
+export const REFUSED_BODY_DRAIN_MS = 10_000;
+
+/** Sockets whose refusal is already answered while the rest of the body is thrown away. */
+const draining = new WeakSet<Socket>();
+
+/**
+ * Reads and discards what is left of a refused request's body, within the bounds above, before the
+ * connection is closed or used again (Fastify's `connection: close` is dropped: Node would reset the
+ * socket with the body still arriving). A body already read, or declared larger than the bound, is
+ * left as it is.
+ */
+export function drainRefusedBody(request: IncomingMessage, reply: FastifyReply): void {
+  const declared = Number(request.headers['content-length']);
+  if (request.complete || declared > REFUSED_BODY_DRAIN_BYTES) return;
+  reply.removeHeader('connection');
+  const { socket } = request;
+  draining.add(socket);
+  let received = 0;
+  const cutOff = () => socket.destroy();
+  const timer = setTimeout(cutOff, REFUSED_BODY_DRAIN_MS);
+  const count = (chunk: Buffer) => {
+    received += chunk.length;
+    if (received > REFUSED_BODY_DRAIN_BYTES) cutOff();
+  };
+  request.on('data', count);
+  request.once('close', () => {
+    clearTimeout(timer);
+    request.off('data', count);
+    draining.delete(socket);
+  });
+  request.resume();
+}
+
 /** Connection-level failures Node reports outside any route (headers too large, timeouts, bad HTTP). */
 function answerClientError(error: Error & { code?: string }, socket: Socket, requestTimeoutMs: number): void {
-  if (!socket.writable) return void socket.destroy();
+  // A socket whose refusal is answered gets no second answer (the request timeout may fall while its body is thrown away).
+  if (!socket.writable || draining.has(socket)) return void socket.destroy();
   const [status, code, detail] =
     error.code === 'HPE_HEADER_OVERFLOW'
       ? [431, 'HEADERS_TOO_LARGE', 'The request headers are too large.']

@@ -220,7 +220,7 @@ ${SNAPSHOT_MEMBERS}`,
         ...answer(snapshotSchema, SNAPSHOT_EXAMPLE),
       },
     },
-    // 502: the passport could not be gathered through the graph (GATHER_FAILED) or bagged (UNARCHIVABLE_CONTENT).
+    // 502: the passport could not be gathered through the graph (GATHER_FAILED) or bagged (UNARCHIVABLE_CONTENT); an issuer or gateway out of reach is the 503 of every route.
     problems: [422, 502],
   },
   {

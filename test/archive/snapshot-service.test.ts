@@ -140,11 +140,13 @@ describe('a snapshot that cannot be taken leaves nothing behind', () => {
     await expectProblem(archive.service.create('pp-small'), 422, 'UNKNOWN_PASSPORT');
   });
 
-  it('passes a problem with the request on, and reports an unreachable or failing graph as 502', async () => {
+  it('passes a problem with the request and an unavailable service on, and reports a failing graph as 502', async () => {
     const before = await counts();
     gateway.failWith(new ProblemError(400, 'INVALID_ID', 'not a passport id'));
     await expectProblem(archive.service.create('pp-small'), 400, 'INVALID_ID');
     gateway.failWith(new ProblemError(503, 'GATEWAY_UNAVAILABLE', 'The GraphQL gateway does not answer.'));
+    await expectProblem(archive.service.create('pp-small'), 503, 'GATEWAY_UNAVAILABLE');
+    gateway.failWith(new ProblemError(500, 'INTERNAL_SERVER_ERROR', 'Internal error in the issuer.'));
     await expectProblem(archive.service.create('pp-small'), 502, 'GATHER_FAILED');
     gateway.failWith(new Error('gateway request failed: Cannot query field "passport" on type "Query".'));
     await expectProblem(archive.service.create('pp-small'), 502, 'GATHER_FAILED');

@@ -4,12 +4,12 @@
  * cross-service query as our gateway does, and refuses what ours refuses (depth, aliases,
  * introspection when GRAPHQL_INTROSPECTION=false).
  */
-import { existsSync } from 'node:fs';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ensureBenchTools } from '../support/bench-tools.js';
 import { freePort } from '../support/free-port.js';
 import { startTestStack, type TestStack } from '../support/stack.js';
 import { createModel, passportsAcrossServices, trustTheIssuer } from './support.js';
@@ -35,7 +35,7 @@ async function documentedCommand(file: string): Promise<string[]> {
 
 async function ask(url: string, query: string) {
   const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query }) });
-  return (await response.json()) as { data?: any; errors?: { message: string }[] };
+  return (await response.json()) as { data?: any; errors?: { message: string; extensions?: { code?: string } }[] };
 }
 
 beforeAll(async () => {
@@ -51,9 +51,9 @@ beforeAll(async () => {
   // The settings ours takes; HOST is left unset, as an operator would.
   const env: NodeJS.ProcessEnv = { ...process.env, GATEWAY_PORT: String(port), GRAPHQL_INTROSPECTION: 'false' };
   delete env.HOST;
-  // Hive Gateway is a benchmark tool, installed apart from the project's own packages (npm run bench:install).
+  // Hive Gateway is a benchmark tool, installed apart from the project's own packages: here on first use.
+  await ensureBenchTools();
   const binary = join('bench', 'tools', 'node_modules', '.bin', 'hive-gateway');
-  if (!existsSync(binary)) throw new Error(`${binary} is missing: install the benchmark tools first with npm run bench:install`);
   hive = spawn(binary, await documentedCommand(file), { env, stdio: ['ignore', 'pipe', 'pipe'] });
   hive.stdout!.on('data', (chunk: Buffer) => (log += chunk.toString()));
   hive.stderr!.on('data', (chunk: Buffer) => (log += chunk.toString()));
@@ -66,7 +66,7 @@ beforeAll(async () => {
     if (attempt > 200 || hive.exitCode !== null) throw new Error(`Hive Gateway did not start:\n${log}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-}, 300_000);
+}, 600_000);
 afterAll(async () => {
   if (hive && hive.exitCode === null) {
     const exited = new Promise((resolve) => hive!.once('exit', resolve));
@@ -108,5 +108,11 @@ describe('Hive Gateway as docs/ONE-GRAPH.md configures it', () => {
     const introspection = await ask(hiveUrl, '{ __schema { types { name } } }');
     expect(introspection.data).toBeUndefined();
     expect(introspection.errors?.[0]?.message).toMatch(/introspection/i);
+  });
+
+  it('suggests no field names with introspection off', async () => {
+    const misspelt = await ask(hiveUrl, '{ pasport(id: "x") { id } }');
+    expect(misspelt.errors?.[0]?.message).toMatch(/Cannot query field "pasport"/);
+    expect(JSON.stringify(misspelt)).not.toMatch(/Did you mean/);
   });
 });

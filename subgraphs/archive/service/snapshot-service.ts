@@ -50,8 +50,9 @@ export class SnapshotService {
 
   /**
    * Snapshots a passport. Throws a ProblemError: 400 for an id that cannot be one, 422 for a
-   * passport the issuer does not know, 413 for a bag too large to store, 502 when the graph does
-   * not answer with usable content; in every case nothing is stored.
+   * passport the issuer does not know, 413 for a bag too large to store, 503 when a service it
+   * needs is out of reach for now, 502 when the graph does not answer with usable content; in every
+   * case nothing is stored.
    */
   async create(passportId: string): Promise<SnapshotRecord> {
     if (!PASSPORT_ID.test(passportId) || passportId.trim() !== passportId) {
@@ -102,7 +103,9 @@ export class SnapshotService {
       if (error instanceof ProblemError) {
         // The issuer may answer an unknown id with a problem rather than null.
         if (error.problem.status === 404) throw unknownPassport(passportId);
-        if (error.problem.status < 500) throw error;
+        // A refusal of the request, or a service out of reach for now (the issuer's database, the
+        // gateway: 503 with when to try again), is the client's answer as it stands.
+        if (error.problem.status < 500 || error.problem.status === 503) throw error;
       }
       throw new ProblemError(502, 'GATHER_FAILED', `The archive could not gather passport ${passportId} through the graph: ${(error as Error).message}`);
     }
