@@ -59,8 +59,12 @@ function startLayer(name, args, live) {
     },
     stop() {
       if (child.exitCode !== null || child.signalCode !== null) return;
-      layer.stopped = true;
-      process.kill(-child.pid, 'SIGTERM');
+      try {
+        process.kill(-child.pid, 'SIGTERM');
+        layer.stopped = true;
+      } catch {
+        // The group ended between the check and the signal.
+      }
     },
     ended: new Promise((resolve) =>
       child.once('close', (code) => {
