@@ -35,7 +35,7 @@ export default defineConfig({
       { extends: true, test: { name: 'unit', include: UNIT } },
       {
         extends: true,
-        test: { name: 'integration', include: ['test/**/*.test.ts'], exclude: UNIT, globalSetup: ['test/support/global-setup.ts'] },
+        test: { name: 'integration', include: ['test/**/*.test.ts'], exclude: UNIT, globalSetup: ['test/support/global-setup.ts'], setupFiles: ['test/support/leftover-stacks.ts'] },
       },
     ],
   },
