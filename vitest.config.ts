@@ -4,7 +4,7 @@ import { defineConfig } from 'vitest/config';
  * Two layers. `unit`: tests of plain modules (domains, crypto, route matching, the verifier on files)
  * that need no PostgreSQL and give feedback in seconds. `integration`: everything else, against one
  * embedded PostgreSQL for the run (test/support/global-setup.ts) and real HTTP. `npm test` runs
- * the type check, then unit, then integration (bin/test-layers.mjs), timing each.
+ * the static checks, then unit with integration beside it (bin/test-layers.mjs), timing each.
  * A new test belongs in UNIT only if it needs neither a database nor a running stack.
  */
 export const UNIT = [
@@ -28,6 +28,11 @@ export default defineConfig({
     // Integration files each start a whole stack; two at a time suits a 2-core machine.
     maxWorkers: 2,
     minWorkers: 1,
+    // A worker runs its files one after another in one module graph, so the platform's code
+    // (type-graphql, Apollo, four Prisma clients) is loaded once per worker, not once per file. Files
+    // stay isolated by data: each starts its stacks on a database of its own and stops them, and puts
+    // back any process.env it changes. (Vitest reads this for the pool as a whole, not per project.)
+    isolate: false,
     testTimeout: 30_000,
     // The stacks the tests start log every request (lib/ops/logging.ts); warnings and errors are what a failing run needs.
     env: { LOG_LEVEL: 'warn' },
@@ -36,7 +41,7 @@ export default defineConfig({
       { extends: true, test: { name: 'unit', include: UNIT } },
       {
         extends: true,
-        test: { name: 'integration', include: ['test/**/*.test.ts'], exclude: UNIT, globalSetup: ['test/support/global-setup.ts'] },
+        test: { name: 'integration', include: ['test/**/*.test.ts'], exclude: UNIT, globalSetup: ['test/support/global-setup.ts'], setupFiles: ['test/support/leftover-stacks.ts'] },
       },
     ],
   },

@@ -1,34 +1,100 @@
 #!/usr/bin/env node
-// `npm test`: the system packages the tests need (bin/system-packages.ts: installs missing ones as root
-// with apt-get, else names the command), the type check, lint and format check (biome.json), the
-// dependency rules (.dependency-cruiser.cjs), the unit layer (no PostgreSQL), then the integration
-// layer, in that order so the quick layers fail first; stops at the first failing layer and prints
-// each layer's time.
+// `npm test`: first the system packages the tests need (bin/system-packages.ts: installs missing ones
+// as root with apt-get, else names the command); then the type checks, lint and format check (biome.json) and the dependency rules
+// (.dependency-cruiser.cjs) side by side, since none needs another's result; then the unit layer (no
+// PostgreSQL) with the integration layer starting beside it, since the integration layer's first
+// seconds go to starting PostgreSQL and migrating its template. The quick layers still fail first: a
+// failing layer stops the layers still running beside it and the steps after it. Each layer's time
+// is printed. Beside others a layer's output is held until the layers listed before it have ended,
+// then shown whole and followed live, so layers' lines never interleave.
 // Arguments go to both vitest layers (e.g. `npm test -- --reporter=dot`).
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
 
 const vitestArgs = process.argv.slice(2);
-const LAYERS = [
-  ['system packages', ['node', '--import', 'tsx', 'bin/system-packages.ts']],
-  ['typecheck', ['tsc', '-p', 'tsconfig.json', '--noEmit']],
-  ['typecheck (verification page, DOM)', ['tsc', '-p', 'verifier/page/tsconfig.json']],
-  ['lint', ['biome', 'lint']],
-  ['format', ['biome', 'format']],
-  ['dependencies', ['depcruise', 'lib', 'subgraphs', 'gateway', 'rest-facade', 'verifier', 'bin', 'prisma', 'bench', 'soak', 'test', '--config', '.dependency-cruiser.cjs']],
-  ['unit', ['vitest', 'run', '--project', 'unit', ...vitestArgs]],
-  ['integration', ['vitest', 'run', '--project', 'integration', ...vitestArgs]],
+const STEPS = [
+  [['system packages', ['node', '--import', 'tsx', 'bin/system-packages.ts']]],
+  [
+    ['typecheck', ['tsc', '-p', 'tsconfig.json', '--noEmit']],
+    ['typecheck (verification page, DOM)', ['tsc', '-p', 'verifier/page/tsconfig.json']],
+    ['lint', ['biome', 'lint']],
+    ['format', ['biome', 'format']],
+    ['dependencies', ['depcruise', 'lib', 'subgraphs', 'gateway', 'rest-facade', 'verifier', 'bin', 'prisma', 'bench', 'soak', 'test', '--config', '.dependency-cruiser.cjs']],
+  ],
+  [
+    ['unit', ['vitest', 'run', '--project', 'unit', ...vitestArgs]],
+    ['integration', ['vitest', 'run', '--project', 'integration', ...vitestArgs]],
+  ],
 ];
 
-const results = [];
-for (const [name, args] of LAYERS) {
-  console.log(`\n== ${name}: ${args.join(' ')}`);
+const running = new Set();
+// The layers run in process groups of their own, which a terminal's Ctrl-C does not reach.
+for (const signal of ['SIGINT', 'SIGTERM'])
+  process.on(signal, () => {
+    for (const layer of running) layer.stop();
+    process.exit(130);
+  });
+
+/**
+ * Starts one layer in a process group of its own (so it can be stopped with its children). The first
+ * layer of a step writes to the terminal; the others' output is held until `show()`.
+ */
+function startLayer(name, args, live) {
   const started = performance.now();
-  // Tools come from node_modules/.bin; a `node` layer runs on this Node itself.
-  const [command, ...rest] = args[0] === 'node' ? [process.execPath, ...args.slice(1)] : ['npx', '--no-install', ...args];
-  const { status } = spawnSync(command, rest, { stdio: 'inherit' });
-  results.push({ name, seconds: (performance.now() - started) / 1000, passed: status === 0 });
-  if (status !== 0) break;
+  // The tools straight from node_modules/.bin (npx would add an npm start-up to every layer); a `node` layer on this Node itself.
+  const command = args[0] === 'node' ? process.execPath : join('node_modules', '.bin', args[0]);
+  const child = spawn(command, args.slice(1), {
+    stdio: live ? 'inherit' : ['ignore', 'pipe', 'pipe'],
+    detached: true,
+    env: { ...process.env, ...(process.stdout.isTTY && !live ? { FORCE_COLOR: '1' } : {}) },
+  });
+  let held = live ? undefined : [];
+  const write = (stream) => (chunk) => (held ? held.push([stream, chunk]) : stream.write(chunk));
+  child.stdout?.on('data', write(process.stdout));
+  child.stderr?.on('data', write(process.stderr));
+  const layer = {
+    name,
+    stopped: false,
+    show() {
+      if (held) console.log(`\n== ${name}: ${args.join(' ')}`);
+      for (const [stream, chunk] of held ?? []) stream.write(chunk);
+      held = undefined;
+    },
+    stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      try {
+        process.kill(-child.pid, 'SIGTERM');
+        layer.stopped = true;
+      } catch {
+        // The group ended between the check and the signal.
+      }
+    },
+    ended: new Promise((resolve) =>
+      child.once('close', (code) => {
+        running.delete(layer);
+        resolve({ name, seconds: (performance.now() - started) / 1000, passed: code === 0, stopped: layer.stopped });
+      }),
+    ),
+  };
+  running.add(layer);
+  return layer;
+}
+
+const results = [];
+for (const step of STEPS) {
+  console.log(`\n== ${step.map(([name, args]) => `${name}: ${args.join(' ')}`).join('\n== ')}\n(side by side; the first shown as it runs, each other one once those before it have ended)`);
+  const layers = step.map(([name, args], index) => startLayer(name, args, index === 0));
+  // A failure stops whatever still runs beside it.
+  for (const layer of layers)
+    layer.ended.then(({ passed }) => {
+      if (!passed) for (const other of layers) other.stop();
+    });
+  for (const layer of layers) {
+    layer.show();
+    results.push(await layer.ended);
+  }
+  if (!results.every((result) => result.passed)) break;
 }
 console.log(`\n${'layer'.padEnd(36)} seconds  result`);
-for (const { name, seconds, passed } of results) console.log(`${name.padEnd(36)} ${seconds.toFixed(1).padStart(7)}  ${passed ? 'passed' : 'FAILED'}`);
-process.exit(results.every((result) => result.passed) && results.length === LAYERS.length ? 0 : 1);
+for (const { name, seconds, passed, stopped } of results) console.log(`${name.padEnd(36)} ${seconds.toFixed(1).padStart(7)}  ${passed ? 'passed' : stopped ? 'stopped' : 'FAILED'}`);
+process.exit(results.every((result) => result.passed) && results.length === STEPS.flat().length ? 0 : 1);

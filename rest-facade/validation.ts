@@ -97,6 +97,20 @@ function refusal(errors: readonly ErrorObject[], part: 'body' | 'querystring', s
   return new RequestProblem(part === 'body' ? problem(400, 'INVALID_REQUEST', detail) : problem(400, 'INVALID_QUERY', detail));
 }
 
+const validators = new Map<string, ValidateFunction>();
+
+/**
+ * A schema's validator, compiled once per process: Ajv keeps compiled schemas by object, and every
+ * start of a facade (a restart, each server of a facade on several ports, each stack in a test
+ * process) hands it new objects of the same schemas, so each start compiled them all again.
+ */
+function compiled(part: 'body' | 'querystring', schema: JsonSchema): ValidateFunction {
+  const key = `${part} ${JSON.stringify(schema)}`;
+  let validate = validators.get(key);
+  if (!validate) validators.set(key, (validate = ajvFor[part].compile(schema)));
+  return validate;
+}
+
 /**
  * Fastify's validator compiler for the facade: bodies against `bodyCheck` of the documented schema,
  * query strings against theirs; path parameters are any non-empty segment (the services judge ids).
@@ -105,6 +119,6 @@ export const validatorCompiler: FastifySchemaCompiler<JsonSchema> = ({ schema, h
   if (httpPart !== 'body' && httpPart !== 'querystring') return () => true;
   const part = httpPart;
   const enforced = part === 'body' ? bodyCheck(schema) : schema;
-  const validate: ValidateFunction = ajvFor[part].compile(enforced);
+  const validate = compiled(part, enforced);
   return (data: unknown) => (validate(data) ? { value: data } : { error: refusal(validate.errors ?? [], part, enforced, data) });
 };

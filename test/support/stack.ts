@@ -46,7 +46,34 @@ export interface RestResponse {
   text: string;
 }
 
-export async function startTestStack(options: { databaseUrl?: string; env?: NodeJS.ProcessEnv; kek?: KeyEncryptionKeys } = {}): Promise<TestStack> {
+/**
+ * Stacks this worker has started (or is starting) and not stopped. A worker runs many files in one
+ * process (isolate: false), so a stack a file leaves running, e.g. one whose start outlived a timed-out
+ * beforeAll, would hold its ports and connections while the next files run: stopLeftoverStacks,
+ * run after each file (test/support/leftover-stacks.ts), stops it.
+ */
+const unstopped = new Set<Promise<TestStack>>();
+
+export async function stopLeftoverStacks(): Promise<void> {
+  const leftovers = [...unstopped];
+  unstopped.clear();
+  await Promise.allSettled(leftovers.map(async (starting) => (await starting).stop()));
+}
+
+export interface TestStackOptions {
+  databaseUrl?: string;
+  env?: NodeJS.ProcessEnv;
+  kek?: KeyEncryptionKeys;
+}
+
+export function startTestStack(options: TestStackOptions = {}): Promise<TestStack> {
+  const starting: Promise<TestStack> = openTestStack(options, () => unstopped.delete(starting));
+  unstopped.add(starting);
+  starting.catch(() => unstopped.delete(starting));
+  return starting;
+}
+
+async function openTestStack(options: TestStackOptions, stopped: () => void): Promise<TestStack> {
   const kek = options.kek ?? TEST_KEK;
   const databaseUrl = options.databaseUrl ?? (await createTestDatabase());
   const config = {
@@ -100,7 +127,10 @@ export async function startTestStack(options: { databaseUrl?: string; env?: Node
       await stack.stop();
       stack = await startStack({ config, tokens: testAccessTokens(), kek });
     },
-    stop: () => stack.stop(),
+    stop: () => {
+      stopped();
+      return stack.stop();
+    },
   };
   return handle;
 }
