@@ -53,6 +53,8 @@ export interface RunningFacade extends ListeningServer {
   baseUrls: Record<ServiceName, string>;
 }
 
+const tooLarge = (bodyLimit: number) => new RequestProblem(problem(413, 'BODY_TOO_LARGE', `The body exceeds ${bodyLimit} bytes.`, { limit: bodyLimit }));
+
 /**
  * Why a caller may not use a route, if it may not: every route with a role refuses here, in
  * `onRequest`, before its query, content type or body is read, so that an anonymous or
@@ -77,7 +79,7 @@ function actionOf(operation: string, service: ServiceName): string {
 function problemOfFrameworkError(error: { code?: string; statusCode?: number; message: string }, bodyLimit: number): RequestProblem | undefined {
   switch (error.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return new RequestProblem(problem(413, 'BODY_TOO_LARGE', `The body exceeds ${bodyLimit} bytes.`, { limit: bodyLimit }));
+      return tooLarge(bodyLimit);
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return new RequestProblem(problem(415, 'UNSUPPORTED_MEDIA_TYPE', 'The body must be application/json.'), { 'accept-post': 'application/json' });
     case 'FST_ERR_BAD_URL':
@@ -204,11 +206,15 @@ export async function startFacade(options: FacadeOptions): Promise<RunningFacade
         method: route.method,
         url,
         schema: routeSchema(route),
-        // Credentials before anything else is read: a refused client's query and body are never parsed.
+        // A declared size over the limit, then credentials, before anything else is read: a refused
+        // client's query and body are never parsed (the body is read and thrown away, so the client
+        // reads the refusal instead of a reset).
         onRequest: async (request, reply) => {
-          const refused = credentialRefusal(route, request.headers.authorization, options.tokens);
+          const oversized = Number(request.headers['content-length']) > options.bodyLimit;
+          const refused = oversized ? tooLarge(options.bodyLimit) : credentialRefusal(route, request.headers.authorization, options.tokens);
           if (!refused) return;
-          if (route.role === 'admin') await reportAdminRefusal(table.service, route.operation, request.headers.authorization);
+          if (!oversized && route.role === 'admin') await reportAdminRefusal(table.service, route.operation, request.headers.authorization);
+          drainRefusedBody(request.raw, reply);
           return sendProblem(request, reply, refused.details, refused.headers);
         },
         handler: (request, reply) => answer(route, table, prefix, request, reply),

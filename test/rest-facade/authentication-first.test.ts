@@ -150,3 +150,21 @@ describe('refused admin requests refused before their body is read', () => {
     expect(admin.data?.issuer.adminRefusal).toBe(false);
   });
 });
+
+describe('a body over the limit', () => {
+  // Size limits come before authentication: an oversized upload is refused for its size, whoever sends it.
+  it('is refused as too large before its sender is asked for credentials', async () => {
+    const { service, route } = guarded.find((candidate) => candidate.route.method === 'POST')!;
+    // Over BODY_LIMIT_BYTES' default of 1 MiB, which the test stacks keep.
+    const body = `{"id": "${'x'.repeat(1_100_000)}"}`;
+    for (const authorization of [undefined, 'Bearer not-a-token-of-this-platform']) {
+      const response = await fetch(`${platform.base(service)}${pathOf(route)}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...(authorization ? { authorization } : {}) },
+        body,
+      });
+      const refusal = (await response.json()) as { code: string };
+      expect([response.status, refusal.code, response.headers.get('www-authenticate')]).toEqual([413, 'BODY_TOO_LARGE', null]);
+    }
+  });
+});
