@@ -454,6 +454,8 @@ export async function restore(file: string, options: RestoreOptions = {}, env: N
           await client.query('SELECT setval($1::regclass, $2::bigint, $3)', [qualified(database.schemas[service], sequence.name), sequence.lastValue, sequence.isCalled]);
         }
       }
+      // Deferred foreign keys are checked now: ALTER TABLE refuses a table with checks pending.
+      await client.query('SET CONSTRAINTS ALL IMMEDIATE');
       for (const table of tables) await client.query(`ALTER TABLE ${table.name} ENABLE TRIGGER USER`);
       await client.query('COMMIT');
       // Fresh statistics, so the first queries after a restore are planned as before it.
