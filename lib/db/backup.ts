@@ -385,15 +385,23 @@ export async function readBackup(file: string): Promise<BackupManifest> {
   const expected: string[] = [];
   let open: string | undefined;
   const wrong = (why: string) => new BackupError(`${file} is not a well-formed backup (${why}): use a file written by npm run backup.`);
+  // Frames are read before the digest at the end is: a damaged one must still end in the sentence.
+  const parse = <T>(frame: Frame): T => {
+    try {
+      return JSON.parse(frame.payload.toString()) as T;
+    } catch {
+      throw wrong(`a ${frame.kind} frame is not JSON`);
+    }
+  };
   for await (const frame of readFrames(file)) {
     if (!manifest) {
       if (frame.kind !== 'manifest') throw wrong('its first frame is not the manifest');
-      manifest = JSON.parse(frame.payload.toString()) as BackupManifest;
+      manifest = parse<BackupManifest>(frame);
       if (manifest.format !== 1) throw wrong(`format ${manifest.format} is not format 1`);
       for (const service of SERVICES) for (const table of manifest.services[service]?.tables ?? []) expected.push(`${service}.${table.name}`);
       expected.reverse();
     } else if (frame.kind === 'table') {
-      const { service, table } = JSON.parse(frame.payload.toString()) as { service: string; table: string };
+      const { service, table } = parse<{ service: string; table: string }>(frame);
       if (open || expected.pop() !== `${service}.${table}`) throw wrong(`table ${service}.${table} is out of place`);
       open = `${service}.${table}`;
     } else if (frame.kind === 'data' || frame.kind === 'end') {
