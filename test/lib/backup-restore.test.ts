@@ -213,6 +213,12 @@ describe('a backup taken while appends go on', () => {
     expect(result.code).toBe(1);
     expect(result.stderr.trim().split('\n')).toHaveLength(1);
     expect(result.stderr).toMatch(/already holds schema .*add --force to replace them\.$/m);
+    // --force replaces the schemas: the appends made on the restored database are gone again.
+    const appended = await sql<{ n: number }>(restoredUrl, 'SELECT count(*)::int AS n FROM issuer.passport_event');
+    const forced = await command('bin/restore.ts', [file, '--force'], { DATABASE_URL: restoredUrl });
+    expect(forced.code, forced.stderr).toBe(0);
+    const replaced = await sql<{ n: number }>(restoredUrl, 'SELECT count(*)::int AS n FROM issuer.passport_event');
+    expect(replaced.rows[0]!.n).toBe(appended.rows[0]!.n - PASSPORTS);
   }, 60_000);
 
   it('is refused whole when truncated, writing nothing', async () => {
