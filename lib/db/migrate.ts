@@ -20,7 +20,7 @@ import type { ServiceName } from '../config/services.js';
 import { clientConfig, parseDatabaseUrl } from './postgres.js';
 
 /** The advisory lock key Prisma's schema engine takes around migrations; sharing it serialises us with it too. */
-const PRISMA_MIGRATION_LOCK = 72707369;
+export const PRISMA_MIGRATION_LOCK = 72707369;
 
 const prismaDirectory = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'prisma');
 
@@ -87,8 +87,7 @@ export async function applyMigrations(url: string, directory: string): Promise<s
   await client.connect();
   try {
     await client.query('SELECT pg_advisory_lock($1)', [PRISMA_MIGRATION_LOCK]);
-    await client.query(`CREATE SCHEMA IF NOT EXISTS "${target.schema.replaceAll('"', '""')}"`);
-    await client.query(RECORD_TABLE);
+    await prepareSchema(client, target.schema);
     const records = await client.query<RecordRow>('SELECT migration_name, checksum, finished_at, rolled_back_at FROM "_prisma_migrations" ORDER BY started_at');
     const failed = records.rows.find((row) => row.finished_at === null && row.rolled_back_at === null);
     if (failed) {
@@ -109,12 +108,7 @@ export async function applyMigrations(url: string, directory: string): Promise<s
       }
       await client.query('BEGIN');
       try {
-        await client.query(migration.sql);
-        await client.query(`INSERT INTO "_prisma_migrations" (id, checksum, migration_name, started_at, finished_at, applied_steps_count) VALUES ($1, $2, $3, now(), clock_timestamp(), 1)`, [
-          randomUUID(),
-          migration.checksum,
-          migration.name,
-        ]);
+        await runMigration(client, migration);
         await client.query('COMMIT');
       } catch (error) {
         // A lost connection cannot roll back, but then the server discards the transaction anyway.
@@ -128,6 +122,22 @@ export async function applyMigrations(url: string, directory: string): Promise<s
     // Ending the session releases the advisory lock too.
     await client.end();
   }
+}
+
+/** Creates the schema and Prisma's record table in it when missing; the client's search_path must name the schema. */
+export async function prepareSchema(client: pg.ClientBase, schema: string): Promise<void> {
+  await client.query(`CREATE SCHEMA IF NOT EXISTS "${schema.replaceAll('"', '""')}"`);
+  await client.query(RECORD_TABLE);
+}
+
+/** One migration's SQL and its record, inside the caller's transaction (a restore runs several in one). */
+export async function runMigration(client: pg.ClientBase, migration: Migration): Promise<void> {
+  await client.query(migration.sql);
+  await client.query(`INSERT INTO "_prisma_migrations" (id, checksum, migration_name, started_at, finished_at, applied_steps_count) VALUES ($1, $2, $3, now(), clock_timestamp(), 1)`, [
+    randomUUID(),
+    migration.checksum,
+    migration.name,
+  ]);
 }
 
 /** Applies a service's committed migrations to its schema. Returns the names applied. */

@@ -1,0 +1,304 @@
+/**
+ * The backup drill (docs/OPERATIONS.md, "Backup and restore"): a platform with 200 passports (events,
+ * packs; snapshots of 50) and a trust graph with delegations and revocations is backed up by
+ * `bin/backup.ts` as its own process while appends go on; restored by `bin/restore.ts` into an empty
+ * database and into a fresh data folder; and then checked against what was pinned before the backup:
+ * every log by the offline verifier, every snapshot byte for byte, every chain extended by a new
+ * append; a platform started by `bin/start.ts` on the restored folder takes the old tokens, and
+ * refuses to start under another key-encryption key.
+ */
+import { execFile, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdtemp, rm, stat, truncate } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hashToken } from '../../lib/auth/tokens.js';
+import { clusterDirectory } from '../../lib/db/embedded-postgres.js';
+import { KeyEncryptionKeys, writeKekFile } from '../../lib/keys/kek.js';
+import { logExportFrom, verifyLogExport } from '../../verifier/log.js';
+import { pinsFrom, type PinSet } from '../../verifier/pins.js';
+import { issuePassport, registryModel, type RestCaller } from '../archive/support/issuer-fixture.js';
+import { sql, createTestDatabase } from '../support/database.js';
+import { freePort } from '../support/free-port.js';
+import { startTestStack, TEST_KEK, TOKENS, type TestStack } from '../support/stack.js';
+import { compactCredential, DAY, fromNow, newKey } from '../trust/support.js';
+
+const PASSPORTS = 200;
+const run = promisify(execFile);
+const sha512 = (bytes: Uint8Array) => createHash('sha512').update(bytes).digest('hex');
+
+/** Runs `items` through `work`, `width` at a time. */
+async function pool<T, R>(items: readonly T[], width: number, work: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array(items.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      while (next < items.length) {
+        const index = next++;
+        results[index] = await work(items[index]!);
+      }
+    }),
+  );
+  return results;
+}
+
+/** A bin/ command as its own process; resolves with its exit code and output, whatever the code. */
+async function command(script: string, args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; stdout: string; stderr: string }> {
+  const clean = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^(DATABASE_URL|PASSPORT_|EMBEDDED_PG_PORT|[A-Z]+_DATABASE_URL)/.test(name)));
+  try {
+    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', script, ...args], { env: { ...clean, ...env }, timeout: 120_000 });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const failed = error as { code: number; stdout: string; stderr: string };
+    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
+  }
+}
+
+let platform: TestStack;
+let work: string;
+let file: string;
+let pins: PinSet;
+const passports: { id: string; snapshot?: { id: string; sha512: string } }[] = [];
+const tokensFile = () => join(work, 'tokens.json');
+
+beforeAll(async () => {
+  work = await mkdtemp(join(tmpdir(), 'backup-drill-'));
+  platform = await startTestStack();
+  const rest: RestCaller = (service, path, init) => platform.rest(service, path, init);
+  const model = await registryModel(rest);
+
+  // A trust graph: a root delegating to an authority, which delegates to issuers; one issuer's key revoked, one issuer revoked.
+  const [rootKey, authorityKey, ...issuerKeys] = await Promise.all([newKey(), newKey('P-256'), newKey(), newKey(), newKey()]);
+  const iat = Math.floor((Date.now() - 30 * DAY) / 1000);
+  const node = (id: string, kind: string, key: typeof rootKey) => platform.rest('trust', '/nodes', { as: 'writer', body: { id, kind, keys: [{ ...key.jwk, iat }] } });
+  expect((await node('drill-root', 'root', rootKey)).status).toBe(201);
+  expect((await node('drill-authority', 'authority', authorityKey)).status).toBe(201);
+  for (const [i, key] of issuerKeys.entries()) expect((await node(`drill-issuer-${i}`, 'issuer', key)).status).toBe(201);
+  const edge = async (iss: string, sub: string, key: typeof rootKey) => {
+    const credential = await compactCredential({ iss, sub, scope: {}, iat: fromNow(-3_600_000), exp: fromNow(365 * DAY) }, key);
+    expect((await platform.rest('trust', '/edges', { as: 'writer', body: { credential } })).status).toBe(201);
+  };
+  await edge('drill-root', 'drill-authority', rootKey);
+  for (let i = 0; i < issuerKeys.length; i += 1) await edge('drill-authority', `drill-issuer-${i}`, authorityKey);
+  const revokedKey = { ...issuerKeys[0]!.jwk, iat, revoked: { revoked_at: Math.floor(Date.now() / 1000), reason: 'keyCompromise' } };
+  expect((await platform.rest('trust', '/nodes', { as: 'writer', body: { id: 'drill-issuer-0', keys: [revokedKey] } })).status).toBe(200);
+  expect((await platform.rest('trust', '/revocations', { as: 'writer', body: { subject: 'drill-issuer-1', reason: 'cessationOfOperation', effective_at: fromNow(DAY) } })).status).toBe(201);
+
+  // 200 passports, each with events, a pack and a snapshot.
+  const serials = Array.from({ length: PASSPORTS }, (_, i) => `DRILL-${process.pid}-${i}`);
+  const issued = await pool(serials, 8, async (serial) => {
+    const passport = await issuePassport(rest, { traceEvents: 1, serial, pack: true, model });
+    // A snapshot of every fourth passport keeps the drill's setup within a minute or so on two cores.
+    if (Number(serial.split('-').at(-1)) % 4) return { id: passport.id };
+    const snapshot = await platform.rest('archive', '/snapshots', { as: 'writer', body: { passport_id: passport.id } });
+    expect(snapshot.status, snapshot.text).toBe(201);
+    return { id: passport.id, snapshot: { id: snapshot.body.id as string, sha512: snapshot.body.sha512 as string } };
+  });
+  passports.push(...issued);
+
+  // Pins taken before the backup: the keyrings and the anchor bundle, as an operator saves them.
+  const keyring = async (service: 'issuer' | 'archive' | 'trust') => (await platform.rest(service, '/keyring')).body;
+  pins = pinsFrom({ keySets: [await keyring('issuer'), await keyring('archive'), await keyring('trust')], anchorBundle: (await platform.rest('trust', '/anchor-bundle')).body });
+  // The data folder's tokens file, as npm start keeps it: hashes only.
+  writeFileSync(
+    tokensFile(),
+    JSON.stringify([
+      { name: 'admin', role: 'admin', sha256: hashToken(TOKENS.admin) },
+      { name: 'writer', role: 'writer', sha256: hashToken(TOKENS.writer) },
+    ]),
+  );
+}, 600_000);
+
+afterAll(async () => {
+  await platform?.stop();
+  if (work) await rm(work, { recursive: true, force: true });
+});
+
+const exported = async (stack: TestStack, id: string) => {
+  const response = await stack.rest('issuer', `/passports/${encodeURIComponent(id)}?include_events=true`);
+  expect(response.status, response.text).toBe(200);
+  return response.body;
+};
+
+const appendTo = (stack: TestStack, id: string) =>
+  stack.rest('issuer', `/passports/${encodeURIComponent(id)}/events`, {
+    as: 'writer',
+    body: {
+      type: 'ObjectEvent',
+      payload: { eventTime: new Date().toISOString(), eventTimeZoneOffset: '+00:00', action: 'OBSERVE', bizStep: 'inspecting', epcList: ['https://id.gs1.org/01/09520123456788/21/SN-1'] },
+    },
+  });
+
+describe('a backup taken while appends go on', () => {
+  let backupOutput: string;
+  let appendsDuring = 0;
+  let restoredUrl: string;
+  let restored: TestStack;
+
+  it('is one file, written by npm run backup while the platform keeps taking writes', async () => {
+    file = join(work, 'platform.backup');
+    let writing = true;
+    let backingUp = true;
+    const appends = pool([0, 1], 2, async (lane) => {
+      for (let i = lane; writing; i += 2) {
+        const response = await appendTo(platform, passports[i % PASSPORTS]!.id);
+        expect(response.status, response.text).toBe(201);
+        if (backingUp) appendsDuring += 1;
+      }
+    });
+    const started = performance.now();
+    const result = await command('bin/backup.ts', [file], { DATABASE_URL: platform.databaseUrl, PASSPORT_TOKENS_FILE: tokensFile() });
+    const seconds = (performance.now() - started) / 1000;
+    backingUp = false;
+    writing = false;
+    await appends;
+    expect(result.code, result.stderr).toBe(0);
+    backupOutput = result.stdout;
+    expect(backupOutput).toMatch(/^Backed up \d+ rows of the four services as of /);
+    expect(backupOutput).toContain(TEST_KEK.current.id);
+    // Writes were not held up by the snapshot: appends committed while it was being read.
+    expect(appendsDuring).toBeGreaterThan(0);
+    console.log(`drill: ${PASSPORTS} passports; backup ${(await stat(file)).size} bytes in ${seconds.toFixed(1)} s (process included), ${appendsDuring} appends meanwhile`);
+  }, 120_000);
+
+  it('restores into an empty database, where every log verifies against the pins and is a prefix of the live one', async () => {
+    restoredUrl = await createTestDatabase({ empty: true });
+    const result = await command('bin/restore.ts', [file], { DATABASE_URL: restoredUrl, PASSPORT_TOKENS_FILE: join(work, 'restored-tokens.json'), PASSPORT_KEK_FILE: join(work, 'absent.kek') });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toContain('The token hashes of the backup are in the tokens file');
+    expect(JSON.parse(readFileSync(join(work, 'restored-tokens.json'), 'utf8'))).toEqual(JSON.parse(readFileSync(tokensFile(), 'utf8')));
+    // The KEK is not in the backup: the restore names the one the keys need.
+    expect(result.stdout).toContain(`sealed under ${TEST_KEK.current.id}`);
+    restored = await startTestStack({ databaseUrl: restoredUrl });
+    await pool(passports, 6, async (passport) => {
+      const copy = await exported(restored, passport.id);
+      const report = await verifyLogExport(logExportFrom(copy), pins);
+      expect(report.verdict, JSON.stringify(report.findings.filter((finding) => finding.status !== 'ok'))).toBe('valid');
+      const live = await exported(platform, passport.id);
+      expect(copy.log.length).toBeGreaterThanOrEqual(2);
+      expect(copy.log).toEqual(live.log.slice(0, copy.log.length));
+    });
+  }, 180_000);
+
+  it('serves every snapshot with the same bytes (SHA-512) as before the backup', async () => {
+    const snapshots = passports.flatMap((passport) => (passport.snapshot ? [passport.snapshot] : []));
+    expect(snapshots).toHaveLength(PASSPORTS / 4);
+    await pool(snapshots, 6, async (snapshot) => {
+      const response = await fetch(`${restored.base('archive')}/snapshots/${encodeURIComponent(snapshot.id)}`);
+      expect(response.status).toBe(200);
+      expect(sha512(new Uint8Array(await response.arrayBuffer()))).toBe(snapshot.sha512);
+    });
+  }, 120_000);
+
+  it('extends every chain: a new event appended after the restore verifies and moves the head on', async () => {
+    await pool(passports, 6, async (passport) => {
+      const before = await exported(restored, passport.id);
+      const response = await appendTo(restored, passport.id);
+      expect(response.status, response.text).toBe(201);
+      const after = await exported(restored, passport.id);
+      expect(after.log.length).toBe(before.log.length + 1);
+      expect(after.log.slice(0, -1)).toEqual(before.log);
+      expect(after.log_head.size).toBe(before.log.length + 1);
+      const report = await verifyLogExport(logExportFrom(after), pins);
+      expect(report.verdict).toBe('valid');
+    });
+    await restored.stop();
+  }, 180_000);
+
+  it('is refused by a database that already holds the schemas, unless --force', async () => {
+    const result = await command('bin/restore.ts', [file], { DATABASE_URL: restoredUrl });
+    expect(result.code).toBe(1);
+    expect(result.stderr.trim().split('\n')).toHaveLength(1);
+    expect(result.stderr).toMatch(/already holds schema .*add --force to replace them\.$/m);
+    // --force replaces the schemas: the appends made on the restored database are gone again.
+    const appended = await sql<{ n: number }>(restoredUrl, 'SELECT count(*)::int AS n FROM issuer.passport_event');
+    const forced = await command('bin/restore.ts', [file, '--force'], { DATABASE_URL: restoredUrl });
+    expect(forced.code, forced.stderr).toBe(0);
+    const replaced = await sql<{ n: number }>(restoredUrl, 'SELECT count(*)::int AS n FROM issuer.passport_event');
+    expect(replaced.rows[0]!.n).toBe(appended.rows[0]!.n - PASSPORTS);
+  }, 60_000);
+
+  it('is refused whole when truncated, writing nothing', async () => {
+    const cut = join(work, 'truncated.backup');
+    writeFileSync(cut, readFileSync(file));
+    await truncate(cut, (await stat(cut)).size - 200);
+    const target = await createTestDatabase({ empty: true });
+    const result = await command('bin/restore.ts', [cut], { DATABASE_URL: target });
+    expect(result.code).toBe(1);
+    expect(result.stderr.trim()).toMatch(/^\S+ is not a whole backup \(.*\): use an intact copy of the file\.$/);
+    expect((await sql(target, "SELECT nspname FROM pg_namespace WHERE nspname IN ('trust', 'registry', 'issuer', 'archive')")).rowCount).toBe(0);
+  }, 60_000);
+});
+
+describe('a restore into a fresh data folder, started by npm start', () => {
+  let dataDir: string;
+  const ports = async () => ({
+    EMBEDDED_PG_PORT: String(await freePort()),
+    FACADE_PORT: String(await freePort()),
+    GATEWAY_PORT: String(await freePort()),
+    TRUST_SUBGRAPH_PORT: String(await freePort()),
+    REGISTRY_SUBGRAPH_PORT: String(await freePort()),
+    ISSUER_SUBGRAPH_PORT: String(await freePort()),
+    ARCHIVE_SUBGRAPH_PORT: String(await freePort()),
+  });
+
+  afterAll(async () => {
+    if (!dataDir) return;
+    const cluster = dirname(await clusterDirectory(dataDir));
+    if (cluster !== dataDir) await rm(cluster, { recursive: true, force: true });
+  });
+
+  it('refuses to start under another key-encryption key, in one sentence, and starts under the right one with the old tokens', async () => {
+    dataDir = join(work, 'restored-data');
+    const env = { PASSPORT_DATA_DIR: dataDir, ...(await ports()) };
+    const restoredRun = await command('bin/restore.ts', [file], env);
+    expect(restoredRun.code, restoredRun.stderr).toBe(0);
+
+    const wrong = join(work, 'wrong.kek');
+    await writeKekFile(wrong, KeyEncryptionKeys.generate());
+    const refused = await command('bin/start.ts', [], { ...env, PASSPORT_KEK_FILE: wrong });
+    expect(refused.code).toBe(1);
+    const sentence = refused.stderr.trim();
+    expect(sentence.split('\n')).toHaveLength(1);
+    expect(sentence).toMatch(new RegExp(`sealed under key-encryption key ${TEST_KEK.current.id}, which ${wrong} does not hold .*: start with the key-encryption key file they were sealed under\\.$`));
+
+    const right = join(work, 'right.kek');
+    await writeKekFile(right, TEST_KEK);
+    const child = spawn(process.execPath, ['--import', 'tsx', 'bin/start.ts'], { env: { ...process.env, ...env, PASSPORT_KEK_FILE: right }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (chunk) => (output += chunk));
+    child.stderr.on('data', (chunk) => (output += chunk));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    try {
+      await Promise.race([
+        new Promise<void>((resolve) => {
+          const check = setInterval(() => {
+            if (!output.includes('Passport services are running.')) return;
+            clearInterval(check);
+            resolve();
+          }, 100);
+        }),
+        exited.then((code) => Promise.reject(new Error(`npm start ended (${code}): ${output}`))),
+      ]);
+      const base = `http://127.0.0.1:${env.FACADE_PORT}`;
+      const append = (token: string) =>
+        fetch(`${base}/issuer/passports/${encodeURIComponent(passports[0]!.id)}/events`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+          body: JSON.stringify({
+            type: 'ObjectEvent',
+            payload: { eventTime: new Date().toISOString(), eventTimeZoneOffset: '+00:00', action: 'OBSERVE', bizStep: 'inspecting', epcList: ['https://id.gs1.org/01/09520123456788/21/SN-1'] },
+          }),
+        });
+      expect((await append(TOKENS.writer)).status).toBe(201);
+      expect((await append('not-a-token-of-this-platform')).status).toBe(401);
+      expect((await fetch(`${base}/issuer/admin/log`, { headers: { authorization: `Bearer ${TOKENS.admin}` } })).status).toBe(200);
+    } finally {
+      child.kill('SIGINT');
+      await exited;
+    }
+  }, 240_000);
+});
