@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
 import type { IncomingMessage } from 'node:http';
-import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
 import { requestTraceIds, serverServiceName, type ServerName } from './tracing.js';
 
@@ -58,8 +58,7 @@ function requestId(request: IncomingMessage): string {
 export function loggingOptions(server: ServerName) {
   return {
     loggerInstance: serverLogger(server) as FastifyBaseLogger,
-    disableRequestLogging: true,
-    requestIdLogLabel: 'request_id',
+    logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'request_id' }),
     genReqId: requestId,
   };
 }
