@@ -79,11 +79,15 @@ export const gatewayConfig = {
   graphiql: false,
   landingPage: false,
   ...(config.introspection ? {} : { disableIntrospection: {} }),
+  // Hive Gateway's own option: armor's plugin, loaded by Hive Gateway, so that it recognises the
+  // validation errors of the graphql copy Hive Gateway uses (the project's own armor, if that copy
+  // were another, would let "Did you mean" through).
+  blockFieldSuggestions: !config.introspection,
   propagateHeaders: {
     fromClientToSubgraphs: ({ request }: { request: Request }) => {
       const authorization = request.headers.get('authorization');
       return authorization ? { authorization } : {};
     },
   },
-  plugins: () => [EnvelopArmorPlugin({ ...armorLimits(config.graphqlLimits, config.introspection), maxTokens: { enabled: false } }), refuseAsOurGateway()],
+  plugins: () => [EnvelopArmorPlugin({ ...armorLimits(config.graphqlLimits, config.introspection), maxTokens: { enabled: false }, blockFieldSuggestion: { enabled: false } }), refuseAsOurGateway()],
 };
