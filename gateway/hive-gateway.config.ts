@@ -35,8 +35,9 @@ function isGraphQLError(error: unknown): error is GraphQLError {
  *   word it differently); a parse failure is GRAPHQL_PARSE_FAILED.
  * - the refusals are then worded as ours words them (gateway/refusals.ts): what was over which
  *   limit, the setting that raises it, and `extensions.limit`.
- * Only graphql's own objects are used (no GraphQLError is made here), so it does not matter which
- * copy of graphql Hive Gateway loads.
+ * No GraphQLError is made here (errors are recognised by name and reworded in place), so this holds
+ * whichever copy of graphql armor's errors come from; bench/tools links the project's, and with a
+ * copy of its own Hive Gateway would also show its internal `extensions.http` on these errors.
  */
 function refuseAsOurGateway() {
   const explain = formatGatewayError(config.graphqlLimits);
