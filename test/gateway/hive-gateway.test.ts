@@ -1,13 +1,15 @@
 /**
  * The Hive Gateway command docs/ONE-GRAPH.md gives, run as written (with the supergraph file our
  * gateway composed) against this stack's subgraphs: it listens on loopback, answers the README's
- * cross-service query as our gateway does, and refuses what ours refuses (depth, aliases,
- * introspection when GRAPHQL_INTROSPECTION=false).
+ * cross-service query as our gateway does, and refuses what ours refuses (depth, cost, tokens and
+ * aliases in the same words with the same codes, nothing logged as an error; introspection and
+ * field suggestions when GRAPHQL_INTROSPECTION=false).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { stripVTControlCharacters } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBenchTools } from '../support/bench-tools.js';
 import { freePort } from '../support/free-port.js';
@@ -95,19 +97,45 @@ describe('Hive Gateway as docs/ONE-GRAPH.md configures it', () => {
     expect(await ask(hiveUrl, query)).toEqual(ours);
   });
 
-  it('refuses what ours refuses: depth, aliases, introspection', async () => {
+  it('refuses a query over a limit as ours does: the same message naming the limit and its setting, the same code', async () => {
     let deep = 'id';
     for (let level = 0; level < 8; level += 1) deep = `id passport { id snapshots { ${deep} } }`;
-    const tooDeep = await ask(hiveUrl, `{ snapshot(id: "x") { ${deep} } }`);
-    expect(tooDeep.data).toBeUndefined();
-    expect(tooDeep.errors?.[0]?.message).toMatch(/depth limit of 15/);
-    const aliases = await ask(hiveUrl, `{ ${Array.from({ length: 61 }, (_, i) => `a${i}: passport(id: "x") { id }`).join(' ')} }`);
-    expect(aliases.errors?.[0]?.message).toMatch(/Aliases limit of 60/);
+    let costly = 'id';
+    for (let level = 0; level < 6; level += 1) costly = `id passport { id snapshots { ${costly} } }`;
+    const refused = {
+      GRAPHQL_MAX_DEPTH: `{ snapshot(id: "x") { ${deep} } }`,
+      GRAPHQL_MAX_COST: `{ ${Array.from({ length: 40 }, (_, i) => `a${i}: snapshot(id: "x") { ${costly} }`).join(' ')} }`,
+      GRAPHQL_MAX_TOKENS: `{ passport(id: "x") { ${'id '.repeat(5_100)}} }`,
+      GRAPHQL_MAX_ALIASES: `{ ${Array.from({ length: 61 }, (_, i) => `a${i}: passport(id: "x") { id }`).join(' ')} }`,
+    };
+    const codes: Record<string, string> = {};
+    for (const [setting, query] of Object.entries(refused)) {
+      const ours = await ask(platform.stack.gateway.graphqlUrl, query);
+      // Each query is over the one limit it is named for (and no other), at our gateway.
+      expect(ours.errors, setting).toHaveLength(1);
+      expect(ours.errors![0]!.message, setting).toContain(`(setting ${setting})`);
+      const theirs = await ask(hiveUrl, query);
+      expect(theirs, setting).toEqual(ours);
+      expect(JSON.stringify(theirs), setting).not.toMatch(/Did you mean/);
+      codes[setting] = theirs.errors![0]!.extensions!.code!;
+    }
+    expect(codes).toEqual({
+      GRAPHQL_MAX_DEPTH: 'GRAPHQL_VALIDATION_FAILED',
+      GRAPHQL_MAX_COST: 'GRAPHQL_VALIDATION_FAILED',
+      GRAPHQL_MAX_TOKENS: 'GRAPHQL_PARSE_FAILED',
+      GRAPHQL_MAX_ALIASES: 'GRAPHQL_VALIDATION_FAILED',
+    });
     const fine = await ask(hiveUrl, `{ ${Array.from({ length: 60 }, (_, i) => `a${i}: passport(id: "x") { id }`).join(' ')} }`);
     expect(fine.errors).toBeUndefined();
+    // A refusal is the client's mistake: nothing logged as an error (Hive logs failures as ERR).
+    expect(stripVTControlCharacters(log)).not.toMatch(/\bERR\b/);
+  });
+
+  it('refuses introspection when GRAPHQL_INTROSPECTION=false', async () => {
     const introspection = await ask(hiveUrl, '{ __schema { types { name } } }');
     expect(introspection.data).toBeUndefined();
     expect(introspection.errors?.[0]?.message).toMatch(/introspection/i);
+    expect(introspection.errors?.[0]?.extensions?.code).toBe('GRAPHQL_VALIDATION_FAILED');
   });
 
   it('suggests no field names with introspection off', async () => {
