@@ -3,7 +3,7 @@ import { loadAccessTokens } from '../lib/auth/tokens.js';
 import { SERVICES } from '../lib/config/services.js';
 import { ROUTE_TABLES } from '../rest-facade/routes/index.js';
 import { startFacade } from '../rest-facade/server.js';
-import { configOrExit, stopOnSignal } from './lifecycle.js';
+import { configOrExit, endOnStartFailure, stopOnSignal } from './lifecycle.js';
 import { DEFAULT_METRICS_PORTS, serveMetrics } from '../lib/ops/metrics-listener.js';
 import { Operations } from '../lib/ops/operations.js';
 
@@ -19,7 +19,7 @@ const facade = await startFacade({
   requestTimeoutMs: config.requestTimeoutMs,
   operations,
 });
-const metrics = await serveMetrics(operations.metrics, { host: config.metrics.host, port: config.metrics.port ?? DEFAULT_METRICS_PORTS.facade });
+const metrics = await serveMetrics(operations.metrics, { host: config.metrics.host, port: config.metrics.port ?? DEFAULT_METRICS_PORTS.facade }).catch(endOnStartFailure(undefined));
 console.log([...SERVICES.map((service) => `${service}: ${facade.baseUrls[service]}`), `metrics: ${metrics.url}`].join('\n'));
 stopOnSignal(
   async () => {

@@ -6,7 +6,7 @@
 import { join } from 'node:path';
 import { SERVICES } from '../lib/config/services.js';
 import { startGateway } from '../gateway/index.js';
-import { configOrExit, stopOnSignal } from './lifecycle.js';
+import { configOrExit, endOnStartFailure, stopOnSignal } from './lifecycle.js';
 import { DEFAULT_METRICS_PORTS, serveMetrics } from '../lib/ops/metrics-listener.js';
 import { Operations } from '../lib/ops/operations.js';
 
@@ -30,7 +30,7 @@ const gateway = await startGateway({
   supergraphFile: join(config.dataDir, 'supergraph.graphql'),
   operations,
 });
-const metrics = await serveMetrics(operations.metrics, { host: config.metrics.host, port: config.metrics.port ?? DEFAULT_METRICS_PORTS.gateway });
+const metrics = await serveMetrics(operations.metrics, { host: config.metrics.host, port: config.metrics.port ?? DEFAULT_METRICS_PORTS.gateway }).catch(endOnStartFailure(undefined));
 console.log(`gateway: ${gateway.graphqlUrl}\nGraphiQL: ${gateway.graphiqlUrl}\nmetrics: ${metrics.url}`);
 stopOnSignal(
   async () => {

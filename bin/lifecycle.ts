@@ -57,7 +57,7 @@ export function endOnKeyCustodyError(error: unknown): never {
 }
 
 /**
- * Ends a start that its database or its signing keys stop with the one sentence that says why (the
+ * Ends a start that its database, its signing keys or a setting (a port in use) stop with the one sentence that says why (the
  * database named without its password), instead of a driver's stack trace; other errors go on.
  */
 export function endOnStartFailure(databaseUrl: string | undefined) {
@@ -65,6 +65,10 @@ export function endOnStartFailure(databaseUrl: string | undefined) {
     const database = databaseUrl && explainDatabaseFailure(error, databaseUrl);
     if (database) {
       console.error(database);
+      process.exit(1);
+    }
+    if (error instanceof ConfigurationError) {
+      console.error(`Cannot start: ${error.message}`);
       process.exit(1);
     }
     return endOnKeyCustodyError(error);

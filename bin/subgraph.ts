@@ -7,7 +7,7 @@ import { gatewayClient } from '../lib/graphql/gateway-client.js';
 import { serveSubgraph, subgraphServerOptions } from '../lib/graphql/subgraph-server.js';
 import { deployMigrations } from '../lib/db/migrate.js';
 import { SUBGRAPHS } from '../subgraphs/index.js';
-import { configOrExit, endOnKeyCustodyError, stopOnSignal } from './lifecycle.js';
+import { configOrExit, endOnStartFailure, endOnKeyCustodyError, stopOnSignal } from './lifecycle.js';
 import { DEFAULT_METRICS_PORTS, serveMetrics } from '../lib/ops/metrics-listener.js';
 import { Operations } from '../lib/ops/operations.js';
 
@@ -26,7 +26,7 @@ const kek = await Promise.resolve()
 const operations = new Operations({ shutdownTimeoutMs: config.shutdown.timeoutMs });
 const subgraph = await SUBGRAPHS[service]({ databaseUrl, tokens: loadAccessTokens(), kek, gateway: gatewayClient(() => gatewayUrl), operations }).catch(endOnKeyCustodyError);
 const server = await serveSubgraph(subgraph, { host: config.host, port: config.subgraphPorts[service] }, subgraphServerOptions(config));
-const metrics = await serveMetrics(operations.metrics, { host: config.metrics.host, port: config.metrics.port ?? DEFAULT_METRICS_PORTS[service] });
+const metrics = await serveMetrics(operations.metrics, { host: config.metrics.host, port: config.metrics.port ?? DEFAULT_METRICS_PORTS[service] }).catch(endOnStartFailure(undefined));
 console.log(`${service} subgraph: ${server.url}\nmetrics: ${metrics.url}`);
 // Run as separate processes, the services and the gateway start in any order: try until the graph answers.
 void (async function whenGraphReady() {

@@ -5,6 +5,7 @@
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { ConfigurationError } from '../config/runtime.js';
 import type { PlatformMetrics } from './metrics.js';
 
 /** Each part's default port, so that parts run apart on one machine do not collide (9464: OpenTelemetry's Prometheus port). */
@@ -28,7 +29,9 @@ export async function serveMetrics(metrics: PlatformMetrics, listen: { host: str
     );
   });
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (error: Error & { code?: string }) =>
+      reject(error.code === 'EADDRINUSE' ? new ConfigurationError(`the metrics port ${listen.host}:${listen.port} is in use; set METRICS_PORT to another (0 takes a free one).`) : error),
+    );
     server.listen(listen.port, listen.host, () => resolve());
   });
   const { port } = server.address() as AddressInfo;

@@ -40,6 +40,7 @@ export async function startPlatformProcess(env: Record<string, string>): Promise
       REGISTRY_SUBGRAPH_PORT: '0',
       ISSUER_SUBGRAPH_PORT: '0',
       ARCHIVE_SUBGRAPH_PORT: '0',
+      METRICS_PORT: '0',
       PASSPORT_DATA_DIR: join(dataDir, 'data'),
       LOG_FORMAT: 'json',
       ...env,
