@@ -51,7 +51,8 @@ beforeAll(async () => {
   const port = await freePort();
   hiveUrl = `http://127.0.0.1:${port}/graphql`;
   // The settings ours takes; HOST is left unset, as an operator would.
-  const env: NodeJS.ProcessEnv = { ...process.env, GATEWAY_PORT: String(port), GRAPHQL_INTROSPECTION: 'false' };
+  // LOG_LEVEL as an operator leaves it (the test run sets warn for its own stacks): Hive then says where it listens.
+  const env: NodeJS.ProcessEnv = { ...process.env, GATEWAY_PORT: String(port), GRAPHQL_INTROSPECTION: 'false', LOG_LEVEL: 'info' };
   delete env.HOST;
   // Hive Gateway is a benchmark tool, installed apart from the project's own packages: here on first use.
   await ensureBenchTools();
