@@ -49,6 +49,8 @@ export function serverServiceName(server: ServerName, env: NodeJS.ProcessEnv = p
 }
 
 // The SDK is loaded on first use only, so that a process with tracing off never loads it.
+// The SDK's packages are the 1.x line (exporters 0.57) that @apollo/gateway already installs, so
+// npm keeps one copy of each: the 2.x line would add about 90 MB to `npm ci --omit=dev`.
 const requireModule = createRequire(import.meta.url);
 
 /** Global parts, once per process: the async context that carries the active span, and W3C trace context. */
@@ -90,10 +92,10 @@ export function serverTracer(server: ServerName, env: NodeJS.ProcessEnv = proces
   let provider = providers.get(server);
   if (!provider) {
     const { BasicTracerProvider, BatchSpanProcessor } = requireModule('@opentelemetry/sdk-trace-base') as typeof import('@opentelemetry/sdk-trace-base');
-    const { detectResources, envDetector, resourceFromAttributes } = requireModule('@opentelemetry/resources') as typeof import('@opentelemetry/resources');
+    const { detectResourcesSync, envDetectorSync, Resource } = requireModule('@opentelemetry/resources') as typeof import('@opentelemetry/resources');
     installGlobals();
     // OTEL_RESOURCE_ATTRIBUTES apply to every server; the service name is the server's own.
-    const resource = detectResources({ detectors: [envDetector] }).merge(resourceFromAttributes({ 'service.name': serverServiceName(server, env), 'service.namespace': 'passport' }));
+    const resource = detectResourcesSync({ detectors: [envDetectorSync] }).merge(new Resource({ 'service.name': serverServiceName(server, env), 'service.namespace': 'passport' }));
     provider = new BasicTracerProvider({ resource, spanProcessors: [new BatchSpanProcessor(exporter(env))] });
     providers.set(server, provider);
     if (server === 'gateway') trace.setGlobalTracerProvider(provider);
