@@ -7,7 +7,8 @@ import { createRequire } from 'node:module';
 import { afterAll, describe, expect, it } from 'vitest';
 import { serverTracer, shutDownTracing, tracingEnabled } from '../../lib/ops/tracing.js';
 
-const SDK_PACKAGES = ['sdk-trace-base', 'exporter-trace-otlp-proto', 'exporter-trace-otlp-http', 'context-async-hooks', 'resources'];
+// Only tracing loads these; @opentelemetry/resources and core also come with @apollo/gateway, which other files of a worker load.
+const SDK_PACKAGES = ['sdk-trace-base', 'exporter-trace-otlp-proto', 'exporter-trace-otlp-http', 'context-async-hooks'];
 const loadedSdk = () => Object.keys(createRequire(import.meta.url).cache).filter((file) => SDK_PACKAGES.some((name) => file.includes(`/node_modules/@opentelemetry/${name}/`)));
 
 describe('tracing off unless the standard variables turn it on', () => {
