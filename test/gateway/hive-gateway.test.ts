@@ -60,13 +60,15 @@ beforeAll(async () => {
   hive = spawn(binary, await documentedCommand(file), { env, stdio: ['ignore', 'pipe', 'pipe'] });
   hive.stdout!.on('data', (chunk: Buffer) => (log += chunk.toString()));
   hive.stderr!.on('data', (chunk: Buffer) => (log += chunk.toString()));
-  for (let attempt = 0; ; attempt += 1) {
+  // Its first start loads and compiles its whole tree: on a busy 2-core machine that took over 20 s.
+  const deadline = Date.now() + 120_000;
+  for (;;) {
     try {
       if ((await ask(hiveUrl, '{ __typename }')).data) break;
     } catch {
       // not listening yet
     }
-    if (attempt > 200 || hive.exitCode !== null) throw new Error(`Hive Gateway did not start:\n${log}`);
+    if (Date.now() > deadline || hive.exitCode !== null) throw new Error(`Hive Gateway did not start:\n${log}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }, 600_000);
