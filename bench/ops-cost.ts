@@ -21,7 +21,7 @@
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import type { ServiceName } from '../lib/config/services.js';
@@ -376,7 +376,7 @@ try {
     const cluster = targets[name]?.clusterDir;
     if (!cluster || cluster.startsWith(root) || !basename(dirname(cluster)).startsWith('cluster-')) continue;
     // Only a folder this run's data folder made (it names its data folder in the file `data-folder`).
-    const owner = readFileSync(join(dirname(cluster), 'data-folder'), 'utf8').trim();
+    const owner = existsSync(join(dirname(cluster), 'data-folder')) ? readFileSync(join(dirname(cluster), 'data-folder'), 'utf8').trim() : '';
     if (owner.startsWith(root)) rmSync(dirname(cluster), { recursive: true, force: true });
   }
 }
