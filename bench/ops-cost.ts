@@ -132,10 +132,11 @@ try {
   // Start and seed each platform.
   for (const name of NAMES) {
     const target: Target = { lines: 0, bytes: 0 } as Target;
-    const profile = PROFILE_DIR ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${join(PROFILE_DIR, name)}` } : {};
+    const nodeFlags = PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${join(PROFILE_DIR, name)}`] : [];
     target.platform = await PlatformProcess.prepare({
       dataDir: join(root, name),
-      env: { ...BASE_ENV, ...CONFIGS[name].env, ...profile },
+      env: { ...BASE_ENV, ...CONFIGS[name].env },
+      nodeFlags,
       log: (line) => {
         target.lines += 1;
         target.bytes += line.length + 1;

@@ -17,6 +17,8 @@ export interface PlatformProcessOptions {
   dataDir: string;
   /** Extra `--import` modules for the child (the loopback guard). */
   imports?: readonly string[];
+  /** Extra flags for node (e.g. --cpu-prof, which NODE_OPTIONS does not take). */
+  nodeFlags?: readonly string[];
   /** Extra environment for the child (its LOG_LEVEL included; `info` when not given). */
   env?: NodeJS.ProcessEnv;
   log?: (line: string) => void;
@@ -71,7 +73,12 @@ export class PlatformProcess {
     if (this.child) throw new Error('the platform is already running');
     const started = performance.now();
     const imports = ['tsx', ...(this.options.imports ?? [])].flatMap((module) => ['--import', module]);
-    const child = spawn(process.execPath, [...imports, join(REPO_ROOT, 'bin', 'start.ts')], { cwd: REPO_ROOT, env: this.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...(this.options.nodeFlags ?? []), ...imports, join(REPO_ROOT, 'bin', 'start.ts')], {
+      cwd: REPO_ROOT,
+      env: this.env,
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     this.child = child;
     this.output = [];
     const ready = new Promise<void>((resolve, reject) => {
