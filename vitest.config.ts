@@ -16,6 +16,7 @@ export const UNIT = [
   'test/lib/database-unavailable.test.ts',
   'test/lib/process-hooks.test.ts',
   'test/lib/runtime-config.test.ts',
+  'test/lib/metrics-off.test.ts',
   'test/lib/tracing-off.test.ts',
   'test/gateway/subgraph-fetch.test.ts',
   'test/rest-facade/http-edges.test.ts',

@@ -17,7 +17,9 @@ export interface PlatformProcessOptions {
   dataDir: string;
   /** Extra `--import` modules for the child (the loopback guard). */
   imports?: readonly string[];
-  /** Extra environment for the child. */
+  /** Extra flags for node (e.g. --cpu-prof, which NODE_OPTIONS does not take). */
+  nodeFlags?: readonly string[];
+  /** Extra environment for the child (its LOG_LEVEL included; `info` when not given). */
   env?: NodeJS.ProcessEnv;
   log?: (line: string) => void;
 }
@@ -53,7 +55,7 @@ export class PlatformProcess {
     );
     const ports: Record<string, string> = { FACADE_PORT: String(await freePort()), GATEWAY_PORT: String(await freePort()), EMBEDDED_PG_PORT: String(await freePort()), METRICS_PORT: '0' };
     for (const service of SERVICES) ports[`${service.toUpperCase()}_SUBGRAPH_PORT`] = String(await freePort());
-    const env = { ...process.env, ...options.env, ...ports, HOST: '127.0.0.1', PASSPORT_DATA_DIR: options.dataDir, LOG_LEVEL: 'info' };
+    const env = { ...process.env, ...options.env, ...ports, HOST: '127.0.0.1', PASSPORT_DATA_DIR: options.dataDir, LOG_LEVEL: options.env?.LOG_LEVEL ?? 'info' };
     return new PlatformProcess(options.dataDir, tokens, env, `http://127.0.0.1:${ports.FACADE_PORT}`, `http://127.0.0.1:${ports.GATEWAY_PORT}/graphql`, options);
   }
 
@@ -71,7 +73,12 @@ export class PlatformProcess {
     if (this.child) throw new Error('the platform is already running');
     const started = performance.now();
     const imports = ['tsx', ...(this.options.imports ?? [])].flatMap((module) => ['--import', module]);
-    const child = spawn(process.execPath, [...imports, join(REPO_ROOT, 'bin', 'start.ts')], { cwd: REPO_ROOT, env: this.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...(this.options.nodeFlags ?? []), ...imports, join(REPO_ROOT, 'bin', 'start.ts')], {
+      cwd: REPO_ROOT,
+      env: this.env,
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     this.child = child;
     this.output = [];
     const ready = new Promise<void>((resolve, reject) => {
@@ -80,6 +87,8 @@ export class PlatformProcess {
         for (const line of chunk.toString('utf8').split('\n')) {
           if (!line) continue;
           this.output.push(line);
+          // The last lines are what an error needs; a long run at LOG_LEVEL=info must not keep all of them.
+          if (this.output.length > 2000) this.output.splice(0, 1000);
           this.options.log?.(line);
           if (line.includes('Passport services are running.')) {
             clearTimeout(timer);

@@ -24,18 +24,16 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { SERVICES } from '../lib/config/services.js';
-import { jwkThumbprint } from '../lib/crypto/index.js';
 import { lockingPostmaster } from '../lib/db/embedded-postgres.js';
 import { ROUTE_TABLES } from '../rest-facade/routes/index.js';
+import { MIX_MODEL, MIX_QUERIES, mixedWorkload, mixKinds, seedPlatformData } from './mixed-workload.js';
 import { PlatformProcess } from './platform-process.js';
 import { answersGraphql, serverProcess, startSubgraphProcess } from './processes.js';
 import {
   autocannonLoad,
   BENCH_TOOLS,
   BenchRun,
-  compactDelegation,
   cpuSeconds,
-  ed25519KeyPair,
   ensureBenchTools,
   benchToken,
   formatMs as ms,
@@ -64,7 +62,7 @@ const MIX_BODIES = 3000;
 const SEQUENTIAL_ROUNDS = 300;
 const MEMORY_LOAD_SECONDS = 8;
 const { token: ADMIN, tokens } = benchToken('admin');
-const MODEL = 'bench-platform-battery';
+const MODEL = MIX_MODEL;
 /** Parts asked for on the command line (--gateways, --replicas, --overheads, --memory) are run and printed, not written; by default, all of them, written. */
 const PARTS = ['gateways', 'replicas', 'overheads', 'memory'] as const;
 const asked = PARTS.filter((part) => process.argv.includes(`--${part}`));
@@ -80,51 +78,6 @@ const CROSS_QUERY = `query PlatformBench($ids: [ID!]!) {
     signingKeys { role kid firstUsed standingAtFirstUse { standing revoked rootId reason } standingAtLastUse { standing revoked } }
   }
 }`;
-/**
- * The mixed workload: five kinds of request in turn, each with variables of its own (passports,
- * models, instants and page sizes drawn for every request), so that no two requests in flight are
- * alike and no sharing of identical queries helps either gateway. Singles and lists; key standing
- * both as a passport's signing-key standing (issuer → trust) and asked of trust directly.
- */
-const MIX_QUERIES = {
-  passport: `query MixPassport($id: ID!, $kid: String!, $at: DateTimeISO!) {
-  passport(id: $id) {
-    id status logSize
-    typeRecord { id version status }
-    snapshots { id sha512 size }
-    signingKeys { role kid standingAtFirstUse { standing rootId path { id } } standingAtLastUse { standing } }
-  }
-  trustKeyStanding(kid: $kid, at: $at)
-}`,
-  passports: `query MixPassports($ids: [ID!]!) {
-  passports(ids: $ids) {
-    id status
-    typeRecord { id version kind }
-    snapshots { id size }
-    signingKeys { kid standingAtLastUse { standing revoked } }
-  }
-}`,
-  standings: `query MixStandings($questions: [TrustKeyStandingQuestion!]!) {
-  trustKeyStandings(questions: $questions) { kid at standing revoked rootId path { id iss sub } }
-}`,
-  snapshots: `query MixSnapshots($first: Int, $at: DateTimeISO) {
-  snapshots(first: $first, at: $at) { nodes { id passportId createdAt size passport { id status } } pageInfo { hasNextPage endCursor } }
-}`,
-  modelAndPassport: `query MixModel($model: ID!, $id: ID!) {
-  registryRecord(id: $model, kind: "model") { id version status body }
-  passport(id: $id) { id status capabilityClass logHead }
-}`,
-} as const;
-
-/** Deterministic draws (a 32-bit LCG), so that every run asks the same mix. */
-function draws(seed: number) {
-  let state = seed >>> 0;
-  const next = () => (state = (Math.imul(state, 1664525) + 1013904223) >>> 0) / 2 ** 32;
-  return { index: (length: number) => Math.floor(next() * length), between: (low: number, high: number) => low + next() * (high - low) };
-}
-
-/** The query text of each kind, for the report. */
-const mixKinds = Object.keys(MIX_QUERIES) as (keyof typeof MIX_QUERIES)[];
 
 /** A query only the issuer answers, the same text at the subgraph and at the gateway. */
 const ISSUER_QUERY = 'query IssuerOnly($id: ID!) { passport(id: $id) { id status core manifest logHead capabilityClass logSize latestPack } }';
@@ -292,84 +245,10 @@ try {
   // Data: a model, passports of it with an event (every third with a pack) and a snapshot each.
 
   console.log(`Seeding ${PASSPORTS} passports and ${MODELS} models across the four services …`);
-  const seededFrom = new Date();
-  await rest('registry', '/', {
-    kind: 'model',
-    id: MODEL,
-    body: { title: MODEL, schema: { $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'object', properties: { chemistry: { enum: ['LFP', 'NMC'] } }, required: ['chemistry'] } },
-  });
-  const passportIds: string[] = [];
-  for (let i = 0; i < PASSPORTS; i += 1) {
-    const identity = `https://id.gs1.org/01/09520123456788/21/PLATFORM-${i}`;
-    const passport = await rest('issuer', '/passports', { identity, type_ref: { id: MODEL, version: 1 }, config_vector: { chemistry: 'LFP' } });
-    const id = passport.passport_id as string;
-    await rest('issuer', `/passports/${id}/events`, {
-      type: 'ObjectEvent',
-      payload: {
-        eventTime: new Date(Date.UTC(2025, 0, 1, 0, 0, i)).toISOString(),
-        eventTimeZoneOffset: '+01:00',
-        action: 'OBSERVE',
-        bizStep: 'inspecting',
-        epcList: [identity],
-        readPoint: { id: 'urn:epc:id:sgln:9520123.00001.0' },
-      },
-    });
-    if (i % 3 === 0) await rest('issuer', `/passports/${id}/pack`);
-    await rest('archive', '/snapshots', { passport_id: id });
-    passportIds.push(id);
-  }
-  const models = [MODEL];
-  for (let i = 1; i < MODELS; i += 1) {
-    const id = `${MODEL}-${i}`;
-    await rest('registry', '/', { kind: 'model', id, body: { title: id, schema: { $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'object' } } });
-    models.push(id);
-  }
-  // Trust vouches for the issuer's current keys: a root, the issuer as a node, the root's delegation.
-  const issuerKeys = ((await (await fetch(`${stack.facade.baseUrls.issuer}/keyring`)).json()) as { keys: { kid: string; exp?: number }[] }).keys.filter((key) => !key.exp);
-  const { publicKey: rootPublic, privateKey: rootPrivate } = ed25519KeyPair();
-  const rootJwk = rootPublic.export({ format: 'jwk' });
-  const rootKid = jwkThumbprint({ kty: 'OKP', crv: 'Ed25519', x: rootJwk.x! });
-  const dayAgo = new Date(Date.now() - 86_400_000);
-  await rest('trust', '/nodes', { id: 'bench-root', kind: 'root', keys: [{ kty: 'OKP', crv: 'Ed25519', x: rootJwk.x, kid: rootKid, iat: Math.floor(dayAgo.getTime() / 1000) }] });
-  await rest('trust', '/nodes', {
-    id: 'bench-issuer',
-    kind: 'issuer',
-    keys: issuerKeys.map(({ kty, crv, x, y, kid, alg, iat }: Record<string, unknown>) => ({ kty, crv, x, ...(y ? { y } : {}), kid, alg, iat })),
-  });
-  const delegation = { iss: 'bench-root', sub: 'bench-issuer', scope: {}, iat: dayAgo.toISOString(), exp: new Date(Date.now() + 365 * 86_400_000).toISOString() };
-  await rest('trust', '/edges', { credential: compactDelegation(delegation, { kid: rootKid, privateKey: rootPrivate }) });
-  const seededUntil = new Date();
-
-  // The mix: MIX_BODIES bodies, the kinds in turn, every one with variables drawn for it.
-  const draw = draws(17);
-  const pickPassports = (count: number) => {
-    const chosen = new Set<string>();
-    while (chosen.size < count) chosen.add(passportIds[draw.index(passportIds.length)]!);
-    return [...chosen];
-  };
-  const instant = (from: Date, to: Date) => new Date(draw.between(from.getTime(), to.getTime())).toISOString();
-  const kids = [...issuerKeys.map((key) => key.kid), rootKid];
-  const mixVariables = (kind: (typeof mixKinds)[number]): Record<string, unknown> => {
-    switch (kind) {
-      case 'passport':
-        return { id: pickPassports(1)[0], kid: kids[draw.index(kids.length)], at: instant(dayAgo, new Date(Date.now() + 86_400_000)) };
-      case 'passports':
-        return { ids: pickPassports(3 + draw.index(6)) };
-      case 'standings':
-        return { questions: Array.from({ length: 2 + draw.index(4) }, () => ({ kid: kids[draw.index(kids.length)], at: instant(dayAgo, new Date(Date.now() + 86_400_000)) })) };
-      case 'snapshots':
-        return { first: 5 + draw.index(16), at: instant(seededFrom, seededUntil) };
-      case 'modelAndPassport':
-        return { model: models[draw.index(models.length)], id: pickPassports(1)[0] };
-    }
-  };
-  const mix = Array.from({ length: MIX_BODIES }, (_, i) => {
-    const kind = mixKinds[i % mixKinds.length]!;
-    return { kind, body: JSON.stringify({ query: MIX_QUERIES[kind], variables: mixVariables(kind) }) };
-  });
+  const seeded = await seedPlatformData({ rest, issuerBase: stack.facade.baseUrls.issuer }, { passports: PASSPORTS, models: MODELS });
+  const { passportIds, kids } = seeded;
+  const mix = mixedWorkload(seeded, MIX_BODIES);
   const distinctBodies = new Set(mix.map((request) => request.body)).size;
-  // Repeats are few and far apart in the turn (the kinds take turns), so rarely in flight together.
-  if (distinctBodies < MIX_BODIES * 0.85) throw new Error(`the mix repeats itself: ${distinctBodies} distinct bodies of ${MIX_BODIES}`);
   const crossVariables = { ids: passportIds.slice(0, 10) };
   const crossBody = JSON.stringify({ query: CROSS_QUERY, variables: crossVariables });
   const jsonHeaders = { 'content-type': 'application/json' };

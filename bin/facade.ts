@@ -8,7 +8,7 @@ import { DEFAULT_METRICS_PORTS, serveMetrics } from '../lib/ops/metrics-listener
 import { Operations } from '../lib/ops/operations.js';
 
 const config = configOrExit();
-const operations = new Operations({ shutdownTimeoutMs: config.shutdown.timeoutMs });
+const operations = new Operations({ shutdownTimeoutMs: config.shutdown.timeoutMs, metrics: config.metrics.enabled });
 const facade = await startFacade({
   host: config.host,
   mounts: config.mounts,

@@ -11,7 +11,7 @@ import { DEFAULT_METRICS_PORTS, serveMetrics } from '../lib/ops/metrics-listener
 import { Operations } from '../lib/ops/operations.js';
 
 const config = configOrExit();
-const operations = new Operations({ shutdownTimeoutMs: config.shutdown.timeoutMs });
+const operations = new Operations({ shutdownTimeoutMs: config.shutdown.timeoutMs, metrics: config.metrics.enabled });
 const gateway = await startGateway({
   host: config.host,
   port: config.gatewayPort,

@@ -59,7 +59,7 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
     stoppers.length = 0;
   };
   try {
-    const operations = new Operations({ shutdownTimeoutMs: config.shutdown.timeoutMs });
+    const operations = new Operations({ shutdownTimeoutMs: config.shutdown.timeoutMs, metrics: config.metrics.enabled });
     const metrics = await serveMetrics(operations.metrics, { host: config.metrics.host, port: config.metrics.port ?? DEFAULT_METRICS_PORTS.stack });
     stoppers.push(() => metrics.stop());
     let postgres: RunningPostgres | undefined;

@@ -23,7 +23,7 @@ const gatewayUrl = process.env.GATEWAY_URL ?? `http://${config.host}:${config.ga
 const kek = await Promise.resolve()
   .then(() => readKekFile(kekFile()))
   .catch(endOnKeyCustodyError);
-const operations = new Operations({ shutdownTimeoutMs: config.shutdown.timeoutMs });
+const operations = new Operations({ shutdownTimeoutMs: config.shutdown.timeoutMs, metrics: config.metrics.enabled });
 const subgraph = await SUBGRAPHS[service]({ databaseUrl, tokens: loadAccessTokens(), kek, gateway: gatewayClient(() => gatewayUrl), operations }).catch(endOnKeyCustodyError);
 const server = await serveSubgraph(subgraph, { host: config.host, port: config.subgraphPorts[service] }, subgraphServerOptions(config));
 const metrics = await serveMetrics(operations.metrics, { host: config.metrics.host, port: config.metrics.port ?? DEFAULT_METRICS_PORTS[service] }).catch(endOnStartFailure(undefined));

@@ -36,8 +36,8 @@ export interface RuntimeConfig {
    * loopback, as the subgraphs' ports are then reachable from elsewhere.
    */
   subgraphSecret?: string;
-  /** Where the Prometheus metrics are served (METRICS_HOST, METRICS_PORT); without a port, the part's default (lib/ops/metrics-listener.ts). */
-  metrics: { host: string; port?: number };
+  /** Whether Prometheus metrics are kept and served (METRICS=on|off), and where (METRICS_HOST, METRICS_PORT); without a port, the part's default (lib/ops/metrics-listener.ts). */
+  metrics: { enabled: boolean; host: string; port?: number };
   /** On SIGTERM: how long readiness fails before the ports close (SHUTDOWN_DELAY_MS), and how long requests in flight are given to finish (SHUTDOWN_TIMEOUT_MS). */
   shutdown: { delayMs: number; timeoutMs: number };
 }
@@ -73,6 +73,14 @@ function requestTimeout(env: NodeJS.ProcessEnv): number {
   return value;
 }
 
+/** METRICS: `on` (the default) or `off`; off, the servers keep no metrics and serve no metrics listener (the probes stay). */
+function metricsSwitch(env: NodeJS.ProcessEnv): boolean {
+  const raw = env.METRICS?.trim().toLowerCase();
+  if (raw === undefined || raw === '' || raw === 'on') return true;
+  if (raw === 'off') return false;
+  throw new ConfigurationError(`METRICS must be on or off, not ${env.METRICS}.`);
+}
+
 export function loadRuntimeConfig(env: NodeJS.ProcessEnv = process.env): RuntimeConfig {
   const facadePort = integer(env, 'FACADE_PORT', 3000);
   const gatewayPort = integer(env, 'GATEWAY_PORT', 4000);
@@ -106,7 +114,7 @@ export function loadRuntimeConfig(env: NodeJS.ProcessEnv = process.env): Runtime
     introspection: (env.GRAPHQL_INTROSPECTION ?? 'true') !== 'false',
     bodyLimit: integer(env, 'BODY_LIMIT_BYTES', 1024 * 1024),
     requestTimeoutMs: requestTimeout(env),
-    metrics: { host: env.METRICS_HOST || '127.0.0.1', ...(env.METRICS_PORT ? { port: integer(env, 'METRICS_PORT', 0) } : {}) },
+    metrics: { enabled: metricsSwitch(env), host: env.METRICS_HOST || '127.0.0.1', ...(env.METRICS_PORT ? { port: integer(env, 'METRICS_PORT', 0) } : {}) },
     shutdown: { delayMs: integer(env, 'SHUTDOWN_DELAY_MS', 0), timeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000) },
     graphqlLimits: {
       maxDepth: integer(env, 'GRAPHQL_MAX_DEPTH', 15),

@@ -3,6 +3,8 @@ import type { ApolloServerPlugin } from '@apollo/server';
 import type { ServerMetrics } from './metrics.js';
 
 export function operationMetricsPlugin<Context extends object>(metrics: ServerMetrics): ApolloServerPlugin<Context> {
+  // With METRICS=off an empty plugin: Apollo calls no hook of it.
+  if (!metrics.enabled) return {};
   return {
     async requestDidStart() {
       const started = performance.now();

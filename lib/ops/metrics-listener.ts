@@ -12,12 +12,16 @@ import type { PlatformMetrics } from './metrics.js';
 export const DEFAULT_METRICS_PORTS = { stack: 9464, facade: 9464, gateway: 9465, trust: 9466, registry: 9467, issuer: 9468, archive: 9469 } as const;
 
 export interface MetricsListener {
-  /** http://host:port/metrics */
+  /** http://host:port/metrics, or METRICS_OFF_URL when metrics are off and nothing listens. */
   url: string;
   stop(): Promise<void>;
 }
 
+/** What serveMetrics answers with METRICS=off: no listener, nothing to stop. */
+export const METRICS_OFF_URL = 'off (METRICS=off)';
+
 export async function serveMetrics(metrics: PlatformMetrics, listen: { host: string; port: number }): Promise<MetricsListener> {
+  if (!metrics.enabled) return { url: METRICS_OFF_URL, stop: async () => {} };
   const server = createServer((request, response) => {
     if (request.url !== '/metrics' || (request.method !== 'GET' && request.method !== 'HEAD')) {
       response.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('Only GET /metrics is served here.\n');

@@ -44,6 +44,8 @@ export interface DomainMetrics {
 
 /** Metrics of one server, its `server` label fixed once so the hot path allocates no label object for it. */
 export interface ServerMetrics {
+  /** False with METRICS=off: every call below does nothing, and callers add no hook or plugin for it. */
+  readonly enabled: boolean;
   readonly domain: DomainMetrics;
   httpRequestDone(route: string, method: string, status: number, seconds: number): void;
   graphqlOperationDone(operationName: string | null | undefined, operationType: string, outcome: 'success' | 'error', seconds: number): void;
@@ -54,6 +56,29 @@ export interface ServerMetrics {
   /** Reports a pg pool's connections in use, idle and waiting at every scrape, until the function returned is called. */
   watchPool(pool: pg.Pool): () => void;
 }
+
+const nothing = () => {};
+/** A server's metrics with METRICS=off: nothing is observed, nothing is kept. */
+export const NO_SERVER_METRICS: ServerMetrics = Object.freeze({
+  enabled: false,
+  domain: Object.freeze({
+    passportCreated: nothing,
+    eventAppended: nothing,
+    packMinted: nothing,
+    verdictGiven: nothing,
+    delegationJudged: nothing,
+    revocationRecorded: nothing,
+    snapshotTaken: nothing,
+    keyStandingAnswered: nothing,
+    keyPlacementFailed: nothing,
+  }),
+  httpRequestDone: nothing,
+  graphqlOperationDone: nothing,
+  subgraphFetchDone: nothing,
+  databaseQueryDone: nothing,
+  readinessProbed: nothing,
+  watchPool: () => nothing,
+});
 
 function statementVerb(sql: string): string {
   const verb = /^\s*([A-Za-z]+)/.exec(sql)?.[1]?.toUpperCase();
@@ -134,7 +159,15 @@ export class PlatformMetrics {
   readonly keyStandings = this.#counter('passport_key_standing_answers_total', 'Key standing answers, by standing.', ['standing']);
   readonly keyPlacementFailures = this.#counter('passport_key_placement_failures_total', "Failures to place the platform's keys in the trust graph, by stage (start or rotation).", ['stage']);
 
-  constructor() {
+  /**
+   * Whether metrics are kept (METRICS, on by default). Off, no default metrics are collected (no
+   * event-loop or GC observers), forServer hands out NO_SERVER_METRICS, and no listener is served.
+   */
+  readonly enabled: boolean;
+
+  constructor(options: { enabled?: boolean } = {}) {
+    this.enabled = options.enabled ?? true;
+    if (!this.enabled) return;
     collectDefaultMetrics({ register: this.registry });
     // Gauges named _total, which Prometheus keeps for counters (promtool refuses them); each is the sum of its family without the suffix.
     for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) this.registry.removeSingleMetric(name);
@@ -171,6 +204,7 @@ export class PlatformMetrics {
   }
 
   forServer(server: ServerName): ServerMetrics {
+    if (!this.enabled) return NO_SERVER_METRICS;
     const metrics = this;
     const http = this.httpDuration;
     // Each series once found by route, method and status: a request's observation then allocates nothing.
@@ -187,6 +221,7 @@ export class PlatformMetrics {
       keyPlacementFailed: (stage) => this.keyPlacementFailures.inc({ server, stage }),
     };
     return {
+      enabled: true,
       domain,
       httpRequestDone(route, method, status, seconds) {
         const knownMethod = KNOWN_METHODS.has(method) ? method : '_OTHER';

@@ -20,12 +20,14 @@ export const READINESS_CHECK_TIMEOUT_MS = 2_000;
 
 /** The process's operational state, shared by every server it runs: one metrics registry, one shutdown. */
 export class Operations {
-  readonly metrics = new PlatformMetrics();
+  /** The process's metrics; with `metrics: false` (METRICS=off) a registry that keeps nothing (PlatformMetrics.enabled). */
+  readonly metrics: PlatformMetrics;
   /** How long requests in flight are given to finish when a server closes (SHUTDOWN_TIMEOUT_MS). */
   readonly shutdownTimeoutMs: number;
   #draining = false;
 
-  constructor(options: { shutdownTimeoutMs?: number } = {}) {
+  constructor(options: { shutdownTimeoutMs?: number; metrics?: boolean } = {}) {
+    this.metrics = new PlatformMetrics({ enabled: options.metrics ?? true });
     this.shutdownTimeoutMs = options.shutdownTimeoutMs ?? 10_000;
   }
 
@@ -81,11 +83,14 @@ const LIVE = Buffer.from('{"status":"live"}');
  */
 export function registerOperations(app: FastifyInstance, operations: Operations, server: ServerName, checks: Record<string, ReadinessCheck>): ServerMetrics {
   const metrics = operations.metrics.forServer(server);
-  app.addHook('onResponse', (request, reply, done) => {
-    // The route's template (`/issuer/passports/:id`), never the path asked: ids make no series.
-    metrics.httpRequestDone(request.routeOptions.url ?? '', request.method, reply.statusCode, reply.elapsedTime / 1000);
-    done();
-  });
+  // With METRICS=off no hook at all: a request pays nothing for metrics.
+  if (metrics.enabled) {
+    app.addHook('onResponse', (request, reply, done) => {
+      // The route's template (`/issuer/passports/:id`), never the path asked: ids make no series.
+      metrics.httpRequestDone(request.routeOptions.url ?? '', request.method, reply.statusCode, reply.elapsedTime / 1000);
+      done();
+    });
+  }
   const probe = { schema: { hide: true } as never };
   app.get('/livez', probe, async (_request, reply) => reply.type('application/json').send(LIVE));
   app.get('/readyz', probe, async (_request, reply) => {
