@@ -36,6 +36,7 @@ it('a full run shows no access token, key-encryption key or database password in
     HOST: '127.0.0.1',
     FACADE_PORT: '0',
     GATEWAY_PORT: '0',
+    METRICS_PORT: '0',
     ...Object.fromEntries(SERVICES.map((service) => [`${service.toUpperCase()}_SUBGRAPH_PORT`, '0'])),
     LOG_LEVEL: 'debug',
   };

@@ -243,6 +243,8 @@ describe('a restore into a fresh data folder, started by npm start', () => {
     REGISTRY_SUBGRAPH_PORT: String(await freePort()),
     ISSUER_SUBGRAPH_PORT: String(await freePort()),
     ARCHIVE_SUBGRAPH_PORT: String(await freePort()),
+    // The default metrics port may be another platform's in the same test run.
+    METRICS_PORT: '0',
   });
 
   afterAll(async () => {
