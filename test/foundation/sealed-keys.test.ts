@@ -148,7 +148,16 @@ async function kekInFile(keys = KeyEncryptionKeys.generate()): Promise<string> {
   return file;
 }
 
-const stackEnv = { HOST: '127.0.0.1', FACADE_PORT: '0', GATEWAY_PORT: '0', TRUST_SUBGRAPH_PORT: '0', REGISTRY_SUBGRAPH_PORT: '0', ISSUER_SUBGRAPH_PORT: '0', ARCHIVE_SUBGRAPH_PORT: '0', METRICS_PORT: '0' };
+const stackEnv = {
+  HOST: '127.0.0.1',
+  FACADE_PORT: '0',
+  GATEWAY_PORT: '0',
+  TRUST_SUBGRAPH_PORT: '0',
+  REGISTRY_SUBGRAPH_PORT: '0',
+  ISSUER_SUBGRAPH_PORT: '0',
+  ARCHIVE_SUBGRAPH_PORT: '0',
+  METRICS_PORT: '0',
+};
 const startWith = (databaseUrl: string, kek: KeyEncryptionKeys) => startStack({ config: { ...loadRuntimeConfig(stackEnv), databaseUrl }, tokens: testAccessTokens(), kek });
 
 // Each test starts the platform and runs the commands as processes of their own: slow on a loaded machine.
