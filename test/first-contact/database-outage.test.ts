@@ -5,20 +5,16 @@
  * without a restart of the platform. A streamed GET /graph that loses PostgreSQL between two pages
  * ends unfinished, so no client can take the part it got for the whole graph.
  */
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { startEmbeddedPostgres, type RunningPostgres } from '../../lib/db/embedded-postgres.js';
 import { GRAPH_PAGE_SIZE } from '../../rest-facade/routes/trust.js';
-import { freePort } from '../support/free-port.js';
+import { OwnPostgres } from '../support/own-postgres.js';
 import { startTestStack, type TestStack } from '../support/stack.js';
 
-let dataDir: string;
-let port: number;
-let postgres: RunningPostgres;
+let postgres: OwnPostgres;
 let platform: TestStack;
 
 /** A read and a write of each service, the admin log, and a passport id that does not exist (to read and to snapshot). */
@@ -36,16 +32,13 @@ const PATHS: { service: 'trust' | 'registry' | 'issuer' | 'archive'; path: strin
 ];
 
 beforeAll(async () => {
-  dataDir = await mkdtemp(join(tmpdir(), 'passport-outage-'));
-  port = await freePort();
-  postgres = await startEmbeddedPostgres({ dataDir, port });
+  postgres = await OwnPostgres.start('outage');
   platform = await startTestStack({ databaseUrl: postgres.url });
 });
 
 afterAll(async () => {
   await platform?.stop();
-  await postgres?.stop();
-  await rm(dataDir, { recursive: true, force: true });
+  await postgres?.remove();
 });
 
 /**
@@ -63,7 +56,7 @@ async function crash(): Promise<void> {
 
 /** PostgreSQL started again, and GET /graph once it answers 200. */
 async function restartedGraph(): Promise<Awaited<ReturnType<TestStack['rest']>>> {
-  postgres = await startEmbeddedPostgres({ dataDir, port });
+  await postgres.restart();
   // The pools reconnect on their own; the first requests may still meet a connection that died.
   let graph: Awaited<ReturnType<TestStack['rest']>> | undefined;
   for (let attempt = 0; attempt < 50; attempt += 1) {

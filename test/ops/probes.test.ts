@@ -3,31 +3,22 @@
  * fresh platform; PostgreSQL stopped, every readiness probe fails within 5 s naming what is not ready
  * (problem+json, no secret) while liveness holds; PostgreSQL back, every probe is ready within 5 s.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEmbeddedPostgres, type RunningPostgres } from '../../lib/db/embedded-postgres.js';
 import { SERVICES } from '../../lib/config/services.js';
-import { freePort } from '../support/free-port.js';
+import { OwnPostgres } from '../support/own-postgres.js';
 import { startTestStack, type TestStack } from '../support/stack.js';
 
-let dataDir: string;
-let port: number;
-let postgres: RunningPostgres;
+let postgres: OwnPostgres;
 let platform: TestStack;
 
 beforeAll(async () => {
-  dataDir = await mkdtemp(join(tmpdir(), 'passport-probes-'));
-  port = await freePort();
-  postgres = await startEmbeddedPostgres({ dataDir, port });
+  postgres = await OwnPostgres.start('probes');
   platform = await startTestStack({ databaseUrl: postgres.url });
 });
 
 afterAll(async () => {
   await platform?.stop();
-  await postgres?.stop();
-  await rm(dataDir, { recursive: true, force: true });
+  await postgres?.remove();
 });
 
 /** Each server's origin, by the name its `server` label has. */
@@ -89,7 +80,7 @@ describe('probes on all six servers', () => {
     }
     expect(JSON.parse((await probe(servers().issuer, '/readyz')).text).unmet).toEqual({ database: 'PostgreSQL does not answer' });
 
-    postgres = await startEmbeddedPostgres({ dataDir, port });
+    await postgres.restart();
     const up = await untilEvery(200);
     console.log(`readiness: 503 everywhere ${down} ms after PostgreSQL stopped, 200 everywhere ${up} ms after it started again`);
   });
