@@ -166,6 +166,9 @@ describe('passport(id:, at:) in the graph', () => {
     expect(data.passport.asOf).toMatchObject({ at: suspended.event.recorded_at, headSigned: true, lastEventAt: suspended.event.recorded_at, currentLogHead: today.log_head });
     const proof = (data.passport.asOf.consistencyProof as string[]).map((hex) => hashFromHex(hex)!);
     expect(verifyConsistency(3, today.log_head.size, proof, hashFromHex(suspended.log_head.root_hash as string)!, hashFromHex(today.log_head.root_hash)!)).toBe(true);
+    // The verdict of then: the log up to then against the head signed then.
+    const verdict = await platform.graphql(`query ($id: ID!, $at: String) { passport(id: $id, at: $at) { verdict } }`, { id, at: suspended.event.recorded_at });
+    expect(verdict.data.passport.verdict.log_verdict).toMatchObject({ ok: true, size: 3, replay: { status: 'suspended' }, head: { ok: true, checked: true } });
     // Without `at`, asOf is null and the passport is today's.
     expect((await platform.graphql(`query ($id: ID!) { passport(id: $id) { status asOf { at } } }`, { id })).data).toEqual({ passport: { status: 'active', asOf: null } });
   });
