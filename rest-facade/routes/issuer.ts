@@ -304,7 +304,8 @@ export const issuerRoutes: Route[] = [
   }
 }`,
     variables: ({ params, query }) => {
-      if (query.include_proof === true && query.at === undefined) throw new RequestProblem(problem(400, 'INVALID_QUERY', 'include_proof needs at: the proof runs from the head at that instant to today’s'));
+      if (query.include_proof === true && query.at === undefined)
+        throw new RequestProblem(problem(400, 'INVALID_QUERY', 'include_proof needs at: the proof runs from the head at that instant to today’s'));
       return { id: params.id, withEvents: query.include_events === true, at: query.at, asOf: query.at !== undefined, withProof: query.include_proof === true };
     },
     result: (data) => {
@@ -312,7 +313,12 @@ export const issuerRoutes: Route[] = [
       const { events, as_of, ...passport } = data.passport;
       return { body: { ...passport, ...(events ? { log: events } : {}), ...(as_of ? { as_of } : {}) } };
     },
-    responses: { 200: { description: 'The passport (with `at`: as it stood then).', ...answer(passportReadSchema, { ...PASSPORT_EXAMPLE, status: 'active', log_head: LOG_HEAD_EXAMPLE, log_size: 1, log: [EVENT_EXAMPLE] }) } },
+    responses: {
+      200: {
+        description: 'The passport (with `at`: as it stood then).',
+        ...answer(passportReadSchema, { ...PASSPORT_EXAMPLE, status: 'active', log_head: LOG_HEAD_EXAMPLE, log_size: 1, log: [EVENT_EXAMPLE] }),
+      },
+    },
   },
   {
     method: 'POST',

@@ -20,7 +20,7 @@ const MODEL = 'issuer-as-of-battery';
 
 /** The passport's life: created, activated, observed, suspended, reinstated, then a pack minted. */
 let id: string;
-let created: { log_head: Record<string, unknown>; core: { created_at: string } };
+let created: Awaited<ReturnType<typeof createPassport>>;
 const appended: { event: { recorded_at: string; seq: number }; log_head: Record<string, unknown>; status: string }[] = [];
 let today: { log_head: { size: number; root_hash: string }; log: Record<string, unknown>[]; status: string };
 
@@ -28,7 +28,7 @@ beforeAll(async () => {
   platform = await startTestStack();
   await createModel(platform, MODEL);
   created = await createPassport(platform, MODEL, { capability_class: 'verify-offline' });
-  id = created.passport_id as unknown as string;
+  id = created.passport_id;
   for (const type of ['activated', 'ObjectEvent', 'suspended', 'reinstated']) {
     // Apart by a few milliseconds, so that each event has an instant of its own.
     await sleep(5);

@@ -75,7 +75,7 @@ export class PassportKeyUse {
 
 @ObjectType('PassportAsOf', {
   description:
-    'What a passport read with `at` stood on (EN 18222 ReadDPPVersionByIdAndDate): the instant, whether its logHead is the checkpoint signed then, and what ties that head to today\'s signed log.',
+    "What a passport read with `at` stood on (EN 18222 ReadDPPVersionByIdAndDate): the instant, whether its logHead is the checkpoint signed then, and what ties that head to today's signed log.",
 })
 export class PassportAsOf {
   @Field(() => Date, { description: 'The instant asked about (events recorded at it are included).' })
@@ -146,7 +146,7 @@ export class Passport {
   @Field(() => RegistryRecordReference, { description: 'The registry record of the type ref (the model at that version), from the registry service.' })
   typeRecord!: RegistryRecordReference;
 
-  @Field(() => PassportAsOf, { nullable: true, description: 'For a passport read with `at`: the instant and what ties its head to today\'s signed log; null otherwise.' })
+  @Field(() => PassportAsOf, { nullable: true, description: "For a passport read with `at`: the instant and what ties its head to today's signed log; null otherwise." })
   asOf!: PassportAsOf | null;
 
   /** The stored row (as of `at` when read with one), for field resolvers. */

@@ -284,7 +284,12 @@ export class IssuerService {
       status: state.status,
       logSize: state.event_count,
       // Without a head kept from then, the head itself, unsigned: a consistency proof to today's signed head vouches for it.
-      logHead: (state.signed_head ?? { passport_id: id, size: state.head.size, root_hash: state.head.root_hash, timestamp: state.last_event_at ?? current.createdAt.toISOString() }) as unknown as PassportRow['logHead'],
+      logHead: (state.signed_head ?? {
+        passport_id: id,
+        size: state.head.size,
+        root_hash: state.head.root_hash,
+        timestamp: state.last_event_at ?? current.createdAt.toISOString(),
+      }) as unknown as PassportRow['logHead'],
       latestPack: packThen ? current.latestPack : null,
       latestPackAt: packThen ? current.latestPackAt : null,
     };
