@@ -246,7 +246,7 @@ export class IssuerService {
 
   /**
    * The passport as it stood at `at` (EN 18222 ReadDPPVersionByIdAndDate), from its log: the events
-   * recorded up to `at` (inclusive), the status they lead to and the head signed over them. A `at`
+   * recorded up to `at` (inclusive), the status they lead to and the head signed over them. An `at`
    * in the future answers the state of now, which later events may still change. Null for an
    * unknown passport; a 404 NOT_YET_ISSUED problem when it was created after `at`.
    */
