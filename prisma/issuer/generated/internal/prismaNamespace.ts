@@ -953,6 +953,7 @@ export const PassportScalarFieldEnum = {
   frontier: 'frontier',
   lastEvent: 'lastEvent',
   logHead: 'logHead',
+  emptyLogHead: 'emptyLogHead',
   latestPack: 'latestPack',
   latestPackAt: 'latestPackAt',
   createdAt: 'createdAt',
@@ -968,7 +969,8 @@ export const PassportEventScalarFieldEnum = {
   type: 'type',
   recordedAt: 'recordedAt',
   kid: 'kid',
-  canonical: 'canonical'
+  canonical: 'canonical',
+  logHead: 'logHead'
 } as const
 
 export type PassportEventScalarFieldEnum = (typeof PassportEventScalarFieldEnum)[keyof typeof PassportEventScalarFieldEnum]

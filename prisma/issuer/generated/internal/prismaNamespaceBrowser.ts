@@ -123,6 +123,7 @@ export const PassportScalarFieldEnum = {
   frontier: 'frontier',
   lastEvent: 'lastEvent',
   logHead: 'logHead',
+  emptyLogHead: 'emptyLogHead',
   latestPack: 'latestPack',
   latestPackAt: 'latestPackAt',
   createdAt: 'createdAt',
@@ -138,7 +139,8 @@ export const PassportEventScalarFieldEnum = {
   type: 'type',
   recordedAt: 'recordedAt',
   kid: 'kid',
-  canonical: 'canonical'
+  canonical: 'canonical',
+  logHead: 'logHead'
 } as const
 
 export type PassportEventScalarFieldEnum = (typeof PassportEventScalarFieldEnum)[keyof typeof PassportEventScalarFieldEnum]

@@ -90,6 +90,7 @@ export type PassportCountAggregateOutputType = {
   frontier: number
   lastEvent: number
   logHead: number
+  emptyLogHead: number
   latestPack: number
   latestPackAt: number
   createdAt: number
@@ -161,6 +162,7 @@ export type PassportCountAggregateInputType = {
   frontier?: true
   lastEvent?: true
   logHead?: true
+  emptyLogHead?: true
   latestPack?: true
   latestPackAt?: true
   createdAt?: true
@@ -271,6 +273,7 @@ export type PassportGroupByOutputType = {
   frontier: string[]
   lastEvent: string | null
   logHead: runtime.JsonValue
+  emptyLogHead: runtime.JsonValue | null
   latestPack: string | null
   latestPackAt: Date | null
   createdAt: Date
@@ -317,6 +320,7 @@ export type PassportWhereInput = {
   frontier?: Prisma.StringNullableListFilter<"Passport">
   lastEvent?: Prisma.StringNullableFilter<"Passport"> | string | null
   logHead?: Prisma.JsonFilter<"Passport">
+  emptyLogHead?: Prisma.JsonNullableFilter<"Passport">
   latestPack?: Prisma.StringNullableFilter<"Passport"> | string | null
   latestPackAt?: Prisma.DateTimeNullableFilter<"Passport"> | Date | string | null
   createdAt?: Prisma.DateTimeFilter<"Passport"> | Date | string
@@ -341,6 +345,7 @@ export type PassportOrderByWithRelationInput = {
   frontier?: Prisma.SortOrder
   lastEvent?: Prisma.SortOrderInput | Prisma.SortOrder
   logHead?: Prisma.SortOrder
+  emptyLogHead?: Prisma.SortOrderInput | Prisma.SortOrder
   latestPack?: Prisma.SortOrderInput | Prisma.SortOrder
   latestPackAt?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
@@ -368,6 +373,7 @@ export type PassportWhereUniqueInput = Prisma.AtLeast<{
   frontier?: Prisma.StringNullableListFilter<"Passport">
   lastEvent?: Prisma.StringNullableFilter<"Passport"> | string | null
   logHead?: Prisma.JsonFilter<"Passport">
+  emptyLogHead?: Prisma.JsonNullableFilter<"Passport">
   latestPack?: Prisma.StringNullableFilter<"Passport"> | string | null
   latestPackAt?: Prisma.DateTimeNullableFilter<"Passport"> | Date | string | null
   createdAt?: Prisma.DateTimeFilter<"Passport"> | Date | string
@@ -392,6 +398,7 @@ export type PassportOrderByWithAggregationInput = {
   frontier?: Prisma.SortOrder
   lastEvent?: Prisma.SortOrderInput | Prisma.SortOrder
   logHead?: Prisma.SortOrder
+  emptyLogHead?: Prisma.SortOrderInput | Prisma.SortOrder
   latestPack?: Prisma.SortOrderInput | Prisma.SortOrder
   latestPackAt?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
@@ -423,6 +430,7 @@ export type PassportScalarWhereWithAggregatesInput = {
   frontier?: Prisma.StringNullableListFilter<"Passport">
   lastEvent?: Prisma.StringNullableWithAggregatesFilter<"Passport"> | string | null
   logHead?: Prisma.JsonWithAggregatesFilter<"Passport">
+  emptyLogHead?: Prisma.JsonNullableWithAggregatesFilter<"Passport">
   latestPack?: Prisma.StringNullableWithAggregatesFilter<"Passport"> | string | null
   latestPackAt?: Prisma.DateTimeNullableWithAggregatesFilter<"Passport"> | Date | string | null
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"Passport"> | Date | string
@@ -446,6 +454,7 @@ export type PassportCreateInput = {
   frontier?: Prisma.PassportCreatefrontierInput | string[]
   lastEvent?: string | null
   logHead: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  emptyLogHead?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   latestPack?: string | null
   latestPackAt?: Date | string | null
   createdAt?: Date | string
@@ -470,6 +479,7 @@ export type PassportUncheckedCreateInput = {
   frontier?: Prisma.PassportCreatefrontierInput | string[]
   lastEvent?: string | null
   logHead: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  emptyLogHead?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   latestPack?: string | null
   latestPackAt?: Date | string | null
   createdAt?: Date | string
@@ -494,6 +504,7 @@ export type PassportUpdateInput = {
   frontier?: Prisma.PassportUpdatefrontierInput | string[]
   lastEvent?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   logHead?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  emptyLogHead?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   latestPack?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   latestPackAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -518,6 +529,7 @@ export type PassportUncheckedUpdateInput = {
   frontier?: Prisma.PassportUpdatefrontierInput | string[]
   lastEvent?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   logHead?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  emptyLogHead?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   latestPack?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   latestPackAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -542,6 +554,7 @@ export type PassportCreateManyInput = {
   frontier?: Prisma.PassportCreatefrontierInput | string[]
   lastEvent?: string | null
   logHead: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  emptyLogHead?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   latestPack?: string | null
   latestPackAt?: Date | string | null
   createdAt?: Date | string
@@ -565,6 +578,7 @@ export type PassportUpdateManyMutationInput = {
   frontier?: Prisma.PassportUpdatefrontierInput | string[]
   lastEvent?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   logHead?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  emptyLogHead?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   latestPack?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   latestPackAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -588,6 +602,7 @@ export type PassportUncheckedUpdateManyInput = {
   frontier?: Prisma.PassportUpdatefrontierInput | string[]
   lastEvent?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   logHead?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  emptyLogHead?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   latestPack?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   latestPackAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -619,6 +634,7 @@ export type PassportCountOrderByAggregateInput = {
   frontier?: Prisma.SortOrder
   lastEvent?: Prisma.SortOrder
   logHead?: Prisma.SortOrder
+  emptyLogHead?: Prisma.SortOrder
   latestPack?: Prisma.SortOrder
   latestPackAt?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
@@ -724,6 +740,7 @@ export type PassportCreateWithoutEventsInput = {
   frontier?: Prisma.PassportCreatefrontierInput | string[]
   lastEvent?: string | null
   logHead: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  emptyLogHead?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   latestPack?: string | null
   latestPackAt?: Date | string | null
   createdAt?: Date | string
@@ -747,6 +764,7 @@ export type PassportUncheckedCreateWithoutEventsInput = {
   frontier?: Prisma.PassportCreatefrontierInput | string[]
   lastEvent?: string | null
   logHead: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  emptyLogHead?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   latestPack?: string | null
   latestPackAt?: Date | string | null
   createdAt?: Date | string
@@ -786,6 +804,7 @@ export type PassportUpdateWithoutEventsInput = {
   frontier?: Prisma.PassportUpdatefrontierInput | string[]
   lastEvent?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   logHead?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  emptyLogHead?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   latestPack?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   latestPackAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -809,6 +828,7 @@ export type PassportUncheckedUpdateWithoutEventsInput = {
   frontier?: Prisma.PassportUpdatefrontierInput | string[]
   lastEvent?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   logHead?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  emptyLogHead?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   latestPack?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   latestPackAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -863,6 +883,7 @@ export type PassportSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs
   frontier?: boolean
   lastEvent?: boolean
   logHead?: boolean
+  emptyLogHead?: boolean
   latestPack?: boolean
   latestPackAt?: boolean
   createdAt?: boolean
@@ -888,6 +909,7 @@ export type PassportSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Exte
   frontier?: boolean
   lastEvent?: boolean
   logHead?: boolean
+  emptyLogHead?: boolean
   latestPack?: boolean
   latestPackAt?: boolean
   createdAt?: boolean
@@ -911,6 +933,7 @@ export type PassportSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Exte
   frontier?: boolean
   lastEvent?: boolean
   logHead?: boolean
+  emptyLogHead?: boolean
   latestPack?: boolean
   latestPackAt?: boolean
   createdAt?: boolean
@@ -934,13 +957,14 @@ export type PassportSelectScalar = {
   frontier?: boolean
   lastEvent?: boolean
   logHead?: boolean
+  emptyLogHead?: boolean
   latestPack?: boolean
   latestPackAt?: boolean
   createdAt?: boolean
   updatedAt?: boolean
 }
 
-export type PassportOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "identity" | "digitalLink" | "granularity" | "typeRefId" | "typeRefVersion" | "configVector" | "capabilityClass" | "profileId" | "claims" | "status" | "core" | "logSize" | "frontier" | "lastEvent" | "logHead" | "latestPack" | "latestPackAt" | "createdAt" | "updatedAt", ExtArgs["result"]["passport"]>
+export type PassportOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "identity" | "digitalLink" | "granularity" | "typeRefId" | "typeRefVersion" | "configVector" | "capabilityClass" | "profileId" | "claims" | "status" | "core" | "logSize" | "frontier" | "lastEvent" | "logHead" | "emptyLogHead" | "latestPack" | "latestPackAt" | "createdAt" | "updatedAt", ExtArgs["result"]["passport"]>
 export type PassportInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   events?: boolean | Prisma.Passport$eventsArgs<ExtArgs>
   _count?: boolean | Prisma.PassportCountOutputTypeDefaultArgs<ExtArgs>
@@ -997,6 +1021,11 @@ export type $PassportPayload<ExtArgs extends runtime.Types.Extensions.InternalAr
      * The signed log head (checkpoint) over the whole log.
      */
     logHead: runtime.JsonValue
+    /**
+     * The signed head of the empty log, signed at creation: the head as of any instant before the
+     * first event (null for passports created before heads were kept).
+     */
+    emptyLogHead: runtime.JsonValue | null
     latestPack: string | null
     latestPackAt: Date | null
     createdAt: Date
@@ -1441,6 +1470,7 @@ export interface PassportFieldRefs {
   readonly frontier: Prisma.FieldRef<"Passport", 'String[]'>
   readonly lastEvent: Prisma.FieldRef<"Passport", 'String'>
   readonly logHead: Prisma.FieldRef<"Passport", 'Json'>
+  readonly emptyLogHead: Prisma.FieldRef<"Passport", 'Json'>
   readonly latestPack: Prisma.FieldRef<"Passport", 'String'>
   readonly latestPackAt: Prisma.FieldRef<"Passport", 'DateTime'>
   readonly createdAt: Prisma.FieldRef<"Passport", 'DateTime'>
