@@ -108,7 +108,7 @@ function livePassportProblem(error: unknown, identity: PassportIdentity): Proble
   return conflict(
     'LIVE_PASSPORT_EXISTS',
     `the ${identity.granularity} ${identity.digital_link} already has a live passport, ${error.live.id} (${error.live.status}); a new one may be issued once it is revoked or at end of life`,
-    { passport_id: error.live.id, status: error.live.status, identity: identity.digital_link, granularity: identity.granularity },
+    { passport_id: error.live.id, passport_status: error.live.status, identity: identity.digital_link, granularity: identity.granularity },
   );
 }
 
