@@ -127,7 +127,15 @@ describe('the Digital Link resolver', () => {
     const parsed = LinkHeader.parse(answer.text).refs;
     const expected = Object.entries(json)
       .filter(([rel]) => rel !== 'anchor' && rel !== 'itemDescription')
-      .flatMap(([rel, targets]) => (targets as { href: string; title: string; type?: string }[]).map((target) => ({ uri: target.href, rel, anchor: json.anchor, title: target.title, ...(target.type ? { type: target.type } : {}) })));
+      .flatMap(([rel, targets]) =>
+        (targets as { href: string; title: string; type?: string }[]).map((target) => ({
+          uri: target.href,
+          rel,
+          anchor: json.anchor,
+          title: target.title,
+          ...(target.type ? { type: target.type } : {}),
+        })),
+      );
     expect(parsed).toEqual(expected);
   });
 
@@ -145,7 +153,7 @@ describe('the Digital Link resolver', () => {
     const linkset = await fetch(local(linksetLink!.uri));
     expect([linkset.status, linkset.headers.get('content-type')]).toEqual([200, LINKSET]);
     expect(((await linkset.json()) as { linkset: { anchor: string }[] }).linkset[0]!.anchor).toBe(`${PUBLIC_ISSUER}${path}`);
-    for (const headers of [{}, { accept: '*/*' }]) {
+    for (const headers of [{}, { accept: '*/*' }] as Record<string, string>[]) {
       const answer = await resolve(path, headers);
       expect([answer.status, answer.headers.get('location')]).toEqual([307, passportUrl(id)]);
     }
@@ -197,7 +205,13 @@ describe('the Digital Link resolver', () => {
 
 describe('one live passport per identity (DESIGN §3)', () => {
   const passportRows = async (identity: string) =>
-    (await sql<{ id: string; status: string; predecessor_id: string | null }>(platform.databaseUrl, 'SELECT id, status, predecessor_id FROM "issuer".passport WHERE digital_link = $1 ORDER BY created_at', [identity])).rows;
+    (
+      await sql<{ id: string; status: string; predecessor_id: string | null }>(
+        platform.databaseUrl,
+        'SELECT id, status, predecessor_id FROM "issuer".passport WHERE digital_link = $1 ORDER BY created_at',
+        [identity],
+      )
+    ).rows;
 
   it('refuses a second live passport of an identity with a 409 naming the live one, in any spelling of the identity', async () => {
     const item = fresh('TWICE');
