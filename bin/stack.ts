@@ -117,6 +117,7 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
     const facade = await startFacade({
       host: config.host,
       mounts: config.mounts,
+      publicUrls: config.publicUrls,
       tables: ROUTE_TABLES,
       gatewayUrl: gateway.graphqlUrl,
       tokens: options.tokens,

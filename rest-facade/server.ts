@@ -38,6 +38,8 @@ export interface FacadeMount {
 export interface FacadeOptions {
   host: string;
   mounts: readonly FacadeMount[];
+  /** Configured public base URLs (RuntimeConfig.publicUrls); a service without one is named as the request reached it. */
+  publicUrls?: Partial<Record<ServiceName, string>>;
   tables: Record<ServiceName, ServiceRoutes>;
   gatewayUrl: string;
   tokens: AccessTokens;
@@ -166,28 +168,56 @@ export async function startFacade(options: FacadeOptions): Promise<RunningFacade
     }
   }
 
-  async function answer(route: Route, table: ServiceRoutes, prefix: string, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+  /**
+   * The base URL of every service for one request: the configured public one, else as this request
+   * reached the facade (its Host) for a service on the same port, and that host at the service's own
+   * port for one elsewhere.
+   */
+  function publicUrlsFor(request: FastifyRequest, port: number): Record<ServiceName, string> {
+    const host = request.headers.host ?? 'localhost';
+    const hostName = host.replace(/:\d+$/, '');
+    return Object.fromEntries(
+      options.mounts.map((mount) => {
+        const prefix = mount.prefix.replace(/\/+$/, '');
+        const derived = mount.port === port ? `http://${host}${prefix}` : `http://${hostName}:${ports.get(mount.port)}${prefix}`;
+        return [mount.service, options.publicUrls?.[mount.service] ?? derived];
+      }),
+    ) as Record<ServiceName, string>;
+  }
+
+  async function answer(route: Route, table: ServiceRoutes, port: number, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
     const routeRequest: RouteRequest = {
       params: request.params as Record<string, string>,
       query: (request.query ?? {}) as RouteRequest['query'],
       body: request.body,
       ifNoneMatch: request.headers['if-none-match'],
+      accept: request.headers.accept,
     };
     const authorization = request.headers.authorization;
-    const data = await callGateway(route.operation, route.variables?.(routeRequest) ?? {}, authorization);
+    const publicUrls = publicUrlsFor(request, port);
     const context: RouteContext = {
       service: table.service,
-      baseUrl: `http://${request.headers.host ?? 'localhost'}${prefix}`,
+      baseUrl: publicUrls[table.service],
+      publicUrls,
       routes: table.routes,
       request: routeRequest,
       graphql: (operation, more) => callGateway(operation, more, authorization),
     };
+    let data: Record<string, unknown>;
+    try {
+      data = await callGateway(route.operation, route.variables?.(routeRequest) ?? {}, authorization);
+    } catch (error) {
+      // A route may add to a service's problem what only the facade knows (e.g. the URL of a passport it names).
+      if (route.problem && error instanceof RequestProblem) throw new RequestProblem(route.problem(error.details, context), error.headers);
+      throw error;
+    }
     const result = route.result(data, context);
     const status = result.status ?? 200;
     const headers = result.headers ?? {};
     const unchanged = notModified(request.method, request.headers['if-none-match'], status, headers);
     if (unchanged) return reply.code(304).headers(unchanged).send();
     if (result.stream) return reply.code(status).type('application/octet-stream').headers(headers).send(streamedBody(request, result.stream));
+    if (result.empty) return reply.code(status).headers(headers).send();
     return reply
       .code(status)
       .type('application/json; charset=utf-8')
@@ -196,7 +226,7 @@ export async function startFacade(options: FacadeOptions): Promise<RunningFacade
   }
 
   /** One service's routes under its prefix, with its OpenAPI document and its own 404 and 405s. */
-  async function mountService(instance: FastifyInstance, table: ServiceRoutes, prefix: string): Promise<() => unknown> {
+  async function mountService(instance: FastifyInstance, table: ServiceRoutes, prefix: string, port: number): Promise<() => unknown> {
     await instance.register(swagger, openApiOptions(table, prefix) as never);
     const methodsByPath = new Map<string, Set<string>>();
     for (const route of table.routes) {
@@ -217,7 +247,7 @@ export async function startFacade(options: FacadeOptions): Promise<RunningFacade
           drainRefusedBody(request.raw, reply);
           return sendProblem(request, reply, refused.details, refused.headers);
         },
-        handler: (request, reply) => answer(route, table, prefix, request, reply),
+        handler: (request, reply) => answer(route, table, port, request, reply),
       });
     }
     for (const [url, declared] of methodsByPath) {
@@ -326,7 +356,7 @@ export async function startFacade(options: FacadeOptions): Promise<RunningFacade
       const prefix = mount.prefix.replace(/\/+$/, '');
       await app.register(
         async (instance) => {
-          documents.set(mount.service, await mountService(instance, options.tables[mount.service], prefix));
+          documents.set(mount.service, await mountService(instance, options.tables[mount.service], prefix, mount.port));
         },
         { prefix },
       );

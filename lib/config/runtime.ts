@@ -25,6 +25,13 @@ export interface RuntimeConfig {
   gatewayPort: number;
   facadePort: number;
   mounts: ServiceMount[];
+  /**
+   * The public base URL of each service that has one configured (`<SERVICE>_PUBLIC_URL`, e.g.
+   * `ISSUER_PUBLIC_URL=https://dpp.example.com/issuer`): what clients see behind a proxy, and what
+   * every absolute URL the platform writes is made from (DESIGN §3, "Public identity"). A service
+   * without one is named as the request reached the facade.
+   */
+  publicUrls: Partial<Record<ServiceName, string>>;
   introspection: boolean;
   bodyLimit: number;
   /** How long a client may take to send a whole request to the facade, the gateway or a subgraph (then 408). */
@@ -81,6 +88,25 @@ function metricsSwitch(env: NodeJS.ProcessEnv): boolean {
   throw new ConfigurationError(`METRICS must be on or off, not ${env.METRICS}.`);
 }
 
+/** `<SERVICE>_PUBLIC_URL`: an absolute http(s) URL without query or fragment; kept without a trailing slash. */
+function publicUrls(env: NodeJS.ProcessEnv): Partial<Record<ServiceName, string>> {
+  const urls: Partial<Record<ServiceName, string>> = {};
+  for (const service of SERVICES) {
+    const name = `${service.toUpperCase()}_PUBLIC_URL`;
+    const raw = env[name];
+    if (raw === undefined || raw === '') continue;
+    let url: URL | undefined;
+    try {
+      url = new URL(raw);
+    } catch {}
+    if (!url || !['http:', 'https:'].includes(url.protocol) || url.search !== '' || url.hash !== '' || url.username !== '' || url.password !== '') {
+      throw new ConfigurationError(`${name} must be an absolute http or https URL without query, fragment or credentials, e.g. https://dpp.example.com/${service}, not ${raw}.`);
+    }
+    urls[service] = url.href.replace(/\/+$/, '');
+  }
+  return urls;
+}
+
 export function loadRuntimeConfig(env: NodeJS.ProcessEnv = process.env): RuntimeConfig {
   const facadePort = integer(env, 'FACADE_PORT', 3000);
   const gatewayPort = integer(env, 'GATEWAY_PORT', 4000);
@@ -111,6 +137,7 @@ export function loadRuntimeConfig(env: NodeJS.ProcessEnv = process.env): Runtime
     gatewayPort,
     facadePort,
     mounts,
+    publicUrls: publicUrls(env),
     introspection: (env.GRAPHQL_INTROSPECTION ?? 'true') !== 'false',
     bodyLimit: integer(env, 'BODY_LIMIT_BYTES', 1024 * 1024),
     requestTimeoutMs: requestTimeout(env),

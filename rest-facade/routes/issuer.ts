@@ -6,6 +6,7 @@
 import { problem } from '../../lib/problem.js';
 import { RequestProblem } from '../../lib/http/request-problem.js';
 import type { JsonSchema, Route } from '../route-table.js';
+import { digitalLinkRoutes } from './digital-link.js';
 import { answer, closed, dateTime, detachedJws, nullableDateTime, EXAMPLE_KID, EXAMPLE_SIGNATURE, EXAMPLE_TIME, freeObject, hex256, location, signed, thumbprint } from '../schemas.js';
 
 const object = (body: unknown): Record<string, unknown> => (body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : {});
@@ -16,7 +17,7 @@ const CAPABILITY_CLASSES = ['identify', 'trace', 'verify-offline'];
 const PASSPORT_STATUSES = ['draft', 'active', 'suspended', 'end_of_life', 'revoked'];
 const EVENT_TYPES = ['activated', 'suspended', 'reinstated', 'end_of_life', 'revoked', 'ObjectEvent', 'AggregationEvent', 'TransactionEvent', 'TransformationEvent'];
 
-const PASSPORT_FIELDS = `passport_id: id status core manifest log_head: logHead capability_class: capabilityClass log_size: logSize latest_pack: latestPack`;
+const PASSPORT_FIELDS = `passport_id: id status core manifest log_head: logHead capability_class: capabilityClass log_size: logSize latest_pack: latestPack predecessor_id: predecessorId`;
 
 const typeRef = closed({ id: { type: 'string', description: 'Registry model id.' }, version: { type: 'integer', minimum: 1 } });
 
@@ -72,6 +73,10 @@ const passportSchema = closed(
     capability_class: { enum: CAPABILITY_CLASSES },
     log_size: { type: 'integer', minimum: 0 },
     latest_pack: { type: ['string', 'null'], description: 'The text of the latest Tier-A pack.' },
+    predecessor_id: {
+      type: ['string', 'null'],
+      description: 'The passport of the same identity this one succeeds (revoked or at end of life when this one was created); null for the first.',
+    },
   },
   { log: { type: 'array', items: event, description: 'Every signed event in sequence order (empty on creation; with include_events=true).' } },
 );
@@ -131,6 +136,7 @@ const PASSPORT_EXAMPLE = {
   capability_class: 'verify-offline',
   log_size: 0,
   latest_pack: null,
+  predecessor_id: null,
   log: [],
 };
 const EVENT_EXAMPLE = {
@@ -280,6 +286,11 @@ export const issuerRoutes: Route[] = [
       headers: { location: `${context.baseUrl}/passports/${encodeURIComponent(data.passport.passport_id)}` },
       body: { ...data.passport, log: [] },
     }),
+    // The one-live-passport refusal names the live passport; its URL is the facade's to write.
+    problem: (details, context) =>
+      details.code === 'LIVE_PASSPORT_EXISTS' && typeof details.passport_id === 'string'
+        ? { ...details, passport_url: `${context.baseUrl}/passports/${encodeURIComponent(details.passport_id)}` }
+        : details,
     responses: { 201: { headers: location('The passport.'), description: 'The passport, with its empty log and the signed head of that log.', ...answer(passportSchema, PASSPORT_EXAMPLE) } },
     problems: [401, 409, 422, 503],
   },
@@ -508,6 +519,7 @@ export const issuerRoutes: Route[] = [
     responses: { 200: { description: 'The rule, replaced.', ...answer(ruleSchema, RULE_EXAMPLE) }, 201: { description: 'The rule, created.', ...answer(ruleSchema, RULE_EXAMPLE) } },
     problems: [401, 403, 422],
   },
+  ...digitalLinkRoutes,
 ];
 
 function passportNotFound(): RequestProblem {

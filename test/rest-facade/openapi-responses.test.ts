@@ -351,6 +351,17 @@ describe('real answers of every path', () => {
     await appendEvent(platform, fresh.passport_id, 'activated', PAYLOADS.activated!());
     await i('/passports/{id}/verdict', `/passports/${fresh.passport_id}/verdict`);
     await i('/passports/{id}/pack', `/passports/${fresh.passport_id}/pack`, { method: 'POST', as: 'writer' });
+    // A second live passport of an identity is a 409.
+    expect((await i('/passports', '/passports', { body, as: 'writer' })).status).toBe(409);
+    // The Digital Link resolver, at every granularity: the linkset of an identity with a passport, a 404 for one without.
+    const values: Record<string, string> = { gtin: '09520123456788', variant: 'OA-V', lot: 'OA-L', serial: 'OA-S' };
+    for (const template of Object.keys(documents.issuer.paths).filter((path) => path.startsWith('/01/'))) {
+      const path = template.replace(/\{(\w+)\}/g, (_, name: string) => values[name]!);
+      expect((await i(template, path, { headers: { accept: 'application/linkset+json' } })).status).toBe(404);
+      expect((await i('/passports', '/passports', { body: { ...body, identity: `https://id.gs1.org${path}`, capability_class: undefined }, as: 'writer' })).status).toBe(201);
+      expect((await i(template, path, { headers: { accept: 'application/linkset+json' } })).status).toBe(200);
+      expect((await i(template, `${path}?linkType=linkset`)).status).toBe(200);
+    }
   });
 
   it('match the documents: archive', async () => {

@@ -127,7 +127,9 @@ export const PassportScalarFieldEnum = {
   latestPack: 'latestPack',
   latestPackAt: 'latestPackAt',
   createdAt: 'createdAt',
-  updatedAt: 'updatedAt'
+  updatedAt: 'updatedAt',
+  predecessorId: 'predecessorId',
+  liveBeforeRule: 'liveBeforeRule'
 } as const
 
 export type PassportScalarFieldEnum = (typeof PassportScalarFieldEnum)[keyof typeof PassportScalarFieldEnum]
