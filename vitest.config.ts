@@ -18,6 +18,7 @@ export const UNIT = [
   'test/lib/runtime-config.test.ts',
   'test/lib/metrics-off.test.ts',
   'test/lib/tracing-off.test.ts',
+  'test/gateway/composition.test.ts',
   'test/gateway/subgraph-fetch.test.ts',
   'test/rest-facade/http-edges.test.ts',
   'test/rest-facade/documented-codes.test.ts',
