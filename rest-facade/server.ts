@@ -9,7 +9,7 @@ import { Readable } from 'node:stream';
 import swagger from '@fastify/swagger';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { type FieldNode, Kind, type OperationDefinitionNode, parse } from 'graphql';
-import { challengeOf, identify, refusalOf, type AccessTokens } from '../lib/auth/tokens.js';
+import { challengeOf, identify, refusalOf, type AccessTokens, type Role } from '../lib/auth/tokens.js';
 import type { ServiceName } from '../lib/config/services.js';
 import type { ListeningServer } from '../lib/graphql/subgraph-server.js';
 import { jsonPoster, type JsonAnswer } from '../lib/http/post-json.js';
@@ -153,16 +153,16 @@ export async function startFacade(options: FacadeOptions): Promise<RunningFacade
   }
 
   /**
-   * An admin operation refused here never reaches its service, which keeps every refused admin
-   * request in its admin log: the refusal is reported to it, with the caller's own credentials, and
+   * A write or admin operation refused here never reaches its service, which keeps every refused
+   * write and admin request in its admin log: the refusal is reported to it, with the caller's own credentials, and
    * the answer waits for it as a refusal made by the service would. A failure to report is logged,
    * and the refusal is answered all the same.
    */
-  async function reportAdminRefusal(service: ServiceName, operation: string, authorization: string | undefined): Promise<void> {
+  async function reportRefusal(service: ServiceName, operation: string, role: Role, authorization: string | undefined): Promise<void> {
     let action: string | undefined;
     try {
       action = actionOf(operation, service);
-      await callGateway(`query AdminRefusal($action: String!) { ${service} { adminRefusal(action: $action) } }`, { action }, authorization);
+      await callGateway(`query ReportRefusal($action: String!, $role: String!) { ${service} { reportRefusal(action: $action, role: $role) } }`, { action, role }, authorization);
     } catch (error) {
       console.error(`[rest-facade] the ${service} service did not record a refused ${action ?? 'operation'}:`, error instanceof RequestProblem ? error.details : error);
     }
@@ -243,7 +243,7 @@ export async function startFacade(options: FacadeOptions): Promise<RunningFacade
           const oversized = Number(request.headers['content-length']) > options.bodyLimit;
           const refused = oversized ? tooLarge(options.bodyLimit) : credentialRefusal(route, request.headers.authorization, options.tokens);
           if (!refused) return;
-          if (!oversized && route.role === 'admin') await reportAdminRefusal(table.service, route.operation, request.headers.authorization);
+          if (!oversized && route.role) await reportRefusal(table.service, route.operation, route.role, request.headers.authorization);
           drainRefusedBody(request.raw, reply);
           return sendProblem(request, reply, refused.details, refused.headers);
         },
