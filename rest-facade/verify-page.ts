@@ -1,12 +1,11 @@
 /**
  * The verification page at `/verify/`: static files from `verifier/page/`, the page's script
  * bundled by esbuild from `verifier/page/app.ts` (which imports the pack format from
- * `lib/formats`), jsQR's browser build from node_modules, and the pinned trust material read
- * through the gateway: `/verify/anchors.json` (the trust service's signed anchor bundle and its
- * keyring, small and fetched on every visit) and `/verify/graph.json` (the trust graph, the same
- * document as GET /trust/graph: streamed page by page, tagged with the graph version, so a visit
- * revalidates it for one record read and transfers it only after something was written).
- * Everything is same-origin, so the page's CSP is `default-src 'self'`.
+ * `lib/formats`), jsQR's browser build from node_modules, and the trust material read through the
+ * gateway: `/verify/anchors.json` (the trust service's signed anchor bundle and its keyring, small
+ * and fetched on every visit) and `/verify/keys/{kid}.json` (the signed trust path material of the
+ * one key a scanned pack names, fetched when a pack needs it). Nothing the page loads grows with
+ * the trust graph. Everything is same-origin, so the page's CSP is `default-src 'self'`.
  *
  * The facade routes GET and HEAD of `/verify` and `/verify/*` here (HEAD drops the body there, and
  * other methods get its 405); `undefined` means "no such page file", which it answers as a 404 problem.
@@ -16,18 +15,15 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { jsonPoster } from '../lib/http/post-json.js';
-import { notModified } from './conditional.js';
-import { firstGraphPage, GRAPH_PAGE_OPERATION, graphDocument, graphHeaders, type GraphPage } from './routes/trust.js';
 
 export interface PageAnswer {
   status: number;
   headers: Record<string, string>;
-  /** Bytes, or a body sent as it is produced (the graph). */
-  body: Buffer | AsyncIterable<Uint8Array>;
+  body: Buffer;
 }
 
-/** The answer to a GET of `pathname`; `ifNoneMatch` is the request's If-None-Match header. */
-export type PageHandler = (pathname: string, ifNoneMatch?: string) => Promise<PageAnswer | undefined>;
+/** The answer to a GET of `pathname`. */
+export type PageHandler = (pathname: string) => Promise<PageAnswer | undefined>;
 
 export const VERIFY_PAGE_PREFIX = '/verify';
 
@@ -64,6 +60,8 @@ interface Asset {
 }
 
 const ANCHORS_QUERY = 'query VerifyPageAnchors { trustAnchorBundle trust { keyring } }';
+
+const KEY_PATH_QUERY = 'query VerifyPageKeyPath($kid: String!) { trustKeyPath(kid: $kid) }';
 
 const LATEST_QUERY = 'query VerifyPageLatest($id: ID!) { passport(id: $id) { status logHead } }';
 
@@ -104,15 +102,12 @@ export function verifyPageHandler(options: { gatewayUrl: string }): PageHandler 
       },
     },
   };
-  /** The graph: its first page decides the ETag, and a client that holds that version gets a 304 without the rest (routes/trust.ts). */
-  const graph = async (ifNoneMatch: string | undefined): Promise<PageAnswer> => {
-    const nextPage = (variables: Record<string, unknown>) => ask<{ trustGraphPage: GraphPage }>(GRAPH_PAGE_OPERATION, variables);
-    const first = (await nextPage(firstGraphPage(ifNoneMatch))).trustGraphPage;
-    const headers = { ...graphHeaders(first), ...SECURITY_HEADERS };
-    const unchanged = notModified('GET', ifNoneMatch, 200, headers);
-    if (unchanged) return { status: 304, headers: unchanged, body: Buffer.alloc(0) };
-    return { status: 200, headers, body: graphDocument(first, nextPage) };
-  };
+  /** The signed trust path material of one key (GET /trust/keys/{kid}/path), for the pack the page holds; the page caches it for offline use. */
+  const keyPath = (kid: string): Asset => ({
+    contentType: 'application/json; charset=utf-8',
+    cacheControl: 'no-store',
+    load: async () => Buffer.from(JSON.stringify((await ask<{ trustKeyPath: unknown }>(KEY_PATH_QUERY, { kid })).trustKeyPath)),
+  });
   /** The optional online check: the passport's current status and signed log head, verified in the page. */
   const latest = (id: string): Asset => ({
     contentType: 'application/json; charset=utf-8',
@@ -122,12 +117,14 @@ export function verifyPageHandler(options: { gatewayUrl: string }): PageHandler 
       return Buffer.from(JSON.stringify(passport ? { status: passport.status, log_head: passport.logHead } : null));
     },
   });
-  return async (pathname, ifNoneMatch) => {
+  return async (pathname) => {
     if (pathname === VERIFY_PAGE_PREFIX) return { status: 308, headers: { location: `${VERIFY_PAGE_PREFIX}/`, 'content-length': '0' }, body: Buffer.alloc(0) };
     const relative = pathname.slice(VERIFY_PAGE_PREFIX.length);
     const latestId = /^\/latest\/([A-Za-z0-9._~-]{1,200})$/.exec(relative)?.[1];
-    const asset = latestId ? latest(latestId) : assets[relative];
-    const answer = relative === '/graph.json' ? () => graph(ifNoneMatch) : asset && (async () => page(200, asset.contentType, asset.cacheControl, await asset.load()));
+    // A kid is an RFC 7638 thumbprint; anything else names no key and no file.
+    const kid = /^\/keys\/([A-Za-z0-9_-]{43})\.json$/.exec(relative)?.[1];
+    const asset = latestId ? latest(latestId) : kid ? keyPath(kid) : assets[relative];
+    const answer = asset && (async () => page(200, asset.contentType, asset.cacheControl, await asset.load()));
     if (!answer) return undefined;
     try {
       return await answer();

@@ -321,6 +321,20 @@ const anchorBundle = signed(
   'Signed JSON by the trust service key (GET /keyring).',
 );
 
+const keyPath = signed(
+  {
+    service: { const: 'trust' },
+    type: { const: 'key-path' },
+    kid,
+    issued_at: dateTime,
+    nodes: { type: 'array', items: storedNode },
+    edges: { type: 'array', items: storedEdge },
+    revocations: { type: 'array', items: revocationSchema },
+  },
+  {},
+  'Signed JSON by the trust service key (GET /keyring).',
+);
+
 export const trustRoutes: Route[] = [
   {
     method: 'POST',
@@ -646,6 +660,30 @@ export const trustRoutes: Route[] = [
             { jurisdiction: 'DE', framework: 'eIDAS', sequence_number: 2, issued_at: EXAMPLE_TIME, next_update: '2026-10-31T10:15:30.000Z', sha256: '8PXuiMRhCMuSOtoyM9sHdSPmNYAO_s18UdYqtHVZX5Y' },
           ],
           master_list_origin: 'passport-trust/yXxilhijMrYkdt9l6i-P40VYrSL318Mou92iSac463o/master-list',
+          signature: EXAMPLE_SIGNATURE,
+        }),
+      },
+    },
+  },  {
+    method: 'GET',
+    path: '/keys/{kid}/path',
+    summary: "The signed trust path material of one key: the part of the graph that decides its standing",
+    params: { kid: 'The key: its RFC 7638 thumbprint, as a signature header names it.' },
+    operation: 'query KeyPath($kid: String!) { trustKeyPath(kid: $kid) }',
+    variables: ({ params }) => ({ kid: params.kid }),
+    result: (data) => ({ headers: { 'cache-control': 'no-store' }, body: data.trustKeyPath }),
+    responses: {
+      200: {
+        description:
+          'Signed JSON by the trust service key, as the anchor bundle: the nodes listing the key, every node a delegation chain leads from to them, the edges into those (credentials verbatim) and their revocations, read in one snapshot; empty lists when no node lists the key. A verifier that pinned the anchor bundle finds the path from a pinned root in it as in the whole graph.',
+        ...answer(keyPath, {
+          service: 'trust',
+          type: 'key-path',
+          kid: EXAMPLE_KID,
+          issued_at: EXAMPLE_TIME,
+          nodes: [NODE_EXAMPLE],
+          edges: [EDGE_EXAMPLE],
+          revocations: [],
           signature: EXAMPLE_SIGNATURE,
         }),
       },
