@@ -10,11 +10,13 @@
  * The facade routes GET and HEAD of `/verify` and `/verify/*` here (HEAD drops the body there, and
  * other methods get its 405); `undefined` means "no such page file", which it answers as a 404 problem.
  */
+import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { jsonPoster } from '../lib/http/post-json.js';
+import { notModified } from './conditional.js';
 
 export interface PageAnswer {
   status: number;
@@ -22,8 +24,8 @@ export interface PageAnswer {
   body: Buffer;
 }
 
-/** The answer to a GET of `pathname`. */
-export type PageHandler = (pathname: string) => Promise<PageAnswer | undefined>;
+/** The answer to a GET of `pathname`; `ifNoneMatch` is the request's If-None-Match header. */
+export type PageHandler = (pathname: string, ifNoneMatch?: string) => Promise<PageAnswer | undefined>;
 
 export const VERIFY_PAGE_PREFIX = '/verify';
 
@@ -54,7 +56,11 @@ const SECURITY_HEADERS = {
 
 interface Asset {
   contentType: string;
-  /** Static assets are revalidated on every visit (the service worker keeps the offline copy). */
+  /**
+   * Static assets are `no-cache`: revalidated on every visit by their content's ETag, so the service
+   * worker's install, which fetches the files the page has just loaded, gets 304s instead of them
+   * again (the service worker keeps the offline copy). The trust material is `no-store`.
+   */
   cacheControl: string;
   load: () => Promise<Buffer>;
 }
@@ -117,14 +123,22 @@ export function verifyPageHandler(options: { gatewayUrl: string }): PageHandler 
       return Buffer.from(JSON.stringify(passport ? { status: passport.status, log_head: passport.logHead } : null));
     },
   });
-  return async (pathname) => {
+  return async (pathname, ifNoneMatch) => {
     if (pathname === VERIFY_PAGE_PREFIX) return { status: 308, headers: { location: `${VERIFY_PAGE_PREFIX}/`, 'content-length': '0' }, body: Buffer.alloc(0) };
     const relative = pathname.slice(VERIFY_PAGE_PREFIX.length);
     const latestId = /^\/latest\/([A-Za-z0-9._~-]{1,200})$/.exec(relative)?.[1];
     // A kid is an RFC 7638 thumbprint; anything else names no key and no file.
     const kid = /^\/keys\/([A-Za-z0-9_-]{43})\.json$/.exec(relative)?.[1];
     const asset = latestId ? latest(latestId) : kid ? keyPath(kid) : assets[relative];
-    const answer = asset && (async () => page(200, asset.contentType, asset.cacheControl, await asset.load()));
+    const answer =
+      asset &&
+      (async () => {
+        const body = await asset.load();
+        if (asset.cacheControl !== noCache) return page(200, asset.contentType, asset.cacheControl, body);
+        const tagged = page(200, asset.contentType, asset.cacheControl, body, `"${createHash('sha256').update(body).digest('base64url')}"`);
+        const unchanged = notModified('GET', ifNoneMatch, 200, tagged.headers);
+        return unchanged ? { status: 304, headers: { ...unchanged, ...SECURITY_HEADERS }, body: Buffer.alloc(0) } : tagged;
+      });
     if (!answer) return undefined;
     try {
       return await answer();
@@ -136,8 +150,8 @@ export function verifyPageHandler(options: { gatewayUrl: string }): PageHandler 
   };
 }
 
-function page(status: number, contentType: string, cacheControl: string, body: Buffer): PageAnswer {
-  return { status, headers: { 'content-type': contentType, 'cache-control': cacheControl, 'content-length': String(body.length), ...SECURITY_HEADERS }, body };
+function page(status: number, contentType: string, cacheControl: string, body: Buffer, etag?: string): PageAnswer {
+  return { status, headers: { 'content-type': contentType, 'cache-control': cacheControl, 'content-length': String(body.length), ...(etag && { etag }), ...SECURITY_HEADERS }, body };
 }
 
 /** Ajv as the page sees it: schemas "compile" to validators that refuse to run. */

@@ -664,10 +664,11 @@ export const trustRoutes: Route[] = [
         }),
       },
     },
-  },  {
+  },
+  {
     method: 'GET',
     path: '/keys/{kid}/path',
-    summary: "The signed trust path material of one key: the part of the graph that decides its standing",
+    summary: 'The signed trust path material of one key: the part of the graph that decides its standing',
     params: { kid: 'The key: its RFC 7638 thumbprint, as a signature header names it.' },
     operation: 'query KeyPath($kid: String!) { trustKeyPath(kid: $kid) }',
     variables: ({ params }) => ({ kid: params.kid }),

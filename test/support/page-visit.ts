@@ -14,6 +14,8 @@ export interface ByteCount {
   sent: number;
   /** Bytes from the platform to the browser: answers. */
   received: number;
+  /** The request lines sent, e.g. `GET /verify/app.js`. */
+  requests: string[];
 }
 
 export interface CountingRelay {
@@ -28,7 +30,7 @@ export interface CountingRelay {
 /** A relay to `target` (an http://host:port origin) that counts the bytes passing each way. */
 export async function countingRelay(target: string): Promise<CountingRelay> {
   const { hostname, port } = new URL(target);
-  let counted: ByteCount = { sent: 0, received: 0 };
+  let counted: ByteCount = { sent: 0, received: 0, requests: [] };
   const sockets = new Set<Socket>();
   const server = createServer((browserSide) => {
     const platformSide = connect(Number(port), hostname);
@@ -40,6 +42,9 @@ export async function countingRelay(target: string): Promise<CountingRelay> {
     }
     browserSide.on('data', (chunk: Buffer) => {
       counted.sent += chunk.length;
+      // A request's head comes in one piece from the browser: its request line opens the chunk.
+      const line = /^([A-Z]+) (\S+) HTTP\/1\.1\r\n/.exec(chunk.toString('latin1', 0, 2048));
+      if (line) counted.requests.push(`${line[1]} ${line[2]}`);
     });
     platformSide.on('data', (chunk: Buffer) => {
       counted.received += chunk.length;
@@ -50,9 +55,9 @@ export async function countingRelay(target: string): Promise<CountingRelay> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    count: () => ({ ...counted }),
+    count: () => ({ ...counted, requests: [...counted.requests] }),
     reset: () => {
-      counted = { sent: 0, received: 0 };
+      counted = { sent: 0, received: 0, requests: [] };
     },
     close: () =>
       new Promise<void>((resolve) => {
@@ -74,8 +79,7 @@ export async function verdictOf(page: Page, image: Buffer, name = 'passport-qr.p
   // The previous verdict is marked stale, so that only this image's verdict ends the wait.
   await verdict.evaluate((element) => element.setAttribute('data-state', 'stale'));
   await page.locator('#image-input').setInputFiles({ name, mimeType: 'image/png', buffer: image });
-  // Strings, run in the page: this module is compiled without the DOM's types.
-  await page.waitForFunction("!/^(stale|idle)$/.test(document.getElementById('verdict').dataset.state)", undefined, { timeout: 20_000 });
+  await page.locator('#verdict:not([data-state="stale"]):not([data-state="idle"])').waitFor({ timeout: 20_000 });
   return { state: await verdict.getAttribute('data-state'), code: await verdict.getAttribute('data-code'), text: await verdict.innerText() };
 }
 
@@ -88,7 +92,7 @@ export async function firstVisit(browser: Browser, pageUrl: string, image: Buffe
   const context = await browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 1 });
   const page = await context.newPage();
   await page.goto(pageUrl);
-  await page.waitForFunction("document.getElementById('anchors')?.dataset.loaded !== undefined", undefined, { timeout: 20_000 });
+  await page.locator('#anchors[data-loaded]').waitFor({ timeout: 20_000 });
   await serviceWorkerInControl(page);
   return { context, page, verdict: await verdictOf(page, image) };
 }

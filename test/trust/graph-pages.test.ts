@@ -252,7 +252,6 @@ describe('a graph larger than one answer', () => {
     const body = JSON.parse(streamed.body) as Graph;
     expect(body.nodes.length + body.edges.length + body.revocations.length).toBe(20_001);
 
-
     // Twice the limit by PostgreSQL's statistics: refused at once, on the estimate alone.
     await addNodes(missing + 1, 20_000);
     await db.query('ANALYZE trust.trust_node, trust.delegation_edge, trust.revocation');

@@ -200,7 +200,7 @@ async function trustPartOf(kid: string, anchors: Anchors, now: Date, claims: Pac
   const trustKey = anchors.material.trust_keyring.keys.filter((key) => key.kid === anchors.kid);
   const verified = typeof document === 'object' && document !== null ? await verifyJws(document, trustKey) : undefined;
   const { claims: part } = verified ?? {};
-  if (!part || part.type !== 'key-path' || part.kid !== kid || ![part.nodes, part.edges, part.revocations].every(Array.isArray)) {
+  if (part?.type !== 'key-path' || part.kid !== kid || ![part.nodes, part.edges, part.revocations].every(Array.isArray)) {
     throw new Refusal(
       'BAD_TRUST_PATH',
       `The trust path material for key ${kid} does not verify under the trust service's pinned key ${anchors.kid}: it was altered or is not the platform's. Do not trust this passport.`,
@@ -278,8 +278,7 @@ async function verifyPackText(text: string, anchors: Anchors, now: Date): Promis
       claims,
     );
   }
-  if (!THUMBPRINT.test(kid))
-    throw new Refusal('UNKNOWN_ISSUER', `The passport was signed with key ${kid}, which is not a key thumbprint: nobody this device trusts holds such a key.`, claims);
+  if (!THUMBPRINT.test(kid)) throw new Refusal('UNKNOWN_ISSUER', `The passport was signed with key ${kid}, which is not a key thumbprint: nobody this device trusts holds such a key.`, claims);
   const graph = await trustPartOf(kid, anchors, now, claims);
   const holders = graph.nodes.filter((node) => node.keys.some((key) => key.kid === kid && key.kty === 'EC'));
   if (holders.length === 0)
@@ -321,10 +320,12 @@ async function trustPath(holders: GraphNode[], graph: TrustPart, anchors: Anchor
   const { anchor_bundle: bundle } = anchors.material;
   const roots = new Map(bundle.roots.map((root) => [root.id, root.keys]));
   const keysOf = (id: string) => roots.get(id) ?? graph.nodes.find((node) => node.id === id)?.keys ?? [];
+  // A delegation stands only while its issuer does: a node revoked by then delegates nothing (as resolvePath holds).
+  const revokedBy = (id: string) => graph.revocations.some((entry) => entry.subject === id && (seconds(entry.effective_at) ?? Infinity) <= at);
   const walk = async (id: string, seen: string[]): Promise<string[] | undefined> => {
     if (roots.has(id)) return [id, ...seen];
     if (seen.length > 8) return undefined;
-    for (const edge of graph.edges.filter((candidate) => candidate.sub === id && !seen.includes(candidate.iss))) {
+    for (const edge of graph.edges.filter((candidate) => candidate.sub === id && !seen.includes(candidate.iss) && !revokedBy(candidate.iss))) {
       const verified = await verifyJws(edge.credential, keysOf(edge.iss));
       if (!verified || verified.claims.iss !== edge.iss || verified.claims.sub !== id) continue;
       const from = seconds(verified.claims.nbf ?? verified.claims.iat) ?? -Infinity;
