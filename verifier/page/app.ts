@@ -51,6 +51,8 @@ interface TrustPart {
 interface Anchors {
   material: PinnedMaterial;
   kid: string;
+  /** The trust service's key that verified the bundle (its kid its thumbprint): it must sign the path material too. */
+  key: Jwk;
   issuedAt: Date;
   ageDays: number;
   expired: boolean;
@@ -161,7 +163,7 @@ async function checkAnchors(material: PinnedMaterial, now: Date): Promise<Anchor
   if (pinned.size === 0) localStorage.setItem(PINNED_KIDS, JSON.stringify([verified.kid]));
   const issuedAt = new Date(material.anchor_bundle.issued_at);
   const ageDays = (now.getTime() - issuedAt.getTime()) / DAY_MS;
-  return { material, kid: verified.kid, issuedAt, ageDays, expired: !(ageDays <= BUNDLE_MAX_AGE_DAYS) };
+  return { material, kid: verified.kid, key: keys.find((key) => key.kid === verified.kid)!, issuedAt, ageDays, expired: !(ageDays <= BUNDLE_MAX_AGE_DAYS) };
 }
 
 // ---- the trust path material of a key ----
@@ -197,8 +199,7 @@ async function fetchTrustPart(kid: string): Promise<unknown> {
  */
 async function trustPartOf(kid: string, anchors: Anchors, now: Date, claims: PackClaims): Promise<TrustPart> {
   const document = (await fetchTrustPart(kid)) as Record<string, unknown>;
-  const trustKey = anchors.material.trust_keyring.keys.filter((key) => key.kid === anchors.kid);
-  const verified = typeof document === 'object' && document !== null ? await verifyJws(document, trustKey) : undefined;
+  const verified = typeof document === 'object' && document !== null ? await verifyJws(document, [anchors.key]) : undefined;
   const { claims: part } = verified ?? {};
   if (part?.type !== 'key-path' || part.kid !== kid || ![part.nodes, part.edges, part.revocations].every(Array.isArray)) {
     throw new Refusal(
