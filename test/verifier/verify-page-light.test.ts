@@ -11,6 +11,7 @@ import { existsSync } from 'node:fs';
 import { chromium, type Browser } from 'playwright-core';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { encodeBase64Url, generateSecretKey, publicKeyOf, rawKeySigner, signJson } from '../../lib/crypto/index.js';
 import { trustTheIssuer } from '../gateway/support.js';
 import { appendEvent, createModel, createPassport, PAYLOADS, verifySignedJson } from '../issuer/support.js';
 import { countingRelay, firstVisit, type ByteCount, type CountingRelay } from '../support/page-visit.js';
@@ -172,6 +173,28 @@ describe('the light verification page', () => {
     // The genuine pack, meanwhile, still verifies in the same page.
     expect((await verifyImage(page, await qrPng(genuine.text))).state).toBe('valid');
     await context.close();
+
+    // A forger who also serves the keyring: a key of their own listed first under the trust key's kid
+    // (its thumbprint is not that kid), and the forged material signed with it under that kid.
+    const trustKid = trustKeys.keys.find((key) => key.purpose === 'service')?.kid ?? trustKeys.keys[0]!.kid;
+    const secret = generateSecretKey('Ed25519');
+    const impostor = { kty: 'OKP', crv: 'Ed25519', x: encodeBase64Url(publicKeyOf('Ed25519', secret)), kid: trustKid };
+    const withImpostor = await browser.newContext();
+    await withImpostor.route('**/verify/anchors.json', async (route) => {
+      const material = await (await route.fetch()).json();
+      material.trust_keyring.keys.unshift(impostor);
+      await route.fulfill({ json: material });
+    });
+    await withImpostor.route(`**/verify/keys/${forged.jwk.kid}.json`, async (route) => {
+      const { signature: _signature, ...material } = (await genuineMaterial()) as Record<string, unknown> & Awaited<ReturnType<typeof genuineMaterial>>;
+      material.nodes.find((node) => node.id === ISSUER)!.keys.push({ ...forged.jwk, iat: Math.floor(Date.now() / 1000) - 3600 });
+      await route.fulfill({ json: signJson({ ...material, kid: forged.jwk.kid }, rawKeySigner('Ed25519', trustKid, secret)) });
+    });
+    const impostorPage = await withImpostor.newPage();
+    await openPage(impostorPage, pageUrl);
+    const impostorSigned = await verifyImage(impostorPage, await qrPng(forged.text));
+    expect([impostorSigned.state, impostorSigned.code]).toEqual(['invalid', 'BAD_TRUST_PATH']);
+    await withImpostor.close();
   });
 
   it('refuses a pack signed after its issuer was revoked, and notes the revocation on a pack signed before', async () => {
