@@ -98,6 +98,27 @@ describe('GET /trust/keys/{kid}/path', () => {
   });
 });
 
+describe('GET /verify/ static files', () => {
+  it("are tagged by their content, so a revalidation (the service worker's install after the page loaded them) is a 304 without the body", async () => {
+    for (const file of ['', 'style.css', 'app.js', 'jsqr.js', 'sw.js']) {
+      const first = await fetch(`${pageUrl}${file}`);
+      const tag = first.headers.get('etag');
+      expect([first.status, first.headers.get('cache-control'), tag], file).toEqual([200, 'no-cache', expect.stringMatching(/^"[A-Za-z0-9_-]{43}"$/)]);
+      await first.arrayBuffer();
+      const again = await fetch(`${pageUrl}${file}`, { headers: { 'if-none-match': tag! } });
+      expect([again.status, again.headers.get('etag'), again.headers.get('content-security-policy'), (await again.arrayBuffer()).byteLength], file).toEqual([
+        304,
+        tag,
+        expect.stringContaining("default-src 'self'"),
+        0,
+      ]);
+    }
+    // The trust material is never revalidated from a copy: it is read and signed anew.
+    const anchors = await fetch(`${pageUrl}anchors.json`);
+    expect([anchors.headers.get('cache-control'), anchors.headers.get('etag')]).toEqual(['no-store', null]);
+  });
+});
+
 describe('the light verification page', () => {
   it(`transfers the same bytes on a first visit at ${N.toLocaleString('en')} and ${(10 * N).toLocaleString('en')} trust nodes, under 2 MB, and verifies offline on a revisit`, async () => {
     const visits: { size: number; nodes: number; bytes: ByteCount }[] = [];
