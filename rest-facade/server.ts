@@ -327,10 +327,7 @@ export async function startFacade(options: FacadeOptions): Promise<RunningFacade
       app.get(url, { schema: { hide: true } as never }, async (request, reply) => {
         const page = await verifyPage(request.url.split('?')[0]!, request.headers['if-none-match']);
         if (!page) return sendProblem(request, reply, problem(404, 'NOT_FOUND', `The verification page has no file at ${request.url.split('?')[0]}.`));
-        return reply
-          .code(page.status)
-          .headers(page.headers)
-          .send(Buffer.isBuffer(page.body) ? page.body : streamedBody(request, page.body));
+        return reply.code(page.status).headers(page.headers).send(page.body);
       });
       app.route({
         method: OTHER_METHODS.filter((method) => method !== 'GET' && method !== 'HEAD'),

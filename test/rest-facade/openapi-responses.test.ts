@@ -241,6 +241,8 @@ describe('real answers of every path', () => {
     expect((await t('/graph', '/graph', { headers: { 'if-none-match': graph.headers.get('etag')! } })).status).toBe(304);
     await t('/anchor-bundle');
     await t('/anchor-bundle', '/anchor-bundle?jurisdiction=DE');
+    expect((await t('/keys/{kid}/path', `/keys/${issuerKey.jwk.kid}/path`)).status).toBe(200);
+    expect((await t('/keys/{kid}/path', '/keys/not-a-kid/path')).status).toBe(400);
   });
 
   it('match the documents: registry', async () => {
