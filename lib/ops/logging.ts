@@ -75,12 +75,21 @@ export function logRequests(app: FastifyInstance): void {
     const traced = requestTraceIds(request);
     const incoming = traced ? undefined : TRACEPARENT.exec(String(request.headers.traceparent ?? ''));
     const ids = traced ?? (incoming ? { trace_id: incoming[1] } : undefined);
-    // Fastify logs a handler's failure through reply.log: both carry the ids.
-    if (ids) request.log = reply.log = request.log.child(ids);
+    if (ids) {
+      // Fastify logs a handler's failure through reply.log: both carry the ids. The child logger is
+      // made when a line is first written: below info most requests write none, and a child per
+      // request was most of what logging cost a traced request (docs/benchmarks/ops-cost.md).
+      const server = request.log;
+      let bound: FastifyBaseLogger | undefined;
+      const log = () => (bound ??= server.child(ids));
+      Object.defineProperty(request, 'log', { get: log, configurable: true });
+      Object.defineProperty(reply, 'log', { get: log, configurable: true });
+    }
     done();
   });
   app.addHook('onResponse', (request, reply, done) => {
     const status = reply.statusCode;
+    if (status < 500 && !rootLogger().isLevelEnabled('info')) return done();
     const line = { method: request.method, route: request.routeOptions.url ?? null, path: request.url.split('?')[0], status, duration_ms: Math.round(reply.elapsedTime * 100) / 100 };
     if (status >= 500) request.log.error(line, 'request failed');
     else request.log.info(line, 'request');

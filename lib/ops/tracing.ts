@@ -232,6 +232,8 @@ function operationAttributes(request: GraphQLRequestContext<object>): Record<str
 export function graphqlTracingPlugin<T extends object>(tracer: Tracer): ApolloServerPlugin<T> {
   return {
     async requestDidStart() {
+      // A request that is not sampled makes no phase spans (lib/ops/sampled-tracer.ts): it needs no hooks.
+      if (!trace.getSpan(context.active())?.isRecording()) return;
       return {
         async parsingDidStart(request) {
           return phase(tracer, 'graphql.parse', request);
