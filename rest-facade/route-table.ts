@@ -30,6 +30,8 @@ export interface RouteRequest {
   body: unknown;
   /** A conditional GET's If-None-Match: a route whose answer usually still matches can read less until it knows. */
   ifNoneMatch?: string;
+  /** The Accept header, for the routes that offer more than one representation. */
+  accept?: string;
 }
 
 /** What a route answers: the body is JSON unless `raw` bytes or a `stream` are given. */
@@ -80,7 +82,18 @@ export interface Route {
    * the schema of the body with an example, and the headers it always carries (a 201's Location);
    * 304 has no body.
    */
-  responses: Record<number, { description: string; mediaType?: string; schema?: JsonSchema; example?: unknown; headers?: Record<string, JsonSchema> }>;
+  responses: Record<
+    number,
+    {
+      description: string;
+      mediaType?: string;
+      schema?: JsonSchema;
+      example?: unknown;
+      headers?: Record<string, JsonSchema>;
+      /** Further representations of the same answer, by media type (chosen by Accept). */
+      alternatives?: Record<string, { schema: JsonSchema; example?: unknown }>;
+    }
+  >;
   /** Problem statuses this route answers besides the ones every route may (400, 404, 405, 413, 415). */
   problems?: readonly number[];
 }

@@ -172,6 +172,7 @@ export async function startFacade(options: FacadeOptions): Promise<RunningFacade
       query: (request.query ?? {}) as RouteRequest['query'],
       body: request.body,
       ifNoneMatch: request.headers['if-none-match'],
+      accept: request.headers.accept,
     };
     const authorization = request.headers.authorization;
     const data = await callGateway(route.operation, route.variables?.(routeRequest) ?? {}, authorization);

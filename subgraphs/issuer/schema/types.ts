@@ -288,3 +288,21 @@ export class IssuerApplicabilityInput {
   @Field(() => ID)
   profileId!: string;
 }
+
+@ObjectType('IssuedCredential', {
+  description: 'A verifiable credential (W3C VC Data Model 2.0) secured as an enveloped vc+jwt (W3C VC-JOSE-COSE), signed by the issuer’s credential key.',
+})
+export class IssuedCredentialType {
+  @Field(() => String, { description: 'The compact JWS (typ vc+jwt, cty vc, alg EdDSA), served as application/vc+jwt.' })
+  jwt!: string;
+
+  @Field(() => GraphQLJSONObject, { description: 'The credential the JWS secures (its payload).' })
+  credential!: Record<string, unknown>;
+
+  @Field(() => String, { description: 'The DID URL of the verification method of the signing key in the issuer’s did:web document (the JWS kid).' })
+  kid!: string;
+
+  static from(issued: { jwt: string; credential: Record<string, unknown>; kid: string }): IssuedCredentialType {
+    return Object.assign(new IssuedCredentialType(), issued);
+  }
+}

@@ -30,11 +30,13 @@ export type AggregatePassport = {
 export type PassportAvgAggregateOutputType = {
   typeRefVersion: number | null
   logSize: number | null
+  statusIndex: number | null
 }
 
 export type PassportSumAggregateOutputType = {
   typeRefVersion: number | null
   logSize: number | null
+  statusIndex: number | null
 }
 
 export type PassportMinAggregateOutputType = {
@@ -50,6 +52,7 @@ export type PassportMinAggregateOutputType = {
   logSize: number | null
   lastEvent: string | null
   latestPack: string | null
+  statusIndex: number | null
   latestPackAt: Date | null
   createdAt: Date | null
   updatedAt: Date | null
@@ -68,6 +71,7 @@ export type PassportMaxAggregateOutputType = {
   logSize: number | null
   lastEvent: string | null
   latestPack: string | null
+  statusIndex: number | null
   latestPackAt: Date | null
   createdAt: Date | null
   updatedAt: Date | null
@@ -91,6 +95,7 @@ export type PassportCountAggregateOutputType = {
   lastEvent: number
   logHead: number
   latestPack: number
+  statusIndex: number
   latestPackAt: number
   createdAt: number
   updatedAt: number
@@ -101,11 +106,13 @@ export type PassportCountAggregateOutputType = {
 export type PassportAvgAggregateInputType = {
   typeRefVersion?: true
   logSize?: true
+  statusIndex?: true
 }
 
 export type PassportSumAggregateInputType = {
   typeRefVersion?: true
   logSize?: true
+  statusIndex?: true
 }
 
 export type PassportMinAggregateInputType = {
@@ -121,6 +128,7 @@ export type PassportMinAggregateInputType = {
   logSize?: true
   lastEvent?: true
   latestPack?: true
+  statusIndex?: true
   latestPackAt?: true
   createdAt?: true
   updatedAt?: true
@@ -139,6 +147,7 @@ export type PassportMaxAggregateInputType = {
   logSize?: true
   lastEvent?: true
   latestPack?: true
+  statusIndex?: true
   latestPackAt?: true
   createdAt?: true
   updatedAt?: true
@@ -162,6 +171,7 @@ export type PassportCountAggregateInputType = {
   lastEvent?: true
   logHead?: true
   latestPack?: true
+  statusIndex?: true
   latestPackAt?: true
   createdAt?: true
   updatedAt?: true
@@ -272,6 +282,7 @@ export type PassportGroupByOutputType = {
   lastEvent: string | null
   logHead: runtime.JsonValue
   latestPack: string | null
+  statusIndex: number
   latestPackAt: Date | null
   createdAt: Date
   updatedAt: Date
@@ -318,6 +329,7 @@ export type PassportWhereInput = {
   lastEvent?: Prisma.StringNullableFilter<"Passport"> | string | null
   logHead?: Prisma.JsonFilter<"Passport">
   latestPack?: Prisma.StringNullableFilter<"Passport"> | string | null
+  statusIndex?: Prisma.IntFilter<"Passport"> | number
   latestPackAt?: Prisma.DateTimeNullableFilter<"Passport"> | Date | string | null
   createdAt?: Prisma.DateTimeFilter<"Passport"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"Passport"> | Date | string
@@ -342,6 +354,7 @@ export type PassportOrderByWithRelationInput = {
   lastEvent?: Prisma.SortOrderInput | Prisma.SortOrder
   logHead?: Prisma.SortOrder
   latestPack?: Prisma.SortOrderInput | Prisma.SortOrder
+  statusIndex?: Prisma.SortOrder
   latestPackAt?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
@@ -350,6 +363,7 @@ export type PassportOrderByWithRelationInput = {
 
 export type PassportWhereUniqueInput = Prisma.AtLeast<{
   id?: string
+  statusIndex?: number
   AND?: Prisma.PassportWhereInput | Prisma.PassportWhereInput[]
   OR?: Prisma.PassportWhereInput[]
   NOT?: Prisma.PassportWhereInput | Prisma.PassportWhereInput[]
@@ -373,7 +387,7 @@ export type PassportWhereUniqueInput = Prisma.AtLeast<{
   createdAt?: Prisma.DateTimeFilter<"Passport"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"Passport"> | Date | string
   events?: Prisma.PassportEventListRelationFilter
-}, "id">
+}, "id" | "statusIndex">
 
 export type PassportOrderByWithAggregationInput = {
   id?: Prisma.SortOrder
@@ -393,6 +407,7 @@ export type PassportOrderByWithAggregationInput = {
   lastEvent?: Prisma.SortOrderInput | Prisma.SortOrder
   logHead?: Prisma.SortOrder
   latestPack?: Prisma.SortOrderInput | Prisma.SortOrder
+  statusIndex?: Prisma.SortOrder
   latestPackAt?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
@@ -424,6 +439,7 @@ export type PassportScalarWhereWithAggregatesInput = {
   lastEvent?: Prisma.StringNullableWithAggregatesFilter<"Passport"> | string | null
   logHead?: Prisma.JsonWithAggregatesFilter<"Passport">
   latestPack?: Prisma.StringNullableWithAggregatesFilter<"Passport"> | string | null
+  statusIndex?: Prisma.IntWithAggregatesFilter<"Passport"> | number
   latestPackAt?: Prisma.DateTimeNullableWithAggregatesFilter<"Passport"> | Date | string | null
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"Passport"> | Date | string
   updatedAt?: Prisma.DateTimeWithAggregatesFilter<"Passport"> | Date | string
@@ -447,6 +463,7 @@ export type PassportCreateInput = {
   lastEvent?: string | null
   logHead: Prisma.JsonNullValueInput | runtime.InputJsonValue
   latestPack?: string | null
+  statusIndex?: number
   latestPackAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -471,6 +488,7 @@ export type PassportUncheckedCreateInput = {
   lastEvent?: string | null
   logHead: Prisma.JsonNullValueInput | runtime.InputJsonValue
   latestPack?: string | null
+  statusIndex?: number
   latestPackAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -519,6 +537,7 @@ export type PassportUncheckedUpdateInput = {
   lastEvent?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   logHead?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   latestPack?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  statusIndex?: Prisma.IntFieldUpdateOperationsInput | number
   latestPackAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -543,6 +562,7 @@ export type PassportCreateManyInput = {
   lastEvent?: string | null
   logHead: Prisma.JsonNullValueInput | runtime.InputJsonValue
   latestPack?: string | null
+  statusIndex?: number
   latestPackAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -589,6 +609,7 @@ export type PassportUncheckedUpdateManyInput = {
   lastEvent?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   logHead?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   latestPack?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  statusIndex?: Prisma.IntFieldUpdateOperationsInput | number
   latestPackAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -620,6 +641,7 @@ export type PassportCountOrderByAggregateInput = {
   lastEvent?: Prisma.SortOrder
   logHead?: Prisma.SortOrder
   latestPack?: Prisma.SortOrder
+  statusIndex?: Prisma.SortOrder
   latestPackAt?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
@@ -628,6 +650,7 @@ export type PassportCountOrderByAggregateInput = {
 export type PassportAvgOrderByAggregateInput = {
   typeRefVersion?: Prisma.SortOrder
   logSize?: Prisma.SortOrder
+  statusIndex?: Prisma.SortOrder
 }
 
 export type PassportMaxOrderByAggregateInput = {
@@ -643,6 +666,7 @@ export type PassportMaxOrderByAggregateInput = {
   logSize?: Prisma.SortOrder
   lastEvent?: Prisma.SortOrder
   latestPack?: Prisma.SortOrder
+  statusIndex?: Prisma.SortOrder
   latestPackAt?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
@@ -661,6 +685,7 @@ export type PassportMinOrderByAggregateInput = {
   logSize?: Prisma.SortOrder
   lastEvent?: Prisma.SortOrder
   latestPack?: Prisma.SortOrder
+  statusIndex?: Prisma.SortOrder
   latestPackAt?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
@@ -669,6 +694,7 @@ export type PassportMinOrderByAggregateInput = {
 export type PassportSumOrderByAggregateInput = {
   typeRefVersion?: Prisma.SortOrder
   logSize?: Prisma.SortOrder
+  statusIndex?: Prisma.SortOrder
 }
 
 export type PassportScalarRelationFilter = {
@@ -725,6 +751,7 @@ export type PassportCreateWithoutEventsInput = {
   lastEvent?: string | null
   logHead: Prisma.JsonNullValueInput | runtime.InputJsonValue
   latestPack?: string | null
+  statusIndex?: number
   latestPackAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -748,6 +775,7 @@ export type PassportUncheckedCreateWithoutEventsInput = {
   lastEvent?: string | null
   logHead: Prisma.JsonNullValueInput | runtime.InputJsonValue
   latestPack?: string | null
+  statusIndex?: number
   latestPackAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -810,6 +838,7 @@ export type PassportUncheckedUpdateWithoutEventsInput = {
   lastEvent?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   logHead?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   latestPack?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  statusIndex?: Prisma.IntFieldUpdateOperationsInput | number
   latestPackAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -864,6 +893,7 @@ export type PassportSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs
   lastEvent?: boolean
   logHead?: boolean
   latestPack?: boolean
+  statusIndex?: boolean
   latestPackAt?: boolean
   createdAt?: boolean
   updatedAt?: boolean
@@ -889,6 +919,7 @@ export type PassportSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Exte
   lastEvent?: boolean
   logHead?: boolean
   latestPack?: boolean
+  statusIndex?: boolean
   latestPackAt?: boolean
   createdAt?: boolean
   updatedAt?: boolean
@@ -912,6 +943,7 @@ export type PassportSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Exte
   lastEvent?: boolean
   logHead?: boolean
   latestPack?: boolean
+  statusIndex?: boolean
   latestPackAt?: boolean
   createdAt?: boolean
   updatedAt?: boolean
@@ -935,12 +967,13 @@ export type PassportSelectScalar = {
   lastEvent?: boolean
   logHead?: boolean
   latestPack?: boolean
+  statusIndex?: boolean
   latestPackAt?: boolean
   createdAt?: boolean
   updatedAt?: boolean
 }
 
-export type PassportOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "identity" | "digitalLink" | "granularity" | "typeRefId" | "typeRefVersion" | "configVector" | "capabilityClass" | "profileId" | "claims" | "status" | "core" | "logSize" | "frontier" | "lastEvent" | "logHead" | "latestPack" | "latestPackAt" | "createdAt" | "updatedAt", ExtArgs["result"]["passport"]>
+export type PassportOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "identity" | "digitalLink" | "granularity" | "typeRefId" | "typeRefVersion" | "configVector" | "capabilityClass" | "profileId" | "claims" | "status" | "core" | "logSize" | "frontier" | "lastEvent" | "logHead" | "latestPack" | "statusIndex" | "latestPackAt" | "createdAt" | "updatedAt", ExtArgs["result"]["passport"]>
 export type PassportInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   events?: boolean | Prisma.Passport$eventsArgs<ExtArgs>
   _count?: boolean | Prisma.PassportCountOutputTypeDefaultArgs<ExtArgs>
@@ -998,6 +1031,11 @@ export type $PassportPayload<ExtArgs extends runtime.Types.Extensions.InternalAr
      */
     logHead: runtime.JsonValue
     latestPack: string | null
+    /**
+     * The passport's entry in the issuer's Bitstring Status Lists (`StatusList`), from a sequence at
+     * creation: entry `status_index mod 131072` of list `status_index div 131072`, in each purpose.
+     */
+    statusIndex: number
     latestPackAt: Date | null
     createdAt: Date
     updatedAt: Date
@@ -1442,6 +1480,7 @@ export interface PassportFieldRefs {
   readonly lastEvent: Prisma.FieldRef<"Passport", 'String'>
   readonly logHead: Prisma.FieldRef<"Passport", 'Json'>
   readonly latestPack: Prisma.FieldRef<"Passport", 'String'>
+  readonly statusIndex: Prisma.FieldRef<"Passport", 'Int'>
   readonly latestPackAt: Prisma.FieldRef<"Passport", 'DateTime'>
   readonly createdAt: Prisma.FieldRef<"Passport", 'DateTime'>
   readonly updatedAt: Prisma.FieldRef<"Passport", 'DateTime'>
