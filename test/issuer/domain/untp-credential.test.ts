@@ -174,7 +174,13 @@ describe('Bitstring Status List', () => {
   });
 
   it('makes the list credential of a purpose', () => {
-    const credential = statusListCredential({ url: 'https://x/status-lists/suspension/0', issuer: { id: 'did:web:x', name: 'X' }, purpose: 'suspension', validFrom: at(0), bits: new Uint8Array(STATUS_LIST_BYTES) });
+    const credential = statusListCredential({
+      url: 'https://x/status-lists/suspension/0',
+      issuer: { id: 'did:web:x', name: 'X' },
+      purpose: 'suspension',
+      validFrom: at(0),
+      bits: new Uint8Array(STATUS_LIST_BYTES),
+    });
     expect(credential).toMatchObject({
       type: ['VerifiableCredential', 'BitstringStatusListCredential'],
       validFrom: at(0).toISOString(),
