@@ -73,10 +73,12 @@ function sentence(error: ErrorObject, part: 'body' | 'querystring', declared: re
         .filter((type) => type !== 'null');
       return part === 'body' ? `${name} must be ${types.map(article).join(' or ')}.` : `${name} must be ${types.map(article).join(' or ')}`;
     }
-    case 'format':
-      return error.params.format === 'interval'
-        ? `${name} must be an RFC 3339 interval start/end; either end may be empty or ".."`
-        : `${name} must be an RFC 3339 date-time, e.g. 2026-01-31T12:00:00Z`;
+    case 'format': {
+      if (error.params.format === 'interval') return `${name} must be an RFC 3339 interval start/end; either end may be empty or ".."`;
+      // A query string reads "+" as a space, so an offset written +02:00 arrives as " 02:00".
+      const plusRead = part === 'querystring' && / \d{2}:\d{2}$/.test(String(data[name] ?? ''));
+      return `${name} must be an RFC 3339 date-time, e.g. 2026-01-31T12:00:00Z${plusRead ? '; in a query string write the + of an offset as %2B' : ''}`;
+    }
     case 'enum':
       return `${name} must be one of ${(error.params.allowedValues as unknown[]).join(', ')}`;
     case 'minimum':

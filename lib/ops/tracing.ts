@@ -21,6 +21,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type pg from 'pg';
 import type { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
 import { ConfigurationError } from '../config/runtime.js';
+import { SampledOnlyTracer, SampledOnlyTracerProvider } from './sampled-tracer.js';
 
 /** The platform's servers; each is its own service in a tracing backend. */
 export type ServerName = 'facade' | 'gateway' | 'trust' | 'registry' | 'issuer' | 'archive';
@@ -85,7 +86,8 @@ function exporter(env: NodeJS.ProcessEnv) {
 /**
  * The tracer of one server, or undefined when tracing is off. Replicas of a subgraph in one process
  * share their service's provider. The sampler comes from OTEL_TRACES_SAMPLER(_ARG), which the SDK
- * reads itself (default: parentbased_always_on, so a caller's sampling decision is kept).
+ * reads itself (default: parentbased_always_on, so a caller's sampling decision is kept). Spans
+ * under an unsampled span of this process are not made at all (lib/ops/sampled-tracer.ts).
  */
 export function serverTracer(server: ServerName, env: NodeJS.ProcessEnv = process.env): Tracer | undefined {
   if (!tracingEnabled(env)) return undefined;
@@ -98,9 +100,9 @@ export function serverTracer(server: ServerName, env: NodeJS.ProcessEnv = proces
     const resource = detectResourcesSync({ detectors: [envDetectorSync] }).merge(new Resource({ 'service.name': serverServiceName(server, env), 'service.namespace': 'passport' }));
     provider = new BasicTracerProvider({ resource, spanProcessors: [new BatchSpanProcessor(exporter(env))] });
     providers.set(server, provider);
-    if (server === 'gateway') trace.setGlobalTracerProvider(provider);
+    if (server === 'gateway') trace.setGlobalTracerProvider(new SampledOnlyTracerProvider(provider));
   }
-  return provider.getTracer('passport-services');
+  return new SampledOnlyTracer(provider.getTracer('passport-services'));
 }
 
 /**

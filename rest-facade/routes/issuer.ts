@@ -20,6 +20,7 @@ import {
   freeObject,
   hex256,
   location,
+  nullableDateTime,
   publicJwk,
   signed,
   thumbprint,
@@ -93,6 +94,35 @@ const passportSchema = closed(
   },
   { log: { type: 'array', items: event, description: 'Every signed event in sequence order (empty on creation; with include_events=true).' } },
 );
+/** GET /passports/{id}?at=: the head of then may be unsigned (none kept), and `as_of` says what ties it to today's. */
+const unsignedLogHead = closed(
+  { passport_id: { type: 'string' }, size: { type: 'integer', minimum: 0 }, root_hash: hex256, timestamp: dateTime },
+  {},
+  'The head at `at` when no checkpoint signed then was kept (as_of.head_signed false): its timestamp is the last event’s recorded_at.',
+);
+const passportReadSchema = {
+  ...passportSchema,
+  properties: {
+    ...(passportSchema.properties as Record<string, JsonSchema>),
+    log_head: { anyOf: [logHead, unsignedLogHead] },
+    as_of: closed(
+      {
+        at: { ...dateTime, description: 'The instant asked about, in UTC; events recorded at it are included.' },
+        head_signed: { type: 'boolean', description: 'Whether log_head is the checkpoint the issuer signed at the last append up to `at` (or at creation).' },
+        last_event_at: { ...nullableDateTime, description: 'recorded_at of the last event up to `at`; null for an empty log.' },
+        current_log_head: logHead,
+      },
+      {
+        consistency_proof: {
+          type: 'array',
+          items: hex256,
+          description: 'With include_proof=true: RFC 6962 consistency proof from log_head to current_log_head (RFC 9162 §2.1.4.2).',
+        },
+      },
+      'With `at` only: the instant, and what ties log_head to today’s signed head.',
+    ),
+  },
+};
 const PASSPORT_ID = '5638f8d6-b669-41f8-8bdb-255c5ecb997e';
 const ROOT_HASH = '8b110ea46b87bb3d16dd4f6560e49712657c0cc4073fbaf0ad0781a5253b9573';
 const PASSPORT_EXAMPLE = {
@@ -393,17 +423,39 @@ export const issuerRoutes: Route[] = [
   {
     method: 'GET',
     path: '/passports/{id}',
-    summary: 'The core, the manifest (config vector) and the signed log head of a passport',
+    summary: 'The core, the manifest (config vector) and the signed log head of a passport; with `at`, as it stood then (EN 18222 ReadDPPVersionByIdAndDate)',
     params: passportIdParam,
-    query: { include_events: { type: 'boolean', description: 'Also return every signed event, in sequence order, as `log`.' } },
-    operation: `query Passport($id: ID!, $withEvents: Boolean!) { passport(id: $id) { ${PASSPORT_FIELDS} events @include(if: $withEvents) } }`,
-    variables: ({ params, query }) => ({ id: params.id, withEvents: query.include_events === true }),
+    query: {
+      include_events: { type: 'boolean', description: 'Also return every signed event, in sequence order, as `log` (with `at`: those recorded up to then).' },
+      at: {
+        type: 'date-time',
+        description:
+          'The passport as it stood at this RFC 3339 instant (Z or an offset; inclusive): status, log size and signed log head from its log up to then, and `as_of`. Before its creation: 404 NOT_YET_ISSUED; a future instant answers the state of now.',
+      },
+      include_proof: { type: 'boolean', description: 'With `at`: also return as_of.consistency_proof, from the head then to today’s signed head (reads the whole log).' },
+    },
+    operation: `query Passport($id: ID!, $withEvents: Boolean!, $at: String, $asOf: Boolean!, $withProof: Boolean!) {
+  passport(id: $id, at: $at) {
+    ${PASSPORT_FIELDS} events @include(if: $withEvents)
+    as_of: asOf @include(if: $asOf) { at head_signed: headSigned last_event_at: lastEventAt current_log_head: currentLogHead consistency_proof: consistencyProof @include(if: $withProof) }
+  }
+}`,
+    variables: ({ params, query }) => {
+      if (query.include_proof === true && query.at === undefined)
+        throw new RequestProblem(problem(400, 'INVALID_QUERY', 'include_proof needs at: the proof runs from the head at that instant to today’s'));
+      return { id: params.id, withEvents: query.include_events === true, at: query.at, asOf: query.at !== undefined, withProof: query.include_proof === true };
+    },
     result: (data) => {
       if (!data.passport) throw passportNotFound();
-      const { events, ...passport } = data.passport;
-      return { body: { ...passport, ...(events ? { log: events } : {}) } };
+      const { events, as_of, ...passport } = data.passport;
+      return { body: { ...passport, ...(events ? { log: events } : {}), ...(as_of ? { as_of } : {}) } };
     },
-    responses: { 200: { description: 'The passport.', ...answer(passportSchema, { ...PASSPORT_EXAMPLE, status: 'active', log_head: LOG_HEAD_EXAMPLE, log_size: 1, log: [EVENT_EXAMPLE] }) } },
+    responses: {
+      200: {
+        description: 'The passport (with `at`: as it stood then).',
+        ...answer(passportReadSchema, { ...PASSPORT_EXAMPLE, status: 'active', log_head: LOG_HEAD_EXAMPLE, log_size: 1, log: [EVENT_EXAMPLE] }),
+      },
+    },
   },
   {
     method: 'POST',

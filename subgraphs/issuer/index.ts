@@ -6,7 +6,7 @@ import { ProfileRepository } from './data/profile-repository.js';
 import { CAPABILITY_CLASS_CATALOGUE, DEFAULT_QR_BUDGET, EVENT_CATALOGUE, PACK_CLAIM_KEYS, PACK_PREFIX, PASSPORT_STATUSES, TRANSITIONS, VERDICT_CHECKS } from './domain/index.js';
 import { IssuerAdminResolver } from './resolvers/admin-resolver.js';
 import { CredentialResolver } from './resolvers/credential-resolver.js';
-import { PassportResolver } from './resolvers/passport-resolver.js';
+import { PassportAsOfResolver, PassportResolver } from './resolvers/passport-resolver.js';
 import { passportReferences } from './resolvers/references.js';
 import { IssuerService } from './service/issuer-service.js';
 import { RegistryClient } from './service/registry-client.js';
@@ -40,7 +40,7 @@ export const createIssuerSubgraph = defineSubgraph({
     );
     return { issuer };
   },
-  resolvers: ({ issuer }) => [new PassportResolver(issuer), new IssuerAdminResolver(issuer), new CredentialResolver(issuer)],
+  resolvers: ({ issuer }) => [new PassportResolver(issuer), new PassportAsOfResolver(issuer), new IssuerAdminResolver(issuer), new CredentialResolver(issuer)],
   references: ({ issuer }) => passportReferences(issuer),
   discovery: ({ issuer }) => ({
     qr_budget: issuer.settings.qrBudget,

@@ -342,6 +342,11 @@ describe('real answers of every path', () => {
     expect((await i('/passports/{id}', `/passports/${id}`)).status).toBe(200);
     expect((await i('/passports/{id}', `/passports/${id}?include_events=true`)).status).toBe(200);
     expect((await i('/passports/{id}', '/passports/no-such')).status).toBe(404);
+    // As it stood at an instant: today's head (signed), the empty log's, before creation, malformed.
+    expect((await i('/passports/{id}', `/passports/${id}?at=2999-01-01T00:00:00Z&include_events=true&include_proof=true`)).status).toBe(200);
+    expect((await i('/passports/{id}', `/passports/${id}?at=${encodeURIComponent(created.body.core.created_at)}`)).status).toBe(200);
+    expect((await i('/passports/{id}', `/passports/${id}?at=2000-01-01T00:00:00Z`)).status).toBe(404);
+    expect((await i('/passports/{id}', `/passports/${id}?at=yesterday`)).status).toBe(400);
     expect((await i('/passports/{id}/verdict', `/passports/${id}/verdict`)).status).toBe(200);
     expect((await i('/passports/{id}/verdict', '/passports/no-such/verdict')).status).toBe(404);
     const fresh = await createPassport(platform, 'oa-battery');

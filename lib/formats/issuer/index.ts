@@ -9,3 +9,4 @@ export * from './log-verdict.js';
 export * from './merkle.js';
 export * from './pack.js';
 export * from './status.js';
+export * from './passport-state.js';

@@ -46,6 +46,7 @@ export interface PassportRow {
   frontier: string[];
   lastEvent: string | null;
   logHead: Prisma.JsonValue;
+  emptyLogHead: Prisma.JsonValue | null;
   latestPack: string | null;
   latestPackAt: Date | null;
   statusIndex: number;
@@ -166,6 +167,7 @@ export class PassportRepository {
           frontier: [],
           lastEvent: null,
           logHead: head as unknown as Prisma.InputJsonObject,
+          emptyLogHead: head as unknown as Prisma.InputJsonObject,
           createdAt: now,
           updatedAt: now,
         },
@@ -207,6 +209,23 @@ export class PassportRepository {
   }
 
   /**
+   * The log as it stood at `at`, within the first `logSize` events (the head of a row read before):
+   * the canonical signed texts of the events recorded up to then, in
+   * sequence order, and the signed head kept with the last of them (null for an event appended
+   * before heads were kept). One scan of the primary key's range for this passport (passport_id,
+   * seq), no other index to maintain at each append: recorded_at never goes back along a log, so
+   * the events up to `at` are a prefix of it, and only they are sent.
+   */
+  async logAt(passportId: string, at: Date, logSize: number): Promise<{ texts: string[]; lastHead: SignedLogHead | undefined }> {
+    const rows = await this.prisma.$queryRaw<{ canonical: string; log_head: string | null }[]>(Prisma.sql`
+      SELECT canonical, CASE WHEN lead(seq) OVER (ORDER BY seq) IS NULL THEN log_head::text END AS log_head
+      FROM ${this.#events} WHERE passport_id = ${passportId} AND seq < ${logSize} AND recorded_at <= ${at.toISOString()}::timestamptz
+      ORDER BY seq`);
+    const last = rows.at(-1)?.log_head;
+    return { texts: rows.map((row) => row.canonical), lastHead: last == null ? undefined : (JSON.parse(last) as SignedLogHead) };
+  }
+
+  /**
    * Appends one event atomically: under the row lock, the domain's appendEvent judges it against the
    * stored state (rule I6, payload schema) and signs it, and the event, the new frontier and the new
    * signed head are written together. A refusal throws, which rolls back and changes nothing.
@@ -232,8 +251,8 @@ export class PassportRepository {
         // The event row and the passport row in one statement: one round trip under the lock.
         await tx.$executeRaw(Prisma.sql`
           WITH appended AS (
-            INSERT INTO ${this.#events} (passport_id, seq, type, recorded_at, kid, canonical)
-            VALUES (${passportId}, ${event.seq}, ${event.type}, ${event.recorded_at}::timestamptz, ${event.kid}, ${canonical})
+            INSERT INTO ${this.#events} (passport_id, seq, type, recorded_at, kid, canonical, log_head)
+            VALUES (${passportId}, ${event.seq}, ${event.type}, ${event.recorded_at}::timestamptz, ${event.kid}, ${canonical}, ${JSON.stringify(head)}::jsonb)
           )
           UPDATE ${this.#table}
           SET status = ${next.status},

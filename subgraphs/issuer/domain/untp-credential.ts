@@ -14,7 +14,7 @@ export const UNTP_DPP_CONTEXT = 'https://test.uncefact.org/vocabulary/untp/dpp/0
 export const UNTP_DPP_VERSION = '0.6.1';
 
 /** Everything the credential is made from: the passport as its log head leaves it. */
-export interface PassportState {
+export interface PassportCredentialState {
   id: string;
   identity: PassportIdentity;
   typeRef: { id: string; version: number };
@@ -70,7 +70,7 @@ const link = (linkURL: string, linkName: string, linkType: string) => ({ type: [
  * The product's name: the config vector's `product_name` or `name` when it has one as a string, else
  * a name made of the model and the GTIN (UNTP requires one; the platform keeps none of its own).
  */
-function productName(state: PassportState): string {
+function productName(state: PassportCredentialState): string {
   for (const member of ['product_name', 'name']) {
     const value = state.manifest[member];
     if (typeof value === 'string' && value.trim() !== '') return value;
@@ -79,7 +79,7 @@ function productName(state: PassportState): string {
 }
 
 /** The unsecured credential. */
-export function untpPassportCredential(state: PassportState, context: CredentialContext): Record<string, unknown> {
+export function untpPassportCredential(state: PassportCredentialState, context: CredentialContext): Record<string, unknown> {
   const { issuer: issuerBase, registry, archive } = context.baseUrls;
   const passportUrl = `${issuerBase}/passports/${encodeURIComponent(state.id)}`;
   const modelUrl = `${registry}/models/${encodeURIComponent(state.typeRef.id)}?version=${state.typeRef.version}`;

@@ -6,7 +6,7 @@ import { badRequest } from '../../../lib/problem.js';
 import type { IssuerService } from '../service/issuer-service.js';
 import type { PassportRow } from '../data/passport-repository.js';
 import type { KeyUse } from '../domain/index.js';
-import { CreatePassportInput, IssuedCredentialType, Passport, PassportEventAppended, PassportKeyUse, PassportPack } from '../schema/types.js';
+import { CreatePassportInput, IssuedCredentialType, Passport, PassportAsOf, PassportEventAppended, PassportKeyUse, PassportPack } from '../schema/types.js';
 
 /** Most passports one `passports(ids)` answers. */
 export const MAX_PASSPORTS_PER_QUERY = 500;
@@ -24,8 +24,19 @@ export class PassportResolver {
 
   constructor(private readonly issuer: IssuerService) {}
 
-  @Query(() => Passport, { nullable: true, description: 'A passport by id; null when unknown.' })
-  async passport(@Arg('id', () => ID) id: string): Promise<Passport | null> {
+  @Query(() => Passport, {
+    nullable: true,
+    description:
+      'A passport by id; null when unknown. With `at`, the passport as it stood then (EN 18222 ReadDPPVersionByIdAndDate): status, log size, log head and events from its log up to `at`; NOT_YET_ISSUED (404) when it was created after `at`.',
+  })
+  async passport(
+    @Arg('id', () => ID) id: string,
+    @Arg('at', () => String, { nullable: true, description: 'RFC 3339 date-time with Z or an offset, inclusive; a future instant answers the state of now.' }) at?: string | null,
+  ): Promise<Passport | null> {
+    if (at != null) {
+      const view = await this.issuer.passportAt(id, at);
+      return view ? Passport.asOf(view) : null;
+    }
     const row = await this.issuer.findPassport(id);
     return row ? Passport.from(row) : null;
   }
@@ -92,5 +103,17 @@ export class PassportResolver {
   @Mutation(() => PassportPack, { description: 'Mints the Tier-A pack under the QR budget (POST /passports/{id}/pack).' })
   async mintPassportPack(@Arg('passportId', () => ID) passportId: string): Promise<PassportPack> {
     return PassportPack.from(await this.issuer.mintPack(passportId));
+  }
+}
+
+@Resolver(() => PassportAsOf)
+export class PassportAsOfResolver {
+  constructor(private readonly issuer: IssuerService) {}
+
+  @FieldResolver(() => [String], {
+    description: "RFC 6962 consistency proof (hex node hashes) from the head at `at` to currentLogHead: the head then is a prefix of today's signed log (RFC 9162 §2.1.4.2). Reads the whole log.",
+  })
+  consistencyProof(@Root() asOf: PassportAsOf): Promise<string[]> {
+    return this.issuer.consistencyProof(asOf.view);
   }
 }

@@ -4,7 +4,7 @@ import { Directive, Field, ID, InputType, Int, ObjectType } from 'type-graphql';
 import type { PassportRow } from '../data/passport-repository.js';
 import type { ApplicabilityRecord, ProfileRecord } from '../data/profile-repository.js';
 import { ANY_VERSION } from '../data/profile-repository.js';
-import { IssuerService, type MintedPackView } from '../service/issuer-service.js';
+import { IssuerService, type MintedPackView, type PassportAsOf as PassportAsOfView } from '../service/issuer-service.js';
 
 @ObjectType('PassportTypeRef', { description: 'The registry model and version a passport is typed by.' })
 export class PassportTypeRef {
@@ -73,6 +73,40 @@ export class PassportKeyUse {
   }
 }
 
+@ObjectType('PassportAsOf', {
+  description:
+    "What a passport read with `at` stood on (EN 18222 ReadDPPVersionByIdAndDate): the instant, whether its logHead is the checkpoint signed then, and what ties that head to today's signed log.",
+})
+export class PassportAsOf {
+  @Field(() => Date, { description: 'The instant asked about (events recorded at it are included).' })
+  at!: Date;
+
+  @Field(() => Boolean, {
+    description:
+      'true: logHead is the checkpoint the issuer signed at the last append up to `at` (or at creation); false: none was kept (events appended before heads were kept), logHead is unsigned and consistencyProof to currentLogHead vouches for it.',
+  })
+  headSigned!: boolean;
+
+  @Field(() => Date, { nullable: true, description: 'When the last event up to `at` was recorded; null when the log was empty then.' })
+  lastEventAt!: Date | null;
+
+  @Field(() => GraphQLJSONObject, { description: "Today's signed log head, of which the head at `at` is a prefix." })
+  currentLogHead!: Record<string, unknown>;
+
+  /** The service's view, for the proof's field resolver. */
+  view!: PassportAsOfView;
+
+  static from(view: PassportAsOfView): PassportAsOf {
+    return Object.assign(new PassportAsOf(), {
+      at: new Date(view.state.at),
+      headSigned: view.state.signed_head !== undefined,
+      lastEventAt: view.state.last_event_at === undefined ? null : new Date(view.state.last_event_at),
+      currentLogHead: view.current.logHead as Record<string, unknown>,
+      view,
+    });
+  }
+}
+
 @Directive('@key(fields: "id")')
 @ObjectType('Passport', {
   description:
@@ -112,8 +146,15 @@ export class Passport {
   @Field(() => RegistryRecordReference, { description: 'The registry record of the type ref (the model at that version), from the registry service.' })
   typeRecord!: RegistryRecordReference;
 
-  /** The stored row, for field resolvers. */
+  @Field(() => PassportAsOf, { nullable: true, description: "For a passport read with `at`: the instant and what ties its head to today's signed log; null otherwise." })
+  asOf!: PassportAsOf | null;
+
+  /** The stored row (as of `at` when read with one), for field resolvers. */
   row!: PassportRow;
+
+  static asOf(view: PassportAsOfView): Passport {
+    return Object.assign(Passport.from(view.row), { asOf: PassportAsOf.from(view) });
+  }
 
   static from(row: PassportRow): Passport {
     return Object.assign(new Passport(), {
@@ -128,6 +169,7 @@ export class Passport {
       latestPackAt: row.latestPackAt,
       typeRef: Object.assign(new PassportTypeRef(), { id: row.typeRefId, version: row.typeRefVersion }),
       typeRecord: Object.assign(new RegistryRecordReference(), { id: row.typeRefId, version: row.typeRefVersion }),
+      asOf: null,
       row,
     });
   }

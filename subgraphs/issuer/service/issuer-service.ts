@@ -8,12 +8,16 @@ import { randomUUID } from 'node:crypto';
 import { canonicalize } from '../../../lib/crypto/index.js';
 import type { KeyStore } from '../../../lib/keys/key-store.js';
 import { badRequest, notFound, ProblemError, refusing, unprocessable } from '../../../lib/problem.js';
+import { isRfc3339Instant, parseInstant } from '../../../lib/time.js';
 import type { PassportRepository, PassportRow } from '../data/passport-repository.js';
 import { ANY_VERSION, type ProfileRepository } from '../data/profile-repository.js';
 import {
   assembleVerdict,
   buildPackClaims,
   CAPABILITY_CLASSES,
+  consistencyProof,
+  hashToHex,
+  leafHash,
   decodePack,
   eventShapeProblem,
   INITIAL_STATUS,
@@ -21,6 +25,7 @@ import {
   isIssuerError,
   keyUses,
   mintPack,
+  passportStateAt,
   signingKeyUses,
   standingQuestions,
   validateCapabilityClass,
@@ -37,7 +42,7 @@ import {
   verificationMethodId,
   type DidDocument,
   type PassportIdentity,
-  type PassportState,
+  type PassportCredentialState,
   GRANULARITIES,
   type CapabilityClass,
   type DecodedPack,
@@ -45,6 +50,7 @@ import {
   type Granularity,
   type IssuerError,
   type KeyUse,
+  type PassportState,
   type PassportStatus,
   type PassportVerdict,
   type SignedLogHead,
@@ -85,6 +91,17 @@ export interface MintedPackView {
   kid: string;
   claims: Record<string, unknown>;
   mintedAt: Date;
+}
+
+/**
+ * A passport as it stood at an instant: the row as of then (status, log size and head from the log;
+ * the latest pack only if it was minted by then) beside the row of today, whose signed head any
+ * later reader checks the head of then against.
+ */
+export interface PassportAsOf {
+  state: PassportState;
+  row: PassportRow;
+  current: PassportRow;
 }
 
 /** How each domain refusal is answered. */
@@ -249,6 +266,72 @@ export class IssuerService {
   }
 
   /**
+   * The passport as it stood at `at` (EN 18222 ReadDPPVersionByIdAndDate), from its log: the events
+   * recorded up to `at` (inclusive), the status they lead to and the head signed over them. An `at`
+   * in the future answers the state of now, which later events may still change. Null for an
+   * unknown passport; a 404 NOT_YET_ISSUED problem when it was created after `at`.
+   */
+  async passportAt(id: string, atText: string): Promise<PassportAsOf | null> {
+    if (!isRfc3339Instant(atText)) throw badRequest('INVALID_QUERY', `at must be an RFC 3339 date-time, e.g. 2026-01-31T12:00:00Z; got ${JSON.stringify(atText.slice(0, 64))}`);
+    const at = parseInstant(atText);
+    const current = await this.findPassport(id);
+    if (!current) return null;
+    // Read after the row and bounded by its size: an append committing meanwhile (a future `at`)
+    // cannot give a state past the head of the row it is checked against.
+    const log = await this.passports.logAt(id, at, current.logSize);
+    const signedHead = (log.texts.length === 0 ? current.emptyLogHead : log.lastHead) as SignedLogHead | null | undefined;
+    const state = await refusing(
+      () =>
+        passportStateAt({
+          passport_id: id,
+          created_at: current.createdAt,
+          at,
+          events: log.texts.map((text) => JSON.parse(text) as EventRecord),
+          texts: log.texts,
+          ...(signedHead ? { signed_head: signedHead } : {}),
+        }),
+      issuerProblem,
+    );
+    if (!state) {
+      throw new ProblemError(404, 'NOT_YET_ISSUED', `Passport ${id} did not exist yet at ${at.toISOString()}: it was created at ${current.createdAt.toISOString()}.`, {
+        passport_id: id,
+        at: at.toISOString(),
+        created_at: current.createdAt.toISOString(),
+      });
+    }
+    const packThen = current.latestPackAt !== null && current.latestPackAt.getTime() <= at.getTime();
+    const row: PassportRow = {
+      ...current,
+      status: state.status,
+      logSize: state.event_count,
+      // Without a head kept from then, the head itself, unsigned: a consistency proof to today's signed head vouches for it.
+      logHead: (state.signed_head ?? {
+        passport_id: id,
+        size: state.head.size,
+        root_hash: state.head.root_hash,
+        timestamp: state.last_event_at ?? current.createdAt.toISOString(),
+      }) as unknown as PassportRow['logHead'],
+      latestPack: packThen ? current.latestPack : null,
+      latestPackAt: packThen ? current.latestPackAt : null,
+    };
+    this.#texts.set(row, Promise.resolve(log.texts));
+    return { state, row, current };
+  }
+
+  /**
+   * RFC 6962 PROOF(m, D[n]) from the head of then (size m) to today's signed head (size n), as hex:
+   * the one read of the whole log, made only when asked for.
+   */
+  async consistencyProof(asOf: PassportAsOf): Promise<string[]> {
+    const texts = await this.#eventTexts(asOf.current);
+    const encoder = new TextEncoder();
+    return consistencyProof(
+      texts.map((text) => leafHash(encoder.encode(text))),
+      asOf.state.event_count,
+    ).map(hashToHex);
+  }
+
+  /**
    * The keys that signed each passport (events, log head, latest pack) and when, for many passports
    * at once: one query over the event store, the rest from the rows. Keyed by passport id.
    */
@@ -363,7 +446,7 @@ export class IssuerService {
   }
 
   /** What the credential is made from: the passport as its log head leaves it. */
-  static state(row: PassportRow): PassportState {
+  static state(row: PassportRow): PassportCredentialState {
     return {
       id: row.id,
       identity: (row.core as unknown as { identity: PassportIdentity }).identity,

@@ -25,7 +25,7 @@ import {
   verifyVcJwt,
 } from '../../../lib/formats/vc/index.js';
 import { credentialMediaType } from '../../../rest-facade/routes/issuer.js';
-import { statusBits, untpPassportCredential, type PassportState } from '../../../subgraphs/issuer/domain/untp-credential.js';
+import { statusBits, untpPassportCredential, type PassportCredentialState } from '../../../subgraphs/issuer/domain/untp-credential.js';
 import { PASSPORT_STATUSES } from '../../../lib/formats/issuer/status.js';
 import { validateIdentity } from '../../../subgraphs/issuer/domain/identity.js';
 import { at, ed25519Key, resolverOf } from './fixtures.js';
@@ -40,7 +40,7 @@ const CONTEXT = {
   baseUrls: { issuer: 'https://dpp.example.com/issuer', registry: 'https://dpp.example.com/registry', archive: 'https://dpp.example.com/archive' },
 };
 
-function state(identity: string, more: Partial<PassportState> = {}): PassportState {
+function state(identity: string, more: Partial<PassportCredentialState> = {}): PassportCredentialState {
   return {
     id: 'p-1',
     identity: validateIdentity(identity),

@@ -1028,6 +1028,7 @@ export const PassportScalarFieldEnum = {
   frontier: 'frontier',
   lastEvent: 'lastEvent',
   logHead: 'logHead',
+  emptyLogHead: 'emptyLogHead',
   latestPack: 'latestPack',
   statusIndex: 'statusIndex',
   latestPackAt: 'latestPackAt',
@@ -1044,7 +1045,8 @@ export const PassportEventScalarFieldEnum = {
   type: 'type',
   recordedAt: 'recordedAt',
   kid: 'kid',
-  canonical: 'canonical'
+  canonical: 'canonical',
+  logHead: 'logHead'
 } as const
 
 export type PassportEventScalarFieldEnum = (typeof PassportEventScalarFieldEnum)[keyof typeof PassportEventScalarFieldEnum]

@@ -124,6 +124,7 @@ export const PassportScalarFieldEnum = {
   frontier: 'frontier',
   lastEvent: 'lastEvent',
   logHead: 'logHead',
+  emptyLogHead: 'emptyLogHead',
   latestPack: 'latestPack',
   statusIndex: 'statusIndex',
   latestPackAt: 'latestPackAt',
@@ -140,7 +141,8 @@ export const PassportEventScalarFieldEnum = {
   type: 'type',
   recordedAt: 'recordedAt',
   kid: 'kid',
-  canonical: 'canonical'
+  canonical: 'canonical',
+  logHead: 'logHead'
 } as const
 
 export type PassportEventScalarFieldEnum = (typeof PassportEventScalarFieldEnum)[keyof typeof PassportEventScalarFieldEnum]

@@ -94,6 +94,7 @@ export type PassportCountAggregateOutputType = {
   frontier: number
   lastEvent: number
   logHead: number
+  emptyLogHead: number
   latestPack: number
   statusIndex: number
   latestPackAt: number
@@ -170,6 +171,7 @@ export type PassportCountAggregateInputType = {
   frontier?: true
   lastEvent?: true
   logHead?: true
+  emptyLogHead?: true
   latestPack?: true
   statusIndex?: true
   latestPackAt?: true
@@ -281,6 +283,7 @@ export type PassportGroupByOutputType = {
   frontier: string[]
   lastEvent: string | null
   logHead: runtime.JsonValue
+  emptyLogHead: runtime.JsonValue | null
   latestPack: string | null
   statusIndex: number
   latestPackAt: Date | null
@@ -328,6 +331,7 @@ export type PassportWhereInput = {
   frontier?: Prisma.StringNullableListFilter<"Passport">
   lastEvent?: Prisma.StringNullableFilter<"Passport"> | string | null
   logHead?: Prisma.JsonFilter<"Passport">
+  emptyLogHead?: Prisma.JsonNullableFilter<"Passport">
   latestPack?: Prisma.StringNullableFilter<"Passport"> | string | null
   statusIndex?: Prisma.IntFilter<"Passport"> | number
   latestPackAt?: Prisma.DateTimeNullableFilter<"Passport"> | Date | string | null
@@ -353,6 +357,7 @@ export type PassportOrderByWithRelationInput = {
   frontier?: Prisma.SortOrder
   lastEvent?: Prisma.SortOrderInput | Prisma.SortOrder
   logHead?: Prisma.SortOrder
+  emptyLogHead?: Prisma.SortOrderInput | Prisma.SortOrder
   latestPack?: Prisma.SortOrderInput | Prisma.SortOrder
   statusIndex?: Prisma.SortOrder
   latestPackAt?: Prisma.SortOrderInput | Prisma.SortOrder
@@ -382,6 +387,7 @@ export type PassportWhereUniqueInput = Prisma.AtLeast<{
   frontier?: Prisma.StringNullableListFilter<"Passport">
   lastEvent?: Prisma.StringNullableFilter<"Passport"> | string | null
   logHead?: Prisma.JsonFilter<"Passport">
+  emptyLogHead?: Prisma.JsonNullableFilter<"Passport">
   latestPack?: Prisma.StringNullableFilter<"Passport"> | string | null
   latestPackAt?: Prisma.DateTimeNullableFilter<"Passport"> | Date | string | null
   createdAt?: Prisma.DateTimeFilter<"Passport"> | Date | string
@@ -406,6 +412,7 @@ export type PassportOrderByWithAggregationInput = {
   frontier?: Prisma.SortOrder
   lastEvent?: Prisma.SortOrderInput | Prisma.SortOrder
   logHead?: Prisma.SortOrder
+  emptyLogHead?: Prisma.SortOrderInput | Prisma.SortOrder
   latestPack?: Prisma.SortOrderInput | Prisma.SortOrder
   statusIndex?: Prisma.SortOrder
   latestPackAt?: Prisma.SortOrderInput | Prisma.SortOrder
@@ -438,6 +445,7 @@ export type PassportScalarWhereWithAggregatesInput = {
   frontier?: Prisma.StringNullableListFilter<"Passport">
   lastEvent?: Prisma.StringNullableWithAggregatesFilter<"Passport"> | string | null
   logHead?: Prisma.JsonWithAggregatesFilter<"Passport">
+  emptyLogHead?: Prisma.JsonNullableWithAggregatesFilter<"Passport">
   latestPack?: Prisma.StringNullableWithAggregatesFilter<"Passport"> | string | null
   statusIndex?: Prisma.IntWithAggregatesFilter<"Passport"> | number
   latestPackAt?: Prisma.DateTimeNullableWithAggregatesFilter<"Passport"> | Date | string | null
@@ -462,6 +470,7 @@ export type PassportCreateInput = {
   frontier?: Prisma.PassportCreatefrontierInput | string[]
   lastEvent?: string | null
   logHead: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  emptyLogHead?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   latestPack?: string | null
   statusIndex?: number
   latestPackAt?: Date | string | null
@@ -487,6 +496,7 @@ export type PassportUncheckedCreateInput = {
   frontier?: Prisma.PassportCreatefrontierInput | string[]
   lastEvent?: string | null
   logHead: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  emptyLogHead?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   latestPack?: string | null
   statusIndex?: number
   latestPackAt?: Date | string | null
@@ -512,6 +522,7 @@ export type PassportUpdateInput = {
   frontier?: Prisma.PassportUpdatefrontierInput | string[]
   lastEvent?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   logHead?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  emptyLogHead?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   latestPack?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   latestPackAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -536,6 +547,7 @@ export type PassportUncheckedUpdateInput = {
   frontier?: Prisma.PassportUpdatefrontierInput | string[]
   lastEvent?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   logHead?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  emptyLogHead?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   latestPack?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   statusIndex?: Prisma.IntFieldUpdateOperationsInput | number
   latestPackAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -561,6 +573,7 @@ export type PassportCreateManyInput = {
   frontier?: Prisma.PassportCreatefrontierInput | string[]
   lastEvent?: string | null
   logHead: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  emptyLogHead?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   latestPack?: string | null
   statusIndex?: number
   latestPackAt?: Date | string | null
@@ -585,6 +598,7 @@ export type PassportUpdateManyMutationInput = {
   frontier?: Prisma.PassportUpdatefrontierInput | string[]
   lastEvent?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   logHead?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  emptyLogHead?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   latestPack?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   latestPackAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -608,6 +622,7 @@ export type PassportUncheckedUpdateManyInput = {
   frontier?: Prisma.PassportUpdatefrontierInput | string[]
   lastEvent?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   logHead?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  emptyLogHead?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   latestPack?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   statusIndex?: Prisma.IntFieldUpdateOperationsInput | number
   latestPackAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -640,6 +655,7 @@ export type PassportCountOrderByAggregateInput = {
   frontier?: Prisma.SortOrder
   lastEvent?: Prisma.SortOrder
   logHead?: Prisma.SortOrder
+  emptyLogHead?: Prisma.SortOrder
   latestPack?: Prisma.SortOrder
   statusIndex?: Prisma.SortOrder
   latestPackAt?: Prisma.SortOrder
@@ -750,6 +766,7 @@ export type PassportCreateWithoutEventsInput = {
   frontier?: Prisma.PassportCreatefrontierInput | string[]
   lastEvent?: string | null
   logHead: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  emptyLogHead?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   latestPack?: string | null
   statusIndex?: number
   latestPackAt?: Date | string | null
@@ -774,6 +791,7 @@ export type PassportUncheckedCreateWithoutEventsInput = {
   frontier?: Prisma.PassportCreatefrontierInput | string[]
   lastEvent?: string | null
   logHead: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  emptyLogHead?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   latestPack?: string | null
   statusIndex?: number
   latestPackAt?: Date | string | null
@@ -814,6 +832,7 @@ export type PassportUpdateWithoutEventsInput = {
   frontier?: Prisma.PassportUpdatefrontierInput | string[]
   lastEvent?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   logHead?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  emptyLogHead?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   latestPack?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   latestPackAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -837,6 +856,7 @@ export type PassportUncheckedUpdateWithoutEventsInput = {
   frontier?: Prisma.PassportUpdatefrontierInput | string[]
   lastEvent?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   logHead?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  emptyLogHead?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   latestPack?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   statusIndex?: Prisma.IntFieldUpdateOperationsInput | number
   latestPackAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -892,6 +912,7 @@ export type PassportSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs
   frontier?: boolean
   lastEvent?: boolean
   logHead?: boolean
+  emptyLogHead?: boolean
   latestPack?: boolean
   statusIndex?: boolean
   latestPackAt?: boolean
@@ -918,6 +939,7 @@ export type PassportSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Exte
   frontier?: boolean
   lastEvent?: boolean
   logHead?: boolean
+  emptyLogHead?: boolean
   latestPack?: boolean
   statusIndex?: boolean
   latestPackAt?: boolean
@@ -942,6 +964,7 @@ export type PassportSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Exte
   frontier?: boolean
   lastEvent?: boolean
   logHead?: boolean
+  emptyLogHead?: boolean
   latestPack?: boolean
   statusIndex?: boolean
   latestPackAt?: boolean
@@ -966,6 +989,7 @@ export type PassportSelectScalar = {
   frontier?: boolean
   lastEvent?: boolean
   logHead?: boolean
+  emptyLogHead?: boolean
   latestPack?: boolean
   statusIndex?: boolean
   latestPackAt?: boolean
@@ -973,7 +997,7 @@ export type PassportSelectScalar = {
   updatedAt?: boolean
 }
 
-export type PassportOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "identity" | "digitalLink" | "granularity" | "typeRefId" | "typeRefVersion" | "configVector" | "capabilityClass" | "profileId" | "claims" | "status" | "core" | "logSize" | "frontier" | "lastEvent" | "logHead" | "latestPack" | "statusIndex" | "latestPackAt" | "createdAt" | "updatedAt", ExtArgs["result"]["passport"]>
+export type PassportOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "identity" | "digitalLink" | "granularity" | "typeRefId" | "typeRefVersion" | "configVector" | "capabilityClass" | "profileId" | "claims" | "status" | "core" | "logSize" | "frontier" | "lastEvent" | "logHead" | "emptyLogHead" | "latestPack" | "statusIndex" | "latestPackAt" | "createdAt" | "updatedAt", ExtArgs["result"]["passport"]>
 export type PassportInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   events?: boolean | Prisma.Passport$eventsArgs<ExtArgs>
   _count?: boolean | Prisma.PassportCountOutputTypeDefaultArgs<ExtArgs>
@@ -1030,6 +1054,11 @@ export type $PassportPayload<ExtArgs extends runtime.Types.Extensions.InternalAr
      * The signed log head (checkpoint) over the whole log.
      */
     logHead: runtime.JsonValue
+    /**
+     * The signed head of the empty log, signed at creation: the head as of any instant before the
+     * first event (null for passports created before heads were kept).
+     */
+    emptyLogHead: runtime.JsonValue | null
     latestPack: string | null
     /**
      * The passport's entry in the issuer's Bitstring Status Lists (`StatusList`), from a sequence at
@@ -1479,6 +1508,7 @@ export interface PassportFieldRefs {
   readonly frontier: Prisma.FieldRef<"Passport", 'String[]'>
   readonly lastEvent: Prisma.FieldRef<"Passport", 'String'>
   readonly logHead: Prisma.FieldRef<"Passport", 'Json'>
+  readonly emptyLogHead: Prisma.FieldRef<"Passport", 'Json'>
   readonly latestPack: Prisma.FieldRef<"Passport", 'String'>
   readonly statusIndex: Prisma.FieldRef<"Passport", 'Int'>
   readonly latestPackAt: Prisma.FieldRef<"Passport", 'DateTime'>

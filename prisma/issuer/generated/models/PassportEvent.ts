@@ -60,6 +60,7 @@ export type PassportEventCountAggregateOutputType = {
   recordedAt: number
   kid: number
   canonical: number
+  logHead: number
   _all: number
 }
 
@@ -97,6 +98,7 @@ export type PassportEventCountAggregateInputType = {
   recordedAt?: true
   kid?: true
   canonical?: true
+  logHead?: true
   _all?: true
 }
 
@@ -193,6 +195,7 @@ export type PassportEventGroupByOutputType = {
   recordedAt: Date
   kid: string
   canonical: string
+  logHead: runtime.JsonValue | null
   _count: PassportEventCountAggregateOutputType | null
   _avg: PassportEventAvgAggregateOutputType | null
   _sum: PassportEventSumAggregateOutputType | null
@@ -225,6 +228,7 @@ export type PassportEventWhereInput = {
   recordedAt?: Prisma.DateTimeFilter<"PassportEvent"> | Date | string
   kid?: Prisma.StringFilter<"PassportEvent"> | string
   canonical?: Prisma.StringFilter<"PassportEvent"> | string
+  logHead?: Prisma.JsonNullableFilter<"PassportEvent">
   passport?: Prisma.XOR<Prisma.PassportScalarRelationFilter, Prisma.PassportWhereInput>
 }
 
@@ -235,6 +239,7 @@ export type PassportEventOrderByWithRelationInput = {
   recordedAt?: Prisma.SortOrder
   kid?: Prisma.SortOrder
   canonical?: Prisma.SortOrder
+  logHead?: Prisma.SortOrderInput | Prisma.SortOrder
   passport?: Prisma.PassportOrderByWithRelationInput
 }
 
@@ -249,6 +254,7 @@ export type PassportEventWhereUniqueInput = Prisma.AtLeast<{
   recordedAt?: Prisma.DateTimeFilter<"PassportEvent"> | Date | string
   kid?: Prisma.StringFilter<"PassportEvent"> | string
   canonical?: Prisma.StringFilter<"PassportEvent"> | string
+  logHead?: Prisma.JsonNullableFilter<"PassportEvent">
   passport?: Prisma.XOR<Prisma.PassportScalarRelationFilter, Prisma.PassportWhereInput>
 }, "passportId_seq">
 
@@ -259,6 +265,7 @@ export type PassportEventOrderByWithAggregationInput = {
   recordedAt?: Prisma.SortOrder
   kid?: Prisma.SortOrder
   canonical?: Prisma.SortOrder
+  logHead?: Prisma.SortOrderInput | Prisma.SortOrder
   _count?: Prisma.PassportEventCountOrderByAggregateInput
   _avg?: Prisma.PassportEventAvgOrderByAggregateInput
   _max?: Prisma.PassportEventMaxOrderByAggregateInput
@@ -276,6 +283,7 @@ export type PassportEventScalarWhereWithAggregatesInput = {
   recordedAt?: Prisma.DateTimeWithAggregatesFilter<"PassportEvent"> | Date | string
   kid?: Prisma.StringWithAggregatesFilter<"PassportEvent"> | string
   canonical?: Prisma.StringWithAggregatesFilter<"PassportEvent"> | string
+  logHead?: Prisma.JsonNullableWithAggregatesFilter<"PassportEvent">
 }
 
 export type PassportEventCreateInput = {
@@ -284,6 +292,7 @@ export type PassportEventCreateInput = {
   recordedAt: Date | string
   kid: string
   canonical: string
+  logHead?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   passport: Prisma.PassportCreateNestedOneWithoutEventsInput
 }
 
@@ -294,6 +303,7 @@ export type PassportEventUncheckedCreateInput = {
   recordedAt: Date | string
   kid: string
   canonical: string
+  logHead?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
 }
 
 export type PassportEventUpdateInput = {
@@ -302,6 +312,7 @@ export type PassportEventUpdateInput = {
   recordedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   kid?: Prisma.StringFieldUpdateOperationsInput | string
   canonical?: Prisma.StringFieldUpdateOperationsInput | string
+  logHead?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   passport?: Prisma.PassportUpdateOneRequiredWithoutEventsNestedInput
 }
 
@@ -312,6 +323,7 @@ export type PassportEventUncheckedUpdateInput = {
   recordedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   kid?: Prisma.StringFieldUpdateOperationsInput | string
   canonical?: Prisma.StringFieldUpdateOperationsInput | string
+  logHead?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
 }
 
 export type PassportEventCreateManyInput = {
@@ -321,6 +333,7 @@ export type PassportEventCreateManyInput = {
   recordedAt: Date | string
   kid: string
   canonical: string
+  logHead?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
 }
 
 export type PassportEventUpdateManyMutationInput = {
@@ -329,6 +342,7 @@ export type PassportEventUpdateManyMutationInput = {
   recordedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   kid?: Prisma.StringFieldUpdateOperationsInput | string
   canonical?: Prisma.StringFieldUpdateOperationsInput | string
+  logHead?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
 }
 
 export type PassportEventUncheckedUpdateManyInput = {
@@ -338,6 +352,7 @@ export type PassportEventUncheckedUpdateManyInput = {
   recordedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   kid?: Prisma.StringFieldUpdateOperationsInput | string
   canonical?: Prisma.StringFieldUpdateOperationsInput | string
+  logHead?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
 }
 
 export type PassportEventListRelationFilter = {
@@ -362,6 +377,7 @@ export type PassportEventCountOrderByAggregateInput = {
   recordedAt?: Prisma.SortOrder
   kid?: Prisma.SortOrder
   canonical?: Prisma.SortOrder
+  logHead?: Prisma.SortOrder
 }
 
 export type PassportEventAvgOrderByAggregateInput = {
@@ -438,6 +454,7 @@ export type PassportEventCreateWithoutPassportInput = {
   recordedAt: Date | string
   kid: string
   canonical: string
+  logHead?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
 }
 
 export type PassportEventUncheckedCreateWithoutPassportInput = {
@@ -446,6 +463,7 @@ export type PassportEventUncheckedCreateWithoutPassportInput = {
   recordedAt: Date | string
   kid: string
   canonical: string
+  logHead?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
 }
 
 export type PassportEventCreateOrConnectWithoutPassportInput = {
@@ -484,6 +502,7 @@ export type PassportEventScalarWhereInput = {
   recordedAt?: Prisma.DateTimeFilter<"PassportEvent"> | Date | string
   kid?: Prisma.StringFilter<"PassportEvent"> | string
   canonical?: Prisma.StringFilter<"PassportEvent"> | string
+  logHead?: Prisma.JsonNullableFilter<"PassportEvent">
 }
 
 export type PassportEventCreateManyPassportInput = {
@@ -492,6 +511,7 @@ export type PassportEventCreateManyPassportInput = {
   recordedAt: Date | string
   kid: string
   canonical: string
+  logHead?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
 }
 
 export type PassportEventUpdateWithoutPassportInput = {
@@ -500,6 +520,7 @@ export type PassportEventUpdateWithoutPassportInput = {
   recordedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   kid?: Prisma.StringFieldUpdateOperationsInput | string
   canonical?: Prisma.StringFieldUpdateOperationsInput | string
+  logHead?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
 }
 
 export type PassportEventUncheckedUpdateWithoutPassportInput = {
@@ -508,6 +529,7 @@ export type PassportEventUncheckedUpdateWithoutPassportInput = {
   recordedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   kid?: Prisma.StringFieldUpdateOperationsInput | string
   canonical?: Prisma.StringFieldUpdateOperationsInput | string
+  logHead?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
 }
 
 export type PassportEventUncheckedUpdateManyWithoutPassportInput = {
@@ -516,6 +538,7 @@ export type PassportEventUncheckedUpdateManyWithoutPassportInput = {
   recordedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   kid?: Prisma.StringFieldUpdateOperationsInput | string
   canonical?: Prisma.StringFieldUpdateOperationsInput | string
+  logHead?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
 }
 
 
@@ -527,6 +550,7 @@ export type PassportEventSelect<ExtArgs extends runtime.Types.Extensions.Interna
   recordedAt?: boolean
   kid?: boolean
   canonical?: boolean
+  logHead?: boolean
   passport?: boolean | Prisma.PassportDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["passportEvent"]>
 
@@ -537,6 +561,7 @@ export type PassportEventSelectCreateManyAndReturn<ExtArgs extends runtime.Types
   recordedAt?: boolean
   kid?: boolean
   canonical?: boolean
+  logHead?: boolean
   passport?: boolean | Prisma.PassportDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["passportEvent"]>
 
@@ -547,6 +572,7 @@ export type PassportEventSelectUpdateManyAndReturn<ExtArgs extends runtime.Types
   recordedAt?: boolean
   kid?: boolean
   canonical?: boolean
+  logHead?: boolean
   passport?: boolean | Prisma.PassportDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["passportEvent"]>
 
@@ -557,9 +583,10 @@ export type PassportEventSelectScalar = {
   recordedAt?: boolean
   kid?: boolean
   canonical?: boolean
+  logHead?: boolean
 }
 
-export type PassportEventOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"passportId" | "seq" | "type" | "recordedAt" | "kid" | "canonical", ExtArgs["result"]["passportEvent"]>
+export type PassportEventOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"passportId" | "seq" | "type" | "recordedAt" | "kid" | "canonical" | "logHead", ExtArgs["result"]["passportEvent"]>
 export type PassportEventInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   passport?: boolean | Prisma.PassportDefaultArgs<ExtArgs>
 }
@@ -582,6 +609,11 @@ export type $PassportEventPayload<ExtArgs extends runtime.Types.Extensions.Inter
     recordedAt: Date
     kid: string
     canonical: string
+    /**
+     * The signed log head over the log up to and including this event, signed at its append: the
+     * checkpoint as of this event (null for events appended before heads were kept).
+     */
+    logHead: runtime.JsonValue | null
   }, ExtArgs["result"]["passportEvent"]>
   composites: {}
 }
@@ -1012,6 +1044,7 @@ export interface PassportEventFieldRefs {
   readonly recordedAt: Prisma.FieldRef<"PassportEvent", 'DateTime'>
   readonly kid: Prisma.FieldRef<"PassportEvent", 'String'>
   readonly canonical: Prisma.FieldRef<"PassportEvent", 'String'>
+  readonly logHead: Prisma.FieldRef<"PassportEvent", 'Json'>
 }
     
 

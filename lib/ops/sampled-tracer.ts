@@ -1,0 +1,53 @@
+/**
+ * A tracer that starts no span under an unsampled local parent: there, the child is the parent
+ * itself, a span that records nothing and on which every call is a no-op. Propagation is unchanged
+ * (a call to another server still carries the trace id and the "not sampled" flag), and no recorded
+ * span is lost: each sampler OTEL_TRACES_SAMPLER can name gives a local child its parent's decision
+ * (the parent-based ones by rule, `traceidratio` through the trace id they share, `always_*` alike).
+ *
+ * What it saves is most of tracing's cost at a low sampling ratio: for the requests that are not
+ * sampled, each SQL statement, GraphQL phase, subgraph fetch and @apollo/gateway span would
+ * otherwise still get an id, a copy of its attributes, a sampler call and, for active spans, a
+ * switch of the async context (docs/benchmarks/ops-cost.md).
+ */
+import { context, trace, TraceFlags, type Context, type Span, type SpanOptions, type Tracer, type TracerOptions, type TracerProvider } from '@opentelemetry/api';
+
+/** The context's span when it is local and records nothing: the span its children are. */
+function unsampledLocalParent(parentContext: Context): Span | undefined {
+  const parent = trace.getSpan(parentContext);
+  if (!parent || parent.isRecording()) return undefined;
+  const { isRemote, traceFlags } = parent.spanContext();
+  // A caller's context (remote) goes to the sampler, which decides for this server's root span.
+  return isRemote || traceFlags & TraceFlags.SAMPLED ? undefined : parent;
+}
+
+export class SampledOnlyTracer implements Tracer {
+  constructor(private readonly tracer: Tracer) {}
+
+  startSpan(name: string, options?: SpanOptions, parentContext: Context = context.active()): Span {
+    return unsampledLocalParent(parentContext) ?? this.tracer.startSpan(name, options, parentContext);
+  }
+
+  startActiveSpan<F extends (span: Span) => unknown>(name: string, fn: F): ReturnType<F>;
+  startActiveSpan<F extends (span: Span) => unknown>(name: string, options: SpanOptions, fn: F): ReturnType<F>;
+  startActiveSpan<F extends (span: Span) => unknown>(name: string, options: SpanOptions, parentContext: Context, fn: F): ReturnType<F>;
+  startActiveSpan<F extends (span: Span) => unknown>(name: string, ...rest: [F] | [SpanOptions, F] | [SpanOptions, Context, F]): ReturnType<F> {
+    const fn = rest.at(-1) as (span: Span) => ReturnType<F>;
+    const options = rest.length > 1 ? (rest[0] as SpanOptions) : undefined;
+    const parentContext = rest.length > 2 ? (rest[1] as Context) : context.active();
+    const parent = unsampledLocalParent(parentContext);
+    // The parent's context is already the active one unless the caller named another.
+    if (parent) return rest.length > 2 ? context.with(parentContext, fn, undefined, parent) : fn(parent);
+    const span = this.tracer.startSpan(name, options, parentContext);
+    return context.with(trace.setSpan(parentContext, span), fn, undefined, span);
+  }
+}
+
+/** A provider whose tracers are SampledOnlyTracers: made global, @apollo/gateway's own spans follow the same rule. */
+export class SampledOnlyTracerProvider implements TracerProvider {
+  constructor(private readonly provider: TracerProvider) {}
+
+  getTracer(name: string, version?: string, options?: TracerOptions): Tracer {
+    return new SampledOnlyTracer(this.provider.getTracer(name, version, options));
+  }
+}

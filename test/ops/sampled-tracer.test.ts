@@ -1,0 +1,110 @@
+/**
+ * The tracer every server uses skips spans under an unsampled local parent and changes nothing else:
+ * the spans exported, their parents and what is propagated are those the SDK's own tracer gives.
+ * (An integration file although it needs no database: it loads the tracing SDK, which the unit
+ * layer's tracing-off check must not find loaded in its worker.)
+ */
+import { context, propagation, ROOT_CONTEXT, trace, type Span, type Tracer } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import {
+  AlwaysOffSampler,
+  AlwaysOnSampler,
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  ParentBasedSampler,
+  SimpleSpanProcessor,
+  TraceIdRatioBasedSampler,
+  type Sampler,
+} from '@opentelemetry/sdk-trace-base';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { SampledOnlyTracer, SampledOnlyTracerProvider } from '../../lib/ops/sampled-tracer.js';
+
+beforeAll(() => {
+  // The servers install the same two globals (lib/ops/tracing.ts); a worker keeps the first it was given.
+  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+});
+
+function tracing(sampler: Sampler) {
+  const exporter = new InMemorySpanExporter();
+  const provider = new BasicTracerProvider({ sampler, spanProcessors: [new SimpleSpanProcessor(exporter)] });
+  return { exporter, sdk: provider.getTracer('test'), wrapped: new SampledOnlyTracer(provider.getTracer('test')), provider };
+}
+
+/** A request's shape: a root, an active child with a nested statement, a phase, a call's headers. */
+function request(tracer: Tracer): { root: Span; headers: Record<string, string> } {
+  const root = tracer.startSpan('GET /passports/{id}');
+  const headers: Record<string, string> = {};
+  context.with(trace.setSpan(ROOT_CONTEXT, root), () => {
+    tracer.startActiveSpan('graphql.execute', (execute) => {
+      tracer.startSpan('SELECT').end();
+      tracer.startActiveSpan('POST', { attributes: { 'http.request.method': 'POST' } }, (call) => {
+        propagation.inject(context.active(), headers);
+        call.end();
+      });
+      execute.end();
+    });
+  });
+  root.end();
+  return { root, headers };
+}
+
+/** Exported spans as name → parent's name. */
+function shape(exporter: InMemorySpanExporter): string[] {
+  const spans = exporter.getFinishedSpans();
+  const nameOf = new Map(spans.map((span) => [span.spanContext().spanId, span.name]));
+  return spans.map((span) => `${span.name} ← ${span.parentSpanId ? nameOf.get(span.parentSpanId) : 'root'}`).sort();
+}
+
+describe('spans under an unsampled parent are not made', () => {
+  it('an unsampled request exports nothing and propagates its trace id with the not-sampled flag, as the SDK does', () => {
+    const { exporter, wrapped } = tracing(new AlwaysOffSampler());
+    const { root, headers } = request(wrapped);
+    expect(exporter.getFinishedSpans()).toEqual([]);
+    expect(headers.traceparent).toBe(`00-${root.spanContext().traceId}-${root.spanContext().spanId}-00`);
+  });
+
+  it('a sampled request exports the same spans under the same parents as the SDK tracer', () => {
+    const plain = tracing(new AlwaysOnSampler());
+    request(plain.sdk);
+    const ours = tracing(new AlwaysOnSampler());
+    const { root, headers } = request(ours.wrapped);
+    expect(shape(ours.exporter)).toEqual(shape(plain.exporter));
+    expect(shape(ours.exporter)).toEqual(['GET /passports/{id} ← root', 'POST ← graphql.execute', 'SELECT ← graphql.execute', 'graphql.execute ← GET /passports/{id}']);
+    const call = ours.exporter.getFinishedSpans().find((span) => span.name === 'POST')!;
+    expect(headers.traceparent).toBe(`00-${root.spanContext().traceId}-${call.spanContext().spanId}-01`);
+  });
+
+  it('at a ratio, a request is exported whole or not at all, and about the ratio of them are', () => {
+    const { exporter, wrapped } = tracing(new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(0.25) }));
+    let sampled = 0;
+    for (let i = 0; i < 400; i++) {
+      const before = exporter.getFinishedSpans().length;
+      request(wrapped);
+      const made = exporter.getFinishedSpans().length - before;
+      expect([0, 4]).toContain(made);
+      if (made) sampled += 1;
+    }
+    expect(sampled).toBeGreaterThan(50);
+    expect(sampled).toBeLessThan(150);
+  });
+
+  it("a caller's sampled traceparent is honoured: the server's span is recorded under it", () => {
+    const { exporter, wrapped } = tracing(new ParentBasedSampler({ root: new AlwaysOffSampler() }));
+    const caller = propagation.extract(ROOT_CONTEXT, { traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01' });
+    wrapped.startSpan('POST /passports/{id}/events', {}, caller).end();
+    const [span] = exporter.getFinishedSpans();
+    expect(span?.spanContext().traceId).toBe('4bf92f3577b34da6a3ce929d0e0e4736');
+    expect(span?.parentSpanId).toBe('00f067aa0ba902b7');
+  });
+
+  it('the provider made global hands out tracers that follow the rule (those @apollo/gateway gets)', () => {
+    const { exporter, provider } = tracing(new AlwaysOffSampler());
+    const tracer = new SampledOnlyTracerProvider(provider).getTracer('@apollo/gateway');
+    const { root } = request(tracer);
+    expect(exporter.getFinishedSpans()).toEqual([]);
+    const child = context.with(trace.setSpan(ROOT_CONTEXT, root), () => tracer.startSpan('gateway.plan'));
+    expect(child).toBe(root);
+  });
+});
