@@ -581,8 +581,15 @@ export const issuerRoutes: Route[] = [
     path: '/passports/{id}/credential',
     summary: 'The UNTP Digital Product Passport credential of the passport at its log head (W3C VC 2.0, enveloped vc+jwt); re-issued whenever the passport changes',
     params: passportIdParam,
-    operation: 'query PassportCredential($id: ID!) { passport(id: $id) { credential { jwt } } }',
-    variables: ({ params }) => ({ id: params.id }),
+    query: {
+      at: {
+        type: 'date-time',
+        description:
+          'The credential as it was at this RFC 3339 instant (Z or an offset; inclusive): made from the passport’s status and signed log head of then, as GET /passports/{id}?at= gives them. Before its creation: 404 NOT_YET_ISSUED.',
+      },
+    },
+    operation: 'query PassportCredential($id: ID!, $at: String) { passport(id: $id, at: $at) { credential { jwt } } }',
+    variables: ({ params, query }) => ({ id: params.id, at: query.at ?? null }),
     result: (data, context) => {
       if (!data.passport) throw passportNotFound();
       return credentialAnswer(data.passport.credential.jwt, context.request.accept);

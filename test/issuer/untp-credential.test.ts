@@ -23,6 +23,7 @@ import { appendEvent, CONFIG_VECTOR, createModel, createPassport, PAYLOADS } fro
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
 const fixtures = join(import.meta.dirname, 'fixtures');
 const UNTP_SCHEMA = JSON.parse(readFileSync(join(fixtures, 'untp-dpp-schema-0.6.1.json'), 'utf8')) as object;
+const validateUntp = addFormats(new Ajv2020({ allErrors: true, strict: false })).compile(UNTP_SCHEMA);
 const TLS = { key: readFileSync(join(fixtures, 'tls-key.pem')), cert: readFileSync(join(fixtures, 'tls-cert.pem')) };
 
 let platform: TestStack;
@@ -132,9 +133,7 @@ describe('the UNTP passport credential', () => {
     const passport = await createPassport(platform, MODEL);
     const jwt = await credentialOf(passport.passport_id);
     const credential = jose.decodeJwt(jwt) as Record<string, any>;
-    const ajv = addFormats(new Ajv2020({ allErrors: true, strict: false }));
-    const validate = ajv.compile(UNTP_SCHEMA);
-    expect(validate(credential), ajv.errorsText(validate.errors)).toBe(true);
+    expect(validateUntp(credential), JSON.stringify(validateUntp.errors)).toBe(true);
 
     const identity = passport.core.identity;
     expect(credential['@context']).toEqual(['https://www.w3.org/ns/credentials/v2', 'https://test.uncefact.org/vocabulary/untp/dpp/0.6.1/']);
@@ -206,6 +205,33 @@ describe('the UNTP passport credential', () => {
     expect(credential.validFrom).toBe(appended.body.event.recorded_at);
     expect(credential.credentialSubject.passportStatus).toBe('active');
     expect(credential.credentialSubject.signedLogHead).toEqual(appended.body.log_head);
+  });
+
+  it('is, with ?at=, the credential as it was then: the status and signed head of then, the same bytes for the same state', async () => {
+    const passport = await createPassport(platform, MODEL);
+    const events: Record<string, any>[] = [];
+    for (const type of ['activated', 'suspended', 'reinstated']) {
+      const appended = await appendEvent(platform, passport.passport_id, type, PAYLOADS[type]!());
+      expect(appended.status).toBe(201);
+      events.push(appended.body);
+      // Distinct instants, so that each event's time names one state.
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    const suspendedAt = events[1]!.event.recorded_at as string;
+    const then = await publicGet(`/passports/${passport.passport_id}/credential?at=${encodeURIComponent(suspendedAt)}`);
+    expect(then.status, then.text).toBe(200);
+    const credential = await verifiedCredential(then.text);
+    expect(validateUntp(credential), JSON.stringify(validateUntp.errors)).toBe(true);
+    expect(credential.validFrom).toBe(suspendedAt);
+    expect(credential.credentialSubject.passportStatus).toBe('suspended');
+    expect(credential.credentialSubject.signedLogHead).toEqual(events[1]!.log_head);
+    // Today's state asked at a later instant is today's credential, byte for byte.
+    const now = await credentialOf(passport.passport_id);
+    const later = await publicGet(`/passports/${passport.passport_id}/credential?at=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`);
+    expect(later.text).toBe(now);
+    const before = await platform.rest('issuer', `/passports/${passport.passport_id}/credential?at=2000-01-01T00:00:00Z`);
+    expect([before.status, before.body.code]).toEqual([404, 'NOT_YET_ISSUED']);
+    expect((await platform.rest('issuer', `/passports/${passport.passport_id}/credential?at=yesterday`)).status).toBe(400);
   });
 
   it('is a 404 problem for an unknown passport', async () => {

@@ -359,6 +359,8 @@ describe('real answers of every path', () => {
     for (const accept of ['application/vc', 'application/json']) expect((await i('/passports/{id}/credential', `/passports/${id}/credential`, { headers: { accept } })).status).toBe(200);
     expect((await i('/passports/{id}/credential', `/passports/${id}/credential`, { headers: { 'if-none-match': credential.headers.get('etag')! } })).status).toBe(304);
     expect((await i('/passports/{id}/credential', '/passports/no-such/credential')).status).toBe(404);
+    expect((await i('/passports/{id}/credential', `/passports/${id}/credential?at=${encodeURIComponent(new Date().toISOString())}`)).status).toBe(200);
+    expect((await i('/passports/{id}/credential', `/passports/${id}/credential?at=2000-01-01T00:00:00Z`)).status).toBe(404);
     for (const path of ['/did.json', '/.well-known/did.json']) {
       const document = await i(path);
       expect(document.status).toBe(200);
