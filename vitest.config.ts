@@ -1,4 +1,6 @@
+import { relative } from 'node:path';
 import { defineConfig } from 'vitest/config';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /**
  * Two layers. `unit`: tests of plain modules (domains, crypto, route matching, the verifier on files)
@@ -18,11 +20,51 @@ export const UNIT = [
   'test/lib/runtime-config.test.ts',
   'test/lib/metrics-off.test.ts',
   'test/lib/tracing-off.test.ts',
+  'test/gateway/composition.test.ts',
   'test/gateway/subgraph-fetch.test.ts',
   'test/rest-facade/http-edges.test.ts',
   'test/rest-facade/documented-codes.test.ts',
   'test/verifier/bagit.test.ts',
 ];
+
+/**
+ * The integration files that take longest, longest first (docs/PLUMBING.md, "npm test"). Vitest hands
+ * files to its two workers in order, longest first by the durations of the last run it remembers
+ * (node_modules/.vite); on a fresh clone it remembers none and orders by file size, which can leave
+ * a file of a minute and a half to start last, with the other worker idle meanwhile.
+ */
+export const LONGEST_FIRST = [
+  'test/first-contact/start.test.ts',
+  'test/foundation/sealed-keys.test.ts',
+  'test/verifier/verify-page.test.ts',
+  'test/lib/backup-restore.test.ts',
+  'test/ops/metrics.test.ts',
+  'test/gateway/hive-gateway.test.ts',
+  'test/foundation/secret-hygiene.test.ts',
+  'test/first-contact/split-processes.test.ts',
+  'test/trust/graph-pages.test.ts',
+  'test/ops/deployed-apart.test.ts',
+  'test/verifier/passport-material.test.ts',
+  'test/foundation/migrations.test.ts',
+  'test/verifier/trust-path.test.ts',
+  'test/rest-facade/openapi-clients.test.ts',
+  'test/archive/archive-api.test.ts',
+];
+
+/** Vitest's order when it remembers every file's duration; otherwise LONGEST_FIRST's files first. */
+class LongestFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const sorted = await super.sort(files);
+    const path = (file: TestSpecification) => relative(this.ctx.config.root, file.moduleId).replaceAll('\\', '/');
+    if (sorted.every((file) => this.ctx.cache.getFileTestResults(`${file.project.name}:${path(file)}`)?.duration !== undefined)) return sorted;
+    const rank = (file: TestSpecification) => {
+      const index = LONGEST_FIRST.indexOf(path(file));
+      return index === -1 ? LONGEST_FIRST.length : index;
+    };
+    // A stable sort: the files outside the list keep vitest's order.
+    return sorted.sort((a, b) => rank(a) - rank(b));
+  }
+}
 
 export default defineConfig({
   test: {
@@ -38,6 +80,7 @@ export default defineConfig({
     // The stacks the tests start log every request (lib/ops/logging.ts); warnings and errors are what a failing run needs.
     env: { LOG_LEVEL: 'warn' },
     hookTimeout: 120_000,
+    sequence: { sequencer: LongestFirst },
     projects: [
       { extends: true, test: { name: 'unit', include: UNIT } },
       {

@@ -27,7 +27,7 @@ export { BENCH_TOOLS, ensureBenchTools };
 export const SERVICES = ['trust', 'registry', 'issuer', 'archive'] as const;
 export type BenchService = (typeof SERVICES)[number];
 /** Every benchmark: one per service, and the platform's (gateways, REST facade, memory of `npm start`). */
-export const BENCHMARKS = [...SERVICES, 'trust-scale', 'platform', 'ops-cost'] as const;
+export const BENCHMARKS = [...SERVICES, 'trust-scale', 'verify-page', 'platform', 'ops-cost'] as const;
 export type BenchName = (typeof BENCHMARKS)[number];
 
 // ---------------------------------------------------------------------------------------------

@@ -6,8 +6,8 @@
  * kept-alive connections; beside it the trust subgraph runs alone (bin/subgraph.ts) and is asked the
  * same questions and every page of the graph, so that its memory is a process's own.
  *
- * How the graph is built (in SQL batches, as a registry of that size would have been filled over
- * years): 10 roots; 1 % of the nodes are authorities, each delegated by one root (every tenth by
+ * How the graph is built (test/support/synthetic-trust-graph.ts: in SQL batches, as a registry of
+ * that size would have been filled over years): 10 roots; 1 % of the nodes are authorities, each delegated by one root (every tenth by
  * two); the rest are issuers, each delegated by one authority (every twentieth by two). Every node
  * has one Ed25519 key; every edge is a signed-JSON credential a real issuer key signed, valid from
  * a day ago for a year. The graph grows in place: the questions at 10k are asked of the 1k graph
@@ -30,13 +30,11 @@
  *
  * Writes docs/benchmarks/trust-scale.md and trust-scale.json.
  */
-import { createHash, sign as nodeSign, type KeyObject } from 'node:crypto';
 import pg from 'pg';
-import { canonicalize } from '../lib/crypto/jcs.js';
-import { jwkThumbprint } from '../lib/crypto/index.js';
 import { ROUTE_TABLES } from '../rest-facade/routes/index.js';
+import { SyntheticTrustGraph, syntheticKey } from '../test/support/synthetic-trust-graph.js';
 import { KeptAliveClient, residentMemory, startPlatformProcess, startSubgraphProcess } from './processes.js';
-import { BenchRun, benchToken, compactDelegation, ed25519KeyPair, formatMs, markdownTable, median, openBench, quantile, stopwatch, timed, timedInTurns, writeReport } from './support.js';
+import { BenchRun, benchToken, compactDelegation, formatMs, markdownTable, median, openBench, quantile, stopwatch, timed, timedInTurns, writeReport } from './support.js';
 
 const SIZES = (process.env.TRUST_SCALE_SIZES ?? '1000,10000,100000').split(',').map(Number);
 const ROOTS = 10;
@@ -64,33 +62,6 @@ const REVISITS = 20;
 const JURISDICTIONS = ['DE', 'FR', 'IT', 'ES', 'NL', 'AT', 'BE', 'PL', 'SE', 'DK', 'FI', 'PT', 'IE', 'CZ', 'SK', 'HU', 'RO', 'BG', 'GR', 'HR', 'SI', 'LT', 'LV', 'EE', 'LU'];
 const { token: TOKEN } = benchToken('writer');
 const { token: ADMIN } = benchToken('admin');
-
-interface Key {
-  jwk: { kty: 'OKP'; crv: 'Ed25519'; x: string; kid: string };
-  privateKey: KeyObject;
-}
-function newKey(): Key {
-  const { publicKey, privateKey } = ed25519KeyPair();
-  const jwk = { kty: 'OKP' as const, crv: 'Ed25519' as const, x: publicKey.export({ format: 'jwk' }).x!, kid: '' };
-  jwk.kid = jwkThumbprint(jwk);
-  return { jwk, privateKey };
-}
-
-const iat = Math.floor(Date.now() / 1000) - 86_400;
-const issuedAt = new Date(Date.now() - 86_400_000).toISOString();
-const expires = new Date(Date.now() + 365 * 86_400_000).toISOString();
-
-/** A stored edge as the trust store holds it: the credential, signed JSON, verbatim. */
-function edge(iss: number, sub: number, keys: Key[]) {
-  const claims = { iss: `node-${iss}`, sub: `node-${sub}`, scope: {}, iat: issuedAt, exp: expires };
-  const header = Buffer.from(JSON.stringify({ alg: 'Ed25519', kid: keys[iss]!.jwk.kid })).toString('base64url');
-  const signingInput = `${header}.${Buffer.from(canonicalize(claims)).toString('base64url')}`;
-  const credential = { ...claims, signature: `${header}..${nodeSign(null, Buffer.from(signingInput), keys[iss]!.privateKey).toString('base64url')}` };
-  const id = createHash('sha256').update(canonicalize(credential)).digest('base64url');
-  return { id, iss: claims.iss, sub: claims.sub, scope: claims.scope, iat: issuedAt, nbf: issuedAt, exp: expires, kid: keys[iss]!.jwk.kid, credential };
-}
-
-const kindOf = (index: number, size: number) => (index < ROOTS ? 'root' : index < ROOTS + size / 100 ? 'authority' : 'issuer');
 
 const benchRun = new BenchRun('trust-scale', 'node --import tsx bench/trust-scale.ts');
 const bench = await openBench('trust-scale');
@@ -167,51 +138,14 @@ try {
     verdictPassports.push(id);
   }
 
-  const keys: Key[] = [];
   // Node indexes are laid out per size: each size's roots and authorities come first within its own range.
-  const authoritiesOf: number[] = [];
-  const issuersOf: number[] = [];
-  let written = 0;
+  const graph = new SyntheticTrustGraph(db, ROOTS);
+  const { keys, authorities: authoritiesOf, issuers: issuersOf, keyIat: iat, issuedAt, expires } = graph;
   let fresh = 0;
   for (const size of SIZES) {
-    // Grow the graph to `size` nodes: authorities and issuers in the proportions above.
-    const added: { id: string; kind: string; document: string }[] = [];
-    const edges: ReturnType<typeof edge>[] = [];
-    for (let index = written; index < size; index += 1) {
-      keys[index] = newKey();
-      const kind = index < ROOTS ? 'root' : kindOf(index - written, size - written) === 'issuer' || authoritiesOf.length >= size / 100 ? 'issuer' : 'authority';
-      added.push({ id: `node-${index}`, kind, document: JSON.stringify({ id: `node-${index}`, kind, keys: [{ ...keys[index]!.jwk, iat }] }) });
-      if (kind === 'authority') {
-        authoritiesOf.push(index);
-        edges.push(edge(index % ROOTS, index, keys));
-        if (index % 10 === 0) edges.push(edge((index + 1) % ROOTS, index, keys));
-      } else if (kind === 'issuer') {
-        issuersOf.push(index);
-        const authority = authoritiesOf[index % authoritiesOf.length]!;
-        edges.push(edge(authority, index, keys));
-        if (index % 20 === 0) edges.push(edge(authoritiesOf[(index + 7) % authoritiesOf.length]!, index, keys));
-      }
-    }
-    for (let start = 0; start < added.length; start += 5_000) {
-      const chunk = added.slice(start, start + 5_000);
-      await db.query('INSERT INTO trust.trust_node (id, kind, document) SELECT * FROM unnest($1::text[], $2::text[], $3::jsonb[])', [
-        chunk.map((node) => node.id),
-        chunk.map((node) => node.kind),
-        chunk.map((node) => node.document),
-      ]);
-    }
-    for (let start = 0; start < edges.length; start += 5_000) {
-      const chunk = edges.slice(start, start + 5_000);
-      await db.query('INSERT INTO trust.delegation_edge (id, iss, sub, document) SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::jsonb[])', [
-        chunk.map((e) => e.id),
-        chunk.map((e) => e.iss),
-        chunk.map((e) => e.sub),
-        chunk.map((e) => JSON.stringify(e)),
-      ]);
-    }
+    await graph.growTo(size);
     // Vacuumed and analysed, as a graph grown over years stands; autovacuum would otherwise start on the new rows during the questions.
     await db.query('VACUUM (ANALYZE) trust.trust_node, trust.trust_node_version, trust.delegation_edge');
-    written = size;
 
     // Distinct issuer keys, spread over the whole graph.
     const asked = Array.from({ length: WARMUPS + STANDING_QUESTIONS }, (_, i) => issuersOf[Math.floor(((i + 0.5) * issuersOf.length) / (WARMUPS + STANDING_QUESTIONS))]!);
@@ -239,7 +173,7 @@ try {
     })) as [number[], number[]];
 
     // Delegations from authorities spread over the graph to new issuers, through the REST facade.
-    const newIssuers = Array.from({ length: WARMUPS + EDGE_WRITES }, () => newKey());
+    const newIssuers = Array.from({ length: WARMUPS + EDGE_WRITES }, () => syntheticKey());
     const base0 = 10_000_000 + fresh;
     fresh += WARMUPS + EDGE_WRITES;
     await db.query('INSERT INTO trust.trust_node (id, kind, document) SELECT * FROM unnest($1::text[], $2::text[], $3::jsonb[])', [

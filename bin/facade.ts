@@ -12,6 +12,7 @@ const operations = new Operations({ shutdownTimeoutMs: config.shutdown.timeoutMs
 const facade = await startFacade({
   host: config.host,
   mounts: config.mounts,
+  publicUrls: config.publicUrls,
   tables: ROUTE_TABLES,
   gatewayUrl: process.env.GATEWAY_URL ?? `http://${config.host}:${config.gatewayPort}/graphql`,
   tokens: loadAccessTokens(),

@@ -9,14 +9,11 @@ import type { RuntimeConfig } from '../lib/config/runtime.js';
 import { publicUrls, servedBaseUrl } from '../lib/config/public-urls.js';
 import { SERVICES, type ServiceName } from '../lib/config/services.js';
 import { startEmbeddedPostgres, type RunningPostgres } from '../lib/db/embedded-postgres.js';
-import { gatewayClient } from '../lib/graphql/gateway-client.js';
-import { serveSubgraph, subgraphServerOptions, type ListeningServer } from '../lib/graphql/subgraph-server.js';
+import type { ListeningServer } from '../lib/graphql/subgraph-server.js';
 import type { Subgraph } from '../lib/graphql/subgraph.js';
 import { deployMigrations } from '../lib/db/migrate.js';
-import { startGateway, type RunningGateway } from '../gateway/index.js';
-import { ROUTE_TABLES } from '../rest-facade/routes/index.js';
-import { startFacade, type RunningFacade } from '../rest-facade/server.js';
-import { SUBGRAPHS } from '../subgraphs/index.js';
+import type { RunningGateway } from '../gateway/index.js';
+import type { RunningFacade } from '../rest-facade/server.js';
 import { DEFAULT_METRICS_PORTS, serveMetrics, type MetricsListener } from '../lib/ops/metrics-listener.js';
 import { Operations } from '../lib/ops/operations.js';
 
@@ -76,6 +73,16 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
       if (applied.length) log(`${service}: applied migrations ${applied.join(', ')}`);
     }
 
+    // The servers' code (Apollo, type-graphql, the Prisma clients, Fastify: most of what a start loads)
+    // once the database has answered, so a start that cannot reach it says so without loading them.
+    const [{ gatewayClient }, { serveSubgraph, subgraphServerOptions }, { startGateway }, { ROUTE_TABLES }, { startFacade }, { SUBGRAPHS }] = await Promise.all([
+      import('../lib/graphql/gateway-client.js'),
+      import('../lib/graphql/subgraph-server.js'),
+      import('../gateway/index.js'),
+      import('../rest-facade/routes/index.js'),
+      import('../rest-facade/server.js'),
+      import('../subgraphs/index.js'),
+    ]);
     let gatewayUrl: string | undefined;
     const gatewayForSubgraphs = gatewayClient(() => {
       if (!gatewayUrl) throw new Error('the gateway is not started yet');
@@ -133,6 +140,7 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
     const facade = await startFacade({
       host: config.host,
       mounts: config.mounts,
+      publicUrls: config.publicUrls,
       tables: ROUTE_TABLES,
       gatewayUrl: gateway.graphqlUrl,
       tokens: options.tokens,

@@ -91,7 +91,7 @@ function querySchema(route: Route): JsonSchema {
       },
     ]),
   );
-  return { type: 'object', properties, additionalProperties: false };
+  return { type: 'object', properties, additionalProperties: route.otherQueryParameters === undefined ? false : { type: 'string', description: route.otherQueryParameters } };
 }
 
 /** A body schema as the facade enforces it at the top level: no members beyond the declared ones. */
@@ -110,11 +110,11 @@ export function routeSchema(route: Route): FastifySchema & Record<string, unknow
   const problems = new Set<number>([...EVERY_ROUTE, ...(route.role ? [401] : []), ...(route.role === 'admin' ? [403] : []), ...(route.body ? [413, 415] : []), ...(route.problems ?? [])]);
   const response: Record<string, unknown> = {};
   for (const [status, answer] of Object.entries(route.responses)) {
-    // 204 and 304 have no body (RFC 9110 §15.3.5, §15.4.5).
+    // 204 and 304 have no body (RFC 9110 §15.3.5, §15.4.5); a 307 of ours sends none.
     // `type: 'null'` tells @fastify/swagger the response has no content.
     const headers = { ...STATUS_HEADERS[Number(status)], ...answer.headers };
     response[status] = {
-      ...(['204', '304'].includes(status)
+      ...(['204', '304', '307'].includes(status)
         ? { type: 'null', description: answer.description }
         : {
             description: answer.description,

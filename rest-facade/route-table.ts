@@ -7,6 +7,7 @@
  */
 import type { Role } from '../lib/auth/tokens.js';
 import type { ServiceName } from '../lib/config/services.js';
+import type { Problem } from '../lib/problem.js';
 
 export type HttpMethod = 'GET' | 'POST';
 
@@ -30,7 +31,7 @@ export interface RouteRequest {
   body: unknown;
   /** A conditional GET's If-None-Match: a route whose answer usually still matches can read less until it knows. */
   ifNoneMatch?: string;
-  /** The Accept header, for the routes that offer more than one representation. */
+  /** The Accept header, for the routes that negotiate their answer (the Digital Link resolver, credentials). */
   accept?: string;
 }
 
@@ -46,12 +47,16 @@ export interface RouteResult {
    * chunked otherwise, e.g. GET /trust/graph); it is not read for HEAD.
    */
   stream?: AsyncIterable<Uint8Array>;
+  /** No body at all (a redirect). */
+  empty?: boolean;
 }
 
 export interface RouteContext {
   service: ServiceName;
-  /** The service's base URL as the client reached it. */
+  /** The service's public base URL: configured (`<SERVICE>_PUBLIC_URL`), else as the client reached it. */
   baseUrl: string;
+  /** Every service's public base URL, the same way. */
+  publicUrls: Record<ServiceName, string>;
   /** The routes of the service, for discovery documents. */
   routes: readonly Route[];
   /** The request as the route's `variables` saw it, e.g. to carry filters into a next-page link. */
@@ -70,6 +75,8 @@ export interface Route {
   /** Path parameter descriptions, by name. */
   params?: Record<string, string>;
   query?: Record<string, QueryParameter>;
+  /** Takes query parameters beyond `query` too, ignoring them; says which (e.g. GS1 Digital Link data attributes). */
+  otherQueryParameters?: string;
   /** Schema of the JSON body a POST takes; POSTs without one take no body. */
   body?: JsonSchema;
   /** The GraphQL document sent to the gateway. */
@@ -94,6 +101,8 @@ export interface Route {
       alternatives?: Record<string, { schema: JsonSchema; example?: unknown }>;
     }
   >;
+  /** Adds to a problem the service answered what only the facade knows (absolute URLs). */
+  problem?(details: Problem, context: RouteContext): Problem;
   /** Problem statuses this route answers besides the ones every route may (400, 404, 405, 413, 415). */
   problems?: readonly number[];
 }

@@ -9,7 +9,7 @@ import { Readable } from 'node:stream';
 import swagger from '@fastify/swagger';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { type FieldNode, Kind, type OperationDefinitionNode, parse } from 'graphql';
-import { challengeOf, identify, refusalOf, type AccessTokens } from '../lib/auth/tokens.js';
+import { challengeOf, identify, refusalOf, type AccessTokens, type Role } from '../lib/auth/tokens.js';
 import type { ServiceName } from '../lib/config/services.js';
 import type { ListeningServer } from '../lib/graphql/subgraph-server.js';
 import { jsonPoster, type JsonAnswer } from '../lib/http/post-json.js';
@@ -38,6 +38,8 @@ export interface FacadeMount {
 export interface FacadeOptions {
   host: string;
   mounts: readonly FacadeMount[];
+  /** Configured public base URLs (RuntimeConfig.publicUrls); a service without one is named as the request reached it. */
+  publicUrls?: Partial<Record<ServiceName, string>>;
   tables: Record<ServiceName, ServiceRoutes>;
   gatewayUrl: string;
   tokens: AccessTokens;
@@ -151,22 +153,39 @@ export async function startFacade(options: FacadeOptions): Promise<RunningFacade
   }
 
   /**
-   * An admin operation refused here never reaches its service, which keeps every refused admin
-   * request in its admin log: the refusal is reported to it, with the caller's own credentials, and
+   * A write or admin operation refused here never reaches its service, which keeps every refused
+   * write and admin request in its admin log: the refusal is reported to it, with the caller's own credentials, and
    * the answer waits for it as a refusal made by the service would. A failure to report is logged,
    * and the refusal is answered all the same.
    */
-  async function reportAdminRefusal(service: ServiceName, operation: string, authorization: string | undefined): Promise<void> {
+  async function reportRefusal(service: ServiceName, operation: string, role: Role, authorization: string | undefined): Promise<void> {
     let action: string | undefined;
     try {
       action = actionOf(operation, service);
-      await callGateway(`query AdminRefusal($action: String!) { ${service} { adminRefusal(action: $action) } }`, { action }, authorization);
+      await callGateway(`query ReportRefusal($action: String!, $role: String!) { ${service} { reportRefusal(action: $action, role: $role) } }`, { action, role }, authorization);
     } catch (error) {
       console.error(`[rest-facade] the ${service} service did not record a refused ${action ?? 'operation'}:`, error instanceof RequestProblem ? error.details : error);
     }
   }
 
-  async function answer(route: Route, table: ServiceRoutes, prefix: string, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+  /**
+   * The base URL of every service for one request: the configured public one, else as this request
+   * reached the facade (its Host) for a service on the same port, and that host at the service's own
+   * port for one elsewhere.
+   */
+  function publicUrlsFor(request: FastifyRequest, port: number): Record<ServiceName, string> {
+    const host = request.headers.host ?? 'localhost';
+    const hostName = host.replace(/:\d+$/, '');
+    return Object.fromEntries(
+      options.mounts.map((mount) => {
+        const prefix = mount.prefix.replace(/\/+$/, '');
+        const derived = mount.port === port ? `http://${host}${prefix}` : `http://${hostName}:${ports.get(mount.port)}${prefix}`;
+        return [mount.service, options.publicUrls?.[mount.service] ?? derived];
+      }),
+    ) as Record<ServiceName, string>;
+  }
+
+  async function answer(route: Route, table: ServiceRoutes, port: number, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
     const routeRequest: RouteRequest = {
       params: request.params as Record<string, string>,
       query: (request.query ?? {}) as RouteRequest['query'],
@@ -175,20 +194,30 @@ export async function startFacade(options: FacadeOptions): Promise<RunningFacade
       accept: request.headers.accept,
     };
     const authorization = request.headers.authorization;
-    const data = await callGateway(route.operation, route.variables?.(routeRequest) ?? {}, authorization);
+    const publicUrls = publicUrlsFor(request, port);
     const context: RouteContext = {
       service: table.service,
-      baseUrl: `http://${request.headers.host ?? 'localhost'}${prefix}`,
+      baseUrl: publicUrls[table.service],
+      publicUrls,
       routes: table.routes,
       request: routeRequest,
       graphql: (operation, more) => callGateway(operation, more, authorization),
     };
+    let data: Record<string, unknown>;
+    try {
+      data = await callGateway(route.operation, route.variables?.(routeRequest) ?? {}, authorization);
+    } catch (error) {
+      // A route may add to a service's problem what only the facade knows (e.g. the URL of a passport it names).
+      if (route.problem && error instanceof RequestProblem) throw new RequestProblem(route.problem(error.details, context), error.headers);
+      throw error;
+    }
     const result = route.result(data, context);
     const status = result.status ?? 200;
     const headers = result.headers ?? {};
     const unchanged = notModified(request.method, request.headers['if-none-match'], status, headers);
     if (unchanged) return reply.code(304).headers(unchanged).send();
     if (result.stream) return reply.code(status).type('application/octet-stream').headers(headers).send(streamedBody(request, result.stream));
+    if (result.empty) return reply.code(status).headers(headers).send();
     return reply
       .code(status)
       .type('application/json; charset=utf-8')
@@ -197,7 +226,7 @@ export async function startFacade(options: FacadeOptions): Promise<RunningFacade
   }
 
   /** One service's routes under its prefix, with its OpenAPI document and its own 404 and 405s. */
-  async function mountService(instance: FastifyInstance, table: ServiceRoutes, prefix: string): Promise<() => unknown> {
+  async function mountService(instance: FastifyInstance, table: ServiceRoutes, prefix: string, port: number): Promise<() => unknown> {
     await instance.register(swagger, openApiOptions(table, prefix) as never);
     const methodsByPath = new Map<string, Set<string>>();
     for (const route of table.routes) {
@@ -214,11 +243,11 @@ export async function startFacade(options: FacadeOptions): Promise<RunningFacade
           const oversized = Number(request.headers['content-length']) > options.bodyLimit;
           const refused = oversized ? tooLarge(options.bodyLimit) : credentialRefusal(route, request.headers.authorization, options.tokens);
           if (!refused) return;
-          if (!oversized && route.role === 'admin') await reportAdminRefusal(table.service, route.operation, request.headers.authorization);
+          if (!oversized && route.role) await reportRefusal(table.service, route.operation, route.role, request.headers.authorization);
           drainRefusedBody(request.raw, reply);
           return sendProblem(request, reply, refused.details, refused.headers);
         },
-        handler: (request, reply) => answer(route, table, prefix, request, reply),
+        handler: (request, reply) => answer(route, table, port, request, reply),
       });
     }
     for (const [url, declared] of methodsByPath) {
@@ -298,10 +327,7 @@ export async function startFacade(options: FacadeOptions): Promise<RunningFacade
       app.get(url, { schema: { hide: true } as never }, async (request, reply) => {
         const page = await verifyPage(request.url.split('?')[0]!, request.headers['if-none-match']);
         if (!page) return sendProblem(request, reply, problem(404, 'NOT_FOUND', `The verification page has no file at ${request.url.split('?')[0]}.`));
-        return reply
-          .code(page.status)
-          .headers(page.headers)
-          .send(Buffer.isBuffer(page.body) ? page.body : streamedBody(request, page.body));
+        return reply.code(page.status).headers(page.headers).send(page.body);
       });
       app.route({
         method: OTHER_METHODS.filter((method) => method !== 'GET' && method !== 'HEAD'),
@@ -327,7 +353,7 @@ export async function startFacade(options: FacadeOptions): Promise<RunningFacade
       const prefix = mount.prefix.replace(/\/+$/, '');
       await app.register(
         async (instance) => {
-          documents.set(mount.service, await mountService(instance, options.tables[mount.service], prefix));
+          documents.set(mount.service, await mountService(instance, options.tables[mount.service], prefix, mount.port));
         },
         { prefix },
       );

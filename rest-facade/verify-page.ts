@@ -1,29 +1,27 @@
 /**
  * The verification page at `/verify/`: static files from `verifier/page/`, the page's script
  * bundled by esbuild from `verifier/page/app.ts` (which imports the pack format from
- * `lib/formats`), jsQR's browser build from node_modules, and the pinned trust material read
- * through the gateway: `/verify/anchors.json` (the trust service's signed anchor bundle and its
- * keyring, small and fetched on every visit) and `/verify/graph.json` (the trust graph, the same
- * document as GET /trust/graph: streamed page by page, tagged with the graph version, so a visit
- * revalidates it for one record read and transfers it only after something was written).
- * Everything is same-origin, so the page's CSP is `default-src 'self'`.
+ * `lib/formats`), jsQR's browser build from node_modules, and the trust material read through the
+ * gateway: `/verify/anchors.json` (the trust service's signed anchor bundle and its keyring, small
+ * and fetched on every visit) and `/verify/keys/{kid}.json` (the signed trust path material of the
+ * one key a scanned pack names, fetched when a pack needs it). Nothing the page loads grows with
+ * the trust graph. Everything is same-origin, so the page's CSP is `default-src 'self'`.
  *
  * The facade routes GET and HEAD of `/verify` and `/verify/*` here (HEAD drops the body there, and
  * other methods get its 405); `undefined` means "no such page file", which it answers as a 404 problem.
  */
+import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { jsonPoster } from '../lib/http/post-json.js';
 import { notModified } from './conditional.js';
-import { firstGraphPage, GRAPH_PAGE_OPERATION, graphDocument, graphHeaders, type GraphPage } from './routes/trust.js';
 
 export interface PageAnswer {
   status: number;
   headers: Record<string, string>;
-  /** Bytes, or a body sent as it is produced (the graph). */
-  body: Buffer | AsyncIterable<Uint8Array>;
+  body: Buffer;
 }
 
 /** The answer to a GET of `pathname`; `ifNoneMatch` is the request's If-None-Match header. */
@@ -58,12 +56,18 @@ const SECURITY_HEADERS = {
 
 interface Asset {
   contentType: string;
-  /** Static assets are revalidated on every visit (the service worker keeps the offline copy). */
+  /**
+   * Static assets are `no-cache`: revalidated on every visit by their content's ETag, so the service
+   * worker's install, which fetches the files the page has just loaded, gets 304s instead of them
+   * again (the service worker keeps the offline copy). The trust material is `no-store`.
+   */
   cacheControl: string;
   load: () => Promise<Buffer>;
 }
 
 const ANCHORS_QUERY = 'query VerifyPageAnchors { trustAnchorBundle trust { keyring } }';
+
+const KEY_PATH_QUERY = 'query VerifyPageKeyPath($kid: String!) { trustKeyPath(kid: $kid) }';
 
 const LATEST_QUERY = 'query VerifyPageLatest($id: ID!) { passport(id: $id) { status logHead } }';
 
@@ -104,15 +108,12 @@ export function verifyPageHandler(options: { gatewayUrl: string }): PageHandler 
       },
     },
   };
-  /** The graph: its first page decides the ETag, and a client that holds that version gets a 304 without the rest (routes/trust.ts). */
-  const graph = async (ifNoneMatch: string | undefined): Promise<PageAnswer> => {
-    const nextPage = (variables: Record<string, unknown>) => ask<{ trustGraphPage: GraphPage }>(GRAPH_PAGE_OPERATION, variables);
-    const first = (await nextPage(firstGraphPage(ifNoneMatch))).trustGraphPage;
-    const headers = { ...graphHeaders(first), ...SECURITY_HEADERS };
-    const unchanged = notModified('GET', ifNoneMatch, 200, headers);
-    if (unchanged) return { status: 304, headers: unchanged, body: Buffer.alloc(0) };
-    return { status: 200, headers, body: graphDocument(first, nextPage) };
-  };
+  /** The signed trust path material of one key (GET /trust/keys/{kid}/path), for the pack the page holds; the page caches it for offline use. */
+  const keyPath = (kid: string): Asset => ({
+    contentType: 'application/json; charset=utf-8',
+    cacheControl: 'no-store',
+    load: async () => Buffer.from(JSON.stringify((await ask<{ trustKeyPath: unknown }>(KEY_PATH_QUERY, { kid })).trustKeyPath)),
+  });
   /** The optional online check: the passport's current status and signed log head, verified in the page. */
   const latest = (id: string): Asset => ({
     contentType: 'application/json; charset=utf-8',
@@ -126,8 +127,18 @@ export function verifyPageHandler(options: { gatewayUrl: string }): PageHandler 
     if (pathname === VERIFY_PAGE_PREFIX) return { status: 308, headers: { location: `${VERIFY_PAGE_PREFIX}/`, 'content-length': '0' }, body: Buffer.alloc(0) };
     const relative = pathname.slice(VERIFY_PAGE_PREFIX.length);
     const latestId = /^\/latest\/([A-Za-z0-9._~-]{1,200})$/.exec(relative)?.[1];
-    const asset = latestId ? latest(latestId) : assets[relative];
-    const answer = relative === '/graph.json' ? () => graph(ifNoneMatch) : asset && (async () => page(200, asset.contentType, asset.cacheControl, await asset.load()));
+    // A kid is an RFC 7638 thumbprint; anything else names no key and no file.
+    const kid = /^\/keys\/([A-Za-z0-9_-]{43})\.json$/.exec(relative)?.[1];
+    const asset = latestId ? latest(latestId) : kid ? keyPath(kid) : assets[relative];
+    const answer =
+      asset &&
+      (async () => {
+        const body = await asset.load();
+        if (asset.cacheControl !== noCache) return page(200, asset.contentType, asset.cacheControl, body);
+        const tagged = page(200, asset.contentType, asset.cacheControl, body, `"${createHash('sha256').update(body).digest('base64url')}"`);
+        const unchanged = notModified('GET', ifNoneMatch, 200, tagged.headers);
+        return unchanged ? { status: 304, headers: { ...unchanged, ...SECURITY_HEADERS }, body: Buffer.alloc(0) } : tagged;
+      });
     if (!answer) return undefined;
     try {
       return await answer();
@@ -139,8 +150,8 @@ export function verifyPageHandler(options: { gatewayUrl: string }): PageHandler 
   };
 }
 
-function page(status: number, contentType: string, cacheControl: string, body: Buffer): PageAnswer {
-  return { status, headers: { 'content-type': contentType, 'cache-control': cacheControl, 'content-length': String(body.length), ...SECURITY_HEADERS }, body };
+function page(status: number, contentType: string, cacheControl: string, body: Buffer, etag?: string): PageAnswer {
+  return { status, headers: { 'content-type': contentType, 'cache-control': cacheControl, 'content-length': String(body.length), ...(etag && { etag }), ...SECURITY_HEADERS }, body };
 }
 
 /** Ajv as the page sees it: schemas "compile" to validators that refuse to run. */

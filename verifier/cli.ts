@@ -188,17 +188,21 @@ export async function run(argv: readonly string[]): Promise<CliResult> {
   return { code, stdout: json ? `${JSON.stringify({ ...report, exit_code: code }, null, 2)}\n` : formatReport(report), stderr: '' };
 }
 
+/** `run`, with an unexpected error said on stderr and exit status 2, as the command ends on one. */
+export async function runToEnd(argv: readonly string[]): Promise<CliResult> {
+  try {
+    return await run(argv);
+  } catch (error) {
+    return { code: 2, stdout: '', stderr: `passport-verify: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n` };
+  }
+}
+
 /** Runs the command line of this process: prints, and sets the exit status. */
 export async function main(argv: readonly string[] = process.argv.slice(2)): Promise<void> {
-  try {
-    const result = await run(argv);
-    process.stdout.write(result.stdout);
-    process.stderr.write(result.stderr);
-    process.exitCode = result.code;
-  } catch (error) {
-    process.stderr.write(`passport-verify: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-    process.exitCode = 2;
-  }
+  const result = await runToEnd(argv);
+  process.stdout.write(result.stdout);
+  process.stderr.write(result.stderr);
+  process.exitCode = result.code;
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) await main();

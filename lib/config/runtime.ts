@@ -25,6 +25,13 @@ export interface RuntimeConfig {
   gatewayPort: number;
   facadePort: number;
   mounts: ServiceMount[];
+  /**
+   * The public base URL of each service that has one configured (`<SERVICE>_PUBLIC_URL`, e.g.
+   * `ISSUER_PUBLIC_URL=https://dpp.example.com/issuer`): what clients see behind a proxy, and what
+   * every absolute URL the platform writes is made from (DESIGN §3, "Public identity"). A service
+   * without one is named as the request reached the facade.
+   */
+  publicUrls: Partial<Record<ServiceName, string>>;
   introspection: boolean;
   bodyLimit: number;
   /** How long a client may take to send a whole request to the facade, the gateway or a subgraph (then 408). */
@@ -38,8 +45,6 @@ export interface RuntimeConfig {
   subgraphSecret?: string;
   /** Whether Prometheus metrics are kept and served (METRICS=on|off), and where (METRICS_HOST, METRICS_PORT); without a port, the part's default (lib/ops/metrics-listener.ts). */
   metrics: { enabled: boolean; host: string; port?: number };
-  /** `<SERVICE>_PUBLIC_URL`: each configured public base URL (lib/config/public-urls.ts); a service without one is public where the facade serves it. */
-  publicUrls: Partial<Record<ServiceName, string>>;
   /** On SIGTERM: how long readiness fails before the ports close (SHUTDOWN_DELAY_MS), and how long requests in flight are given to finish (SHUTDOWN_TIMEOUT_MS). */
   shutdown: { delayMs: number; timeoutMs: number };
 }
@@ -83,21 +88,19 @@ function metricsSwitch(env: NodeJS.ProcessEnv): boolean {
   throw new ConfigurationError(`METRICS must be on or off, not ${env.METRICS}.`);
 }
 
-/** The configured `<SERVICE>_PUBLIC_URL`s, checked: absolute http(s), no query, no fragment; a trailing slash is dropped. */
-function configuredPublicUrls(env: NodeJS.ProcessEnv): Partial<Record<ServiceName, string>> {
+/** `<SERVICE>_PUBLIC_URL`: an absolute http(s) URL without query or fragment; kept without a trailing slash. */
+function publicUrls(env: NodeJS.ProcessEnv): Partial<Record<ServiceName, string>> {
   const urls: Partial<Record<ServiceName, string>> = {};
   for (const service of SERVICES) {
     const name = `${service.toUpperCase()}_PUBLIC_URL`;
     const raw = env[name];
     if (raw === undefined || raw === '') continue;
-    let url: URL;
+    let url: URL | undefined;
     try {
       url = new URL(raw);
-    } catch {
-      throw new ConfigurationError(`${name} must be an absolute URL such as https://dpp.example.com/${service}, not ${raw}.`);
-    }
-    if ((url.protocol !== 'https:' && url.protocol !== 'http:') || url.search !== '' || url.hash !== '' || url.username !== '' || url.password !== '') {
-      throw new ConfigurationError(`${name} must be an http(s) URL without credentials, query or fragment, not ${raw}.`);
+    } catch {}
+    if (!url || !['http:', 'https:'].includes(url.protocol) || url.search !== '' || url.hash !== '' || url.username !== '' || url.password !== '') {
+      throw new ConfigurationError(`${name} must be an absolute http or https URL without query, fragment or credentials, e.g. https://dpp.example.com/${service}, not ${raw}.`);
     }
     urls[service] = url.href.replace(/\/+$/, '');
   }
@@ -134,10 +137,10 @@ export function loadRuntimeConfig(env: NodeJS.ProcessEnv = process.env): Runtime
     gatewayPort,
     facadePort,
     mounts,
+    publicUrls: publicUrls(env),
     introspection: (env.GRAPHQL_INTROSPECTION ?? 'true') !== 'false',
     bodyLimit: integer(env, 'BODY_LIMIT_BYTES', 1024 * 1024),
     requestTimeoutMs: requestTimeout(env),
-    publicUrls: configuredPublicUrls(env),
     metrics: { enabled: metricsSwitch(env), host: env.METRICS_HOST || '127.0.0.1', ...(env.METRICS_PORT ? { port: integer(env, 'METRICS_PORT', 0) } : {}) },
     shutdown: { delayMs: integer(env, 'SHUTDOWN_DELAY_MS', 0), timeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000) },
     graphqlLimits: {

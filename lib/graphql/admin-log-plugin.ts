@@ -17,7 +17,7 @@ function targetOf(args: Record<string, unknown>): string | null {
 }
 
 /**
- * Writes every mutation made with valid credentials, and every refused admin field (whoever asked),
+ * Writes every mutation made with valid credentials, and every refused write or admin field (whoever asked),
  * to the service's admin log, with its outcome:
  * `ok` or the problem code it failed with. Each mutation's entry is made pending first: a write
  * takes it into its own transaction (recordInTransaction, through resolveMutationsWithPendingEntries); what no
@@ -31,7 +31,7 @@ export function adminLogPlugin(adminLog: AdminLog, onFailure: (error: unknown) =
         async willSendResponse({ contextValue }) {
           // The answer waits for its log entries, as for mutations below.
           await Promise.all(
-            contextValue.adminRefusals.splice(0).map(({ action, refusal }) =>
+            contextValue.refusals.splice(0).map(({ action, refusal }) =>
               adminLog
                 .record({
                   actor: contextValue.principal?.name ?? 'anonymous',

@@ -14,24 +14,26 @@ export interface RequestContext extends Caller {
    */
   httpRequest: object;
   /** Admin fields refused to this request, for the admin log (admin-log-plugin.ts). */
-  adminRefusals: { action: string; refusal: Refusal }[];
+  refusals: { action: string; refusal: Refusal }[];
   /** The caller's Authorization header, passed on when a service asks another on the caller's behalf. */
   authorization?: string;
 }
 
 export function requestContext(tokens: AccessTokens, authorization: string | undefined): RequestContext {
-  return { ...identify(tokens, authorization), pendingEntries: new Map(), httpRequest: {}, adminRefusals: [], ...(authorization !== undefined && { authorization }) };
+  return { ...identify(tokens, authorization), pendingEntries: new Map(), httpRequest: {}, refusals: [], ...(authorization !== undefined && { authorization }) };
 }
 
 /**
  * type-graphql's `@Authorized(role)` check: 401 without valid credentials, 403 with the wrong role.
- * A refused admin field is noted for the admin log, unless it is a mutation by a known caller, whose
- * entry the admin-log plugin makes with every other mutation.
+ * A refused write (a mutation field) or admin field is noted for the admin log (DESIGN: every refused
+ * write or admin request is logged), unless it is a mutation by a known caller, whose entry the
+ * admin-log plugin makes with every other mutation.
  */
 export const roleChecker: AuthChecker<RequestContext, Role> = ({ context, info }, roles) => {
   const refusal = refusalOf(context, roles);
   if (!refusal) return true;
-  if (roles.includes('admin') && !(info.parentType.name === 'Mutation' && context.principal)) context.adminRefusals.push({ action: info.fieldName, refusal });
+  const mutation = info.parentType.name === 'Mutation';
+  if ((mutation || roles.includes('admin')) && !(mutation && context.principal)) context.refusals.push({ action: info.fieldName, refusal });
   const challenge = challengeOf(refusal);
   throw new ProblemError(refusal.status, refusal.code, refusal.detail, challenge ? { authenticate: challenge } : undefined);
 };

@@ -6,13 +6,15 @@
 import { GraphQLJSONObject } from 'graphql-scalars';
 import type { GraphQLResolveInfo } from 'graphql';
 import { Arg, Authorized, Ctx, FieldResolver, Info, Int, Mutation, ObjectType, Query, Resolver } from 'type-graphql';
-import { refusalOf } from '../auth/tokens.js';
+import { ROLES, refusalOf, type Role } from '../auth/tokens.js';
 import type { AdminLog } from '../audit/admin-log.js';
 import type { ServiceName } from '../config/services.js';
 import type { KeyStore } from '../keys/key-store.js';
 import { badRequest, notFound, ProblemError } from '../problem.js';
 import { AdminLogPage, PageInfo } from './common-types.js';
 import type { RequestContext } from './context.js';
+
+const isRole = (value: string): value is Role => (ROLES as readonly string[]).includes(value);
 
 export interface ServiceOperations {
   discovery(): Promise<Record<string, unknown>> | Record<string, unknown>;
@@ -80,20 +82,30 @@ export function serviceRootResolver(service: ServiceName, operations: ServiceOpe
     }
 
     /**
-     * The REST facade refuses an admin path before it reads the request (DESIGN: authentication
-     * before parsing), so the operation never reaches this service; it reports the refusal here, and
-     * the service writes it to its admin log as if the operation had been refused itself. Only the
-     * caller's own credentials count, and only fields of this graph may be named.
+     * The REST facade refuses a write or admin path before it reads the request (DESIGN:
+     * authentication before parsing), so the operation never reaches this service; it reports the
+     * refusal here, and the service writes it to its admin log as if the operation had been refused
+     * itself. Only the caller's own credentials count, and only fields of this graph may be named.
+     * A query field, not a mutation: a mutation by a known caller would be logged a second time, as
+     * itself.
      */
     @FieldResolver(() => Boolean, {
-      description: 'Records an admin request refused at the REST facade (the field it would have run) in the admin log; true when it was recorded, false when the caller is an admin.',
+      description:
+        'Records a write or admin request refused at the REST facade (the field it would have run, and the role it needs) in the admin log; true when it was recorded, false when the caller has that role.',
     })
-    adminRefusal(@Arg('action', () => String) action: string, @Ctx() context: RequestContext, @Info() info: GraphQLResolveInfo): boolean {
+    reportRefusal(
+      @Arg('action', () => String) action: string,
+      @Arg('role', () => String, { nullable: true, defaultValue: 'admin', description: 'The role the refused route needs: admin (the default) or writer.' }) role: string | null,
+      @Ctx() context: RequestContext,
+      @Info() info: GraphQLResolveInfo,
+    ): boolean {
       const fields = { ...info.schema.getMutationType()?.getFields(), ...info.parentType.getFields() };
       if (!Object.hasOwn(fields, action) || action === info.fieldName) throw badRequest('INVALID_ACTION', `The ${service} service has no field ${action}.`);
-      const refusal = refusalOf(context, ['admin']);
+      const needed = role ?? 'admin';
+      if (!isRole(needed)) throw badRequest('INVALID_ROLE', `role must be admin or writer, not ${needed}.`);
+      const refusal = refusalOf(context, [needed]);
       if (!refusal) return false;
-      context.adminRefusals.push({ action, refusal });
+      context.refusals.push({ action, refusal });
       return true;
     }
 

@@ -4,6 +4,7 @@
  * and signed documents pass through verbatim.
  */
 import { createHash } from 'node:crypto';
+import Negotiator from 'negotiator';
 import { problem } from '../../lib/problem.js';
 import { RequestProblem } from '../../lib/http/request-problem.js';
 import { envelope, STATUS_LIST_LENGTH, STATUS_PURPOSES, VC_JWT_MEDIA_TYPE, VC_MEDIA_TYPE } from '../../lib/formats/vc/index.js';
@@ -26,6 +27,7 @@ import {
   thumbprint,
   uri,
 } from '../schemas.js';
+import { digitalLinkRoutes } from './digital-link.js';
 
 const object = (body: unknown): Record<string, unknown> => (body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : {});
 
@@ -35,7 +37,7 @@ const CAPABILITY_CLASSES = ['identify', 'trace', 'verify-offline'];
 const PASSPORT_STATUSES = ['draft', 'active', 'suspended', 'end_of_life', 'revoked'];
 const EVENT_TYPES = ['activated', 'suspended', 'reinstated', 'end_of_life', 'revoked', 'ObjectEvent', 'AggregationEvent', 'TransactionEvent', 'TransformationEvent'];
 
-const PASSPORT_FIELDS = `passport_id: id status core manifest log_head: logHead capability_class: capabilityClass log_size: logSize latest_pack: latestPack`;
+const PASSPORT_FIELDS = `passport_id: id status core manifest log_head: logHead capability_class: capabilityClass log_size: logSize latest_pack: latestPack predecessor_id: predecessorId`;
 
 const typeRef = closed({ id: { type: 'string', description: 'Registry model id.' }, version: { type: 'integer', minimum: 1 } });
 
@@ -91,6 +93,10 @@ const passportSchema = closed(
     capability_class: { enum: CAPABILITY_CLASSES },
     log_size: { type: 'integer', minimum: 0 },
     latest_pack: { type: ['string', 'null'], description: 'The text of the latest Tier-A pack.' },
+    predecessor_id: {
+      type: ['string', 'null'],
+      description: 'The passport of the same identity this one succeeds (revoked or at end of life when this one was created); null for the first.',
+    },
   },
   { log: { type: 'array', items: event, description: 'Every signed event in sequence order (empty on creation; with include_events=true).' } },
 );
@@ -150,6 +156,7 @@ const PASSPORT_EXAMPLE = {
   capability_class: 'verify-offline',
   log_size: 0,
   latest_pack: null,
+  predecessor_id: null,
   log: [],
 };
 const EVENT_EXAMPLE = {
@@ -263,27 +270,12 @@ const CREDENTIAL_MEDIA_TYPES = [VC_JWT_MEDIA_TYPE, VC_MEDIA_TYPE, 'application/j
 type CredentialMediaType = (typeof CREDENTIAL_MEDIA_TYPES)[number];
 
 /**
- * The representation an Accept header prefers (RFC 9110 §12.5.1: the most specific range gives a
- * media type its weight; ties go to the order above). An Accept that names none of them gets the
+ * The representation an Accept header prefers (RFC 9110 §12.5.1, by negotiator, as the Digital Link
+ * resolver negotiates; ties go to the order above). An Accept that names none of them gets the
  * vc+jwt rather than a 406: the credential is the one thing this path serves.
  */
 export function credentialMediaType(accept: string | undefined): CredentialMediaType {
-  if (!accept) return VC_JWT_MEDIA_TYPE;
-  const ranges = accept.split(',').map((part) => {
-    const [range = '', ...parameters] = part.split(';').map((piece) => piece.trim().toLowerCase());
-    const q = parameters.find((parameter) => parameter.startsWith('q='));
-    const weight = q === undefined ? 1 : Number(q.slice(2));
-    return { range, weight: Number.isFinite(weight) ? weight : 0 };
-  });
-  const weightOf = (type: string) =>
-    (ranges.find((entry) => entry.range === type) ?? ranges.find((entry) => entry.range === `${type.split('/')[0]}/*`) ?? ranges.find((entry) => entry.range === '*/*'))?.weight ?? 0;
-  let best: CredentialMediaType = VC_JWT_MEDIA_TYPE;
-  let bestWeight = 0;
-  for (const type of CREDENTIAL_MEDIA_TYPES) {
-    const weight = weightOf(type);
-    if (weight > bestWeight) [best, bestWeight] = [type, weight];
-  }
-  return best;
+  return (new Negotiator({ headers: { accept: accept ?? '*/*' } }).mediaType([...CREDENTIAL_MEDIA_TYPES]) as CredentialMediaType | undefined) ?? VC_JWT_MEDIA_TYPE;
 }
 
 /**
@@ -417,6 +409,11 @@ export const issuerRoutes: Route[] = [
       headers: { location: `${context.baseUrl}/passports/${encodeURIComponent(data.passport.passport_id)}` },
       body: { ...data.passport, log: [] },
     }),
+    // The one-live-passport refusal names the live passport; its URL is the facade's to write.
+    problem: (details, context) =>
+      details.code === 'LIVE_PASSPORT_EXISTS' && typeof details.passport_id === 'string'
+        ? { ...details, passport_url: `${context.baseUrl}/passports/${encodeURIComponent(details.passport_id)}` }
+        : details,
     responses: { 201: { headers: location('The passport.'), description: 'The passport, with its empty log and the signed head of that log.', ...answer(passportSchema, PASSPORT_EXAMPLE) } },
     problems: [401, 409, 422, 503],
   },
@@ -681,6 +678,7 @@ export const issuerRoutes: Route[] = [
     responses: { 200: { description: 'The rule, replaced.', ...answer(ruleSchema, RULE_EXAMPLE) }, 201: { description: 'The rule, created.', ...answer(ruleSchema, RULE_EXAMPLE) } },
     problems: [401, 403, 422],
   },
+  ...digitalLinkRoutes,
 ];
 
 function passportNotFound(): RequestProblem {

@@ -53,14 +53,14 @@ const revocationOut = (revocation: Json) => withoutNulls(revocation);
 
 /** Records per GraphQL page while GET /graph streams: bounds what the facade holds at once. */
 export const GRAPH_PAGE_SIZE = 1000;
-export const GRAPH_PAGE_OPERATION = `query TrustGraphPage($first: Int, $after: String) { trustGraphPage(first: $first, after: $after) { version nodes { ${NODE} } edges { ${EDGE} } revocations { ${REVOCATION} } pageInfo { endCursor } } }`;
+const GRAPH_PAGE_OPERATION = `query TrustGraphPage($first: Int, $after: String) { trustGraphPage(first: $first, after: $after) { version nodes { ${NODE} } edges { ${EDGE} } revocations { ${REVOCATION} } pageInfo { endCursor } } }`;
 
 /**
  * The variables of the first page: a client revalidating its copy (If-None-Match) usually holds the
  * current version, and one record is enough to learn it; when it does not, the stream goes on from
  * there in the same snapshot.
  */
-export const firstGraphPage = (ifNoneMatch: string | undefined) => ({ first: ifNoneMatch === undefined ? GRAPH_PAGE_SIZE : 1 });
+const firstGraphPage = (ifNoneMatch: string | undefined) => ({ first: ifNoneMatch === undefined ? GRAPH_PAGE_SIZE : 1 });
 
 const REVOCATION_PAGE_OPERATION = `query RevocationPage($first: Int, $after: String, $at: String, $knownBy: String, $window: String, $subject: String, $retroactive: Boolean) {
   trustRevocationPage(first: $first, after: $after, at: $at, knownBy: $knownBy, window: $window, subject: $subject, retroactive: $retroactive) { nodes { ${REVOCATION} } pageInfo { endCursor } }
@@ -77,7 +77,7 @@ const revocationPageVariables = ({ query }: RouteRequest) => ({
   retroactive: query.retroactive,
 });
 
-export type GraphPage = { version: string; nodes: Json[]; edges: Json[]; revocations: Json[]; pageInfo: { endCursor: string | null } };
+type GraphPage = { version: string; nodes: Json[]; edges: Json[]; revocations: Json[]; pageInfo: { endCursor: string | null } };
 
 /** A document's arrays, in the order its pages go through them: the member's name and how a record is written. */
 type Sections = readonly (readonly [name: string, out: (record: Json) => Json])[];
@@ -94,7 +94,7 @@ const GRAPH_SECTIONS: Sections = [
  * client holding the document revalidates it (If-None-Match) for one record read instead of the
  * whole graph, and gets it again only once something was written.
  */
-export function graphHeaders(first: GraphPage): Record<string, string> {
+function graphHeaders(first: GraphPage): Record<string, string> {
   return { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-cache', etag: `"trust-graph-${first.version}"` };
 }
 
@@ -136,7 +136,7 @@ async function* pagedDocument(sections: Sections, first: Page, nextPage: (after:
 }
 
 /** The graph document {"nodes":[…],"edges":[…],"revocations":[…]} from its first page on; `nextPage` runs GRAPH_PAGE_OPERATION. */
-export function graphDocument(first: GraphPage, nextPage: (variables: { first: number; after: string }) => Promise<Json>): AsyncGenerator<Uint8Array> {
+function graphDocument(first: GraphPage, nextPage: (variables: { first: number; after: string }) => Promise<Json>): AsyncGenerator<Uint8Array> {
   return pagedDocument(GRAPH_SECTIONS, first, async (after) => (await nextPage({ first: GRAPH_PAGE_SIZE, after })).trustGraphPage);
 }
 
@@ -318,6 +318,20 @@ const anchorBundle = signed(
     master_list_origin: { type: 'string' },
   },
   { jurisdiction: { type: 'string', description: 'The jurisdiction the bundle is narrowed to.' } },
+  'Signed JSON by the trust service key (GET /keyring).',
+);
+
+const keyPath = signed(
+  {
+    service: { const: 'trust' },
+    type: { const: 'key-path' },
+    kid,
+    issued_at: dateTime,
+    nodes: { type: 'array', items: storedNode },
+    edges: { type: 'array', items: storedEdge },
+    revocations: { type: 'array', items: revocationSchema },
+  },
+  {},
   'Signed JSON by the trust service key (GET /keyring).',
 );
 
@@ -646,6 +660,31 @@ export const trustRoutes: Route[] = [
             { jurisdiction: 'DE', framework: 'eIDAS', sequence_number: 2, issued_at: EXAMPLE_TIME, next_update: '2026-10-31T10:15:30.000Z', sha256: '8PXuiMRhCMuSOtoyM9sHdSPmNYAO_s18UdYqtHVZX5Y' },
           ],
           master_list_origin: 'passport-trust/yXxilhijMrYkdt9l6i-P40VYrSL318Mou92iSac463o/master-list',
+          signature: EXAMPLE_SIGNATURE,
+        }),
+      },
+    },
+  },
+  {
+    method: 'GET',
+    path: '/keys/{kid}/path',
+    summary: 'The signed trust path material of one key: the part of the graph that decides its standing',
+    params: { kid: 'The key: its RFC 7638 thumbprint, as a signature header names it.' },
+    operation: 'query KeyPath($kid: String!) { trustKeyPath(kid: $kid) }',
+    variables: ({ params }) => ({ kid: params.kid }),
+    result: (data) => ({ headers: { 'cache-control': 'no-store' }, body: data.trustKeyPath }),
+    responses: {
+      200: {
+        description:
+          'Signed JSON by the trust service key, as the anchor bundle: the nodes listing the key, every node a delegation chain leads from to them, the edges into those (credentials verbatim) and their revocations, read in one snapshot; empty lists when no node lists the key. A verifier that pinned the anchor bundle finds the path from a pinned root in it as in the whole graph.',
+        ...answer(keyPath, {
+          service: 'trust',
+          type: 'key-path',
+          kid: EXAMPLE_KID,
+          issued_at: EXAMPLE_TIME,
+          nodes: [NODE_EXAMPLE],
+          edges: [EDGE_EXAMPLE],
+          revocations: [],
           signature: EXAMPLE_SIGNATURE,
         }),
       },

@@ -51,13 +51,14 @@ beforeAll(async () => {
     'Query.registryRecords(kind:)': 'model',
     'Query.registrySupersession(id:)': MODEL,
     'Query.registryValidateDocument(modelId:)': MODEL,
+    'Query.identityResolution(identifier:)': 'https://id.gs1.org/01/09520123456788/21/SN-1',
     'Query.trustNode(id:)': 'issuer-arguments',
     'Query.trustKeyStanding(kid:)': key.kid,
     'Query.trustKeyStanding(at:)': key.firstUsed,
     'Query.trustKeyStandings(questions:)': [{ kid: key.kid, at: key.firstUsed }],
     'Query.trustList(jurisdiction:)': 'DE',
-    // A field of the service's own graph, as the facade names a refused admin request.
-    ...Object.fromEntries(['trust', 'registry', 'issuer', 'archive'].map((service) => [`${service[0]!.toUpperCase()}${service.slice(1)}Service.adminRefusal(action:)`, `${service}RotateKey`])),
+    // A field of the service's own graph, as the facade names a refused write or admin request.
+    ...Object.fromEntries(['trust', 'registry', 'issuer', 'archive'].map((service) => [`${service[0]!.toUpperCase()}${service.slice(1)}Service.reportRefusal(action:)`, `${service}RotateKey`])),
     'Snapshot.chunks(from:)': 0,
     'Snapshot.chunks(count:)': 1,
   };

@@ -128,26 +128,51 @@ describe('every route that needs a role', () => {
   }
 });
 
-describe('refused admin requests refused before their body is read', () => {
-  it('are in the admin log, under the operation they asked for', async () => {
-    const logOf = async () => (await platform.rest('issuer', '/admin/log?limit=500', { as: 'admin' })).body.entries as { actor: string; action: string; outcome: string }[];
+describe('refused write and admin requests', () => {
+  const logOf = async () => (await platform.rest('issuer', '/admin/log?limit=500', { as: 'admin' })).body.entries as { actor: string; action: string; outcome: string }[];
+  /** What a few requests added to the issuer's admin log, as `actor action outcome` lines. */
+  async function logged(requests: () => Promise<unknown>): Promise<string[]> {
     const before = (await logOf()).length;
-    await platform.rest('issuer', '/admin/applicability', { body: {} });
-    await platform.rest('issuer', '/admin/profiles', { body: '{"profile_id": ', as: 'writer' });
+    await requests();
     const entries = await logOf();
-    expect(
-      entries
-        .slice(0, entries.length - before)
-        .map(({ actor, action, outcome }) => `${actor} ${action} ${outcome}`)
-        .sort(),
-    ).toEqual(['anonymous setIssuerApplicability MISSING_TOKEN', 'test-writer upsertIssuerProfile INSUFFICIENT_ROLE']);
+    return entries
+      .slice(0, entries.length - before)
+      .map(({ actor, action, outcome }) => `${actor} ${action} ${outcome}`)
+      .sort();
+  }
+
+  it('refused at the facade before their body is read are in the admin log, under the operation they asked for', async () => {
+    const lines = await logged(async () => {
+      await platform.rest('issuer', '/admin/applicability', { body: {} });
+      await platform.rest('issuer', '/admin/profiles', { body: '{"profile_id": ', as: 'writer' });
+      await platform.rest('issuer', '/passports', { body: {} });
+      await platform.rest('issuer', '/passports/any/events', { body: '[', headers: { authorization: 'Bearer not-a-token' } });
+    });
+    expect(lines).toEqual([
+      'anonymous appendPassportEvent INVALID_TOKEN',
+      'anonymous createPassport MISSING_TOKEN',
+      'anonymous setIssuerApplicability MISSING_TOKEN',
+      'test-writer upsertIssuerProfile INSUFFICIENT_ROLE',
+    ]);
   });
 
-  it('cannot be reported under a name the service does not have', async () => {
-    const answer = await platform.graphql('{ issuer { adminRefusal(action: "dropEverything") } }');
+  it('refused in the graph are in the admin log too, whoever asked', async () => {
+    const lines = await logged(async () => {
+      const write = await platform.graphql('mutation { appendPassportEvent(passportId: "any", type: "note", payload: {}) { passportId } }');
+      expect(write.errors?.[0]?.extensions?.code).toBe('MISSING_TOKEN');
+    });
+    expect(lines).toEqual(['anonymous appendPassportEvent MISSING_TOKEN']);
+  });
+
+  it('cannot be reported under a name or role the service does not have, nor by a caller who has the role', async () => {
+    const answer = await platform.graphql('{ issuer { reportRefusal(action: "dropEverything") } }');
     expect(answer.errors?.[0]?.extensions?.code).toBe('INVALID_ACTION');
-    const admin = await platform.graphql('{ issuer { adminRefusal(action: "setIssuerApplicability") } }', {}, 'admin');
-    expect(admin.data?.issuer.adminRefusal).toBe(false);
+    const role = await platform.graphql('{ issuer { reportRefusal(action: "createPassport", role: "owner") } }');
+    expect(role.errors?.[0]?.extensions?.code).toBe('INVALID_ROLE');
+    const admin = await platform.graphql('{ issuer { reportRefusal(action: "setIssuerApplicability") } }', {}, 'admin');
+    expect(admin.data?.issuer.reportRefusal).toBe(false);
+    const writer = await platform.graphql('{ issuer { reportRefusal(action: "createPassport", role: "writer") } }', {}, 'writer');
+    expect(writer.data?.issuer.reportRefusal).toBe(false);
   });
 });
 

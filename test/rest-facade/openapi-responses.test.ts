@@ -243,6 +243,8 @@ describe('real answers of every path', () => {
     expect((await t('/graph', '/graph', { headers: { 'if-none-match': graph.headers.get('etag')! } })).status).toBe(304);
     await t('/anchor-bundle');
     await t('/anchor-bundle', '/anchor-bundle?jurisdiction=DE');
+    expect((await t('/keys/{kid}/path', `/keys/${issuerKey.jwk.kid}/path`)).status).toBe(200);
+    expect((await t('/keys/{kid}/path', '/keys/not-a-kid/path')).status).toBe(400);
   });
 
   it('match the documents: registry', async () => {
@@ -371,6 +373,17 @@ describe('real answers of every path', () => {
     expect((await i('/status-lists/{purpose}/{list}', '/status-lists/suspension/0', { headers: { accept: 'application/json' } })).status).toBe(200);
     expect((await i('/status-lists/{purpose}/{list}', '/status-lists/revocation/0', { headers: { 'if-none-match': list.headers.get('etag')! } })).status).toBe(304);
     expect((await i('/status-lists/{purpose}/{list}', '/status-lists/revocation/9')).status).toBe(404);
+    // A second live passport of an identity is a 409.
+    expect((await i('/passports', '/passports', { body, as: 'writer' })).status).toBe(409);
+    // The Digital Link resolver, at every granularity: the linkset of an identity with a passport, a 404 for one without.
+    const values: Record<string, string> = { gtin: '09520123456788', variant: 'OA-V', lot: 'OA-L', serial: 'OA-S' };
+    for (const template of Object.keys(documents.issuer.paths).filter((path) => path.startsWith('/01/'))) {
+      const path = template.replace(/\{(\w+)\}/g, (_, name: string) => values[name]!);
+      expect((await i(template, path, { headers: { accept: 'application/linkset+json' } })).status).toBe(404);
+      expect((await i('/passports', '/passports', { body: { ...body, identity: `https://id.gs1.org${path}`, capability_class: undefined }, as: 'writer' })).status).toBe(201);
+      expect((await i(template, path, { headers: { accept: 'application/linkset+json' } })).status).toBe(200);
+      expect((await i(template, `${path}?linkType=linkset`)).status).toBe(200);
+    }
   });
 
   it('match the documents: archive', async () => {

@@ -1,9 +1,10 @@
-/** Shared steps of the verifier tests: a scratch directory for material, and the CLI as a child process. */
+/** Shared steps of the verifier tests: a scratch directory for material, and the CLI, in this process or as a child process. */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { runToEnd } from '../../verifier/cli.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -32,20 +33,31 @@ export interface CliRun {
   report?: any;
 }
 
-/** Runs `node --import tsx verifier/cli.ts …` from the repository root, as a user would. */
-export function cli(...args: string[]): Promise<CliRun> {
+const withReport = (args: readonly string[], { code, stdout, stderr }: { code: number; stdout: string; stderr: string }): CliRun => {
+  let report: unknown;
+  if (args.includes('--json')) {
+    try {
+      report = JSON.parse(stdout);
+    } catch {
+      report = undefined;
+    }
+  }
+  return { code, stdout, stderr, report };
+};
+
+/**
+ * The CLI's command line run in this process: the same arguments, output and exit status as the
+ * command (verifier/cli.ts main prints what runToEnd returns) without a Node start and tsx per run.
+ */
+export async function cli(...args: string[]): Promise<CliRun> {
+  return withReport(args, await runToEnd(args));
+}
+
+/** Runs `node --import tsx verifier/cli.ts …` from the repository root, as a user would: for the runs whose subject is the command itself. */
+export function cliProcess(...args: string[]): Promise<CliRun> {
   return new Promise((resolve) => {
     execFile(process.execPath, ['--import', 'tsx', 'verifier/cli.ts', ...args], { cwd: ROOT, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
-      const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
-      let report: unknown;
-      if (args.includes('--json')) {
-        try {
-          report = JSON.parse(stdout);
-        } catch {
-          report = undefined;
-        }
-      }
-      resolve({ code, stdout, stderr, report });
+      resolve(withReport(args, { code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout, stderr }));
     });
   });
 }

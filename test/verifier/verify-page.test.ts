@@ -10,18 +10,15 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { deflateSync } from 'node:zlib';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { PNG } from 'pngjs';
-import QRCode from 'qrcode';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateSecretKey, jwkThumbprint, publicKeyOf, rawKeySigner, encodeBase64Url } from '../../lib/crypto/index.js';
 import { encodeBase45 } from '../../lib/formats/issuer/base45.js';
 import { decodeCbor, encodeCbor } from '../../lib/formats/issuer/cose.js';
-import { decodePack, mintPack, PACK_PREFIX } from '../../lib/formats/issuer/pack.js';
+import { decodePack, PACK_PREFIX } from '../../lib/formats/issuer/pack.js';
 import { appendEvent, createModel, createPassport, PAYLOADS, verifySignedJson } from '../issuer/support.js';
 import { trustTheIssuer } from '../gateway/support.js';
 import { startTestStack, type TestStack } from '../support/stack.js';
+import { CHROMIUM, CHROMIUM_ARGS, foreign, isLocal, mintedPack, openPage, qrPng, serviceWorkerInControl, verifyImage } from './page-support.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 const ARTIFACTS = new URL('../artifacts/verify-page/', import.meta.url);
 const MODEL = 'battery-verify-page';
 const ROOT = 'root-verify-page';
@@ -32,19 +29,7 @@ let browser: Browser;
 let pageUrl: string;
 let genuine: { text: string; kid: string; passport: string };
 
-const isLocal = (url: string) => {
-  if (url.startsWith('data:') || url.startsWith('blob:') || url.startsWith('about:')) return true;
-  const { hostname } = new URL(url);
-  return hostname === '127.0.0.1' || hostname === 'localhost' || hostname === '[::1]';
-};
-
-async function mint(passport: string): Promise<{ text: string; kid: string }> {
-  const response = await platform.rest('issuer', `/passports/${passport}/pack`, { method: 'POST', as: 'writer' });
-  expect(response.status, JSON.stringify(response.body)).toBe(201);
-  return response.body;
-}
-
-const qrPng = (text: string) => QRCode.toBuffer(text, { errorCorrectionLevel: 'M', margin: 4, scale: 4 });
+const mint = (passport: string) => mintedPack(platform, passport);
 
 /**
  * The QR code as a camera would film it: a Y4M video (4:2:0, two frames) that Chromium plays as its
@@ -70,14 +55,6 @@ function tampered(text: string, key: number, value: unknown): string {
   return PACK_PREFIX + encodeBase45(deflateSync(Buffer.concat([Buffer.from([0xd2]), message])));
 }
 
-/** The same claims signed by a P-256 key nobody vouches for. */
-function foreign(text: string): string {
-  const secret = generateSecretKey('ES256');
-  const point = publicKeyOf('ES256', secret);
-  const jwk = { kty: 'EC' as const, crv: 'P-256', x: encodeBase64Url(point.slice(1, 33)), y: encodeBase64Url(point.slice(33, 65)) };
-  return mintPack(decodePack(text).claims, rawKeySigner('ES256', jwkThumbprint(jwk), secret)).text;
-}
-
 async function newContext(): Promise<{ context: BrowserContext; page: Page; requested: string[] }> {
   const context = await browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 1 });
   const requested: string[] = [];
@@ -88,20 +65,7 @@ async function newContext(): Promise<{ context: BrowserContext; page: Page; requ
   return { context, page, requested };
 }
 
-async function open(page: Page): Promise<void> {
-  await page.goto(pageUrl);
-  await expect.poll(() => page.locator('#anchors').getAttribute('data-loaded'), { timeout: 15_000 }).toBe('yes');
-}
-
-/** Opens the image in the page's file input, as a person picking a photo does, and returns the verdict box's text. */
-async function verifyImage(page: Page, image: Buffer, name = 'passport-qr.png'): Promise<{ state: string | null; code: string | null; text: string }> {
-  const verdict = page.locator('#verdict');
-  // The previous verdict is marked stale, so that only this image's verdict ends the wait.
-  await verdict.evaluate((element) => element.setAttribute('data-state', 'stale'));
-  await page.locator('#image-input').setInputFiles({ name, mimeType: 'image/png', buffer: image });
-  await expect.poll(() => verdict.getAttribute('data-state'), { timeout: 15_000 }).not.toMatch(/^(stale|idle)$/);
-  return { state: await verdict.getAttribute('data-state'), code: await verdict.getAttribute('data-code'), text: await verdict.innerText() };
-}
+const open = (page: Page) => openPage(page, pageUrl);
 
 async function screenshot(page: Page, name: string): Promise<void> {
   await mkdir(ARTIFACTS, { recursive: true });
@@ -165,18 +129,15 @@ describe('GET /verify/', () => {
     const trustKeyring = (await platform.rest('trust', '/keyring')).body as { keys: any[] };
     await verifySignedJson(material.anchor_bundle, trustKeyring.keys);
     expect((material.anchor_bundle.roots as { id: string }[]).map((root) => root.id)).toContain(ROOT);
-    // The graph beside it is GET /trust/graph's document under its version: revalidated, not sent again, while nothing changes.
-    const graph = await fetch(`${pageUrl}graph.json`);
-    const tag = graph.headers.get('etag')!;
-    expect([graph.status, graph.headers.get('cache-control'), graph.headers.get('content-security-policy')]).toEqual([200, 'no-cache', expect.stringContaining("default-src 'self'")]);
-    const graphText = await graph.text();
-    const rest = await fetch(`${platform.base('trust')}/graph`);
-    expect([rest.headers.get('etag'), await rest.text()]).toEqual([tag, graphText]);
-    expect((JSON.parse(graphText) as { nodes: { id: string }[] }).nodes.map((node) => node.id)).toContain(ISSUER);
-    const revalidated = await fetch(`${pageUrl}graph.json`, { headers: { 'if-none-match': tag } });
-    expect([revalidated.status, revalidated.headers.get('etag'), (await revalidated.arrayBuffer()).byteLength]).toEqual([304, tag, 0]);
-    const headOnly = await fetch(`${pageUrl}graph.json`, { method: 'HEAD' });
-    expect([headOnly.status, headOnly.headers.get('etag'), (await headOnly.arrayBuffer()).byteLength]).toEqual([200, tag, 0]);
+    // The trust graph is not served whole: the page fetches the signed path material of the one key a pack names.
+    expect((await fetch(`${pageUrl}graph.json`)).status).toBe(404);
+    const keyPath = await fetch(`${pageUrl}keys/${genuine.kid}.json`);
+    expect([keyPath.status, keyPath.headers.get('cache-control')]).toEqual([200, 'no-store']);
+    const part = (await keyPath.json()) as { type: string; kid: string; nodes: { id: string }[] };
+    await verifySignedJson(part, trustKeyring.keys);
+    expect([part.type, part.kid]).toEqual(['key-path', genuine.kid]);
+    expect(part.nodes.map((node) => node.id)).toEqual(expect.arrayContaining([ROOT, ISSUER]));
+    expect((await fetch(`${pageUrl}keys/not-a-thumbprint.json`)).status).toBe(404);
   });
 });
 
@@ -301,14 +262,13 @@ describe('the verification page', () => {
     await context.close();
   });
 
-  it('verifies offline after the first visit: the service worker serves the page and the pinned bundle', async () => {
+  it('verifies offline after the first visit: the service worker serves the page and the pinned bundle, the page keeps the path material of what it checked', async () => {
     const { context, page, requested } = await newContext();
     await open(page);
     // Installed (the page files and the bundle cached) and in control of the page.
-    await page.evaluate(`(async () => {
-      await navigator.serviceWorker.ready;
-      if (!navigator.serviceWorker.controller) await new Promise((resolve) => navigator.serviceWorker.addEventListener('controllerchange', resolve, { once: true }));
-    })()`);
+    await serviceWorkerInControl(page);
+    // Checked once online: the signed trust path of its key is kept on the device.
+    expect((await verifyImage(page, await qrPng(genuine.text))).state).toBe('valid');
     await context.setOffline(true);
     // Nothing reaches the network from here on, the service worker's own fetches included.
     const reachedNetwork: string[] = [];

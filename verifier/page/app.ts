@@ -1,9 +1,11 @@
 /**
  * The verification page: reads a passport's QR code (camera or image), undoes the pack's layers
  * with the issuer's own format code (lib/formats), verifies the COSE ES256 carrier signature and
- * the delegation path to a pinned root with WebCrypto, and says what that means. Nothing leaves
- * the device; the pinned anchor bundle and the trust graph are the only things fetched, and they
- * are cached for offline use.
+ * the delegation path to a pinned root with WebCrypto, and says what that means. Nothing scanned
+ * leaves the device: the pinned anchor bundle is fetched on every visit, and the signed trust path
+ * material of a key only when a pack signed by it is checked (the kid, a public key's thumbprint,
+ * is all the platform learns); both are cached for offline use, so the first visit costs the same
+ * whatever the size of the trust graph.
  */
 import { canonicalBytes } from '../../lib/crypto/jcs.js';
 import { decodeBase45 } from '../../lib/formats/issuer/base45.js';
@@ -13,6 +15,10 @@ import { decodeInflatedPack, MAX_INFLATED_BYTES, PACK_PREFIX, type DecodedPack, 
 export const BUNDLE_MAX_AGE_DAYS = 7;
 const DAY_MS = 86_400_000;
 const PINNED_KIDS = 'passport-verify.pinned-trust-kids';
+/** Cache Storage of the trust path material fetched so far, one entry per key; sw.js leaves it alone. */
+const PATH_CACHE = 'passport-verify-paths';
+/** Every node key's kid is its RFC 7638 thumbprint: anything else names no key the platform vouches for. */
+const THUMBPRINT = /^[A-Za-z0-9_-]{43}$/;
 
 type Jwk = { kty: string; crv: string; x: string; y?: string; kid: string; iat?: number; exp?: number; revoked?: { revoked_at: number; reason: string } };
 interface GraphNode {
@@ -35,17 +41,24 @@ interface Revocation {
 interface PinnedMaterial {
   anchor_bundle: { issued_at: string; roots: { id: string; jurisdiction?: string; keys: Jwk[] }[]; signature: string; [member: string]: unknown };
   trust_keyring: { keys: Jwk[] };
-  graph: { nodes: GraphNode[]; edges: GraphEdge[]; revocations: Revocation[] };
+}
+/** The part of the trust graph that decides one key's standing, as the trust service signs it (GET /trust/keys/{kid}/path). */
+interface TrustPart {
+  nodes: GraphNode[];
+  edges: GraphEdge[];
+  revocations: Revocation[];
 }
 interface Anchors {
   material: PinnedMaterial;
   kid: string;
+  /** The trust service's key that verified the bundle (its kid its thumbprint): it must sign the path material too. */
+  key: Jwk;
   issuedAt: Date;
   ageDays: number;
   expired: boolean;
 }
 
-type Failure = 'UNREADABLE_CODE' | 'UNKNOWN_ISSUER' | 'BAD_SIGNATURE' | 'REVOKED_KEY' | 'EXPIRED_BUNDLE' | 'NO_BUNDLE';
+type Failure = 'UNREADABLE_CODE' | 'UNKNOWN_ISSUER' | 'BAD_SIGNATURE' | 'REVOKED_KEY' | 'EXPIRED_BUNDLE' | 'NO_BUNDLE' | 'BAD_TRUST_PATH' | 'NO_TRUST_PATH';
 const FAILURE_HEADLINES: Record<Failure, string> = {
   UNREADABLE_CODE: 'Unreadable code',
   UNKNOWN_ISSUER: 'Unknown issuer',
@@ -53,6 +66,8 @@ const FAILURE_HEADLINES: Record<Failure, string> = {
   REVOKED_KEY: 'Revoked key',
   EXPIRED_BUNDLE: 'Expired bundle',
   NO_BUNDLE: 'No trust anchors',
+  BAD_TRUST_PATH: 'Altered trust path',
+  NO_TRUST_PATH: 'Trust path not on this device',
 };
 
 class Refusal extends Error {
@@ -139,14 +154,69 @@ function pinnedKids(): Set<string> {
 async function checkAnchors(material: PinnedMaterial, now: Date): Promise<Anchors> {
   const keys: Jwk[] = [];
   for (const key of material.trust_keyring?.keys ?? []) if ((await thumbprint(key)) === key.kid) keys.push(key);
-  const verified = await verifyJws(material.anchor_bundle as unknown as Record<string, unknown>, keys);
+  // A key's path material is signed by the same key: a bundle has roots and no type.
+  const bundle = material.anchor_bundle as unknown as Record<string, unknown> | undefined;
+  const verified = bundle && Array.isArray(bundle.roots) && bundle.type === undefined ? await verifyJws(bundle, keys) : undefined;
   if (!verified) throw new Refusal('NO_BUNDLE', "The trust anchor bundle does not verify under the trust service's keys: it was altered or is not the platform's.");
   const pinned = pinnedKids();
   if (pinned.size > 0 && !pinned.has(verified.kid)) throw new Refusal('NO_BUNDLE', `The trust anchor bundle is signed by key ${verified.kid}, which this device has not pinned.`);
   if (pinned.size === 0) localStorage.setItem(PINNED_KIDS, JSON.stringify([verified.kid]));
   const issuedAt = new Date(material.anchor_bundle.issued_at);
   const ageDays = (now.getTime() - issuedAt.getTime()) / DAY_MS;
-  return { material, kid: verified.kid, issuedAt, ageDays, expired: !(ageDays <= BUNDLE_MAX_AGE_DAYS) };
+  return { material, kid: verified.kid, key: keys.find((key) => key.kid === verified.kid)!, issuedAt, ageDays, expired: !(ageDays <= BUNDLE_MAX_AGE_DAYS) };
+}
+
+// ---- the trust path material of a key ----
+
+/** The path material of a key: fetched while the network answers (and kept), else the copy kept on this device. */
+async function fetchTrustPart(kid: string): Promise<unknown> {
+  const url = new URL(`keys/${kid}.json`, location.href).href;
+  const cache = 'caches' in globalThis ? await caches.open(PATH_CACHE).catch(() => undefined) : undefined;
+  let response: Response | undefined;
+  try {
+    response = await fetch(url, { cache: 'no-store' });
+  } catch {
+    // Offline: the copy kept below, if this key was ever checked here.
+  }
+  if (response?.ok) {
+    await cache?.put(url, response.clone()).catch(() => undefined);
+    return response.json();
+  }
+  const kept = await cache?.match(url);
+  if (kept) return kept.json();
+  throw new Refusal(
+    'NO_TRUST_PATH',
+    response
+      ? `The trust path of key ${kid} could not be loaded (HTTP ${response.status}).`
+      : `This device has not yet fetched the trust path of key ${kid}, and the platform cannot be reached. Connect to the network once and scan again; from then on this issuer's passports verify offline.`,
+  );
+}
+
+/**
+ * The signed part of the graph that decides the key's standing: signed by the trust key pinned with
+ * the bundle, about this kid, and no older than a bundle may be (it carries the revocations the
+ * verdict relies on).
+ */
+async function trustPartOf(kid: string, anchors: Anchors, now: Date, claims: PackClaims): Promise<TrustPart> {
+  const document = (await fetchTrustPart(kid)) as Record<string, unknown>;
+  const verified = typeof document === 'object' && document !== null ? await verifyJws(document, [anchors.key]) : undefined;
+  const { claims: part } = verified ?? {};
+  if (part?.type !== 'key-path' || part.kid !== kid || ![part.nodes, part.edges, part.revocations].every(Array.isArray)) {
+    throw new Refusal(
+      'BAD_TRUST_PATH',
+      `The trust path material for key ${kid} does not verify under the trust service's pinned key ${anchors.kid}: it was altered or is not the platform's. Do not trust this passport.`,
+      claims,
+    );
+  }
+  const ageDays = (now.getTime() - Date.parse(String(part.issued_at))) / DAY_MS;
+  if (!(ageDays <= BUNDLE_MAX_AGE_DAYS)) {
+    throw new Refusal(
+      'EXPIRED_BUNDLE',
+      `The trust path material for key ${kid} on this device is ${Math.floor(ageDays)} days old, older than ${BUNDLE_MAX_AGE_DAYS} days: revocations since then are unknown. Connect to the network once and scan again.`,
+      claims,
+    );
+  }
+  return part as unknown as TrustPart;
 }
 
 // ---- the pack ----
@@ -199,7 +269,7 @@ interface Verdict {
   revokedLater?: string;
 }
 
-async function verifyPackText(text: string, anchors: Anchors): Promise<Verdict> {
+async function verifyPackText(text: string, anchors: Anchors, now: Date): Promise<Verdict> {
   const decoded = await decodeText(text);
   const { claims, kid } = decoded;
   if (anchors.expired) {
@@ -209,7 +279,8 @@ async function verifyPackText(text: string, anchors: Anchors): Promise<Verdict> 
       claims,
     );
   }
-  const { graph } = anchors.material;
+  if (!THUMBPRINT.test(kid)) throw new Refusal('UNKNOWN_ISSUER', `The passport was signed with key ${kid}, which is not a key thumbprint: nobody this device trusts holds such a key.`, claims);
+  const graph = await trustPartOf(kid, anchors, now, claims);
   const holders = graph.nodes.filter((node) => node.keys.some((key) => key.kid === kid && key.kty === 'EC'));
   if (holders.length === 0)
     throw new Refusal(
@@ -222,7 +293,7 @@ async function verifyPackText(text: string, anchors: Anchors): Promise<Verdict> 
     throw new Refusal('BAD_SIGNATURE', `The signature does not match the passport's content: the code was altered after it was signed, or forged. Do not trust it.`, claims);
   }
   const revocation = (subjects: string[]) => graph.revocations.find((entry) => subjects.includes(entry.subject) && (seconds(entry.effective_at) ?? Infinity) <= claims.iat);
-  const chain = await trustPath(holders, anchors, claims.iat);
+  const chain = await trustPath(holders, graph, anchors, claims.iat);
   if (!chain) throw new Refusal('UNKNOWN_ISSUER', `Key ${kid} belongs to ${holders.map((node) => node.id).join(', ')}, but no valid delegation leads there from a root this device trusts.`, claims);
   const issuer = graph.nodes.find((node) => node.id === chain.at(-1))!;
   const revoked = revocation([issuer.id, `${issuer.id}#${kid}`]);
@@ -246,14 +317,16 @@ async function verifyPackText(text: string, anchors: Anchors): Promise<Verdict> 
 }
 
 /** A delegation path from a root of the signed bundle to a node holding the key, every credential verified and in force at `at`. */
-async function trustPath(holders: GraphNode[], anchors: Anchors, at: number): Promise<string[] | undefined> {
-  const { graph, anchor_bundle: bundle } = anchors.material;
+async function trustPath(holders: GraphNode[], graph: TrustPart, anchors: Anchors, at: number): Promise<string[] | undefined> {
+  const { anchor_bundle: bundle } = anchors.material;
   const roots = new Map(bundle.roots.map((root) => [root.id, root.keys]));
   const keysOf = (id: string) => roots.get(id) ?? graph.nodes.find((node) => node.id === id)?.keys ?? [];
+  // A delegation stands only while its issuer does: a node revoked by then delegates nothing (as resolvePath holds).
+  const revokedBy = (id: string) => graph.revocations.some((entry) => entry.subject === id && (seconds(entry.effective_at) ?? Infinity) <= at);
   const walk = async (id: string, seen: string[]): Promise<string[] | undefined> => {
     if (roots.has(id)) return [id, ...seen];
     if (seen.length > 8) return undefined;
-    for (const edge of graph.edges.filter((candidate) => candidate.sub === id && !seen.includes(candidate.iss))) {
+    for (const edge of graph.edges.filter((candidate) => candidate.sub === id && !seen.includes(candidate.iss) && !revokedBy(candidate.iss))) {
       const verified = await verifyJws(edge.credential, keysOf(edge.iss));
       if (!verified || verified.claims.iss !== edge.iss || verified.claims.sub !== id) continue;
       const from = seconds(verified.claims.nbf ?? verified.claims.iat) ?? -Infinity;
@@ -382,9 +455,10 @@ async function verifyText(text: string | undefined): Promise<void> {
   try {
     if (text === undefined) throw new Refusal('UNREADABLE_CODE', 'No QR code could be read from this image. Try a sharper, well-lit picture that shows the whole code.');
     if (!anchors) throw anchorsFailure ?? new Refusal('NO_BUNDLE', 'The trust anchor bundle is not loaded yet.');
-    anchors = await checkAnchors(anchors.material, new Date());
+    const now = new Date();
+    anchors = await checkAnchors(anchors.material, now);
     showAnchors();
-    showVerdict(await verifyPackText(text, anchors));
+    showVerdict(await verifyPackText(text, anchors, now));
   } catch (error) {
     showRefusal(error instanceof Refusal ? error : new Refusal('UNREADABLE_CODE', `The code could not be checked: ${(error as Error).message}`));
   }
@@ -469,23 +543,18 @@ function showAnchors(): void {
       ['Issued', issuedAt.toISOString()],
       ['Signed by', `trust service key ${kid}`],
       ['Roots', material.anchor_bundle.roots.map((root) => root.id).join(', ') || 'none'],
-      ['Issuers known', String(material.graph.nodes.filter((node) => node.kind === 'issuer').length)],
+      ['Issuers', "each issuer's signed trust path is fetched with its first passport checked here, and kept for offline use"],
     ]),
   );
 }
 
 async function loadAnchors(): Promise<void> {
   try {
-    // The bundle is small and signed anew on every visit; the graph is revalidated by its version
-    // (ETag) and only transferred again once something in it changed.
-    const [bundle, graph] = await Promise.all([fetch('anchors.json', { cache: 'no-store' }), fetch('graph.json', { cache: 'no-cache' })]);
-    for (const [response, what] of [
-      [bundle, 'trust anchor bundle'],
-      [graph, 'trust graph'],
-    ] as const) {
-      if (!response.ok) throw new Refusal('NO_BUNDLE', `The ${what} could not be loaded (HTTP ${response.status}).`);
-    }
-    const material: PinnedMaterial = { ...((await bundle.json()) as Omit<PinnedMaterial, 'graph'>), graph: (await graph.json()) as PinnedMaterial['graph'] };
+    // The bundle is small and signed anew on every visit; the trust graph is never fetched whole,
+    // only the path material of the key a pack names (trustPartOf).
+    const bundle = await fetch('anchors.json', { cache: 'no-store' });
+    if (!bundle.ok) throw new Refusal('NO_BUNDLE', `The trust anchor bundle could not be loaded (HTTP ${bundle.status}).`);
+    const material = (await bundle.json()) as PinnedMaterial;
     anchors = await checkAnchors(material, new Date());
     anchorsFailure = undefined;
   } catch (error) {

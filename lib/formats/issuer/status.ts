@@ -19,6 +19,12 @@ export type PassportStatus = (typeof PASSPORT_STATUSES)[number];
 
 export const INITIAL_STATUS: PassportStatus = 'draft';
 export const TERMINAL_STATUSES: readonly PassportStatus[] = ['end_of_life', 'revoked'];
+/**
+ * The statuses of a live passport: an identity has at most one passport in them (DESIGN §3), and a
+ * successor may be issued only once its predecessor has left them. The issuer's partial unique index
+ * (prisma/issuer, passport_live_identity_key) names the same three.
+ */
+export const LIVE_STATUSES: readonly PassportStatus[] = PASSPORT_STATUSES.filter((status) => !TERMINAL_STATUSES.includes(status));
 
 /** Statuses in which traceability events may be appended; they never change the status. */
 const TRACEABLE_IN: readonly PassportStatus[] = ['draft', 'active', 'suspended', 'end_of_life'];

@@ -17,6 +17,7 @@ import {
   statusBits,
   statusPosition,
   EMPTY_FRONTIER,
+  LIVE_STATUSES,
   STATUS_LIST_BYTES,
   STATUS_PURPOSES,
   type EventRecord,
@@ -52,7 +53,21 @@ export interface PassportRow {
   statusIndex: number;
   createdAt: Date;
   updatedAt: Date;
+  predecessorId: string | null;
+  liveBeforeRule: boolean;
 }
+
+/** A creation refused by the one-live-passport rule: the identity's live passport. */
+export class LivePassportExists extends Error {
+  constructor(readonly live: { id: string; status: string }) {
+    super(`passport ${live.id} is live`);
+  }
+}
+
+const isUniqueViolation = (error: unknown) => error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002';
+
+/** Newest first; the id breaks a tie of creation times. */
+const NEWEST_FIRST = [{ createdAt: 'desc' }, { id: 'desc' }] as const satisfies Prisma.PassportOrderByWithRelationInput[];
 
 export interface NewPassport {
   id: string;
@@ -145,41 +160,73 @@ export class PassportRepository {
     return row ? { bits: new Uint8Array(row.bits), updatedAt: row.updatedAt } : null;
   }
 
-  /** Creates the passport with an empty log and the signed head of that empty log. */
+  /**
+   * Creates the passport with an empty log and the signed head of that empty log, under the
+   * one-live-passport rule: refused (LivePassportExists) while the identity has a live passport;
+   * otherwise the identity's newest passport, revoked or at end of life, becomes its predecessor. The
+   * partial unique index decides a race: of two creations at once, the second to commit fails on
+   * it (or on the predecessor's one successor), and is answered with the passport that won.
+   */
   async create(passport: NewPassport, headSigner: Signer, now: Date): Promise<PassportRow> {
     const head = signLogHead(passport.id, EMPTY_FRONTIER, headSigner, now);
-    return this.prisma.$transaction(async (tx) => {
-      const created = await tx.passport.create({
-        data: {
-          id: passport.id,
-          identity: passport.identity,
-          digitalLink: passport.digitalLink,
-          granularity: passport.granularity,
-          typeRefId: passport.typeRef.id,
-          typeRefVersion: passport.typeRef.version,
-          configVector: passport.configVector as Prisma.InputJsonObject,
-          capabilityClass: passport.capabilityClass,
-          profileId: passport.profileId,
-          claims: passport.claims as Prisma.InputJsonObject,
-          status: passport.status,
-          core: passport.core as Prisma.InputJsonObject,
-          logSize: 0,
-          frontier: [],
-          lastEvent: null,
-          logHead: head as unknown as Prisma.InputJsonObject,
-          emptyLogHead: head as unknown as Prisma.InputJsonObject,
-          createdAt: now,
-          updatedAt: now,
-        },
+    const identity = { digitalLink: passport.digitalLink, granularity: passport.granularity };
+    try {
+      return await this.prisma.$transaction(async (tx) => {
+        const newest = await tx.passport.findFirst({ where: { ...identity, liveBeforeRule: false }, orderBy: [...NEWEST_FIRST], select: { id: true, status: true } });
+        if (newest && LIVE_STATUSES.includes(newest.status as PassportStatus)) throw new LivePassportExists(newest);
+        const created = await tx.passport.create({
+          data: {
+            id: passport.id,
+            identity: passport.identity,
+            digitalLink: passport.digitalLink,
+            granularity: passport.granularity,
+            typeRefId: passport.typeRef.id,
+            typeRefVersion: passport.typeRef.version,
+            configVector: passport.configVector as Prisma.InputJsonObject,
+            capabilityClass: passport.capabilityClass,
+            profileId: passport.profileId,
+            claims: passport.claims as Prisma.InputJsonObject,
+            status: passport.status,
+            core: passport.core as Prisma.InputJsonObject,
+            logSize: 0,
+            frontier: [],
+            lastEvent: null,
+            logHead: head as unknown as Prisma.InputJsonObject,
+            emptyLogHead: head as unknown as Prisma.InputJsonObject,
+            predecessorId: newest?.id ?? null,
+            createdAt: now,
+            updatedAt: now,
+          },
+        });
+        await this.#ensureStatusLists(tx, created.statusIndex, now);
+        await recordInTransaction(tx);
+        return created;
       });
-      await this.#ensureStatusLists(tx, created.statusIndex, now);
-      await recordInTransaction(tx);
-      return created;
-    });
+    } catch (error) {
+      if (!isUniqueViolation(error)) throw error;
+      const [live] = await this.ofIdentity(passport.digitalLink, passport.granularity);
+      // The winner of the race is live unless it was ended in the meantime: the client may try again.
+      if (live && LIVE_STATUSES.includes(live.status as PassportStatus)) throw new LivePassportExists(live);
+      throw error;
+    }
+  }
+
+  /**
+   * Every passport of an identity: the live one first (rule-counted before any kept from before the
+   * rule), then the others newest first.
+   */
+  async ofIdentity(digitalLink: string, granularity: string): Promise<PassportRow[]> {
+    const rows = await this.prisma.passport.findMany({ where: { digitalLink, granularity }, orderBy: [...NEWEST_FIRST] });
+    const rank = (row: PassportRow) => (LIVE_STATUSES.includes(row.status as PassportStatus) ? (row.liveBeforeRule ? 1 : 0) : 2);
+    return rows.sort((a, b) => rank(a) - rank(b));
   }
 
   find(id: string): Promise<PassportRow | null> {
     return this.prisma.passport.findUnique({ where: { id } });
+  }
+
+  findSuccessor(id: string): Promise<PassportRow | null> {
+    return this.prisma.passport.findUnique({ where: { predecessorId: id } });
   }
 
   findMany(ids: readonly string[]): Promise<PassportRow[]> {

@@ -55,11 +55,14 @@ export function passportCredentialUrl(issuerBase: string, passportId: string): s
   return `${issuerBase}/passports/${encodeURIComponent(passportId)}/credential`;
 }
 
-/** Registered link types (UNTP's, GS1's, IANA's link relations) of what the credential links to. */
+/**
+ * Registered link types of what the credential links to, as the Digital Link resolver spells them:
+ * GS1 Web Vocabulary terms on ref.gs1.org, UNTP's for traceability events, IANA link relations by name.
+ */
 export const LINK_TYPES = {
-  dpp: 'https://test.uncefact.org/vocabulary/linkTypes/dpp',
+  dpp: 'https://ref.gs1.org/voc/dpp',
   traceabilityEvents: 'https://test.uncefact.org/vocabulary/linkTypes/dte',
-  verification: 'https://www.gs1.org/voc/verificationService',
+  verification: 'https://ref.gs1.org/voc/verificationService',
   archives: 'archives',
 } as const;
 

@@ -6,7 +6,7 @@ import { badRequest } from '../../../lib/problem.js';
 import type { IssuerService } from '../service/issuer-service.js';
 import type { PassportRow } from '../data/passport-repository.js';
 import type { KeyUse } from '../domain/index.js';
-import { CreatePassportInput, IssuedCredentialType, Passport, PassportAsOf, PassportEventAppended, PassportKeyUse, PassportPack } from '../schema/types.js';
+import { CreatePassportInput, IssuedCredentialType, Passport, PassportAsOf, PassportEventAppended, PassportIdentityResolution, PassportKeyUse, PassportPack } from '../schema/types.js';
 
 /** Most passports one `passports(ids)` answers. */
 export const MAX_PASSPORTS_PER_QUERY = 500;
@@ -49,6 +49,36 @@ export class PassportResolver {
       const row = rows.get(id);
       return row ? Passport.from(row) : null;
     });
+  }
+
+  @Query(() => PassportIdentityResolution, {
+    description:
+      'The passports of an identity, for the Digital Link resolver: a GS1 Digital Link URI on any host (`…/01/{gtin}[/22/…][/10/…][/21/…]`) or an EPC URN. A malformed identifier (e.g. a wrong check digit) is a 400 INVALID_IDENTITY.',
+  })
+  async identityResolution(@Arg('identifier', () => String) identifier: string): Promise<PassportIdentityResolution> {
+    const { identity, passports } = await this.issuer.passportsOfIdentity(identifier);
+    // The identifier as asked is the caller's; the rest is the identity as every passport's core spells it.
+    const { uri: _asked, ...canonical } = identity;
+    const shown = passports.map(Passport.from);
+    return Object.assign(new PassportIdentityResolution(), {
+      digitalLink: identity.digital_link,
+      granularity: identity.granularity,
+      identity: canonical,
+      current: shown[0] ?? null,
+      passports: shown,
+    });
+  }
+
+  @FieldResolver(() => Passport, { nullable: true, description: 'The passport this one succeeds, or null.' })
+  async predecessor(@Root() passport: Passport): Promise<Passport | null> {
+    const row = passport.row.predecessorId === null ? null : await this.issuer.findPassport(passport.row.predecessorId);
+    return row ? Passport.from(row) : null;
+  }
+
+  @FieldResolver(() => Passport, { nullable: true, description: 'The passport issued for the same identity after this one was revoked or reached its end of life, or null.' })
+  async successor(@Root() passport: Passport): Promise<Passport | null> {
+    const row = await this.issuer.findSuccessor(passport.row.id);
+    return row ? Passport.from(row) : null;
   }
 
   @FieldResolver(() => [PassportKeyUse], {

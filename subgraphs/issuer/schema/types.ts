@@ -146,6 +146,12 @@ export class Passport {
   @Field(() => RegistryRecordReference, { description: 'The registry record of the type ref (the model at that version), from the registry service.' })
   typeRecord!: RegistryRecordReference;
 
+  @Field(() => ID, {
+    nullable: true,
+    description: 'The passport of the same identity this one succeeds (revoked or at end of life when this one was created), or null for the first.',
+  })
+  predecessorId!: string | null;
+
   @Field(() => PassportAsOf, { nullable: true, description: "For a passport read with `at`: the instant and what ties its head to today's signed log; null otherwise." })
   asOf!: PassportAsOf | null;
 
@@ -170,6 +176,7 @@ export class Passport {
       typeRef: Object.assign(new PassportTypeRef(), { id: row.typeRefId, version: row.typeRefVersion }),
       typeRecord: Object.assign(new RegistryRecordReference(), { id: row.typeRefId, version: row.typeRefVersion }),
       asOf: null,
+      predecessorId: row.predecessorId,
       row,
     });
   }
@@ -347,4 +354,24 @@ export class IssuedCredentialType {
   static from(issued: { jwt: string; credential: Record<string, unknown>; kid: string }): IssuedCredentialType {
     return Object.assign(new IssuedCredentialType(), issued);
   }
+}
+
+@ObjectType('PassportIdentityResolution', {
+  description: 'What an identity (GS1 Digital Link or EPC URN, at its granularity) resolves to: at most one live passport at a time (DESIGN §3), and the passports issued for it before.',
+})
+export class PassportIdentityResolution {
+  @Field(() => String, { description: 'The canonical GS1 Digital Link on id.gs1.org.' })
+  digitalLink!: string;
+
+  @Field(() => String, { description: 'model, batch or item.' })
+  granularity!: string;
+
+  @Field(() => GraphQLJSONObject, { description: 'The identity as the core of its passports spells it: scheme, gtin, variant, lot, serial, digital_link.' })
+  identity!: Record<string, unknown>;
+
+  @Field(() => Passport, { nullable: true, description: 'The live passport; without one, the newest (revoked or at end of life); null when none was issued.' })
+  current!: Passport | null;
+
+  @Field(() => [Passport], { description: 'Every passport of the identity: the current one first, then the others newest first.' })
+  passports!: Passport[];
 }

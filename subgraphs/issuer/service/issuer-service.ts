@@ -7,9 +7,9 @@ import type { DomainMetrics } from '../../../lib/ops/metrics.js';
 import { randomUUID } from 'node:crypto';
 import { canonicalize } from '../../../lib/crypto/index.js';
 import type { KeyStore } from '../../../lib/keys/key-store.js';
-import { badRequest, notFound, ProblemError, refusing, unprocessable } from '../../../lib/problem.js';
+import { badRequest, conflict, notFound, ProblemError, refusing, unprocessable } from '../../../lib/problem.js';
 import { isRfc3339Instant, parseInstant } from '../../../lib/time.js';
-import type { PassportRepository, PassportRow } from '../data/passport-repository.js';
+import { LivePassportExists, type PassportRepository, type PassportRow } from '../data/passport-repository.js';
 import { ANY_VERSION, type ProfileRepository } from '../data/profile-repository.js';
 import {
   assembleVerdict,
@@ -139,6 +139,23 @@ function issuerProblem(error: unknown): ProblemError | undefined {
   return isIssuerError(error) ? problemFromIssuerError(error) : undefined;
 }
 
+/** The one-live-passport rule's refusal, naming the live passport (the REST facade adds its URL). */
+function livePassportProblem(error: unknown, identity: PassportIdentity): ProblemError | undefined {
+  if (!(error instanceof LivePassportExists)) return undefined;
+  return conflict(
+    'LIVE_PASSPORT_EXISTS',
+    `the ${identity.granularity} ${identity.digital_link} already has a live passport, ${error.live.id} (${error.live.status}); a new one may be issued once it is revoked or at end of life`,
+    { passport_id: error.live.id, passport_status: error.live.status, identity: identity.digital_link, granularity: identity.granularity },
+  );
+}
+
+/** What an identity resolves to: its canonical form and every passport issued for it, the current one first. */
+export interface IdentityPassports {
+  identity: PassportIdentity;
+  /** The live passport first; without one, the newest; then the others, newest first. */
+  passports: PassportRow[];
+}
+
 /**
  * Documents are signed and hashed in their RFC 8785 form, which lone surrogates do not have; and
  * PostgreSQL's json and text cannot hold U+0000. Both are refused up front, never a 500.
@@ -236,29 +253,51 @@ export class IssuerService {
       claims,
       created_at: now.toISOString(),
     };
-    const created = await this.passports.create(
-      {
-        id,
-        identity: identity.uri,
-        digitalLink: identity.digital_link,
-        granularity: identity.granularity,
-        typeRef: input.typeRef,
-        configVector: input.configVector,
-        capabilityClass,
-        profileId: profile?.id ?? null,
-        claims,
-        status: INITIAL_STATUS,
-        core,
-      },
-      this.keys.signer('event'),
-      now,
+    const created = await refusing(
+      () =>
+        this.passports.create(
+          {
+            id,
+            identity: identity.uri,
+            digitalLink: identity.digital_link,
+            granularity: identity.granularity,
+            typeRef: input.typeRef,
+            configVector: input.configVector,
+            capabilityClass,
+            profileId: profile?.id ?? null,
+            claims,
+            status: INITIAL_STATUS,
+            core,
+          },
+          this.keys.signer('event'),
+          now,
+        ),
+      (error) => livePassportProblem(error, identity),
     );
     this.metrics.passportCreated();
     return created;
   }
 
+  /**
+   * The passports of an identity (a GS1 Digital Link on any host, or an EPC URN), for the resolver.
+   * An identifier that is not one (a wrong check digit, a bad qualifier) is a 400: the resolver's
+   * request, not a document, is malformed.
+   */
+  async passportsOfIdentity(identifier: string): Promise<IdentityPassports> {
+    const identity = await refusing(
+      () => validateIdentity(identifier),
+      (error) => (isIssuerError(error) ? new ProblemError(400, error.code, error.message, { ...error.details }) : undefined),
+    );
+    return { identity, passports: await this.passports.ofIdentity(identity.digital_link, identity.granularity) };
+  }
+
   async findPassport(id: string): Promise<PassportRow | null> {
     return storable(id) ? this.passports.find(id) : null;
+  }
+
+  /** The passport that succeeds this one, if one was issued. */
+  findSuccessor(id: string): Promise<PassportRow | null> {
+    return this.passports.findSuccessor(id);
   }
 
   findPassports(ids: readonly string[]): Promise<PassportRow[]> {

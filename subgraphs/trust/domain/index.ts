@@ -4,3 +4,4 @@ export * from './key-standing.js';
 export * from './master-list.js';
 export * from './trust-lists.js';
 export * from './platform-keys.js';
+export * from './key-path.js';

@@ -1,8 +1,8 @@
-/** The anchor bundle: what a verifier pins, signed with the service key. */
+/** The anchor bundle, what a verifier pins, and the trust path material of one key, both signed with the service key. */
 import { GraphQLJSONObject } from 'graphql-scalars';
 import { Arg, Query, Resolver } from 'type-graphql';
 import { signJson } from '../../../lib/crypto/index.js';
-import { buildAnchorBundle, instantOf, trustListAt, type TrustList } from '../domain/index.js';
+import { buildAnchorBundle, buildKeyPathMaterial, instantOf, THUMBPRINT, trustListAt, type TrustList } from '../domain/index.js';
 import { orThrow, type TrustDependencies } from './shared.js';
 
 @Resolver()
@@ -27,5 +27,16 @@ export class AnchorBundleResolver {
       }),
     );
     return signJson({ service: 'trust', ...bundle, master_list_origin: this.deps.masterListOrigin }, this.deps.serviceSigner());
+  }
+
+  @Query(() => GraphQLJSONObject, {
+    description:
+      "The signed trust path material of a key (GET /keys/{kid}/path): {type: 'key-path', kid, issued_at, nodes, edges, revocations}, the part of the graph that decides the key's standing (the nodes listing it, every node a delegation chain leads from to them, the edges into those and their revocations), read in one snapshot. Empty lists when no node lists the key.",
+  })
+  async trustKeyPath(@Arg('kid', () => String) kid: string): Promise<object> {
+    // The syntax first: a kid that cannot name a key reads nothing.
+    const part = THUMBPRINT.test(kid) ? await this.deps.store.graphForKeys([kid]) : { nodes: [], edges: [] };
+    const material = orThrow(buildKeyPathMaterial(kid, part, instantOf(new Date())));
+    return signJson({ service: 'trust', ...material }, this.deps.serviceSigner());
   }
 }

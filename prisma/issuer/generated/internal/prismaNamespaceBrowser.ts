@@ -129,7 +129,9 @@ export const PassportScalarFieldEnum = {
   statusIndex: 'statusIndex',
   latestPackAt: 'latestPackAt',
   createdAt: 'createdAt',
-  updatedAt: 'updatedAt'
+  updatedAt: 'updatedAt',
+  predecessorId: 'predecessorId',
+  liveBeforeRule: 'liveBeforeRule'
 } as const
 
 export type PassportScalarFieldEnum = (typeof PassportScalarFieldEnum)[keyof typeof PassportScalarFieldEnum]

@@ -56,6 +56,8 @@ export type PassportMinAggregateOutputType = {
   latestPackAt: Date | null
   createdAt: Date | null
   updatedAt: Date | null
+  predecessorId: string | null
+  liveBeforeRule: boolean | null
 }
 
 export type PassportMaxAggregateOutputType = {
@@ -75,6 +77,8 @@ export type PassportMaxAggregateOutputType = {
   latestPackAt: Date | null
   createdAt: Date | null
   updatedAt: Date | null
+  predecessorId: string | null
+  liveBeforeRule: boolean | null
 }
 
 export type PassportCountAggregateOutputType = {
@@ -100,6 +104,8 @@ export type PassportCountAggregateOutputType = {
   latestPackAt: number
   createdAt: number
   updatedAt: number
+  predecessorId: number
+  liveBeforeRule: number
   _all: number
 }
 
@@ -133,6 +139,8 @@ export type PassportMinAggregateInputType = {
   latestPackAt?: true
   createdAt?: true
   updatedAt?: true
+  predecessorId?: true
+  liveBeforeRule?: true
 }
 
 export type PassportMaxAggregateInputType = {
@@ -152,6 +160,8 @@ export type PassportMaxAggregateInputType = {
   latestPackAt?: true
   createdAt?: true
   updatedAt?: true
+  predecessorId?: true
+  liveBeforeRule?: true
 }
 
 export type PassportCountAggregateInputType = {
@@ -177,6 +187,8 @@ export type PassportCountAggregateInputType = {
   latestPackAt?: true
   createdAt?: true
   updatedAt?: true
+  predecessorId?: true
+  liveBeforeRule?: true
   _all?: true
 }
 
@@ -289,6 +301,8 @@ export type PassportGroupByOutputType = {
   latestPackAt: Date | null
   createdAt: Date
   updatedAt: Date
+  predecessorId: string | null
+  liveBeforeRule: boolean
   _count: PassportCountAggregateOutputType | null
   _avg: PassportAvgAggregateOutputType | null
   _sum: PassportSumAggregateOutputType | null
@@ -337,7 +351,11 @@ export type PassportWhereInput = {
   latestPackAt?: Prisma.DateTimeNullableFilter<"Passport"> | Date | string | null
   createdAt?: Prisma.DateTimeFilter<"Passport"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"Passport"> | Date | string
+  predecessorId?: Prisma.StringNullableFilter<"Passport"> | string | null
+  liveBeforeRule?: Prisma.BoolFilter<"Passport"> | boolean
   events?: Prisma.PassportEventListRelationFilter
+  predecessor?: Prisma.XOR<Prisma.PassportNullableScalarRelationFilter, Prisma.PassportWhereInput> | null
+  successor?: Prisma.XOR<Prisma.PassportNullableScalarRelationFilter, Prisma.PassportWhereInput> | null
 }
 
 export type PassportOrderByWithRelationInput = {
@@ -363,12 +381,18 @@ export type PassportOrderByWithRelationInput = {
   latestPackAt?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
+  predecessorId?: Prisma.SortOrderInput | Prisma.SortOrder
+  liveBeforeRule?: Prisma.SortOrder
   events?: Prisma.PassportEventOrderByRelationAggregateInput
+  predecessor?: Prisma.PassportOrderByWithRelationInput
+  successor?: Prisma.PassportOrderByWithRelationInput
 }
 
 export type PassportWhereUniqueInput = Prisma.AtLeast<{
   id?: string
   statusIndex?: number
+  predecessorId?: string
+  digitalLink_granularity?: Prisma.PassportDigitalLinkGranularityCompoundUniqueInput
   AND?: Prisma.PassportWhereInput | Prisma.PassportWhereInput[]
   OR?: Prisma.PassportWhereInput[]
   NOT?: Prisma.PassportWhereInput | Prisma.PassportWhereInput[]
@@ -392,8 +416,11 @@ export type PassportWhereUniqueInput = Prisma.AtLeast<{
   latestPackAt?: Prisma.DateTimeNullableFilter<"Passport"> | Date | string | null
   createdAt?: Prisma.DateTimeFilter<"Passport"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"Passport"> | Date | string
+  liveBeforeRule?: Prisma.BoolFilter<"Passport"> | boolean
   events?: Prisma.PassportEventListRelationFilter
-}, "id" | "statusIndex">
+  predecessor?: Prisma.XOR<Prisma.PassportNullableScalarRelationFilter, Prisma.PassportWhereInput> | null
+  successor?: Prisma.XOR<Prisma.PassportNullableScalarRelationFilter, Prisma.PassportWhereInput> | null
+}, "id" | "statusIndex" | "predecessorId" | "digitalLink_granularity">
 
 export type PassportOrderByWithAggregationInput = {
   id?: Prisma.SortOrder
@@ -418,6 +445,8 @@ export type PassportOrderByWithAggregationInput = {
   latestPackAt?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
+  predecessorId?: Prisma.SortOrderInput | Prisma.SortOrder
+  liveBeforeRule?: Prisma.SortOrder
   _count?: Prisma.PassportCountOrderByAggregateInput
   _avg?: Prisma.PassportAvgOrderByAggregateInput
   _max?: Prisma.PassportMaxOrderByAggregateInput
@@ -451,6 +480,8 @@ export type PassportScalarWhereWithAggregatesInput = {
   latestPackAt?: Prisma.DateTimeNullableWithAggregatesFilter<"Passport"> | Date | string | null
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"Passport"> | Date | string
   updatedAt?: Prisma.DateTimeWithAggregatesFilter<"Passport"> | Date | string
+  predecessorId?: Prisma.StringNullableWithAggregatesFilter<"Passport"> | string | null
+  liveBeforeRule?: Prisma.BoolWithAggregatesFilter<"Passport"> | boolean
 }
 
 export type PassportCreateInput = {
@@ -476,7 +507,10 @@ export type PassportCreateInput = {
   latestPackAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
+  liveBeforeRule?: boolean
   events?: Prisma.PassportEventCreateNestedManyWithoutPassportInput
+  predecessor?: Prisma.PassportCreateNestedOneWithoutSuccessorInput
+  successor?: Prisma.PassportCreateNestedOneWithoutPredecessorInput
 }
 
 export type PassportUncheckedCreateInput = {
@@ -502,7 +536,10 @@ export type PassportUncheckedCreateInput = {
   latestPackAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
+  predecessorId?: string | null
+  liveBeforeRule?: boolean
   events?: Prisma.PassportEventUncheckedCreateNestedManyWithoutPassportInput
+  successor?: Prisma.PassportUncheckedCreateNestedOneWithoutPredecessorInput
 }
 
 export type PassportUpdateInput = {
@@ -527,7 +564,10 @@ export type PassportUpdateInput = {
   latestPackAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  liveBeforeRule?: Prisma.BoolFieldUpdateOperationsInput | boolean
   events?: Prisma.PassportEventUpdateManyWithoutPassportNestedInput
+  predecessor?: Prisma.PassportUpdateOneWithoutSuccessorNestedInput
+  successor?: Prisma.PassportUpdateOneWithoutPredecessorNestedInput
 }
 
 export type PassportUncheckedUpdateInput = {
@@ -553,7 +593,10 @@ export type PassportUncheckedUpdateInput = {
   latestPackAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  predecessorId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  liveBeforeRule?: Prisma.BoolFieldUpdateOperationsInput | boolean
   events?: Prisma.PassportEventUncheckedUpdateManyWithoutPassportNestedInput
+  successor?: Prisma.PassportUncheckedUpdateOneWithoutPredecessorNestedInput
 }
 
 export type PassportCreateManyInput = {
@@ -579,6 +622,8 @@ export type PassportCreateManyInput = {
   latestPackAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
+  predecessorId?: string | null
+  liveBeforeRule?: boolean
 }
 
 export type PassportUpdateManyMutationInput = {
@@ -603,6 +648,7 @@ export type PassportUpdateManyMutationInput = {
   latestPackAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  liveBeforeRule?: Prisma.BoolFieldUpdateOperationsInput | boolean
 }
 
 export type PassportUncheckedUpdateManyInput = {
@@ -628,6 +674,8 @@ export type PassportUncheckedUpdateManyInput = {
   latestPackAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  predecessorId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  liveBeforeRule?: Prisma.BoolFieldUpdateOperationsInput | boolean
 }
 
 export type StringNullableListFilter<$PrismaModel = never> = {
@@ -636,6 +684,16 @@ export type StringNullableListFilter<$PrismaModel = never> = {
   hasEvery?: string[] | Prisma.ListStringFieldRefInput<$PrismaModel>
   hasSome?: string[] | Prisma.ListStringFieldRefInput<$PrismaModel>
   isEmpty?: boolean
+}
+
+export type PassportNullableScalarRelationFilter = {
+  is?: Prisma.PassportWhereInput | null
+  isNot?: Prisma.PassportWhereInput | null
+}
+
+export type PassportDigitalLinkGranularityCompoundUniqueInput = {
+  digitalLink: string
+  granularity: string
 }
 
 export type PassportCountOrderByAggregateInput = {
@@ -661,6 +719,8 @@ export type PassportCountOrderByAggregateInput = {
   latestPackAt?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
+  predecessorId?: Prisma.SortOrder
+  liveBeforeRule?: Prisma.SortOrder
 }
 
 export type PassportAvgOrderByAggregateInput = {
@@ -686,6 +746,8 @@ export type PassportMaxOrderByAggregateInput = {
   latestPackAt?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
+  predecessorId?: Prisma.SortOrder
+  liveBeforeRule?: Prisma.SortOrder
 }
 
 export type PassportMinOrderByAggregateInput = {
@@ -705,6 +767,8 @@ export type PassportMinOrderByAggregateInput = {
   latestPackAt?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
+  predecessorId?: Prisma.SortOrder
+  liveBeforeRule?: Prisma.SortOrder
 }
 
 export type PassportSumOrderByAggregateInput = {
@@ -722,6 +786,24 @@ export type PassportCreatefrontierInput = {
   set: string[]
 }
 
+export type PassportCreateNestedOneWithoutSuccessorInput = {
+  create?: Prisma.XOR<Prisma.PassportCreateWithoutSuccessorInput, Prisma.PassportUncheckedCreateWithoutSuccessorInput>
+  connectOrCreate?: Prisma.PassportCreateOrConnectWithoutSuccessorInput
+  connect?: Prisma.PassportWhereUniqueInput
+}
+
+export type PassportCreateNestedOneWithoutPredecessorInput = {
+  create?: Prisma.XOR<Prisma.PassportCreateWithoutPredecessorInput, Prisma.PassportUncheckedCreateWithoutPredecessorInput>
+  connectOrCreate?: Prisma.PassportCreateOrConnectWithoutPredecessorInput
+  connect?: Prisma.PassportWhereUniqueInput
+}
+
+export type PassportUncheckedCreateNestedOneWithoutPredecessorInput = {
+  create?: Prisma.XOR<Prisma.PassportCreateWithoutPredecessorInput, Prisma.PassportUncheckedCreateWithoutPredecessorInput>
+  connectOrCreate?: Prisma.PassportCreateOrConnectWithoutPredecessorInput
+  connect?: Prisma.PassportWhereUniqueInput
+}
+
 export type IntFieldUpdateOperationsInput = {
   set?: number
   increment?: number
@@ -733,6 +815,40 @@ export type IntFieldUpdateOperationsInput = {
 export type PassportUpdatefrontierInput = {
   set?: string[]
   push?: string | string[]
+}
+
+export type BoolFieldUpdateOperationsInput = {
+  set?: boolean
+}
+
+export type PassportUpdateOneWithoutSuccessorNestedInput = {
+  create?: Prisma.XOR<Prisma.PassportCreateWithoutSuccessorInput, Prisma.PassportUncheckedCreateWithoutSuccessorInput>
+  connectOrCreate?: Prisma.PassportCreateOrConnectWithoutSuccessorInput
+  upsert?: Prisma.PassportUpsertWithoutSuccessorInput
+  disconnect?: Prisma.PassportWhereInput | boolean
+  delete?: Prisma.PassportWhereInput | boolean
+  connect?: Prisma.PassportWhereUniqueInput
+  update?: Prisma.XOR<Prisma.XOR<Prisma.PassportUpdateToOneWithWhereWithoutSuccessorInput, Prisma.PassportUpdateWithoutSuccessorInput>, Prisma.PassportUncheckedUpdateWithoutSuccessorInput>
+}
+
+export type PassportUpdateOneWithoutPredecessorNestedInput = {
+  create?: Prisma.XOR<Prisma.PassportCreateWithoutPredecessorInput, Prisma.PassportUncheckedCreateWithoutPredecessorInput>
+  connectOrCreate?: Prisma.PassportCreateOrConnectWithoutPredecessorInput
+  upsert?: Prisma.PassportUpsertWithoutPredecessorInput
+  disconnect?: Prisma.PassportWhereInput | boolean
+  delete?: Prisma.PassportWhereInput | boolean
+  connect?: Prisma.PassportWhereUniqueInput
+  update?: Prisma.XOR<Prisma.XOR<Prisma.PassportUpdateToOneWithWhereWithoutPredecessorInput, Prisma.PassportUpdateWithoutPredecessorInput>, Prisma.PassportUncheckedUpdateWithoutPredecessorInput>
+}
+
+export type PassportUncheckedUpdateOneWithoutPredecessorNestedInput = {
+  create?: Prisma.XOR<Prisma.PassportCreateWithoutPredecessorInput, Prisma.PassportUncheckedCreateWithoutPredecessorInput>
+  connectOrCreate?: Prisma.PassportCreateOrConnectWithoutPredecessorInput
+  upsert?: Prisma.PassportUpsertWithoutPredecessorInput
+  disconnect?: Prisma.PassportWhereInput | boolean
+  delete?: Prisma.PassportWhereInput | boolean
+  connect?: Prisma.PassportWhereUniqueInput
+  update?: Prisma.XOR<Prisma.XOR<Prisma.PassportUpdateToOneWithWhereWithoutPredecessorInput, Prisma.PassportUpdateWithoutPredecessorInput>, Prisma.PassportUncheckedUpdateWithoutPredecessorInput>
 }
 
 export type PassportCreateNestedOneWithoutEventsInput = {
@@ -747,6 +863,260 @@ export type PassportUpdateOneRequiredWithoutEventsNestedInput = {
   upsert?: Prisma.PassportUpsertWithoutEventsInput
   connect?: Prisma.PassportWhereUniqueInput
   update?: Prisma.XOR<Prisma.XOR<Prisma.PassportUpdateToOneWithWhereWithoutEventsInput, Prisma.PassportUpdateWithoutEventsInput>, Prisma.PassportUncheckedUpdateWithoutEventsInput>
+}
+
+export type PassportCreateWithoutSuccessorInput = {
+  id: string
+  identity: string
+  digitalLink: string
+  granularity: string
+  typeRefId: string
+  typeRefVersion: number
+  configVector: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  capabilityClass: string
+  profileId?: string | null
+  claims: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  status: string
+  core: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  logSize: number
+  frontier?: Prisma.PassportCreatefrontierInput | string[]
+  lastEvent?: string | null
+  logHead: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  emptyLogHead?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  latestPack?: string | null
+  statusIndex?: number
+  latestPackAt?: Date | string | null
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  liveBeforeRule?: boolean
+  events?: Prisma.PassportEventCreateNestedManyWithoutPassportInput
+  predecessor?: Prisma.PassportCreateNestedOneWithoutSuccessorInput
+}
+
+export type PassportUncheckedCreateWithoutSuccessorInput = {
+  id: string
+  identity: string
+  digitalLink: string
+  granularity: string
+  typeRefId: string
+  typeRefVersion: number
+  configVector: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  capabilityClass: string
+  profileId?: string | null
+  claims: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  status: string
+  core: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  logSize: number
+  frontier?: Prisma.PassportCreatefrontierInput | string[]
+  lastEvent?: string | null
+  logHead: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  emptyLogHead?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  latestPack?: string | null
+  statusIndex?: number
+  latestPackAt?: Date | string | null
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  predecessorId?: string | null
+  liveBeforeRule?: boolean
+  events?: Prisma.PassportEventUncheckedCreateNestedManyWithoutPassportInput
+}
+
+export type PassportCreateOrConnectWithoutSuccessorInput = {
+  where: Prisma.PassportWhereUniqueInput
+  create: Prisma.XOR<Prisma.PassportCreateWithoutSuccessorInput, Prisma.PassportUncheckedCreateWithoutSuccessorInput>
+}
+
+export type PassportCreateWithoutPredecessorInput = {
+  id: string
+  identity: string
+  digitalLink: string
+  granularity: string
+  typeRefId: string
+  typeRefVersion: number
+  configVector: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  capabilityClass: string
+  profileId?: string | null
+  claims: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  status: string
+  core: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  logSize: number
+  frontier?: Prisma.PassportCreatefrontierInput | string[]
+  lastEvent?: string | null
+  logHead: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  emptyLogHead?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  latestPack?: string | null
+  statusIndex?: number
+  latestPackAt?: Date | string | null
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  liveBeforeRule?: boolean
+  events?: Prisma.PassportEventCreateNestedManyWithoutPassportInput
+  successor?: Prisma.PassportCreateNestedOneWithoutPredecessorInput
+}
+
+export type PassportUncheckedCreateWithoutPredecessorInput = {
+  id: string
+  identity: string
+  digitalLink: string
+  granularity: string
+  typeRefId: string
+  typeRefVersion: number
+  configVector: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  capabilityClass: string
+  profileId?: string | null
+  claims: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  status: string
+  core: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  logSize: number
+  frontier?: Prisma.PassportCreatefrontierInput | string[]
+  lastEvent?: string | null
+  logHead: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  emptyLogHead?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  latestPack?: string | null
+  statusIndex?: number
+  latestPackAt?: Date | string | null
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  liveBeforeRule?: boolean
+  events?: Prisma.PassportEventUncheckedCreateNestedManyWithoutPassportInput
+  successor?: Prisma.PassportUncheckedCreateNestedOneWithoutPredecessorInput
+}
+
+export type PassportCreateOrConnectWithoutPredecessorInput = {
+  where: Prisma.PassportWhereUniqueInput
+  create: Prisma.XOR<Prisma.PassportCreateWithoutPredecessorInput, Prisma.PassportUncheckedCreateWithoutPredecessorInput>
+}
+
+export type PassportUpsertWithoutSuccessorInput = {
+  update: Prisma.XOR<Prisma.PassportUpdateWithoutSuccessorInput, Prisma.PassportUncheckedUpdateWithoutSuccessorInput>
+  create: Prisma.XOR<Prisma.PassportCreateWithoutSuccessorInput, Prisma.PassportUncheckedCreateWithoutSuccessorInput>
+  where?: Prisma.PassportWhereInput
+}
+
+export type PassportUpdateToOneWithWhereWithoutSuccessorInput = {
+  where?: Prisma.PassportWhereInput
+  data: Prisma.XOR<Prisma.PassportUpdateWithoutSuccessorInput, Prisma.PassportUncheckedUpdateWithoutSuccessorInput>
+}
+
+export type PassportUpdateWithoutSuccessorInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  identity?: Prisma.StringFieldUpdateOperationsInput | string
+  digitalLink?: Prisma.StringFieldUpdateOperationsInput | string
+  granularity?: Prisma.StringFieldUpdateOperationsInput | string
+  typeRefId?: Prisma.StringFieldUpdateOperationsInput | string
+  typeRefVersion?: Prisma.IntFieldUpdateOperationsInput | number
+  configVector?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  capabilityClass?: Prisma.StringFieldUpdateOperationsInput | string
+  profileId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  claims?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  status?: Prisma.StringFieldUpdateOperationsInput | string
+  core?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  logSize?: Prisma.IntFieldUpdateOperationsInput | number
+  frontier?: Prisma.PassportUpdatefrontierInput | string[]
+  lastEvent?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  logHead?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  emptyLogHead?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  latestPack?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  latestPackAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  liveBeforeRule?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  events?: Prisma.PassportEventUpdateManyWithoutPassportNestedInput
+  predecessor?: Prisma.PassportUpdateOneWithoutSuccessorNestedInput
+}
+
+export type PassportUncheckedUpdateWithoutSuccessorInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  identity?: Prisma.StringFieldUpdateOperationsInput | string
+  digitalLink?: Prisma.StringFieldUpdateOperationsInput | string
+  granularity?: Prisma.StringFieldUpdateOperationsInput | string
+  typeRefId?: Prisma.StringFieldUpdateOperationsInput | string
+  typeRefVersion?: Prisma.IntFieldUpdateOperationsInput | number
+  configVector?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  capabilityClass?: Prisma.StringFieldUpdateOperationsInput | string
+  profileId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  claims?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  status?: Prisma.StringFieldUpdateOperationsInput | string
+  core?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  logSize?: Prisma.IntFieldUpdateOperationsInput | number
+  frontier?: Prisma.PassportUpdatefrontierInput | string[]
+  lastEvent?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  logHead?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  emptyLogHead?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  latestPack?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  statusIndex?: Prisma.IntFieldUpdateOperationsInput | number
+  latestPackAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  predecessorId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  liveBeforeRule?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  events?: Prisma.PassportEventUncheckedUpdateManyWithoutPassportNestedInput
+}
+
+export type PassportUpsertWithoutPredecessorInput = {
+  update: Prisma.XOR<Prisma.PassportUpdateWithoutPredecessorInput, Prisma.PassportUncheckedUpdateWithoutPredecessorInput>
+  create: Prisma.XOR<Prisma.PassportCreateWithoutPredecessorInput, Prisma.PassportUncheckedCreateWithoutPredecessorInput>
+  where?: Prisma.PassportWhereInput
+}
+
+export type PassportUpdateToOneWithWhereWithoutPredecessorInput = {
+  where?: Prisma.PassportWhereInput
+  data: Prisma.XOR<Prisma.PassportUpdateWithoutPredecessorInput, Prisma.PassportUncheckedUpdateWithoutPredecessorInput>
+}
+
+export type PassportUpdateWithoutPredecessorInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  identity?: Prisma.StringFieldUpdateOperationsInput | string
+  digitalLink?: Prisma.StringFieldUpdateOperationsInput | string
+  granularity?: Prisma.StringFieldUpdateOperationsInput | string
+  typeRefId?: Prisma.StringFieldUpdateOperationsInput | string
+  typeRefVersion?: Prisma.IntFieldUpdateOperationsInput | number
+  configVector?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  capabilityClass?: Prisma.StringFieldUpdateOperationsInput | string
+  profileId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  claims?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  status?: Prisma.StringFieldUpdateOperationsInput | string
+  core?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  logSize?: Prisma.IntFieldUpdateOperationsInput | number
+  frontier?: Prisma.PassportUpdatefrontierInput | string[]
+  lastEvent?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  logHead?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  emptyLogHead?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  latestPack?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  latestPackAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  liveBeforeRule?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  events?: Prisma.PassportEventUpdateManyWithoutPassportNestedInput
+  successor?: Prisma.PassportUpdateOneWithoutPredecessorNestedInput
+}
+
+export type PassportUncheckedUpdateWithoutPredecessorInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  identity?: Prisma.StringFieldUpdateOperationsInput | string
+  digitalLink?: Prisma.StringFieldUpdateOperationsInput | string
+  granularity?: Prisma.StringFieldUpdateOperationsInput | string
+  typeRefId?: Prisma.StringFieldUpdateOperationsInput | string
+  typeRefVersion?: Prisma.IntFieldUpdateOperationsInput | number
+  configVector?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  capabilityClass?: Prisma.StringFieldUpdateOperationsInput | string
+  profileId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  claims?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  status?: Prisma.StringFieldUpdateOperationsInput | string
+  core?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  logSize?: Prisma.IntFieldUpdateOperationsInput | number
+  frontier?: Prisma.PassportUpdatefrontierInput | string[]
+  lastEvent?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  logHead?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  emptyLogHead?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  latestPack?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  statusIndex?: Prisma.IntFieldUpdateOperationsInput | number
+  latestPackAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  liveBeforeRule?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  events?: Prisma.PassportEventUncheckedUpdateManyWithoutPassportNestedInput
+  successor?: Prisma.PassportUncheckedUpdateOneWithoutPredecessorNestedInput
 }
 
 export type PassportCreateWithoutEventsInput = {
@@ -772,6 +1142,9 @@ export type PassportCreateWithoutEventsInput = {
   latestPackAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
+  liveBeforeRule?: boolean
+  predecessor?: Prisma.PassportCreateNestedOneWithoutSuccessorInput
+  successor?: Prisma.PassportCreateNestedOneWithoutPredecessorInput
 }
 
 export type PassportUncheckedCreateWithoutEventsInput = {
@@ -797,6 +1170,9 @@ export type PassportUncheckedCreateWithoutEventsInput = {
   latestPackAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
+  predecessorId?: string | null
+  liveBeforeRule?: boolean
+  successor?: Prisma.PassportUncheckedCreateNestedOneWithoutPredecessorInput
 }
 
 export type PassportCreateOrConnectWithoutEventsInput = {
@@ -837,6 +1213,9 @@ export type PassportUpdateWithoutEventsInput = {
   latestPackAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  liveBeforeRule?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  predecessor?: Prisma.PassportUpdateOneWithoutSuccessorNestedInput
+  successor?: Prisma.PassportUpdateOneWithoutPredecessorNestedInput
 }
 
 export type PassportUncheckedUpdateWithoutEventsInput = {
@@ -862,6 +1241,9 @@ export type PassportUncheckedUpdateWithoutEventsInput = {
   latestPackAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  predecessorId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  liveBeforeRule?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  successor?: Prisma.PassportUncheckedUpdateOneWithoutPredecessorNestedInput
 }
 
 
@@ -918,7 +1300,11 @@ export type PassportSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs
   latestPackAt?: boolean
   createdAt?: boolean
   updatedAt?: boolean
+  predecessorId?: boolean
+  liveBeforeRule?: boolean
   events?: boolean | Prisma.Passport$eventsArgs<ExtArgs>
+  predecessor?: boolean | Prisma.Passport$predecessorArgs<ExtArgs>
+  successor?: boolean | Prisma.Passport$successorArgs<ExtArgs>
   _count?: boolean | Prisma.PassportCountOutputTypeDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["passport"]>
 
@@ -945,6 +1331,9 @@ export type PassportSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Exte
   latestPackAt?: boolean
   createdAt?: boolean
   updatedAt?: boolean
+  predecessorId?: boolean
+  liveBeforeRule?: boolean
+  predecessor?: boolean | Prisma.Passport$predecessorArgs<ExtArgs>
 }, ExtArgs["result"]["passport"]>
 
 export type PassportSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
@@ -970,6 +1359,9 @@ export type PassportSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Exte
   latestPackAt?: boolean
   createdAt?: boolean
   updatedAt?: boolean
+  predecessorId?: boolean
+  liveBeforeRule?: boolean
+  predecessor?: boolean | Prisma.Passport$predecessorArgs<ExtArgs>
 }, ExtArgs["result"]["passport"]>
 
 export type PassportSelectScalar = {
@@ -995,20 +1387,30 @@ export type PassportSelectScalar = {
   latestPackAt?: boolean
   createdAt?: boolean
   updatedAt?: boolean
+  predecessorId?: boolean
+  liveBeforeRule?: boolean
 }
 
-export type PassportOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "identity" | "digitalLink" | "granularity" | "typeRefId" | "typeRefVersion" | "configVector" | "capabilityClass" | "profileId" | "claims" | "status" | "core" | "logSize" | "frontier" | "lastEvent" | "logHead" | "emptyLogHead" | "latestPack" | "statusIndex" | "latestPackAt" | "createdAt" | "updatedAt", ExtArgs["result"]["passport"]>
+export type PassportOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "identity" | "digitalLink" | "granularity" | "typeRefId" | "typeRefVersion" | "configVector" | "capabilityClass" | "profileId" | "claims" | "status" | "core" | "logSize" | "frontier" | "lastEvent" | "logHead" | "emptyLogHead" | "latestPack" | "statusIndex" | "latestPackAt" | "createdAt" | "updatedAt" | "predecessorId" | "liveBeforeRule", ExtArgs["result"]["passport"]>
 export type PassportInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   events?: boolean | Prisma.Passport$eventsArgs<ExtArgs>
+  predecessor?: boolean | Prisma.Passport$predecessorArgs<ExtArgs>
+  successor?: boolean | Prisma.Passport$successorArgs<ExtArgs>
   _count?: boolean | Prisma.PassportCountOutputTypeDefaultArgs<ExtArgs>
 }
-export type PassportIncludeCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {}
-export type PassportIncludeUpdateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {}
+export type PassportIncludeCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  predecessor?: boolean | Prisma.Passport$predecessorArgs<ExtArgs>
+}
+export type PassportIncludeUpdateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  predecessor?: boolean | Prisma.Passport$predecessorArgs<ExtArgs>
+}
 
 export type $PassportPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   name: "Passport"
   objects: {
     events: Prisma.$PassportEventPayload<ExtArgs>[]
+    predecessor: Prisma.$PassportPayload<ExtArgs> | null
+    successor: Prisma.$PassportPayload<ExtArgs> | null
   }
   scalars: runtime.Types.Extensions.GetPayloadResult<{
     id: string
@@ -1068,6 +1470,16 @@ export type $PassportPayload<ExtArgs extends runtime.Types.Extensions.InternalAr
     latestPackAt: Date | null
     createdAt: Date
     updatedAt: Date
+    /**
+     * The passport of the same identity this one succeeds (revoked or at end of life before it was
+     * created); a passport has at most one successor.
+     */
+    predecessorId: string | null
+    /**
+     * A live passport that already shared its identity with a newer live one when the one-live-passport
+     * rule came (migration 20261127060000_one_live_passport): kept as it was, outside the rule's index.
+     */
+    liveBeforeRule: boolean
   }, ExtArgs["result"]["passport"]>
   composites: {}
 }
@@ -1463,6 +1875,8 @@ readonly fields: PassportFieldRefs;
 export interface Prisma__PassportClient<T, Null = never, ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs, GlobalOmitOptions = {}> extends Prisma.PrismaPromise<T> {
   readonly [Symbol.toStringTag]: "PrismaPromise"
   events<T extends Prisma.Passport$eventsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Passport$eventsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$PassportEventPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
+  predecessor<T extends Prisma.Passport$predecessorArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Passport$predecessorArgs<ExtArgs>>): Prisma.Prisma__PassportClient<runtime.Types.Result.GetResult<Prisma.$PassportPayload<ExtArgs>, T, "findUniqueOrThrow", GlobalOmitOptions> | null, null, ExtArgs, GlobalOmitOptions>
+  successor<T extends Prisma.Passport$successorArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Passport$successorArgs<ExtArgs>>): Prisma.Prisma__PassportClient<runtime.Types.Result.GetResult<Prisma.$PassportPayload<ExtArgs>, T, "findUniqueOrThrow", GlobalOmitOptions> | null, null, ExtArgs, GlobalOmitOptions>
   /**
    * Attaches callbacks for the resolution and/or rejection of the Promise.
    * @param onfulfilled The callback to execute when the Promise is resolved.
@@ -1514,6 +1928,8 @@ export interface PassportFieldRefs {
   readonly latestPackAt: Prisma.FieldRef<"Passport", 'DateTime'>
   readonly createdAt: Prisma.FieldRef<"Passport", 'DateTime'>
   readonly updatedAt: Prisma.FieldRef<"Passport", 'DateTime'>
+  readonly predecessorId: Prisma.FieldRef<"Passport", 'String'>
+  readonly liveBeforeRule: Prisma.FieldRef<"Passport", 'Boolean'>
 }
     
 
@@ -1768,6 +2184,10 @@ export type PassportCreateManyAndReturnArgs<ExtArgs extends runtime.Types.Extens
    */
   data: Prisma.PassportCreateManyInput | Prisma.PassportCreateManyInput[]
   skipDuplicates?: boolean
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.PassportIncludeCreateManyAndReturn<ExtArgs> | null
 }
 
 /**
@@ -1838,6 +2258,10 @@ export type PassportUpdateManyAndReturnArgs<ExtArgs extends runtime.Types.Extens
    * Limit how many Passports to update.
    */
   limit?: number
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.PassportIncludeUpdateManyAndReturn<ExtArgs> | null
 }
 
 /**
@@ -1928,6 +2352,44 @@ export type Passport$eventsArgs<ExtArgs extends runtime.Types.Extensions.Interna
   take?: number
   skip?: number
   distinct?: Prisma.PassportEventScalarFieldEnum | Prisma.PassportEventScalarFieldEnum[]
+}
+
+/**
+ * Passport.predecessor
+ */
+export type Passport$predecessorArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the Passport
+   */
+  select?: Prisma.PassportSelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the Passport
+   */
+  omit?: Prisma.PassportOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.PassportInclude<ExtArgs> | null
+  where?: Prisma.PassportWhereInput
+}
+
+/**
+ * Passport.successor
+ */
+export type Passport$successorArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the Passport
+   */
+  select?: Prisma.PassportSelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the Passport
+   */
+  omit?: Prisma.PassportOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.PassportInclude<ExtArgs> | null
+  where?: Prisma.PassportWhereInput
 }
 
 /**

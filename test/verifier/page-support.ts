@@ -1,0 +1,48 @@
+/**
+ * What the tests of the verification page share: Debian's Chromium as playwright-core drives it,
+ * packs minted through the REST API and drawn as QR images, a pack forged under a foreign key, and
+ * the steps a person takes in the page (open it, pick an image, read the verdict: test/support/page-visit.ts).
+ */
+import type { Page } from 'playwright-core';
+import QRCode from 'qrcode';
+import { expect } from 'vitest';
+import { encodeBase64Url, generateSecretKey, jwkThumbprint, publicKeyOf, rawKeySigner } from '../../lib/crypto/index.js';
+import { decodePack, mintPack } from '../../lib/formats/issuer/pack.js';
+import type { TestStack } from '../support/stack.js';
+
+export { serviceWorkerInControl, verdictOf as verifyImage } from '../support/page-visit.js';
+
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+
+export const isLocal = (url: string) => {
+  if (url.startsWith('data:') || url.startsWith('blob:') || url.startsWith('about:')) return true;
+  const { hostname } = new URL(url);
+  return hostname === '127.0.0.1' || hostname === 'localhost' || hostname === '[::1]';
+};
+
+/** A new pack of the passport, minted by the issuer (POST /passports/{id}/pack). */
+export async function mintedPack(platform: TestStack, passport: string): Promise<{ text: string; kid: string }> {
+  const response = await platform.rest('issuer', `/passports/${passport}/pack`, { method: 'POST', as: 'writer' });
+  expect(response.status, JSON.stringify(response.body)).toBe(201);
+  return response.body;
+}
+
+export const qrPng = (text: string) => QRCode.toBuffer(text, { errorCorrectionLevel: 'M', margin: 4, scale: 4 });
+
+/** The same claims signed by a P-256 key nobody vouches for, and that key. */
+export function foreignSigned(text: string): { text: string; jwk: { kty: 'EC'; crv: string; x: string; y: string; kid: string } } {
+  const secret = generateSecretKey('ES256');
+  const point = publicKeyOf('ES256', secret);
+  const jwk = { kty: 'EC' as const, crv: 'P-256', x: encodeBase64Url(point.slice(1, 33)), y: encodeBase64Url(point.slice(33, 65)) };
+  const kid = jwkThumbprint(jwk);
+  return { text: mintPack(decodePack(text).claims, rawKeySigner('ES256', kid, secret)).text, jwk: { ...jwk, kid } };
+}
+
+export const foreign = (text: string) => foreignSigned(text).text;
+
+/** Opens the page and waits until its anchor bundle is loaded and verified. */
+export async function openPage(page: Page, url: string): Promise<void> {
+  await page.goto(url);
+  await expect.poll(() => page.locator('#anchors').getAttribute('data-loaded'), { timeout: 15_000 }).toBe('yes');
+}
