@@ -87,7 +87,7 @@ describe('migrations', () => {
       await sql(
         url,
         `INSERT INTO issuer.passport (id, identity, digital_link, granularity, type_ref_id, type_ref_version, config_vector, capability_class, claims, status, core, log_size, frontier, log_head)
-         VALUES ($1, 'x', 'x', 'item', 'm', 1, '{}', 'trace', '{}', $2, '{}', 0, '{}', '{}')`,
+         VALUES ($1, $1, $1, 'item', 'm', 1, '{}', 'trace', '{}', $2, '{}', 0, '{}', '{}')`,
         [id, status],
       );
     }
