@@ -6,6 +6,7 @@ import type { AccessTokens } from '../lib/auth/tokens.js';
 import type { KeyEncryptionKeys } from '../lib/keys/kek.js';
 import { serviceDatabaseUrl } from '../lib/config/database.js';
 import type { RuntimeConfig } from '../lib/config/runtime.js';
+import { publicUrls, servedBaseUrl } from '../lib/config/public-urls.js';
 import { SERVICES, type ServiceName } from '../lib/config/services.js';
 import { startEmbeddedPostgres, type RunningPostgres } from '../lib/db/embedded-postgres.js';
 import type { ListeningServer } from '../lib/graphql/subgraph-server.js';
@@ -87,13 +88,28 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
       if (!gatewayUrl) throw new Error('the gateway is not started yet');
       return gatewayUrl;
     });
+    // Where the facade serves each service, once it listens (its ports may be chosen then); before, as configured.
+    let facadeBaseUrls: Record<ServiceName, string> | undefined;
+    const served = (service: ServiceName) => {
+      const mount = config.mounts.find((candidate) => candidate.service === service)!;
+      const port = facadeBaseUrls ? Number(new URL(facadeBaseUrls[service]).port) : mount.port;
+      return servedBaseUrl(config.host, port, mount.prefix);
+    };
+    const servicePublicUrls = publicUrls(config.publicUrls, served);
     const replicaUrls = {} as Record<ServiceName, string[]>;
     const subgraphs: Subgraph[] = [];
     // Built one after another: type-graphql keeps its build settings in static state.
     for (const service of SERVICES) {
       replicaUrls[service] = [];
       for (let replica = 0; replica < config.subgraphReplicas; replica += 1) {
-        const subgraph: Subgraph = await SUBGRAPHS[service]({ databaseUrl: serviceUrl(service), tokens: options.tokens, kek: options.kek, gateway: gatewayForSubgraphs, operations });
+        const subgraph: Subgraph = await SUBGRAPHS[service]({
+          databaseUrl: serviceUrl(service),
+          tokens: options.tokens,
+          kek: options.kek,
+          gateway: gatewayForSubgraphs,
+          operations,
+          publicUrls: servicePublicUrls,
+        });
         stoppers.push(() => subgraph.close());
         subgraphs.push(subgraph);
         // The first replica on the configured port, the others wherever the system finds room.
@@ -133,6 +149,7 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
       operations,
     });
     stoppers.push(() => facade.stop());
+    facadeBaseUrls = facade.baseUrls;
 
     const replicaStatements = () =>
       Object.fromEntries(SERVICES.map((service) => [service, subgraphs.filter((subgraph) => subgraph.name === service).map((subgraph) => subgraph.statements())])) as Record<ServiceName, number[]>;

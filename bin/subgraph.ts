@@ -1,6 +1,7 @@
 /** `npm run subgraph -- <service>`: one service's subgraph on its own, migrations applied first. */
 import { loadAccessTokens } from '../lib/auth/tokens.js';
 import { serviceDatabaseUrl } from '../lib/config/database.js';
+import { publicUrlsOfConfig } from '../lib/config/public-urls.js';
 import { isServiceName, SERVICES } from '../lib/config/services.js';
 import { kekFile, readKekFile } from '../lib/keys/kek.js';
 import { gatewayClient } from '../lib/graphql/gateway-client.js';
@@ -24,7 +25,9 @@ const kek = await Promise.resolve()
   .then(() => readKekFile(kekFile()))
   .catch(endOnKeyCustodyError);
 const operations = new Operations({ shutdownTimeoutMs: config.shutdown.timeoutMs, metrics: config.metrics.enabled });
-const subgraph = await SUBGRAPHS[service]({ databaseUrl, tokens: loadAccessTokens(), kek, gateway: gatewayClient(() => gatewayUrl), operations }).catch(endOnKeyCustodyError);
+const subgraph = await SUBGRAPHS[service]({ databaseUrl, tokens: loadAccessTokens(), kek, gateway: gatewayClient(() => gatewayUrl), operations, publicUrls: publicUrlsOfConfig(config) }).catch(
+  endOnKeyCustodyError,
+);
 const server = await serveSubgraph(subgraph, { host: config.host, port: config.subgraphPorts[service] }, subgraphServerOptions(config));
 const metrics = await serveMetrics(operations.metrics, { host: config.metrics.host, port: config.metrics.port ?? DEFAULT_METRICS_PORTS[service] }).catch(endOnStartFailure(undefined));
 console.log(`${service} subgraph: ${server.url}\nmetrics: ${metrics.url}`);

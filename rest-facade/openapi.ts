@@ -118,7 +118,10 @@ export function routeSchema(route: Route): FastifySchema & Record<string, unknow
         ? { type: 'null', description: answer.description }
         : {
             description: answer.description,
-            content: { [answer.mediaType ?? 'application/json']: { schema: answer.schema ?? {}, ...(answer.example === undefined ? {} : { example: answer.example }) } },
+            content: {
+              [answer.mediaType ?? 'application/json']: { schema: answer.schema ?? {}, ...(answer.example === undefined ? {} : { example: answer.example }) },
+              ...answer.alternatives,
+            },
           }),
       ...(Object.keys(headers).length ? { headers } : {}),
     };

@@ -31,7 +31,7 @@ export interface RouteRequest {
   body: unknown;
   /** A conditional GET's If-None-Match: a route whose answer usually still matches can read less until it knows. */
   ifNoneMatch?: string;
-  /** The Accept header, for a route that negotiates its answer (the Digital Link resolver). */
+  /** The Accept header, for the routes that negotiate their answer (the Digital Link resolver, credentials). */
   accept?: string;
 }
 
@@ -89,7 +89,18 @@ export interface Route {
    * the schema of the body with an example, and the headers it always carries (a 201's Location);
    * 304 has no body.
    */
-  responses: Record<number, { description: string; mediaType?: string; schema?: JsonSchema; example?: unknown; headers?: Record<string, JsonSchema> }>;
+  responses: Record<
+    number,
+    {
+      description: string;
+      mediaType?: string;
+      schema?: JsonSchema;
+      example?: unknown;
+      headers?: Record<string, JsonSchema>;
+      /** Further representations of the same answer, by media type (chosen by Accept). */
+      alternatives?: Record<string, { schema: JsonSchema; example?: unknown }>;
+    }
+  >;
   /** Adds to a problem the service answered what only the facade knows (absolute URLs). */
   problem?(details: Problem, context: RouteContext): Problem;
   /** Problem statuses this route answers besides the ones every route may (400, 404, 405, 413, 415). */

@@ -13,6 +13,12 @@ const serviceKey = (...signs: string[]): KeyPurpose => ({ purpose: SERVICE_KEY_P
 export const KEY_PURPOSES: Record<ServiceName, readonly KeyPurpose[]> = {
   trust: [serviceKey('trust anchor bundles')],
   registry: [serviceKey()],
-  issuer: [serviceKey(), { purpose: 'event', alg: 'Ed25519', signs: ['events', 'log heads'] }, { purpose: 'carrier', alg: 'ES256', signs: ['Tier-A packs'] }],
+  issuer: [
+    serviceKey(),
+    { purpose: 'event', alg: 'Ed25519', signs: ['events', 'log heads'] },
+    { purpose: 'carrier', alg: 'ES256', signs: ['Tier-A packs'] },
+    // The issuer's did:web names it in assertionMethod (docs/INTEROP.md).
+    { purpose: 'credential', alg: 'Ed25519', signs: ['UNTP passport credentials (vc+jwt)', 'Bitstring Status List credentials (vc+jwt)'] },
+  ],
   archive: [serviceKey(), { purpose: 'notary', alg: 'Ed25519', signs: ['notarizations of snapshots'] }],
 };

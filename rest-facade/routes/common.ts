@@ -31,9 +31,9 @@ const keyringKey: JsonSchema = {
     alg: { enum: ['Ed25519', 'ES256'] },
     use: { const: 'sig' },
     purpose: {
-      enum: ['service', 'event', 'carrier', 'notary'],
+      enum: ['service', 'event', 'carrier', 'credential', 'notary'],
       description:
-        'What the key is for (docs/KEYS.md): a service key signs health (and, at the trust service, anchor bundles); event signs events and log heads; carrier signs Tier-A packs; notary signs notarizations.',
+        'What the key is for (docs/KEYS.md): a service key signs health (and, at the trust service, anchor bundles); event signs events and log heads; carrier signs Tier-A packs; credential signs the issuer’s verifiable credentials (UNTP passports, status lists); notary signs notarizations.',
     },
     signs: { type: 'array', items: { type: 'string' }, description: 'The artefacts the key signs, in words.' },
     iat: { type: 'integer', description: 'NumericDate the key was made.' },

@@ -3,11 +3,31 @@
  * event payloads are carried opaquely (EPCIS 2.0 member names stay camelCase inside `payload`),
  * and signed documents pass through verbatim.
  */
+import { createHash } from 'node:crypto';
+import Negotiator from 'negotiator';
 import { problem } from '../../lib/problem.js';
 import { RequestProblem } from '../../lib/http/request-problem.js';
-import type { JsonSchema, Route } from '../route-table.js';
+import { envelope, STATUS_LIST_LENGTH, STATUS_PURPOSES, VC_JWT_MEDIA_TYPE, VC_MEDIA_TYPE } from '../../lib/formats/vc/index.js';
+import type { JsonSchema, Route, RouteResult } from '../route-table.js';
+import {
+  answer,
+  closed,
+  dateTime,
+  detachedJws,
+  EXAMPLE_ED25519_JWK,
+  EXAMPLE_KID,
+  EXAMPLE_SIGNATURE,
+  EXAMPLE_TIME,
+  freeObject,
+  hex256,
+  location,
+  nullableDateTime,
+  publicJwk,
+  signed,
+  thumbprint,
+  uri,
+} from '../schemas.js';
 import { digitalLinkRoutes } from './digital-link.js';
-import { answer, closed, dateTime, detachedJws, nullableDateTime, EXAMPLE_KID, EXAMPLE_SIGNATURE, EXAMPLE_TIME, freeObject, hex256, location, signed, thumbprint } from '../schemas.js';
 
 const object = (body: unknown): Record<string, unknown> => (body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : {});
 
@@ -245,6 +265,109 @@ const ruleSchema = closed({
 });
 const RULE_EXAMPLE = { model_id: 'battery-passport', model_version: null, profile_id: 'ev-battery', created_at: EXAMPLE_TIME, updated_at: EXAMPLE_TIME };
 
+/** The representations of a credential, most preferred first: the vc+jwt itself, or its envelope as JSON. */
+const CREDENTIAL_MEDIA_TYPES = [VC_JWT_MEDIA_TYPE, VC_MEDIA_TYPE, 'application/json'] as const;
+type CredentialMediaType = (typeof CREDENTIAL_MEDIA_TYPES)[number];
+
+/**
+ * The representation an Accept header prefers (RFC 9110 §12.5.1, by negotiator, as the Digital Link
+ * resolver negotiates; ties go to the order above). An Accept that names none of them gets the
+ * vc+jwt rather than a 406: the credential is the one thing this path serves.
+ */
+export function credentialMediaType(accept: string | undefined): CredentialMediaType {
+  return (new Negotiator({ headers: { accept: accept ?? '*/*' } }).mediaType([...CREDENTIAL_MEDIA_TYPES]) as CredentialMediaType | undefined) ?? VC_JWT_MEDIA_TYPE;
+}
+
+/**
+ * A vc+jwt as the Accept header asks for it, with an entity tag per representation: the credential
+ * is rebuilt from the stored state on each request, so the tag is its hash, and an unchanged
+ * passport or list answers a conditional GET with 304 (conditional.ts).
+ */
+function credentialAnswer(jwt: string, accept: string | undefined): RouteResult {
+  const mediaType = credentialMediaType(accept);
+  const tag = `"${createHash('sha256').update(jwt).digest('base64url')}${mediaType === VC_JWT_MEDIA_TYPE ? '' : `.${mediaType.split('/')[1]}`}"`;
+  const headers = { etag: tag, vary: 'accept', 'cache-control': 'no-cache', 'content-type': mediaType === 'application/json' ? 'application/json; charset=utf-8' : mediaType };
+  return mediaType === VC_JWT_MEDIA_TYPE ? { headers, raw: Buffer.from(jwt) } : { headers, body: envelope(jwt) };
+}
+
+const vcJwt: JsonSchema = {
+  type: 'string',
+  pattern: '^[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+$',
+  description: 'A compact JWS: protected header (typ vc+jwt, cty vc, alg EdDSA, kid a DID URL), the credential, the signature.',
+};
+const envelopedCredential = closed(
+  {
+    '@context': { const: 'https://www.w3.org/ns/credentials/v2' },
+    id: { type: 'string', pattern: '^data:application/vc\\+jwt,', description: 'The vc+jwt as a data: URL.' },
+    type: { const: 'EnvelopedVerifiableCredential' },
+  },
+  {},
+  'VC Data Model 2.0 envelope of the vc+jwt.',
+);
+const EXAMPLE_VC_JWT =
+  'eyJhbGciOiJFZERTQSIsInR5cCI6InZjK2p3dCIsImN0eSI6InZjIiwia2lkIjoiZGlkOndlYjpkcHAuZXhhbXBsZS5jb206aXNzdWVyI3lYeGlsaGlqTXJZa2R0OWw2aS1QNDBWWXJTTDMxOE1vdTkyaVNhYzQ2M28ifQ.eyJAY29udGV4dCI6WyJodHRwczovL3d3dy53My5vcmcvbnMvY3JlZGVudGlhbHMvdjIiXX0.' +
+  EXAMPLE_SIGNATURE.split('.').pop();
+const credentialResponses = (what: string) => ({
+  description: `${what}: application/vc+jwt by default; with Accept application/vc or application/json, its EnvelopedVerifiableCredential. ETag per representation; If-None-Match gives 304.`,
+  mediaType: VC_JWT_MEDIA_TYPE,
+  schema: vcJwt,
+  example: EXAMPLE_VC_JWT,
+  headers: { ETag: { type: 'string', description: 'Entity tag of this representation.' } },
+  alternatives: {
+    [VC_MEDIA_TYPE]: { schema: envelopedCredential, example: envelope(EXAMPLE_VC_JWT) },
+    'application/json': { schema: envelopedCredential, example: envelope(EXAMPLE_VC_JWT) },
+  },
+});
+
+const didDocumentSchema = closed(
+  {
+    '@context': { type: 'array', items: { type: 'string' } },
+    id: { type: 'string', pattern: '^did:web:', description: 'did:web of the issuer’s public base URL.' },
+    verificationMethod: {
+      type: 'array',
+      items: closed({
+        id: { type: 'string', description: 'DID URL: the DID, #, the key’s kid; what a credential’s JWS kid names.' },
+        type: { const: 'JsonWebKey' },
+        controller: { type: 'string' },
+        publicKeyJwk: { ...publicJwk, properties: { ...(publicJwk.properties as Record<string, JsonSchema>), alg: { enum: ['Ed25519', 'ES256'] } }, additionalProperties: false },
+      }),
+    },
+    assertionMethod: { type: 'array', items: { type: 'string' }, description: 'The keys that issue credentials.' },
+  },
+  { alsoKnownAs: { type: 'array', items: uri } },
+  'A DID document (W3C DID Core), keys as JsonWebKey verification methods (W3C VC-JOSE-COSE).',
+);
+const EXAMPLE_DID = 'did:web:dpp.example.com:issuer';
+const DID_DOCUMENT_EXAMPLE = {
+  '@context': ['https://www.w3.org/ns/did/v1', 'https://w3id.org/security/jwk/v1'],
+  id: EXAMPLE_DID,
+  alsoKnownAs: ['https://dpp.example.com/issuer'],
+  verificationMethod: [{ id: `${EXAMPLE_DID}#${EXAMPLE_KID}`, type: 'JsonWebKey', controller: EXAMPLE_DID, publicKeyJwk: { ...EXAMPLE_ED25519_JWK, alg: 'Ed25519' } }],
+  assertionMethod: [`${EXAMPLE_DID}#${EXAMPLE_KID}`],
+};
+const DID_MEDIA_TYPE = 'application/did+ld+json';
+
+function didDocumentRoute(path: string, when: string): Route {
+  return {
+    method: 'GET',
+    path,
+    summary: `The issuer’s DID document (did:web), ${when}`,
+    operation: 'query IssuerDidDocument { issuerDidDocument }',
+    result: (data) => ({
+      headers: { 'content-type': DID_MEDIA_TYPE, etag: `"${createHash('sha256').update(JSON.stringify(data.issuerDidDocument)).digest('base64url')}"`, 'cache-control': 'no-cache' },
+      body: data.issuerDidDocument,
+    }),
+    responses: {
+      200: {
+        description: 'The DID document: every key of the keyring not revoked, as JsonWebKey; credential keys in assertionMethod.',
+        mediaType: DID_MEDIA_TYPE,
+        ...answer(didDocumentSchema, DID_DOCUMENT_EXAMPLE),
+      },
+      304: { description: 'Not modified: If-None-Match names the ETag of this document.' },
+    },
+  };
+}
+
 export const issuerRoutes: Route[] = [
   {
     method: 'POST',
@@ -449,6 +572,42 @@ export const issuerRoutes: Route[] = [
         }),
       },
     },
+  },
+  {
+    method: 'GET',
+    path: '/passports/{id}/credential',
+    summary: 'The UNTP Digital Product Passport credential of the passport at its log head (W3C VC 2.0, enveloped vc+jwt); re-issued whenever the passport changes',
+    params: passportIdParam,
+    query: {
+      at: {
+        type: 'date-time',
+        description:
+          'The credential as it was at this RFC 3339 instant (Z or an offset; inclusive): made from the passport’s status and signed log head of then, as GET /passports/{id}?at= gives them. Before its creation: 404 NOT_YET_ISSUED.',
+      },
+    },
+    operation: 'query PassportCredential($id: ID!, $at: String) { passport(id: $id, at: $at) { credential { jwt } } }',
+    variables: ({ params, query }) => ({ id: params.id, at: query.at ?? null }),
+    result: (data, context) => {
+      if (!data.passport) throw passportNotFound();
+      return credentialAnswer(data.passport.credential.jwt, context.request.accept);
+    },
+    responses: { 200: credentialResponses('The credential'), 304: { description: 'Not modified: the passport has not changed since the ETag.' } },
+  },
+  didDocumentRoute('/did.json', 'where did:web finds it when the issuer’s public base URL has a path (…/issuer/did.json)'),
+  didDocumentRoute('/.well-known/did.json', 'where did:web finds it when the issuer’s public base URL is an origin alone'),
+  {
+    method: 'GET',
+    path: '/status-lists/{purpose}/{list}',
+    summary: `A Bitstring Status List credential (W3C): ${STATUS_LIST_LENGTH} entries of one purpose; passport credentials name their entries in it`,
+    params: { purpose: `${STATUS_PURPOSES.join(' or ')}.`, list: 'The list number, from 0: a passport’s status index divided by 131072.' },
+    operation: 'query IssuerStatusList($purpose: String!, $list: Int!) { issuerStatusList(purpose: $purpose, list: $list) { jwt } }',
+    // A list number that is no integer names no list: -1 asks for none.
+    variables: ({ params }) => ({ purpose: params.purpose, list: /^\d{1,9}$/.test(params.list ?? '') ? Number(params.list) : -1 }),
+    result: (data, context) => {
+      if (!data.issuerStatusList) throw new RequestProblem(problem(404, 'NOT_FOUND', 'The issuer has no status list of this purpose and number.'));
+      return credentialAnswer(data.issuerStatusList.jwt, context.request.accept);
+    },
+    responses: { 200: credentialResponses('The status list credential'), 304: { description: 'Not modified: no bit of the list has changed since the ETag.' } },
   },
   {
     method: 'POST',

@@ -5,6 +5,7 @@ import { PassportRepository } from './data/passport-repository.js';
 import { ProfileRepository } from './data/profile-repository.js';
 import { CAPABILITY_CLASS_CATALOGUE, DEFAULT_QR_BUDGET, EVENT_CATALOGUE, PACK_CLAIM_KEYS, PACK_PREFIX, PASSPORT_STATUSES, TRANSITIONS, VERDICT_CHECKS } from './domain/index.js';
 import { IssuerAdminResolver } from './resolvers/admin-resolver.js';
+import { CredentialResolver } from './resolvers/credential-resolver.js';
 import { PassportAsOfResolver, PassportResolver } from './resolvers/passport-resolver.js';
 import { passportReferences } from './resolvers/references.js';
 import { IssuerService } from './service/issuer-service.js';
@@ -26,8 +27,8 @@ export const createIssuerSubgraph = defineSubgraph({
   name: 'issuer',
   description: 'Creates digital product passports, appends server-signed typed events to their logs, mints Tier-A packs under a QR budget and computes full-pipeline verdicts with coverage.',
   PrismaClient,
-  open: (kernel: ServiceKernel<PrismaClient>, gateway) => {
-    const settings = { issuer: process.env.ISSUER_ID || 'passport-issuer', qrBudget: qrBudget(process.env) };
+  open: (kernel: ServiceKernel<PrismaClient>, gateway, publicUrls) => {
+    const settings = { issuer: process.env.ISSUER_ID || 'passport-issuer', qrBudget: qrBudget(process.env), publicUrls };
     const issuer = new IssuerService(
       new PassportRepository(kernel.prisma, kernel.schema),
       new ProfileRepository(kernel.prisma),
@@ -39,7 +40,7 @@ export const createIssuerSubgraph = defineSubgraph({
     );
     return { issuer };
   },
-  resolvers: ({ issuer }) => [new PassportResolver(issuer), new PassportAsOfResolver(issuer), new IssuerAdminResolver(issuer)],
+  resolvers: ({ issuer }) => [new PassportResolver(issuer), new PassportAsOfResolver(issuer), new IssuerAdminResolver(issuer), new CredentialResolver(issuer)],
   references: ({ issuer }) => passportReferences(issuer),
   discovery: ({ issuer }) => ({
     qr_budget: issuer.settings.qrBudget,

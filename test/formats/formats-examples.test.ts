@@ -56,7 +56,7 @@ describe('docs/FORMATS.md worked examples', () => {
     for (const service of ['trust', 'registry', 'issuer', 'archive']) {
       for (const key of keyring(service)) {
         expect(key.kid).toBe(await jose.calculateJwkThumbprint({ kty: key.kty, crv: key.crv, x: key.x, ...(key.y && { y: key.y }) }, 'sha256'));
-        expect(key.purpose).toMatch(/^(service|event|carrier|notary)$/);
+        expect(key.purpose).toMatch(/^(service|event|carrier|credential|notary)$/);
       }
     }
   });

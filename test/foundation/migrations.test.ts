@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { withSchema } from '../../lib/config/database.js';
 import { SERVICES } from '../../lib/config/services.js';
 import { applyMigrations, deployMigrations, MigrationError, migrationsDirectory, readMigrations } from '../../lib/db/migrate.js';
+import { bitAt } from '../../lib/formats/vc/index.js';
 import { openSchemaEngine } from '../../prisma/tools/wasm-engine.js';
 import { createTestDatabase, sql } from '../support/database.js';
 
@@ -69,6 +70,41 @@ describe('migrations', () => {
     expect(records.rows.map((row) => [row.migration_name, row.checksum, row.applied_steps_count])).toEqual(files.map((file) => [file.name, file.checksum, 1]));
     expect(records.rows.every((row) => row.finished_at instanceof Date)).toBe(true);
     await rm(first, { recursive: true });
+  });
+
+  it('give passports made before status lists an index each and the revocation and suspension bits of their status', async () => {
+    const url = withSchema(await createTestDatabase({ empty: true }), 'issuer');
+    const all = committedMigrations('issuer');
+    const upTo = all.indexOf(all.find((name) => name.endsWith('_status_lists'))!);
+    const before = await mkdtemp(join(tmpdir(), 'migrations-'));
+    for (const name of all.slice(0, upTo)) await cp(join(migrationsDirectory('issuer'), name), join(before, name), { recursive: true });
+    expect(await applyMigrations(url, before)).toEqual(all.slice(0, upTo));
+    for (const [id, status] of [
+      ['p-active', 'active'],
+      ['p-suspended', 'suspended'],
+      ['p-revoked', 'revoked'],
+    ]) {
+      await sql(
+        url,
+        `INSERT INTO issuer.passport (id, identity, digital_link, granularity, type_ref_id, type_ref_version, config_vector, capability_class, claims, status, core, log_size, frontier, log_head)
+         VALUES ($1, $1, $1, 'item', 'm', 1, '{}', 'trace', '{}', $2, '{}', 0, '{}', '{}')`,
+        [id, status],
+      );
+    }
+    expect(await deployMigrations('issuer', url)).toEqual(all.slice(upTo));
+    const indexes = new Map((await sql<{ id: string; status_index: number }>(url, 'SELECT id, status_index FROM issuer.passport')).rows.map((row) => [row.id, row.status_index]));
+    expect(new Set(indexes.values()).size).toBe(3);
+    const lists = await sql<{ purpose: string; list: number; bits: Buffer }>(url, 'SELECT purpose, list, bits FROM issuer.status_list ORDER BY purpose');
+    expect(lists.rows.map((row) => [row.purpose, row.list, row.bits.length])).toEqual([
+      ['revocation', 0, 16384],
+      ['suspension', 0, 16384],
+    ]);
+    const [revocation, suspension] = lists.rows.map((row) => new Uint8Array(row.bits));
+    const bits = (list: Uint8Array) => [...indexes.entries()].filter(([, index]) => bitAt(list, index)).map(([id]) => id);
+    expect(bits(revocation!)).toEqual(['p-revoked']);
+    expect(bits(suspension!)).toEqual(['p-suspended']);
+    expect(revocation!.reduce((count, byte) => count + (byte === 0 ? 0 : 1), 0)).toBe(1);
+    await rm(before, { recursive: true });
   });
 
   it('started twice at once against one schema apply each migration once', async () => {

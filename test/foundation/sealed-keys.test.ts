@@ -186,7 +186,7 @@ describe('signing keys at rest', { timeout: 180_000 }, () => {
 
     const halves = await privateHalves(stack.databaseUrl, kek);
     expect(halves.map((half) => half.kid)).toEqual(expect.arrayContaining(trustKeys.map((key) => key.kid)));
-    expect(halves).toHaveLength(1 + 1 + 1 + 3 + 2);
+    expect(halves).toHaveLength(1 + 1 + 1 + 4 + 2);
     expect(await derivableKids(stack.databaseUrl, halves)).toEqual([]);
     for (const service of SERVICES) expect((await keyRows(stack.databaseUrl, service)).every((row) => row.secret_key === null && row.kek_id === kek.current.id)).toBe(true);
   });
@@ -331,7 +331,7 @@ describe('signing keys at rest', { timeout: 180_000 }, () => {
     const restarted = await startWith(stack.databaseUrl, second);
     const archiveKeys = (await getJson(`${restarted.facade.baseUrls.archive}/keyring`)).keys;
     expect(archiveKeys.filter((key: { purpose: string }) => key.purpose === 'notary')).toHaveLength(2);
-    expect(await privateHalves(stack.databaseUrl, second)).toHaveLength(1 + 1 + 3 + 3);
+    expect(await privateHalves(stack.databaseUrl, second)).toHaveLength(1 + 1 + 4 + 3);
     await restarted.stop();
   });
 });

@@ -75,6 +75,7 @@ describe.each(SERVICES)('the %s service', (service) => {
         { purpose: 'service', use: 'sig', alg: 'Ed25519', signs: ['health'] },
         { purpose: 'event', use: 'sig', alg: 'Ed25519', signs: ['events', 'log heads'] },
         { purpose: 'carrier', use: 'sig', alg: 'ES256', signs: ['Tier-A packs'] },
+        { purpose: 'credential', use: 'sig', alg: 'Ed25519', signs: ['UNTP passport credentials (vc+jwt)', 'Bitstring Status List credentials (vc+jwt)'] },
       ],
       archive: [
         { purpose: 'service', use: 'sig', alg: 'Ed25519', signs: ['health'] },

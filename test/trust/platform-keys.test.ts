@@ -109,7 +109,7 @@ describe("the platform's own keys in the trust graph", () => {
       expect(answer.status, answer.text).toBe(200);
       published.push(...(answer.body.keyring?.keys ?? answer.body.keys));
     }
-    expect(new Set(published.map((key) => key.purpose))).toEqual(new Set(['service', 'event', 'carrier', 'notary']));
+    expect(new Set(published.map((key) => key.purpose))).toEqual(new Set(['service', 'event', 'carrier', 'credential', 'notary']));
     expect(published.some((key) => key.exp !== undefined) && published.some((key) => key.revoked !== undefined)).toBe(true);
     for (const [index, key] of published.entries()) {
       const node = await platform.rest('trust', '/nodes', { body: { id: `pinned-${index}`, kind: 'issuer', keys: [key] }, as: 'writer' });

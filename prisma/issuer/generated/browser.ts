@@ -52,3 +52,11 @@ export type IssuerProfile = Prisma.IssuerProfileModel
  * (`model_version` 0) when no rule names the exact version.
  */
 export type IssuerApplicability = Prisma.IssuerApplicabilityModel
+/**
+ * Model StatusList
+ * One W3C Bitstring Status List of a purpose (`revocation` or `suspension`): 131,072 bits, the
+ * left-most bit of the first byte entry 0, of list `list` (docs/INTEROP.md). A bit is written in the
+ * transaction of the event that changes its passport's status; `updated_at` is when a bit last changed
+ * (or the list was made), the validFrom of its credential.
+ */
+export type StatusList = Prisma.StatusListModel

@@ -9,7 +9,26 @@
 import { recordInTransaction } from '../../../lib/audit/admin-log.js';
 import { Prisma, type PrismaClient } from '../../../prisma/issuer/generated/client.js';
 import { canonicalize, type Signer } from '../../../lib/crypto/index.js';
-import { appendEvent, hashFromHex, hashToHex, signLogHead, EMPTY_FRONTIER, LIVE_STATUSES, type EventRecord, type LogState, type PassportStatus, type SignedLogHead } from '../domain/index.js';
+import {
+  appendEvent,
+  hashFromHex,
+  hashToHex,
+  signLogHead,
+  statusBits,
+  statusPosition,
+  EMPTY_FRONTIER,
+  LIVE_STATUSES,
+  STATUS_LIST_BYTES,
+  STATUS_PURPOSES,
+  type EventRecord,
+  type LogState,
+  type PassportStatus,
+  type SignedLogHead,
+  type StatusPurpose,
+} from '../domain/index.js';
+
+/** PostgreSQL's set_bit counts from the least significant bit of each byte; the lists' entry 0 is the most significant. */
+const postgresBit = (entry: number) => (entry >> 3) * 8 + 7 - (entry & 7);
 
 export interface PassportRow {
   id: string;
@@ -31,6 +50,7 @@ export interface PassportRow {
   emptyLogHead: Prisma.JsonValue | null;
   latestPack: string | null;
   latestPackAt: Date | null;
+  statusIndex: number;
   createdAt: Date;
   updatedAt: Date;
   predecessorId: string | null;
@@ -75,9 +95,16 @@ export interface PackSourceRow {
   lastEvent: EventRecord | undefined;
 }
 
+/** One status list as stored: its bits and when one last changed. */
+export interface StatusListRow {
+  bits: Uint8Array;
+  updatedAt: Date;
+}
+
 /** The row as an append sees it, locked. */
 interface LockedRow {
   status: string;
+  status_index: number;
   log_size: number;
   frontier: string[] | null;
   last_event: string | null;
@@ -86,6 +113,7 @@ interface LockedRow {
 export class PassportRepository {
   readonly #table: Prisma.Sql;
   readonly #events: Prisma.Sql;
+  readonly #statusLists: Prisma.Sql;
 
   constructor(
     private readonly prisma: PrismaClient,
@@ -94,6 +122,42 @@ export class PassportRepository {
     const qualified = (table: string) => Prisma.raw(`"${schema.replaceAll('"', '""')}"."${table}"`);
     this.#table = qualified('passport');
     this.#events = qualified('passport_event');
+    this.#statusLists = qualified('status_list');
+  }
+
+  /** Makes the lists of every purpose that a new status index falls in, all clear, unless they exist. */
+  async #ensureStatusLists(tx: Prisma.TransactionClient, statusIndex: number, now: Date): Promise<void> {
+    const { list } = statusPosition(statusIndex);
+    await tx.$executeRaw(Prisma.sql`
+      INSERT INTO ${this.#statusLists} (purpose, list, bits, updated_at)
+      SELECT purpose, ${list}, decode(repeat('00', ${STATUS_LIST_BYTES}), 'hex'), ${now.toISOString()}::timestamptz
+      FROM unnest(${[...STATUS_PURPOSES]}::text[]) AS purpose
+      WHERE NOT EXISTS (SELECT 1 FROM ${this.#statusLists} WHERE list = ${list} AND purpose = 'revocation')
+      ON CONFLICT DO NOTHING`);
+  }
+
+  /** Sets or clears a passport's bit in the lists whose bit its status change moves (rare: lifecycle events only). */
+  async #writeStatusBits(tx: Prisma.TransactionClient, statusIndex: number, from: PassportStatus, to: PassportStatus, now: Date): Promise<void> {
+    const before = statusBits(from);
+    const after = statusBits(to);
+    const { list, entry } = statusPosition(statusIndex);
+    for (const purpose of STATUS_PURPOSES) {
+      if (before[purpose] === after[purpose]) continue;
+      const value = after[purpose] ? 1 : 0;
+      // Concurrent appends to passports of one list queue on its row; updated_at never goes back.
+      await tx.$executeRaw(Prisma.sql`
+        INSERT INTO ${this.#statusLists} (purpose, list, bits, updated_at)
+        VALUES (${purpose}, ${list}, set_bit(decode(repeat('00', ${STATUS_LIST_BYTES}), 'hex'), ${postgresBit(entry)}, ${value}), ${now.toISOString()}::timestamptz)
+        ON CONFLICT (purpose, list) DO UPDATE
+        SET bits = set_bit(${this.#statusLists}.bits, ${postgresBit(entry)}, ${value}),
+            updated_at = GREATEST(${this.#statusLists}.updated_at, EXCLUDED.updated_at)`);
+    }
+  }
+
+  /** A status list, or null when no passport's index falls in it. */
+  async statusList(purpose: StatusPurpose, list: number): Promise<StatusListRow | null> {
+    const row = await this.prisma.statusList.findUnique({ where: { purpose_list: { purpose, list } } });
+    return row ? { bits: new Uint8Array(row.bits), updatedAt: row.updatedAt } : null;
   }
 
   /**
@@ -134,6 +198,7 @@ export class PassportRepository {
             updatedAt: now,
           },
         });
+        await this.#ensureStatusLists(tx, created.statusIndex, now);
         await recordInTransaction(tx);
         return created;
       });
@@ -216,7 +281,7 @@ export class PassportRepository {
   async append(passportId: string, input: { type: string; payload: unknown }, eventSigner: Signer): Promise<{ event: EventRecord; head: SignedLogHead; status: PassportStatus } | undefined> {
     return this.prisma.$transaction(
       async (tx) => {
-        const locked = await tx.$queryRaw<LockedRow[]>(Prisma.sql`SELECT status, log_size, frontier, last_event FROM ${this.#table} WHERE id = ${passportId} FOR UPDATE`);
+        const locked = await tx.$queryRaw<LockedRow[]>(Prisma.sql`SELECT status, status_index, log_size, frontier, last_event FROM ${this.#table} WHERE id = ${passportId} FOR UPDATE`);
         const row = locked[0];
         if (!row) return undefined;
         const state: LogState = {
@@ -244,6 +309,7 @@ export class PassportRepository {
               log_head = ${JSON.stringify(head)}::jsonb,
               updated_at = ${event.recorded_at}::timestamptz
           WHERE id = ${passportId}`);
+        if (next.status !== state.status) await this.#writeStatusBits(tx, row.status_index, state.status, next.status, now);
         await recordInTransaction(tx);
         return { event, head, status: next.status };
       },

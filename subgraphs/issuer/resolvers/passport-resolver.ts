@@ -6,7 +6,7 @@ import { badRequest } from '../../../lib/problem.js';
 import type { IssuerService } from '../service/issuer-service.js';
 import type { PassportRow } from '../data/passport-repository.js';
 import type { KeyUse } from '../domain/index.js';
-import { CreatePassportInput, Passport, PassportAsOf, PassportEventAppended, PassportIdentityResolution, PassportKeyUse, PassportPack } from '../schema/types.js';
+import { CreatePassportInput, IssuedCredentialType, Passport, PassportAsOf, PassportEventAppended, PassportIdentityResolution, PassportKeyUse, PassportPack } from '../schema/types.js';
 
 /** Most passports one `passports(ids)` answers. */
 export const MAX_PASSPORTS_PER_QUERY = 500;
@@ -98,6 +98,13 @@ export class PassportResolver {
   })
   verdict(@Root() passport: Passport): Promise<Record<string, unknown>> {
     return this.issuer.verdict(passport.row) as unknown as Promise<Record<string, unknown>>;
+  }
+
+  @FieldResolver(() => IssuedCredentialType, {
+    description: 'The UNTP Digital Product Passport credential (UNTP DPP 0.6.1) of the passport at its log head, as GET /passports/{id}/credential serves it; re-issued whenever the passport changes.',
+  })
+  credential(@Root() passport: Passport): IssuedCredentialType {
+    return IssuedCredentialType.from(this.issuer.passportCredential(passport.row));
   }
 
   @Authorized('writer')

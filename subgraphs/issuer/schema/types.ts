@@ -338,6 +338,24 @@ export class IssuerApplicabilityInput {
   profileId!: string;
 }
 
+@ObjectType('IssuedCredential', {
+  description: 'A verifiable credential (W3C VC Data Model 2.0) secured as an enveloped vc+jwt (W3C VC-JOSE-COSE), signed by the issuer’s credential key.',
+})
+export class IssuedCredentialType {
+  @Field(() => String, { description: 'The compact JWS (typ vc+jwt, cty vc, alg EdDSA), served as application/vc+jwt.' })
+  jwt!: string;
+
+  @Field(() => GraphQLJSONObject, { description: 'The credential the JWS secures (its payload).' })
+  credential!: Record<string, unknown>;
+
+  @Field(() => String, { description: 'The DID URL of the verification method of the signing key in the issuer’s did:web document (the JWS kid).' })
+  kid!: string;
+
+  static from(issued: { jwt: string; credential: Record<string, unknown>; kid: string }): IssuedCredentialType {
+    return Object.assign(new IssuedCredentialType(), issued);
+  }
+}
+
 @ObjectType('PassportIdentityResolution', {
   description: 'What an identity (GS1 Digital Link or EPC URN, at its granularity) resolves to: at most one live passport at a time (DESIGN §3), and the passports issued for it before.',
 })

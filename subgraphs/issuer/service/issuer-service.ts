@@ -32,6 +32,17 @@ import {
   validateIdentity,
   verifyLog,
   verifyPack,
+  didDocument,
+  didWebOf,
+  isStatusPurpose,
+  signVcJwt,
+  statusListCredential,
+  statusListUrl,
+  untpPassportCredential,
+  verificationMethodId,
+  type DidDocument,
+  type PassportIdentity,
+  type PassportCredentialState,
   GRANULARITIES,
   type CapabilityClass,
   type DecodedPack,
@@ -39,20 +50,29 @@ import {
   type Granularity,
   type IssuerError,
   type KeyUse,
-  type PassportIdentity,
   type PassportState,
   type PassportStatus,
   type PassportVerdict,
   type SignedLogHead,
 } from '../domain/index.js';
+import type { PublicUrls } from '../../../lib/config/public-urls.js';
 import type { RegistryClient } from './registry-client.js';
 import type { TrustClient } from './trust-client.js';
 
 export interface IssuerSettings {
-  /** The `iss` of every pack. */
+  /** The `iss` of every pack, and the name of the credentials' issuer. */
   issuer: string;
   /** Largest pack in characters (prefix included). */
   qrBudget: number;
+  /** Each service's public base URL: the issuer's is its did:web and the prefix of every URL its credentials carry. */
+  publicUrls: PublicUrls;
+}
+
+/** A credential as issued: the vc+jwt, the credential it secures and the DID URL of the key that signed it. */
+export interface IssuedCredential {
+  jwt: string;
+  credential: Record<string, unknown>;
+  kid: string;
 }
 
 export interface CreatePassportInput {
@@ -449,6 +469,73 @@ export class IssuerService {
     });
     this.metrics.verdictGiven(verdict.outcome);
     return { ...verdict, computed_at: new Date().toISOString() };
+  }
+
+  /** The issuer's did:web and who it is, from its public base URL (read each time: a stack learns its ports once the facade listens). */
+  #issuerIdentity() {
+    const base = this.settings.publicUrls('issuer');
+    return { base, did: didWebOf(base), name: this.settings.issuer };
+  }
+
+  /** Signs a credential as vc+jwt with the current credential key, named by its verification method in the DID document. */
+  #issue(credential: Record<string, unknown>, did: string): IssuedCredential {
+    const signer = this.keys.signer('credential');
+    const kid = verificationMethodId(did, signer.kid);
+    return { jwt: signVcJwt(credential, signer, kid), credential, kid };
+  }
+
+  /** What the credential is made from: the passport as its log head leaves it. */
+  static state(row: PassportRow): PassportCredentialState {
+    return {
+      id: row.id,
+      identity: (row.core as unknown as { identity: PassportIdentity }).identity,
+      typeRef: { id: row.typeRefId, version: row.typeRefVersion },
+      manifest: row.configVector as Record<string, unknown>,
+      capabilityClass: row.capabilityClass,
+      claims: (row.claims as Record<string, unknown> | null) ?? {},
+      status: row.status as PassportStatus,
+      logHead: row.logHead as unknown as SignedLogHead,
+      statusIndex: row.statusIndex,
+    };
+  }
+
+  /** The UNTP passport credential of the passport as the row holds it (re-issued whenever the row changes). */
+  passportCredential(row: PassportRow): IssuedCredential {
+    const issuer = this.#issuerIdentity();
+    const credential = untpPassportCredential(IssuerService.state(row), {
+      issuer: { did: issuer.did, name: issuer.name },
+      baseUrls: { issuer: issuer.base, registry: this.settings.publicUrls('registry'), archive: this.settings.publicUrls('archive') },
+    });
+    return this.#issue(credential, issuer.did);
+  }
+
+  /**
+   * The issuer's DID document: every key of its keyring not revoked, retired ones included (what they
+   * signed stays verifiable), as JsonWebKey verification methods; credential keys assert.
+   */
+  didDocument(): DidDocument {
+    const issuer = this.#issuerIdentity();
+    const keys = this.keys
+      .keyring()
+      .keys.filter((key) => key.revoked === undefined)
+      .map((key) => ({ kid: key.kid, jwk: key, asserts: key.purpose === 'credential' }));
+    return didDocument(issuer.did, keys, issuer.base);
+  }
+
+  /** A Bitstring Status List credential, or null when there is no such list. */
+  async statusListCredential(purpose: string, list: number): Promise<IssuedCredential | null> {
+    if (!isStatusPurpose(purpose) || !Number.isSafeInteger(list) || list < 0 || list > 2 ** 31 - 1) return null;
+    const stored = await this.passports.statusList(purpose, list);
+    if (!stored) return null;
+    const issuer = this.#issuerIdentity();
+    const credential = statusListCredential({
+      url: statusListUrl(issuer.base, purpose, list),
+      issuer: { id: issuer.did, name: issuer.name },
+      purpose,
+      validFrom: stored.updatedAt,
+      bits: stored.bits,
+    });
+    return this.#issue(credential, issuer.did);
   }
 
   async upsertProfile(input: { id: string; description?: string | null; capabilityClasses: string[]; defaultCapabilityClass?: string | null; claims?: Record<string, unknown> | null }) {

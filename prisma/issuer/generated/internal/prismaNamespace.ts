@@ -402,7 +402,8 @@ export const ModelName = {
   Passport: 'Passport',
   PassportEvent: 'PassportEvent',
   IssuerProfile: 'IssuerProfile',
-  IssuerApplicability: 'IssuerApplicability'
+  IssuerApplicability: 'IssuerApplicability',
+  StatusList: 'StatusList'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -418,7 +419,7 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
     omit: GlobalOmitOptions
   }
   meta: {
-    modelProps: "signingKey" | "adminLogEntry" | "passport" | "passportEvent" | "issuerProfile" | "issuerApplicability"
+    modelProps: "signingKey" | "adminLogEntry" | "passport" | "passportEvent" | "issuerProfile" | "issuerApplicability" | "statusList"
     txIsolationLevel: TransactionIsolationLevel
   }
   model: {
@@ -866,6 +867,80 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         }
       }
     }
+    StatusList: {
+      payload: Prisma.$StatusListPayload<ExtArgs>
+      fields: Prisma.StatusListFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.StatusListFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$StatusListPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.StatusListFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$StatusListPayload>
+        }
+        findFirst: {
+          args: Prisma.StatusListFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$StatusListPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.StatusListFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$StatusListPayload>
+        }
+        findMany: {
+          args: Prisma.StatusListFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$StatusListPayload>[]
+        }
+        create: {
+          args: Prisma.StatusListCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$StatusListPayload>
+        }
+        createMany: {
+          args: Prisma.StatusListCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.StatusListCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$StatusListPayload>[]
+        }
+        delete: {
+          args: Prisma.StatusListDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$StatusListPayload>
+        }
+        update: {
+          args: Prisma.StatusListUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$StatusListPayload>
+        }
+        deleteMany: {
+          args: Prisma.StatusListDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.StatusListUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.StatusListUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$StatusListPayload>[]
+        }
+        upsert: {
+          args: Prisma.StatusListUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$StatusListPayload>
+        }
+        aggregate: {
+          args: Prisma.StatusListAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateStatusList>
+        }
+        groupBy: {
+          args: Prisma.StatusListGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.StatusListGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.StatusListCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.StatusListCountAggregateOutputType> | number
+        }
+      }
+    }
   }
 } & {
   other: {
@@ -955,6 +1030,7 @@ export const PassportScalarFieldEnum = {
   logHead: 'logHead',
   emptyLogHead: 'emptyLogHead',
   latestPack: 'latestPack',
+  statusIndex: 'statusIndex',
   latestPackAt: 'latestPackAt',
   createdAt: 'createdAt',
   updatedAt: 'updatedAt',
@@ -1000,6 +1076,16 @@ export const IssuerApplicabilityScalarFieldEnum = {
 } as const
 
 export type IssuerApplicabilityScalarFieldEnum = (typeof IssuerApplicabilityScalarFieldEnum)[keyof typeof IssuerApplicabilityScalarFieldEnum]
+
+
+export const StatusListScalarFieldEnum = {
+  purpose: 'purpose',
+  list: 'list',
+  bits: 'bits',
+  updatedAt: 'updatedAt'
+} as const
+
+export type StatusListScalarFieldEnum = (typeof StatusListScalarFieldEnum)[keyof typeof StatusListScalarFieldEnum]
 
 
 export const SortOrder = {
@@ -1317,6 +1403,7 @@ export type GlobalOmitConfig = {
   passportEvent?: Prisma.PassportEventOmit
   issuerProfile?: Prisma.IssuerProfileOmit
   issuerApplicability?: Prisma.IssuerApplicabilityOmit
+  statusList?: Prisma.StatusListOmit
 }
 
 /* Types for Logging */

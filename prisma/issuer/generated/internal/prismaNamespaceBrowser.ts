@@ -56,7 +56,8 @@ export const ModelName = {
   Passport: 'Passport',
   PassportEvent: 'PassportEvent',
   IssuerProfile: 'IssuerProfile',
-  IssuerApplicability: 'IssuerApplicability'
+  IssuerApplicability: 'IssuerApplicability',
+  StatusList: 'StatusList'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -125,6 +126,7 @@ export const PassportScalarFieldEnum = {
   logHead: 'logHead',
   emptyLogHead: 'emptyLogHead',
   latestPack: 'latestPack',
+  statusIndex: 'statusIndex',
   latestPackAt: 'latestPackAt',
   createdAt: 'createdAt',
   updatedAt: 'updatedAt',
@@ -170,6 +172,16 @@ export const IssuerApplicabilityScalarFieldEnum = {
 } as const
 
 export type IssuerApplicabilityScalarFieldEnum = (typeof IssuerApplicabilityScalarFieldEnum)[keyof typeof IssuerApplicabilityScalarFieldEnum]
+
+
+export const StatusListScalarFieldEnum = {
+  purpose: 'purpose',
+  list: 'list',
+  bits: 'bits',
+  updatedAt: 'updatedAt'
+} as const
+
+export type StatusListScalarFieldEnum = (typeof StatusListScalarFieldEnum)[keyof typeof StatusListScalarFieldEnum]
 
 
 export const SortOrder = {

@@ -30,11 +30,13 @@ export type AggregatePassport = {
 export type PassportAvgAggregateOutputType = {
   typeRefVersion: number | null
   logSize: number | null
+  statusIndex: number | null
 }
 
 export type PassportSumAggregateOutputType = {
   typeRefVersion: number | null
   logSize: number | null
+  statusIndex: number | null
 }
 
 export type PassportMinAggregateOutputType = {
@@ -50,6 +52,7 @@ export type PassportMinAggregateOutputType = {
   logSize: number | null
   lastEvent: string | null
   latestPack: string | null
+  statusIndex: number | null
   latestPackAt: Date | null
   createdAt: Date | null
   updatedAt: Date | null
@@ -70,6 +73,7 @@ export type PassportMaxAggregateOutputType = {
   logSize: number | null
   lastEvent: string | null
   latestPack: string | null
+  statusIndex: number | null
   latestPackAt: Date | null
   createdAt: Date | null
   updatedAt: Date | null
@@ -96,6 +100,7 @@ export type PassportCountAggregateOutputType = {
   logHead: number
   emptyLogHead: number
   latestPack: number
+  statusIndex: number
   latestPackAt: number
   createdAt: number
   updatedAt: number
@@ -108,11 +113,13 @@ export type PassportCountAggregateOutputType = {
 export type PassportAvgAggregateInputType = {
   typeRefVersion?: true
   logSize?: true
+  statusIndex?: true
 }
 
 export type PassportSumAggregateInputType = {
   typeRefVersion?: true
   logSize?: true
+  statusIndex?: true
 }
 
 export type PassportMinAggregateInputType = {
@@ -128,6 +135,7 @@ export type PassportMinAggregateInputType = {
   logSize?: true
   lastEvent?: true
   latestPack?: true
+  statusIndex?: true
   latestPackAt?: true
   createdAt?: true
   updatedAt?: true
@@ -148,6 +156,7 @@ export type PassportMaxAggregateInputType = {
   logSize?: true
   lastEvent?: true
   latestPack?: true
+  statusIndex?: true
   latestPackAt?: true
   createdAt?: true
   updatedAt?: true
@@ -174,6 +183,7 @@ export type PassportCountAggregateInputType = {
   logHead?: true
   emptyLogHead?: true
   latestPack?: true
+  statusIndex?: true
   latestPackAt?: true
   createdAt?: true
   updatedAt?: true
@@ -287,6 +297,7 @@ export type PassportGroupByOutputType = {
   logHead: runtime.JsonValue
   emptyLogHead: runtime.JsonValue | null
   latestPack: string | null
+  statusIndex: number
   latestPackAt: Date | null
   createdAt: Date
   updatedAt: Date
@@ -336,6 +347,7 @@ export type PassportWhereInput = {
   logHead?: Prisma.JsonFilter<"Passport">
   emptyLogHead?: Prisma.JsonNullableFilter<"Passport">
   latestPack?: Prisma.StringNullableFilter<"Passport"> | string | null
+  statusIndex?: Prisma.IntFilter<"Passport"> | number
   latestPackAt?: Prisma.DateTimeNullableFilter<"Passport"> | Date | string | null
   createdAt?: Prisma.DateTimeFilter<"Passport"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"Passport"> | Date | string
@@ -365,6 +377,7 @@ export type PassportOrderByWithRelationInput = {
   logHead?: Prisma.SortOrder
   emptyLogHead?: Prisma.SortOrderInput | Prisma.SortOrder
   latestPack?: Prisma.SortOrderInput | Prisma.SortOrder
+  statusIndex?: Prisma.SortOrder
   latestPackAt?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
@@ -377,6 +390,7 @@ export type PassportOrderByWithRelationInput = {
 
 export type PassportWhereUniqueInput = Prisma.AtLeast<{
   id?: string
+  statusIndex?: number
   predecessorId?: string
   digitalLink_granularity?: Prisma.PassportDigitalLinkGranularityCompoundUniqueInput
   AND?: Prisma.PassportWhereInput | Prisma.PassportWhereInput[]
@@ -406,7 +420,7 @@ export type PassportWhereUniqueInput = Prisma.AtLeast<{
   events?: Prisma.PassportEventListRelationFilter
   predecessor?: Prisma.XOR<Prisma.PassportNullableScalarRelationFilter, Prisma.PassportWhereInput> | null
   successor?: Prisma.XOR<Prisma.PassportNullableScalarRelationFilter, Prisma.PassportWhereInput> | null
-}, "id" | "predecessorId" | "digitalLink_granularity">
+}, "id" | "statusIndex" | "predecessorId" | "digitalLink_granularity">
 
 export type PassportOrderByWithAggregationInput = {
   id?: Prisma.SortOrder
@@ -427,6 +441,7 @@ export type PassportOrderByWithAggregationInput = {
   logHead?: Prisma.SortOrder
   emptyLogHead?: Prisma.SortOrderInput | Prisma.SortOrder
   latestPack?: Prisma.SortOrderInput | Prisma.SortOrder
+  statusIndex?: Prisma.SortOrder
   latestPackAt?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
@@ -461,6 +476,7 @@ export type PassportScalarWhereWithAggregatesInput = {
   logHead?: Prisma.JsonWithAggregatesFilter<"Passport">
   emptyLogHead?: Prisma.JsonNullableWithAggregatesFilter<"Passport">
   latestPack?: Prisma.StringNullableWithAggregatesFilter<"Passport"> | string | null
+  statusIndex?: Prisma.IntWithAggregatesFilter<"Passport"> | number
   latestPackAt?: Prisma.DateTimeNullableWithAggregatesFilter<"Passport"> | Date | string | null
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"Passport"> | Date | string
   updatedAt?: Prisma.DateTimeWithAggregatesFilter<"Passport"> | Date | string
@@ -487,6 +503,7 @@ export type PassportCreateInput = {
   logHead: Prisma.JsonNullValueInput | runtime.InputJsonValue
   emptyLogHead?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   latestPack?: string | null
+  statusIndex?: number
   latestPackAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -515,6 +532,7 @@ export type PassportUncheckedCreateInput = {
   logHead: Prisma.JsonNullValueInput | runtime.InputJsonValue
   emptyLogHead?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   latestPack?: string | null
+  statusIndex?: number
   latestPackAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -571,6 +589,7 @@ export type PassportUncheckedUpdateInput = {
   logHead?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   emptyLogHead?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   latestPack?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  statusIndex?: Prisma.IntFieldUpdateOperationsInput | number
   latestPackAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -599,6 +618,7 @@ export type PassportCreateManyInput = {
   logHead: Prisma.JsonNullValueInput | runtime.InputJsonValue
   emptyLogHead?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   latestPack?: string | null
+  statusIndex?: number
   latestPackAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -650,6 +670,7 @@ export type PassportUncheckedUpdateManyInput = {
   logHead?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   emptyLogHead?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   latestPack?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  statusIndex?: Prisma.IntFieldUpdateOperationsInput | number
   latestPackAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -694,6 +715,7 @@ export type PassportCountOrderByAggregateInput = {
   logHead?: Prisma.SortOrder
   emptyLogHead?: Prisma.SortOrder
   latestPack?: Prisma.SortOrder
+  statusIndex?: Prisma.SortOrder
   latestPackAt?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
@@ -704,6 +726,7 @@ export type PassportCountOrderByAggregateInput = {
 export type PassportAvgOrderByAggregateInput = {
   typeRefVersion?: Prisma.SortOrder
   logSize?: Prisma.SortOrder
+  statusIndex?: Prisma.SortOrder
 }
 
 export type PassportMaxOrderByAggregateInput = {
@@ -719,6 +742,7 @@ export type PassportMaxOrderByAggregateInput = {
   logSize?: Prisma.SortOrder
   lastEvent?: Prisma.SortOrder
   latestPack?: Prisma.SortOrder
+  statusIndex?: Prisma.SortOrder
   latestPackAt?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
@@ -739,6 +763,7 @@ export type PassportMinOrderByAggregateInput = {
   logSize?: Prisma.SortOrder
   lastEvent?: Prisma.SortOrder
   latestPack?: Prisma.SortOrder
+  statusIndex?: Prisma.SortOrder
   latestPackAt?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
@@ -749,6 +774,7 @@ export type PassportMinOrderByAggregateInput = {
 export type PassportSumOrderByAggregateInput = {
   typeRefVersion?: Prisma.SortOrder
   logSize?: Prisma.SortOrder
+  statusIndex?: Prisma.SortOrder
 }
 
 export type PassportScalarRelationFilter = {
@@ -858,6 +884,7 @@ export type PassportCreateWithoutSuccessorInput = {
   logHead: Prisma.JsonNullValueInput | runtime.InputJsonValue
   emptyLogHead?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   latestPack?: string | null
+  statusIndex?: number
   latestPackAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -885,6 +912,7 @@ export type PassportUncheckedCreateWithoutSuccessorInput = {
   logHead: Prisma.JsonNullValueInput | runtime.InputJsonValue
   emptyLogHead?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   latestPack?: string | null
+  statusIndex?: number
   latestPackAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -917,6 +945,7 @@ export type PassportCreateWithoutPredecessorInput = {
   logHead: Prisma.JsonNullValueInput | runtime.InputJsonValue
   emptyLogHead?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   latestPack?: string | null
+  statusIndex?: number
   latestPackAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -944,6 +973,7 @@ export type PassportUncheckedCreateWithoutPredecessorInput = {
   logHead: Prisma.JsonNullValueInput | runtime.InputJsonValue
   emptyLogHead?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   latestPack?: string | null
+  statusIndex?: number
   latestPackAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -1014,6 +1044,7 @@ export type PassportUncheckedUpdateWithoutSuccessorInput = {
   logHead?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   emptyLogHead?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   latestPack?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  statusIndex?: Prisma.IntFieldUpdateOperationsInput | number
   latestPackAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -1079,6 +1110,7 @@ export type PassportUncheckedUpdateWithoutPredecessorInput = {
   logHead?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   emptyLogHead?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   latestPack?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  statusIndex?: Prisma.IntFieldUpdateOperationsInput | number
   latestPackAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -1106,6 +1138,7 @@ export type PassportCreateWithoutEventsInput = {
   logHead: Prisma.JsonNullValueInput | runtime.InputJsonValue
   emptyLogHead?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   latestPack?: string | null
+  statusIndex?: number
   latestPackAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -1133,6 +1166,7 @@ export type PassportUncheckedCreateWithoutEventsInput = {
   logHead: Prisma.JsonNullValueInput | runtime.InputJsonValue
   emptyLogHead?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   latestPack?: string | null
+  statusIndex?: number
   latestPackAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
@@ -1203,6 +1237,7 @@ export type PassportUncheckedUpdateWithoutEventsInput = {
   logHead?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   emptyLogHead?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
   latestPack?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  statusIndex?: Prisma.IntFieldUpdateOperationsInput | number
   latestPackAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -1261,6 +1296,7 @@ export type PassportSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs
   logHead?: boolean
   emptyLogHead?: boolean
   latestPack?: boolean
+  statusIndex?: boolean
   latestPackAt?: boolean
   createdAt?: boolean
   updatedAt?: boolean
@@ -1291,6 +1327,7 @@ export type PassportSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Exte
   logHead?: boolean
   emptyLogHead?: boolean
   latestPack?: boolean
+  statusIndex?: boolean
   latestPackAt?: boolean
   createdAt?: boolean
   updatedAt?: boolean
@@ -1318,6 +1355,7 @@ export type PassportSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Exte
   logHead?: boolean
   emptyLogHead?: boolean
   latestPack?: boolean
+  statusIndex?: boolean
   latestPackAt?: boolean
   createdAt?: boolean
   updatedAt?: boolean
@@ -1345,6 +1383,7 @@ export type PassportSelectScalar = {
   logHead?: boolean
   emptyLogHead?: boolean
   latestPack?: boolean
+  statusIndex?: boolean
   latestPackAt?: boolean
   createdAt?: boolean
   updatedAt?: boolean
@@ -1352,7 +1391,7 @@ export type PassportSelectScalar = {
   liveBeforeRule?: boolean
 }
 
-export type PassportOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "identity" | "digitalLink" | "granularity" | "typeRefId" | "typeRefVersion" | "configVector" | "capabilityClass" | "profileId" | "claims" | "status" | "core" | "logSize" | "frontier" | "lastEvent" | "logHead" | "emptyLogHead" | "latestPack" | "latestPackAt" | "createdAt" | "updatedAt" | "predecessorId" | "liveBeforeRule", ExtArgs["result"]["passport"]>
+export type PassportOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "identity" | "digitalLink" | "granularity" | "typeRefId" | "typeRefVersion" | "configVector" | "capabilityClass" | "profileId" | "claims" | "status" | "core" | "logSize" | "frontier" | "lastEvent" | "logHead" | "emptyLogHead" | "latestPack" | "statusIndex" | "latestPackAt" | "createdAt" | "updatedAt" | "predecessorId" | "liveBeforeRule", ExtArgs["result"]["passport"]>
 export type PassportInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   events?: boolean | Prisma.Passport$eventsArgs<ExtArgs>
   predecessor?: boolean | Prisma.Passport$predecessorArgs<ExtArgs>
@@ -1423,6 +1462,11 @@ export type $PassportPayload<ExtArgs extends runtime.Types.Extensions.InternalAr
      */
     emptyLogHead: runtime.JsonValue | null
     latestPack: string | null
+    /**
+     * The passport's entry in the issuer's Bitstring Status Lists (`StatusList`), from a sequence at
+     * creation: entry `status_index mod 131072` of list `status_index div 131072`, in each purpose.
+     */
+    statusIndex: number
     latestPackAt: Date | null
     createdAt: Date
     updatedAt: Date
@@ -1880,6 +1924,7 @@ export interface PassportFieldRefs {
   readonly logHead: Prisma.FieldRef<"Passport", 'Json'>
   readonly emptyLogHead: Prisma.FieldRef<"Passport", 'Json'>
   readonly latestPack: Prisma.FieldRef<"Passport", 'String'>
+  readonly statusIndex: Prisma.FieldRef<"Passport", 'Int'>
   readonly latestPackAt: Prisma.FieldRef<"Passport", 'DateTime'>
   readonly createdAt: Prisma.FieldRef<"Passport", 'DateTime'>
   readonly updatedAt: Prisma.FieldRef<"Passport", 'DateTime'>

@@ -1,0 +1,3 @@
+export * from './bitstring-status-list.js';
+export * from './did-web.js';
+export * from './vc-jose.js';

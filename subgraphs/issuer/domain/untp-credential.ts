@@ -1,0 +1,137 @@
+/**
+ * The UNTP Digital Product Passport credential of a passport (UNTP DPP 0.6.1, W3C VC Data Model 2.0),
+ * as a pure function of the passport's state at its log head: the same state gives the same
+ * credential, so it can be rebuilt as it was at any head (docs/INTEROP.md says what maps to what).
+ * Also which status list bits a passport status sets.
+ */
+import { CREDENTIALS_V2_CONTEXT, statusListEntry, statusPosition, type BitstringStatusListEntry, type StatusPurpose } from '../../../lib/formats/vc/index.js';
+import type { SignedLogHead } from '../../../lib/formats/issuer/checkpoint.js';
+import type { PassportStatus } from '../../../lib/formats/issuer/status.js';
+import type { PassportIdentity } from './identity.js';
+
+/** The UNTP DPP context of the release this credential follows (spec-untp tag v0.6.1). */
+export const UNTP_DPP_CONTEXT = 'https://test.uncefact.org/vocabulary/untp/dpp/0.6.1/';
+export const UNTP_DPP_VERSION = '0.6.1';
+
+/** Everything the credential is made from: the passport as its log head leaves it. */
+export interface PassportCredentialState {
+  id: string;
+  identity: PassportIdentity;
+  typeRef: { id: string; version: number };
+  /** The config vector (the manifest). */
+  manifest: Record<string, unknown>;
+  capabilityClass: string;
+  /** The profile's claims, copied at creation. */
+  claims: Record<string, unknown>;
+  status: PassportStatus;
+  logHead: SignedLogHead;
+  /** The passport's entry in the status lists (assigned at creation). */
+  statusIndex: number;
+}
+
+/** Who issues, and where each service is publicly reachable. */
+export interface CredentialContext {
+  issuer: { did: string; name: string };
+  baseUrls: { issuer: string; registry: string; archive: string };
+}
+
+/** The bit of each status purpose a passport status sets: revoked is revocation, suspended suspension. */
+export function statusBits(status: PassportStatus): Record<StatusPurpose, boolean> {
+  return { revocation: status === 'revoked', suspension: status === 'suspended' };
+}
+
+/** The URL of one status list of a purpose. */
+export function statusListUrl(issuerBase: string, purpose: StatusPurpose, list: number): string {
+  return `${issuerBase}/status-lists/${purpose}/${list}`;
+}
+
+/** A passport's two entries, revocation then suspension, at the same index of their lists. */
+export function passportStatusEntries(issuerBase: string, statusIndex: number): BitstringStatusListEntry[] {
+  const { list, entry } = statusPosition(statusIndex);
+  return (['revocation', 'suspension'] as const).map((purpose) => statusListEntry(statusListUrl(issuerBase, purpose, list), purpose, entry));
+}
+
+export function passportCredentialUrl(issuerBase: string, passportId: string): string {
+  return `${issuerBase}/passports/${encodeURIComponent(passportId)}/credential`;
+}
+
+/**
+ * Registered link types of what the credential links to, as the Digital Link resolver spells them:
+ * GS1 Web Vocabulary terms on ref.gs1.org, UNTP's for traceability events, IANA link relations by name.
+ */
+export const LINK_TYPES = {
+  dpp: 'https://ref.gs1.org/voc/dpp',
+  traceabilityEvents: 'https://test.uncefact.org/vocabulary/linkTypes/dte',
+  verification: 'https://ref.gs1.org/voc/verificationService',
+  archives: 'archives',
+} as const;
+
+/** UNTP's Link: a URL, a name and a link type. */
+const link = (linkURL: string, linkName: string, linkType: string) => ({ type: ['Link'], linkURL, linkName, linkType });
+
+/**
+ * The product's name: the config vector's `product_name` or `name` when it has one as a string, else
+ * a name made of the model and the GTIN (UNTP requires one; the platform keeps none of its own).
+ */
+function productName(state: PassportCredentialState): string {
+  for (const member of ['product_name', 'name']) {
+    const value = state.manifest[member];
+    if (typeof value === 'string' && value.trim() !== '') return value;
+  }
+  return `${state.typeRef.id} v${state.typeRef.version}, GTIN ${state.identity.gtin}`;
+}
+
+/** The unsecured credential. */
+export function untpPassportCredential(state: PassportCredentialState, context: CredentialContext): Record<string, unknown> {
+  const { issuer: issuerBase, registry, archive } = context.baseUrls;
+  const passportUrl = `${issuerBase}/passports/${encodeURIComponent(state.id)}`;
+  const modelUrl = `${registry}/models/${encodeURIComponent(state.typeRef.id)}?version=${state.typeRef.version}`;
+  // `type` and `id` are UNTP's own members of Characteristics; the rest of the config vector is carried as it is.
+  const { type: _type, id: _id, ...characteristics } = state.manifest;
+  const identity = state.identity;
+  return {
+    '@context': [CREDENTIALS_V2_CONTEXT, UNTP_DPP_CONTEXT],
+    type: ['DigitalProductPassport', 'VerifiableCredential'],
+    id: passportCredentialUrl(issuerBase, state.id),
+    issuer: { type: ['CredentialIssuer'], id: context.issuer.did, name: context.issuer.name },
+    // The time of the log head: the last event's, or the passport's creation for an empty log.
+    validFrom: state.logHead.timestamp,
+    credentialStatus: passportStatusEntries(issuerBase, state.statusIndex),
+    credentialSubject: {
+      type: ['ProductPassport'],
+      id: passportUrl,
+      granularityLevel: identity.granularity,
+      product: {
+        type: ['Product'],
+        id: identity.digital_link,
+        name: productName(state),
+        registeredId: identity.gtin,
+        idScheme: { type: ['IdentifierScheme'], id: 'https://id.gs1.org/01', name: 'Global Trade Item Number (GTIN)' },
+        ...(identity.lot !== undefined ? { batchNumber: identity.lot } : {}),
+        ...(identity.serial !== undefined ? { serialNumber: identity.serial } : {}),
+        characteristics: { type: ['Characteristics'], ...characteristics },
+        productCategory: [
+          {
+            type: ['Classification'],
+            id: modelUrl,
+            code: `${state.typeRef.id}@${state.typeRef.version}`,
+            name: `${state.typeRef.id} v${state.typeRef.version}`,
+            schemeID: `${registry}/models`,
+            schemeName: 'Passport registry models',
+          },
+        ],
+        furtherInformation: [
+          link(passportUrl, 'Passport: core, manifest and signed log head', LINK_TYPES.dpp),
+          link(`${passportUrl}?include_events=true`, 'Signed event log', LINK_TYPES.traceabilityEvents),
+          link(`${passportUrl}/verdict`, 'Verification verdict', LINK_TYPES.verification),
+          link(`${archive}/snapshots?passport_id=${encodeURIComponent(state.id)}`, 'Archive snapshots', LINK_TYPES.archives),
+        ],
+      },
+      // Beyond UNTP (terms of the VC 2.0 context's issuer-dependent vocabulary): what the platform vouches for.
+      passportStatus: state.status,
+      capabilityClass: state.capabilityClass,
+      ...(Object.keys(state.claims).length > 0 ? { profileClaims: state.claims } : {}),
+      signedLogHead: state.logHead,
+    },
+  };
+}
