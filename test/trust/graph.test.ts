@@ -321,6 +321,7 @@ describe('discovery', () => {
       'GET /graph',
       'GET /healthz',
       'GET /keyring',
+      'GET /keys/{kid}/path',
       'GET /master-list',
       'POST /master-list/entries',
       'POST /master-list/witnesses',
