@@ -6,7 +6,6 @@
  * with the consistency proof the issuer gives. And what a stranger gets wrong: an instant before
  * the passport, in the future, malformed, with an offset, exactly at an event.
  */
-import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { canonicalize } from '../../lib/crypto/jcs.js';
@@ -14,6 +13,7 @@ import { hashFromHex, verifyConsistency } from '../../lib/formats/issuer/merkle.
 import { sql } from '../support/database.js';
 import { startTestStack, type TestStack } from '../support/stack.js';
 import { appendEvent, createModel, createPassport, keyring, PAYLOADS, verifySignedJson } from './support.js';
+import { referenceTreeHash as mth } from '../support/merkle-reference.js';
 
 let platform: TestStack;
 const MODEL = 'issuer-as-of-battery';
@@ -44,19 +44,6 @@ afterAll(() => platform?.stop());
 
 const readAt = (at: string, extra = '') => platform.rest('issuer', `/passports/${id}?at=${encodeURIComponent(at)}${extra}`);
 const shifted = (instant: string, ms: number) => new Date(Date.parse(instant) + ms).toISOString();
-
-/** RFC 6962 MTH with node:crypto, apart from the platform's Merkle code. */
-function mth(entries: string[]): string {
-  const sha = (...parts: Buffer[]) => createHash('sha256').update(Buffer.concat(parts)).digest();
-  const tree = (leaves: Buffer[]): Buffer => {
-    if (leaves.length === 0) return createHash('sha256').digest();
-    if (leaves.length === 1) return sha(Buffer.from([0]), leaves[0]!);
-    let k = 1;
-    while (k * 2 < leaves.length) k *= 2;
-    return sha(Buffer.from([1]), tree(leaves.slice(0, k)), tree(leaves.slice(k)));
-  };
-  return tree(entries.map((entry) => Buffer.from(entry))).toString('hex');
-}
 
 describe('GET /passports/{id}?at=', () => {
   it('answers each instant of the passport’s life with the status, events and the head signed then', async () => {

@@ -3,12 +3,15 @@
  * packs minted through the REST API and drawn as QR images, a pack forged under a foreign key, and
  * the steps a person takes in the page (open it, pick an image, read the verdict: test/support/page-visit.ts).
  */
+import { existsSync } from 'node:fs';
 import type { Page } from 'playwright-core';
 import QRCode from 'qrcode';
 import { expect } from 'vitest';
 import { encodeBase64Url, generateSecretKey, jwkThumbprint, publicKeyOf, rawKeySigner } from '../../lib/crypto/index.js';
 import { decodePack, mintPack } from '../../lib/formats/issuer/pack.js';
-import type { TestStack } from '../support/stack.js';
+import { trustTheIssuer } from '../gateway/support.js';
+import { appendEvent, createModel, createPassport, PAYLOADS } from '../issuer/support.js';
+import { startTestStack, type TestStack } from '../support/stack.js';
 
 export { serviceWorkerInControl, verdictOf as verifyImage } from '../support/page-visit.js';
 
@@ -20,6 +23,20 @@ export const isLocal = (url: string) => {
   const { hostname } = new URL(url);
   return hostname === '127.0.0.1' || hostname === 'localhost' || hostname === '[::1]';
 };
+
+/**
+ * A stack for a page test (Chromium there first): a model, an issuer trusted under a root, and an
+ * activated passport that can be verified offline.
+ */
+export async function pageTestStack(names: { model: string; root: string; issuer: string }): Promise<{ platform: TestStack; passport: string }> {
+  if (!existsSync(CHROMIUM)) throw new Error(`Chromium is required at ${CHROMIUM} (Debian package chromium; npm test's first layer installs it: bin/system-packages.ts)`);
+  const platform = await startTestStack();
+  await createModel(platform, names.model);
+  await trustTheIssuer(platform, { root: names.root, issuer: names.issuer });
+  const { passport_id } = await createPassport(platform, names.model, { capability_class: 'verify-offline' });
+  expect((await appendEvent(platform, passport_id, 'activated', PAYLOADS.activated!())).status).toBe(201);
+  return { platform, passport: passport_id };
+}
 
 /** A new pack of the passport, minted by the issuer (POST /passports/{id}/pack). */
 export async function mintedPack(platform: TestStack, passport: string): Promise<{ text: string; kid: string }> {

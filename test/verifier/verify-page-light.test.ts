@@ -7,17 +7,15 @@
  * on its way or passed off as another key's is refused, as is a pack signed after its issuer was
  * revoked. GET /trust/keys/{kid}/path, the REST form of the material, is checked with jose.
  */
-import { existsSync } from 'node:fs';
 import { chromium, type Browser } from 'playwright-core';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeBase64Url, generateSecretKey, publicKeyOf, rawKeySigner, signJson } from '../../lib/crypto/index.js';
-import { trustTheIssuer } from '../gateway/support.js';
-import { appendEvent, createModel, createPassport, PAYLOADS, verifySignedJson } from '../issuer/support.js';
+import { verifySignedJson } from '../issuer/support.js';
 import { countingRelay, firstVisit, type ByteCount, type CountingRelay } from '../support/page-visit.js';
-import { startTestStack, type TestStack } from '../support/stack.js';
+import type { TestStack } from '../support/stack.js';
 import { SyntheticTrustGraph } from '../support/synthetic-trust-graph.js';
-import { CHROMIUM, CHROMIUM_ARGS, foreign, foreignSigned, mintedPack, openPage, qrPng, verifyImage } from './page-support.js';
+import { CHROMIUM, CHROMIUM_ARGS, foreign, foreignSigned, mintedPack, openPage, pageTestStack, qrPng, verifyImage } from './page-support.js';
 
 const MODEL = 'battery-verify-light';
 const ROOT = 'root-verify-light';
@@ -41,12 +39,8 @@ let trustKeys: { keys: any[] };
 const total = (count: ByteCount) => count.sent + count.received;
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`Chromium is required at ${CHROMIUM} (Debian package chromium; npm test's first layer installs it: bin/system-packages.ts)`);
-  platform = await startTestStack();
-  await createModel(platform, MODEL);
-  await trustTheIssuer(platform, { root: ROOT, issuer: ISSUER });
-  const { passport_id } = await createPassport(platform, MODEL, { capability_class: 'verify-offline' });
-  expect((await appendEvent(platform, passport_id, 'activated', PAYLOADS.activated!())).status).toBe(201);
+  const { platform: started, passport: passport_id } = await pageTestStack({ model: MODEL, root: ROOT, issuer: ISSUER });
+  platform = started;
   genuine = { ...(await mintedPack(platform, passport_id)), passport: passport_id };
   trustKeys = (await platform.rest('trust', '/keyring')).body;
   db = new pg.Client({ connectionString: platform.databaseUrl });

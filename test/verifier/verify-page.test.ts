@@ -5,7 +5,6 @@
  * unreadable and revoked-key packs and an expired bundle are refused with the reason a person
  * reads; the page asks nothing of any host but its own, and verifies offline after one visit.
  */
-import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { deflateSync } from 'node:zlib';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
@@ -14,10 +13,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeBase45 } from '../../lib/formats/issuer/base45.js';
 import { decodeCbor, encodeCbor } from '../../lib/formats/issuer/cose.js';
 import { decodePack, PACK_PREFIX } from '../../lib/formats/issuer/pack.js';
-import { appendEvent, createModel, createPassport, PAYLOADS, verifySignedJson } from '../issuer/support.js';
-import { trustTheIssuer } from '../gateway/support.js';
-import { startTestStack, type TestStack } from '../support/stack.js';
-import { CHROMIUM, CHROMIUM_ARGS, foreign, isLocal, mintedPack, openPage, qrPng, serviceWorkerInControl, verifyImage } from './page-support.js';
+import { appendEvent, PAYLOADS, verifySignedJson } from '../issuer/support.js';
+import type { TestStack } from '../support/stack.js';
+import { CHROMIUM, CHROMIUM_ARGS, foreign, isLocal, mintedPack, openPage, pageTestStack, qrPng, serviceWorkerInControl, verifyImage } from './page-support.js';
 
 const ARTIFACTS = new URL('../artifacts/verify-page/', import.meta.url);
 const MODEL = 'battery-verify-page';
@@ -73,12 +71,8 @@ async function screenshot(page: Page, name: string): Promise<void> {
 }
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`Chromium is required at ${CHROMIUM} (Debian package chromium; npm test's first layer installs it: bin/system-packages.ts)`);
-  platform = await startTestStack();
-  await createModel(platform, MODEL);
-  await trustTheIssuer(platform, { root: ROOT, issuer: ISSUER });
-  const { passport_id } = await createPassport(platform, MODEL, { capability_class: 'verify-offline' });
-  expect((await appendEvent(platform, passport_id, 'activated', PAYLOADS.activated!())).status).toBe(201);
+  const { platform: started, passport: passport_id } = await pageTestStack({ model: MODEL, root: ROOT, issuer: ISSUER });
+  platform = started;
   expect((await appendEvent(platform, passport_id, 'ObjectEvent', PAYLOADS.ObjectEvent!())).status).toBe(201);
   genuine = { ...(await mint(passport_id)), passport: passport_id };
   pageUrl = `${platform.stack.facade.url}/verify/`;

@@ -2,7 +2,6 @@
  * A passport's state at an instant, from its log alone: status by rule I6's table, the head over the
  * events recorded up to then (inclusive), and the signed head it carries checked against that head.
  */
-import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { canonicalize } from '../../../lib/crypto/jcs.js';
 import { signLogHead } from '../../../lib/formats/issuer/checkpoint.js';
@@ -10,6 +9,7 @@ import { appendEvent, emptyLogState, type EventRecord, type LogState } from '../
 import { consistencyProof, EMPTY_FRONTIER, hashFromHex, leafHash, verifyConsistency } from '../../../lib/formats/issuer/merkle.js';
 import { passportStateAt } from '../../../lib/formats/issuer/passport-state.js';
 import { at, ed25519Key, objectEvent } from './fixtures.js';
+import { referenceTreeHash as mth } from '../../support/merkle-reference.js';
 
 const key = ed25519Key();
 const passportId = 'passport-at';
@@ -32,19 +32,6 @@ inputs.forEach((input, i) => {
   events.push(appended.event);
   heads.push(signLogHead(passportId, state.frontier, key.signer, at(i)));
 });
-
-/** RFC 6962 MTH written out here with node:crypto, apart from lib/formats/issuer/merkle.ts. */
-function mth(entries: string[]): string {
-  const sha = (...parts: Buffer[]) => createHash('sha256').update(Buffer.concat(parts)).digest();
-  const tree = (leaves: Buffer[]): Buffer => {
-    if (leaves.length === 0) return createHash('sha256').digest();
-    if (leaves.length === 1) return sha(Buffer.from([0]), leaves[0]!);
-    let k = 1;
-    while (k * 2 < leaves.length) k *= 2;
-    return sha(Buffer.from([1]), tree(leaves.slice(0, k)), tree(leaves.slice(k)));
-  };
-  return tree(entries.map((entry) => Buffer.from(entry))).toString('hex');
-}
 
 const stateAt = (instant: Date, extra: { signed_head?: (typeof heads)[number]; texts?: string[] } = {}) =>
   passportStateAt({ passport_id: passportId, created_at: created, at: instant, events, ...extra });
