@@ -13,7 +13,7 @@
 import { context, trace, TraceFlags, type Context, type Span, type SpanOptions, type Tracer, type TracerOptions, type TracerProvider } from '@opentelemetry/api';
 
 /** The context's span when it is local and records nothing: the span its children are. */
-function unsampledLocalParent(parentContext: Context): Span | undefined {
+export function unsampledLocalParent(parentContext: Context): Span | undefined {
   const parent = trace.getSpan(parentContext);
   if (!parent || parent.isRecording()) return undefined;
   const { isRemote, traceFlags } = parent.spanContext();

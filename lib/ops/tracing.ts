@@ -21,7 +21,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type pg from 'pg';
 import type { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
 import { ConfigurationError } from '../config/runtime.js';
-import { SampledOnlyTracer, SampledOnlyTracerProvider } from './sampled-tracer.js';
+import { SampledOnlyTracer, SampledOnlyTracerProvider, unsampledLocalParent } from './sampled-tracer.js';
 
 /** The platform's servers; each is its own service in a tracing backend. */
 export type ServerName = 'facade' | 'gateway' | 'trust' | 'registry' | 'issuer' | 'archive';
@@ -180,7 +180,8 @@ export function traceRequests(app: FastifyInstance, tracer: Tracer): void {
  * CLIENT span when the caller has a tracer. Without tracing the propagator is @opentelemetry/api's no-op.
  */
 export async function tracedCall<T extends { status: number }>(tracer: Tracer | undefined, url: string, call: (traceHeaders: Record<string, string>) => Promise<T>): Promise<T> {
-  if (!tracer) {
+  // Under an unsampled request no CLIENT span is made (lib/ops/sampled-tracer.ts): its context is passed on as it is.
+  if (!tracer || unsampledLocalParent(context.active())) {
     const headers: Record<string, string> = {};
     propagation.inject(context.active(), headers);
     return call(headers);
@@ -260,8 +261,9 @@ export function traceStatements(pool: pg.Pool, tracer: Tracer, database: string)
     const query = client.query.bind(client) as (...args: unknown[]) => unknown;
     (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
       const text = typeof args[0] === 'string' ? args[0] : (args[0] as { text?: unknown } | undefined)?.text;
-      // Callback-style calls and cursors are pg's internal use; Prisma awaits a promise.
-      if (typeof text !== 'string' || typeof args.at(-1) === 'function') return query(...args);
+      // Callback-style calls and cursors are pg's internal use; Prisma awaits a promise. A statement
+      // of an unsampled request is sent as it is, without the span's promise chain.
+      if (typeof text !== 'string' || typeof args.at(-1) === 'function' || unsampledLocalParent(context.active())) return query(...args);
       const operation = /^\s*(\w+)/.exec(text)?.[1]?.toUpperCase() ?? 'SQL';
       const span = tracer.startSpan(operation, {
         kind: SpanKind.CLIENT,
