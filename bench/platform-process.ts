@@ -26,6 +26,31 @@ export interface PlatformProcessOptions {
 
 export type Tokens = Record<Role, string>;
 
+/**
+ * Platforms started and not yet stopped. Each runs in a process group of its own, which the
+ * terminal's Ctrl-C does not reach: a benchmark interrupted (SIGINT, SIGTERM) or ending without
+ * stopping them asks each to stop (SIGTERM: it stops its PostgreSQL too) rather than leave them running.
+ */
+const running = new Set<ChildProcess>();
+let stopsOnInterrupt = false;
+function stopRunningPlatformsOnExit(): void {
+  if (stopsOnInterrupt) return;
+  stopsOnInterrupt = true;
+  const stopAll = () => {
+    for (const child of running) child.kill('SIGTERM');
+  };
+  for (const [signal, code] of [
+    ['SIGINT', 130],
+    ['SIGTERM', 143],
+  ] as const) {
+    process.once(signal, () => {
+      stopAll();
+      process.exit(code);
+    });
+  }
+  process.once('exit', stopAll);
+}
+
 export class PlatformProcess {
   private child: ChildProcess | undefined;
   private output: string[] = [];
@@ -80,6 +105,9 @@ export class PlatformProcess {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     this.child = child;
+    running.add(child);
+    child.once('exit', () => running.delete(child));
+    stopRunningPlatformsOnExit();
     this.output = [];
     const ready = new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`the platform did not start within ${timeoutMs} ms:\n${this.output.slice(-20).join('\n')}`)), timeoutMs);
