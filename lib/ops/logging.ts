@@ -81,9 +81,10 @@ export function logRequests(app: FastifyInstance): void {
       // request was most of what logging cost a traced request (docs/benchmarks/ops-cost.md).
       const server = request.log;
       let bound: FastifyBaseLogger | undefined;
-      const log = () => (bound ??= server.child(ids));
-      Object.defineProperty(request, 'log', { get: log, configurable: true });
-      Object.defineProperty(reply, 'log', { get: log, configurable: true });
+      // Assignable still, as Fastify's own property is: a logger set later is the one both use.
+      const accessor = { get: () => (bound ??= server.child(ids)), set: (logger: FastifyBaseLogger) => void (bound = logger), configurable: true };
+      Object.defineProperty(request, 'log', accessor);
+      Object.defineProperty(reply, 'log', accessor);
     }
     done();
   });
