@@ -111,7 +111,15 @@ export async function seedPlatformData(api: SeedingApi, options: { passports: nu
     await api.rest('registry', '/', { kind: 'model', id, body: { title: id, schema: { $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'object' } } });
     models.push(id);
   }
-  // Trust vouches for the issuer's current keys: a root, the issuer as a node, the root's delegation.
+  const { issuerKids, rootKid, dayAgo } = await vouchForIssuerKeys(api);
+  const seededUntil = new Date();
+
+  const kids = [...issuerKids, rootKid];
+  return { passportIds, models, kids, dayAgo, seededFrom, seededUntil };
+}
+
+/** Trust vouches for the issuer's current keys: a root, the issuer as a node, the root's delegation (a day ago, for a year). */
+export async function vouchForIssuerKeys(api: SeedingApi): Promise<{ issuerKids: string[]; rootKid: string; dayAgo: Date }> {
   const issuerKeys = ((await (await fetch(`${api.issuerBase}/keyring`)).json()) as { keys: { kid: string; exp?: number }[] }).keys.filter((key) => !key.exp);
   const { publicKey: rootPublic, privateKey: rootPrivate } = ed25519KeyPair();
   const rootJwk = rootPublic.export({ format: 'jwk' });
@@ -125,10 +133,7 @@ export async function seedPlatformData(api: SeedingApi, options: { passports: nu
   });
   const delegation = { iss: 'bench-root', sub: 'bench-issuer', scope: {}, iat: dayAgo.toISOString(), exp: new Date(Date.now() + 365 * 86_400_000).toISOString() };
   await api.rest('trust', '/edges', { credential: compactDelegation(delegation, { kid: rootKid, privateKey: rootPrivate }) });
-  const seededUntil = new Date();
-
-  const kids = [...issuerKeys.map((key) => key.kid), rootKid];
-  return { passportIds, models, kids, dayAgo, seededFrom, seededUntil };
+  return { issuerKids: issuerKeys.map((key) => key.kid), rootKid, dayAgo };
 }
 
 /** `count` bodies of the mix, the kinds in turn, every one with variables drawn for it (seed 17: every run asks the same mix of its data). */

@@ -8,12 +8,13 @@
  * to docs/benchmarks/registry.md.
  */
 import pg from 'pg';
+import { insertRegistryRecords } from '../test/support/national/registry-records.js';
 import { encodeCursor } from '../subgraphs/registry/domain/listing.js';
 import { autocannonLoad, BenchRun, benchToken, loadAverage, markdownTable, openBench, stopwatch, summarize, timedInTurns, writeReport, type Summary } from './support.js';
 
 const RECORDS = 100_000;
 const VERSIONS = 5;
-/** Collections the records are spread over, round robin; '' is the root (generic records). */
+/** Collections the records are spread over, round robin (REGISTRY_KINDS' order); '' is the root (generic records). */
 const COLLECTIONS = [
   { kind: 'item', path: '/items' },
   { kind: 'service', path: '/services' },
@@ -32,26 +33,7 @@ async function bulkLoad(databaseUrl: string): Promise<number> {
   await client.connect();
   const elapsed = stopwatch();
   try {
-    const kinds = `(ARRAY[${COLLECTIONS.map((c) => `'${c.kind}'`).join(',')}])[((n - 1) % ${COLLECTIONS.length}) + 1]`;
-    await client.query('BEGIN');
-    await client.query(`
-      INSERT INTO registry.record (id, kind, current_version, status, created_at, updated_at)
-      SELECT 'bench-' || lpad(n::text, 6, '0'), ${kinds}, ${VERSIONS}, 'active',
-             now() - interval '${VERSIONS} days', now() - interval '1 day'
-      FROM generate_series(1, ${RECORDS}) AS n`);
-    await client.query(`
-      INSERT INTO registry.record_version (id, version, kind, status, body, created_at, supersedes, scoped)
-      SELECT 'bench-' || lpad(n::text, 6, '0'), v, ${kinds}, 'active',
-             json_build_object(
-               'title', 'Benchmark record ' || n,
-               'description', 'A record of the benchmark register, version ' || v || ', with a body of realistic size.',
-               'code', 'B' || n, 'revision', v,
-               'links', json_build_array(json_build_object('rel', 'related', 'href', 'https://register.example/records/' || n)),
-               'attributes', json_build_object('category', 'battery.ev', 'jurisdiction', 'EU', 'tags', json_build_array('bench', 'v' || v))
-             ),
-             now() - make_interval(days => ${VERSIONS} - v + 1), CASE WHEN v = 1 THEN NULL ELSE v - 1 END, false
-      FROM generate_series(1, ${RECORDS}) AS n, generate_series(1, ${VERSIONS}) AS v`);
-    await client.query('COMMIT');
+    await insertRegistryRecords(client, { from: 1, to: RECORDS, versions: VERSIONS, idSql: `'bench-' || lpad(n::text, 6, '0')` });
     await client.query('ANALYZE registry.record');
     await client.query('ANALYZE registry.record_version');
   } finally {
