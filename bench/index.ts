@@ -123,9 +123,15 @@ const rows = all.flatMap(({ service, figures }) => {
 });
 // The headline: our gateway against Hive Gateway on the mixed workload (the hot query is a secondary line below).
 const headline = all.find(({ service }) => service === 'platform')?.figures?.figures.filter((figure) => figure.measure.includes('mixed workload') && figure.measure.includes('Hive Gateway')) ?? [];
-const headlineText = headline.length
-  ? `## Headline\n\n${headline.map((figure) => `- ${figure.measure}: **${figure.value}**${figure.target ? ` (goal ${figure.target})` : ''}`).join('\n')}\n\nMany distinct cross-service queries, 50 connections, alternated rounds (docs/benchmarks/platform.md). A ratio is the median of the rounds' ratios, each round's two runs back to back; the ratio of the medians is given beside it. The figure of one query repeated (the hot query, which sharing identical in-flight subgraph queries answers largely once) is a secondary line of the platform rows below.\n\n`
+const gatewayHeadline = headline.length
+  ? `${headline.map((figure) => `- ${figure.measure}: **${figure.value}**${figure.target ? ` (goal ${figure.target})` : ''}`).join('\n')}\n\nMany distinct cross-service queries, 50 connections, alternated rounds (docs/benchmarks/platform.md). A ratio is the median of the rounds' ratios, each round's two runs back to back; the ratio of the medians is given beside it. The figure of one query repeated (the hot query, which sharing identical in-flight subgraph queries answers largely once) is a secondary line of the platform rows below.\n\n`
   : '';
+// National scale (run on demand: npm run bench:national), from its last run.
+const national = readFigures('national-scale');
+const nationalHeadline = national
+  ? `### National scale\n\n${national.figures.map((figure) => `- ${figure.measure}: **${figure.value}**${figure.target ? ` (goal ${figure.target})` : ''}`).join('\n')}\n\nRun ${national.startedAt.slice(0, 16).replace('T', ' ')} UTC on commit ${national.commit}, ${national.seconds} s, 1-minute load average ${national.load.start.toFixed(1)} → ${national.load.end.toFixed(1)}. Passports of ten events each, every event and every log head signed with Ed25519 by the issuer's own domain code under its own keys in worker threads, loaded with COPY; registry records and the trust graph in bulk SQL; snapshots through the archive's API; a sample checked with the offline verifier. Every size's table, with the build, sizes and memory: [national-scale](benchmarks/national-scale.md).\n\n`
+  : '';
+const headlineText = gatewayHeadline || nationalHeadline ? `## Headline\n\n${gatewayHeadline}${nationalHeadline}` : '';
 const document = `# Benchmarks
 
 Written by \`npm run bench\` (bench/index.ts), which runs each benchmark (one per service, and the

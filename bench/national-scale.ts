@@ -18,9 +18,10 @@
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import pg from 'pg';
 import type { ServiceName } from '../lib/config/services.js';
+import { clusterDirectory, rootPostgresHome } from '../lib/db/embedded-postgres.js';
 import { kekFile, readKekFile } from '../lib/keys/kek.js';
 import { NationalBuilder, nationalPassportId, templateFrom, EVENTS_PER_PASSPORT, SNAPSHOT_EVERY, type GrowthTimes } from '../test/support/national/build.js';
 import { logExportFrom, verifyLogExport } from '../verifier/log.js';
@@ -268,8 +269,11 @@ try {
 } finally {
   clearInterval(loadTimer);
   await builder?.close().catch(() => {});
+  // Run as root, the cluster is placed outside the data folder (lib/db/embedded-postgres.ts); at a million passports it is some 20 GB.
+  const cluster = await clusterDirectory(platform.dataDir);
   await platform.stop();
   rmSync(dataDir, { recursive: true, force: true });
+  if (cluster.startsWith(`${rootPostgresHome()}/`)) rmSync(dirname(cluster), { recursive: true, force: true });
 }
 
 interface PathFigure {
