@@ -21,7 +21,9 @@
  *   BENCH_GATEWAY_PROFILE=/tmp/profile node --import tsx bench/platform.ts --gateways          # with a CPU profile of our gateway
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
 import { SERVICES } from '../lib/config/services.js';
 import { lockingPostmaster } from '../lib/db/embedded-postgres.js';
@@ -55,7 +57,8 @@ const CONNECTIONS = 50;
 const ROUNDS = Number(process.env.PLATFORM_ROUNDS ?? 4);
 const LOAD_SECONDS = Number(process.env.PLATFORM_LOAD_SECONDS ?? 6);
 const WARMUP_SECONDS = 3;
-const PASSPORTS = 48;
+/** Passports seeded through the facade (each with an event, every third a pack, a snapshot); the mix draws from them uniformly. */
+const PASSPORTS = Number(process.env.PLATFORM_PASSPORTS ?? 48);
 const MODELS = 8;
 /** Distinct request bodies of the mixed workload, handed out one per request in turn. */
 const MIX_BODIES = 3000;
@@ -190,7 +193,9 @@ async function alternatedRounds<K extends string>(
 const perRequest = (work: Work, load: Pick<Load, 'requests'>) => {
   const cpu = (seconds: number) => `${((seconds / load.requests) * 1000).toFixed(2)} ms`;
   const statements = work.statements === undefined ? '' : `; ${(work.statements / load.requests).toFixed(1)} SQL statements`;
-  return `CPU: gateway ${cpu(work.gateway)}, subgraphs ${cpu(sum(Object.values(work.subgraphs)))}, PostgreSQL ${cpu(work.postgres)}${statements}`;
+  const names = Object.keys(work.subgraphs);
+  const bySubgraph = names.length > 1 ? ` (${names.map((name) => `${name} ${cpu(work.subgraphs[name]!)}`).join(', ')})` : '';
+  return `CPU: gateway ${cpu(work.gateway)}, subgraphs ${cpu(sum(Object.values(work.subgraphs)))}${bySubgraph}, PostgreSQL ${cpu(work.postgres)}${statements}`;
 };
 
 const gatewayStats = (list: Run[]) => ({
@@ -208,29 +213,24 @@ const gatewayStats = (list: Run[]) => ({
 });
 type GatewayStats = ReturnType<typeof gatewayStats>;
 
-/** The report's rows of one workload: each gateway, then their ratio with the per-round values. */
-function gatewayRows(
-  workload: string,
-  runs: { ours: Load[]; hive: Load[] },
-  ours: GatewayStats,
-  hive: GatewayStats,
-  labels = { ours: 'our gateway (@apollo/gateway, bin/gateway.ts)', hive: 'Hive Gateway', ratio: 'ours / Hive' },
-): void {
-  for (const [label, stats] of [
-    [labels.ours, ours],
-    [labels.hive, hive],
-  ] as const) {
-    rows.push([`${workload}: ${label}`, `**${stats.perSecond.toFixed(0)} req/s**`, ms(stats.latency), ms(stats.p95), `${stats.failed} of ${stats.requests}`]);
+/** The report's rows of one workload: each gateway, then ours against each other one, with the per-round values. */
+function gatewayRows<K extends string>(workload: string, runs: Record<K, Load[]>, stats: Record<K, GatewayStats>, labels: Record<K, string>, ours: NoInfer<K>): void {
+  const names = Object.keys(runs) as K[];
+  for (const name of names) {
+    rows.push([`${workload}: ${labels[name]}`, `**${stats[name].perSecond.toFixed(0)} req/s**`, ms(stats[name].latency), ms(stats[name].p95), `${stats[name].failed} of ${stats[name].requests}`]);
   }
-  rows.push([
-    `${labels.ratio}: median of the rounds' ratios (each round's pair run back to back)`,
-    `**${pairedRatio(runs).toFixed(2)}×** req/s (rounds: ${roundRatios(runs)
-      .map((r) => r.toFixed(2))
-      .join(', ')}; ratio of the medians ${ratio(ours.perSecond, hive.perSecond)})`,
-    ratio(ours.latency, hive.latency),
-    ratio(ours.p95, hive.p95),
-    '—',
-  ]);
+  for (const other of names.filter((name) => name !== ours)) {
+    const pair = { ours: runs[ours], hive: runs[other] };
+    rows.push([
+      `${labels[ours]} / ${labels[other]}: median of the rounds' ratios (each round's runs back to back)`,
+      `**${pairedRatio(pair).toFixed(2)}×** req/s (rounds: ${roundRatios(pair)
+        .map((r) => r.toFixed(2))
+        .join(', ')}; ratio of the medians ${ratio(stats[ours].perSecond, stats[other].perSecond)})`,
+      ratio(stats[ours].latency, stats[other].latency),
+      ratio(stats[ours].p95, stats[other].p95),
+      '—',
+    ]);
+  }
 }
 /** Requests/s of ours over theirs in each round: the two ran back to back, on the machine as it was then. */
 const roundRatios = (runs: { ours: Load[]; hive: Load[] }) => runs.ours.map((run, i) => run.perSecond / runs.hive[i]!.perSecond);
@@ -255,14 +255,21 @@ try {
 
   if (parts.has('gateways')) {
     // -------------------------------------------------------------------------------------------
-    // 1. Our gateway and Hive Gateway, each its own process, over the subgraphs of this process.
+    // 1. Our gateway, Hive Gateway and Hive Gateway with its Rust query planner, each its own
+    //    process, over the same four subgraph processes (bin/subgraph.ts), so that the CPU each
+    //    request costs is read by process: the gateway, every subgraph, PostgreSQL.
 
-    const subgraphEnv = Object.fromEntries(SERVICES.map((service) => [`${service.toUpperCase()}_SUBGRAPH_URL`, stack.subgraphUrls[service]]));
-    const oursDir = join(bench.dataDir, 'ours');
-    mkdirSync(oursDir);
     const oursPort = await freePort();
     const oursUrl = `http://127.0.0.1:${oursPort}/graphql`;
-    console.log('Starting our gateway (bin/gateway.ts) and Hive Gateway as processes …');
+    console.log('Starting the four subgraphs as processes …');
+    const subgraphProcesses = Object.fromEntries(
+      await Promise.all(SERVICES.map(async (service) => [service, await startSubgraphProcess(bench, service, { admin: ADMIN }, oursUrl, { name: `gateways-${service}` })] as const)),
+    ) as Record<(typeof SERVICES)[number], { url: string; pid: number }>;
+    const subgraphEnv = Object.fromEntries(SERVICES.map((service) => [`${service.toUpperCase()}_SUBGRAPH_URL`, subgraphProcesses[service].url]));
+    const bySubgraphProcess: SubgraphMeters = { cpuSeconds: () => Object.fromEntries(SERVICES.map((service) => [service, cpuSeconds(subgraphProcesses[service].pid)])) };
+    const oursDir = join(bench.dataDir, 'ours');
+    mkdirSync(oursDir);
+    console.log('Starting our gateway (bin/gateway.ts), Hive Gateway and Hive Gateway with the Rust query planner as processes …');
     // BENCH_GATEWAY_PROFILE=<folder>: our gateway writes a CPU profile there when it stops (node --cpu-prof).
     const profile = process.env.BENCH_GATEWAY_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_GATEWAY_PROFILE}`] : [];
     const oursProcess = await serverProcess(
@@ -275,7 +282,6 @@ try {
     );
     // The very SDL our gateway composed (its supergraphFile), with the subgraphs' URLs in it.
     const supergraphFile = join(oursDir, 'supergraph.graphql');
-    if (readFileSync(supergraphFile, 'utf8') !== stack.gateway.supergraphSdl) throw new Error('the two compositions differ');
     const hiveDir = join(bench.dataDir, 'hive');
     mkdirSync(hiveDir);
     const hiveConfig = join(hiveDir, 'gateway.config.mjs');
@@ -293,71 +299,92 @@ try {
   };
   `,
     );
-    const hivePort = await freePort();
-    const hiveUrl = `http://127.0.0.1:${hivePort}/graphql`;
     await ensureBenchTools();
+    // Hive Gateway falls back to its JavaScript planner, saying so only in its log, when the Rust runtime cannot be loaded: it must load here.
+    await import(pathToFileURL(createRequire(join(BENCH_TOOLS, 'package.json')).resolve('@graphql-hive/router-runtime')).href);
     const hiveBin = join(BENCH_TOOLS, 'node_modules', '.bin', 'hive-gateway');
-    const hiveProcess = await serverProcess(
-      bench,
-      'Hive Gateway',
-      hiveBin,
-      ['supergraph', supergraphFile, '--port', String(hivePort), '--host', '127.0.0.1', '--config-path', hiveConfig, '--disable-websockets'],
-      {},
-      answersGraphql(hiveUrl),
-    );
-
-    const gateways = { ours: { url: oursUrl, pid: oursProcess.pid! }, hive: { url: hiveUrl, pid: hiveProcess.pid! } };
-    const oursAnswer = await graphql(oursUrl, CROSS_QUERY, crossVariables);
-    const hiveAnswer = await graphql(hiveUrl, CROSS_QUERY, crossVariables);
-    if (!isDeepStrictEqual(oursAnswer.data, hiveAnswer.data))
-      throw new Error(`the gateways answer differently:\n${JSON.stringify(oursAnswer.data).slice(0, 600)}\n${JSON.stringify(hiveAnswer.data).slice(0, 600)}`);
+    const startHive = async (name: string, env: NodeJS.ProcessEnv) => {
+      const port = await freePort();
+      const url = `http://127.0.0.1:${port}/graphql`;
+      const args = ['supergraph', supergraphFile, '--port', String(port), '--host', '127.0.0.1', '--config-path', hiveConfig, '--disable-websockets'];
+      return { url, pid: (await serverProcess(bench, name, hiveBin, args, env, answersGraphql(url))).pid! };
+    };
+    const gateways = {
+      ours: { url: oursUrl, pid: oursProcess.pid! },
+      hive: await startHive('Hive Gateway', {}),
+      hiveRust: await startHive('Hive Gateway with the Rust query planner', { HIVE_ROUTER_RUNTIME: 'true' }),
+    };
+    const gatewayLabels = { ours: 'our gateway (@apollo/gateway, bin/gateway.ts)', hive: 'Hive Gateway', hiveRust: 'Hive Gateway + Rust planner' };
+    const others = ['hive', 'hiveRust'] as const;
+    /** The same `data` from every gateway, or an error naming what differs. */
+    const sameAnswers = async (what: string, query: string, variables: Record<string, unknown>) => {
+      const answers = { ours: await graphql(oursUrl, query, variables) } as Record<keyof typeof gateways, { data?: unknown }>;
+      for (const other of others) {
+        answers[other] = await graphql(gateways[other].url, query, variables);
+        if (!isDeepStrictEqual(answers.ours.data, answers[other].data))
+          throw new Error(`${gatewayLabels[other]} answers ${what} otherwise than ours:\n${JSON.stringify(answers.ours.data).slice(0, 600)}\n${JSON.stringify(answers[other].data).slice(0, 600)}`);
+      }
+      return answers.ours;
+    };
+    const oursAnswer = await sameAnswers('the hot query', CROSS_QUERY, crossVariables);
     const subgraphsHit = JSON.stringify(oursAnswer.data).includes('"standing"') && JSON.stringify(oursAnswer.data).includes('"sha512"');
     if (!subgraphsHit) throw new Error('the query should reach trust and archive');
-    console.log(`  both answer the same data (${JSON.stringify(oursAnswer.data).length} bytes of JSON)`);
+    console.log(`  all answer the same data (${JSON.stringify(oursAnswer.data).length} bytes of JSON)`);
 
-    // The mixed workload first: the same answers from both for every kind, then the rounds.
-    for (const request of mix.slice(0, 50)) {
+    // The mixed workload first: the same answers from all for every kind, then the rounds.
+    for (const request of mix.slice(0, 100)) {
       const body = JSON.parse(request.body) as { query: string; variables: Record<string, unknown> };
-      const [a, b] = [await graphql(oursUrl, body.query, body.variables), await graphql(hiveUrl, body.query, body.variables)];
-      if (!isDeepStrictEqual(a.data, b.data)) throw new Error(`the gateways answer ${request.kind} differently:\n${JSON.stringify(a.data).slice(0, 400)}\n${JSON.stringify(b.data).slice(0, 400)}`);
+      await sameAnswers(request.kind, body.query, body.variables);
     }
-    const sample = JSON.stringify((await graphql(oursUrl, MIX_QUERIES.passport, { id: passportIds[0], kid: kids[0], at: new Date().toISOString() })).data);
+    const sample = JSON.stringify((await graphql(oursUrl, MIX_QUERIES.passport, { id: passportIds.at(0), kid: kids[0], at: new Date().toISOString() })).data);
     if (!sample.includes('"standing":"valid"')) throw new Error(`the passports' signing keys should stand valid in trust: ${sample.slice(0, 400)}`);
     const mixLoad = { method: 'POST', headers: jsonHeaders, bodies: mix.map((request) => request.body) };
-    const mixRuns = await alternatedRounds('mixed workload', gateways, mixLoad);
-    const mixOurs = gatewayStats(mixRuns.ours);
-    const mixHive = gatewayStats(mixRuns.hive);
-    gatewayRows(`mixed workload (${mixKinds.length} kinds of query, ${distinctBodies} distinct bodies of ${MIX_BODIES}), ${CONNECTIONS} connections`, mixRuns, mixOurs, mixHive);
-    // Where each gateway's requests cost CPU on this machine: in the gateway itself, in the subgraphs its plans ask, in PostgreSQL.
+    const mixRuns = await alternatedRounds('mixed workload', gateways, mixLoad, bySubgraphProcess);
+    const mixStats = { ours: gatewayStats(mixRuns.ours), hive: gatewayStats(mixRuns.hive), hiveRust: gatewayStats(mixRuns.hiveRust) };
+    gatewayRows(`mixed workload (${mixKinds.length} kinds of query, ${distinctBodies} distinct bodies of ${MIX_BODIES}), ${CONNECTIONS} connections`, mixRuns, mixStats, gatewayLabels, 'ours');
+    // Where each gateway's requests cost CPU on this machine: in the gateway itself, in each subgraph its plans ask, in PostgreSQL.
     // All of it together: on a machine the load keeps busy, requests per second go as its inverse.
     const allCpu = (stats: GatewayStats) => ((stats.work.gateway + sum(Object.values(stats.work.subgraphs)) + stats.work.postgres) / stats.requests) * 1000;
-    const work = `ours: ${perRequest(mixOurs.work, mixOurs)}. Hive: ${perRequest(mixHive.work, mixHive)}. All CPU per request: ${allCpu(mixOurs).toFixed(2)} / ${allCpu(mixHive).toFixed(2)} ms (Hive needs ${ratio(allCpu(mixHive), allCpu(mixOurs))} of ours)`;
-    rows.push(["the work behind one request of the mixed workload, over every round (the four subgraphs share this benchmark's process)", work, '—', '—', '—']);
-    figures.push({ measure: 'CPU and SQL statements per request of the mixed workload, by gateway', value: work });
-    figures.push(
-      {
-        measure: `gateway requests/s on a mixed workload of distinct cross-service queries, ours / Hive Gateway (${CONNECTIONS} connections)`,
-        value: `${pairedRatio(mixRuns).toFixed(2)}× by round (medians ${mixOurs.perSecond.toFixed(0)} / ${mixHive.perSecond.toFixed(0)} req/s, ${ratio(mixOurs.perSecond, mixHive.perSecond)})`,
-        target: '≥ 1.5×',
-      },
-      { measure: 'gateway p95 latency on the mixed workload, ours / Hive Gateway', value: `${ms(mixOurs.p95)} / ${ms(mixHive.p95)} (${ratio(mixOurs.p95, mixHive.p95)})`, target: '≤ 1.0×' },
-    );
+    for (const name of Object.keys(gateways) as (keyof typeof gateways)[]) {
+      const work = `${perRequest(mixStats[name].work, mixStats[name])}; all ${allCpu(mixStats[name]).toFixed(2)} ms`;
+      rows.push([`the work behind one request of the mixed workload, ${gatewayLabels[name]}, over every round`, work, '—', '—', '—']);
+      figures.push({ measure: `CPU per request of the mixed workload by process, ${gatewayLabels[name]}`, value: work });
+    }
+    for (const other of others) {
+      const pair = { ours: mixRuns.ours, hive: mixRuns[other] };
+      figures.push(
+        {
+          measure: `gateway requests/s on a mixed workload of distinct cross-service queries, ours / ${gatewayLabels[other]} (${CONNECTIONS} connections)`,
+          value: `${pairedRatio(pair).toFixed(2)}× by round (medians ${mixStats.ours.perSecond.toFixed(0)} / ${mixStats[other].perSecond.toFixed(0)} req/s, ${ratio(mixStats.ours.perSecond, mixStats[other].perSecond)})`,
+          target: other === 'hiveRust' ? '≥ 2×' : '≥ 1.5×',
+        },
+        {
+          measure: `gateway p95 latency on the mixed workload, ours / ${gatewayLabels[other]}`,
+          value: `${ms(mixStats.ours.p95)} / ${ms(mixStats[other].p95)} (${ratio(mixStats.ours.p95, mixStats[other].p95)})`,
+          target: other === 'hiveRust' ? '≤ 0.5×' : '≤ 1.0×',
+        },
+      );
+    }
 
-    const gatewayLoad = { method: 'POST', headers: jsonHeaders, body: crossBody };
-    const runs = await alternatedRounds('hot query', gateways, gatewayLoad);
-    // Still the same answers after the load.
-    if (!isDeepStrictEqual((await graphql(oursUrl, CROSS_QUERY, crossVariables)).data, (await graphql(hiveUrl, CROSS_QUERY, crossVariables)).data))
-      throw new Error('the gateways answer differently after the load');
-    const ours = gatewayStats(runs.ours);
-    const hive = gatewayStats(runs.hive);
-    gatewayRows(`one cross-subgraph query repeated (hot query), ${CONNECTIONS} connections`, runs, ours, hive);
-    figures.push(
-      {
-        measure: `gateway requests/s on one cross-subgraph query repeated (hot query; secondary), ours / Hive Gateway`,
-        value: `${pairedRatio(runs).toFixed(2)}× by round (medians ${ours.perSecond.toFixed(0)} / ${hive.perSecond.toFixed(0)} req/s), p95 ${ms(ours.p95)} / ${ms(hive.p95)}`,
-      },
-      { measure: 'failed requests under load (non-2xx, errors, timeouts), ours / Hive, both workloads', value: `${ours.failed + mixOurs.failed} / ${hive.failed + mixHive.failed}`, target: '0' },
-    );
+    if (process.env.PLATFORM_HOT_QUERY !== 'off') {
+      const gatewayLoad = { method: 'POST', headers: jsonHeaders, body: crossBody };
+      const runs = await alternatedRounds('hot query', gateways, gatewayLoad, bySubgraphProcess);
+      // Still the same answers after the load.
+      await sameAnswers('the hot query after the load', CROSS_QUERY, crossVariables);
+      const stats = { ours: gatewayStats(runs.ours), hive: gatewayStats(runs.hive), hiveRust: gatewayStats(runs.hiveRust) };
+      gatewayRows(`one cross-subgraph query repeated (hot query), ${CONNECTIONS} connections`, runs, stats, gatewayLabels, 'ours');
+      figures.push(
+        {
+          measure: `gateway requests/s on one cross-subgraph query repeated (hot query; secondary), ours / Hive Gateway / Hive Gateway + Rust planner`,
+          value: `${pairedRatio({ ours: runs.ours, hive: runs.hive }).toFixed(2)}× / ${pairedRatio({ ours: runs.ours, hive: runs.hiveRust }).toFixed(2)}× by round (medians ${stats.ours.perSecond.toFixed(0)} / ${stats.hive.perSecond.toFixed(0)} / ${stats.hiveRust.perSecond.toFixed(0)} req/s), p95 ${ms(stats.ours.p95)} / ${ms(stats.hive.p95)} / ${ms(stats.hiveRust.p95)}`,
+        },
+        {
+          measure: 'failed requests under load (non-2xx, errors, timeouts), ours / Hive / Hive + Rust, both workloads',
+          value: (['ours', 'hive', 'hiveRust'] as const).map((name) => stats[name].failed + mixStats[name].failed).join(' / '),
+          target: '0',
+        },
+      );
+    }
   }
 
   if (parts.has('replicas')) {
@@ -413,11 +440,13 @@ try {
     );
     const one = gatewayStats(replicaRuns.one);
     const two = gatewayStats(replicaRuns.two);
-    gatewayRows(`mixed workload, ${CONNECTIONS} connections, every subgraph a process`, { ours: replicaRuns.two, hive: replicaRuns.one }, two, one, {
-      ours: 'two replicas of each subgraph',
-      hive: 'one replica of each subgraph',
-      ratio: 'two / one',
-    });
+    gatewayRows(
+      `mixed workload, ${CONNECTIONS} connections, every subgraph a process`,
+      { two: replicaRuns.two, one: replicaRuns.one },
+      { two, one },
+      { two: 'two replicas of each subgraph', one: 'one replica of each subgraph' },
+      'two',
+    );
     // Where the CPU goes under the mix with one process per subgraph, over the rounds of the gateway over one replica of each.
     const perThousand = (seconds: number) => `${((seconds / one.requests) * 1000).toFixed(1)} s`;
     const cpuUse = [
