@@ -1,11 +1,13 @@
 /**
  * Platform benchmark: the parts between the client and the subgraphs, and the whole in memory.
  *
- * 1. Our gateway against Hive Gateway: the same supergraph SDL over the same running subgraphs, each
- *    gateway a process of its own, loaded in turns by autocannon (50 connections, another process),
- *    first with a mix of distinct cross-service queries (the headline: every request different, as
- *    real traffic), then with one cross-subgraph query repeated (the hot query); requests/s and p95
- *    latency, and their ratio.
+ * 1. Our gateway against Hive Gateway and Hive Gateway with its Rust query planner
+ *    (@graphql-hive/router-runtime, HIVE_ROUTER_RUNTIME=true): the same supergraph SDL over the same
+ *    four subgraph processes (bin/subgraph.ts), each gateway a process of its own, loaded in turns by
+ *    autocannon (50 connections, another process), first with a mix of distinct cross-service queries
+ *    (the headline: every request different, as real traffic), then with one cross-subgraph query
+ *    repeated (the hot query); requests/s, p95 latency, their ratios, and the CPU each request cost
+ *    by process (the gateway, each subgraph, PostgreSQL); the fetches of each planner's plans.
  * 2. The REST facade's overhead: reads through the facade against the same operation (the one its
  *    route table runs) posted to the gateway, sequential, in turns.
  * 3. The gateway's overhead: a query only the issuer answers, at the issuer subgraph's own URL and
@@ -14,11 +16,16 @@
  *    of the node process and of its whole process tree (embedded PostgreSQL included), idle after
  *    start and while autocannon loads a read path; then it is stopped with SIGTERM and no process of
  *    its tree may be left.
+ * 5. Soak (only when asked: --soak, 30 min, or PLATFORM_SOAK_MINUTES): `npm start` seeded as above,
+ *    the mixed workload at its gateway (20 connections) for that long, resident memory sampled every
+ *    10 s; growth from the minute after warm-up (a tenth of the run, at least a minute) to the last.
  *
  *   node --import tsx bench/platform.ts
  *   node --import tsx bench/platform.ts --gateways   # some parts (--gateways, --overheads, --memory), printed, no report
  *   PLATFORM_ROUNDS=2 PLATFORM_LOAD_SECONDS=3 node --import tsx bench/platform.ts --gateways   # shorter, while developing
  *   BENCH_GATEWAY_PROFILE=/tmp/profile node --import tsx bench/platform.ts --gateways          # with a CPU profile of our gateway
+ *   PLATFORM_PASSPORTS=1000 PLATFORM_HOT_QUERY=off node --import tsx bench/platform.ts --gateways  # more passports to draw from; the mix only
+ *   PLATFORM_SOAK_MINUTES=30 node --import tsx bench/platform.ts --soak                           # the soak alone
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -30,6 +37,7 @@ import { lockingPostmaster } from '../lib/db/embedded-postgres.js';
 import { ROUTE_TABLES } from '../rest-facade/routes/index.js';
 import { MIX_MODEL, MIX_QUERIES, mixedWorkload, mixKinds, seedPlatformData } from './mixed-workload.js';
 import { PlatformProcess } from './platform-process.js';
+import { planCounts } from './query-plans.js';
 import { answersGraphql, serverProcess, startSubgraphProcess } from './processes.js';
 import {
   autocannonLoad,
@@ -67,10 +75,15 @@ const MEMORY_LOAD_SECONDS = 8;
 const { token: ADMIN, tokens } = benchToken('admin');
 const MODEL = MIX_MODEL;
 /** Parts asked for on the command line (--gateways, --replicas, --overheads, --memory) are run and printed, not written; by default, all of them, written. */
-const PARTS = ['gateways', 'replicas', 'overheads', 'memory'] as const;
-const asked = PARTS.filter((part) => process.argv.includes(`--${part}`));
+const PARTS = ['gateways', 'replicas', 'overheads', 'memory', 'soak'] as const;
+/** Minutes of the soak (--soak, or PLATFORM_SOAK_MINUTES): the mix against `npm start`'s process for that long, its memory sampled. */
+const SOAK_MINUTES = Number(process.env.PLATFORM_SOAK_MINUTES ?? (process.argv.includes('--soak') ? 30 : 0));
+const SOAK_CONNECTIONS = 20;
+const SOAK_SAMPLE_SECONDS = 10;
+const asked = PARTS.filter((part) => process.argv.includes(`--${part}`) || (part === 'soak' && SOAK_MINUTES > 0));
 const everything = asked.length === 0;
-const parts = new Set<string>(everything ? PARTS : asked);
+// Run in full, every part but the soak, which runs only when asked for (it takes half an hour).
+const parts = new Set<string>(everything ? PARTS.filter((part) => part !== 'soak') : asked);
 
 /** Passports with their registry type record, archive snapshots and the trust standing of their keys: four subgraphs, one request. */
 const CROSS_QUERY = `query PlatformBench($ids: [ID!]!) {
@@ -338,6 +351,19 @@ try {
     }
     const sample = JSON.stringify((await graphql(oursUrl, MIX_QUERIES.passport, { id: passportIds.at(0), kid: kids[0], at: new Date().toISOString() })).data);
     if (!sample.includes('"standing":"valid"')) throw new Error(`the passports' signing keys should stand valid in trust: ${sample.slice(0, 400)}`);
+    // What each planner makes of the mix's queries: the same subgraph requests per query, so what differs under load is the cost of each.
+    const plans = await planCounts(readFileSync(supergraphFile, 'utf8'), MIX_QUERIES);
+    const planText = Object.entries(plans)
+      .map(([kind, { ours, hiveRust }]) => `${kind} ${ours.fetches}/${ours.requests}/${ours.steps} against ${hiveRust.fetches}/${hiveRust.requests}/${hiveRust.steps}`)
+      .join('; ');
+    console.log(`  query plans, fetches/subgraph requests/steps, ours against Hive's Rust planner: ${planText}`);
+    rows.push([
+      "query plans of the mix's queries: fetches / subgraph requests / sequential steps, ours (@apollo/query-planner, fetches of one subgraph that start together batched) against Hive's Rust planner (BatchFetch, a request per fetch)",
+      planText,
+      '—',
+      '—',
+      '—',
+    ]);
     const mixLoad = { method: 'POST', headers: jsonHeaders, bodies: mix.map((request) => request.body) };
     const mixRuns = await alternatedRounds('mixed workload', gateways, mixLoad, bySubgraphProcess);
     const mixStats = { ours: gatewayStats(mixRuns.ours), hive: gatewayStats(mixRuns.hive), hiveRust: gatewayStats(mixRuns.hiveRust) };
@@ -571,6 +597,30 @@ try {
     if (memory.leftBehind) throw new Error(`${memory.leftBehind} processes of npm start were left behind`);
   }
 
+  if (parts.has('soak')) {
+    // -------------------------------------------------------------------------------------------
+    // 5. Soak: the mixed workload against `npm start`'s process for SOAK_MINUTES, memory sampled.
+
+    console.log(`Soak: the mixed workload against npm start for ${SOAK_MINUTES} min, ${SOAK_CONNECTIONS} connections …`);
+    const soak = await soakStart(SOAK_MINUTES);
+    const at = (sample: TimedSample) => `${mib(sample.node)} / ${mib(sample.treePss)}`;
+    rows.push([`soak: \`npm start\` idle after seeding: node process (RSS) / whole tree (PSS)`, at(soak.idle), '—', '—', '—']);
+    rows.push([
+      `soak: warm (the minute after ${soak.warmupSeconds} s of warm-up) → last minute of ${SOAK_MINUTES} min of the mix, ${SOAK_CONNECTIONS} connections`,
+      `${at(soak.warm)} → ${at(soak.end)}: growth **${percentMore(soak.end.node, soak.warm.node)}** (node RSS), ${percentMore(soak.end.treePss, soak.warm.treePss)} (tree PSS); peak ${at(soak.peak)}`,
+      ms(soak.load.latency.median),
+      ms(soak.load.latency.p95),
+      `${soak.load.non2xx + soak.load.errors + soak.load.timeouts} of ${soak.load.requests}`,
+    ]);
+    rows.push([`soak: node RSS every minute (MiB)`, soak.perMinute.map((sample) => (sample.node / 1024).toFixed(0)).join(', '), '—', '—', '—']);
+    figures.push({
+      measure: `soak: \`npm start\` resident memory (node process) over ${SOAK_MINUTES} min of the mixed workload, growth after warm-up`,
+      value: `${percentMore(soak.end.node, soak.warm.node)} (${mib(soak.warm.node)} → ${mib(soak.end.node)}; idle ${mib(soak.idle.node)}, peak ${mib(soak.peak.node)}; ${soak.load.perSecond.toFixed(0)} req/s)`,
+      target: '< 10 % over 30 min',
+    });
+    if (soak.load.non2xx || soak.load.errors) throw new Error(`soak: ${soak.load.non2xx} non-2xx, ${soak.load.errors} errors`);
+  }
+
   if (!everything) {
     console.log(`\n${markdownTable(['measure', 'result', 'median', 'p95', 'failed'], rows)}\n`);
   } else {
@@ -583,9 +633,9 @@ try {
       '',
       `Data: ${PASSPORTS} passports of one registry model, each with an ObjectEvent, every third with a Tier-A pack, each with an archive snapshot, made through the REST facade; ${MODELS} registry models; a trust root delegating to the issuer's current signing keys (so the passports' keys stand \`valid\`, with a path).`,
       '',
-      `1. **Our gateway against Hive Gateway** (@graphql-hive/gateway, \`hive-gateway supergraph <file> --port P --host 127.0.0.1 --config-path gateway.config.mjs --disable-websockets\`, with GraphiQL, landing page and websockets off and error-only logging; no usage reporting or telemetry is configured). Both serve the SDL our gateway composed (its \`supergraphFile\`) over the same four subgraphs, which run in the benchmark's process; each gateway is a process of its own (ours: \`node --import tsx bin/gateway.ts\` with \`<SERVICE>_SUBGRAPH_URL\`), both with \`NODE_ENV=production\`. Load: autocannon in another process (bench/tools/load-worker.mjs), ${CONNECTIONS} connections; ${WARMUP_SECONDS} s of warm-up each, then ${ROUNDS} rounds of ${LOAD_SECONDS} s per gateway, alternating (ours, Hive; Hive, ours; …). Figures are the medians of the rounds; a ratio is the median of the rounds' ratios (each round's two runs back to back, so a slow stretch of the shared machine weighs on both alike), with each round's value and the ratio of the medians beside it. Every run also counts what it cost: the CPU time of the gateway's process, of the subgraphs (this process) and of PostgreSQL (its postmaster and backends, exited ones included), read from /proc before and after, and the SQL statements the subgraphs sent; each divided by the requests answered. On this machine of two cores the load is bound by CPU, so those costs decide the requests per second. Two workloads:`,
-      `   - **The mixed workload (the headline)**: ${MIX_BODIES} request bodies (the distinct ones are counted in the table), handed out one per request in turn: the ${mixKinds.length} queries below in turn (${mixKinds.join(', ')}), each with variables drawn for it (which passports, how many, which model, which keys at which instants, which page size at which instant; a fixed seed, so every run asks the same mix). No two requests in flight are alike, so sharing identical in-flight queries helps neither gateway. Before the load both must answer the first 50 bodies with the same \`data\` and no errors.`,
-      `   - **The hot query (secondary)**: one cross-subgraph query (below) with the first 10 passports' ids, the same body every request; before and after the load both must answer it with the same \`data\`. Identical subgraph queries in flight are sent once by both gateways, so this measures a repeated query, not traffic.`,
+      `1. **Our gateway against Hive Gateway, plain and with its Rust query planner** (@graphql-hive/gateway, \`hive-gateway supergraph <file> --port P --host 127.0.0.1 --config-path gateway.config.mjs --disable-websockets\`, with GraphiQL, landing page and websockets off and error-only logging; no usage reporting or telemetry is configured; the second with \`HIVE_ROUTER_RUNTIME=true\` and @graphql-hive/router-runtime installed in bench/tools, which the benchmark loads first, as Hive Gateway would otherwise fall back to its JavaScript planner saying so only in its log). All serve the SDL our gateway composed (its \`supergraphFile\`) over the same four subgraph processes (\`bin/subgraph.ts\`, one per service, on the benchmark's database); each gateway is a process of its own (ours: \`node --import tsx bin/gateway.ts\` with \`<SERVICE>_SUBGRAPH_URL\`), all with \`NODE_ENV=production\`. Load: autocannon in another process (bench/tools/load-worker.mjs), ${CONNECTIONS} connections; ${WARMUP_SECONDS} s of warm-up each, then ${ROUNDS} rounds of ${LOAD_SECONDS} s per gateway, alternating (ours, Hive, Hive + Rust; Hive + Rust, Hive, ours; …). Figures are the medians of the rounds; a ratio is the median of the rounds' ratios (each round's two runs back to back, so a slow stretch of the shared machine weighs on both alike), with each round's value and the ratio of the medians beside it. Every run also counts what it cost: the CPU time of the gateway's process, of each subgraph's process and of PostgreSQL (its postmaster and backends, exited ones included), read from /proc before and after; each divided by the requests answered. On this machine of two cores the load is bound by CPU, so those costs decide the requests per second. Two workloads:`,
+      `   - **The mixed workload (the headline)**: ${MIX_BODIES} request bodies (the distinct ones are counted in the table), handed out one per request in turn: the ${mixKinds.length} queries below in turn (${mixKinds.join(', ')}), each with variables drawn for it (which passports, how many, which model, which keys at which instants, which page size at which instant; a fixed seed, so every run asks the same mix). No two requests in flight are alike, so sharing identical in-flight queries helps neither gateway. Before the load all must answer the first 100 bodies with the same \`data\` and no errors.`,
+      `   - **The hot query (secondary)**: one cross-subgraph query (below) with the first 10 passports' ids, the same body every request; before and after the load all must answer it with the same \`data\`. Identical subgraph queries in flight are sent once by both gateways, so this measures a repeated query, not traffic.`,
       `2. **REST facade overhead**: GET /issuer/passports/{id} and GET /registry/models/{id} through the facade against the operation the facade's route table runs for that path, posted to the gateway with the same variables; ${SEQUENTIAL_ROUNDS} sequential requests each (after 20 warm-up rounds), all the ways of 2 and 3 in turns with a rotating order (timedInTurns). The same passport read is also loaded with autocannon (${CONNECTIONS} connections, 2 rounds of 4 s each, in turns); there the facade, gateway and subgraphs share one process, as in \`npm start\`.`,
       `3. **Gateway overhead**: \`${ISSUER_QUERY}\` posted to the issuer subgraph's own URL and to the gateway, in the same turns as 2.`,
       `4. **Memory**: \`node --import tsx bin/start.ts\` on its own data folder and free ports (a fresh embedded PostgreSQL cluster); VmRSS of the node process from /proc/<pid>/status, and over its whole process tree (the embedded PostgreSQL processes included) both the sum of RSS (which counts PostgreSQL's shared buffers once per process) and the sum of PSS from /proc/<pid>/smaps_rollup (shared pages divided among their sharers: the honest total). Idle: the median of samples over 3 s, 2 s after it printed that it runs. Under load: autocannon on GET /issuer/passports/{id} (${CONNECTIONS} connections, ${MEMORY_LOAD_SECONDS} s), sampled every 250 ms. Then SIGTERM; every process of its tree must be gone.`,
@@ -665,6 +715,73 @@ function medianSample(samples: MemorySample[]): MemorySample {
     treeRss: median(samples.map((s) => s.treeRss)),
     treePss: median(samples.map((s) => s.treePss)),
     processes: median(samples.map((s) => s.processes)),
+  };
+}
+
+interface TimedSample extends MemorySample {
+  /** Seconds since the load began. */
+  second: number;
+}
+
+/**
+ * `npm start` (bin/start.ts, its own process and data folder) seeded through its facade as the
+ * gateway comparison is, then the mix at its gateway for `minutes`, resident memory sampled every
+ * SOAK_SAMPLE_SECONDS. Warm-up: the first tenth of the run, at least a minute; growth is the median
+ * of the last minute's samples against the median of the minute after warm-up.
+ */
+async function soakStart(minutes: number) {
+  const platform = await PlatformProcess.prepare({ dataDir: join(bench.dataDir, 'soak') });
+  bench.defer(() => platform.stop());
+  await platform.start();
+  const pid = platform.pid!;
+  const restAt = async (service: (typeof SERVICES)[number], path: string, body?: unknown): Promise<any> => {
+    const response = await fetch(`${platform.base(service)}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${platform.tokens.admin}` },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    const answer = await response.json();
+    if (!response.ok) throw new Error(`soak: POST ${service}${path} answered ${response.status}: ${JSON.stringify(answer).slice(0, 300)}`);
+    return answer;
+  };
+  const seeded = await seedPlatformData({ rest: restAt, issuerBase: platform.base('issuer') }, { passports: PASSPORTS, models: MODELS });
+  const bodies = mixedWorkload(seeded, MIX_BODIES).map((request) => request.body);
+  const idleSamples: MemorySample[] = [];
+  for (let i = 0; i < 12; i += 1) {
+    idleSamples.push(sampleMemory(pid));
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  const samples: TimedSample[] = [];
+  const started = performance.now();
+  let sampling = true;
+  const sampler = (async () => {
+    while (sampling) {
+      await new Promise((resolve) => setTimeout(resolve, SOAK_SAMPLE_SECONDS * 1000));
+      if (!sampling) break;
+      const second = (performance.now() - started) / 1000;
+      samples.push({ second, ...sampleMemory(pid) });
+      const last = samples.at(-1)!;
+      console.log(`  soak, ${second.toFixed(0)} s: node ${mib(last.node)}, tree PSS ${mib(last.treePss)}`);
+    }
+  })();
+  const loaded = await autocannonLoad({ url: platform.gatewayUrl, connections: SOAK_CONNECTIONS, seconds: minutes * 60, method: 'POST', headers: { 'content-type': 'application/json' }, bodies });
+  sampling = false;
+  await sampler;
+  const warmupSeconds = Math.max(60, minutes * 6);
+  const between = (from: number, to: number) => samples.filter((sample) => sample.second > from && sample.second <= to);
+  const timedMedian = (list: TimedSample[]): TimedSample => ({ second: median(list.map((sample) => sample.second)), ...medianSample(list) });
+  const end = minutes * 60;
+  const perMinute = Array.from({ length: minutes }, (_, minute) => between(minute * 60, (minute + 1) * 60))
+    .filter((list) => list.length)
+    .map(timedMedian);
+  return {
+    idle: { second: 0, ...medianSample(idleSamples) },
+    warm: timedMedian(between(warmupSeconds, warmupSeconds + 60)),
+    end: timedMedian(between(end - 60, end + SOAK_SAMPLE_SECONDS)),
+    peak: { second: 0, node: Math.max(...samples.map((s) => s.node)), treeRss: Math.max(...samples.map((s) => s.treeRss)), treePss: Math.max(...samples.map((s) => s.treePss)), processes: 0 },
+    perMinute,
+    warmupSeconds,
+    load: loaded,
   };
 }
 
