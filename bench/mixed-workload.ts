@@ -56,9 +56,19 @@ function draws(seed: number) {
 /** The query text of each kind, for the report. */
 export const mixKinds = Object.keys(MIX_QUERIES) as (keyof typeof MIX_QUERIES)[];
 
+/**
+ * Passports the mix draws from, by index: an array of ids, or anything that yields the id at an
+ * index without holding them all (a million passports built in bulk, their ids derived or read in
+ * pages). Draws are uniform over `length`, so a large set leaves no cache a working set it can hold.
+ */
+export interface PassportIds {
+  readonly length: number;
+  at(index: number): string | undefined;
+}
+
 /** What the seeding made, from which the mix draws. */
 export interface SeededData {
-  passportIds: string[];
+  passportIds: PassportIds;
   models: string[];
   /** The issuer's current key ids and the trust root's. */
   kids: string[];
@@ -78,7 +88,7 @@ export interface SeedingApi {
  * models, and a trust root delegating to the issuer's current signing keys (so the passports' keys
  * stand `valid`, with a path).
  */
-export async function seedPlatformData(api: SeedingApi, options: { passports: number; models: number }): Promise<SeededData> {
+export async function seedPlatformData(api: SeedingApi, options: { passports: number; models: number }): Promise<SeededData & { passportIds: string[] }> {
   const seededFrom = new Date();
   await api.rest('registry', '/', {
     kind: 'model',
@@ -142,7 +152,7 @@ export function mixedWorkload(data: SeededData, count: number): { kind: (typeof 
   const draw = draws(17);
   const pickPassports = (count: number) => {
     const chosen = new Set<string>();
-    while (chosen.size < count) chosen.add(passportIds[draw.index(passportIds.length)]!);
+    while (chosen.size < count) chosen.add(passportIds.at(draw.index(passportIds.length))!);
     return [...chosen];
   };
   const instant = (from: Date, to: Date) => new Date(draw.between(from.getTime(), to.getTime())).toISOString();

@@ -1,11 +1,13 @@
 /**
  * Platform benchmark: the parts between the client and the subgraphs, and the whole in memory.
  *
- * 1. Our gateway against Hive Gateway: the same supergraph SDL over the same running subgraphs, each
- *    gateway a process of its own, loaded in turns by autocannon (50 connections, another process),
- *    first with a mix of distinct cross-service queries (the headline: every request different, as
- *    real traffic), then with one cross-subgraph query repeated (the hot query); requests/s and p95
- *    latency, and their ratio.
+ * 1. Our gateway against Hive Gateway and Hive Gateway with its Rust query planner
+ *    (@graphql-hive/router-runtime, HIVE_ROUTER_RUNTIME=true): the same supergraph SDL over the same
+ *    four subgraph processes (bin/subgraph.ts), each gateway a process of its own, loaded in turns by
+ *    autocannon (50 connections, another process), first with a mix of distinct cross-service queries
+ *    (the headline: every request different, as real traffic), then with one cross-subgraph query
+ *    repeated (the hot query); requests/s, p95 latency, their ratios, and the CPU each request cost
+ *    by process (the gateway, each subgraph, PostgreSQL); the fetches of each planner's plans.
  * 2. The REST facade's overhead: reads through the facade against the same operation (the one its
  *    route table runs) posted to the gateway, sequential, in turns.
  * 3. The gateway's overhead: a query only the issuer answers, at the issuer subgraph's own URL and
@@ -14,20 +16,28 @@
  *    of the node process and of its whole process tree (embedded PostgreSQL included), idle after
  *    start and while autocannon loads a read path; then it is stopped with SIGTERM and no process of
  *    its tree may be left.
+ * 5. Soak (only when asked: --soak, 30 min, or PLATFORM_SOAK_MINUTES): `npm start` seeded as above,
+ *    the mixed workload at its gateway (20 connections) for that long, resident memory sampled every
+ *    10 s; growth from the minute after warm-up (a tenth of the run, at least a minute) to the last.
  *
  *   node --import tsx bench/platform.ts
  *   node --import tsx bench/platform.ts --gateways   # some parts (--gateways, --overheads, --memory), printed, no report
  *   PLATFORM_ROUNDS=2 PLATFORM_LOAD_SECONDS=3 node --import tsx bench/platform.ts --gateways   # shorter, while developing
  *   BENCH_GATEWAY_PROFILE=/tmp/profile node --import tsx bench/platform.ts --gateways          # with a CPU profile of our gateway
+ *   PLATFORM_PASSPORTS=1000 PLATFORM_HOT_QUERY=off node --import tsx bench/platform.ts --gateways  # more passports to draw from; the mix only
+ *   PLATFORM_SOAK_MINUTES=30 node --import tsx bench/platform.ts --soak                           # the soak alone
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
 import { SERVICES } from '../lib/config/services.js';
 import { lockingPostmaster } from '../lib/db/embedded-postgres.js';
 import { ROUTE_TABLES } from '../rest-facade/routes/index.js';
 import { MIX_MODEL, MIX_QUERIES, mixedWorkload, mixKinds, seedPlatformData } from './mixed-workload.js';
 import { PlatformProcess } from './platform-process.js';
+import { planCounts } from './query-plans.js';
 import { answersGraphql, serverProcess, startSubgraphProcess } from './processes.js';
 import {
   autocannonLoad,
@@ -55,7 +65,8 @@ const CONNECTIONS = 50;
 const ROUNDS = Number(process.env.PLATFORM_ROUNDS ?? 4);
 const LOAD_SECONDS = Number(process.env.PLATFORM_LOAD_SECONDS ?? 6);
 const WARMUP_SECONDS = 3;
-const PASSPORTS = 48;
+/** Passports seeded through the facade (each with an event, every third a pack, a snapshot); the mix draws from them uniformly. */
+const PASSPORTS = Number(process.env.PLATFORM_PASSPORTS ?? 48);
 const MODELS = 8;
 /** Distinct request bodies of the mixed workload, handed out one per request in turn. */
 const MIX_BODIES = 3000;
@@ -64,10 +75,15 @@ const MEMORY_LOAD_SECONDS = 8;
 const { token: ADMIN, tokens } = benchToken('admin');
 const MODEL = MIX_MODEL;
 /** Parts asked for on the command line (--gateways, --replicas, --overheads, --memory) are run and printed, not written; by default, all of them, written. */
-const PARTS = ['gateways', 'replicas', 'overheads', 'memory'] as const;
-const asked = PARTS.filter((part) => process.argv.includes(`--${part}`));
+const PARTS = ['gateways', 'replicas', 'overheads', 'memory', 'soak'] as const;
+/** Minutes of the soak (--soak, or PLATFORM_SOAK_MINUTES): the mix against `npm start`'s process for that long, its memory sampled. */
+const SOAK_MINUTES = Number(process.env.PLATFORM_SOAK_MINUTES ?? (process.argv.includes('--soak') ? 30 : 0));
+const SOAK_CONNECTIONS = 20;
+const SOAK_SAMPLE_SECONDS = 10;
+const asked = PARTS.filter((part) => process.argv.includes(`--${part}`) || (part === 'soak' && SOAK_MINUTES > 0));
 const everything = asked.length === 0;
-const parts = new Set<string>(everything ? PARTS : asked);
+// Run in full, every part but the soak, which runs only when asked for (it takes half an hour).
+const parts = new Set<string>(everything ? PARTS.filter((part) => part !== 'soak') : asked);
 
 /** Passports with their registry type record, archive snapshots and the trust standing of their keys: four subgraphs, one request. */
 const CROSS_QUERY = `query PlatformBench($ids: [ID!]!) {
@@ -190,7 +206,9 @@ async function alternatedRounds<K extends string>(
 const perRequest = (work: Work, load: Pick<Load, 'requests'>) => {
   const cpu = (seconds: number) => `${((seconds / load.requests) * 1000).toFixed(2)} ms`;
   const statements = work.statements === undefined ? '' : `; ${(work.statements / load.requests).toFixed(1)} SQL statements`;
-  return `CPU: gateway ${cpu(work.gateway)}, subgraphs ${cpu(sum(Object.values(work.subgraphs)))}, PostgreSQL ${cpu(work.postgres)}${statements}`;
+  const names = Object.keys(work.subgraphs);
+  const bySubgraph = names.length > 1 ? ` (${names.map((name) => `${name} ${cpu(work.subgraphs[name]!)}`).join(', ')})` : '';
+  return `CPU: gateway ${cpu(work.gateway)}, subgraphs ${cpu(sum(Object.values(work.subgraphs)))}${bySubgraph}, PostgreSQL ${cpu(work.postgres)}${statements}`;
 };
 
 const gatewayStats = (list: Run[]) => ({
@@ -208,29 +226,24 @@ const gatewayStats = (list: Run[]) => ({
 });
 type GatewayStats = ReturnType<typeof gatewayStats>;
 
-/** The report's rows of one workload: each gateway, then their ratio with the per-round values. */
-function gatewayRows(
-  workload: string,
-  runs: { ours: Load[]; hive: Load[] },
-  ours: GatewayStats,
-  hive: GatewayStats,
-  labels = { ours: 'our gateway (@apollo/gateway, bin/gateway.ts)', hive: 'Hive Gateway', ratio: 'ours / Hive' },
-): void {
-  for (const [label, stats] of [
-    [labels.ours, ours],
-    [labels.hive, hive],
-  ] as const) {
-    rows.push([`${workload}: ${label}`, `**${stats.perSecond.toFixed(0)} req/s**`, ms(stats.latency), ms(stats.p95), `${stats.failed} of ${stats.requests}`]);
+/** The report's rows of one workload: each gateway, then ours against each other one, with the per-round values. */
+function gatewayRows<K extends string>(workload: string, runs: Record<K, Load[]>, stats: Record<K, GatewayStats>, labels: Record<K, string>, ours: NoInfer<K>): void {
+  const names = Object.keys(runs) as K[];
+  for (const name of names) {
+    rows.push([`${workload}: ${labels[name]}`, `**${stats[name].perSecond.toFixed(0)} req/s**`, ms(stats[name].latency), ms(stats[name].p95), `${stats[name].failed} of ${stats[name].requests}`]);
   }
-  rows.push([
-    `${labels.ratio}: median of the rounds' ratios (each round's pair run back to back)`,
-    `**${pairedRatio(runs).toFixed(2)}×** req/s (rounds: ${roundRatios(runs)
-      .map((r) => r.toFixed(2))
-      .join(', ')}; ratio of the medians ${ratio(ours.perSecond, hive.perSecond)})`,
-    ratio(ours.latency, hive.latency),
-    ratio(ours.p95, hive.p95),
-    '—',
-  ]);
+  for (const other of names.filter((name) => name !== ours)) {
+    const pair = { ours: runs[ours], hive: runs[other] };
+    rows.push([
+      `${labels[ours]} / ${labels[other]}: median of the rounds' ratios (each round's runs back to back)`,
+      `**${pairedRatio(pair).toFixed(2)}×** req/s (rounds: ${roundRatios(pair)
+        .map((r) => r.toFixed(2))
+        .join(', ')}; ratio of the medians ${ratio(stats[ours].perSecond, stats[other].perSecond)})`,
+      ratio(stats[ours].latency, stats[other].latency),
+      ratio(stats[ours].p95, stats[other].p95),
+      '—',
+    ]);
+  }
 }
 /** Requests/s of ours over theirs in each round: the two ran back to back, on the machine as it was then. */
 const roundRatios = (runs: { ours: Load[]; hive: Load[] }) => runs.ours.map((run, i) => run.perSecond / runs.hive[i]!.perSecond);
@@ -255,14 +268,21 @@ try {
 
   if (parts.has('gateways')) {
     // -------------------------------------------------------------------------------------------
-    // 1. Our gateway and Hive Gateway, each its own process, over the subgraphs of this process.
+    // 1. Our gateway, Hive Gateway and Hive Gateway with its Rust query planner, each its own
+    //    process, over the same four subgraph processes (bin/subgraph.ts), so that the CPU each
+    //    request costs is read by process: the gateway, every subgraph, PostgreSQL.
 
-    const subgraphEnv = Object.fromEntries(SERVICES.map((service) => [`${service.toUpperCase()}_SUBGRAPH_URL`, stack.subgraphUrls[service]]));
-    const oursDir = join(bench.dataDir, 'ours');
-    mkdirSync(oursDir);
     const oursPort = await freePort();
     const oursUrl = `http://127.0.0.1:${oursPort}/graphql`;
-    console.log('Starting our gateway (bin/gateway.ts) and Hive Gateway as processes …');
+    console.log('Starting the four subgraphs as processes …');
+    const subgraphProcesses = Object.fromEntries(
+      await Promise.all(SERVICES.map(async (service) => [service, await startSubgraphProcess(bench, service, { admin: ADMIN }, oursUrl, { name: `gateways-${service}` })] as const)),
+    ) as Record<(typeof SERVICES)[number], { url: string; pid: number }>;
+    const subgraphEnv = Object.fromEntries(SERVICES.map((service) => [`${service.toUpperCase()}_SUBGRAPH_URL`, subgraphProcesses[service].url]));
+    const bySubgraphProcess: SubgraphMeters = { cpuSeconds: () => Object.fromEntries(SERVICES.map((service) => [service, cpuSeconds(subgraphProcesses[service].pid)])) };
+    const oursDir = join(bench.dataDir, 'ours');
+    mkdirSync(oursDir);
+    console.log('Starting our gateway (bin/gateway.ts), Hive Gateway and Hive Gateway with the Rust query planner as processes …');
     // BENCH_GATEWAY_PROFILE=<folder>: our gateway writes a CPU profile there when it stops (node --cpu-prof).
     const profile = process.env.BENCH_GATEWAY_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_GATEWAY_PROFILE}`] : [];
     const oursProcess = await serverProcess(
@@ -270,12 +290,12 @@ try {
       'our gateway',
       process.execPath,
       ['--import', 'tsx', ...profile, 'bin/gateway.ts'],
-      { HOST: '127.0.0.1', GATEWAY_PORT: String(oursPort), PASSPORT_DATA_DIR: oursDir, ...subgraphEnv },
+      // Errors-only logging, as Hive Gateway is configured below: a line per request (LOG_LEVEL=info, the default) costs about a tenth of the requests/s (docs/OPERATIONS.md, "Cost").
+      { HOST: '127.0.0.1', GATEWAY_PORT: String(oursPort), PASSPORT_DATA_DIR: oursDir, LOG_LEVEL: 'error', ...subgraphEnv },
       answersGraphql(oursUrl),
     );
     // The very SDL our gateway composed (its supergraphFile), with the subgraphs' URLs in it.
     const supergraphFile = join(oursDir, 'supergraph.graphql');
-    if (readFileSync(supergraphFile, 'utf8') !== stack.gateway.supergraphSdl) throw new Error('the two compositions differ');
     const hiveDir = join(bench.dataDir, 'hive');
     mkdirSync(hiveDir);
     const hiveConfig = join(hiveDir, 'gateway.config.mjs');
@@ -293,71 +313,109 @@ try {
   };
   `,
     );
-    const hivePort = await freePort();
-    const hiveUrl = `http://127.0.0.1:${hivePort}/graphql`;
     await ensureBenchTools();
+    // Hive Gateway falls back to its JavaScript planner, saying so only in its log, when the Rust runtime cannot be loaded: it must load here.
+    try {
+      await import(pathToFileURL(createRequire(join(BENCH_TOOLS, 'package.json')).resolve('@graphql-hive/router-runtime')).href);
+    } catch (error) {
+      throw new Error(`Hive Gateway's Rust query planner (@graphql-hive/router-runtime) does not load from bench/tools (installed before it was added there?): npm run bench:install. ${(error as Error).message}`);
+    }
     const hiveBin = join(BENCH_TOOLS, 'node_modules', '.bin', 'hive-gateway');
-    const hiveProcess = await serverProcess(
-      bench,
-      'Hive Gateway',
-      hiveBin,
-      ['supergraph', supergraphFile, '--port', String(hivePort), '--host', '127.0.0.1', '--config-path', hiveConfig, '--disable-websockets'],
-      {},
-      answersGraphql(hiveUrl),
-    );
-
-    const gateways = { ours: { url: oursUrl, pid: oursProcess.pid! }, hive: { url: hiveUrl, pid: hiveProcess.pid! } };
-    const oursAnswer = await graphql(oursUrl, CROSS_QUERY, crossVariables);
-    const hiveAnswer = await graphql(hiveUrl, CROSS_QUERY, crossVariables);
-    if (!isDeepStrictEqual(oursAnswer.data, hiveAnswer.data))
-      throw new Error(`the gateways answer differently:\n${JSON.stringify(oursAnswer.data).slice(0, 600)}\n${JSON.stringify(hiveAnswer.data).slice(0, 600)}`);
+    const startHive = async (name: string, env: NodeJS.ProcessEnv) => {
+      const port = await freePort();
+      const url = `http://127.0.0.1:${port}/graphql`;
+      const args = ['supergraph', supergraphFile, '--port', String(port), '--host', '127.0.0.1', '--config-path', hiveConfig, '--disable-websockets'];
+      return { url, pid: (await serverProcess(bench, name, hiveBin, args, env, answersGraphql(url))).pid! };
+    };
+    const gateways = {
+      ours: { url: oursUrl, pid: oursProcess.pid! },
+      hive: await startHive('Hive Gateway', {}),
+      hiveRust: await startHive('Hive Gateway with the Rust query planner', { HIVE_ROUTER_RUNTIME: 'true' }),
+    };
+    const gatewayLabels = { ours: 'our gateway (@apollo/gateway, bin/gateway.ts)', hive: 'Hive Gateway', hiveRust: 'Hive Gateway + Rust planner' };
+    const others = ['hive', 'hiveRust'] as const;
+    /** The same `data` from every gateway, or an error naming what differs. */
+    const sameAnswers = async (what: string, query: string, variables: Record<string, unknown>) => {
+      const answers = { ours: await graphql(oursUrl, query, variables) } as Record<keyof typeof gateways, { data?: unknown }>;
+      for (const other of others) {
+        answers[other] = await graphql(gateways[other].url, query, variables);
+        if (!isDeepStrictEqual(answers.ours.data, answers[other].data))
+          throw new Error(`${gatewayLabels[other]} answers ${what} otherwise than ours:\n${JSON.stringify(answers.ours.data).slice(0, 600)}\n${JSON.stringify(answers[other].data).slice(0, 600)}`);
+      }
+      return answers.ours;
+    };
+    const oursAnswer = await sameAnswers('the hot query', CROSS_QUERY, crossVariables);
     const subgraphsHit = JSON.stringify(oursAnswer.data).includes('"standing"') && JSON.stringify(oursAnswer.data).includes('"sha512"');
     if (!subgraphsHit) throw new Error('the query should reach trust and archive');
-    console.log(`  both answer the same data (${JSON.stringify(oursAnswer.data).length} bytes of JSON)`);
+    console.log(`  all answer the same data (${JSON.stringify(oursAnswer.data).length} bytes of JSON)`);
 
-    // The mixed workload first: the same answers from both for every kind, then the rounds.
-    for (const request of mix.slice(0, 50)) {
+    // The mixed workload first: the same answers from all for every kind, then the rounds.
+    for (const request of mix.slice(0, 100)) {
       const body = JSON.parse(request.body) as { query: string; variables: Record<string, unknown> };
-      const [a, b] = [await graphql(oursUrl, body.query, body.variables), await graphql(hiveUrl, body.query, body.variables)];
-      if (!isDeepStrictEqual(a.data, b.data)) throw new Error(`the gateways answer ${request.kind} differently:\n${JSON.stringify(a.data).slice(0, 400)}\n${JSON.stringify(b.data).slice(0, 400)}`);
+      await sameAnswers(request.kind, body.query, body.variables);
     }
-    const sample = JSON.stringify((await graphql(oursUrl, MIX_QUERIES.passport, { id: passportIds[0], kid: kids[0], at: new Date().toISOString() })).data);
+    const sample = JSON.stringify((await graphql(oursUrl, MIX_QUERIES.passport, { id: passportIds.at(0), kid: kids[0], at: new Date().toISOString() })).data);
     if (!sample.includes('"standing":"valid"')) throw new Error(`the passports' signing keys should stand valid in trust: ${sample.slice(0, 400)}`);
+    // What each planner makes of the mix's queries: the same subgraph requests per query, so what differs under load is the cost of each.
+    const plans = await planCounts(readFileSync(supergraphFile, 'utf8'), MIX_QUERIES);
+    const planText = Object.entries(plans)
+      .map(([kind, { ours, hiveRust }]) => `${kind} ${ours.fetches}/${ours.requests}/${ours.steps} against ${hiveRust.fetches}/${hiveRust.requests}/${hiveRust.steps}`)
+      .join('; ');
+    console.log(`  query plans, fetches/subgraph requests/steps, ours against Hive's Rust planner: ${planText}`);
+    rows.push([
+      "query plans of the mix's queries: fetches / subgraph requests / sequential steps, ours (@apollo/query-planner, fetches of one subgraph that start together batched) against Hive's Rust planner (BatchFetch, a request per fetch)",
+      planText,
+      '—',
+      '—',
+      '—',
+    ]);
     const mixLoad = { method: 'POST', headers: jsonHeaders, bodies: mix.map((request) => request.body) };
-    const mixRuns = await alternatedRounds('mixed workload', gateways, mixLoad);
-    const mixOurs = gatewayStats(mixRuns.ours);
-    const mixHive = gatewayStats(mixRuns.hive);
-    gatewayRows(`mixed workload (${mixKinds.length} kinds of query, ${distinctBodies} distinct bodies of ${MIX_BODIES}), ${CONNECTIONS} connections`, mixRuns, mixOurs, mixHive);
-    // Where each gateway's requests cost CPU on this machine: in the gateway itself, in the subgraphs its plans ask, in PostgreSQL.
+    const mixRuns = await alternatedRounds('mixed workload', gateways, mixLoad, bySubgraphProcess);
+    const mixStats = { ours: gatewayStats(mixRuns.ours), hive: gatewayStats(mixRuns.hive), hiveRust: gatewayStats(mixRuns.hiveRust) };
+    gatewayRows(`mixed workload (${mixKinds.length} kinds of query, ${distinctBodies} distinct bodies of ${MIX_BODIES}), ${CONNECTIONS} connections`, mixRuns, mixStats, gatewayLabels, 'ours');
+    // Where each gateway's requests cost CPU on this machine: in the gateway itself, in each subgraph its plans ask, in PostgreSQL.
     // All of it together: on a machine the load keeps busy, requests per second go as its inverse.
     const allCpu = (stats: GatewayStats) => ((stats.work.gateway + sum(Object.values(stats.work.subgraphs)) + stats.work.postgres) / stats.requests) * 1000;
-    const work = `ours: ${perRequest(mixOurs.work, mixOurs)}. Hive: ${perRequest(mixHive.work, mixHive)}. All CPU per request: ${allCpu(mixOurs).toFixed(2)} / ${allCpu(mixHive).toFixed(2)} ms (Hive needs ${ratio(allCpu(mixHive), allCpu(mixOurs))} of ours)`;
-    rows.push(["the work behind one request of the mixed workload, over every round (the four subgraphs share this benchmark's process)", work, '—', '—', '—']);
-    figures.push({ measure: 'CPU and SQL statements per request of the mixed workload, by gateway', value: work });
-    figures.push(
-      {
-        measure: `gateway requests/s on a mixed workload of distinct cross-service queries, ours / Hive Gateway (${CONNECTIONS} connections)`,
-        value: `${pairedRatio(mixRuns).toFixed(2)}× by round (medians ${mixOurs.perSecond.toFixed(0)} / ${mixHive.perSecond.toFixed(0)} req/s, ${ratio(mixOurs.perSecond, mixHive.perSecond)})`,
-        target: '≥ 1.5×',
-      },
-      { measure: 'gateway p95 latency on the mixed workload, ours / Hive Gateway', value: `${ms(mixOurs.p95)} / ${ms(mixHive.p95)} (${ratio(mixOurs.p95, mixHive.p95)})`, target: '≤ 1.0×' },
-    );
+    for (const name of Object.keys(gateways) as (keyof typeof gateways)[]) {
+      const work = `${perRequest(mixStats[name].work, mixStats[name])}; all ${allCpu(mixStats[name]).toFixed(2)} ms`;
+      rows.push([`the work behind one request of the mixed workload, ${gatewayLabels[name]}, over every round`, work, '—', '—', '—']);
+      figures.push({ measure: `CPU per request of the mixed workload by process, ${gatewayLabels[name]}`, value: work });
+    }
+    for (const other of others) {
+      const pair = { ours: mixRuns.ours, hive: mixRuns[other] };
+      figures.push(
+        {
+          measure: `gateway requests/s on a mixed workload of distinct cross-service queries, ours / ${gatewayLabels[other]} (${CONNECTIONS} connections)`,
+          value: `${pairedRatio(pair).toFixed(2)}× by round (medians ${mixStats.ours.perSecond.toFixed(0)} / ${mixStats[other].perSecond.toFixed(0)} req/s, ${ratio(mixStats.ours.perSecond, mixStats[other].perSecond)})`,
+          target: other === 'hiveRust' ? '≥ 2×' : '≥ 1.5×',
+        },
+        {
+          measure: `gateway p95 latency on the mixed workload, ours / ${gatewayLabels[other]}`,
+          value: `${ms(mixStats.ours.p95)} / ${ms(mixStats[other].p95)} (${ratio(mixStats.ours.p95, mixStats[other].p95)})`,
+          target: other === 'hiveRust' ? '≤ 0.5×' : '≤ 1.0×',
+        },
+      );
+    }
 
-    const gatewayLoad = { method: 'POST', headers: jsonHeaders, body: crossBody };
-    const runs = await alternatedRounds('hot query', gateways, gatewayLoad);
-    // Still the same answers after the load.
-    if (!isDeepStrictEqual((await graphql(oursUrl, CROSS_QUERY, crossVariables)).data, (await graphql(hiveUrl, CROSS_QUERY, crossVariables)).data))
-      throw new Error('the gateways answer differently after the load');
-    const ours = gatewayStats(runs.ours);
-    const hive = gatewayStats(runs.hive);
-    gatewayRows(`one cross-subgraph query repeated (hot query), ${CONNECTIONS} connections`, runs, ours, hive);
-    figures.push(
-      {
-        measure: `gateway requests/s on one cross-subgraph query repeated (hot query; secondary), ours / Hive Gateway`,
-        value: `${pairedRatio(runs).toFixed(2)}× by round (medians ${ours.perSecond.toFixed(0)} / ${hive.perSecond.toFixed(0)} req/s), p95 ${ms(ours.p95)} / ${ms(hive.p95)}`,
-      },
-      { measure: 'failed requests under load (non-2xx, errors, timeouts), ours / Hive, both workloads', value: `${ours.failed + mixOurs.failed} / ${hive.failed + mixHive.failed}`, target: '0' },
-    );
+    if (process.env.PLATFORM_HOT_QUERY !== 'off') {
+      const gatewayLoad = { method: 'POST', headers: jsonHeaders, body: crossBody };
+      const runs = await alternatedRounds('hot query', gateways, gatewayLoad, bySubgraphProcess);
+      // Still the same answers after the load.
+      await sameAnswers('the hot query after the load', CROSS_QUERY, crossVariables);
+      const stats = { ours: gatewayStats(runs.ours), hive: gatewayStats(runs.hive), hiveRust: gatewayStats(runs.hiveRust) };
+      gatewayRows(`one cross-subgraph query repeated (hot query), ${CONNECTIONS} connections`, runs, stats, gatewayLabels, 'ours');
+      figures.push(
+        {
+          measure: `gateway requests/s on one cross-subgraph query repeated (hot query; secondary), ours / Hive Gateway / Hive Gateway + Rust planner`,
+          value: `${pairedRatio({ ours: runs.ours, hive: runs.hive }).toFixed(2)}× / ${pairedRatio({ ours: runs.ours, hive: runs.hiveRust }).toFixed(2)}× by round (medians ${stats.ours.perSecond.toFixed(0)} / ${stats.hive.perSecond.toFixed(0)} / ${stats.hiveRust.perSecond.toFixed(0)} req/s), p95 ${ms(stats.ours.p95)} / ${ms(stats.hive.p95)} / ${ms(stats.hiveRust.p95)}`,
+        },
+        {
+          measure: 'failed requests under load (non-2xx, errors, timeouts), ours / Hive / Hive + Rust, both workloads',
+          value: (['ours', 'hive', 'hiveRust'] as const).map((name) => stats[name].failed + mixStats[name].failed).join(' / '),
+          target: '0',
+        },
+      );
+    }
   }
 
   if (parts.has('replicas')) {
@@ -413,11 +471,13 @@ try {
     );
     const one = gatewayStats(replicaRuns.one);
     const two = gatewayStats(replicaRuns.two);
-    gatewayRows(`mixed workload, ${CONNECTIONS} connections, every subgraph a process`, { ours: replicaRuns.two, hive: replicaRuns.one }, two, one, {
-      ours: 'two replicas of each subgraph',
-      hive: 'one replica of each subgraph',
-      ratio: 'two / one',
-    });
+    gatewayRows(
+      `mixed workload, ${CONNECTIONS} connections, every subgraph a process`,
+      { two: replicaRuns.two, one: replicaRuns.one },
+      { two, one },
+      { two: 'two replicas of each subgraph', one: 'one replica of each subgraph' },
+      'two',
+    );
     // Where the CPU goes under the mix with one process per subgraph, over the rounds of the gateway over one replica of each.
     const perThousand = (seconds: number) => `${((seconds / one.requests) * 1000).toFixed(1)} s`;
     const cpuUse = [
@@ -542,6 +602,30 @@ try {
     if (memory.leftBehind) throw new Error(`${memory.leftBehind} processes of npm start were left behind`);
   }
 
+  if (parts.has('soak')) {
+    // -------------------------------------------------------------------------------------------
+    // 5. Soak: the mixed workload against `npm start`'s process for SOAK_MINUTES, memory sampled.
+
+    console.log(`Soak: the mixed workload against npm start for ${SOAK_MINUTES} min, ${SOAK_CONNECTIONS} connections …`);
+    const soak = await soakStart(SOAK_MINUTES);
+    const at = (sample: TimedSample) => `${mib(sample.node)} / ${mib(sample.treePss)}`;
+    rows.push([`soak: \`npm start\` idle after seeding: node process (RSS) / whole tree (PSS)`, at(soak.idle), '—', '—', '—']);
+    rows.push([
+      `soak: warm (the minute after ${soak.warmupSeconds} s of warm-up) → last minute of ${SOAK_MINUTES} min of the mix, ${SOAK_CONNECTIONS} connections`,
+      `${at(soak.warm)} → ${at(soak.end)}: growth **${percentMore(soak.end.node, soak.warm.node)}** (node RSS), ${percentMore(soak.end.treePss, soak.warm.treePss)} (tree PSS); peak ${at(soak.peak)}`,
+      ms(soak.load.latency.median),
+      ms(soak.load.latency.p95),
+      `${soak.load.non2xx + soak.load.errors + soak.load.timeouts} of ${soak.load.requests}`,
+    ]);
+    rows.push([`soak: node RSS every minute (MiB)`, soak.perMinute.map((sample) => (sample.node / 1024).toFixed(0)).join(', '), '—', '—', '—']);
+    figures.push({
+      measure: `soak: \`npm start\` resident memory (node process) over ${SOAK_MINUTES} min of the mixed workload, growth after warm-up`,
+      value: `${percentMore(soak.end.node, soak.warm.node)} (${mib(soak.warm.node)} → ${mib(soak.end.node)}; idle ${mib(soak.idle.node)}, peak ${mib(soak.peak.node)}; ${soak.load.perSecond.toFixed(0)} req/s)`,
+      target: '< 10 % over 30 min',
+    });
+    if (soak.load.non2xx || soak.load.errors) throw new Error(`soak: ${soak.load.non2xx} non-2xx, ${soak.load.errors} errors`);
+  }
+
   if (!everything) {
     console.log(`\n${markdownTable(['measure', 'result', 'median', 'p95', 'failed'], rows)}\n`);
   } else {
@@ -554,9 +638,9 @@ try {
       '',
       `Data: ${PASSPORTS} passports of one registry model, each with an ObjectEvent, every third with a Tier-A pack, each with an archive snapshot, made through the REST facade; ${MODELS} registry models; a trust root delegating to the issuer's current signing keys (so the passports' keys stand \`valid\`, with a path).`,
       '',
-      `1. **Our gateway against Hive Gateway** (@graphql-hive/gateway, \`hive-gateway supergraph <file> --port P --host 127.0.0.1 --config-path gateway.config.mjs --disable-websockets\`, with GraphiQL, landing page and websockets off and error-only logging; no usage reporting or telemetry is configured). Both serve the SDL our gateway composed (its \`supergraphFile\`) over the same four subgraphs, which run in the benchmark's process; each gateway is a process of its own (ours: \`node --import tsx bin/gateway.ts\` with \`<SERVICE>_SUBGRAPH_URL\`), both with \`NODE_ENV=production\`. Load: autocannon in another process (bench/tools/load-worker.mjs), ${CONNECTIONS} connections; ${WARMUP_SECONDS} s of warm-up each, then ${ROUNDS} rounds of ${LOAD_SECONDS} s per gateway, alternating (ours, Hive; Hive, ours; …). Figures are the medians of the rounds; a ratio is the median of the rounds' ratios (each round's two runs back to back, so a slow stretch of the shared machine weighs on both alike), with each round's value and the ratio of the medians beside it. Every run also counts what it cost: the CPU time of the gateway's process, of the subgraphs (this process) and of PostgreSQL (its postmaster and backends, exited ones included), read from /proc before and after, and the SQL statements the subgraphs sent; each divided by the requests answered. On this machine of two cores the load is bound by CPU, so those costs decide the requests per second. Two workloads:`,
-      `   - **The mixed workload (the headline)**: ${MIX_BODIES} request bodies (the distinct ones are counted in the table), handed out one per request in turn: the ${mixKinds.length} queries below in turn (${mixKinds.join(', ')}), each with variables drawn for it (which passports, how many, which model, which keys at which instants, which page size at which instant; a fixed seed, so every run asks the same mix). No two requests in flight are alike, so sharing identical in-flight queries helps neither gateway. Before the load both must answer the first 50 bodies with the same \`data\` and no errors.`,
-      `   - **The hot query (secondary)**: one cross-subgraph query (below) with the first 10 passports' ids, the same body every request; before and after the load both must answer it with the same \`data\`. Identical subgraph queries in flight are sent once by both gateways, so this measures a repeated query, not traffic.`,
+      `1. **Our gateway against Hive Gateway, plain and with its Rust query planner** (@graphql-hive/gateway, \`hive-gateway supergraph <file> --port P --host 127.0.0.1 --config-path gateway.config.mjs --disable-websockets\`, with GraphiQL, landing page and websockets off and error-only logging, as ours (\`LOG_LEVEL=error\`; its Prometheus metrics stay on); no usage reporting or telemetry is configured; the second with \`HIVE_ROUTER_RUNTIME=true\` and @graphql-hive/router-runtime installed in bench/tools, which the benchmark loads first, as Hive Gateway would otherwise fall back to its JavaScript planner saying so only in its log). All serve the SDL our gateway composed (its \`supergraphFile\`) over the same four subgraph processes (\`bin/subgraph.ts\`, one per service, on the benchmark's database); each gateway is a process of its own (ours: \`node --import tsx bin/gateway.ts\` with \`<SERVICE>_SUBGRAPH_URL\`), all with \`NODE_ENV=production\`. Load: autocannon in another process (bench/tools/load-worker.mjs), ${CONNECTIONS} connections; ${WARMUP_SECONDS} s of warm-up each, then ${ROUNDS} rounds of ${LOAD_SECONDS} s per gateway, alternating (ours, Hive, Hive + Rust; Hive + Rust, Hive, ours; …). Figures are the medians of the rounds; a ratio is the median of the rounds' ratios (each round's two runs back to back, so a slow stretch of the shared machine weighs on both alike), with each round's value and the ratio of the medians beside it. Every run also counts what it cost: the CPU time of the gateway's process, of each subgraph's process and of PostgreSQL (its postmaster and backends, exited ones included), read from /proc before and after; each divided by the requests answered. On this machine of two cores the load is bound by CPU, so those costs decide the requests per second. Two workloads:`,
+      `   - **The mixed workload (the headline)**: ${MIX_BODIES} request bodies (the distinct ones are counted in the table), handed out one per request in turn: the ${mixKinds.length} queries below in turn (${mixKinds.join(', ')}), each with variables drawn for it (which passports, how many, which model, which keys at which instants, which page size at which instant; a fixed seed, so every run asks the same mix). No two requests in flight are alike, so sharing identical in-flight queries helps neither gateway. Before the load all must answer the first 100 bodies with the same \`data\` and no errors.`,
+      `   - **The hot query (secondary)**: one cross-subgraph query (below) with the first 10 passports' ids, the same body every request; before and after the load all must answer it with the same \`data\`. Identical subgraph queries in flight are sent once by both gateways, so this measures a repeated query, not traffic.`,
       `2. **REST facade overhead**: GET /issuer/passports/{id} and GET /registry/models/{id} through the facade against the operation the facade's route table runs for that path, posted to the gateway with the same variables; ${SEQUENTIAL_ROUNDS} sequential requests each (after 20 warm-up rounds), all the ways of 2 and 3 in turns with a rotating order (timedInTurns). The same passport read is also loaded with autocannon (${CONNECTIONS} connections, 2 rounds of 4 s each, in turns); there the facade, gateway and subgraphs share one process, as in \`npm start\`.`,
       `3. **Gateway overhead**: \`${ISSUER_QUERY}\` posted to the issuer subgraph's own URL and to the gateway, in the same turns as 2.`,
       `4. **Memory**: \`node --import tsx bin/start.ts\` on its own data folder and free ports (a fresh embedded PostgreSQL cluster); VmRSS of the node process from /proc/<pid>/status, and over its whole process tree (the embedded PostgreSQL processes included) both the sum of RSS (which counts PostgreSQL's shared buffers once per process) and the sum of PSS from /proc/<pid>/smaps_rollup (shared pages divided among their sharers: the honest total). Idle: the median of samples over 3 s, 2 s after it printed that it runs. Under load: autocannon on GET /issuer/passports/{id} (${CONNECTIONS} connections, ${MEMORY_LOAD_SECONDS} s), sampled every 250 ms. Then SIGTERM; every process of its tree must be gone.`,
@@ -636,6 +720,73 @@ function medianSample(samples: MemorySample[]): MemorySample {
     treeRss: median(samples.map((s) => s.treeRss)),
     treePss: median(samples.map((s) => s.treePss)),
     processes: median(samples.map((s) => s.processes)),
+  };
+}
+
+interface TimedSample extends MemorySample {
+  /** Seconds since the load began. */
+  second: number;
+}
+
+/**
+ * `npm start` (bin/start.ts, its own process and data folder) seeded through its facade as the
+ * gateway comparison is, then the mix at its gateway for `minutes`, resident memory sampled every
+ * SOAK_SAMPLE_SECONDS. Warm-up: the first tenth of the run, at least a minute; growth is the median
+ * of the last minute's samples against the median of the minute after warm-up.
+ */
+async function soakStart(minutes: number) {
+  const platform = await PlatformProcess.prepare({ dataDir: join(bench.dataDir, 'soak') });
+  bench.defer(() => platform.stop());
+  await platform.start();
+  const pid = platform.pid!;
+  const restAt = async (service: (typeof SERVICES)[number], path: string, body?: unknown): Promise<any> => {
+    const response = await fetch(`${platform.base(service)}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${platform.tokens.admin}` },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    const answer = await response.json();
+    if (!response.ok) throw new Error(`soak: POST ${service}${path} answered ${response.status}: ${JSON.stringify(answer).slice(0, 300)}`);
+    return answer;
+  };
+  const seeded = await seedPlatformData({ rest: restAt, issuerBase: platform.base('issuer') }, { passports: PASSPORTS, models: MODELS });
+  const bodies = mixedWorkload(seeded, MIX_BODIES).map((request) => request.body);
+  const idleSamples: MemorySample[] = [];
+  for (let i = 0; i < 12; i += 1) {
+    idleSamples.push(sampleMemory(pid));
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  const samples: TimedSample[] = [];
+  const started = performance.now();
+  let sampling = true;
+  const sampler = (async () => {
+    while (sampling) {
+      await new Promise((resolve) => setTimeout(resolve, SOAK_SAMPLE_SECONDS * 1000));
+      if (!sampling) break;
+      const second = (performance.now() - started) / 1000;
+      samples.push({ second, ...sampleMemory(pid) });
+      const last = samples.at(-1)!;
+      console.log(`  soak, ${second.toFixed(0)} s: node ${mib(last.node)}, tree PSS ${mib(last.treePss)}`);
+    }
+  })();
+  const loaded = await autocannonLoad({ url: platform.gatewayUrl, connections: SOAK_CONNECTIONS, seconds: minutes * 60, method: 'POST', headers: { 'content-type': 'application/json' }, bodies });
+  sampling = false;
+  await sampler;
+  const warmupSeconds = Math.max(60, minutes * 6);
+  const between = (from: number, to: number) => samples.filter((sample) => sample.second > from && sample.second <= to);
+  const timedMedian = (list: TimedSample[]): TimedSample => ({ second: median(list.map((sample) => sample.second)), ...medianSample(list) });
+  const end = minutes * 60;
+  const perMinute = Array.from({ length: minutes }, (_, minute) => between(minute * 60, (minute + 1) * 60))
+    .filter((list) => list.length)
+    .map(timedMedian);
+  return {
+    idle: { second: 0, ...medianSample(idleSamples) },
+    warm: timedMedian(between(warmupSeconds, warmupSeconds + 60)),
+    end: timedMedian(between(end - 60, end + SOAK_SAMPLE_SECONDS)),
+    peak: { second: 0, node: Math.max(...samples.map((s) => s.node)), treeRss: Math.max(...samples.map((s) => s.treeRss)), treePss: Math.max(...samples.map((s) => s.treePss)), processes: 0 },
+    perMinute,
+    warmupSeconds,
+    load: loaded,
   };
 }
 

@@ -24,6 +24,14 @@ export type JsonPost = (url: string, body: string, headers?: Record<string, stri
 /** Most operations in one batched request; more are sent as further batches. */
 export const MAX_OPERATIONS_PER_BATCH = 100;
 
+/**
+ * How long fetches to a subgraph that is still answering an earlier batch are gathered before they
+ * go out, in milliseconds. Alone, a fetch goes out in the turn it was started; under load, the
+ * fetches of other client requests that start within this time join its batch, and the subgraph
+ * answers them with one request context and one SQL statement per kind of thing rather than one each.
+ */
+export const GATHER_WHILE_BUSY_MS = 1;
+
 interface Waiting {
   body: string;
   resolve(answer: JsonAnswer): void;
@@ -32,8 +40,21 @@ interface Waiting {
 
 export function batchingPost(post: JsonPost): JsonPost {
   const pending = new Map<string, { url: string; headers: Record<string, string>; waiting: Waiting[] }>();
+  /** Batches sent to each subgraph URL and not answered yet. */
+  const unanswered = new Map<string, number>();
 
   async function send(url: string, headers: Record<string, string>, waiting: Waiting[]): Promise<void> {
+    unanswered.set(url, (unanswered.get(url) ?? 0) + 1);
+    try {
+      await sendNow(url, headers, waiting);
+    } finally {
+      const left = unanswered.get(url)! - 1;
+      if (left) unanswered.set(url, left);
+      else unanswered.delete(url);
+    }
+  }
+
+  async function sendNow(url: string, headers: Record<string, string>, waiting: Waiting[]): Promise<void> {
     if (waiting.length === 1) {
       const [only] = waiting as [Waiting];
       return post(url, only.body, headers).then(only.resolve, only.reject);
@@ -61,12 +82,15 @@ export function batchingPost(post: JsonPost): JsonPost {
       if (!batch) {
         batch = { url, headers, waiting: [] };
         pending.set(key, batch);
-        // Every fetch of one step of a query plan is started before the event loop turns.
-        setImmediate(() => {
+        const flush = () => {
           pending.delete(key);
           const { waiting } = batch!;
           for (let start = 0; start < waiting.length; start += MAX_OPERATIONS_PER_BATCH) void send(url, headers, waiting.slice(start, start + MAX_OPERATIONS_PER_BATCH));
-        });
+        };
+        // Every fetch of one step of a query plan is started before the event loop turns; while the
+        // subgraph is busy with an earlier batch, fetches of other requests are gathered a little longer.
+        if (unanswered.has(url)) setTimeout(flush, GATHER_WHILE_BUSY_MS);
+        else setImmediate(flush);
       }
       batch.waiting.push({ body, resolve, reject });
     });

@@ -17,6 +17,7 @@ import { SERVICES, type ServiceName } from '../../lib/config/services.js';
 import { noPhoneHomePlugins } from '../../lib/graphql/subgraph-server.js';
 import { startGateway } from '../../gateway/index.js';
 import { startTestStack, type TestStack } from '../support/stack.js';
+import { PLATFORM_ROOT_ID } from '../../subgraphs/trust/domain/platform-keys.js';
 import { createModel, PASSPORTS_ACROSS_SERVICES, passportsAcrossServices, trustTheIssuer } from './support.js';
 
 const MODEL = 'battery-one-graph';
@@ -191,5 +192,38 @@ describe('the supergraph SDL', () => {
     } finally {
       await rm(directory, { recursive: true, force: true });
     }
+  });
+});
+
+// Last in this file: it suspends a passport and revokes the issuer's signing key.
+describe('what can change, through the gateway', () => {
+  const FRESH = `query Fresh($id: ID!, $questions: [TrustKeyStandingQuestion!]!) {
+    passport(id: $id) { id status signingKeys { kid } }
+    trustKeyStandings(questions: $questions) { kid standing revoked }
+  }`;
+  /** Many of the same request at once, as under load: the gateway shares identical subgraph fetches in flight and batches the rest. */
+  const askedAtOnce = async (id: string, kid: string) => {
+    const answers = await Promise.all(Array.from({ length: 20 }, () => platform.graphql(FRESH, { id, questions: [{ kid, at: new Date(Date.now() + 60_000).toISOString() }] })));
+    for (const answer of answers) expect(answer.errors).toBeUndefined();
+    return answers.map((answer) => ({ status: answer.data.passport.status, standing: answer.data.trustKeyStandings[0].standing, revoked: answer.data.trustKeyStandings[0].revoked }));
+  };
+
+  it("answers a passport's status after its suspension, and a key's standing after its revocation, as they are now", async () => {
+    const id = ids.at(-1)!;
+    const first = await platform.graphql(FRESH, { id, questions: [] });
+    const kid = first.data.passport.signingKeys[0].kid as string;
+    if (first.data.passport.status === 'draft') expect((await platform.rest('issuer', `/passports/${id}/events`, { body: { type: 'activated', payload: {} }, as: 'writer' })).status).toBe(201);
+    expect(new Set((await askedAtOnce(id, kid)).map((answer) => JSON.stringify(answer)))).toEqual(new Set([JSON.stringify({ status: 'active', standing: 'valid', revoked: false })]));
+
+    const suspended = await platform.rest('issuer', `/passports/${id}/events`, { body: { type: 'suspended', payload: { reason: 'inspection' } }, as: 'writer' });
+    expect(suspended.status, suspended.text).toBe(201);
+    expect((await askedAtOnce(id, kid)).every((answer) => answer.status === 'suspended' && answer.standing === 'valid')).toBe(true);
+
+    // The key is held by two nodes, the issuer's and the platform's own root (bin/ places the platform's keys there); the best standing of its holders counts, so both are revoked.
+    for (const node of ['issuer-one-graph', PLATFORM_ROOT_ID]) {
+      const revoked = await platform.rest('trust', '/revocations', { body: { subject: `${node}#${kid}`, reason: 'superseded' }, as: 'writer' });
+      expect(revoked.status, revoked.text).toBe(201);
+    }
+    expect((await askedAtOnce(id, kid)).every((answer) => answer.status === 'suspended' && answer.standing === 'revoked' && answer.revoked)).toBe(true);
   });
 });

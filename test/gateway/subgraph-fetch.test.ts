@@ -105,6 +105,19 @@ describe('batching of the gateway’s subgraph fetch', () => {
     expect(received.every((request) => !request.body.startsWith('['))).toBe(true);
   });
 
+  it('gathers fetches started in different turns into one batch while the subgraph is still answering an earlier one', async () => {
+    const fetcher = batchingFetch();
+    const first = post(fetcher, query('a'));
+    // The first batch is out (its answer takes 60 ms); the next fetches start a turn of the event loop apart.
+    while (received.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    const second = post(fetcher, query('b'));
+    await new Promise((resolve) => setImmediate(resolve));
+    const third = post(fetcher, query('c'));
+    const answers = await Promise.all([first, second, third]);
+    expect(received.map((request) => request.body)).toEqual([JSON.stringify(query('a')), JSON.stringify([query('b'), query('c')])]);
+    expect(answers.map((answer) => answer.status)).toEqual([200, 200, 200]);
+  });
+
   it('sends a refused batch again one operation at a time, so each gets its own status', async () => {
     const fetcher = batchingFetch();
     const answers = await Promise.all([post(fetcher, query('a')), post(fetcher, { query: '{ refuse }' }), post(fetcher, query('c'))]);

@@ -148,6 +148,11 @@ describe('bodies', () => {
     expect([top.status, top.body.code, top.body.detail]).toEqual([400, 'MALFORMED_JSON', expect.stringContaining('"version" in the body')]);
     expect((await post('/m/versions', '{"document": {"a": {"x": 1, "\\u0078": 2}}}')).body.detail).toContain('"x" in /document/a');
     expect(duplicateMember('[{"a": 1}, {"a": 2}]')).toBeUndefined();
+    // Quotes, colons and braces inside strings are no members; a name is compared decoded.
+    expect(duplicateMember('{"q": "{\\"q\\": 1, \\"q\\": 2}", "a\\\\": ":", "a\\u005c": 1}')).toBe('"a\\" in the body');
+    expect(duplicateMember('{"q": "x\\\\", "r": "\\"q\\":", "s": {"q": 1}}')).toBeUndefined();
+    expect(duplicateMember('{"query": "query { a }", "variables": {"ids": ["a", "a"], "x": {"id": 1}}, "id": 2}')).toBeUndefined();
+    expect(duplicateMember('{"variables": {"x": [{"k": 1,\n "k" :2}]}}')).toBe('"k" in /variables/x/0');
     expect(asked.filter(({ variables }) => JSON.stringify(variables).includes('"version":2,"version"'))).toEqual([]);
   });
 
