@@ -13,7 +13,7 @@
 // checkout, another user's node_modules) the command runs through tsx as before.
 // `node bin/run.mjs --build` only brings the build up to date (the test layers do it once ahead).
 import { createHash } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -95,8 +95,10 @@ function sourceUrlPlugin(buildDir) {
 
 /** Builds every entry into a new folder and points the manifest at it; older builds over a day old go. */
 async function buildAll() {
-  const { build } = await import('esbuild');
   mkdirSync(CACHE, { recursive: true });
+  // Fails with EACCES where the folder is another user's (esbuild's own error would not say so by code).
+  accessSync(CACHE, constants.W_OK);
+  const { build } = await import('esbuild');
   const id = `${Date.now().toString(36)}-${process.pid}`;
   const staging = join(CACHE, `staging-${id}`);
   const result = await build({
