@@ -33,6 +33,8 @@ export const ENTRIES = [
   'bin/restore.ts',
   'bin/formats-examples.ts',
   'verifier/cli.ts',
+  // Writing a migration (a developer's command: its schema engine is a devDependency).
+  'prisma/tools/new-migration.ts',
 ];
 /** Changes when the build's settings below change, so an older build is not used. */
 const BUILD_VERSION = 1;

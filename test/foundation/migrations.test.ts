@@ -38,7 +38,7 @@ describe('migrations', () => {
 
   it.concurrent.each(SERVICES)('of %s match its Prisma schema exactly (npm run db:migration finds nothing to write)', async (service) => {
     const url = await createTestDatabase({ empty: true });
-    const run = await execFileAsync(process.execPath, ['--import', 'tsx', 'prisma/tools/new-migration.ts', service, 'drift_check'], {
+    const run = await execFileAsync(process.execPath, ['bin/run.mjs', 'prisma/tools/new-migration.ts', service, 'drift_check'], {
       encoding: 'utf8',
       env: { ...process.env, DATABASE_URL: url },
     });
