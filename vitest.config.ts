@@ -34,21 +34,24 @@ export const UNIT = [
  * a file of a minute and a half to start last, with the other worker idle meanwhile.
  */
 export const LONGEST_FIRST = [
-  'test/first-contact/start.test.ts',
-  'test/foundation/sealed-keys.test.ts',
-  'test/verifier/verify-page.test.ts',
   'test/lib/backup-restore.test.ts',
+  'test/first-contact/start.test.ts',
   'test/ops/metrics.test.ts',
-  'test/gateway/hive-gateway.test.ts',
-  'test/foundation/secret-hygiene.test.ts',
-  'test/first-contact/split-processes.test.ts',
-  'test/trust/graph-pages.test.ts',
-  'test/ops/deployed-apart.test.ts',
-  'test/verifier/passport-material.test.ts',
-  'test/foundation/migrations.test.ts',
-  'test/verifier/trust-path.test.ts',
-  'test/rest-facade/openapi-clients.test.ts',
+  'test/foundation/sealed-keys.test.ts',
+  'test/verifier/verify-page-light.test.ts',
+  'test/verifier/verify-page.test.ts',
   'test/archive/archive-api.test.ts',
+  'test/trust/graph-pages.test.ts',
+  'test/first-contact/split-processes.test.ts',
+  'test/rest-facade/openapi-clients.test.ts',
+  'test/foundation/migrations.test.ts',
+  'test/ops/traces.test.ts',
+  'test/gateway/one-graph.test.ts',
+  'test/foundation/secret-hygiene.test.ts',
+  'test/rest-facade/openapi-responses.test.ts',
+  'test/issuer/passports.test.ts',
+  'test/gateway/hive-gateway.test.ts',
+  'test/ops/deployed-apart.test.ts',
 ];
 
 /** Vitest's order when it remembers every file's duration; otherwise LONGEST_FIRST's files first. */

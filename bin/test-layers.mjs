@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // `npm test`: first the system packages the tests need (bin/system-packages.ts: installs missing ones
-// as root with apt-get, else names the command); then the type checks, lint and format check (biome.json) and the dependency rules
+// as root with apt-get, else names the command) beside the commands' compiled build (bin/run.mjs, which
+// the integration tests' child processes run); then the type checks, lint and format check (biome.json) and the dependency rules
 // (.dependency-cruiser.cjs) side by side, since none needs another's result; then the unit layer (no
 // PostgreSQL) with the integration layer starting beside it, since the integration layer's first
 // seconds go to starting PostgreSQL and migrating its template. The quick layers still fail first: a
@@ -13,7 +14,10 @@ import { join } from 'node:path';
 
 const vitestArgs = process.argv.slice(2);
 const STEPS = [
-  [['system packages', ['node', '--import', 'tsx', 'bin/system-packages.ts']]],
+  [
+    ['system packages', ['node', '--import', 'tsx', 'bin/system-packages.ts']],
+    ['compiled build', ['node', 'bin/run.mjs', '--build']],
+  ],
   [
     ['typecheck', ['tsc', '-p', 'tsconfig.json', '--noEmit']],
     ['typecheck (verification page, DOM)', ['tsc', '-p', 'verifier/page/tsconfig.json']],

@@ -33,6 +33,12 @@ export interface EmbeddedPostgresOptions {
   /** The database the services use inside the cluster. */
   database?: string;
   log?: (line: string) => void;
+  /**
+   * false: PostgreSQL does not fsync (commits, checkpoints, CREATE DATABASE), for a cluster that lives
+   * only as long as a test run; an ended PostgreSQL process still loses nothing, only the machine's
+   * crash would. Default true: `npm start`'s cluster is durable.
+   */
+  durable?: boolean;
 }
 
 export interface RunningPostgres {
@@ -87,7 +93,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     createPostgresUser: asRoot,
     initdbFlags: ['--encoding=UTF8', '--no-sync'],
     // Loopback only, and a socket directory of its own so clusters of tests and of `npm start` coexist.
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', `unix_socket_directories=`],
+    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', `unix_socket_directories=`, ...(options.durable === false ? ['-c', 'fsync=off', '-c', 'full_page_writes=off'] : [])],
     onLog: (message) => log(message.trimEnd()),
     onError: (error) => log(`postgres: ${error instanceof Error ? error.message : String(error)}`),
   });

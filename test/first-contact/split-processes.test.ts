@@ -24,7 +24,7 @@ let gateway: string;
 
 /** Starts `bin/<script>` with these settings; resolves once `ready` answers, or fails with what the process printed. */
 async function part(script: string, args: string[], settings: NodeJS.ProcessEnv, ready: () => Promise<boolean>): Promise<void> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join('bin', script), ...args], { env: { ...env, ...settings }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['bin/run.mjs', join('bin', script), ...args], { env: { ...env, ...settings }, stdio: ['ignore', 'pipe', 'pipe'] });
   children.push(child);
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk));
@@ -57,7 +57,7 @@ beforeAll(async () => {
     METRICS_PORT: '0',
     ...subgraphPorts,
   };
-  const kek = spawnSync(process.execPath, ['--import', 'tsx', 'bin/keys.ts', 'create-kek'], { env, encoding: 'utf8' });
+  const kek = spawnSync(process.execPath, ['bin/run.mjs', 'bin/keys.ts', 'create-kek'], { env, encoding: 'utf8' });
   expect(kek.status, kek.stderr).toBe(0);
   await Promise.all(
     SERVICES.map((service) =>

@@ -44,7 +44,7 @@ interface Options {
 
 /** Runs bin/start.ts until it exits, or until `until` appears on its output (then it is stopped with Ctrl-C's signal). */
 function npmStart(env: Record<string, string>, until?: string, { as, cwd, whileRunning }: Options = {}): Promise<Run> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bin/start.ts'], { env: { PATH: process.env.PATH!, ...PORTS, ...env }, stdio: ['ignore', 'pipe', 'pipe'], cwd, ...as });
+  const child = spawn(process.execPath, ['bin/run.mjs', 'bin/start.ts'], { env: { PATH: process.env.PATH!, ...PORTS, ...env }, stdio: ['ignore', 'pipe', 'pipe'], cwd, ...as });
   let stdout = '';
   let stderr = '';
   let seen = false;
@@ -73,7 +73,7 @@ beforeAll(async () => {
 });
 afterAll(() => rm(folder, { recursive: true, force: true }));
 
-// Each test runs whole starts (Node loading the platform under tsx, then PostgreSQL): 10–60 s on a busy machine.
+// Each test runs whole starts (Node loading the platform's compiled build, then PostgreSQL): 10–60 s on a busy machine.
 describe('npm start', { timeout: 90_000 }, () => {
   it('with DATABASE_URL, configured tokens and a data folder that does not exist yet: creates it and runs', async () => {
     const dataDir = join(folder, 'not', 'there', 'yet');
@@ -119,7 +119,7 @@ describe('npm start', { timeout: 90_000 }, () => {
         .sort(),
     );
 
-    const rotate = spawn(process.execPath, ['--import', 'tsx', 'bin/tokens.ts', 'rotate'], { env: { PATH: process.env.PATH!, PASSPORT_DATA_DIR: dataDir }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const rotate = spawn(process.execPath, ['bin/run.mjs', 'bin/tokens.ts', 'rotate'], { env: { PATH: process.env.PATH!, PASSPORT_DATA_DIR: dataDir }, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     rotate.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     expect(await new Promise((resolve) => rotate.once('exit', resolve))).toBe(0);

@@ -38,7 +38,7 @@ describe('migrations', () => {
 
   it.concurrent.each(SERVICES)('of %s match its Prisma schema exactly (npm run db:migration finds nothing to write)', async (service) => {
     const url = await createTestDatabase({ empty: true });
-    const run = await execFileAsync(process.execPath, ['--import', 'tsx', 'prisma/tools/new-migration.ts', service, 'drift_check'], {
+    const run = await execFileAsync(process.execPath, ['bin/run.mjs', 'prisma/tools/new-migration.ts', service, 'drift_check'], {
       encoding: 'utf8',
       env: { ...process.env, DATABASE_URL: url },
     });
@@ -47,7 +47,7 @@ describe('migrations', () => {
 
   it('are applied by `npm run db:migrate` to the configured database, and a second run finds them up to date', async () => {
     const url = await createTestDatabase({ empty: true });
-    const run = (...args: string[]) => execFileAsync(process.execPath, ['--import', 'tsx', 'bin/migrate.ts', ...args], { encoding: 'utf8', env: { ...process.env, DATABASE_URL: url } });
+    const run = (...args: string[]) => execFileAsync(process.execPath, ['bin/run.mjs', 'bin/migrate.ts', ...args], { encoding: 'utf8', env: { ...process.env, DATABASE_URL: url } });
     const first = await run();
     for (const service of SERVICES) expect(first.stdout).toContain(`${service}: applied ${committedMigrations(service).join(', ')}`);
     expect((await run('trust')).stdout).toBe('trust: up to date\n');

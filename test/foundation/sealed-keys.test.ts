@@ -137,7 +137,7 @@ async function health(stack: TestStack, service: ServiceName): Promise<Record<st
 const getJson = (url: string) => fetch(url).then((response) => response.json() as Promise<Record<string, any>>);
 
 const npmRun = (args: string[], env: NodeJS.ProcessEnv) =>
-  run(process.execPath, ['--import', 'tsx', ...args], { cwd: join(import.meta.dirname, '..', '..'), env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env } }).then(
+  run(process.execPath, ['bin/run.mjs', ...args], { cwd: join(import.meta.dirname, '..', '..'), env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env } }).then(
     ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
     (error: { code: number; stdout: string; stderr: string }) => ({ code: error.code, stdout: error.stdout, stderr: error.stderr }),
   );

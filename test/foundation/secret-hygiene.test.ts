@@ -41,7 +41,7 @@ it('a full run shows no access token, key-encryption key or database password in
     LOG_LEVEL: 'debug',
   };
   let output = '';
-  child = spawn(process.execPath, ['--import', 'tsx', 'bin/start.ts'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  child = spawn(process.execPath, ['bin/run.mjs', 'bin/start.ts'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
   const exited = new Promise<number | null>((resolve) => child!.once('exit', resolve));
   child.stdout!.on('data', (chunk) => (output += chunk));
   child.stderr!.on('data', (chunk) => (output += chunk));
@@ -78,7 +78,7 @@ it('a full run shows no access token, key-encryption key or database password in
   await call(gateway, { method: 'POST', headers: { ...bearer(stranger), 'content-type': 'application/json' }, body: JSON.stringify({ query: 'mutation { trustRotateKey(purpose: "service") }' }) });
 
   const keys = (args: string[], token: string) =>
-    promisify(execFile)(process.execPath, ['--import', 'tsx', 'bin/keys.ts', ...args], { cwd: root, env: { ...env, PASSPORT_ADMIN_TOKEN: token, GATEWAY_URL: gateway } }).then(
+    promisify(execFile)(process.execPath, ['bin/run.mjs', 'bin/keys.ts', ...args], { cwd: root, env: { ...env, PASSPORT_ADMIN_TOKEN: token, GATEWAY_URL: gateway } }).then(
       ({ stdout, stderr }) => stdout + stderr,
       (error: { stdout: string; stderr: string }) => error.stdout + error.stderr,
     );

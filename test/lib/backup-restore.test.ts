@@ -49,7 +49,7 @@ async function pool<T, R>(items: readonly T[], width: number, work: (item: T) =>
 async function command(script: string, args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; stdout: string; stderr: string }> {
   const clean = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^(DATABASE_URL|PASSPORT_|EMBEDDED_PG_PORT|[A-Z]+_DATABASE_URL)/.test(name)));
   try {
-    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', script, ...args], { env: { ...clean, ...env }, timeout: 120_000 });
+    const { stdout, stderr } = await run(process.execPath, ['bin/run.mjs', script, ...args], { env: { ...clean, ...env }, timeout: 120_000 });
     return { code: 0, stdout, stderr };
   } catch (error) {
     const failed = error as { code: number; stdout: string; stderr: string };
@@ -269,7 +269,7 @@ describe('a restore into a fresh data folder, started by npm start', () => {
 
     const right = join(work, 'right.kek');
     await writeKekFile(right, TEST_KEK);
-    const child = spawn(process.execPath, ['--import', 'tsx', 'bin/start.ts'], { env: { ...process.env, ...env, PASSPORT_KEK_FILE: right }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['bin/run.mjs', 'bin/start.ts'], { env: { ...process.env, ...env, PASSPORT_KEK_FILE: right }, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     child.stdout.on('data', (chunk) => (output += chunk));
     child.stderr.on('data', (chunk) => (output += chunk));

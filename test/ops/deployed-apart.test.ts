@@ -27,7 +27,7 @@ const parts: Record<'trust' | 'registry', Part> = {} as never;
 async function startSubgraph(service: 'trust' | 'registry', env: NodeJS.ProcessEnv): Promise<Part> {
   const port = await freePort();
   const metricsPort = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bin/subgraph.ts', service], {
+  const child = spawn(process.execPath, ['bin/run.mjs', 'bin/subgraph.ts', service], {
     env: { ...env, [`${service.toUpperCase()}_SUBGRAPH_PORT`]: String(port), METRICS_PORT: String(metricsPort), PASSPORT_DATA_DIR: join(folder, service) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -61,7 +61,7 @@ beforeAll(async () => {
     SHUTDOWN_DELAY_MS: String(SHUTDOWN_DELAY_MS),
     SHUTDOWN_TIMEOUT_MS: '8000',
   };
-  const kek = spawnSync(process.execPath, ['--import', 'tsx', 'bin/keys.ts', 'create-kek'], { env, encoding: 'utf8' });
+  const kek = spawnSync(process.execPath, ['bin/run.mjs', 'bin/keys.ts', 'create-kek'], { env, encoding: 'utf8' });
   expect(kek.status, kek.stderr).toBe(0);
   [parts.trust, parts.registry] = await Promise.all([startSubgraph('trust', env), startSubgraph('registry', env)]);
 }, 300_000);

@@ -1,5 +1,5 @@
 /**
- * `npm start` as a child process (node --import tsx bin/start.ts) on a test database of its own,
+ * `npm start` as a child process (node bin/run.mjs bin/start.ts) on a test database of its own,
  * with every line it writes kept: the tests of traces and logs see the platform as an operator does.
  */
 import { spawn } from 'node:child_process';
@@ -20,7 +20,7 @@ export interface PlatformProcess {
   stop(): Promise<number | null>;
 }
 
-/** A whole platform starting in a child process (tsx compiling, six servers) on a busy 2-core machine. */
+/** A whole platform starting in a child process (loading the platform, six servers) on a busy 2-core machine. */
 export const START_TIMEOUT_MS = 240_000;
 
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -28,7 +28,7 @@ const ROOT = join(import.meta.dirname, '..', '..');
 export async function startPlatformProcess(env: Record<string, string>): Promise<PlatformProcess> {
   const dataDir = await mkdtemp(join(tmpdir(), 'passport-ops-'));
   const facadePort = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bin/start.ts'], {
+  const child = spawn(process.execPath, ['bin/run.mjs', 'bin/start.ts'], {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH ?? '',

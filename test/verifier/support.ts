@@ -56,7 +56,7 @@ export async function cli(...args: string[]): Promise<CliRun> {
 /** Runs `node --import tsx verifier/cli.ts …` from the repository root, as a user would: for the runs whose subject is the command itself. */
 export function cliProcess(...args: string[]): Promise<CliRun> {
   return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', 'verifier/cli.ts', ...args], { cwd: ROOT, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
+    execFile(process.execPath, ['bin/run.mjs', 'verifier/cli.ts', ...args], { cwd: ROOT, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
       resolve(withReport(args, { code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout, stderr }));
     });
   });

@@ -1,0 +1,188 @@
+#!/usr/bin/env node
+// `node bin/run.mjs <entry.ts> [args…]`: runs one of the platform's commands (npm start, npm run
+// subgraph|gateway|facade|keys|…) from a compiled build instead of through tsx. Loading the platform's
+// TypeScript through tsx's module hooks costs a process 4–5.5 s of CPU; the same code bundled by esbuild
+// (our code in chunks, packages left to node_modules) loads in about half that.
+//
+// The build lives in node_modules/.cache/passport-build/ (so `npm ci` starts it afresh) and is made on
+// the first run after any change: a manifest lists every source file the build read, with its size,
+// mtime and SHA-256; a run whose sources all still match (mtime and size, else the hash) uses the build,
+// otherwise esbuild (a runtime dependency) builds all entries again, about a second, into a new folder
+// that replaces the old one by a rename, so processes starting side by side never see half a build.
+// Stack traces name the .ts lines (source maps on). Where the build cannot be written (a read-only
+// checkout, another user's node_modules) the command runs through tsx as before.
+// `node bin/run.mjs --build` only brings the build up to date (the test layers do it once ahead).
+import { createHash } from 'node:crypto';
+import { accessSync, constants, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join, relative, resolve, sep } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const CACHE = join(ROOT, 'node_modules', '.cache', 'passport-build');
+const MANIFEST = join(CACHE, 'manifest.json');
+/** The commands run compiled; each is built to `<its file name>.mjs` (so the names must differ). */
+export const ENTRIES = [
+  'bin/start.ts',
+  'bin/subgraph.ts',
+  'bin/gateway.ts',
+  'bin/facade.ts',
+  'bin/keys.ts',
+  'bin/tokens.ts',
+  'bin/migrate.ts',
+  'bin/backup.ts',
+  'bin/restore.ts',
+  'bin/formats-examples.ts',
+  'verifier/cli.ts',
+  // Writing a migration (a developer's command: its schema engine is a devDependency).
+  'prisma/tools/new-migration.ts',
+];
+/** Changes when the build's settings below change, so an older build is not used. */
+const BUILD_VERSION = 1;
+/** Files that shape the output besides the sources esbuild reports reading. */
+const SETTINGS_FILES = ['tsconfig.json', 'bin/run.mjs'];
+const entryName = (entry) => basename(entry).replace(/\.ts$/, '');
+
+function hashFile(path) {
+  return createHash('sha256').update(readFileSync(path)).digest('hex');
+}
+
+/** The build folder the manifest names, if every file it was built from is unchanged. */
+function currentBuild() {
+  let manifest;
+  try {
+    manifest = JSON.parse(readFileSync(MANIFEST, 'utf8'));
+  } catch {
+    return undefined;
+  }
+  if (manifest.version !== BUILD_VERSION || ENTRIES.some((entry) => !manifest.entries.includes(entry))) return undefined;
+  for (const [file, [size, mtimeMs, hash]] of Object.entries(manifest.inputs)) {
+    const path = join(ROOT, file);
+    let stats;
+    try {
+      stats = statSync(path);
+    } catch {
+      return undefined;
+    }
+    // mtime and size first (a stat each); a file touched but not changed (a checkout, an editor) is hashed.
+    if (stats.size === size && stats.mtimeMs === mtimeMs) continue;
+    if (stats.size !== size || hashFile(path) !== hash) return undefined;
+  }
+  return join(CACHE, manifest.build);
+}
+
+/**
+ * esbuild bundles each module into a chunk of the build folder, so `import.meta.url` would name the
+ * chunk; the code finds its neighbours (migrations, GraphiQL's files, docs, the verification page's
+ * sources, package.json) from it. Each source's `import.meta.url` becomes its own file's URL, made
+ * relative to the chunk's so that a copied or moved checkout still points into itself. Every output
+ * file sits in the build folder itself (no subfolders), so that relative path is the same from any chunk.
+ */
+function sourceUrlPlugin(buildDir) {
+  return {
+    name: 'source-import-meta-url',
+    setup(build) {
+      build.onLoad({ filter: /\.[cm]?[jt]s$/ }, (args) => {
+        if (args.path.includes(`${sep}node_modules${sep}`)) return undefined;
+        const source = readFileSync(args.path, 'utf8');
+        if (!source.includes('import.meta.url')) return undefined;
+        const fromChunk = relative(buildDir, args.path).split(sep).join('/');
+        return {
+          contents: source.replace(/\bimport\.meta\.url\b/g, `new URL(${JSON.stringify(fromChunk)}, import.meta.url).href`),
+          loader: args.path.endsWith('ts') ? 'ts' : 'js',
+        };
+      });
+    },
+  };
+}
+
+/** Builds every entry into a new folder and points the manifest at it; older builds over a day old go. */
+async function buildAll() {
+  mkdirSync(CACHE, { recursive: true });
+  // Fails with EACCES where the folder is another user's (esbuild's own error would not say so by code).
+  accessSync(CACHE, constants.W_OK);
+  const { build } = await import('esbuild');
+  const id = `${Date.now().toString(36)}-${process.pid}`;
+  const staging = join(CACHE, `staging-${id}`);
+  const result = await build({
+    absWorkingDir: ROOT,
+    entryPoints: Object.fromEntries(ENTRIES.map((entry) => [entryName(entry), entry])),
+    outdir: staging,
+    bundle: true,
+    // Packages load from node_modules as they do under tsx; only our code is bundled.
+    packages: 'external',
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    // Chunks shared by the entries, and the modules loaded late (bin/stack.ts loads the servers once
+    // the database answers) stay chunks of their own, loaded when imported.
+    splitting: true,
+    chunkNames: '[name]-[hash]',
+    outExtension: { '.js': '.mjs' },
+    // Class names are GraphQL type names (type-graphql): bundling must not rename them. tsx keeps them too.
+    keepNames: true,
+    sourcemap: 'linked',
+    sourcesContent: false,
+    tsconfig: join(ROOT, 'tsconfig.json'),
+    metafile: true,
+    logLevel: 'error',
+    // The chunks' URL is only known by depth: one level below CACHE, as the final folder will be.
+    plugins: [sourceUrlPlugin(staging)],
+  });
+  const inputs = {};
+  for (const file of [...Object.keys(result.metafile.inputs), ...SETTINGS_FILES]) {
+    const stats = statSync(join(ROOT, file));
+    inputs[file] = [stats.size, stats.mtimeMs, hashFile(join(ROOT, file))];
+  }
+  renameSync(staging, join(CACHE, id));
+  const written = join(CACHE, `manifest-${id}.json`);
+  writeFileSync(written, JSON.stringify({ version: BUILD_VERSION, build: id, entries: ENTRIES, inputs }));
+  renameSync(written, MANIFEST);
+  // A process started from an older build may still load its late chunks, so only day-old builds go.
+  const dayAgo = Date.now() - 86_400_000;
+  for (const name of readdirSync(CACHE)) {
+    if (name === id || name === 'manifest.json') continue;
+    try {
+      if (statSync(join(CACHE, name)).mtimeMs < dayAgo) rmSync(join(CACHE, name), { recursive: true, force: true });
+    } catch {
+      // Removed meanwhile by another build's clean-up.
+    }
+  }
+  return join(CACHE, id);
+}
+
+/** The build folder, built first if any source changed; undefined where it cannot be written. */
+export async function upToDateBuild() {
+  const current = currentBuild();
+  if (current) return current;
+  try {
+    return await buildAll();
+  } catch (error) {
+    if (['EACCES', 'EPERM', 'EROFS'].includes(error?.code)) return undefined;
+    throw error;
+  }
+}
+
+const [entry, ...args] = process.argv.slice(2);
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  if (entry === '--build') {
+    // Not a failure: the commands still run, through tsx.
+    if (!(await upToDateBuild())) console.error(`The compiled build cannot be written in ${CACHE}; the commands run through tsx.`);
+  } else if (!entry) {
+    console.error(`usage: node bin/run.mjs <${ENTRIES.join('|')}> [arguments]`);
+    process.exit(2);
+  } else {
+    const source = resolve(ROOT, entry);
+    const known = ENTRIES.includes(relative(ROOT, source).split(sep).join('/'));
+    const build = known ? await upToDateBuild() : undefined;
+    // The command sees the arguments it would under `node --import tsx <entry>`.
+    process.argv = [process.argv[0], source, ...args];
+    if (build) {
+      process.setSourceMapsEnabled(true);
+      await import(pathToFileURL(join(build, `${entryName(entry)}.mjs`)).href);
+    } else {
+      const { register } = await import('tsx/esm/api');
+      register();
+      await import(pathToFileURL(source).href);
+    }
+  }
+}
