@@ -97,8 +97,10 @@ export class PlatformProcess {
   async start(timeoutMs = 120_000): Promise<number> {
     if (this.child) throw new Error('the platform is already running');
     const started = performance.now();
-    const imports = ['tsx', ...(this.options.imports ?? [])].flatMap((module) => ['--import', module]);
-    const child = spawn(process.execPath, [...(this.options.nodeFlags ?? []), ...imports, join(REPO_ROOT, 'bin', 'start.ts')], {
+    // As `npm start` runs it (bin/run.mjs: the compiled build); modules to load first may be TypeScript, so tsx comes with them.
+    const extra = this.options.imports ?? [];
+    const imports = (extra.length ? ['tsx', ...extra] : []).flatMap((module) => ['--import', module]);
+    const child = spawn(process.execPath, [...(this.options.nodeFlags ?? []), ...imports, join(REPO_ROOT, 'bin', 'run.mjs'), 'bin/start.ts'], {
       cwd: REPO_ROOT,
       env: this.env,
       detached: true,

@@ -82,7 +82,7 @@ export async function startPlatformProcess(bench: Bench, tokens: ServerSettings)
   const facadeUrls = Object.fromEntries(SERVICES.map((service) => [service, `http://127.0.0.1:${ports.FACADE_PORT}/${service}`])) as Record<ServiceName, string>;
   const env = { ...(await sharedEnvironment(bench, tokens)), ...ports, PASSPORT_DATA_DIR: join(bench.dataDir, 'platform') };
   // It places the platform's keys in the trust graph before the facade listens.
-  const child = await serverProcess(bench, 'the platform (bin/start.ts)', process.execPath, ['--import', 'tsx', 'bin/start.ts'], env, async () => (await fetch(`${facadeUrls.trust}/healthz`)).ok);
+  const child = await serverProcess(bench, 'the platform (bin/start.ts)', process.execPath, ['bin/run.mjs', 'bin/start.ts'], env, async () => (await fetch(`${facadeUrls.trust}/healthz`)).ok);
   return { gatewayUrl, facadeUrls, pid: child.pid! };
 }
 
@@ -112,7 +112,7 @@ export async function startSubgraphProcess(
     PASSPORT_DATA_DIR: join(bench.dataDir, name),
     ...(heapLimitMiB !== undefined && { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --max-old-space-size=${heapLimitMiB}`.trim() }),
   };
-  const child = await serverProcess(bench, `the ${name} subgraph`, process.execPath, ['--import', 'tsx', 'bin/subgraph.ts', service], env, answersGraphql(url));
+  const child = await serverProcess(bench, `the ${name} subgraph`, process.execPath, ['bin/run.mjs', 'bin/subgraph.ts', service], env, answersGraphql(url));
   return { url, pid: child.pid! };
 }
 
