@@ -5,7 +5,7 @@
  */
 import { jwkThumbprint } from '../lib/crypto/index.js';
 import type { ServiceName } from '../lib/config/services.js';
-import { compactDelegation, ed25519KeyPair } from './support.js';
+import { compactDelegation, ed25519KeyPair, seededDraws } from './support.js';
 
 /** The registry model the seeded passports are of. */
 export const MIX_MODEL = 'bench-platform-battery';
@@ -45,13 +45,6 @@ export const MIX_QUERIES = {
   passport(id: $id) { id status capabilityClass logHead }
 }`,
 } as const;
-
-/** Deterministic draws (a 32-bit LCG), so that every run asks the same mix. */
-function draws(seed: number) {
-  let state = seed >>> 0;
-  const next = () => (state = (Math.imul(state, 1664525) + 1013904223) >>> 0) / 2 ** 32;
-  return { index: (length: number) => Math.floor(next() * length), between: (low: number, high: number) => low + next() * (high - low) };
-}
 
 /** The query text of each kind, for the report. */
 export const mixKinds = Object.keys(MIX_QUERIES) as (keyof typeof MIX_QUERIES)[];
@@ -149,7 +142,7 @@ export async function vouchForIssuerKeys(api: SeedingApi): Promise<{ issuerKids:
 /** `count` bodies of the mix, the kinds in turn, every one with variables drawn for it (seed 17: every run asks the same mix of its data). */
 export function mixedWorkload(data: SeededData, count: number): { kind: (typeof mixKinds)[number]; body: string }[] {
   const { passportIds, models, kids, dayAgo, seededFrom, seededUntil } = data;
-  const draw = draws(17);
+  const draw = seededDraws(17);
   const pickPassports = (count: number) => {
     const chosen = new Set<string>();
     while (chosen.size < count) chosen.add(passportIds.at(draw.index(passportIds.length))!);

@@ -29,7 +29,7 @@ import { pinsFrom } from '../verifier/pins.js';
 import { MIX_QUERIES, vouchForIssuerKeys } from './mixed-workload.js';
 import { PlatformProcess } from './platform-process.js';
 import { residentMemory } from './processes.js';
-import { BenchRun, formatMs as ms, loadAverage, markdownTable, processTree, quantile, writeReport, type KeyFigure } from './support.js';
+import { BenchRun, formatMs as ms, seededDraws, loadAverage, markdownTable, processTree, quantile, writeReport, type KeyFigure } from './support.js';
 
 const SIZES = (process.env.NATIONAL_SIZES ?? '1000,100000,1000000').split(',').map(Number);
 const SAMPLES = Number(process.env.NATIONAL_SAMPLES ?? 2000);
@@ -53,15 +53,6 @@ const platform = await PlatformProcess.prepare({ dataDir: join(dataDir, 'platfor
 const loads: number[] = [];
 const loadTimer = setInterval(() => loads.push(loadAverage()), 5_000);
 let builder: NationalBuilder | undefined;
-
-/** Deterministic draws (a 32-bit LCG): every run asks the same ids. */
-function draws(seed: number) {
-  let state = seed >>> 0;
-  return (length: number) => {
-    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
-    return Math.floor((state / 2 ** 32) * length);
-  };
-}
 
 /** `count` distinct numbers below `size`, none of `excluded`. */
 function distinct(draw: (length: number) => number, size: number, count: number, excluded: ReadonlySet<number> = new Set()): number[] {
@@ -143,7 +134,7 @@ try {
 
   /** VERIFY_SAMPLE random passports through the offline verifier, under the keyring the platform publishes. */
   async function verifySample(size: number): Promise<string[]> {
-    const draw = draws(size);
+    const draw = seededDraws(size).index;
     const failures: string[] = [];
     for (const n of distinct(draw, size, VERIFY_SAMPLE)) {
       const id = nationalPassportId(n);
@@ -155,7 +146,7 @@ try {
   }
 
   async function measure(size: number, times: GrowthTimes, appendedBefore: Set<number>): Promise<Step> {
-    const draw = draws(1000 + size);
+    const draw = seededDraws(1000 + size).index;
     const count = Math.min(SAMPLES, size);
     const ids = (excluded?: ReadonlySet<number>) => distinct(draw, size, count, excluded).map(nationalPassportId);
     const createdAt = new Map<string, number>();

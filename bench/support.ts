@@ -200,6 +200,13 @@ export async function autocannonLoad(options: LoadOptions): Promise<Load> {
 // ---------------------------------------------------------------------------------------------
 // Statistics
 
+/** Deterministic draws (a 32-bit LCG), so that every run of a benchmark asks the same ids and mix. */
+export function seededDraws(seed: number) {
+  let state = seed >>> 0;
+  const next = () => (state = (Math.imul(state, 1664525) + 1013904223) >>> 0) / 2 ** 32;
+  return { index: (length: number) => Math.floor(next() * length), between: (low: number, high: number) => low + next() * (high - low) };
+}
+
 /** Nearest-rank quantile: the smallest sample with at least a fraction q of the samples at or below it. */
 export function quantile(values: readonly number[], q: number): number {
   if (values.length === 0) throw new Error('quantile of no samples');
