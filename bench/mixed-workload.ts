@@ -3,8 +3,12 @@
  * the operator plumbing costs (bench/ops-cost.ts): the data it reads, seeded through the REST facade,
  * and its request bodies, many distinct cross-service GraphQL queries drawn with a fixed seed.
  */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import pg from 'pg';
 import { jwkThumbprint } from '../lib/crypto/index.js';
 import type { ServiceName } from '../lib/config/services.js';
+import { nationalPassportId } from '../test/support/national/build.js';
 import { compactDelegation, ed25519KeyPair, seededDraws } from './support.js';
 
 /** The registry model the seeded passports are of. */
@@ -119,6 +123,51 @@ export async function seedPlatformData(api: SeedingApi, options: { passports: nu
 
   const kids = [...issuerKids, rootKid];
   return { passportIds, models, kids, dayAgo, seededFrom, seededUntil };
+}
+
+/** The file bench/national-scale.ts leaves in NATIONAL_KEEP's folder, saying what it built there. */
+export const NATIONAL_MANIFEST = 'national.json';
+
+export interface KeptNationalData {
+  passports: number;
+  /** The registry model every built passport is of. */
+  model: string;
+  builtAt: string;
+  commit: string;
+  /** The platform's data folder (PASSPORT_DATA_DIR): its embedded cluster and key-encryption key. */
+  platformDataDir: string;
+}
+
+export function readKeptNationalData(folder: string): KeptNationalData {
+  try {
+    return JSON.parse(readFileSync(join(folder, NATIONAL_MANIFEST), 'utf8')) as KeptNationalData;
+  } catch (error) {
+    throw new Error(`${folder} holds no national build (${NATIONAL_MANIFEST}): build one with NATIONAL_KEEP=${folder} npm run bench:national. ${(error as Error).message}`);
+  }
+}
+
+/**
+ * The mix's data from a kept national build, read from its database: every passport by its derived
+ * id (none held in memory), the build's registry model, the keys of the root and issuer nodes that
+ * bench:national vouched with (vouchForIssuerKeys), and the span of its archive snapshots.
+ */
+export async function nationalMixData(kept: KeptNationalData, databaseUrl: string): Promise<SeededData> {
+  const db = new pg.Client({ connectionString: databaseUrl });
+  await db.connect();
+  try {
+    const keys = await db.query<{ kid: string; vouched: Date }>(
+      `SELECT key->>'kid' AS kid, node.created_at AS vouched FROM trust.trust_node node, jsonb_array_elements(node.document->'keys') key WHERE node.id IN ('bench-root', 'bench-issuer')`,
+    );
+    const span = await db.query<{ first: Date; last: Date }>('SELECT min(created_at) AS first, max(created_at) AS last FROM archive.snapshot');
+    const { first, last } = span.rows[0]!;
+    if (keys.rows.length < 2 || !first || !last) throw new Error('the national build has no vouched keys or no snapshots: was it built to the end?');
+    // The root's key and its delegation date from a day before the vouching; a second later, every instant drawn finds them valid.
+    const dayAgo = new Date(keys.rows[0]!.vouched.getTime() - 86_400_000 + 1000);
+    const passportIds: PassportIds = { length: kept.passports, at: (index) => (index < kept.passports ? nationalPassportId(index) : undefined) };
+    return { passportIds, models: [kept.model], kids: keys.rows.map((row) => row.kid), dayAgo, seededFrom: first, seededUntil: last };
+  } finally {
+    await db.end();
+  }
 }
 
 /** Trust vouches for the issuer's current keys: a root, the issuer as a node, the root's delegation (a day ago, for a year). */

@@ -6,6 +6,8 @@
  *
  *   npm run bench:national
  *   NATIONAL_SIZES=1000,20000 NATIONAL_SAMPLES=300 NATIONAL_RECORDS=10000 node --import tsx bench/national-scale.ts --print
+ *   NATIONAL_KEEP=/data/national npm run bench:national   # keeps the built platform (stopped) for
+ *       PLATFORM_NATIONAL=/data/national node --import tsx bench/platform.ts --gateways
  *
  * How the data is built (test/support/national/): passports and events are made by the issuer's own
  * domain code (appendEvent, signLogHead, the RFC 8785 and RFC 6962 functions of lib/formats/) under
@@ -16,9 +18,9 @@
  *
  * Writes docs/benchmarks/national-scale.md and .json (unless --print).
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import pg from 'pg';
 import type { ServiceName } from '../lib/config/services.js';
 import { clusterDirectory, rootPostgresHome } from '../lib/db/embedded-postgres.js';
@@ -26,10 +28,10 @@ import { kekFile, readKekFile } from '../lib/keys/kek.js';
 import { NationalBuilder, nationalPassportId, templateFrom, EVENTS_PER_PASSPORT, SNAPSHOT_EVERY, type GrowthTimes } from '../test/support/national/build.js';
 import { logExportFrom, verifyLogExport } from '../verifier/log.js';
 import { pinsFrom } from '../verifier/pins.js';
-import { MIX_QUERIES, vouchForIssuerKeys } from './mixed-workload.js';
+import { MIX_QUERIES, NATIONAL_MANIFEST, vouchForIssuerKeys, type KeptNationalData } from './mixed-workload.js';
 import { PlatformProcess } from './platform-process.js';
-import { residentMemory } from './processes.js';
-import { BenchRun, formatMs as ms, seededDraws, loadAverage, markdownTable, processTree, quantile, writeReport, type KeyFigure } from './support.js';
+import { postgresMemory, residentMemory } from './processes.js';
+import { BenchRun, formatMs as ms, seededDraws, loadAverage, markdownTable, quantile, writeReport, type KeyFigure } from './support.js';
 
 const SIZES = (process.env.NATIONAL_SIZES ?? '1000,100000,1000000').split(',').map(Number);
 const SAMPLES = Number(process.env.NATIONAL_SAMPLES ?? 2000);
@@ -44,11 +46,18 @@ const VERIFY_SAMPLE = 100;
 const WARMUP = Number(process.env.NATIONAL_WARMUP ?? 200);
 const MODEL = 'national-battery';
 const printOnly = process.argv.includes('--print');
+/**
+ * NATIONAL_KEEP=<folder>: build there (a new or empty folder) and keep it, the platform stopped, with
+ * national.json saying what was built; bench/platform.ts then draws its mixed workload from it
+ * (PLATFORM_NATIONAL). At a million passports it holds some 20 GB.
+ */
+const KEEP = process.env.NATIONAL_KEEP ? resolve(process.env.NATIONAL_KEEP) : undefined;
 const mb = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
 const seconds = (msValue: number) => `${(msValue / 1000).toFixed(1)} s`;
 
 const benchRun = new BenchRun('national-scale', 'npm run bench:national');
-const dataDir = mkdtempSync(join(tmpdir(), 'national-bench-'));
+if (KEEP && existsSync(KEEP) && readdirSync(KEEP).length) throw new Error(`NATIONAL_KEEP=${KEEP} is not empty: name a new or empty folder`);
+const dataDir = KEEP ?? mkdtempSync(join(tmpdir(), 'national-bench-'));
 const platform = await PlatformProcess.prepare({ dataDir: join(dataDir, 'platform'), env: { NODE_ENV: 'production', LOG_LEVEL: 'warn' } });
 const loads: number[] = [];
 const loadTimer = setInterval(() => loads.push(loadAverage()), 5_000);
@@ -129,6 +138,10 @@ try {
     report(results);
   }
   await db.end();
+  if (KEEP) {
+    const kept: KeptNationalData = { passports: builder.size, model: MODEL, builtAt: new Date().toISOString(), commit: benchRun.code, platformDataDir: platform.dataDir };
+    writeFileSync(join(KEEP, NATIONAL_MANIFEST), `${JSON.stringify(kept, null, 2)}\n`);
+  }
 
   // -------------------------------------------------------------------------------------------
 
@@ -270,8 +283,12 @@ try {
   // Run as root, the cluster is placed outside the data folder (lib/db/embedded-postgres.ts); at a million passports it is some 20 GB.
   const cluster = await clusterDirectory(platform.dataDir);
   await platform.stop();
-  rmSync(dataDir, { recursive: true, force: true });
-  if (cluster.startsWith(`${rootPostgresHome()}/`)) rmSync(dirname(cluster), { recursive: true, force: true });
+  if (KEEP && !process.exitCode) {
+    console.log(`Kept in ${KEEP} (the cluster in ${cluster}); the mix over it: PLATFORM_NATIONAL=${KEEP} node --import tsx bench/platform.ts --gateways`);
+  } else {
+    rmSync(dataDir, { recursive: true, force: true });
+    if (cluster.startsWith(`${rootPostgresHome()}/`)) rmSync(dirname(cluster), { recursive: true, force: true });
+  }
 }
 
 interface PathFigure {
@@ -293,20 +310,6 @@ interface Step {
   platformPeak: number;
   postgresPeak: number;
   load: { start: number; end: number };
-}
-
-/** PostgreSQL's memory: the proportional set size (Pss) of the postmaster and its backends (the platform's children), so shared buffers count once. */
-function postgresMemory(platformPid: number): number {
-  let bytes = 0;
-  for (const pid of processTree(platformPid)) {
-    try {
-      if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() !== 'postgres') continue;
-      bytes += Number(/^Pss:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'))?.[1] ?? 0) * 1024;
-    } catch {
-      // Gone meanwhile.
-    }
-  }
-  return bytes;
 }
 
 function printStep(step: Step): void {

@@ -26,19 +26,21 @@
  *   BENCH_GATEWAY_PROFILE=/tmp/profile node --import tsx bench/platform.ts --gateways          # with a CPU profile of our gateway
  *   PLATFORM_PASSPORTS=1000 PLATFORM_HOT_QUERY=off node --import tsx bench/platform.ts --gateways  # more passports to draw from; the mix only
  *   PLATFORM_SOAK_MINUTES=30 node --import tsx bench/platform.ts --soak                           # the soak alone
+ *   PLATFORM_NATIONAL=/data/national node --import tsx bench/platform.ts --gateways             # the mix over a million passports kept by bench:national (NATIONAL_KEEP)
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
 import { SERVICES } from '../lib/config/services.js';
 import { lockingPostmaster } from '../lib/db/embedded-postgres.js';
 import { ROUTE_TABLES } from '../rest-facade/routes/index.js';
-import { MIX_MODEL, MIX_QUERIES, mixedWorkload, mixKinds, seedPlatformData } from './mixed-workload.js';
+import { MIX_MODEL, MIX_QUERIES, mixedWorkload, mixKinds, nationalMixData, readKeptNationalData, seedPlatformData } from './mixed-workload.js';
+import { kekFile, readKekFile } from '../lib/keys/kek.js';
 import { PlatformProcess } from './platform-process.js';
 import { planCounts } from './query-plans.js';
-import { answersGraphql, serverProcess, startSubgraphProcess } from './processes.js';
+import { answersGraphql, postgresMemory, residentMemory, serverProcess, startSubgraphProcess } from './processes.js';
 import {
   autocannonLoad,
   BENCH_TOOLS,
@@ -98,8 +100,15 @@ const CROSS_QUERY = `query PlatformBench($ids: [ID!]!) {
 /** A query only the issuer answers, the same text at the subgraph and at the gateway. */
 const ISSUER_QUERY = 'query IssuerOnly($id: ID!) { passport(id: $id) { id status core manifest logHead capabilityClass logSize latestPack } }';
 
+/**
+ * PLATFORM_NATIONAL=<folder>: the data is a national build kept by bench:national (NATIONAL_KEEP),
+ * its cluster opened in place: the mix draws its passports from all of them (a million: no cache
+ * holds the working set) and nothing is seeded.
+ */
+const national = process.env.PLATFORM_NATIONAL ? readKeptNationalData(resolve(process.env.PLATFORM_NATIONAL)) : undefined;
+if (national && [...parts].some((part) => part !== 'gateways')) throw new Error('PLATFORM_NATIONAL measures the gateways only: add --gateways (the other parts seed data of their own)');
 const benchRun = new BenchRun('platform', 'node --import tsx bench/platform.ts');
-const bench = await openBench('platform');
+const bench = await openBench('platform', national && { platformDataDir: national.platformDataDir, kek: readKekFile(kekFile({ PASSPORT_DATA_DIR: national.platformDataDir })) });
 const stack = await bench.startStack(tokens).catch(async (error: unknown) => {
   await bench.close();
   throw error;
@@ -162,7 +171,7 @@ const inProcessSubgraphs: SubgraphMeters = {
 
 /** What `run` cost: CPU of the gateway (`gatewayPid`), of the subgraphs, of PostgreSQL, and the SQL statements sent. */
 async function measuredWork<T>(gatewayPid: number, subgraphs: SubgraphMeters, run: () => Promise<T>): Promise<[T, Work]> {
-  const postgresPid = await lockingPostmaster(join(bench.dataDir, 'postgres'));
+  const postgresPid = await lockingPostmaster(bench.clusterDir);
   if (postgresPid === undefined) throw new Error("the benchmark's PostgreSQL has no postmaster");
   const before = { gateway: cpuSeconds(gatewayPid), subgraphs: subgraphs.cpuSeconds(), postgres: cpuSeconds(postgresPid), statements: subgraphs.statements?.() };
   const result = await run();
@@ -257,12 +266,15 @@ try {
   // ---------------------------------------------------------------------------------------------
   // Data: a model, passports of it with an event (every third with a pack) and a snapshot each.
 
-  console.log(`Seeding ${PASSPORTS} passports and ${MODELS} models across the four services …`);
-  const seeded = await seedPlatformData({ rest, issuerBase: stack.facade.baseUrls.issuer }, { passports: PASSPORTS, models: MODELS });
+  const seeded = national
+    ? await nationalMixData(national, bench.databaseUrl)
+    : (console.log(`Seeding ${PASSPORTS} passports and ${MODELS} models across the four services …`),
+      await seedPlatformData({ rest, issuerBase: stack.facade.baseUrls.issuer }, { passports: PASSPORTS, models: MODELS }));
   const { passportIds, kids } = seeded;
+  if (national) console.log(`The mix draws from the ${passportIds.length.toLocaleString('en')} passports built by bench:national at ${national.builtAt} (commit ${national.commit})`);
   const mix = mixedWorkload(seeded, MIX_BODIES);
   const distinctBodies = new Set(mix.map((request) => request.body)).size;
-  const crossVariables = { ids: passportIds.slice(0, 10) };
+  const crossVariables = { ids: Array.from({ length: 10 }, (_, index) => passportIds.at(index)!) };
   const crossBody = JSON.stringify({ query: CROSS_QUERY, variables: crossVariables });
   const jsonHeaders = { 'content-type': 'application/json' };
 
@@ -372,7 +384,17 @@ try {
       '—',
     ]);
     const mixLoad = { method: 'POST', headers: jsonHeaders, bodies: mix.map((request) => request.body) };
-    const mixRuns = await alternatedRounds('mixed workload', gateways, mixLoad, bySubgraphProcess);
+    // PostgreSQL's memory sampled under the mix (its processes come and go); the node processes keep their own peak (VmHWM).
+    let postgresPeak = 0;
+    const postgresSampler = setInterval(() => (postgresPeak = Math.max(postgresPeak, postgresMemory(process.pid))), 1000);
+    const mixRuns = await alternatedRounds('mixed workload', gateways, mixLoad, bySubgraphProcess).finally(() => clearInterval(postgresSampler));
+    const peaks = [
+      ...(Object.keys(gateways) as (keyof typeof gateways)[]).map((name) => `${gatewayLabels[name]} ${mebibytes(residentMemory(gateways[name].pid).peak)}`),
+      ...SERVICES.map((service) => `${service} subgraph ${mebibytes(residentMemory(subgraphProcesses[service].pid).peak)}`),
+      `PostgreSQL (Pss of all its processes) ${mebibytes(postgresPeak)}`,
+    ].join(', ');
+    rows.push(['peak resident memory of every process by the end of the mixed workload (VmHWM)', peaks, '—', '—', '—']);
+    figures.push({ measure: 'peak resident memory of every process under the mixed workload (VmHWM; PostgreSQL sampled each second)', value: peaks });
     const mixStats = { ours: gatewayStats(mixRuns.ours), hive: gatewayStats(mixRuns.hive), hiveRust: gatewayStats(mixRuns.hiveRust) };
     gatewayRows(`mixed workload (${mixKinds.length} kinds of query, ${distinctBodies} distinct bodies of ${MIX_BODIES}), ${CONNECTIONS} connections`, mixRuns, mixStats, gatewayLabels, 'ours');
     // Where each gateway's requests cost CPU on this machine: in the gateway itself, in each subgraph its plans ask, in PostgreSQL.
@@ -504,7 +526,7 @@ try {
     const routeOperation = (service: 'issuer' | 'registry', path: string) => ROUTE_TABLES[service].routes.find((route) => route.method === 'GET' && route.path === path)!.operation;
     const passportOperation = routeOperation('issuer', '/passports/{id}');
     const recordOperation = routeOperation('registry', '/models/{id}');
-    const target = passportIds[1]!;
+    const target = passportIds.at(1)!;
     const get = async (url: string) => {
       const response = await fetch(url);
       await response.arrayBuffer();
@@ -692,6 +714,8 @@ interface MemorySample {
   treePss: number;
   processes: number;
 }
+const mebibytes = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
+
 function mib(kib: number): string {
   return `${(kib / 1024).toFixed(0)} MiB`;
 }

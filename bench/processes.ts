@@ -11,7 +11,7 @@ import { Agent, request as httpRequest, type IncomingHttpHeaders, type IncomingM
 import { join } from 'node:path';
 import { SERVICES, type ServiceName } from '../lib/config/services.js';
 import { writeKekFile } from '../lib/keys/kek.js';
-import { type Bench, freePort, REPO_ROOT } from './support.js';
+import { type Bench, freePort, processTree, REPO_ROOT } from './support.js';
 
 const exited = (child: ChildProcess) =>
   new Promise<void>((resolve, reject) => {
@@ -121,6 +121,20 @@ export function residentMemory(pid: number): { rss: number; peak: number } {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kib = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? Number.NaN) * 1024;
   return { rss: kib('VmRSS'), peak: kib('VmHWM') };
+}
+
+/** PostgreSQL's memory: the proportional set size (Pss) of the postmaster and its backends (children of `parentPid`), so shared buffers count once. */
+export function postgresMemory(parentPid: number): number {
+  let bytes = 0;
+  for (const pid of processTree(parentPid)) {
+    try {
+      if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() !== 'postgres') continue;
+      bytes += Number(/^Pss:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'))?.[1] ?? 0) * 1024;
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return bytes;
 }
 
 export interface Answer {

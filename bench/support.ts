@@ -44,10 +44,12 @@ export function benchToken(role: Role): { token: string; tokens: AccessTokens } 
 }
 
 export interface Bench {
-  /** The temporary folder; the cluster lives in its postgres/ folder. */
+  /** The temporary folder; the cluster lives in its postgres/ folder (a kept platform's in that platform's). */
   dataDir: string;
   /** The services' database, without a schema. */
   databaseUrl: string;
+  /** The embedded cluster's folder (its postmaster holds the lock in it). */
+  clusterDir: string;
   /** `SHOW server_version` of the embedded cluster. */
   postgresVersion: string;
   /** Registers a clean-up step; close() runs them last registered first. */
@@ -60,11 +62,21 @@ export interface Bench {
   close(): Promise<void>;
 }
 
-/** An embedded PostgreSQL on a free port in a new temporary folder named after the benchmark. */
-export async function openBench(name: string): Promise<Bench> {
+/**
+ * Data a bench opens instead of a new cluster: the data folder of a platform that `npm start` ran
+ * (its embedded cluster, started again and stopped at the end, never removed) and its key-encryption
+ * key, so the bench's servers open the keys that platform sealed.
+ */
+export interface KeptPlatform {
+  platformDataDir: string;
+  kek: KeyEncryptionKeys;
+}
+
+/** An embedded PostgreSQL on a free port in a new temporary folder named after the benchmark, or the cluster of a kept platform. */
+export async function openBench(name: string, kept?: KeptPlatform): Promise<Bench> {
   const dataDir = mkdtempSync(join(tmpdir(), `${name}-bench-`));
   const stoppers: (() => unknown)[] = [];
-  const kek = KeyEncryptionKeys.generate('the bench key-encryption key (in memory)');
+  const kek = kept?.kek ?? KeyEncryptionKeys.generate('the bench key-encryption key (in memory)');
   // Interrupted (Ctrl-C, or bench/index.ts's time limit or its own stop passed on), it still stops
   // its servers and PostgreSQL and removes the folder. A signal while that runs (a terminal's Ctrl-C
   // reaches bench/index.ts too, which passes it on) asks for the same stop and does not cut it short.
@@ -90,7 +102,7 @@ export async function openBench(name: string): Promise<Bench> {
       })().catch(() => {}),
     );
   };
-  const startingPostgres = freePort().then((port) => startEmbeddedPostgres({ dataDir, port }));
+  const startingPostgres = freePort().then((port) => startEmbeddedPostgres({ dataDir: kept?.platformDataDir ?? dataDir, port }));
   const close = () =>
     (closing ??= (async () => {
       for (const stop of stoppers.splice(0).reverse()) {
@@ -116,6 +128,7 @@ export async function openBench(name: string): Promise<Bench> {
     return {
       dataDir,
       databaseUrl: postgres.url,
+      clusterDir: postgres.clusterDir,
       postgresVersion: version.rows[0]!.server_version,
       defer,
       close,
