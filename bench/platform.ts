@@ -266,10 +266,11 @@ try {
   // ---------------------------------------------------------------------------------------------
   // Data: a model, passports of it with an event (every third with a pack) and a snapshot each.
 
-  const seeded = national
-    ? await nationalMixData(national, bench.databaseUrl)
-    : (console.log(`Seeding ${PASSPORTS} passports and ${MODELS} models across the four services …`),
-      await seedPlatformData({ rest, issuerBase: stack.facade.baseUrls.issuer }, { passports: PASSPORTS, models: MODELS }));
+  const seed = async () => {
+    console.log(`Seeding ${PASSPORTS} passports and ${MODELS} models across the four services …`);
+    return seedPlatformData({ rest, issuerBase: stack.facade.baseUrls.issuer }, { passports: PASSPORTS, models: MODELS });
+  };
+  const seeded = national ? await nationalMixData(national, bench.databaseUrl) : await seed();
   const { passportIds, kids } = seeded;
   if (national) console.log(`The mix draws from the ${passportIds.length.toLocaleString('en')} passports built by bench:national at ${national.builtAt} (commit ${national.commit})`);
   const mix = mixedWorkload(seeded, MIX_BODIES);
