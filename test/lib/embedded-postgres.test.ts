@@ -7,7 +7,7 @@
  */
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { chmod, mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -83,6 +83,16 @@ describe('an embedded cluster as root', () => {
   );
 });
 
+/** Whether the process of that PID is gone (its exit seen by this process, which started it). */
+function processGone(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch {
+    return true;
+  }
+}
+
 async function query(url: string, sql: string): Promise<unknown[]> {
   const { default: pg } = await import('pg');
   const client = new pg.Client({ connectionString: url });
@@ -130,5 +140,15 @@ describe('an embedded cluster killed with SIGKILL', () => {
     } finally {
       await postgres.stop();
     }
+  }, 60_000);
+
+  it('is stopped at once when its postmaster was killed under it (a shutdown does not wait for an exit that came already)', async () => {
+    const postgres = await startEmbeddedPostgres({ dataDir: await folder(), port: await freePort() });
+    const postmaster = Number((await readFile(join(postgres.clusterDir, 'postmaster.pid'), 'utf8')).split('\n')[0]);
+    process.kill(postmaster, 'SIGKILL');
+    await expect.poll(() => processGone(postmaster), { timeout: 10_000, interval: 20 }).toBe(true);
+    // Before: the package's stop() waited for an 'exit' event that had been emitted already, for ever.
+    const stopped = await Promise.race([postgres.stop().then(() => 'stopped'), new Promise((resolve) => setTimeout(resolve, 5_000, 'still waiting'))]);
+    expect(stopped).toBe('stopped');
   }, 60_000);
 });

@@ -5,6 +5,7 @@
  * it wrote is scanned for those secrets, and its JSON lines are checked for the fields they promise.
  */
 import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { join } from 'node:path';
@@ -130,6 +131,13 @@ describe('log lines', () => {
     // One trace id from the caller's traceparent, through the facade and on to the gateway and the trust subgraph.
     expect(new Set(requests.filter((entry) => entry.trace_id === traceId).map((entry) => entry.service))).toEqual(new Set(['passport-facade', 'passport-gateway', 'passport-trust']));
     expect(requests.filter((entry) => entry.request_id === 'caller-id-42')).toHaveLength(1);
+  });
+
+  // Moved here from test/first-contact/start.test.ts, whose other starts are embedded: this platform is that start already.
+  it('come from an npm start with DATABASE_URL, configured tokens and a data folder that did not exist yet, which it made; it runs, and ends with 0 on SIGTERM', async () => {
+    expect(platform.lines.map(({ text }) => text)).toContain('Passport services are running.');
+    expect(existsSync(join(platform.dataDir, 'data', 'supergraph.graphql'))).toBe(true);
+    expect(await platform.stop()).toBe(0);
   });
 
   it(
