@@ -1,7 +1,7 @@
 /**
  * The platform's Prometheus metrics under one process (startTestStack): one exposition off the public
  * ports with a series of each of the six servers, that `promtool check metrics` accepts; domain
- * counters counted where the outcome is known; labels bounded (1,000 distinct passports add no
+ * counters counted where the outcome is known; labels bounded (10,000 distinct passports add no
  * series, free operation names stop at a cap); a real Prometheus scrapes it and reads each server
  * back; the alert rules pass `promtool check rules`, and every metric they and the dashboard name is
  * in the exposition.
@@ -14,7 +14,8 @@ import { appendEvent, createModel, createPassport } from '../issuer/support.js';
 import { checkMetrics, PROMTOOL, startPrometheus } from '../support/prometheus.js';
 import { startTestStack, type TestStack } from '../support/stack.js';
 
-const DISTINCT_PASSPORTS = 1_000;
+/** Issue 28 asks for 10,000 distinct passports: a label per id would show at the second already, but the requirement is the count. */
+const DISTINCT_PASSPORTS = 10_000;
 const SERVERS = ['facade', 'gateway', 'trust', 'registry', 'issuer', 'archive'];
 let platform: TestStack;
 
@@ -90,11 +91,10 @@ describe('metrics of the whole platform in one process', () => {
     expect(checked, checked.output).toEqual({ status: 0, output: '' });
   });
 
-  it('adds no series for 1,000 distinct passports, and bounds operation names chosen by clients', async () => {
+  it('adds no series for 10,000 distinct passports, and bounds operation names chosen by clients', async () => {
     const unknownPassport = (index: number) => `00000000-0000-4000-8000-${String(index).padStart(12, '0')}`;
     expect((await platform.rest('issuer', `/passports/${unknownPassport(0)}`)).status).toBe(404);
     const before = platformSeries(await scrape());
-    // A label per passport would add a series at the second id already; a thousand make any such leak plain.
     let next = 1;
     const worker = async () => {
       for (let index = next++; index <= DISTINCT_PASSPORTS; index = next++) {
