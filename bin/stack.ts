@@ -68,9 +68,12 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
     const databaseUrl = config.databaseUrl ?? postgres!.url;
     const serviceUrl = (service: ServiceName) => serviceDatabaseUrl(service, { ...process.env, DATABASE_URL: databaseUrl });
 
-    for (const service of SERVICES) {
-      const applied = await deployMigrations(service, serviceUrl(service));
-      if (applied.length) log(`${service}: applied migrations ${applied.join(', ')}`);
+    // Side by side: each service's check takes the migration lock in turn (lib/db/migrate.ts), and the
+    // others' connections open meanwhile. Every check ends before a failure is reported.
+    const migrated = await Promise.allSettled(SERVICES.map((service) => deployMigrations(service, serviceUrl(service))));
+    for (const [index, outcome] of migrated.entries()) {
+      if (outcome.status === 'rejected') throw outcome.reason;
+      if (outcome.value.length) log(`${SERVICES[index]}: applied migrations ${outcome.value.join(', ')}`);
     }
 
     // The servers' code (Apollo, type-graphql, the Prisma clients, Fastify: most of what a start loads)

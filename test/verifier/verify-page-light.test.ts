@@ -15,7 +15,7 @@ import { verifySignedJson } from '../issuer/support.js';
 import { countingRelay, firstVisit, type ByteCount, type CountingRelay } from '../support/page-visit.js';
 import type { TestStack } from '../support/stack.js';
 import { SyntheticTrustGraph } from '../support/synthetic-trust-graph.js';
-import { CHROMIUM, CHROMIUM_ARGS, foreign, foreignSigned, mintedPack, openPage, pageTestStack, qrPng, verifyImage } from './page-support.js';
+import { anchorsLoaded, CHROMIUM, CHROMIUM_ARGS, foreign, foreignSigned, mintedPack, openPage, pageTestStack, qrPng, verifyImage } from './page-support.js';
 
 const MODEL = 'battery-verify-light';
 const ROOT = 'root-verify-light';
@@ -150,7 +150,7 @@ describe('the light verification page', () => {
     await context.route('**/*', (route) => route.abort('internetdisconnected'));
     relay.reset();
     await page.reload();
-    await expect.poll(() => page.locator('#anchors').getAttribute('data-loaded'), { timeout: 15_000 }).toBe('yes');
+    await anchorsLoaded(page, 'yes');
     const offline = await verifyImage(page, await qrPng(genuine.text));
     expect(offline.state, offline.text).toBe('valid');
     expect(offline.text).toContain(`${ROOT} → ${ISSUER}`);

@@ -15,7 +15,7 @@ import { decodeCbor, encodeCbor } from '../../lib/formats/issuer/cose.js';
 import { decodePack, PACK_PREFIX } from '../../lib/formats/issuer/pack.js';
 import { appendEvent, PAYLOADS, verifySignedJson } from '../issuer/support.js';
 import type { TestStack } from '../support/stack.js';
-import { CHROMIUM, CHROMIUM_ARGS, foreign, isLocal, mintedPack, openPage, pageTestStack, qrPng, serviceWorkerInControl, verifyImage } from './page-support.js';
+import { anchorsLoaded, CHROMIUM, CHROMIUM_ARGS, foreign, isLocal, mintedPack, openPage, pageTestStack, qrPng, serviceWorkerInControl, verifyImage } from './page-support.js';
 
 const ARTIFACTS = new URL('../artifacts/verify-page/', import.meta.url);
 const MODEL = 'battery-verify-page';
@@ -76,7 +76,16 @@ beforeAll(async () => {
   expect((await appendEvent(platform, passport_id, 'ObjectEvent', PAYLOADS.ObjectEvent!())).status).toBe(201);
   genuine = { ...(await mint(passport_id)), passport: passport_id };
   pageUrl = `${platform.stack.facade.url}/verify/`;
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  // One browser for the file, the camera test's included: Chromium's fake camera plays the genuine
+  // pack's QR code as a video, and the fake UI grants the camera as a person tapping "Allow" does.
+  // Only the camera test asks for the camera; the flags change nothing for the others.
+  await mkdir(ARTIFACTS, { recursive: true });
+  const video = new URL('camera.y4m', ARTIFACTS).pathname;
+  await writeFile(video, await qrVideo(genuine.text));
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: [...CHROMIUM_ARGS, '--use-fake-ui-for-media-stream', '--use-fake-device-for-media-stream', `--use-file-for-fake-video-capture=${video}`],
+  });
 }, 180_000);
 afterAll(async () => {
   await browser?.close();
@@ -135,10 +144,20 @@ describe('GET /verify/', () => {
   });
 });
 
-describe('the verification page', () => {
+/**
+ * What needs nothing of the browser but a fresh visit: one page opened once, shown one image after
+ * another (each verdict waited for on its own: test/support/page-visit.ts), the bundle's expiry last.
+ */
+describe('the verification page, in one visit,', () => {
+  let visit: Awaited<ReturnType<typeof newContext>>;
+  beforeAll(async () => {
+    visit = await newContext();
+    await open(visit.page);
+  });
+  afterAll(() => visit?.context.close());
+
   it('verifies a genuine pack from its QR image: issuer, trust path, status at signing, what was covered', async () => {
-    const { context, page, requested } = await newContext();
-    await open(page);
+    const { page, requested } = visit;
     await expect.poll(() => page.locator('#anchors').innerText()).toContain('Signature verified');
     const verdict = await verifyImage(page, await qrPng(genuine.text));
     expect(verdict.state, verdict.text).toBe('valid');
@@ -162,12 +181,10 @@ describe('the verification page', () => {
     await page.getByRole('button', { name: 'Check the current status online' }).click();
     await expect.poll(() => page.locator('#latest-result').innerText()).toBe('Now: status active; the signed log holds 3 events, 1 more than when the code was signed.');
     expect(requested.filter((url) => !isLocal(url))).toEqual([]);
-    await context.close();
   });
 
   it('refuses a tampered pack (a claim edited, signature kept) as a bad signature', async () => {
-    const { context, page, requested } = await newContext();
-    await open(page);
+    const { page, requested } = visit;
     const verdict = await verifyImage(page, await qrPng(tampered(genuine.text, -3, 'suspended')));
     expect(verdict.state).toBe('invalid');
     expect(verdict.code).toBe('BAD_SIGNATURE');
@@ -177,23 +194,19 @@ describe('the verification page', () => {
     expect(verdict.text).toContain('unconfirmed');
     await screenshot(page, 'tampered');
     expect(requested.filter((url) => !isLocal(url))).toEqual([]);
-    await context.close();
   });
 
   it('refuses a pack signed by a key outside the bundle as from an unknown issuer', async () => {
-    const { context, page } = await newContext();
-    await open(page);
+    const { page } = visit;
     const verdict = await verifyImage(page, await qrPng(foreign(genuine.text)));
     expect([verdict.state, verdict.code]).toEqual(['invalid', 'UNKNOWN_ISSUER']);
     expect(verdict.text).toContain('Not verified: Unknown issuer');
     expect(verdict.text).toContain('no issuer in the trust anchor bundle holds');
     await screenshot(page, 'foreign');
-    await context.close();
   });
 
   it('says the code is unreadable for a picture without a QR code, a QR code of something else, and a damaged pack', async () => {
-    const { context, page } = await newContext();
-    await open(page);
+    const { page } = visit;
     const blank = new PNG({ width: 120, height: 120 });
     blank.data.fill(255);
     const noCode = await verifyImage(page, PNG.sync.write(blank), 'blank.png');
@@ -205,9 +218,21 @@ describe('the verification page', () => {
     const damaged = await verifyImage(page, await qrPng(`${genuine.text.slice(0, 40)}${genuine.text.slice(60)}`));
     expect(damaged.code).toBe('UNREADABLE_CODE');
     expect(damaged.text).toContain('damaged and cannot be read');
-    await context.close();
   });
 
+  it('refuses every pack once the pinned bundle is older than 7 days', async () => {
+    const { page } = visit;
+    await page.clock.setFixedTime(new Date(Date.now() + 8 * 86_400_000));
+    const verdict = await verifyImage(page, await qrPng(genuine.text));
+    expect([verdict.state, verdict.code]).toEqual(['invalid', 'EXPIRED_BUNDLE']);
+    expect(verdict.text).toContain('Not verified: Expired bundle');
+    expect(verdict.text).toContain('8 days old');
+    await expect.poll(() => page.locator('#anchors').innerText()).toContain('Expired bundle');
+    await screenshot(page, 'expired-bundle');
+  });
+});
+
+describe('the verification page, in a visit of its own,', () => {
   it('refuses an anchor bundle altered on its way to the page, and verifies nothing with it', async () => {
     const { context, page } = await newContext();
     // A root's id changed in transit: the trust service's signature no longer covers the bundle.
@@ -217,7 +242,7 @@ describe('the verification page', () => {
       await route.fulfill({ json: material });
     });
     await page.goto(pageUrl);
-    await expect.poll(() => page.locator('#anchors').getAttribute('data-loaded'), { timeout: 15_000 }).toBe('no');
+    await anchorsLoaded(page, 'no');
     expect(await page.locator('#anchors').getAttribute('data-state')).toBe('invalid');
     expect(await page.locator('#anchors').innerText()).toContain("does not verify under the trust service's keys");
     const verdict = await verifyImage(page, await qrPng(genuine.text));
@@ -243,19 +268,6 @@ describe('the verification page', () => {
     await context.close();
   }, 60_000);
 
-  it('refuses every pack once the pinned bundle is older than 7 days', async () => {
-    const { context, page } = await newContext();
-    await open(page);
-    await page.clock.setFixedTime(new Date(Date.now() + 8 * 86_400_000));
-    const verdict = await verifyImage(page, await qrPng(genuine.text));
-    expect([verdict.state, verdict.code]).toEqual(['invalid', 'EXPIRED_BUNDLE']);
-    expect(verdict.text).toContain('Not verified: Expired bundle');
-    expect(verdict.text).toContain('8 days old');
-    await expect.poll(() => page.locator('#anchors').innerText()).toContain('Expired bundle');
-    await screenshot(page, 'expired-bundle');
-    await context.close();
-  });
-
   it('verifies offline after the first visit: the service worker serves the page and the pinned bundle, the page keeps the path material of what it checked', async () => {
     const { context, page, requested } = await newContext();
     await open(page);
@@ -271,7 +283,7 @@ describe('the verification page', () => {
       return route.abort('internetdisconnected');
     });
     await page.reload();
-    await expect.poll(() => page.locator('#anchors').getAttribute('data-loaded'), { timeout: 15_000 }).toBe('yes');
+    await anchorsLoaded(page, 'yes');
     const verdict = await verifyImage(page, await qrPng(genuine.text));
     expect(verdict.state, verdict.text).toBe('valid');
     expect(verdict.text).toContain(`${ROOT} → ${ISSUER}`);
@@ -295,7 +307,7 @@ describe('the verification page', () => {
     await new Promise((resolve) => setTimeout(resolve, 1100));
     const afterRevocation = await mint(genuine.passport);
     await page.reload();
-    await expect.poll(() => page.locator('#anchors').getAttribute('data-loaded'), { timeout: 15_000 }).toBe('yes');
+    await anchorsLoaded(page, 'yes');
     const verdict = await verifyImage(page, await qrPng(afterRevocation.text));
     expect([verdict.state, verdict.code]).toEqual(['invalid', 'REVOKED_KEY']);
     expect(verdict.text).toContain('Not verified: Revoked key');
@@ -310,16 +322,10 @@ describe('the verification page', () => {
 
 describe('the verification page with a camera', () => {
   it('reads the QR code from the camera (getUserMedia) and verifies it', async () => {
-    await mkdir(ARTIFACTS, { recursive: true });
-    const video = new URL('camera.y4m', ARTIFACTS).pathname;
-    await writeFile(video, await qrVideo(genuine.text));
-    // Chromium's fake camera plays the video; the fake UI grants the camera as a person tapping "Allow" does.
-    const filming = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [...CHROMIUM_ARGS, '--use-fake-ui-for-media-stream', '--use-fake-device-for-media-stream', `--use-file-for-fake-video-capture=${video}`],
-    });
+    // The browser's fake camera films the genuine pack's code (beforeAll).
+    const filming = await browser.newContext({ viewport: { width: 390, height: 844 } });
     try {
-      const page = await filming.newPage({ viewport: { width: 390, height: 844 } });
+      const page = await filming.newPage();
       await open(page);
       await page.getByRole('button', { name: 'Scan with the camera' }).click();
       await expect.poll(() => page.locator('#verdict').getAttribute('data-state'), { timeout: 20_000 }).toBe('valid');
