@@ -18,6 +18,15 @@
  *   node --import tsx bench/ops-cost.ts
  *   OPS_COST_ROUNDS=2 OPS_COST_LOAD_SECONDS=3 node --import tsx bench/ops-cost.ts --print   # shorter, printed, no report
  *   OPS_COST_PROFILE=/tmp/profiles node --import tsx bench/ops-cost.ts --print            # CPU profiles (node --cpu-prof) of each platform process
+ *   node --import tsx bench/ops-cost.ts --cpu                                               # CPU per request instead of requests/s (below)
+ *
+ * `--cpu` measures what each configuration adds to a request rather than how many requests it
+ * answers: the same distinct mix requests, OPS_COST_CPU_REQUESTS of them (default 500) a round,
+ * 2 at a time from this process, to every configuration at the same time (so that what else runs
+ * on the shared machine, which makes a CPU second do less, weighs on all alike), OPS_COST_ROUNDS
+ * rounds; a round's figure is the CPU (nanoseconds on a core, all the platform process's threads,
+ * from /proc/<pid>/task/<tid>/schedstat) over its requests. A cost is the median of the rounds'
+ * ratios against "off" minus 1. Printed only, no report.
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -42,7 +51,10 @@ const SCRAPES = 25;
 const LOG_LEVEL = 'warn';
 const SAMPLE_RATIO = 0.1;
 const PROFILE_DIR = process.env.OPS_COST_PROFILE;
-const printOnly = process.argv.includes('--print') || Boolean(PROFILE_DIR) || Boolean(process.env.OPS_COST_ONLY);
+const cpuMode = process.argv.includes('--cpu');
+const CPU_REQUESTS = Number(process.env.OPS_COST_CPU_REQUESTS ?? 500);
+const CPU_CONCURRENCY = 2;
+const printOnly = cpuMode || process.argv.includes('--print') || Boolean(PROFILE_DIR) || Boolean(process.env.OPS_COST_ONLY);
 
 // ---------------------------------------------------------------------------------------------
 // The OTLP/HTTP receiver: answers 200 to every export, counts requests and bytes. Loopback only.
@@ -124,6 +136,52 @@ interface Run extends Load {
   logBytes: number;
 }
 
+/** `count` of the mix's bodies from `first` on, posted to a platform's gateway CONCURRENCY at a time; every answer must be a 200 without errors. */
+async function postMix(name: ConfigName, bodies: readonly string[], first: number, count: number): Promise<void> {
+  const url = targets[name].platform.gatewayUrl;
+  let next = 0;
+  const worker = async () => {
+    while (next < count) {
+      const body = bodies[(first + next++) % bodies.length]!;
+      const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+      const text = await response.text();
+      if (response.status !== 200 || text.includes('"errors"')) throw new Error(`${name}: answered ${response.status}: ${text.slice(0, 300)}`);
+    }
+  };
+  await Promise.all(Array.from({ length: CPU_CONCURRENCY }, worker));
+}
+
+/** --cpu: the platform process's CPU per request of each configuration, all loaded at the same time (see the top of this file). */
+async function cpuPerRequest(mixes: Record<ConfigName, string[]>): Promise<void> {
+  console.log(`Warming up each with ${CPU_REQUESTS} requests …`);
+  await Promise.all(NAMES.map((name) => postMix(name, mixes[name], 0, CPU_REQUESTS)));
+  const perRequestUs = Object.fromEntries(NAMES.map((name) => [name, [] as number[]])) as Record<ConfigName, number[]>;
+  for (let round = 0; round < ROUNDS; round += 1) {
+    const first = (round * CPU_REQUESTS) % MIX_BODIES;
+    await Promise.all(
+      NAMES.map(async (name) => {
+        const pid = targets[name].platform.pid!;
+        const before = threadsCpuNs(pid);
+        await postMix(name, mixes[name], first, CPU_REQUESTS);
+        perRequestUs[name].push((threadsCpuNs(pid) - before) / 1000 / CPU_REQUESTS);
+      }),
+    );
+    console.log(`  round ${round + 1}: ${NAMES.map((name) => `${name} ${perRequestUs[name][round]!.toFixed(0)} µs`).join(', ')}; load ${loadAverage().toFixed(2)}`);
+  }
+  const rows = NAMES.map((name) => {
+    const ratios = perRequestUs[name].map((us, i) => us / perRequestUs.off[i]!);
+    const sorted = [...ratios].sort((a, b) => a - b);
+    return [
+      name,
+      `${median(perRequestUs[name]).toFixed(0)} µs`,
+      name === 'off' ? '—' : `${((median(ratios) - 1) * 100).toFixed(1)} %`,
+      name === 'off' ? '—' : `${((sorted[0]! - 1) * 100).toFixed(1)} % to ${((sorted.at(-1)! - 1) * 100).toFixed(1)} %`,
+    ];
+  });
+  console.log(`\nNode CPU per request, ${CPU_REQUESTS} requests a round to each platform at the same time, ${CPU_CONCURRENCY} at a time, ${ROUNDS} rounds:\n`);
+  console.log(markdownTable(['configuration', 'node CPU per request (median)', "added, median of the rounds' ratios", 'range of the rounds'], rows));
+}
+
 const ratioText = (value: number) => `${value.toFixed(3)}`;
 const costText = (ratio: number) => `${((1 - ratio) * 100).toFixed(1)} %`;
 
@@ -184,191 +242,195 @@ try {
     mixes[name] = mix.map((request) => request.body);
   }
 
-  // -------------------------------------------------------------------------------------------
-  // Load: warm-up of each, then ROUNDS rounds, the order rotating every round.
-  const loadOf = (name: ConfigName, seconds: number) =>
-    autocannonLoad({ url: targets[name].platform.gatewayUrl, connections: CONNECTIONS, seconds, method: 'POST', headers: { 'content-type': 'application/json' }, bodies: mixes[name] });
-  console.log(`Warming up each for ${WARMUP_SECONDS} s …`);
-  for (const name of NAMES) await loadOf(name, WARMUP_SECONDS);
-  const postmasters = {} as Record<ConfigName, number>;
-  for (const name of NAMES) {
-    const pid = targets[name].clusterDir ? await lockingPostmaster(targets[name].clusterDir!) : undefined;
-    if (pid === undefined) throw new Error(`${name}: no postmaster`);
-    postmasters[name] = pid;
-  }
-  const receivedBefore = { ...received };
-  const runs = Object.fromEntries(NAMES.map((name) => [name, [] as Run[]])) as Record<ConfigName, Run[]>;
-  for (let round = 0; round < ROUNDS; round += 1) {
-    const order = [...NAMES.slice(round % NAMES.length), ...NAMES.slice(0, round % NAMES.length)];
-    for (const name of order) {
-      const target = targets[name];
-      const pid = target.platform.pid!;
-      const before = { node: ownCpuSeconds(pid), postgres: cpuSeconds(postmasters[name]), lines: target.lines, bytes: target.bytes };
-      const result = await loadOf(name, LOAD_SECONDS);
-      const run: Run = {
-        ...result,
-        round: round + 1,
-        load: loadAverage(),
-        node: ownCpuSeconds(pid) - before.node,
-        postgres: cpuSeconds(postmasters[name]) - before.postgres,
-        lines: target.lines - before.lines,
-        logBytes: target.bytes - before.bytes,
+  if (cpuMode) {
+    await cpuPerRequest(mixes);
+  } else {
+    // -------------------------------------------------------------------------------------------
+    // Load: warm-up of each, then ROUNDS rounds, the order rotating every round.
+    const loadOf = (name: ConfigName, seconds: number) =>
+      autocannonLoad({ url: targets[name].platform.gatewayUrl, connections: CONNECTIONS, seconds, method: 'POST', headers: { 'content-type': 'application/json' }, bodies: mixes[name] });
+    console.log(`Warming up each for ${WARMUP_SECONDS} s …`);
+    for (const name of NAMES) await loadOf(name, WARMUP_SECONDS);
+    const postmasters = {} as Record<ConfigName, number>;
+    for (const name of NAMES) {
+      const pid = targets[name].clusterDir ? await lockingPostmaster(targets[name].clusterDir!) : undefined;
+      if (pid === undefined) throw new Error(`${name}: no postmaster`);
+      postmasters[name] = pid;
+    }
+    const receivedBefore = { ...received };
+    const runs = Object.fromEntries(NAMES.map((name) => [name, [] as Run[]])) as Record<ConfigName, Run[]>;
+    for (let round = 0; round < ROUNDS; round += 1) {
+      const order = [...NAMES.slice(round % NAMES.length), ...NAMES.slice(0, round % NAMES.length)];
+      for (const name of order) {
+        const target = targets[name];
+        const pid = target.platform.pid!;
+        const before = { node: ownCpuSeconds(pid), postgres: cpuSeconds(postmasters[name]), lines: target.lines, bytes: target.bytes };
+        const result = await loadOf(name, LOAD_SECONDS);
+        const run: Run = {
+          ...result,
+          round: round + 1,
+          load: loadAverage(),
+          node: ownCpuSeconds(pid) - before.node,
+          postgres: cpuSeconds(postmasters[name]) - before.postgres,
+          lines: target.lines - before.lines,
+          logBytes: target.bytes - before.bytes,
+        };
+        runs[name].push(run);
+        console.log(
+          `  round ${round + 1}, ${name}: ${result.perSecond.toFixed(0)} req/s, p95 ${ms(result.latency.p95)}, non-2xx ${result.non2xx}, errors ${result.errors}; CPU per request: node ${((run.node / result.requests) * 1000).toFixed(2)} ms, PostgreSQL ${((run.postgres / result.requests) * 1000).toFixed(2)} ms; load ${run.load.toFixed(2)}`,
+        );
+      }
+    }
+    const exported = { requests: received.requests - receivedBefore.requests, bytes: received.bytes - receivedBefore.bytes };
+
+    // -------------------------------------------------------------------------------------------
+    // One scrape of /metrics after the load: wall time at the client, CPU of the server's threads.
+    const scrapes = {} as Record<ConfigName, { wall: number[]; cpu: number[]; bytes: number; series: number }>;
+    for (const name of NAMES) {
+      const url = targets[name].metricsUrl;
+      if (!url) continue;
+      const pid = targets[name].platform.pid!;
+      const wall: number[] = [];
+      const cpu: number[] = [];
+      let text = '';
+      // One scrape first, unmeasured (the first pays for lazily made things).
+      await (await fetch(url)).text();
+      for (let i = 0; i < SCRAPES; i += 1) {
+        const cpuBefore = threadsCpuNs(pid);
+        const started = performance.now();
+        const response = await fetch(url);
+        text = await response.text();
+        wall.push(performance.now() - started);
+        cpu.push((threadsCpuNs(pid) - cpuBefore) / 1e6);
+        if (response.status !== 200) throw new Error(`${name}: /metrics answered ${response.status}`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      scrapes[name] = { wall, cpu, bytes: Buffer.byteLength(text), series: text.split('\n').filter((line) => line && !line.startsWith('#')).length };
+      console.log(`  /metrics of "${name}": median ${ms(median(wall))} wall, ${ms(median(cpu))} CPU, ${scrapes[name].bytes} bytes, ${scrapes[name].series} samples`);
+    }
+
+    // -------------------------------------------------------------------------------------------
+    // Figures
+    const stats = (list: Run[]) => {
+      const requests = list.reduce((sum, run) => sum + run.requests, 0);
+      return {
+        perSecond: median(list.map((run) => run.perSecond)),
+        p95: median(list.map((run) => run.latency.p95)),
+        latency: median(list.map((run) => run.latency.median)),
+        failed: list.reduce((sum, run) => sum + run.non2xx + run.errors + run.timeouts, 0),
+        requests,
+        nodeMs: (list.reduce((sum, run) => sum + run.node, 0) / requests) * 1000,
+        postgresMs: (list.reduce((sum, run) => sum + run.postgres, 0) / requests) * 1000,
+        linesPerRequest: list.reduce((sum, run) => sum + run.lines, 0) / requests,
+        logBytesPerRequest: list.reduce((sum, run) => sum + run.logBytes, 0) / requests,
       };
-      runs[name].push(run);
-      console.log(
-        `  round ${round + 1}, ${name}: ${result.perSecond.toFixed(0)} req/s, p95 ${ms(result.latency.p95)}, non-2xx ${result.non2xx}, errors ${result.errors}; CPU per request: node ${((run.node / result.requests) * 1000).toFixed(2)} ms, PostgreSQL ${((run.postgres / result.requests) * 1000).toFixed(2)} ms; load ${run.load.toFixed(2)}`,
-      );
-    }
-  }
-  const exported = { requests: received.requests - receivedBefore.requests, bytes: received.bytes - receivedBefore.bytes };
-
-  // -------------------------------------------------------------------------------------------
-  // One scrape of /metrics after the load: wall time at the client, CPU of the server's threads.
-  const scrapes = {} as Record<ConfigName, { wall: number[]; cpu: number[]; bytes: number; series: number }>;
-  for (const name of NAMES) {
-    const url = targets[name].metricsUrl;
-    if (!url) continue;
-    const pid = targets[name].platform.pid!;
-    const wall: number[] = [];
-    const cpu: number[] = [];
-    let text = '';
-    // One scrape first, unmeasured (the first pays for lazily made things).
-    await (await fetch(url)).text();
-    for (let i = 0; i < SCRAPES; i += 1) {
-      const cpuBefore = threadsCpuNs(pid);
-      const started = performance.now();
-      const response = await fetch(url);
-      text = await response.text();
-      wall.push(performance.now() - started);
-      cpu.push((threadsCpuNs(pid) - cpuBefore) / 1e6);
-      if (response.status !== 200) throw new Error(`${name}: /metrics answered ${response.status}`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    scrapes[name] = { wall, cpu, bytes: Buffer.byteLength(text), series: text.split('\n').filter((line) => line && !line.startsWith('#')).length };
-    console.log(`  /metrics of "${name}": median ${ms(median(wall))} wall, ${ms(median(cpu))} CPU, ${scrapes[name].bytes} bytes, ${scrapes[name].series} samples`);
-  }
-
-  // -------------------------------------------------------------------------------------------
-  // Figures
-  const stats = (list: Run[]) => {
-    const requests = list.reduce((sum, run) => sum + run.requests, 0);
-    return {
-      perSecond: median(list.map((run) => run.perSecond)),
-      p95: median(list.map((run) => run.latency.p95)),
-      latency: median(list.map((run) => run.latency.median)),
-      failed: list.reduce((sum, run) => sum + run.non2xx + run.errors + run.timeouts, 0),
-      requests,
-      nodeMs: (list.reduce((sum, run) => sum + run.node, 0) / requests) * 1000,
-      postgresMs: (list.reduce((sum, run) => sum + run.postgres, 0) / requests) * 1000,
-      linesPerRequest: list.reduce((sum, run) => sum + run.lines, 0) / requests,
-      logBytesPerRequest: list.reduce((sum, run) => sum + run.logBytes, 0) / requests,
     };
-  };
-  const all = Object.fromEntries(NAMES.map((name) => [name, stats(runs[name])])) as Record<ConfigName, ReturnType<typeof stats>>;
-  /** Each round's requests/s of a configuration over off's in the same round. */
-  const roundRatios = (name: ConfigName) => runs[name].map((run, i) => run.perSecond / runs.off[i]!.perSecond);
-  const pairedRatio = (name: ConfigName) => median(roundRatios(name));
-  const failed = NAMES.reduce((sum, name) => sum + all[name].failed, 0);
-  const loads = NAMES.flatMap((name) => runs[name].map((run) => run.load));
+    const all = Object.fromEntries(NAMES.map((name) => [name, stats(runs[name])])) as Record<ConfigName, ReturnType<typeof stats>>;
+    /** Each round's requests/s of a configuration over off's in the same round. */
+    const roundRatios = (name: ConfigName) => runs[name].map((run, i) => run.perSecond / runs.off[i]!.perSecond);
+    const pairedRatio = (name: ConfigName) => median(roundRatios(name));
+    const failed = NAMES.reduce((sum, name) => sum + all[name].failed, 0);
+    const loads = NAMES.flatMap((name) => runs[name].map((run) => run.load));
 
-  const roundRows = Array.from({ length: ROUNDS }, (_, round) => [
-    String(round + 1),
-    ...NAMES.map((name) => runs[name][round]!.perSecond.toFixed(0)),
-    ...NAMES.filter((name) => name !== 'off').map((name) => ratioText(roundRatios(name)[round]!)),
-    Math.max(...NAMES.map((name) => runs[name][round]!.load)).toFixed(2),
-  ]);
-  const summaryRows = NAMES.map((name) => [
-    `**${name}**: ${CONFIGS[name].label}`,
-    `**${all[name].perSecond.toFixed(0)}**`,
-    name === 'off' ? '1 (the reference)' : `**${ratioText(pairedRatio(name))}** (cost ${costText(pairedRatio(name))}; ratio of the medians ${ratioText(all[name].perSecond / all.off.perSecond)})`,
-    ms(all[name].latency),
-    ms(all[name].p95),
-    `${all[name].nodeMs.toFixed(2)} ms / ${all[name].postgresMs.toFixed(2)} ms`,
-    `${all[name].linesPerRequest.toFixed(2)} (${all[name].logBytesPerRequest.toFixed(0)} B)`,
-    `${all[name].failed} of ${all[name].requests}`,
-  ]);
-  const scrapeRows = Object.entries(scrapes).map(([name, scrape]) => [
-    name,
-    `**${ms(median(scrape.wall))}** (max ${ms(Math.max(...scrape.wall))})`,
-    `**${ms(median(scrape.cpu))}** (max ${ms(Math.max(...scrape.cpu))})`,
-    `${(scrape.bytes / 1024).toFixed(1)} KiB`,
-    String(scrape.series),
-  ]);
+    const roundRows = Array.from({ length: ROUNDS }, (_, round) => [
+      String(round + 1),
+      ...NAMES.map((name) => runs[name][round]!.perSecond.toFixed(0)),
+      ...NAMES.filter((name) => name !== 'off').map((name) => ratioText(roundRatios(name)[round]!)),
+      Math.max(...NAMES.map((name) => runs[name][round]!.load)).toFixed(2),
+    ]);
+    const summaryRows = NAMES.map((name) => [
+      `**${name}**: ${CONFIGS[name].label}`,
+      `**${all[name].perSecond.toFixed(0)}**`,
+      name === 'off' ? '1 (the reference)' : `**${ratioText(pairedRatio(name))}** (cost ${costText(pairedRatio(name))}; ratio of the medians ${ratioText(all[name].perSecond / all.off.perSecond)})`,
+      ms(all[name].latency),
+      ms(all[name].p95),
+      `${all[name].nodeMs.toFixed(2)} ms / ${all[name].postgresMs.toFixed(2)} ms`,
+      `${all[name].linesPerRequest.toFixed(2)} (${all[name].logBytesPerRequest.toFixed(0)} B)`,
+      `${all[name].failed} of ${all[name].requests}`,
+    ]);
+    const scrapeRows = Object.entries(scrapes).map(([name, scrape]) => [
+      name,
+      `**${ms(median(scrape.wall))}** (max ${ms(Math.max(...scrape.wall))})`,
+      `**${ms(median(scrape.cpu))}** (max ${ms(Math.max(...scrape.cpu))})`,
+      `${(scrape.bytes / 1024).toFixed(1)} KiB`,
+      String(scrape.series),
+    ]);
 
-  const table = markdownTable(
-    ['configuration', 'req/s (median)', "against off: median of the rounds' ratios", 'median latency', 'p95 latency', 'CPU per request: node / PostgreSQL', 'log lines per request', 'failed'],
-    summaryRows,
-  );
-  const perRound = markdownTable(['round', ...NAMES.map((name) => `${name} req/s`), ...NAMES.filter((name) => name !== 'off').map((name) => `${name} / off`), 'load average (max)'], roundRows);
-  const scrapeTable = markdownTable(['platform', 'wall time of one scrape (median)', 'server CPU of one scrape (median)', 'exposition', 'samples'], scrapeRows);
-  console.log(`\n${table}\n\n${perRound}\n\n${scrapeTable}\n`);
-  console.log(`Spans exported by "tracing" during the rounds: ${exported.requests} OTLP requests, ${(exported.bytes / 1024).toFixed(0)} KiB`);
-  if (failed) throw new Error(`${failed} requests failed`);
+    const table = markdownTable(
+      ['configuration', 'req/s (median)', "against off: median of the rounds' ratios", 'median latency', 'p95 latency', 'CPU per request: node / PostgreSQL', 'log lines per request', 'failed'],
+      summaryRows,
+    );
+    const perRound = markdownTable(['round', ...NAMES.map((name) => `${name} req/s`), ...NAMES.filter((name) => name !== 'off').map((name) => `${name} / off`), 'load average (max)'], roundRows);
+    const scrapeTable = markdownTable(['platform', 'wall time of one scrape (median)', 'server CPU of one scrape (median)', 'exposition', 'samples'], scrapeRows);
+    console.log(`\n${table}\n\n${perRound}\n\n${scrapeTable}\n`);
+    console.log(`Spans exported by "tracing" during the rounds: ${exported.requests} OTLP requests, ${(exported.bytes / 1024).toFixed(0)} KiB`);
+    if (failed) throw new Error(`${failed} requests failed`);
 
-  if (!printOnly) {
-    const metricsCost = 1 - pairedRatio('metrics');
-    const tracingCost = 1 - pairedRatio('tracing');
-    const scrapeWall = median(scrapes.metrics!.wall);
-    const scrapeCpu = median(scrapes.metrics!.cpu);
-    const figures: KeyFigure[] = [
-      {
-        measure: `metrics on (tracing off) against everything off: requests/s on the mixed workload, ${CONNECTIONS} connections, median of the rounds' ratios`,
-        value: `${ratioText(pairedRatio('metrics'))} (cost ${costText(pairedRatio('metrics'))}; ${all.metrics.perSecond.toFixed(0)} / ${all.off.perSecond.toFixed(0)} req/s)`,
-        target: 'cost ≤ 3 %',
-      },
-      {
-        measure: `tracing on at ${SAMPLE_RATIO * 100} % (and metrics) against everything off, same`,
-        value: `${ratioText(pairedRatio('tracing'))} (cost ${costText(pairedRatio('tracing'))}; ${all.tracing.perSecond.toFixed(0)} req/s)`,
-        target: 'cost ≤ 10 %',
-      },
-      { measure: 'LOG_LEVEL=info (a line per request, metrics on) against everything off, same', value: `${ratioText(pairedRatio('info'))} (cost ${costText(pairedRatio('info'))})` },
-      { measure: 'one scrape of /metrics after the load (npm start, all six servers): wall time / server CPU, medians', value: `${ms(scrapeWall)} / ${ms(scrapeCpu)}`, target: '< 20 ms' },
-      { measure: 'p95 latency, off / metrics / tracing / info', value: NAMES.map((name) => ms(all[name].p95)).join(' / ') },
-    ];
-    const verdict = (cost: number, limit: number) =>
-      cost <= limit ? `met (${(cost * 100).toFixed(1)} % ≤ ${limit * 100} %)` : `**missed** by ${((cost - limit) * 100).toFixed(1)} points (${(cost * 100).toFixed(1)} % > ${limit * 100} %)`;
-    const document = [
-      '# What the operator plumbing costs',
-      '',
-      benchRun.report(),
-      `- Load average during the rounds (1 minute, read after each run): ${Math.min(...loads).toFixed(2)} to ${Math.max(...loads).toFixed(2)}, median ${median(loads).toFixed(2)}`,
-      '',
-      '## What is measured, and how',
-      '',
-      `The platform as \`npm start\` runs it (bin/start.ts: the six servers in one node process, its own embedded PostgreSQL), started ${NAMES.length} times as processes of their own (bench/platform-process.ts), each on its own data folder and ports, all with \`NODE_ENV=production\` and \`LOG_LEVEL=${LOG_LEVEL}\` unless said otherwise:`,
-      '',
-      ...NAMES.map(
-        (name) =>
-          `- **${name}**: ${CONFIGS[name].label}; environment ${Object.entries(CONFIGS[name].env)
-            .map(([key, value]) => `\`${key}=${key === 'OTEL_EXPORTER_OTLP_ENDPOINT' ? 'http://127.0.0.1:<port>' : value}\``)
-            .join(', ')}.`,
-      ),
-      '',
-      `Tracing exports to an OTLP/HTTP receiver this benchmark runs on loopback (a node:http server that answers 200 to every export and counts the bytes; nothing leaves the machine); during the rounds "tracing" exported ${exported.requests} requests, ${(exported.bytes / 1024).toFixed(0)} KiB. Each platform's logs go to a pipe the benchmark reads, as a log collector would.`,
-      '',
-      `Data and load: each platform is seeded alike through its REST facade, and loaded with the platform benchmark's mixed workload (bench/mixed-workload.ts, docs/benchmarks/platform.md): ${MIX_BODIES} bodies of ${mixKinds.length} kinds of cross-service query (${mixKinds.join(', ')}), drawn with the same seed over each platform's own data, posted to its gateway by autocannon in another process, ${CONNECTIONS} connections. ${WARMUP_SECONDS} s of warm-up each, then ${ROUNDS} rounds of ${LOAD_SECONDS} s per platform, the order rotating every round (${NAMES.join(', ')}; ${[...NAMES.slice(1), NAMES[0]].join(', ')}; …), so no configuration always follows the same one. A ratio is the median of the rounds' ratios against "off" (each round's runs close together in time, so a slower stretch of the shared machine weighs on both); the ratio of the medians is beside it. CPU per request: the platform's node process (its own user and system time) and its PostgreSQL (postmaster and backends), from /proc before and after each run, over all rounds.`,
-      '',
-      `/metrics: after the rounds, ${SCRAPES} scrapes of each platform's endpoint one after another (50 ms apart, after one unmeasured), at rest: the wall time at the client (fetch and reading the body) and the CPU of the server's threads for each (/proc/<pid>/task/*/schedstat, in nanoseconds), medians. With "off" no listener is served.`,
-      '',
-      '## Results',
-      '',
-      `- Metrics on, tracing off: cost ${costText(pairedRatio('metrics'))} of requests/s — goal ≤ 3 %: ${verdict(metricsCost, 0.03)}.`,
-      `- Tracing on at ${SAMPLE_RATIO * 100} % (with metrics): cost ${costText(pairedRatio('tracing'))} — goal ≤ 10 %: ${verdict(tracingCost, 0.1)}.`,
-      `- LOG_LEVEL=info (with metrics): cost ${costText(pairedRatio('info'))} (no goal; the difference to "metrics" is the cost of a line per request).`,
-      `- One scrape of /metrics: ${ms(scrapeWall)} wall, ${ms(scrapeCpu)} server CPU (medians) — goal < 20 ms: ${scrapeWall < 20 && scrapeCpu < 20 ? 'met' : '**missed**'}.`,
-      '',
-      table,
-      '',
-      'Each round (requests/s):',
-      '',
-      perRound,
-      '',
-      'One scrape of /metrics after the load:',
-      '',
-      scrapeTable,
-      '',
-    ].join('\n');
-    writeReport(benchRun, document, figures);
+    if (!printOnly) {
+      const metricsCost = 1 - pairedRatio('metrics');
+      const tracingCost = 1 - pairedRatio('tracing');
+      const scrapeWall = median(scrapes.metrics!.wall);
+      const scrapeCpu = median(scrapes.metrics!.cpu);
+      const figures: KeyFigure[] = [
+        {
+          measure: `metrics on (tracing off) against everything off: requests/s on the mixed workload, ${CONNECTIONS} connections, median of the rounds' ratios`,
+          value: `${ratioText(pairedRatio('metrics'))} (cost ${costText(pairedRatio('metrics'))}; ${all.metrics.perSecond.toFixed(0)} / ${all.off.perSecond.toFixed(0)} req/s)`,
+          target: 'cost ≤ 3 %',
+        },
+        {
+          measure: `tracing on at ${SAMPLE_RATIO * 100} % (and metrics) against everything off, same`,
+          value: `${ratioText(pairedRatio('tracing'))} (cost ${costText(pairedRatio('tracing'))}; ${all.tracing.perSecond.toFixed(0)} req/s)`,
+          target: 'cost ≤ 10 %',
+        },
+        { measure: 'LOG_LEVEL=info (a line per request, metrics on) against everything off, same', value: `${ratioText(pairedRatio('info'))} (cost ${costText(pairedRatio('info'))})` },
+        { measure: 'one scrape of /metrics after the load (npm start, all six servers): wall time / server CPU, medians', value: `${ms(scrapeWall)} / ${ms(scrapeCpu)}`, target: '< 20 ms' },
+        { measure: 'p95 latency, off / metrics / tracing / info', value: NAMES.map((name) => ms(all[name].p95)).join(' / ') },
+      ];
+      const verdict = (cost: number, limit: number) =>
+        cost <= limit ? `met (${(cost * 100).toFixed(1)} % ≤ ${limit * 100} %)` : `**missed** by ${((cost - limit) * 100).toFixed(1)} points (${(cost * 100).toFixed(1)} % > ${limit * 100} %)`;
+      const document = [
+        '# What the operator plumbing costs',
+        '',
+        benchRun.report(),
+        `- Load average during the rounds (1 minute, read after each run): ${Math.min(...loads).toFixed(2)} to ${Math.max(...loads).toFixed(2)}, median ${median(loads).toFixed(2)}`,
+        '',
+        '## What is measured, and how',
+        '',
+        `The platform as \`npm start\` runs it (bin/start.ts: the six servers in one node process, its own embedded PostgreSQL), started ${NAMES.length} times as processes of their own (bench/platform-process.ts), each on its own data folder and ports, all with \`NODE_ENV=production\` and \`LOG_LEVEL=${LOG_LEVEL}\` unless said otherwise:`,
+        '',
+        ...NAMES.map(
+          (name) =>
+            `- **${name}**: ${CONFIGS[name].label}; environment ${Object.entries(CONFIGS[name].env)
+              .map(([key, value]) => `\`${key}=${key === 'OTEL_EXPORTER_OTLP_ENDPOINT' ? 'http://127.0.0.1:<port>' : value}\``)
+              .join(', ')}.`,
+        ),
+        '',
+        `Tracing exports to an OTLP/HTTP receiver this benchmark runs on loopback (a node:http server that answers 200 to every export and counts the bytes; nothing leaves the machine); during the rounds "tracing" exported ${exported.requests} requests, ${(exported.bytes / 1024).toFixed(0)} KiB. Each platform's logs go to a pipe the benchmark reads, as a log collector would.`,
+        '',
+        `Data and load: each platform is seeded alike through its REST facade, and loaded with the platform benchmark's mixed workload (bench/mixed-workload.ts, docs/benchmarks/platform.md): ${MIX_BODIES} bodies of ${mixKinds.length} kinds of cross-service query (${mixKinds.join(', ')}), drawn with the same seed over each platform's own data, posted to its gateway by autocannon in another process, ${CONNECTIONS} connections. ${WARMUP_SECONDS} s of warm-up each, then ${ROUNDS} rounds of ${LOAD_SECONDS} s per platform, the order rotating every round (${NAMES.join(', ')}; ${[...NAMES.slice(1), NAMES[0]].join(', ')}; …), so no configuration always follows the same one. A ratio is the median of the rounds' ratios against "off" (each round's runs close together in time, so a slower stretch of the shared machine weighs on both); the ratio of the medians is beside it. CPU per request: the platform's node process (its own user and system time) and its PostgreSQL (postmaster and backends), from /proc before and after each run, over all rounds.`,
+        '',
+        `/metrics: after the rounds, ${SCRAPES} scrapes of each platform's endpoint one after another (50 ms apart, after one unmeasured), at rest: the wall time at the client (fetch and reading the body) and the CPU of the server's threads for each (/proc/<pid>/task/*/schedstat, in nanoseconds), medians. With "off" no listener is served.`,
+        '',
+        '## Results',
+        '',
+        `- Metrics on, tracing off: cost ${costText(pairedRatio('metrics'))} of requests/s — goal ≤ 3 %: ${verdict(metricsCost, 0.03)}.`,
+        `- Tracing on at ${SAMPLE_RATIO * 100} % (with metrics): cost ${costText(pairedRatio('tracing'))} — goal ≤ 10 %: ${verdict(tracingCost, 0.1)}.`,
+        `- LOG_LEVEL=info (with metrics): cost ${costText(pairedRatio('info'))} (no goal; the difference to "metrics" is the cost of a line per request).`,
+        `- One scrape of /metrics: ${ms(scrapeWall)} wall, ${ms(scrapeCpu)} server CPU (medians) — goal < 20 ms: ${scrapeWall < 20 && scrapeCpu < 20 ? 'met' : '**missed**'}.`,
+        '',
+        table,
+        '',
+        'Each round (requests/s):',
+        '',
+        perRound,
+        '',
+        'One scrape of /metrics after the load:',
+        '',
+        scrapeTable,
+        '',
+      ].join('\n');
+      writeReport(benchRun, document, figures);
+    }
   }
 } finally {
   for (const name of NAMES) await targets[name]?.platform.stop().catch((error: unknown) => console.error(`stopping ${name}: ${String(error)}`));

@@ -54,12 +54,79 @@ function requestId(request: IncomingMessage): string {
   return typeof given === 'string' && /^[\w.:-]{1,128}$/.test(given) ? given : randomUUID();
 }
 
+type Level = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
+
+/**
+ * A request's logger (`request.log`, `reply.log`): its pino child, bound to the request id and the
+ * trace ids logRequests finds, is made when a line is first written at an enabled level. At `warn`
+ * most requests write none; a child per request (Fastify's default) and, with trace ids, one made
+ * when they are known were much of what logging cost a request (docs/OPERATIONS.md, "Cost"). Its
+ * shape is the same for every request (nothing is redefined on the request or reply), which keeps
+ * Fastify's own code on them fast.
+ */
+class RequestLogger {
+  /** The request's trace ids, set by logRequests' first hook. */
+  traceIds: pino.Bindings | undefined = undefined;
+  #bound: Logger | undefined = undefined;
+
+  constructor(
+    private readonly server: Logger,
+    private readonly bindings: pino.Bindings,
+    private readonly options: pino.ChildLoggerOptions,
+  ) {}
+
+  get #logger(): Logger {
+    return (this.#bound ??= this.server.child(this.traceIds ? { ...this.bindings, ...this.traceIds } : this.bindings, this.options));
+  }
+
+  #write(level: Level, args: unknown[]): void {
+    // A route's own log level (options.level) needs the child to answer; otherwise the server's level does.
+    if (!this.#bound && this.options.level === undefined && !this.server.isLevelEnabled(level)) return;
+    const logger = this.#logger;
+    (logger[level] as (...line: unknown[]) => void).apply(logger, args);
+  }
+
+  fatal(...args: unknown[]): void {
+    this.#write('fatal', args);
+  }
+  error(...args: unknown[]): void {
+    this.#write('error', args);
+  }
+  warn(...args: unknown[]): void {
+    this.#write('warn', args);
+  }
+  info(...args: unknown[]): void {
+    this.#write('info', args);
+  }
+  debug(...args: unknown[]): void {
+    this.#write('debug', args);
+  }
+  trace(...args: unknown[]): void {
+    this.#write('trace', args);
+  }
+  silent(): void {}
+  child(bindings: pino.Bindings, options?: pino.ChildLoggerOptions): Logger {
+    return this.#logger.child(bindings, options);
+  }
+  isLevelEnabled(level: string): boolean {
+    return this.#bound || this.options.level !== undefined ? this.#logger.isLevelEnabled(level) : this.server.isLevelEnabled(level);
+  }
+  get level(): string {
+    return this.#bound || this.options.level !== undefined ? this.#logger.level : this.server.level;
+  }
+  set level(level: string) {
+    this.#logger.level = level;
+  }
+}
+
 /** Fastify options that give a server its logger and request ids, and leave the request lines to logRequests. */
 export function loggingOptions(server: ServerName) {
   return {
     loggerInstance: serverLogger(server) as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'request_id' }),
     genReqId: requestId,
+    childLoggerFactory: (logger: FastifyBaseLogger, bindings: pino.Bindings, options: pino.ChildLoggerOptions) =>
+      new RequestLogger(logger as unknown as Logger, bindings, options) as unknown as FastifyBaseLogger,
   };
 }
 
@@ -71,21 +138,12 @@ const TRACEPARENT = /^[\da-f]{2}-([\da-f]{32})-([\da-f]{16})-[\da-f]{2}$/;
  * tracing off, the caller's trace id from `traceparent`, so lines still join a caller's trace.
  */
 export function logRequests(app: FastifyInstance): void {
-  app.addHook('onRequest', (request, reply, done) => {
+  app.addHook('onRequest', (request, _reply, done) => {
     const traced = requestTraceIds(request);
     const incoming = traced ? undefined : TRACEPARENT.exec(String(request.headers.traceparent ?? ''));
     const ids = traced ?? (incoming ? { trace_id: incoming[1] } : undefined);
-    if (ids) {
-      // Fastify logs a handler's failure through reply.log: both carry the ids. The child logger is
-      // made when a line is first written: below info most requests write none, and a child per
-      // request was most of what logging cost a traced request (docs/benchmarks/ops-cost.md).
-      const server = request.log;
-      let bound: FastifyBaseLogger | undefined;
-      // Assignable still, as Fastify's own property is: a logger set later is the one both use.
-      const accessor = { get: () => (bound ??= server.child(ids)), set: (logger: FastifyBaseLogger) => void (bound = logger), configurable: true };
-      Object.defineProperty(request, 'log', accessor);
-      Object.defineProperty(reply, 'log', accessor);
-    }
+    // Fastify logs a handler's failure through reply.log, the same RequestLogger: both carry the ids.
+    if (ids && request.log instanceof RequestLogger) request.log.traceIds = ids;
     done();
   });
   app.addHook('onResponse', (request, reply, done) => {

@@ -21,11 +21,41 @@ export function unsampledLocalParent(parentContext: Context): Span | undefined {
   return isRemote || traceFlags & TraceFlags.SAMPLED ? undefined : parent;
 }
 
+/** How a SampledOnlyTracer may answer for a caller's unsampled context without asking the SDK. */
+export interface UnsampledCallers {
+  /** A new span id (the SDK's id generator). */
+  spanId(): string;
+}
+
 export class SampledOnlyTracer implements Tracer {
-  constructor(private readonly tracer: Tracer) {}
+  /**
+   * Given `unsampledCallers` (the sampler is a parent-based one with its default for a remote parent
+   * that is not sampled: never record), a server span under a caller's unsampled `traceparent` is
+   * made here as the SDK would make it (the caller's trace id, a new span id, not sampled, the
+   * caller's tracestate) without the SDK's sampling, attribute copying and span machinery.
+   */
+  constructor(
+    private readonly tracer: Tracer,
+    private readonly unsampledCallers?: UnsampledCallers,
+  ) {}
 
   startSpan(name: string, options?: SpanOptions, parentContext: Context = context.active()): Span {
-    return unsampledLocalParent(parentContext) ?? this.tracer.startSpan(name, options, parentContext);
+    const parent = trace.getSpan(parentContext);
+    if (parent && !parent.isRecording()) {
+      const parentSpanContext = parent.spanContext();
+      if (!(parentSpanContext.traceFlags & TraceFlags.SAMPLED)) {
+        if (!parentSpanContext.isRemote) return parent;
+        if (this.unsampledCallers && trace.isSpanContextValid(parentSpanContext)) {
+          return trace.wrapSpanContext({
+            traceId: parentSpanContext.traceId,
+            spanId: this.unsampledCallers.spanId(),
+            traceFlags: TraceFlags.NONE,
+            ...(parentSpanContext.traceState ? { traceState: parentSpanContext.traceState } : {}),
+          });
+        }
+      }
+    }
+    return this.tracer.startSpan(name, options, parentContext);
   }
 
   startActiveSpan<F extends (span: Span) => unknown>(name: string, fn: F): ReturnType<F>;

@@ -21,7 +21,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type pg from 'pg';
 import type { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
 import { ConfigurationError } from '../config/runtime.js';
-import { SampledOnlyTracer, SampledOnlyTracerProvider, unsampledLocalParent } from './sampled-tracer.js';
+import { SampledOnlyTracer, SampledOnlyTracerProvider, unsampledLocalParent, type UnsampledCallers } from './sampled-tracer.js';
 
 /** The platform's servers; each is its own service in a tracing backend. */
 export type ServerName = 'facade' | 'gateway' | 'trust' | 'registry' | 'issuer' | 'archive';
@@ -102,7 +102,20 @@ export function serverTracer(server: ServerName, env: NodeJS.ProcessEnv = proces
     providers.set(server, provider);
     if (server === 'gateway') trace.setGlobalTracerProvider(new SampledOnlyTracerProvider(provider));
   }
-  return new SampledOnlyTracer(provider.getTracer('passport-services'));
+  return new SampledOnlyTracer(provider.getTracer('passport-services'), parentBasedSampler(env) ? unsampledCallers() : undefined);
+}
+
+/** Whether OTEL_TRACES_SAMPLER names one of the parent-based samplers (the SDK's default when unset), which never record under a caller's unsampled context. */
+function parentBasedSampler(env: NodeJS.ProcessEnv): boolean {
+  const sampler = env.OTEL_TRACES_SAMPLER;
+  return sampler === undefined || ['parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio'].includes(sampler);
+}
+
+let idGenerator: { generateSpanId(): string } | undefined;
+function unsampledCallers(): UnsampledCallers {
+  const { RandomIdGenerator } = requireModule('@opentelemetry/sdk-trace-base') as typeof import('@opentelemetry/sdk-trace-base');
+  const ids = (idGenerator ??= new RandomIdGenerator());
+  return { spanId: () => ids.generateSpanId() };
 }
 
 /**

@@ -55,7 +55,8 @@ export async function openServiceKernel<P extends ServicePrismaClient>(
   // A PKCS#11 token when one is configured (docs/KEYS.md), else keys sealed under the KEK.
   const pkcs11 = pkcs11Settings();
   const vault: KeyVault = pkcs11 ? new Pkcs11KeyVault(name, pkcs11) : new SealedKeyVault(name, kek);
-  const statements = new StatementCounter((sql, seconds, failed) => metrics.databaseQueryDone(sql, seconds, failed));
+  // With METRICS=off statements are counted (tests read the count) but not timed.
+  const statements = new StatementCounter(metrics.enabled ? (sql, seconds, failed) => metrics.databaseQueryDone(sql, seconds, failed) : undefined);
   let unwatchPool = () => {};
   const tracer = serverTracer(name);
   const prisma = openPrismaClient(Client, databaseUrl, 10, {

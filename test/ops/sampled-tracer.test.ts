@@ -18,6 +18,7 @@ import {
   type Sampler,
 } from '@opentelemetry/sdk-trace-base';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { RandomIdGenerator } from '@opentelemetry/sdk-trace-base';
 import { SampledOnlyTracer, SampledOnlyTracerProvider } from '../../lib/ops/sampled-tracer.js';
 
 beforeAll(() => {
@@ -106,5 +107,39 @@ describe('spans under an unsampled parent are not made', () => {
     expect(exporter.getFinishedSpans()).toEqual([]);
     const child = context.with(trace.setSpan(ROOT_CONTEXT, root), () => tracer.startSpan('gateway.plan'));
     expect(child).toBe(root);
+  });
+
+  it("under a caller's unsampled traceparent, the server span made without the SDK is the one the SDK would make", () => {
+    const callerHeaders = { traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00', tracestate: 'vendor=x' };
+    const made = (wrapped: Tracer) => {
+      const caller = propagation.extract(ROOT_CONTEXT, callerHeaders);
+      const server = wrapped.startSpan('POST *', {}, caller);
+      const headers: Record<string, string> = {};
+      context.with(trace.setSpan(caller, server), () => {
+        // Our tracer makes no child under it (the SDK's would make a non-recording one).
+        if (wrapped instanceof SampledOnlyTracer) expect(wrapped.startSpan('SELECT')).toBe(server);
+        propagation.inject(context.active(), headers);
+      });
+      server.end();
+      return { server, headers };
+    };
+    const sdk = tracing(new ParentBasedSampler({ root: new AlwaysOnSampler() }));
+    const ours = tracing(new ParentBasedSampler({ root: new AlwaysOnSampler() }));
+    const ids = new RandomIdGenerator();
+    const bySdk = made(sdk.sdk);
+    const byOurs = made(new SampledOnlyTracer(ours.provider.getTracer('test'), { spanId: () => ids.generateSpanId() }));
+    for (const { server, headers } of [bySdk, byOurs]) {
+      expect(server.isRecording()).toBe(false);
+      expect(server.spanContext()).toMatchObject({ traceId: '4bf92f3577b34da6a3ce929d0e0e4736', traceFlags: 0 });
+      expect(server.spanContext().spanId).toMatch(/^[\da-f]{16}$/);
+      expect(server.spanContext().spanId).not.toBe('00f067aa0ba902b7');
+      expect(server.spanContext().isRemote).toBeFalsy();
+      expect(headers).toEqual({ traceparent: `00-4bf92f3577b34da6a3ce929d0e0e4736-${server.spanContext().spanId}-00`, tracestate: 'vendor=x' });
+    }
+    expect([...sdk.exporter.getFinishedSpans(), ...ours.exporter.getFinishedSpans()]).toEqual([]);
+    // A sampled caller still goes to the SDK, and is recorded.
+    const sampled = new SampledOnlyTracer(ours.provider.getTracer('test'), { spanId: () => ids.generateSpanId() });
+    sampled.startSpan('POST *', {}, propagation.extract(ROOT_CONTEXT, { traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01' })).end();
+    expect(ours.exporter.getFinishedSpans().map((span) => span.parentSpanId)).toEqual(['00f067aa0ba902b7']);
   });
 });
