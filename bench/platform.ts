@@ -715,7 +715,9 @@ interface MemorySample {
   treePss: number;
   processes: number;
 }
-const mebibytes = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
+function mebibytes(bytes: number): string {
+  return `${(bytes / 2 ** 20).toFixed(0)} MiB`;
+}
 
 function mib(kib: number): string {
   return `${(kib / 1024).toFixed(0)} MiB`;
