@@ -19,7 +19,6 @@ export const UNIT = [
   'test/lib/process-hooks.test.ts',
   'test/lib/runtime-config.test.ts',
   'test/lib/metrics-off.test.ts',
-  'test/lib/series-histogram.test.ts',
   'test/lib/tracing-off.test.ts',
   'test/gateway/composition.test.ts',
   'test/gateway/subgraph-fetch.test.ts',

@@ -7,7 +7,7 @@
  * docs/OPERATIONS.md lists every metric.
  */
 import type pg from 'pg';
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry, type HistogramConfiguration, type LabelValues } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry, type LabelValues } from 'prom-client';
 
 /** The six servers of the platform, as the `server` label names them. */
 export type ServerName = 'facade' | 'gateway' | 'trust' | 'registry' | 'issuer' | 'archive';
@@ -80,99 +80,6 @@ export const NO_SERVER_METRICS: ServerMetrics = Object.freeze({
   watchPool: () => nothing,
 });
 
-/** One series of a SeriesHistogram: observing allocates nothing and looks nothing up. */
-export class HistogramSeries {
-  sum = 0;
-  count = 0;
-  /** Observations per bucket (not cumulative): counts[i] those above bounds[i - 1] and at most bounds[i]. */
-  readonly counts: Float64Array;
-
-  constructor(
-    readonly labels: Readonly<Record<string, string | number>>,
-    private readonly bounds: readonly number[],
-  ) {
-    this.counts = new Float64Array(bounds.length);
-  }
-
-  observe(value: number): void {
-    if (!Number.isFinite(value)) throw new TypeError(`Value is not a valid number: ${value}`);
-    const bounds = this.bounds;
-    let bucket = 0;
-    while (bucket < bounds.length && value > bounds[bucket]!) bucket += 1;
-    if (bucket < bounds.length) this.counts[bucket]! += 1;
-    this.sum += value;
-    this.count += 1;
-  }
-
-  clear(): void {
-    this.sum = 0;
-    this.count = 0;
-    this.counts.fill(0);
-  }
-}
-
-/**
- * A prom-client Histogram whose series are handed out once (`series(labels)`) and then observed
- * directly. prom-client's own observe builds a string of every label and parses each bucket's bound
- * back from text: about 2 µs an observation, and a request of the mixed workload makes dozens
- * (its HTTP and GraphQL durations in every server it crosses, each subgraph fetch, each SQL
- * statement). The exposition is the one prom-client gives for the same observations (tested).
- */
-export class SeriesHistogram<T extends string> extends Histogram<T> {
-  readonly #name: string;
-  readonly #bounds: readonly number[];
-  readonly #series = new Map<string, HistogramSeries>();
-
-  constructor(configuration: HistogramConfiguration<T> & { buckets: readonly number[] }) {
-    super({ ...configuration, buckets: [...configuration.buckets] });
-    this.#name = configuration.name;
-    this.#bounds = [...configuration.buckets];
-  }
-
-  /** The series of these labels, made on first use; the same object for the same labels. */
-  series(labels: LabelValues<T>): HistogramSeries {
-    const values = labels as Record<string, string | number | undefined>;
-    const key = JSON.stringify(
-      Object.keys(values)
-        .sort()
-        .map((name) => [name, values[name]]),
-    );
-    let series = this.#series.get(key);
-    if (!series) {
-      // prom-client's check that every label is declared.
-      this.labels(labels);
-      series = new HistogramSeries({ ...labels } as Record<string, string | number>, this.#bounds);
-      this.#series.set(key, series);
-    }
-    return series;
-  }
-
-  override reset(): void {
-    super.reset();
-    // prom-client's constructor resets too, before this class's fields exist.
-    if (#series in this) for (const series of this.#series.values()) series.clear();
-  }
-
-  /** What the registry reads: the series observed through prom-client (none, normally) and then these, in prom-client's own form. */
-  async getForPromString() {
-    const base = await (Histogram.prototype as unknown as { getForPromString(this: Histogram<T>): Promise<{ values: unknown[] }> }).getForPromString.call(this);
-    const bucketName = `${this.#name}_bucket`;
-    for (const series of this.#series.values()) {
-      let cumulative = 0;
-      this.#bounds.forEach((le, i) => {
-        cumulative += series.counts[i]!;
-        base.values.push({ labels: { le }, sharedLabels: series.labels, value: cumulative, metricName: bucketName, exemplar: null });
-      });
-      base.values.push(
-        { labels: { le: '+Inf' }, sharedLabels: series.labels, value: series.count, metricName: bucketName, exemplar: null },
-        { labels: {}, sharedLabels: series.labels, value: series.sum, metricName: `${this.#name}_sum`, exemplar: undefined },
-        { labels: {}, sharedLabels: series.labels, value: series.count, metricName: `${this.#name}_count`, exemplar: undefined },
-      );
-    }
-    return base;
-  }
-}
-
 function statementVerb(sql: string): string {
   const verb = /^\s*([A-Za-z]+)/.exec(sql)?.[1]?.toUpperCase();
   return verb && KNOWN_STATEMENTS.has(verb) ? verb : '_OTHER';
@@ -183,21 +90,21 @@ export class PlatformMetrics {
   readonly #pools: { server: ServerName; pool: pg.Pool }[] = [];
   readonly #operationNames = new Map<ServerName, Set<string>>();
 
-  readonly httpDuration = new SeriesHistogram({
+  readonly httpDuration = new Histogram({
     name: 'http_server_request_duration_seconds',
     help: 'Duration of HTTP server requests, by route template, method and status (OpenTelemetry http.server.request.duration).',
     labelNames: ['server', 'http_route', 'http_request_method', 'http_response_status_code'] as const,
     buckets: DURATION_BUCKETS,
     registers: [this.registry],
   });
-  readonly graphqlDuration = new SeriesHistogram({
+  readonly graphqlDuration = new Histogram({
     name: 'graphql_server_operation_duration_seconds',
     help: `Duration of GraphQL operations, by operation name (the first ${OPERATION_NAME_LIMIT} distinct names, then _OTHER), type and outcome.`,
     labelNames: ['server', 'graphql_operation_name', 'graphql_operation_type', 'outcome'] as const,
     buckets: DURATION_BUCKETS,
     registers: [this.registry],
   });
-  readonly subgraphFetchDuration = new SeriesHistogram({
+  readonly subgraphFetchDuration = new Histogram({
     name: 'graphql_gateway_subgraph_fetch_duration_seconds',
     help: "Duration of the gateway's requests to a subgraph, by subgraph and outcome.",
     labelNames: ['server', 'subgraph', 'outcome'] as const,
@@ -210,7 +117,7 @@ export class PlatformMetrics {
     labelNames: ['server', 'subgraph', 'error_type'] as const,
     registers: [this.registry],
   });
-  readonly queryDuration = new SeriesHistogram({
+  readonly queryDuration = new Histogram({
     name: 'db_client_operation_duration_seconds',
     help: 'Duration of SQL statements sent to PostgreSQL, by statement verb and outcome (OpenTelemetry db.client.operation.duration).',
     labelNames: ['server', 'db_system_name', 'db_operation_name', 'outcome'] as const,
@@ -299,14 +206,16 @@ export class PlatformMetrics {
   forServer(server: ServerName): ServerMetrics {
     if (!this.enabled) return NO_SERVER_METRICS;
     const metrics = this;
-    // Each series is found once by its labels' values in nested maps: an observation then allocates nothing.
-    const httpSeries = new Map<string, Map<string, Map<number, HistogramSeries>>>();
-    const operationSeries = new Map<string, Map<string, Record<'success' | 'error', HistogramSeries>>>();
-    const fetchSeries = new Map<string, Record<'success' | 'error', HistogramSeries>>();
-    const statementSeries = new Map<string, Record<'success' | 'error', HistogramSeries>>();
-    const byOutcome = <L extends string>(histogram: SeriesHistogram<L | 'outcome'>, labels: LabelValues<L>) => ({
-      success: histogram.series({ ...labels, outcome: 'success' } as LabelValues<L | 'outcome'>),
-      error: histogram.series({ ...labels, outcome: 'error' } as LabelValues<L | 'outcome'>),
+    // Each series' child (prom-client's labels()) is found once by its labels' values in nested maps:
+    // an observation then builds no label object.
+    type Series = { observe(seconds: number): void };
+    const httpSeries = new Map<string, Map<string, Map<number, Series>>>();
+    const operationSeries = new Map<string, Map<string, Record<'success' | 'error', Series>>>();
+    const fetchSeries = new Map<string, Record<'success' | 'error', Series>>();
+    const statementSeries = new Map<string, Record<'success' | 'error', Series>>();
+    const byOutcome = <L extends string>(histogram: Histogram<L | 'outcome'>, labels: LabelValues<L>) => ({
+      success: histogram.labels({ ...labels, outcome: 'success' } as LabelValues<L | 'outcome'>),
+      error: histogram.labels({ ...labels, outcome: 'error' } as LabelValues<L | 'outcome'>),
     });
     const domain: DomainMetrics = {
       passportCreated: () => this.passportsCreated.inc({ server }),
@@ -329,7 +238,7 @@ export class PlatformMetrics {
         let byStatus = byMethod.get(knownMethod);
         if (!byStatus) byMethod.set(knownMethod, (byStatus = new Map()));
         let series = byStatus.get(status);
-        if (!series) byStatus.set(status, (series = metrics.httpDuration.series({ server, http_route: route, http_request_method: knownMethod, http_response_status_code: status })));
+        if (!series) byStatus.set(status, (series = metrics.httpDuration.labels({ server, http_route: route, http_request_method: knownMethod, http_response_status_code: status })));
         series.observe(seconds);
       },
       graphqlOperationDone(operationName, operationType, outcome, seconds) {
