@@ -66,7 +66,8 @@ const CONNECTIONS = 50;
 /** Rounds of the gateway comparison: ours then Hive's (the order alternates), LOAD_SECONDS each. */
 const ROUNDS = Number(process.env.PLATFORM_ROUNDS ?? 4);
 const LOAD_SECONDS = Number(process.env.PLATFORM_LOAD_SECONDS ?? 6);
-const WARMUP_SECONDS = 3;
+/** Seconds of load on each before the rounds (PLATFORM_WARMUP_SECONDS): over a million passports, PostgreSQL's cache warms too. */
+const WARMUP_SECONDS = Number(process.env.PLATFORM_WARMUP_SECONDS ?? 3);
 /** Passports seeded through the facade (each with an event, every third a pack, a snapshot); the mix draws from them uniformly. */
 const PASSPORTS = Number(process.env.PLATFORM_PASSPORTS ?? 48);
 const MODELS = 8;
