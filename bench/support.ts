@@ -207,6 +207,9 @@ export async function autocannonLoad(options: LoadOptions): Promise<Load> {
   if (folder) rmSync(folder, { recursive: true, force: true });
   const result = JSON.parse(output) as Load & { error?: string };
   if (result.error) throw new Error(`autocannon: ${result.error}`);
+  // With none answered autocannon has no latencies (null), which every figure after would trip over.
+  if (result.requests === 0)
+    throw new Error(`autocannon: not one request to ${options.url} was answered in ${options.seconds} s (non-2xx ${result.non2xx}, errors ${result.errors}, timeouts ${result.timeouts})`);
   return result;
 }
 
