@@ -24,9 +24,14 @@
  * answers: the same distinct mix requests, OPS_COST_CPU_REQUESTS of them (default 500) a round,
  * 2 at a time from this process, to every configuration at the same time (so that what else runs
  * on the shared machine, which makes a CPU second do less, weighs on all alike), OPS_COST_ROUNDS
- * rounds; a round's figure is the CPU (nanoseconds on a core, all the platform process's threads,
- * from /proc/<pid>/task/<tid>/schedstat) over its requests. A cost is the median of the rounds'
- * ratios against "off" minus 1. Printed only, no report.
+ * rounds (default 16 in this mode); a round's figure is the CPU (nanoseconds on a core, all the
+ * platform process's threads, from /proc/<pid>/task/<tid>/schedstat) over its requests. A cost is
+ * the median of the rounds' ratios against "off" minus 1, given with the quartiles of the rounds and
+ * a 95 % interval of that median (resampling the rounds). A fifth platform, "control", is a second
+ * "off": what it measures against "off" is what the method reads where there is nothing to read
+ * (its bias and spread). Before the rounds, each platform's CPU at rest (10 s, no requests) is read:
+ * what a platform spends per second without requests is charged to its requests in a round.
+ * Printed only, no report.
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -37,10 +42,11 @@ import type { ServiceName } from '../lib/config/services.js';
 import { mixedWorkload, MIX_QUERIES, mixKinds, seedPlatformData } from './mixed-workload.js';
 import { lockingPostmaster } from '../lib/db/embedded-postgres.js';
 import { PlatformProcess } from './platform-process.js';
-import { autocannonLoad, BenchRun, cpuSeconds, formatMs as ms, loadAverage, markdownTable, median, writeReport, type KeyFigure, type Load } from './support.js';
+import { autocannonLoad, BenchRun, cpuSeconds, formatMs as ms, loadAverage, markdownTable, median, quantile, seededDraws, writeReport, type KeyFigure, type Load } from './support.js';
 
 const CONNECTIONS = 50;
-const ROUNDS = Number(process.env.OPS_COST_ROUNDS ?? 10);
+const cpuMode = process.argv.includes('--cpu');
+const ROUNDS = Number(process.env.OPS_COST_ROUNDS ?? (cpuMode ? 16 : 10));
 const LOAD_SECONDS = Number(process.env.OPS_COST_LOAD_SECONDS ?? 8);
 const WARMUP_SECONDS = Number(process.env.OPS_COST_WARMUP_SECONDS ?? 6);
 const PASSPORTS = 48;
@@ -51,7 +57,6 @@ const SCRAPES = 25;
 const LOG_LEVEL = 'warn';
 const SAMPLE_RATIO = 0.1;
 const PROFILE_DIR = process.env.OPS_COST_PROFILE;
-const cpuMode = process.argv.includes('--cpu');
 const CPU_REQUESTS = Number(process.env.OPS_COST_CPU_REQUESTS ?? 500);
 const CPU_CONCURRENCY = 2;
 const printOnly = cpuMode || process.argv.includes('--print') || Boolean(PROFILE_DIR) || Boolean(process.env.OPS_COST_ONLY);
@@ -86,11 +91,13 @@ const CONFIGS = {
     env: { METRICS: 'on', OTEL_EXPORTER_OTLP_ENDPOINT: receiverUrl, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: String(SAMPLE_RATIO) },
   },
   info: { label: 'metrics on, tracing off, LOG_LEVEL=info (a line per request)', env: { METRICS: 'on', LOG_LEVEL: 'info' } },
+  /** --cpu only: a second "off", the control (what the method reads between two identical platforms). */
+  control: { label: 'everything off again (the control)', env: { METRICS: 'off' } },
 } as const;
 type ConfigName = keyof typeof CONFIGS;
 /** OPS_COST_ONLY=off,metrics: some configurations only (printed, no report), e.g. for CPU profiles. */
 const ONLY = process.env.OPS_COST_ONLY?.split(',').map((name) => name.trim());
-const NAMES = (Object.keys(CONFIGS) as ConfigName[]).filter((name) => name === 'off' || !ONLY || ONLY.includes(name));
+const NAMES = (Object.keys(CONFIGS) as ConfigName[]).filter((name) => name === 'off' || (ONLY ? ONLY.includes(name) : name !== 'control' || cpuMode));
 
 interface Target {
   platform: PlatformProcess;
@@ -151,13 +158,28 @@ async function postMix(name: ConfigName, bodies: readonly string[], first: numbe
   await Promise.all(Array.from({ length: CPU_CONCURRENCY }, worker));
 }
 
+/** A 95 % interval of the median of `values`, from 2000 resamplings of them (with a fixed seed, so a run's figures repeat). */
+function medianInterval(values: readonly number[]): [number, number] {
+  const draws = seededDraws(7);
+  const medians = Array.from({ length: 2000 }, () => median(values.map(() => values[draws.index(values.length)]!)));
+  return [quantile(medians, 0.025), quantile(medians, 0.975)];
+}
+
 /** --cpu: the platform process's CPU per request of each configuration, all loaded at the same time (see the top of this file). */
 async function cpuPerRequest(mixes: Record<ConfigName, string[]>): Promise<void> {
   console.log(`Warming up each with ${CPU_REQUESTS} requests …`);
   await Promise.all(NAMES.map((name) => postMix(name, mixes[name], 0, CPU_REQUESTS)));
+  // What each spends at rest (timers, metrics' event-loop monitor, span batching): charged to a round's requests by its length.
+  const restBefore = Object.fromEntries(NAMES.map((name) => [name, threadsCpuNs(targets[name].platform.pid!)]));
+  await new Promise((resolve) => setTimeout(resolve, 10_000));
+  const restUsPerSecond = Object.fromEntries(NAMES.map((name) => [name, (threadsCpuNs(targets[name].platform.pid!) - restBefore[name]!) / 1000 / 10])) as Record<ConfigName, number>;
+  console.log(`At rest: ${NAMES.map((name) => `${name} ${restUsPerSecond[name].toFixed(0)} µs of CPU a second`).join(', ')}`);
   const perRequestUs = Object.fromEntries(NAMES.map((name) => [name, [] as number[]])) as Record<ConfigName, number[]>;
+  const roundSeconds: number[] = [];
+  const loads: number[] = [];
   for (let round = 0; round < ROUNDS; round += 1) {
-    const first = (round * CPU_REQUESTS) % MIX_BODIES;
+    const first = ((round + 1) * CPU_REQUESTS) % MIX_BODIES;
+    const started = performance.now();
     await Promise.all(
       NAMES.map(async (name) => {
         const pid = targets[name].platform.pid!;
@@ -166,20 +188,35 @@ async function cpuPerRequest(mixes: Record<ConfigName, string[]>): Promise<void>
         perRequestUs[name].push((threadsCpuNs(pid) - before) / 1000 / CPU_REQUESTS);
       }),
     );
-    console.log(`  round ${round + 1}: ${NAMES.map((name) => `${name} ${perRequestUs[name][round]!.toFixed(0)} µs`).join(', ')}; load ${loadAverage().toFixed(2)}`);
+    roundSeconds.push((performance.now() - started) / 1000);
+    loads.push(loadAverage());
+    console.log(`  round ${round + 1}: ${NAMES.map((name) => `${name} ${perRequestUs[name][round]!.toFixed(0)} µs`).join(', ')}; ${roundSeconds.at(-1)!.toFixed(1)} s; load ${loads.at(-1)!.toFixed(2)}`);
   }
+  const percent = (ratio: number) => `${((ratio - 1) * 100).toFixed(1)} %`;
   const rows = NAMES.map((name) => {
     const ratios = perRequestUs[name].map((us, i) => us / perRequestUs.off[i]!);
-    const sorted = [...ratios].sort((a, b) => a - b);
+    const [low, high] = medianInterval(ratios);
+    const total = perRequestUs[name].reduce((sum, us) => sum + us, 0);
+    const offTotal = perRequestUs.off.reduce((sum, us) => sum + us, 0);
     return [
       name,
       `${median(perRequestUs[name]).toFixed(0)} µs`,
-      name === 'off' ? '—' : `${((median(ratios) - 1) * 100).toFixed(1)} %`,
-      name === 'off' ? '—' : `${((sorted[0]! - 1) * 100).toFixed(1)} % to ${((sorted.at(-1)! - 1) * 100).toFixed(1)} %`,
+      name === 'off' ? '—' : `**${percent(median(ratios))}** (${percent(low)} to ${percent(high)})`,
+      name === 'off' ? '—' : `${percent(quantile(ratios, 0.25))} to ${percent(quantile(ratios, 0.75))}`,
+      name === 'off' ? '—' : `${percent(Math.min(...ratios))} to ${percent(Math.max(...ratios))}`,
+      name === 'off' ? '—' : percent(total / offTotal),
+      `${restUsPerSecond[name].toFixed(0)} µs/s`,
     ];
   });
-  console.log(`\nNode CPU per request, ${CPU_REQUESTS} requests a round to each platform at the same time, ${CPU_CONCURRENCY} at a time, ${ROUNDS} rounds:\n`);
-  console.log(markdownTable(['configuration', 'node CPU per request (median)', "added, median of the rounds' ratios", 'range of the rounds'], rows));
+  console.log(
+    `\nNode CPU per request, ${CPU_REQUESTS} requests a round to each platform at the same time, ${CPU_CONCURRENCY} at a time, ${ROUNDS} rounds of ${median(roundSeconds).toFixed(1)} s (median); load ${Math.min(...loads).toFixed(2)} to ${Math.max(...loads).toFixed(2)}:\n`,
+  );
+  console.log(
+    markdownTable(
+      ['configuration', 'node CPU per request (median)', "added: median of the rounds' ratios (95 % interval)", 'quartiles of the rounds', 'range of the rounds', 'added: sum over sum', 'CPU at rest'],
+      rows,
+    ),
+  );
 }
 
 const ratioText = (value: number) => `${value.toFixed(3)}`;
@@ -208,7 +245,8 @@ try {
     console.log(`Starting the platform "${name}" (${CONFIGS[name].label}) …`);
     const startMs = await target.platform.start();
     console.log(`  running after ${(startMs / 1000).toFixed(1)} s; metrics: ${target.metricsUrl ?? 'not served'}`);
-    if ((name === 'off') !== (target.metricsUrl === undefined)) throw new Error(`${name}: metrics should be ${name === 'off' ? 'off' : 'served'}`);
+    const metricsOff = CONFIGS[name].env.METRICS === 'off';
+    if (metricsOff !== (target.metricsUrl === undefined)) throw new Error(`${name}: metrics should be ${metricsOff ? 'off' : 'served'}`);
   }
 
   const mixes = {} as Record<ConfigName, string[]>;
