@@ -190,7 +190,9 @@ async function cpuPerRequest(mixes: Record<ConfigName, string[]>): Promise<void>
     );
     roundSeconds.push((performance.now() - started) / 1000);
     loads.push(loadAverage());
-    console.log(`  round ${round + 1}: ${NAMES.map((name) => `${name} ${perRequestUs[name][round]!.toFixed(0)} µs`).join(', ')}; ${roundSeconds.at(-1)!.toFixed(1)} s; load ${loads.at(-1)!.toFixed(2)}`);
+    console.log(
+      `  round ${round + 1}: ${NAMES.map((name) => `${name} ${perRequestUs[name][round]!.toFixed(0)} µs`).join(', ')}; ${roundSeconds.at(-1)!.toFixed(1)} s; load ${loads.at(-1)!.toFixed(2)}`,
+    );
   }
   const percent = (ratio: number) => `${((ratio - 1) * 100).toFixed(1)} %`;
   const rows = NAMES.map((name) => {
