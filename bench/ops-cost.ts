@@ -21,11 +21,13 @@
  *   node --import tsx bench/ops-cost.ts --cpu                                               # CPU per request instead of requests/s (below)
  *
  * `--cpu` measures what each configuration adds to a request rather than how many requests it
- * answers: the same distinct mix requests, OPS_COST_CPU_REQUESTS of them (default 500) a round,
- * 2 at a time from this process, to every configuration at the same time (so that what else runs
- * on the shared machine, which makes a CPU second do less, weighs on all alike), OPS_COST_ROUNDS
- * rounds (default 16 in this mode); a round's figure is the CPU (nanoseconds on a core, all the
- * platform process's threads, from /proc/<pid>/task/<tid>/schedstat) over its requests. A cost is
+ * answers: distinct mix requests, 2 at a time from this process, to every configuration at the same
+ * time and for the same OPS_COST_CPU_SECONDS (default 20 s) a round, so that what else runs on the
+ * shared machine, which makes a CPU second do less, weighs on all alike (a fixed number of requests
+ * a round let the slower configuration finish last, alone on the machine and so cheaper per
+ * request); OPS_COST_ROUNDS rounds (default 16 in this mode). A round's figure is the CPU
+ * (nanoseconds on a core, all the platform process's threads, from /proc/<pid>/task/<tid>/schedstat)
+ * over the requests answered (those in flight at the end of the window are finished and counted). A cost is
  * the median of the rounds' ratios against "off" minus 1, given with the quartiles of the rounds and
  * a 95 % interval of that median (resampling the rounds). A fifth platform, "control", is a second
  * "off": what it measures against "off" is what the method reads where there is nothing to read
@@ -58,6 +60,7 @@ const LOG_LEVEL = 'warn';
 const SAMPLE_RATIO = 0.1;
 const PROFILE_DIR = process.env.OPS_COST_PROFILE;
 const CPU_REQUESTS = Number(process.env.OPS_COST_CPU_REQUESTS ?? 500);
+const CPU_SECONDS = Number(process.env.OPS_COST_CPU_SECONDS ?? 20);
 const CPU_CONCURRENCY = 2;
 const printOnly = cpuMode || process.argv.includes('--print') || Boolean(PROFILE_DIR) || Boolean(process.env.OPS_COST_ONLY);
 
@@ -143,12 +146,16 @@ interface Run extends Load {
   logBytes: number;
 }
 
-/** `count` of the mix's bodies from `first` on, posted to a platform's gateway CONCURRENCY at a time; every answer must be a 200 without errors. */
-async function postMix(name: ConfigName, bodies: readonly string[], first: number, count: number): Promise<void> {
+/**
+ * The mix's bodies from `first` on, posted to a platform's gateway CONCURRENCY at a time, `count` of
+ * them or as many as are sent until `until` (performance.now()); every answer must be a 200 without
+ * errors. Resolves with the number answered.
+ */
+async function postMix(name: ConfigName, bodies: readonly string[], first: number, count: number, until = Number.POSITIVE_INFINITY): Promise<number> {
   const url = targets[name].platform.gatewayUrl;
   let next = 0;
   const worker = async () => {
-    while (next < count) {
+    while (next < count && performance.now() < until) {
       const body = bodies[(first + next++) % bodies.length]!;
       const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
       const text = await response.text();
@@ -156,6 +163,7 @@ async function postMix(name: ConfigName, bodies: readonly string[], first: numbe
     }
   };
   await Promise.all(Array.from({ length: CPU_CONCURRENCY }, worker));
+  return next;
 }
 
 /** A 95 % interval of the median of `values`, from 2000 resamplings of them (with a fixed seed, so a run's figures repeat). */
@@ -180,12 +188,13 @@ async function cpuPerRequest(mixes: Record<ConfigName, string[]>): Promise<void>
   for (let round = 0; round < ROUNDS; round += 1) {
     const first = ((round + 1) * CPU_REQUESTS) % MIX_BODIES;
     const started = performance.now();
+    const until = started + CPU_SECONDS * 1000;
     await Promise.all(
       NAMES.map(async (name) => {
         const pid = targets[name].platform.pid!;
         const before = threadsCpuNs(pid);
-        await postMix(name, mixes[name], first, CPU_REQUESTS);
-        perRequestUs[name].push((threadsCpuNs(pid) - before) / 1000 / CPU_REQUESTS);
+        const answered = await postMix(name, mixes[name], first, Number.POSITIVE_INFINITY, until);
+        perRequestUs[name].push((threadsCpuNs(pid) - before) / 1000 / answered);
       }),
     );
     roundSeconds.push((performance.now() - started) / 1000);
@@ -211,7 +220,7 @@ async function cpuPerRequest(mixes: Record<ConfigName, string[]>): Promise<void>
     ];
   });
   console.log(
-    `\nNode CPU per request, ${CPU_REQUESTS} requests a round to each platform at the same time, ${CPU_CONCURRENCY} at a time, ${ROUNDS} rounds of ${median(roundSeconds).toFixed(1)} s (median); load ${Math.min(...loads).toFixed(2)} to ${Math.max(...loads).toFixed(2)}:\n`,
+    `\nNode CPU per request, every platform loaded at the same time for ${CPU_SECONDS} s a round, ${CPU_CONCURRENCY} requests at a time each, ${ROUNDS} rounds of ${median(roundSeconds).toFixed(1)} s (median); load ${Math.min(...loads).toFixed(2)} to ${Math.max(...loads).toFixed(2)}:\n`,
   );
   console.log(
     markdownTable(
