@@ -31,7 +31,7 @@
  * the median of the rounds' ratios against "off" minus 1, given with the quartiles of the rounds and
  * a 95 % interval of that median (resampling the rounds). A fifth platform, "control", is a second
  * "off": what it measures against "off" is what the method reads where there is nothing to read
- * (its bias and spread). Before the rounds, each platform's CPU at rest (10 s, no requests) is read:
+ * (its bias and spread); the other configurations are also given against the mean of the two. Before the rounds, each platform's CPU at rest (10 s, no requests) is read:
  * what a platform spends per second without requests is charged to its requests in a round.
  * Printed only, no report.
  */
@@ -216,6 +216,8 @@ async function cpuPerRequest(mixes: Record<ConfigName, string[]>): Promise<void>
       name === 'off' ? '—' : `${percent(quantile(ratios, 0.25))} to ${percent(quantile(ratios, 0.75))}`,
       name === 'off' ? '—' : `${percent(Math.min(...ratios))} to ${percent(Math.max(...ratios))}`,
       name === 'off' ? '—' : percent(total / offTotal),
+      // With the control: each round against the mean of its two identical references, whose own difference is the method's.
+      !NAMES.includes('control') || name === 'off' || name === 'control' ? '—' : percent(median(perRequestUs[name].map((us, i) => (2 * us) / (perRequestUs.off[i]! + perRequestUs.control[i]!)))),
       `${restUsPerSecond[name].toFixed(0)} µs/s`,
     ];
   });
@@ -224,7 +226,16 @@ async function cpuPerRequest(mixes: Record<ConfigName, string[]>): Promise<void>
   );
   console.log(
     markdownTable(
-      ['configuration', 'node CPU per request (median)', "added: median of the rounds' ratios (95 % interval)", 'quartiles of the rounds', 'range of the rounds', 'added: sum over sum', 'CPU at rest'],
+      [
+        'configuration',
+        'node CPU per request (median)',
+        "added: median of the rounds' ratios (95 % interval)",
+        'quartiles of the rounds',
+        'range of the rounds',
+        'added: sum over sum',
+        'added against the mean of off and control (median)',
+        'CPU at rest',
+      ],
       rows,
     ),
   );
