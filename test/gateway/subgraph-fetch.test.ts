@@ -1,5 +1,5 @@
 /**
- * The gateway's HTTP client to the subgraphs (gateway/index.ts sharingSubgraphFetch): identical
+ * The gateway's HTTP client to the subgraphs (gateway/index.ts sharingPost): identical
  * queries in flight at once go out once, and nothing else is shared — not across credentials, not
  * mutations, not after the answer has come. Queries started at once to one subgraph go out as one
  * batched request (gateway/subgraph-batching.ts), which the server below answers as Apollo Server
@@ -8,8 +8,8 @@
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { sharingSubgraphFetch } from '../../gateway/index.js';
-import { batchingPost } from '../../gateway/subgraph-batching.js';
+import { sharingPost } from '../../gateway/index.js';
+import { batchingPost, parsedAnswer, type JsonPost } from '../../gateway/subgraph-batching.js';
 import { jsonPoster } from '../../lib/http/post-json.js';
 
 const received: { authorization?: string; body: string }[] = [];
@@ -36,10 +36,16 @@ beforeAll(async () => {
 afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 beforeEach(() => void (received.length = 0));
 
-type Fetcher = (url: string, init: { method: string; headers: Record<string, string>; body: string }) => Promise<{ status: number; headers: Headers; text(): Promise<string>; json(): Promise<any> }>;
-const subgraphFetch = () => sharingSubgraphFetch() as unknown as Fetcher;
-const post = (fetcher: Fetcher, body: unknown, authorization?: string) =>
-  fetcher(url, { method: 'POST', headers: { 'content-type': 'application/json', ...(authorization ? { authorization } : {}) }, body: JSON.stringify(body) });
+/** What a caller of the subgraph client gets: the status, headers and parsed body of its own answer. */
+type Fetcher = (url: string, body: string, headers: Record<string, string>) => Promise<{ status: number; headers: { get(name: string): string | undefined }; json(): Promise<any> }>;
+const answering =
+  (post: JsonPost): Fetcher =>
+  async (...request) => {
+    const answer = await post(...request);
+    return { status: answer.status, headers: { get: (name) => answer.headers[name] as string | undefined }, json: async () => parsedAnswer(answer) };
+  };
+const subgraphFetch = () => answering(sharingPost());
+const post = (fetcher: Fetcher, body: unknown, authorization?: string) => fetcher(url, JSON.stringify(body), { 'content-type': 'application/json', ...(authorization ? { authorization } : {}) });
 
 describe('the gateway’s subgraph fetch', () => {
   it('sends identical queries in flight at once only once, and gives each caller its own parsed answer', async () => {
@@ -85,7 +91,7 @@ describe('the gateway’s subgraph fetch', () => {
 });
 
 describe('batching of the gateway’s subgraph fetch', () => {
-  const batchingFetch = () => sharingSubgraphFetch(batchingPost(jsonPoster())) as unknown as Fetcher;
+  const batchingFetch = () => answering(sharingPost(batchingPost(jsonPoster())));
   const query = (id: string) => ({ query: 'query ($id: ID!) { passport(id: $id) { id } }', variables: { id } });
 
   it('sends queries started at once to one subgraph as one request, and gives each caller the answer to its own', async () => {
@@ -95,6 +101,18 @@ describe('batching of the gateway’s subgraph fetch', () => {
     expect(received).toHaveLength(1);
     expect(JSON.parse(received[0]!.body)).toEqual(bodies);
     expect(await Promise.all(answers.map((answer) => answer.json()))).toEqual(bodies.map((body) => ({ data: { echo: JSON.stringify(body).length, n: 1 } })));
+  });
+
+  it('gives each caller of an operation shared within a batch its own parsed answer, alike', async () => {
+    const fetcher = batchingFetch();
+    const answers = await Promise.all([query('a'), query('bb'), query('bb'), query('bb')].map((body) => post(fetcher, body, 'Bearer t')));
+    expect(received).toHaveLength(1);
+    expect(JSON.parse(received[0]!.body)).toEqual([query('a'), query('bb')]);
+    const parsed = await Promise.all(answers.map((answer) => answer.json()));
+    // The gateway merges into what it is given: a change to one caller's answer is not another's.
+    parsed[1].data.echo = -1;
+    expect(parsed.slice(2)).toEqual([{ data: { echo: JSON.stringify(query('bb')).length, n: 1 } }, { data: { echo: JSON.stringify(query('bb')).length, n: 1 } }]);
+    expect(new Set(parsed.slice(1))).toHaveProperty('size', 3);
   });
 
   it('batches neither across credentials nor mutations', async () => {
