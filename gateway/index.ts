@@ -147,6 +147,13 @@ function cacheControlDirectives(header: string | undefined): Record<string, stri
 }
 
 /**
+ * The GraphQLError of graphql's CommonJS build, which @apollo/gateway (CommonJS) makes its errors
+ * with; Apollo Server, loaded as ES modules, does not take it for its own and wraps it, as it did the
+ * errors RemoteGraphQLDataSource threw for these statuses.
+ */
+const GatewayGraphQLError = (createRequire(import.meta.url)('graphql') as typeof import('graphql')).GraphQLError;
+
+/**
  * The gateway's source of one subgraph, doing what @apollo/gateway's RemoteGraphQLDataSource does
  * for it (the same request body, headers, errors and cache hint; the GraphQLDataSource interface is
  * the gateway's public one) without its per-fetch WHATWG Request and two Headers objects, over the
@@ -186,14 +193,14 @@ export class SubgraphDataSource implements GraphQLDataSource<GatewayContext> {
    * the client's mistake, so it is passed on as BAD_USER_INPUT rather than as a gateway fault. Any
    * other status is the error RemoteGraphQLDataSource makes of it.
    */
-  private errorFromAnswer(answer: JsonAnswer): GraphQLError {
+  private errorFromAnswer(answer: JsonAnswer): Error {
     const body = answerBody(answer);
     if (answer.status === 400) {
       const message = (body as { errors?: { message?: string }[] } | undefined)?.errors?.[0]?.message;
       return new GraphQLError(message ?? `${answer.status}: ${answer.statusText}`, { extensions: { code: 'BAD_USER_INPUT' } });
     }
     const code = answer.status === 401 ? 'UNAUTHENTICATED' : answer.status === 403 ? 'FORBIDDEN' : undefined;
-    return new GraphQLError(`${answer.status}: ${answer.statusText}`, {
+    return new GatewayGraphQLError(`${answer.status}: ${answer.statusText}`, {
       extensions: { response: { url: this.url, status: answer.status, statusText: answer.statusText, body }, ...(code ? { code } : {}) },
     });
   }

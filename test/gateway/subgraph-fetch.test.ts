@@ -8,7 +8,10 @@
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { sharingPost } from '../../gateway/index.js';
+import { RemoteGraphQLDataSource, type GraphQLDataSource } from '@apollo/gateway';
+import { GraphQLError } from 'graphql';
+import { SubgraphDataSource, sharingPost } from '../../gateway/index.js';
+import { GATEWAY_CREDENTIAL_HEADER } from '../../lib/graphql/gateway-credential.js';
 import { batchingPost, parsedAnswer, type JsonPost } from '../../gateway/subgraph-batching.js';
 import { jsonPoster } from '../../lib/http/post-json.js';
 
@@ -141,5 +144,84 @@ describe('batching of the gateway’s subgraph fetch', () => {
     const answers = await Promise.all([post(fetcher, query('a')), post(fetcher, { query: '{ refuse }' }), post(fetcher, query('c'))]);
     expect(received.map((request) => request.body.startsWith('['))).toEqual([true, false, false, false]);
     expect(answers.map((answer) => answer.status)).toEqual([200, 400, 200]);
+  });
+});
+
+describe('the gateway’s subgraph data source', () => {
+  /** Answers by path, as a subgraph might: JSON with a cache hint, refusals, other errors, bodies that are not JSON objects. */
+  const answers: Record<string, [number, string, string, Record<string, string>?]> = {
+    '/ok': [200, 'application/json; charset=utf-8', '{"data":{"passport":{"id":"a"}}}', { 'cache-control': 'max-age=60, public' }],
+    '/private': [200, 'application/graphql-response+json', '{"data":{"x":1},"errors":[{"message":"partly"}]}', { 'cache-control': 'private, max-age="30"' }],
+    '/refused': [400, 'application/json', '{"errors":[{"message":"Variable \\"$v\\" got invalid value"}]}'],
+    '/unauthenticated': [401, 'application/json', '{"errors":[{"message":"no"}]}'],
+    '/forbidden': [403, 'text/plain', 'forbidden'],
+    '/broken': [500, 'text/plain', 'it broke'],
+    '/scalar': [200, 'application/json', '42'],
+    '/text': [200, 'text/html', '<p>not json</p>'],
+  };
+  const seen: { path: string; headers: Record<string, unknown>; body: string }[] = [];
+  const subgraph = createServer((request, response) => {
+    let body = '';
+    request.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
+    request.on('end', () => {
+      // What the subgraph reads: the media type and the credentials (each client adds other headers of its own).
+      const headers = Object.fromEntries(['content-type', 'authorization', GATEWAY_CREDENTIAL_HEADER].map((name) => [name, request.headers[name]]));
+      seen.push({ path: request.url!, headers, body });
+      const [status, type, text, extra] = answers[request.url!]!;
+      response.writeHead(status, { 'content-type': type, ...extra });
+      response.end(text);
+    });
+  });
+  let base = '';
+  beforeAll(async () => {
+    await new Promise<void>((resolve) => subgraph.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${(subgraph.address() as AddressInfo).port}`;
+  });
+  afterAll(() => new Promise<void>((resolve) => subgraph.close(() => resolve())));
+
+  /** What the gateway used before: @apollo/gateway's own data source, forwarding the credentials and passing a 400 on as BAD_USER_INPUT. */
+  class Reference extends RemoteGraphQLDataSource<{ authorization?: string }> {
+    override willSendRequest({ request, context }: { request: { http?: { headers: { set(name: string, value: string): void } } }; context: { authorization?: string } }) {
+      if (context.authorization) request.http?.headers.set('authorization', context.authorization);
+      request.http?.headers.set(GATEWAY_CREDENTIAL_HEADER, 'gateway-secret');
+    }
+    override async errorFromResponse(response: Parameters<RemoteGraphQLDataSource['errorFromResponse']>[0]) {
+      const error = await super.errorFromResponse(response);
+      if (response.status !== 400) return error;
+      const body = (error.extensions.response as { body?: { errors?: { message?: string }[] } } | undefined)?.body;
+      return new GraphQLError(body?.errors?.[0]?.message ?? error.message, { extensions: { code: 'BAD_USER_INPUT' } });
+    }
+  }
+
+  /** What one fetch comes to: the answer (without the reference's `http`) or the error, the cache hints given, and the request the subgraph saw. */
+  async function outcome(source: GraphQLDataSource<{ authorization?: string }>) {
+    seen.length = 0;
+    const hints: unknown[] = [];
+    const options = {
+      kind: 'incoming operation',
+      request: { query: 'query Q($v: ID) { passport(id: $v) { id } }', variables: { v: 'a' }, operationName: 'Q' },
+      incomingRequestContext: { overallCachePolicy: { restrict: (hint: unknown) => hints.push(hint) } },
+      context: { authorization: 'Bearer caller' },
+    } as unknown as Parameters<GraphQLDataSource['process']>[0];
+    try {
+      const { http: _http, ...answer } = (await source.process(options)) as Record<string, unknown>;
+      return { answer, hints, seen: [...seen] };
+    } catch (error) {
+      const { message, extensions } = error as GraphQLError;
+      return { error: { graphql: error instanceof GraphQLError, message, extensions: JSON.parse(JSON.stringify(extensions ?? {})) }, hints, seen: [...seen] };
+    }
+  }
+
+  it('sends, answers, fails and hints as @apollo/gateway’s RemoteGraphQLDataSource does, for every kind of answer', async () => {
+    for (const path of Object.keys(answers)) {
+      const url = `${base}${path}`;
+      const ours = await outcome(new SubgraphDataSource(url, jsonPoster(), 'gateway-secret'));
+      const reference = await outcome(new Reference({ url, fetcher: fetch as never }));
+      expect(ours, path).toEqual(reference);
+    }
+    const ok = await outcome(new SubgraphDataSource(`${base}/ok`, jsonPoster(), 'gateway-secret'));
+    expect(ok).toMatchObject({ answer: { data: { passport: { id: 'a' } } }, hints: [{ maxAge: 60, scope: 'PUBLIC' }] });
+    expect(ok.seen[0]).toMatchObject({ headers: { authorization: 'Bearer caller', [GATEWAY_CREDENTIAL_HEADER]: 'gateway-secret' } });
+    expect(JSON.parse(ok.seen[0]!.body)).toEqual({ query: 'query Q($v: ID) { passport(id: $v) { id } }', variables: { v: 'a' }, operationName: 'Q' });
   });
 });
