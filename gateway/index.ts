@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
 import { fastifyApolloHandler } from '@as-integrations/fastify';
 import Fastify, { type FastifyReply } from 'fastify';
-import { ApolloGateway, RemoteGraphQLDataSource } from '@apollo/gateway';
+import { ApolloGateway, type GraphQLDataSource, type GraphQLDataSourceProcessOptions } from '@apollo/gateway';
 import { GraphQLError } from 'graphql';
 import type { GraphqlLimits } from '../lib/config/runtime.js';
 import { JSON_MEDIA_TYPE, MAX_JSON_DEPTH, parseJsonBody } from '../lib/http/json-body.js';
@@ -27,7 +27,7 @@ import { composeSupergraph, type SubgraphEndpoint } from './composition.js';
 import { apolloArmor } from '../lib/graphql/limits.js';
 import { GATEWAY_CREDENTIAL_HEADER } from '../lib/graphql/gateway-credential.js';
 import { formatGatewayError } from './refusals.js';
-import { batchingPost, isQuery, type JsonPost } from './subgraph-batching.js';
+import { batchingPost, isQuery, parsedAnswer, type JsonPost } from './subgraph-batching.js';
 import { operationMetricsPlugin } from '../lib/ops/graphql-metrics.js';
 import type { ServerMetrics } from '../lib/ops/metrics.js';
 import { closeGracefully, Operations, peerReady, registerOperations } from '../lib/ops/operations.js';
@@ -58,42 +58,48 @@ interface GatewayContext {
   authorization?: string;
 }
 
-type SubgraphFetcher = NonNullable<ConstructorParameters<typeof RemoteGraphQLDataSource>[0]>['fetcher'];
-type SubgraphResponse = Awaited<ReturnType<NonNullable<SubgraphFetcher>>>;
-
 /**
- * The gateway's HTTP client to the subgraphs. Rather than the default make-fetch-happen (whose agent
- * builds a stack trace on every request) or Node's fetch (WHATWG Request, Headers and body streams
- * built and torn down on every call), a JSON POST over node:http with kept-alive sockets
- * (lib/http/post-json.ts); RemoteGraphQLDataSource only needs the small Response interface of
- * @apollo/utils.fetcher, which answerResponse() gives over the received text.
+ * The gateway's HTTP client to the subgraphs: a JSON POST over node:http with kept-alive sockets
+ * (lib/http/post-json.ts) rather than the default make-fetch-happen (whose agent builds a stack trace
+ * on every request) or Node's fetch (WHATWG Request, Headers and body streams built and torn down on
+ * every call).
  *
  * Identical subgraph queries in flight at the same moment are sent once. Under load many clients
  * ask the same thing at once (a popular passport, the same cross-service page); their query plans
  * send the same fetches, which the subgraph would answer alike. Requests are shared by URL,
  * credentials and body, and only queries: a mutation is always sent once per request. The entry is
  * dropped as soon as the answer arrives, so nothing is cached beyond one round trip and every request
- * sees an answer begun after it was sent. Each caller parses the shared text itself: the gateway
- * merges subgraph data into the result it builds, so one parsed object must not serve two requests.
+ * sees an answer begun after it was sent. Each caller parses the shared text itself (parsedAnswer):
+ * the gateway merges subgraph data into the result it builds, so one parsed object must not serve
+ * two requests.
  */
-export function sharingSubgraphFetch(post: JsonPost = jsonPoster()): SubgraphFetcher {
-  const inFlight = new Map<string, Promise<JsonAnswer>>();
-  const fetcher = async (url: string, init: { headers: Record<string, string>; body: string }): Promise<SubgraphResponse> => {
+export function sharingPost(post: JsonPost = jsonPoster()): JsonPost {
+  const inFlight = new Map<string, { answer: Promise<JsonAnswer>; callers: number }>();
+  return (url, body, headers = {}) => {
     // Anything but a query (a mutation) is sent as it is.
-    const query = isQuery(init.body);
-    const key = query ? `${url}\n${init.headers.authorization ?? ''}\n${init.body}` : undefined;
-    let answer = key ? inFlight.get(key) : undefined;
-    if (!answer) {
-      answer = post(url, init.body, init.headers);
-      if (key) {
-        inFlight.set(key, answer);
-        const forget = () => inFlight.delete(key);
-        answer.then(forget, forget);
-      }
+    if (!isQuery(body)) return post(url, body, headers);
+    const key = `${url}\n${headers.authorization ?? ''}\n${body}`;
+    const shared = inFlight.get(key);
+    if (shared) {
+      shared.callers += 1;
+      return shared.answer;
     }
-    return answerResponse(url, await answer);
+    const entry = { callers: 1, answer: undefined as unknown as Promise<JsonAnswer> };
+    entry.answer = post(url, body, headers).then(
+      (answer) => {
+        inFlight.delete(key);
+        // Shared: its text is made before any caller can take (and change) a batch's parsed value.
+        if (entry.callers > 1) void answer.text;
+        return answer;
+      },
+      (error: unknown) => {
+        inFlight.delete(key);
+        throw error;
+      },
+    );
+    inFlight.set(key, entry);
+    return entry.answer;
   };
-  return fetcher as unknown as SubgraphFetcher;
 }
 
 /**
@@ -101,75 +107,114 @@ export function sharingSubgraphFetch(post: JsonPost = jsonPoster()): SubgraphFet
  * its requests in turn. Replicas keep no state between requests that another could miss: every read
  * and write goes to the database, whose locks order concurrent writes (docs/SCALING.md).
  */
-export function roundRobin(replicas: readonly string[], fetcher: SubgraphFetcher): SubgraphFetcher {
+export function roundRobin(replicas: readonly string[], post: JsonPost): JsonPost {
   let next = 0;
-  const spread = (_url: string, init: Parameters<NonNullable<SubgraphFetcher>>[1]) => fetcher!(replicas[next++ % replicas.length]!, init);
-  return spread as SubgraphFetcher;
+  return (_url, body, headers) => post(replicas[next++ % replicas.length]!, body, headers);
 }
 
 /** Times each request to one subgraph, and counts those that fail (by network error code or HTTP status). */
-export function timedSubgraphFetch(metrics: ServerMetrics, subgraph: string, fetcher: SubgraphFetcher): SubgraphFetcher {
-  const timed = async (url: string, init: Parameters<NonNullable<SubgraphFetcher>>[1]) => {
+export function timedSubgraphPost(metrics: ServerMetrics, subgraph: string, post: JsonPost): JsonPost {
+  return async (url, body, headers) => {
     const started = performance.now();
     try {
-      const response = await fetcher!(url, init);
-      metrics.subgraphFetchDone(subgraph, response.ok ? 'success' : 'error', (performance.now() - started) / 1000, response.ok ? undefined : String(response.status));
-      return response;
+      const answer = await post(url, body, headers);
+      const ok = answer.status >= 200 && answer.status <= 299;
+      metrics.subgraphFetchDone(subgraph, ok ? 'success' : 'error', (performance.now() - started) / 1000, ok ? undefined : String(answer.status));
+      return answer;
     } catch (error) {
       const code = (error as { code?: unknown }).code;
       metrics.subgraphFetchDone(subgraph, 'error', (performance.now() - started) / 1000, typeof code === 'string' && /^E[A-Z_]+$/.test(code) ? code : 'network');
       throw error;
     }
   };
-  return timed as SubgraphFetcher;
 }
 
-/** A fetch Response, as far as RemoteGraphQLDataSource reads one, over an answer already received. */
-function answerResponse(url: string, answer: JsonAnswer): SubgraphResponse {
-  const headers = new Headers();
-  for (const [name, value] of Object.entries(answer.headers)) if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
-  let bodyUsed = false;
-  const text = async () => {
-    bodyUsed = true;
-    return answer.text;
-  };
-  return {
-    get bodyUsed() {
-      return bodyUsed;
-    },
-    url,
-    redirected: false,
-    status: answer.status,
-    ok: answer.status >= 200 && answer.status <= 299,
-    statusText: answer.statusText,
-    headers,
-    text,
-    json: async () => JSON.parse(await text()),
-    arrayBuffer: async () => new TextEncoder().encode(await text()).buffer as ArrayBuffer,
-    clone: () => answerResponse(url, answer),
-  };
+/** What RemoteGraphQLDataSource reads from a body: JSON under a JSON media type, text otherwise. */
+function answerBody(answer: JsonAnswer): unknown {
+  const type = answer.headers['content-type'];
+  return type?.startsWith('application/json') || type?.startsWith('application/graphql-response+json') ? parsedAnswer(answer) : answer.text;
 }
 
-/** Passes the caller's credentials on, so that every subgraph checks them too, with the gateway's own. */
-class CredentialForwardingDataSource extends RemoteGraphQLDataSource<GatewayContext> {
-  declare subgraphSecret?: string;
+/** The directives of a Cache-Control header, as @apollo/gateway's RemoteGraphQLDataSource reads them. */
+function cacheControlDirectives(header: string | undefined): Record<string, string | true> {
+  const directives: Record<string, string | true> = {};
+  if (!header) return directives;
+  for (const part of header.trim().split(/\s*,\s*/)) {
+    const [name, value] = part.split(/\s*=\s*/, 2) as [string, string | undefined];
+    directives[name] = value === undefined ? true : value.replace(/^"|"$/g, '');
+  }
+  return directives;
+}
 
-  override willSendRequest({ request, context }: { request: { http?: { headers: { set(name: string, value: string): void } } }; context: GatewayContext }) {
-    if (context.authorization) request.http?.headers.set('authorization', context.authorization);
-    if (this.subgraphSecret) request.http?.headers.set(GATEWAY_CREDENTIAL_HEADER, this.subgraphSecret);
+/**
+ * The GraphQLError of graphql's CommonJS build, which @apollo/gateway (CommonJS) makes its errors
+ * with; Apollo Server, loaded as ES modules, does not take it for its own and wraps it, as it did the
+ * errors RemoteGraphQLDataSource threw for these statuses.
+ */
+const GatewayGraphQLError = (createRequire(import.meta.url)('graphql') as typeof import('graphql')).GraphQLError;
+
+/**
+ * The gateway's source of one subgraph, doing what @apollo/gateway's RemoteGraphQLDataSource does
+ * for it (the same request body, headers, errors and cache hint; the GraphQLDataSource interface is
+ * the gateway's public one) without its per-fetch WHATWG Request and two Headers objects, over the
+ * JSON POST above. The caller's credentials go on, so that every subgraph checks them too, with the
+ * gateway's own.
+ */
+export class SubgraphDataSource implements GraphQLDataSource<GatewayContext> {
+  constructor(
+    readonly url: string,
+    private readonly post: JsonPost,
+    private readonly subgraphSecret?: string,
+  ) {}
+
+  async process(options: GraphQLDataSourceProcessOptions<GatewayContext>): ReturnType<GraphQLDataSource['process']> {
+    const { request } = options;
+    const headers: Record<string, string> = {};
+    for (const [name, value] of request.http?.headers ?? []) headers[name.toLowerCase()] = value;
+    headers['content-type'] = 'application/json';
+    const authorization = (options.context as GatewayContext | undefined)?.authorization;
+    if (authorization) headers.authorization = authorization;
+    if (this.subgraphSecret) headers[GATEWAY_CREDENTIAL_HEADER] = this.subgraphSecret;
+    const { query, http: _http, ...rest } = request;
+    if (!query) throw new Error('Missing query');
+    const answer = await this.post(this.url, JSON.stringify({ query, ...rest }), headers);
+    if (answer.status < 200 || answer.status > 299) throw this.errorFromAnswer(answer);
+    const body = answerBody(answer);
+    if (typeof body !== 'object' || body === null) throw new Error(`Expected JSON response body, but received: ${String(body)}`);
+    // An incoming operation's fetch (not a health check or schema load) restricts its cache policy.
+    const policy = 'incomingRequestContext' in options ? options.incomingRequestContext.overallCachePolicy : undefined;
+    if (policy && 'restrict' in policy) policy.restrict(cacheHint(answer.headers['cache-control']));
+    return body as Awaited<ReturnType<GraphQLDataSource['process']>>;
   }
 
   /**
    * A subgraph answers 400 when it refuses an operation's variables: a value the gateway cannot
    * check itself because it belongs to a custom scalar (an array given for a JSONObject). That is
-   * the client's mistake, so it is passed on as BAD_USER_INPUT rather than as a gateway fault.
+   * the client's mistake, so it is passed on as BAD_USER_INPUT rather than as a gateway fault. Any
+   * other status is the error RemoteGraphQLDataSource makes of it.
    */
-  override async errorFromResponse(response: Parameters<RemoteGraphQLDataSource['errorFromResponse']>[0]) {
-    const error = await super.errorFromResponse(response);
-    if (response.status !== 400) return error;
-    const body = (error.extensions.response as { body?: { errors?: { message?: string }[] } } | undefined)?.body;
-    return new GraphQLError(body?.errors?.[0]?.message ?? error.message, { extensions: { code: 'BAD_USER_INPUT' } });
+  private errorFromAnswer(answer: JsonAnswer): Error {
+    const body = answerBody(answer);
+    if (answer.status === 400) {
+      const message = (body as { errors?: { message?: string }[] } | undefined)?.errors?.[0]?.message;
+      return new GraphQLError(message ?? `${answer.status}: ${answer.statusText}`, { extensions: { code: 'BAD_USER_INPUT' } });
+    }
+    const code = answer.status === 401 ? 'UNAUTHENTICATED' : answer.status === 403 ? 'FORBIDDEN' : undefined;
+    return new GatewayGraphQLError(`${answer.status}: ${answer.statusText}`, {
+      extensions: { response: { url: this.url, status: answer.status, statusText: answer.statusText, body }, ...(code ? { code } : {}) },
+    });
   }
+}
+
+/** The cache hint a subgraph's Cache-Control header gives, as RemoteGraphQLDataSource makes it: uncacheable unless it says max-age. */
+function cacheHint(header: string | undefined): { maxAge: number; scope?: 'PUBLIC' | 'PRIVATE' } {
+  const directives = cacheControlDirectives(header);
+  const maxAge = directives['max-age'];
+  return {
+    maxAge: typeof maxAge === 'string' && /^[0-9]+$/.test(maxAge) ? Number(maxAge) : 0,
+    ...(directives.private === true ? { scope: 'PRIVATE' as const } : {}),
+    ...(directives.public === true ? { scope: 'PUBLIC' as const } : {}),
+  };
 }
 
 const graphiqlDirectory = join(dirname(fileURLToPath(import.meta.url)), 'graphiql');
@@ -236,18 +281,14 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const metrics = operations.metrics.forServer('gateway');
   // Made before ApolloGateway, whose spans go to the gateway's provider (lib/ops/tracing.ts).
   const tracer = serverTracer('gateway');
-  const subgraphFetch = sharingSubgraphFetch(batchingPost(jsonPoster({ tracer })));
+  const subgraphPost = sharingPost(batchingPost(jsonPoster({ tracer })));
   const gateway = new ApolloGateway({
     supergraphSdl,
     buildService: ({ name, url }) => {
       const replicas = options.subgraphs.find((subgraph) => subgraph.name === name)?.replicas ?? [];
-      const fetcher = replicas.length > 1 ? roundRobin(replicas, subgraphFetch) : subgraphFetch;
-      return new CredentialForwardingDataSource({
-        url,
-        // With METRICS=off the subgraph fetches are not timed at all.
-        fetcher: metrics.enabled ? timedSubgraphFetch(metrics, name, fetcher) : fetcher,
-        ...(options.subgraphSecret ? { subgraphSecret: options.subgraphSecret } : {}),
-      });
+      const post = replicas.length > 1 ? roundRobin(replicas, subgraphPost) : subgraphPost;
+      // With METRICS=off the subgraph fetches are not timed at all.
+      return new SubgraphDataSource(url!, metrics.enabled ? timedSubgraphPost(metrics, name, post) : post, options.subgraphSecret);
     },
   });
   const armor = apolloArmor<GatewayContext>(options.limits, options.introspection);

@@ -71,7 +71,7 @@ export function batchingPost(post: JsonPost): JsonPost {
       await Promise.all(waiting.map((item) => post(url, item.body, headers).then(item.resolve, item.reject)));
       return;
     }
-    for (const [index, item] of waiting.entries()) item.resolve({ ...answer, text: JSON.stringify(results[index]) });
+    for (const [index, item] of waiting.entries()) item.resolve(new BatchedAnswer(answer, results[index]));
   }
 
   return (url, body, headers = {}) => {
@@ -95,6 +95,48 @@ export function batchingPost(post: JsonPost): JsonPost {
       batch.waiting.push({ body, resolve, reject });
     });
   };
+}
+
+/**
+ * One operation's answer out of a batched one, already parsed with the rest of the batch. Its text is
+ * made only when asked for (a shared answer, an error's body), so that the usual caller parses the
+ * operation's answer once rather than the batch's, then the operation's again from a copy.
+ */
+class BatchedAnswer implements JsonAnswer {
+  readonly status: number;
+  readonly statusText: string;
+  readonly headers: JsonAnswer['headers'];
+  #value: unknown;
+  #text: string | undefined;
+  #taken = false;
+
+  constructor(batch: JsonAnswer, value: unknown) {
+    this.status = batch.status;
+    this.statusText = batch.statusText;
+    this.headers = batch.headers;
+    this.#value = value;
+  }
+
+  get text(): string {
+    this.#text ??= JSON.stringify(this.#value);
+    return this.#text;
+  }
+
+  /** The parsed value, to the first caller only: the gateway merges what it is given into its result. */
+  take(): { value: unknown } | undefined {
+    if (this.#taken) return undefined;
+    this.#taken = true;
+    return { value: this.#value };
+  }
+}
+
+/**
+ * The parsed JSON body of an answer: a batched operation's value as the batch's parse left it, taken
+ * once; any other (or a second caller of a shared one, whose text was made before) parsed from its text.
+ */
+export function parsedAnswer(answer: JsonAnswer): unknown {
+  const taken = answer instanceof BatchedAnswer ? answer.take() : undefined;
+  return taken ? taken.value : JSON.parse(answer.text);
 }
 
 /** The body is the JSON of {query, …} with the query as the planner prints it: `query …` or `{ … }`. */

@@ -1,5 +1,5 @@
 /**
- * The gateway's HTTP client to the subgraphs (gateway/index.ts sharingSubgraphFetch): identical
+ * The gateway's HTTP client to the subgraphs (gateway/index.ts sharingPost): identical
  * queries in flight at once go out once, and nothing else is shared — not across credentials, not
  * mutations, not after the answer has come. Queries started at once to one subgraph go out as one
  * batched request (gateway/subgraph-batching.ts), which the server below answers as Apollo Server
@@ -8,8 +8,11 @@
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { sharingSubgraphFetch } from '../../gateway/index.js';
-import { batchingPost } from '../../gateway/subgraph-batching.js';
+import { RemoteGraphQLDataSource, type GraphQLDataSource } from '@apollo/gateway';
+import { GraphQLError } from 'graphql';
+import { SubgraphDataSource, sharingPost } from '../../gateway/index.js';
+import { GATEWAY_CREDENTIAL_HEADER } from '../../lib/graphql/gateway-credential.js';
+import { batchingPost, parsedAnswer, type JsonPost } from '../../gateway/subgraph-batching.js';
 import { jsonPoster } from '../../lib/http/post-json.js';
 
 const received: { authorization?: string; body: string }[] = [];
@@ -36,10 +39,16 @@ beforeAll(async () => {
 afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 beforeEach(() => void (received.length = 0));
 
-type Fetcher = (url: string, init: { method: string; headers: Record<string, string>; body: string }) => Promise<{ status: number; headers: Headers; text(): Promise<string>; json(): Promise<any> }>;
-const subgraphFetch = () => sharingSubgraphFetch() as unknown as Fetcher;
-const post = (fetcher: Fetcher, body: unknown, authorization?: string) =>
-  fetcher(url, { method: 'POST', headers: { 'content-type': 'application/json', ...(authorization ? { authorization } : {}) }, body: JSON.stringify(body) });
+/** What a caller of the subgraph client gets: the status, headers and parsed body of its own answer. */
+type Fetcher = (url: string, body: string, headers: Record<string, string>) => Promise<{ status: number; headers: { get(name: string): string | undefined }; json(): Promise<any> }>;
+const answering =
+  (post: JsonPost): Fetcher =>
+  async (...request) => {
+    const answer = await post(...request);
+    return { status: answer.status, headers: { get: (name) => answer.headers[name] as string | undefined }, json: async () => parsedAnswer(answer) };
+  };
+const subgraphFetch = () => answering(sharingPost());
+const post = (fetcher: Fetcher, body: unknown, authorization?: string) => fetcher(url, JSON.stringify(body), { 'content-type': 'application/json', ...(authorization ? { authorization } : {}) });
 
 describe('the gateway’s subgraph fetch', () => {
   it('sends identical queries in flight at once only once, and gives each caller its own parsed answer', async () => {
@@ -85,7 +94,7 @@ describe('the gateway’s subgraph fetch', () => {
 });
 
 describe('batching of the gateway’s subgraph fetch', () => {
-  const batchingFetch = () => sharingSubgraphFetch(batchingPost(jsonPoster())) as unknown as Fetcher;
+  const batchingFetch = () => answering(sharingPost(batchingPost(jsonPoster())));
   const query = (id: string) => ({ query: 'query ($id: ID!) { passport(id: $id) { id } }', variables: { id } });
 
   it('sends queries started at once to one subgraph as one request, and gives each caller the answer to its own', async () => {
@@ -95,6 +104,18 @@ describe('batching of the gateway’s subgraph fetch', () => {
     expect(received).toHaveLength(1);
     expect(JSON.parse(received[0]!.body)).toEqual(bodies);
     expect(await Promise.all(answers.map((answer) => answer.json()))).toEqual(bodies.map((body) => ({ data: { echo: JSON.stringify(body).length, n: 1 } })));
+  });
+
+  it('gives each caller of an operation shared within a batch its own parsed answer, alike', async () => {
+    const fetcher = batchingFetch();
+    const answers = await Promise.all([query('a'), query('bb'), query('bb'), query('bb')].map((body) => post(fetcher, body, 'Bearer t')));
+    expect(received).toHaveLength(1);
+    expect(JSON.parse(received[0]!.body)).toEqual([query('a'), query('bb')]);
+    const parsed = await Promise.all(answers.map((answer) => answer.json()));
+    // The gateway merges into what it is given: a change to one caller's answer is not another's.
+    parsed[1].data.echo = -1;
+    expect(parsed.slice(2)).toEqual([{ data: { echo: JSON.stringify(query('bb')).length, n: 1 } }, { data: { echo: JSON.stringify(query('bb')).length, n: 1 } }]);
+    expect(new Set(parsed.slice(1))).toHaveProperty('size', 3);
   });
 
   it('batches neither across credentials nor mutations', async () => {
@@ -123,5 +144,84 @@ describe('batching of the gateway’s subgraph fetch', () => {
     const answers = await Promise.all([post(fetcher, query('a')), post(fetcher, { query: '{ refuse }' }), post(fetcher, query('c'))]);
     expect(received.map((request) => request.body.startsWith('['))).toEqual([true, false, false, false]);
     expect(answers.map((answer) => answer.status)).toEqual([200, 400, 200]);
+  });
+});
+
+describe('the gateway’s subgraph data source', () => {
+  /** Answers by path, as a subgraph might: JSON with a cache hint, refusals, other errors, bodies that are not JSON objects. */
+  const answers: Record<string, [number, string, string, Record<string, string>?]> = {
+    '/ok': [200, 'application/json; charset=utf-8', '{"data":{"passport":{"id":"a"}}}', { 'cache-control': 'max-age=60, public' }],
+    '/private': [200, 'application/graphql-response+json', '{"data":{"x":1},"errors":[{"message":"partly"}]}', { 'cache-control': 'private, max-age="30"' }],
+    '/refused': [400, 'application/json', '{"errors":[{"message":"Variable \\"$v\\" got invalid value"}]}'],
+    '/unauthenticated': [401, 'application/json', '{"errors":[{"message":"no"}]}'],
+    '/forbidden': [403, 'text/plain', 'forbidden'],
+    '/broken': [500, 'text/plain', 'it broke'],
+    '/scalar': [200, 'application/json', '42'],
+    '/text': [200, 'text/html', '<p>not json</p>'],
+  };
+  const seen: { path: string; headers: Record<string, unknown>; body: string }[] = [];
+  const subgraph = createServer((request, response) => {
+    let body = '';
+    request.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
+    request.on('end', () => {
+      // What the subgraph reads: the media type and the credentials (each client adds other headers of its own).
+      const headers = Object.fromEntries(['content-type', 'authorization', GATEWAY_CREDENTIAL_HEADER].map((name) => [name, request.headers[name]]));
+      seen.push({ path: request.url!, headers, body });
+      const [status, type, text, extra] = answers[request.url!]!;
+      response.writeHead(status, { 'content-type': type, ...extra });
+      response.end(text);
+    });
+  });
+  let base = '';
+  beforeAll(async () => {
+    await new Promise<void>((resolve) => subgraph.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${(subgraph.address() as AddressInfo).port}`;
+  });
+  afterAll(() => new Promise<void>((resolve) => subgraph.close(() => resolve())));
+
+  /** What the gateway used before: @apollo/gateway's own data source, forwarding the credentials and passing a 400 on as BAD_USER_INPUT. */
+  class Reference extends RemoteGraphQLDataSource<{ authorization?: string }> {
+    override willSendRequest({ request, context }: { request: { http?: { headers: { set(name: string, value: string): void } } }; context: { authorization?: string } }) {
+      if (context.authorization) request.http?.headers.set('authorization', context.authorization);
+      request.http?.headers.set(GATEWAY_CREDENTIAL_HEADER, 'gateway-secret');
+    }
+    override async errorFromResponse(response: Parameters<RemoteGraphQLDataSource['errorFromResponse']>[0]) {
+      const error = await super.errorFromResponse(response);
+      if (response.status !== 400) return error;
+      const body = (error.extensions.response as { body?: { errors?: { message?: string }[] } } | undefined)?.body;
+      return new GraphQLError(body?.errors?.[0]?.message ?? error.message, { extensions: { code: 'BAD_USER_INPUT' } });
+    }
+  }
+
+  /** What one fetch comes to: the answer (without the reference's `http`) or the error, the cache hints given, and the request the subgraph saw. */
+  async function outcome(source: GraphQLDataSource<{ authorization?: string }>) {
+    seen.length = 0;
+    const hints: unknown[] = [];
+    const options = {
+      kind: 'incoming operation',
+      request: { query: 'query Q($v: ID) { passport(id: $v) { id } }', variables: { v: 'a' }, operationName: 'Q' },
+      incomingRequestContext: { overallCachePolicy: { restrict: (hint: unknown) => hints.push(hint) } },
+      context: { authorization: 'Bearer caller' },
+    } as unknown as Parameters<GraphQLDataSource['process']>[0];
+    try {
+      const { http: _http, ...answer } = (await source.process(options)) as Record<string, unknown>;
+      return { answer, hints, seen: [...seen] };
+    } catch (error) {
+      const { message, extensions } = error as GraphQLError;
+      return { error: { graphql: error instanceof GraphQLError, message, extensions: JSON.parse(JSON.stringify(extensions ?? {})) }, hints, seen: [...seen] };
+    }
+  }
+
+  it('sends, answers, fails and hints as @apollo/gateway’s RemoteGraphQLDataSource does, for every kind of answer', async () => {
+    for (const path of Object.keys(answers)) {
+      const url = `${base}${path}`;
+      const ours = await outcome(new SubgraphDataSource(url, jsonPoster(), 'gateway-secret'));
+      const reference = await outcome(new Reference({ url, fetcher: fetch as never }));
+      expect(ours, path).toEqual(reference);
+    }
+    const ok = await outcome(new SubgraphDataSource(`${base}/ok`, jsonPoster(), 'gateway-secret'));
+    expect(ok).toMatchObject({ answer: { data: { passport: { id: 'a' } } }, hints: [{ maxAge: 60, scope: 'PUBLIC' }] });
+    expect(ok.seen[0]).toMatchObject({ headers: { authorization: 'Bearer caller', [GATEWAY_CREDENTIAL_HEADER]: 'gateway-secret' } });
+    expect(JSON.parse(ok.seen[0]!.body)).toEqual({ query: 'query Q($v: ID) { passport(id: $v) { id } }', variables: { v: 'a' }, operationName: 'Q' });
   });
 });
