@@ -66,8 +66,12 @@ const CONNECTIONS = 50;
 /** Rounds of the gateway comparison: ours then Hive's (the order alternates), LOAD_SECONDS each. */
 const ROUNDS = Number(process.env.PLATFORM_ROUNDS ?? 4);
 const LOAD_SECONDS = Number(process.env.PLATFORM_LOAD_SECONDS ?? 6);
-/** Seconds of load on each before the rounds (PLATFORM_WARMUP_SECONDS): over a million passports, PostgreSQL's cache warms too. */
-const WARMUP_SECONDS = Number(process.env.PLATFORM_WARMUP_SECONDS ?? 3);
+/**
+ * Seconds of load on each before the rounds (PLATFORM_WARMUP_SECONDS). Over a million passports the
+ * operating system's cache of the cluster warms too, which took minutes after other work had emptied
+ * it (docs/SCALING.md): 60 s each there, 3 s otherwise.
+ */
+const WARMUP_SECONDS = Number(process.env.PLATFORM_WARMUP_SECONDS ?? (process.env.PLATFORM_NATIONAL ? 60 : 3));
 /** Passports seeded through the facade (each with an event, every third a pack, a snapshot); the mix draws from them uniformly. */
 const PASSPORTS = Number(process.env.PLATFORM_PASSPORTS ?? 48);
 const MODELS = 8;
