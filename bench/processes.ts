@@ -20,9 +20,13 @@ const exited = (child: ChildProcess) =>
     child.once('exit', () => resolve());
   });
 
-/** Starts a server process, stopped (SIGTERM) by bench.close(); resolves once `ready()` holds. */
+/**
+ * Starts a server process, stopped (SIGTERM) by bench.close(); resolves once `ready()` holds. Its
+ * metrics listener takes a free port unless `env` names one: two gateways of one benchmark would
+ * otherwise both ask for the gateway's default.
+ */
 export async function serverProcess(bench: Bench, name: string, command: string, args: string[], env: NodeJS.ProcessEnv, ready: () => Promise<boolean>): Promise<ChildProcess> {
-  const child = spawn(command, args, { cwd: REPO_ROOT, env: { ...process.env, NODE_ENV: process.env.PROBE_NODE_ENV ?? 'production', ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(command, args, { cwd: REPO_ROOT, env: { ...process.env, NODE_ENV: process.env.PROBE_NODE_ENV ?? 'production', METRICS_PORT: '0', ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
   let errors = '';
   child.stderr!.on('data', (chunk: Buffer) => (errors = (errors + chunk.toString('utf8')).slice(-2000)));
   bench.defer(async () => {
