@@ -529,10 +529,14 @@ try {
     //    the issuer subgraph. Sequential requests, all the ways in turns, the order rotating.
 
     const gatewayUrl = stack.gateway.graphqlUrl;
-    const routeOperation = (service: 'issuer' | 'registry', path: string) => ROUTE_TABLES[service].routes.find((route) => route.method === 'GET' && route.path === path)!.operation;
-    const passportOperation = routeOperation('issuer', '/passports/{id}');
-    const recordOperation = routeOperation('registry', '/models/{id}');
+    // The operation a GET route runs at the gateway, with the variables the route itself makes of the request.
+    const routeCall = (service: 'issuer' | 'registry', path: string, params: Record<string, string>) => {
+      const route = ROUTE_TABLES[service].routes.find((candidate) => candidate.method === 'GET' && candidate.path === path)!;
+      return { operation: route.operation, variables: route.variables?.({ params, query: {}, body: undefined }) ?? {} };
+    };
     const target = passportIds.at(1)!;
+    const passport = routeCall('issuer', '/passports/{id}', { id: target });
+    const record = routeCall('registry', '/models/{id}', { id: MODEL });
     const get = async (url: string) => {
       const response = await fetch(url);
       await response.arrayBuffer();
@@ -544,9 +548,9 @@ try {
       SEQUENTIAL_ROUNDS,
       [
         () => get(`${stack.facade.baseUrls.issuer}/passports/${target}`),
-        post(gatewayUrl, passportOperation, { id: target, withEvents: false }),
+        post(gatewayUrl, passport.operation, passport.variables),
         () => get(`${stack.facade.baseUrls.registry}/models/${MODEL}`),
-        post(gatewayUrl, recordOperation, { id: MODEL, version: null, kind: 'model' }),
+        post(gatewayUrl, record.operation, record.variables),
         post(stack.subgraphUrls.issuer, ISSUER_QUERY, { id: target }),
         post(gatewayUrl, ISSUER_QUERY, { id: target }),
       ],
@@ -580,7 +584,7 @@ try {
     console.log('The facade and the gateway under load, in turns …');
     const facadeLoads: Load[] = [];
     const gatewayLoads: Load[] = [];
-    const passportBody = JSON.stringify({ query: passportOperation, variables: { id: target, withEvents: false } });
+    const passportBody = JSON.stringify({ query: passport.operation, variables: passport.variables });
     for (let round = 0; round < 2; round += 1) {
       facadeLoads.push(await load(`${stack.facade.baseUrls.issuer}/passports/${target}`, 4));
       gatewayLoads.push(await load(gatewayUrl, 4, { method: 'POST', headers: jsonHeaders, body: passportBody }));
