@@ -135,23 +135,14 @@ function answerBody(answer: JsonAnswer): unknown {
   return type?.startsWith('application/json') || type?.startsWith('application/graphql-response+json') ? parsedAnswer(answer) : answer.text;
 }
 
-/** The directives of a Cache-Control header, as @apollo/gateway's RemoteGraphQLDataSource reads them. */
-function cacheControlDirectives(header: string | undefined): Record<string, string | true> {
-  const directives: Record<string, string | true> = {};
-  if (!header) return directives;
-  for (const part of header.trim().split(/\s*,\s*/)) {
-    const [name, value] = part.split(/\s*=\s*/, 2) as [string, string | undefined];
-    directives[name] = value === undefined ? true : value.replace(/^"|"$/g, '');
-  }
-  return directives;
-}
+const requireModule = createRequire(import.meta.url);
 
 /**
  * The GraphQLError of graphql's CommonJS build, which @apollo/gateway (CommonJS) makes its errors
  * with; Apollo Server, loaded as ES modules, does not take it for its own and wraps it, as it did the
  * errors RemoteGraphQLDataSource threw for these statuses.
  */
-const GatewayGraphQLError = (createRequire(import.meta.url)('graphql') as typeof import('graphql')).GraphQLError;
+const GatewayGraphQLError = (requireModule('graphql') as typeof import('graphql')).GraphQLError;
 
 /**
  * The gateway's source of one subgraph, doing what @apollo/gateway's RemoteGraphQLDataSource does
@@ -208,7 +199,12 @@ export class SubgraphDataSource implements GraphQLDataSource<GatewayContext> {
 
 /** The cache hint a subgraph's Cache-Control header gives, as RemoteGraphQLDataSource makes it: uncacheable unless it says max-age. */
 function cacheHint(header: string | undefined): { maxAge: number; scope?: 'PUBLIC' | 'PRIVATE' } {
-  const directives = cacheControlDirectives(header);
+  // Its directives, as RemoteGraphQLDataSource reads them: name=value (quotes dropped) or a bare name.
+  const directives: Record<string, string | true> = {};
+  for (const part of header?.trim().split(/\s*,\s*/) ?? []) {
+    const [name, value] = part.split(/\s*=\s*/, 2) as [string, string | undefined];
+    directives[name] = value === undefined ? true : value.replace(/^"|"$/g, '');
+  }
   const maxAge = directives['max-age'];
   return {
     maxAge: typeof maxAge === 'string' && /^[0-9]+$/.test(maxAge) ? Number(maxAge) : 0,
@@ -218,7 +214,6 @@ function cacheHint(header: string | undefined): { maxAge: number; scope?: 'PUBLI
 }
 
 const graphiqlDirectory = join(dirname(fileURLToPath(import.meta.url)), 'graphiql');
-const requireModule = createRequire(import.meta.url);
 const packageFile = (name: string, file: string) => join(dirname(requireModule.resolve(`${name}/package.json`)), file);
 /** The only files GraphiQL's page loads, each from an installed package. */
 const GRAPHIQL_ASSETS: Record<string, { file: string; type: string }> = {
