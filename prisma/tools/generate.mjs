@@ -5,7 +5,7 @@
 // Prisma's CLI looks for its schema engine before any command and downloads it when missing;
 // `generate` never runs it, so the documented PRISMA_SCHEMA_ENGINE_BINARY names a stand-in instead
 // and no command reaches Prisma's hosts.
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { copyFileSync, mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,7 +20,8 @@ const env = {
 };
 const cli = join(root, 'node_modules', 'prisma', 'build', 'index.js');
 
-for (const service of ['trust', 'registry', 'issuer', 'archive']) {
+/** One service's `prisma generate`, its output kept to be shown whole. */
+function generate(service) {
   let args = ['--config', `prisma/${service}/prisma.config.ts`];
   if (target) {
     // The schema's `output = "./generated"` is relative to the schema file, so a copy generates beside itself.
@@ -28,6 +29,16 @@ for (const service of ['trust', 'registry', 'issuer', 'archive']) {
     copyFileSync(join(root, 'prisma', service, 'schema.prisma'), join(target, service, 'schema.prisma'));
     args = ['--schema', join(service, 'schema.prisma')];
   }
-  const { status } = spawnSync(process.execPath, [cli, 'generate', ...args], { cwd: target ?? root, env, stdio: 'inherit' });
-  if (status !== 0) process.exit(status ?? 1);
+  const child = spawn(process.execPath, [cli, 'generate', ...args], { cwd: target ?? root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const output = [];
+  child.stdout.on('data', (chunk) => output.push([process.stdout, chunk]));
+  child.stderr.on('data', (chunk) => output.push([process.stderr, chunk]));
+  return new Promise((resolve) => child.once('close', (status) => resolve({ status, output })));
 }
+
+// The four side by side (each CLI spends most of its time loading itself), each one's output shown
+// whole, in order.
+const runs = await Promise.all(['trust', 'registry', 'issuer', 'archive'].map(generate));
+for (const { output } of runs) for (const [stream, chunk] of output) stream.write(chunk);
+const failed = runs.find(({ status }) => status !== 0);
+if (failed) process.exit(failed.status ?? 1);
