@@ -49,7 +49,7 @@ export const LONGEST_FIRST = [
   'test/first-contact/split-processes.test.ts',
   'test/ops/deployed-apart.test.ts',
   'test/first-contact/oversized-bodies.test.ts',
-  'test/ops/traces.test.ts',
+  'test/ops/traces-and-logs.test.ts',
   'test/foundation/migrations.test.ts',
   'test/rest-facade/openapi-responses.test.ts',
   'test/gateway/one-graph.test.ts',
