@@ -47,7 +47,6 @@ export const LONGEST_FIRST = [
   'test/rest-facade/openapi-clients.test.ts',
   'test/archive/archive-api.test.ts',
   'test/first-contact/split-processes.test.ts',
-  'test/ops/deployed-apart.test.ts',
   'test/first-contact/oversized-bodies.test.ts',
   'test/ops/traces-and-logs.test.ts',
   'test/foundation/migrations.test.ts',
