@@ -4,32 +4,58 @@
  * REST facade as a process of its own, each with a data folder that does not exist yet, on one
  * PostgreSQL. What an operator sees: every part starts, a write through the facade lands, the gateway
  * answers one query across services, and a verdict names the platform's keys as trusted.
+ *
+ * The same six processes are the platform deployed apart for its operations (one set of processes
+ * for both, rather than two more subgraphs started for these alone): each part serves its own
+ * metrics on a port of its own, which a real Prometheus scrapes and reads back per server; and
+ * SIGTERM shuts the trust subgraph down in order: readiness fails first, then new connections are
+ * refused, a request in flight is still answered, and the process exits 0.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SERVICES } from '../../lib/config/services.js';
+import { SERVICES, type ServiceName } from '../../lib/config/services.js';
 import { createTestDatabase } from '../support/database.js';
 import { freePort } from '../support/free-port.js';
+import { checkMetrics, startPrometheus } from '../support/prometheus.js';
 
 const ADMIN = 'split-admin-token-0123456789abcdef';
 const WRITER = 'split-writer-token-0123456789abcdef';
+/** The trust subgraph's readiness fails this long on SIGTERM before its port closes. */
+const SHUTDOWN_DELAY_MS = 1500;
 const folder = mkdtempSync(join(tmpdir(), 'split-processes-'));
-const children: ChildProcess[] = [];
+type PartName = ServiceName | 'gateway' | 'facade';
+interface Part {
+  child: ChildProcess;
+  /** Its public origin (http://127.0.0.1:port). */
+  origin: string;
+  metricsUrl: string;
+  output: () => string;
+}
+const parts = {} as Record<PartName, Part>;
 let env: NodeJS.ProcessEnv;
 let facade: string;
 let gateway: string;
 
+/** How long a part may take to start: loading the platform on a busy 2-core machine has taken over a minute. */
+const PART_START_MS = 150_000;
+
 /** Starts `bin/<script>` with these settings; resolves once `ready` answers, or fails with what the process printed. */
-async function part(script: string, args: string[], settings: NodeJS.ProcessEnv, ready: () => Promise<boolean>): Promise<void> {
-  const child = spawn(process.execPath, ['bin/run.mjs', join('bin', script), ...args], { env: { ...env, ...settings }, stdio: ['ignore', 'pipe', 'pipe'] });
-  children.push(child);
+async function start(name: PartName, script: string, args: string[], port: number, settings: NodeJS.ProcessEnv, ready: () => Promise<boolean>): Promise<void> {
+  // A metrics port of its own, as a part deployed apart has (the defaults may be taken by another test's platform).
+  const metricsPort = await freePort();
+  const child = spawn(process.execPath, ['bin/run.mjs', join('bin', script), ...args], {
+    env: { ...env, ...settings, METRICS_PORT: String(metricsPort), PASSPORT_DATA_DIR: join(folder, name) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk));
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk));
-  for (const started = Date.now(); Date.now() - started < 60_000; ) {
+  parts[name] = { child, origin: `http://127.0.0.1:${port}`, metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`, output: () => output };
+  for (const started = Date.now(); Date.now() - started < PART_START_MS; ) {
     if (child.exitCode !== null) break;
     if (await ready().catch(() => false)) return;
     await new Promise((resolve) => setTimeout(resolve, 250));
@@ -43,7 +69,7 @@ beforeAll(async () => {
   const ports = { gateway: await freePort(), facade: await freePort() };
   gateway = `http://127.0.0.1:${ports.gateway}/graphql`;
   facade = `http://127.0.0.1:${ports.facade}`;
-  const subgraphPorts = Object.fromEntries(await Promise.all(SERVICES.map(async (service) => [`${service.toUpperCase()}_SUBGRAPH_PORT`, String(await freePort())])));
+  const subgraphPorts = Object.fromEntries(await Promise.all(SERVICES.map(async (service) => [service, await freePort()]))) as Record<ServiceName, number>;
   env = {
     PATH: process.env.PATH,
     HOST: '127.0.0.1',
@@ -53,25 +79,23 @@ beforeAll(async () => {
     PASSPORT_WRITER_TOKEN: WRITER,
     GATEWAY_PORT: String(ports.gateway),
     FACADE_PORT: String(ports.facade),
-    // Any free port: the parts' default metrics ports may be taken by another test's platform.
-    METRICS_PORT: '0',
-    ...subgraphPorts,
+    ...Object.fromEntries(SERVICES.map((service) => [`${service.toUpperCase()}_SUBGRAPH_PORT`, String(subgraphPorts[service])])),
   };
   const kek = spawnSync(process.execPath, ['bin/run.mjs', 'bin/keys.ts', 'create-kek'], { env, encoding: 'utf8' });
   expect(kek.status, kek.stderr).toBe(0);
+  // The trust subgraph is the one shut down with a request in flight (the last test).
+  const shutdown = { trust: { SHUTDOWN_DELAY_MS: String(SHUTDOWN_DELAY_MS), SHUTDOWN_TIMEOUT_MS: '8000' } } as Partial<Record<ServiceName, NodeJS.ProcessEnv>>;
   await Promise.all(
-    SERVICES.map((service) =>
-      part('subgraph.ts', [service], { PASSPORT_DATA_DIR: join(folder, service) }, answersGraphql(`http://127.0.0.1:${subgraphPorts[`${service.toUpperCase()}_SUBGRAPH_PORT`]}/`)),
-    ),
+    SERVICES.map((service) => start(service, 'subgraph.ts', [service], subgraphPorts[service], shutdown[service] ?? {}, answersGraphql(`http://127.0.0.1:${subgraphPorts[service]}/`))),
   );
-  await part('gateway.ts', [], { PASSPORT_DATA_DIR: join(folder, 'gateway') }, answersGraphql(gateway));
-  await part('facade.ts', [], { PASSPORT_DATA_DIR: join(folder, 'facade') }, async () => (await fetch(`${facade}/trust/healthz`)).ok);
-}, 180_000);
+  await start('gateway', 'gateway.ts', [], ports.gateway, {}, answersGraphql(gateway));
+  await start('facade', 'facade.ts', [], ports.facade, {}, async () => (await fetch(`${facade}/trust/healthz`)).ok);
+}, 3 * PART_START_MS);
 
 afterAll(async () => {
   await Promise.all(
-    children.map(
-      (child) =>
+    Object.values(parts).map(
+      ({ child }) =>
         new Promise<void>((resolve) => {
           if (child.exitCode !== null || child.signalCode !== null) return resolve();
           child.once('exit', () => resolve());
@@ -113,4 +137,80 @@ describe('the platform as processes of its own', () => {
       })
       .toEqual(roles.map(() => ({ standingAtLastUse: { standing: 'valid', rootId: 'platform' } })));
   });
+
+  it('each serve their own metrics on a port of their own, which a real Prometheus scrapes per server', async () => {
+    const others = (name: PartName) => new RegExp(`server="(?!${name}")`);
+    for (const [name, part] of Object.entries(parts) as [PartName, Part][]) {
+      expect(part.output()).toContain(`metrics: ${part.metricsUrl}`);
+      expect((await fetch(`${part.origin}/readyz`)).status, name).toBe(200);
+      const exposition = await (await fetch(part.metricsUrl)).text();
+      expect(exposition).toContain(`http_server_request_duration_seconds_count{server="${name}",http_route="/readyz",http_request_method="GET",http_response_status_code="200"}`);
+      expect(exposition, name).not.toMatch(others(name));
+      const checked = checkMetrics(exposition);
+      expect(checked, checked.output).toEqual({ status: 0, output: '' });
+      // The public port does not serve them.
+      expect(await (await fetch(`${part.origin}/metrics`)).text()).not.toContain('# HELP');
+    }
+    const prometheus = await startPrometheus(Object.values(parts).map((part) => part.metricsUrl));
+    try {
+      await expect
+        .poll(async () => (await prometheus.query('sum by (server) (passport_ready)')).map((sample) => [sample.metric.server, sample.value[1]]).sort(), { timeout: 20_000, interval: 500 })
+        .toEqual(
+          Object.keys(parts)
+            .sort()
+            .map((name) => [name, '1']),
+        );
+      const pools = await prometheus.query('sum by (server) (db_client_connections_usage)');
+      expect(pools.map((sample) => sample.metric.server).sort()).toEqual([...SERVICES].sort());
+    } finally {
+      await prometheus.stop();
+    }
+  }, 60_000);
+
+  // Last: it ends the trust subgraph.
+  it('on SIGTERM fails readiness first, refuses new connections, answers the request in flight, then exits 0', async () => {
+    const { child, origin } = parts.trust;
+    const body = JSON.stringify({ query: '{ trustGraph { nodes { id } } }' });
+    // A request in flight: its headers and half its body sent, the rest only after the signal.
+    const inFlight = request(`${origin}/`, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } });
+    const answered = new Promise<{ status: number; text: string }>((resolve, reject) => {
+      inFlight.on('response', (response) => {
+        let text = '';
+        response.on('data', (chunk: Buffer) => (text += chunk));
+        response.on('end', () => resolve({ status: response.statusCode!, text }));
+      });
+      inFlight.on('error', reject);
+    });
+    inFlight.write(body.slice(0, 10));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    const signalled = Date.now();
+    child.kill('SIGTERM');
+
+    await expect.poll(async () => (await fetch(`${origin}/readyz`)).status, { timeout: SHUTDOWN_DELAY_MS, interval: 50 }).toBe(503);
+    const notReady = await (await fetch(`${origin}/readyz`)).json();
+    expect(notReady).toMatchObject({ code: 'NOT_READY', unmet: { shutdown: 'the process is shutting down' } });
+    expect((await fetch(`${origin}/livez`)).status).toBe(200);
+    expect(Date.now() - signalled).toBeLessThan(SHUTDOWN_DELAY_MS);
+
+    // Then the port closes to new connections while the request above is still open.
+    await expect
+      .poll(
+        async () =>
+          fetch(`${origin}/livez`).then(
+            () => 'accepted',
+            (error: Error & { cause?: { code?: string } }) => error.cause?.code,
+          ),
+        { timeout: 5_000, interval: 100 },
+      )
+      .toBe('ECONNREFUSED');
+    expect(child.exitCode).toBeNull();
+
+    inFlight.end(body.slice(10));
+    const answer = await answered;
+    expect(answer.status).toBe(200);
+    expect(JSON.parse(answer.text)).toMatchObject({ data: { trustGraph: { nodes: expect.any(Array) } } });
+    expect(await exited).toBe(0);
+    console.log(`SIGTERM to exit, one request in flight: ${Date.now() - signalled} ms (SHUTDOWN_DELAY_MS ${SHUTDOWN_DELAY_MS})`);
+  }, 30_000);
 });

@@ -1,7 +1,7 @@
 /**
  * `npm start` as a newcomer meets it: a wrong database password, a database that is not there, a
  * first start that fails after making tokens, root with the project in a 0700 home, an ordinary user
- * with a home of its own and a data folder that does not exist yet (with DATABASE_URL: test/ops/logs.test.ts). Each run is
+ * with a home of its own and a data folder that does not exist yet (with DATABASE_URL: test/ops/traces-and-logs.test.ts). Each run is
  * the real command in a process of its own; the test reads what the person reads: the exit code,
  * the lines printed, the files left behind.
  */
@@ -95,7 +95,7 @@ afterAll(() => rm(folder, { recursive: true, force: true }));
 // Each test runs whole starts (Node loading the platform's compiled build, then PostgreSQL): 10–60 s on a busy machine.
 describe('npm start', { timeout: 90_000 }, () => {
   // With DATABASE_URL, configured tokens and a data folder that does not exist yet, npm start makes the folder and runs:
-  // test/ops/logs.test.ts asserts it on the start it runs that way anyway (one start of the whole platform fewer).
+  // test/ops/traces-and-logs.test.ts asserts it on the start it runs that way anyway (one start of the whole platform fewer).
 
   it('with a wrong database password: one line naming the database without its password, exit 1', async () => {
     const url = new URL(await createTestDatabase());

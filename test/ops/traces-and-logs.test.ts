@@ -1,0 +1,354 @@
+/**
+ * Traces and logs of `npm start` as an operator meets them, on two runs of the platform as a child
+ * process, one per OTLP protocol. Each exports to an OTLP/HTTP receiver started here (plain node:http,
+ * decoding protobuf with the OTLP proto's field numbers, or OTLP/JSON), and one
+ * `POST /issuer/passports/{id}/events` sent with a `traceparent` yields one trace across the facade,
+ * the gateway and the subgraphs, each span's parent in the trace or the caller's span.
+ *
+ * The http/protobuf run is also the one whose logs are read (one start of the whole platform for
+ * both): it starts with recognisable secrets planted (both tokens, a database password, the
+ * gateway's subgraph secret, the key-encryption key), is driven through successes, refusals and
+ * failures, then every line it wrote is scanned for those secrets, and its JSON lines are checked
+ * for the fields they promise. A third start, which fails on a wrong database password, must not
+ * name it either.
+ */
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import { join } from 'node:path';
+import protobuf from 'protobufjs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, sql } from '../support/database.js';
+import { freePort } from '../support/free-port.js';
+import { START_TIMEOUT_MS, startPlatformProcess, type PlatformProcess } from './platform-process.js';
+
+/** The part of opentelemetry/proto/collector/trace/v1 and trace/v1 read here, with the proto's own field numbers. */
+const OTLP_TRACES = protobuf
+  .parse(`
+  syntax = "proto3";
+  message ExportTraceServiceRequest { repeated ResourceSpans resource_spans = 1; }
+  message ResourceSpans { Resource resource = 1; repeated ScopeSpans scope_spans = 2; }
+  message Resource { repeated KeyValue attributes = 1; }
+  message ScopeSpans { repeated Span spans = 2; }
+  message Span { bytes trace_id = 1; bytes span_id = 2; bytes parent_span_id = 4; string name = 5; int32 kind = 6; repeated KeyValue attributes = 9; }
+  message KeyValue { string key = 1; AnyValue value = 2; }
+  message AnyValue { oneof value { string string_value = 1; bool bool_value = 2; int64 int_value = 3; double double_value = 4; } }
+`)
+  .root.lookupType('ExportTraceServiceRequest');
+
+interface ReceivedSpan {
+  service: string;
+  traceId: string;
+  spanId: string;
+  parentSpanId: string;
+  name: string;
+  attributes: Record<string, unknown>;
+}
+
+type Attribute = { key: string; value?: { stringValue?: string; boolValue?: boolean; intValue?: unknown; doubleValue?: number } };
+const attributesOf = (list: Attribute[] = []) =>
+  Object.fromEntries(list.map(({ key, value = {} }) => [key, value.stringValue ?? value.boolValue ?? (value.intValue === undefined ? value.doubleValue : Number(value.intValue))]));
+const hex = (bytes: Uint8Array | string | undefined) => (typeof bytes === 'string' ? bytes : Buffer.from(bytes ?? []).toString('hex'));
+
+/** An export request's spans, from either encoding (protobuf bytes are hex in OTLP/JSON). */
+function spansOf(request: any): ReceivedSpan[] {
+  return (request.resourceSpans ?? []).flatMap((resourceSpans: any) => {
+    const service = String(attributesOf(resourceSpans.resource?.attributes)['service.name']);
+    return (resourceSpans.scopeSpans ?? []).flatMap((scope: any) =>
+      (scope.spans ?? []).map((span: any) => ({
+        service,
+        traceId: hex(span.traceId),
+        spanId: hex(span.spanId),
+        parentSpanId: hex(span.parentSpanId),
+        name: span.name,
+        attributes: attributesOf(span.attributes),
+      })),
+    );
+  });
+}
+
+/** An OTLP/HTTP trace receiver: every span it is sent, and the content types it was sent as. */
+async function startReceiver() {
+  const spans: ReceivedSpan[] = [];
+  const contentTypes = new Set<string>();
+  const server: Server = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      const body = Buffer.concat(chunks);
+      const type = request.headers['content-type'] ?? '';
+      contentTypes.add(type);
+      if (request.url !== '/v1/traces') return void response.writeHead(404).end();
+      const decoded = type.startsWith('application/x-protobuf') ? OTLP_TRACES.toObject(OTLP_TRACES.decode(body), { longs: String }) : JSON.parse(body.toString('utf8'));
+      spans.push(...spansOf(decoded));
+      response.writeHead(200, { 'content-type': type }).end(type.startsWith('application/json') ? '{}' : undefined);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  return { endpoint: `http://127.0.0.1:${port}`, spans, contentTypes, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+}
+type Receiver = Awaited<ReturnType<typeof startReceiver>>;
+
+const secret = (label: string) => `${label}-${randomBytes(16).toString('hex')}`;
+const ADMIN = secret('admin');
+const WRITER = secret('writer');
+const WRONG_TOKEN = secret('not-a-token');
+const SUBGRAPH_SECRET = secret('subgraph');
+const DB_PASSWORD = secret('dbpass');
+const DB_USER = `log_${randomBytes(4).toString('hex')}`;
+
+/** Every form a key's bytes could be written in. */
+const encodings = (bytes: Buffer) => [bytes.toString('base64url'), bytes.toString('base64'), bytes.toString('hex')];
+
+function scanForSecrets(lines: readonly { text: string }[], secrets: readonly string[]) {
+  const found = lines.flatMap(({ text }) => secrets.filter((value) => text.includes(value)).map((value) => `${value.slice(0, 12)}… in ${text.slice(0, 200)}`));
+  expect(found).toEqual([]);
+}
+
+/** Spans are sent every 100 ms rather than every 5 s, so the tests wait less. */
+const QUICK_EXPORT = { OTEL_BSP_SCHEDULE_DELAY: '100' };
+
+/** The trace checks, the same on either protocol's platform. */
+function traceChecks(contentType: string, running: () => { platform: PlatformProcess; receiver: Receiver }) {
+  const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
+    fetch(`${running().platform.origin}${path}`, { method: 'POST', headers: { authorization: `Bearer ${WRITER}`, 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+
+  it('joins the caller’s trace across the facade, the gateway and the subgraphs, every parent accounted for', async () => {
+    const { receiver } = running();
+    const schema = { type: 'object', properties: { chemistry: { enum: ['LFP', 'NMC'] } }, required: ['chemistry'] };
+    expect((await post('/registry/', { kind: 'model', id: 'traced-model', body: { title: 'traced', schema } })).status).toBe(201);
+    const created = await post('/issuer/passports', {
+      identity: `https://id.gs1.org/01/09520123456788/21/TRACE-${randomBytes(4).toString('hex')}`,
+      type_ref: { id: 'traced-model', version: 1 },
+      config_vector: { chemistry: 'LFP' },
+    });
+    expect(created.status).toBe(201);
+    const { passport_id } = (await created.json()) as { passport_id: string };
+
+    const traceId = randomBytes(16).toString('hex');
+    const callerSpanId = randomBytes(8).toString('hex');
+    const appended = await post(
+      `/issuer/passports/${passport_id}/events`,
+      { type: 'activated', payload: { placed_on_market_at: '2025-02-01T00:00:00Z' } },
+      { traceparent: `00-${traceId}-${callerSpanId}-01` },
+    );
+    expect(appended.status).toBe(201);
+
+    const inTrace = () => receiver.spans.filter((span) => span.traceId === traceId);
+    const services = () => new Set(inTrace().map((span) => span.service));
+    await expect.poll(() => [...services()].sort(), { timeout: 15_000, interval: 100 }).toEqual(expect.arrayContaining(['passport-facade', 'passport-gateway', 'passport-issuer']));
+    // Each server exports its own batches on its own schedule: wait until the facade's server span
+    // (it ends last) has come and every span's parent has too (or the wait ends, naming those without).
+    const orphans = () => {
+      const ids = new Set(inTrace().map((span) => span.spanId));
+      return inTrace()
+        .filter((span) => span.parentSpanId !== callerSpanId && !ids.has(span.parentSpanId))
+        .map((span) => `${span.service} ${span.name} has parent ${span.parentSpanId || '(none)'}`);
+    };
+    await expect
+      .poll(() => ({ root: inTrace().some((span) => span.service === 'passport-facade' && span.parentSpanId === callerSpanId), orphans: orphans() }), { timeout: 15_000, interval: 100 })
+      .toEqual({ root: true, orphans: [] });
+    const spans = inTrace();
+
+    expect(receiver.contentTypes).toEqual(new Set([contentType]));
+    const ids = new Set(spans.map((span) => span.spanId));
+    for (const span of spans) expect(span.parentSpanId === callerSpanId || ids.has(span.parentSpanId), `${span.service} ${span.name} has parent ${span.parentSpanId || '(none)'}`).toBe(true);
+
+    const named = (service: string) => spans.filter((span) => span.service === service).map((span) => span.name);
+    const root = spans.find((span) => span.parentSpanId === callerSpanId)!;
+    expect(root).toMatchObject({
+      service: 'passport-facade',
+      name: 'POST /issuer/passports/:id/events',
+      attributes: { 'http.route': '/issuer/passports/:id/events', 'http.response.status_code': 201 },
+    });
+    expect(named('passport-gateway')).toEqual(expect.arrayContaining(['POST /graphql', 'graphql.parse', 'graphql.validate', 'gateway.plan', 'gateway.fetch', 'POST']));
+    expect(named('passport-issuer')).toEqual(expect.arrayContaining(['POST *', 'graphql.parse', 'graphql.validate', 'graphql.execute', 'INSERT', 'SELECT']));
+
+    // Each server span is a child of a span of its caller's service: the facade's call, a gateway fetch.
+    const byId = new Map(spans.map((span) => [span.spanId, span]));
+    const issuerServer = spans.find((span) => span.service === 'passport-issuer' && span.name === 'POST *')!;
+    expect(byId.get(issuerServer.parentSpanId)?.service).toBe('passport-gateway');
+    const gatewayServers = spans.filter((span) => span.service === 'passport-gateway' && span.name === 'POST /graphql');
+    expect(gatewayServers.some((span) => byId.get(span.parentSpanId)?.service === 'passport-facade')).toBe(true);
+
+    // Nothing a client sent as a credential is recorded.
+    expect(JSON.stringify(spans)).not.toContain(WRITER);
+  }, 60_000);
+
+  it('calls made back through the gateway by the issuer carry its trace', async () => {
+    const { receiver } = running();
+    // Creating a passport reads its registry model through the gateway (lib/graphql/gateway-client.ts).
+    const traceId = randomBytes(16).toString('hex');
+    const created = await post(
+      '/issuer/passports',
+      { identity: `https://id.gs1.org/01/09520123456788/21/TRACE-${randomBytes(4).toString('hex')}`, type_ref: { id: 'traced-model', version: 1 }, config_vector: { chemistry: 'NMC' } },
+      { traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01` },
+    );
+    expect(created.status).toBe(201);
+    const byId = () => new Map(receiver.spans.filter((span) => span.traceId === traceId).map((span) => [span.spanId, span]));
+    const calledBack = () =>
+      [...byId().values()].filter((span) => span.service === 'passport-gateway' && span.name === 'POST /graphql' && byId().get(span.parentSpanId)?.service === 'passport-issuer');
+    await expect.poll(() => calledBack().length, { timeout: 15_000, interval: 100 }).toBeGreaterThan(0);
+    // …and the registry answers that call under the same trace.
+    await expect.poll(() => [...byId().values()].some((span) => span.service === 'passport-registry' && span.name === 'POST *'), { timeout: 15_000, interval: 100 }).toBe(true);
+  }, 60_000);
+}
+
+describe('npm start tracing over OTLP http/protobuf, its log lines JSON at info', () => {
+  let receiver: Receiver;
+  let platform: PlatformProcess;
+  let databaseUrl: string;
+  let gatewayPort: number;
+  let issuerPort: number;
+  let kekLines: string[] = [];
+
+  beforeAll(async () => {
+    // A role of its own, so that the database URL carries a password no other line has.
+    const adminUrl = await createTestDatabase();
+    await sql(adminUrl, `CREATE ROLE ${DB_USER} LOGIN SUPERUSER PASSWORD '${DB_PASSWORD}'`);
+    const url = new URL(adminUrl);
+    url.username = DB_USER;
+    url.password = DB_PASSWORD;
+    databaseUrl = url.toString();
+    // Traces go to a receiver that takes them, so that request lines carry trace and span ids too.
+    receiver = await startReceiver();
+    [gatewayPort, issuerPort] = [await freePort(), await freePort()];
+    platform = await startPlatformProcess({
+      DATABASE_URL: databaseUrl,
+      PASSPORT_ADMIN_TOKEN: ADMIN,
+      PASSPORT_WRITER_TOKEN: WRITER,
+      SUBGRAPH_SECRET,
+      GATEWAY_PORT: String(gatewayPort),
+      ISSUER_SUBGRAPH_PORT: String(issuerPort),
+      LOG_LEVEL: 'info',
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
+      ...QUICK_EXPORT,
+    });
+    const kek = await readFile(join(platform.dataDir, 'data.kek'), 'utf8');
+    kekLines = kek.split('\n').filter((line) => line && !line.startsWith('#'));
+  }, START_TIMEOUT_MS);
+  afterAll(async () => {
+    await platform?.stop();
+    await receiver?.close();
+  });
+
+  traceChecks('application/x-protobuf', () => ({ platform, receiver }));
+
+  it('writes log lines that carry no secret, through successes, refusals and failures, and are JSON with request, trace and timing fields', async () => {
+    const facade = (path: string, init: RequestInit = {}) => fetch(`${platform.origin}${path}`, init);
+    const json = (token: string, body: string) => ({ method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', cookie: `session=${ADMIN}` }, body });
+    const traceId = randomBytes(16).toString('hex');
+
+    expect((await facade('/trust/healthz', { headers: { traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01` } })).status).toBe(200);
+    expect((await facade('/issuer/passports', json(WRONG_TOKEN, '{}'))).status).toBe(401);
+    expect((await facade('/registry/admin/seed', json(WRITER, '{}'))).status).toBe(403);
+    // A body that carries secrets, malformed and well-formed: bodies are never logged.
+    expect((await facade('/issuer/passports', json(WRITER, `{"identity": "${ADMIN}", `))).status).toBe(400);
+    expect((await facade('/issuer/passports', json(WRITER, JSON.stringify({ identity: ADMIN, type_ref: { id: SUBGRAPH_SECRET, version: 1 }, config_vector: {} })))).status).toBeGreaterThanOrEqual(400);
+    expect((await facade(`/issuer/passports/${randomBytes(8).toString('hex')}`)).status).toBe(404);
+    expect((await facade('/registry/admin/log', { headers: { authorization: `Bearer ${ADMIN}` } })).status).toBe(200);
+    // The gateway and a subgraph directly: a mutation with a wrong credential, a query with the admin's.
+    const gateway = await fetch(`http://127.0.0.1:${gatewayPort}/graphql`, json(WRONG_TOKEN, JSON.stringify({ query: 'mutation { seedSampleRegister { count } }' })));
+    expect(gateway.status).toBeLessThan(500);
+    const subgraph = await fetch(`http://127.0.0.1:${issuerPort}/`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json', 'passport-gateway-credential': WRONG_TOKEN },
+      body: JSON.stringify({ query: 'mutation { __typename }' }),
+    });
+    expect(subgraph.status).toBeGreaterThanOrEqual(400);
+    // A request id the caller gives is kept; one that is not a plain token is replaced.
+    expect((await facade('/trust/healthz', { headers: { 'x-request-id': 'caller-id-42' } })).status).toBe(200);
+    expect((await facade('/trust/healthz', { headers: { 'x-request-id': `${WRITER} {"x":1}` } })).status).toBe(200);
+
+    // A request's line is written when its answer has been sent; give the last one a moment.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const written = [...platform.lines];
+    const keyForms = kekLines.flatMap((line) => encodings(Buffer.from(line, 'base64url')));
+    expect(keyForms.length).toBeGreaterThan(0);
+    scanForSecrets(written, [ADMIN, WRITER, WRONG_TOKEN, SUBGRAPH_SECRET, DB_PASSWORD, ...keyForms]);
+
+    // Every line that is not the start banner's human text is one JSON object.
+    const entries = written.filter(({ text }) => text.startsWith('{')).map(({ text }) => JSON.parse(text) as Record<string, any>);
+    expect(entries.length).toBeGreaterThan(10);
+    for (const entry of entries) {
+      expect(entry.time).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+      expect(['trace', 'debug', 'info', 'warn', 'error', 'fatal']).toContain(entry.level);
+      expect(entry.service).toMatch(/^passport-(facade|gateway|trust|registry|issuer|archive)$/);
+    }
+    const requests = entries.filter((entry) => entry.msg === 'request' || entry.msg === 'request failed');
+    for (const entry of requests) {
+      expect(entry).toEqual(
+        expect.objectContaining({
+          request_id: expect.any(String),
+          trace_id: expect.stringMatching(/^[\da-f]{32}$/),
+          span_id: expect.stringMatching(/^[\da-f]{16}$/),
+          method: expect.any(String),
+          status: expect.any(Number),
+          duration_ms: expect.any(Number),
+        }),
+      );
+      expect(entry).toHaveProperty('route');
+    }
+    const facadeStatuses = requests.filter((entry) => entry.service === 'passport-facade').map((entry) => entry.status);
+    expect(facadeStatuses).toEqual(expect.arrayContaining([200, 401, 403, 400, 404]));
+    expect(new Set(requests.map((entry) => entry.service))).toEqual(
+      expect.objectContaining(new Set(['passport-facade', 'passport-gateway', 'passport-issuer', 'passport-registry', 'passport-trust'])),
+    );
+    expect(requests.find((entry) => entry.status === 404)).toMatchObject({ route: '/issuer/passports/:id', method: 'GET' });
+    // One trace id from the caller's traceparent, through the facade and on to the gateway and the trust subgraph.
+    expect(new Set(requests.filter((entry) => entry.trace_id === traceId).map((entry) => entry.service))).toEqual(new Set(['passport-facade', 'passport-gateway', 'passport-trust']));
+    expect(requests.filter((entry) => entry.request_id === 'caller-id-42')).toHaveLength(1);
+    // Nor do the spans it exported.
+    scanForSecrets([{ text: JSON.stringify(receiver.spans) }], [ADMIN, WRITER, WRONG_TOKEN, SUBGRAPH_SECRET, DB_PASSWORD, ...keyForms]);
+  });
+
+  // Moved here from test/first-contact/start.test.ts, whose other starts are embedded: this platform is that start already.
+  it('is an npm start with DATABASE_URL, configured tokens and a data folder that did not exist yet, which it made; it runs, and ends with 0 on SIGTERM', async () => {
+    expect(platform.lines.map(({ text }) => text)).toContain('Passport services are running.');
+    expect(existsSync(join(platform.dataDir, 'data', 'supergraph.graphql'))).toBe(true);
+    expect(await platform.stop()).toBe(0);
+  });
+
+  it(
+    'does not name the database password in the lines of a start that fails on it',
+    async () => {
+      const wrong = new URL(databaseUrl);
+      wrong.password = secret('wrong-dbpass');
+      const failed = await startPlatformProcess({ DATABASE_URL: wrong.toString(), PASSPORT_ADMIN_TOKEN: ADMIN, PASSPORT_WRITER_TOKEN: WRITER }).then(
+        async (started) => ({ started, lines: started.lines }),
+        (error: Error & { lines?: PlatformProcess['lines'] }) => ({ started: undefined, lines: error.lines ?? [] }),
+      );
+      await failed.started?.stop();
+      expect(failed.started).toBeUndefined();
+      expect(failed.lines.map(({ text }) => text).join('\n')).toMatch(/Cannot start: .*refused the user name or password/);
+      scanForSecrets(failed.lines, [wrong.password, ADMIN, WRITER]);
+    },
+    START_TIMEOUT_MS,
+  );
+});
+
+describe('npm start tracing over OTLP http/json', () => {
+  let receiver: Receiver;
+  let platform: PlatformProcess;
+
+  beforeAll(async () => {
+    receiver = await startReceiver();
+    platform = await startPlatformProcess({
+      DATABASE_URL: await createTestDatabase(),
+      PASSPORT_WRITER_TOKEN: WRITER,
+      PASSPORT_ADMIN_TOKEN: ADMIN,
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      ...QUICK_EXPORT,
+    });
+  }, START_TIMEOUT_MS);
+  afterAll(async () => {
+    await platform?.stop();
+    await receiver?.close();
+  });
+
+  traceChecks('application/json', () => ({ platform, receiver }));
+});
