@@ -76,8 +76,10 @@ export default defineConfig({
     minWorkers: 1,
     // A worker runs its files one after another in one module graph, so the platform's code
     // (type-graphql, Apollo, four Prisma clients) is loaded once per worker, not once per file. Files
-    // stay isolated by data: each starts its stacks on a database of its own and stops them, and puts
-    // back any process.env it changes. (Vitest reads this for the pool as a whole, not per project.)
+    // stay isolated by data: each starts its stacks on a database of its own and stops them, or, when
+    // it only touches data of its own, uses the worker's one shared stack (sharedTestStack in
+    // test/support/stack.ts); and puts back any process.env it changes. (Vitest reads this for the
+    // pool as a whole, not per project.)
     isolate: false,
     testTimeout: 30_000,
     // The stacks the tests start log every request (lib/ops/logging.ts); warnings and errors are what a failing run needs.

@@ -2,15 +2,14 @@
  * The facade's handling of requests, on a real write path (the registry's POST /): malformed and
  * oversized bodies, wrong media types, and the 401/403 matrix — each refused before anything changes.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '../support/database.js';
-import { startTestStack, TOKENS, type TestStack } from '../support/stack.js';
+import { sharedTestStack, TOKENS, type SharedTestStack } from '../support/stack.js';
 
-let platform: TestStack;
+let platform: SharedTestStack;
 beforeAll(async () => {
-  platform = await startTestStack();
+  platform = await sharedTestStack();
 });
-afterAll(() => platform?.stop());
 
 const record = (id: string) => ({ kind: 'item', id, body: { title: id } });
 const storedRecords = async () => Number((await sql<{ count: string }>(platform.databaseUrl, 'SELECT count(*) FROM registry.record_version')).rows[0]!.count);
@@ -88,8 +87,8 @@ describe('credentials on a write path', () => {
     const input = { kind: 'item', id: 'direct', body: {} };
     expect((await platform.graphql(mutation, { input })).errors?.[0].extensions.code).toBe('MISSING_TOKEN');
     const log = await platform.rest('registry', '/admin/log', { as: 'admin' });
-    expect(log.body.entries.map((entry: { action: string; actor: string }) => `${entry.action} ${entry.actor}`)).toEqual(
-      expect.arrayContaining(['createRegistryRecord test-writer', 'createRegistryRecord test-admin']),
+    expect(log.body.entries.map((entry: { action: string; actor: string; target: string }) => `${entry.action} ${entry.actor} ${entry.target}`)).toEqual(
+      expect.arrayContaining(['createRegistryRecord test-writer by-writer', 'createRegistryRecord test-admin by-admin']),
     );
   });
 });

@@ -3,21 +3,20 @@
  * through the gateway, writing through it with a token, and reading a refusal with the service name.
  */
 import { cacheExchange, Client, fetchExchange, gql } from '@urql/core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestStack, TOKENS, type TestStack } from '../support/stack.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { sharedTestStack, TOKENS, type SharedTestStack } from '../support/stack.js';
 import { createModel, PASSPORTS_ACROSS_SERVICES, passportsAcrossServices, trustTheIssuer } from './support.js';
 
 const MODEL = 'battery-urql';
-let platform: TestStack;
+let platform: SharedTestStack;
 let ids: string[];
 
 beforeAll(async () => {
-  platform = await startTestStack();
+  platform = await sharedTestStack();
   await createModel(platform, MODEL);
   await trustTheIssuer(platform, { root: 'root-urql', issuer: 'issuer-urql' });
   ids = await passportsAcrossServices(platform, MODEL, 3);
 }, 180_000);
-afterAll(() => platform?.stop());
 
 /**
  * urql sends queries as GET when they fit in a URL; the gateway (Apollo Server's CSRF prevention)

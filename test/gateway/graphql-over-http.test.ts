@@ -3,15 +3,14 @@
  * (graphql-http `serverAudits`) checks a server: every MUST, SHOULD and MAY against the gateway.
  */
 import { serverAudits } from 'graphql-http';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestStack, type TestStack } from '../support/stack.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { sharedTestStack, type SharedTestStack } from '../support/stack.js';
 
-let platform: TestStack;
+let platform: SharedTestStack;
 
 beforeAll(async () => {
-  platform = await startTestStack();
+  platform = await sharedTestStack();
 });
-afterAll(() => platform?.stop());
 
 describe('the gateway, audited by graphql-http', () => {
   it('passes every MUST, SHOULD and MAY audit', async () => {

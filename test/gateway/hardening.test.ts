@@ -5,18 +5,15 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '../support/database.js';
-import { startTestStack, type TestStack } from '../support/stack.js';
+import { sharedTestStack, startTestStack, type SharedTestStack, type TestStack } from '../support/stack.js';
 
-let platform: TestStack;
+let platform: SharedTestStack;
 let closed: TestStack;
 
 beforeAll(async () => {
-  [platform, closed] = await Promise.all([startTestStack(), startTestStack({ env: { GRAPHQL_INTROSPECTION: 'false' } })]);
+  [platform, closed] = await Promise.all([sharedTestStack(), startTestStack({ env: { GRAPHQL_INTROSPECTION: 'false' } })]);
 });
-afterAll(async () => {
-  await platform?.stop();
-  await closed?.stop();
-});
+afterAll(() => closed?.stop());
 
 /** `snapshot(id) { passport { snapshots { passport { … } } } }`, `levels` passports deep. */
 function snapshotChain(levels: number, leaf = 'id'): string {

@@ -5,14 +5,13 @@
  * alone is enough, by POST or by GET (where an HTTP cache can keep the answer).
  */
 import { createHash } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestStack, type TestStack } from '../support/stack.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { sharedTestStack, type SharedTestStack } from '../support/stack.js';
 
-let platform: TestStack;
+let platform: SharedTestStack;
 beforeAll(async () => {
-  platform = await startTestStack();
+  platform = await sharedTestStack();
 });
-afterAll(() => platform?.stop());
 
 const QUERY = 'query Health { trust { health } registry { health } }';
 const persisted = (query: string) => ({ persistedQuery: { version: 1, sha256Hash: createHash('sha256').update(query).digest('hex') } });

@@ -5,7 +5,7 @@
  */
 import { expect } from 'vitest';
 import { createModel, createPassport, appendEvent, keyring, PAYLOADS } from '../issuer/support.js';
-import type { TestStack } from '../support/stack.js';
+import type { SharedTestStack } from '../support/stack.js';
 import { DAY, fromNow, newKey, seconds, signedJsonCredential } from '../trust/support.js';
 
 /** The cross-service query the tests, the documentation and GraphiQL run: one request, four services. */
@@ -28,7 +28,7 @@ export const PASSPORTS_ACROSS_SERVICES = `query PassportsAcrossServices($ids: [I
 }`;
 
 /** Makes trust vouch for the issuer's current keys: a root, the issuer as a node, the root's delegation to it. */
-export async function trustTheIssuer(platform: TestStack, names = { root: 'root-one-graph', issuer: 'issuer-one-graph' }): Promise<void> {
+export async function trustTheIssuer(platform: SharedTestStack, names = { root: 'root-one-graph', issuer: 'issuer-one-graph' }): Promise<void> {
   const root = await newKey();
   const rootNode = await platform.rest('trust', '/nodes', { body: { id: names.root, kind: 'root', keys: [{ ...root.jwk, iat: seconds(new Date(Date.now() - DAY)) }] }, as: 'writer' });
   expect(rootNode.status, JSON.stringify(rootNode.body)).toBe(201);
@@ -44,7 +44,7 @@ export async function trustTheIssuer(platform: TestStack, names = { root: 'root-
  * `count` passports of one model, each with an event (and, every `packEvery`th, a pack), each with
  * a snapshot; created `parallel` at a time. Returns their ids in creation order.
  */
-export async function passportsAcrossServices(platform: TestStack, model: string, count: number, options: { parallel?: number; snapshots?: boolean } = {}): Promise<string[]> {
+export async function passportsAcrossServices(platform: SharedTestStack, model: string, count: number, options: { parallel?: number; snapshots?: boolean } = {}): Promise<string[]> {
   const ids: string[] = [];
   const parallel = options.parallel ?? 10;
   for (let start = 0; start < count; start += parallel) {

@@ -5,7 +5,7 @@
 import * as jose from 'jose';
 import { expect } from 'vitest';
 import { canonicalize } from '../../lib/crypto/jcs.js';
-import type { TestStack } from '../support/stack.js';
+import type { SharedTestStack } from '../support/stack.js';
 
 /** The JSON Schema of the test model's config vectors. */
 export const BATTERY_SCHEMA = {
@@ -26,12 +26,12 @@ let serial = 0;
 export const itemIdentity = () => `https://id.gs1.org/01/09520123456788/21/SN-${process.pid}-${(serial += 1)}`;
 
 /** Creates a model record in the registry (its REST `POST /`), version 1. */
-export async function createModel(platform: TestStack, id: string, schema: object = BATTERY_SCHEMA): Promise<void> {
+export async function createModel(platform: SharedTestStack, id: string, schema: object = BATTERY_SCHEMA): Promise<void> {
   const response = await platform.rest('registry', '/', { body: { kind: 'model', id, body: { title: id, schema } }, as: 'writer' });
   expect(response.status, JSON.stringify(response.body)).toBe(201);
 }
 
-export async function createPassport(platform: TestStack, model: string, extra: Record<string, unknown> = {}) {
+export async function createPassport(platform: SharedTestStack, model: string, extra: Record<string, unknown> = {}) {
   const response = await platform.rest('issuer', '/passports', {
     body: { identity: itemIdentity(), type_ref: { id: model, version: 1 }, config_vector: CONFIG_VECTOR, ...extra },
     as: 'writer',
@@ -40,7 +40,7 @@ export async function createPassport(platform: TestStack, model: string, extra: 
   return response.body as { passport_id: string; status: string; capability_class: string; core: any; manifest: any; log_head: any; log: unknown[] };
 }
 
-export function appendEvent(platform: TestStack, passportId: string, type: string, payload: Record<string, unknown>) {
+export function appendEvent(platform: SharedTestStack, passportId: string, type: string, payload: Record<string, unknown>) {
   return platform.rest('issuer', `/passports/${passportId}/events`, { body: { type, payload }, as: 'writer' });
 }
 
@@ -84,7 +84,7 @@ function pick(value: Record<string, unknown>, members: string[]) {
   return Object.fromEntries(members.map((member) => [member, value[member]]));
 }
 
-export async function keyring(platform: TestStack): Promise<(jose.JWK & { kid: string; alg: string; iat: number; exp?: number })[]> {
+export async function keyring(platform: SharedTestStack): Promise<(jose.JWK & { kid: string; alg: string; iat: number; exp?: number })[]> {
   const response = await platform.rest('issuer', '/keyring');
   expect(response.status).toBe(200);
   return response.body.keys;

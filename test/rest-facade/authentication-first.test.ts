@@ -5,17 +5,16 @@
  * whatever it sent, and the refusal is the same words on every route, so the caller learns nothing
  * about the operation's body, parameters or fields. Refused admin requests still reach the admin log.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { ServiceName } from '../../lib/config/services.js';
 import { ROUTE_TABLES } from '../../rest-facade/routes/index.js';
 import type { Route } from '../../rest-facade/route-table.js';
-import { startTestStack, TOKENS, type TestStack } from '../support/stack.js';
+import { sharedTestStack, TOKENS, type SharedTestStack } from '../support/stack.js';
 
-let platform: TestStack;
+let platform: SharedTestStack;
 beforeAll(async () => {
-  platform = await startTestStack();
+  platform = await sharedTestStack();
 });
-afterAll(() => platform?.stop());
 
 const guarded = Object.values(ROUTE_TABLES).flatMap((table) => table.routes.filter((route) => route.role).map((route) => ({ service: table.service, route })));
 
@@ -129,14 +128,15 @@ describe('every route that needs a role', () => {
 });
 
 describe('refused write and admin requests', () => {
-  const logOf = async () => (await platform.rest('issuer', '/admin/log?limit=500', { as: 'admin' })).body.entries as { actor: string; action: string; outcome: string }[];
-  /** What a few requests added to the issuer's admin log, as `actor action outcome` lines. */
+  const logOf = async () => (await platform.rest('issuer', '/admin/log?limit=500', { as: 'admin' })).body.entries as { id: string; actor: string; action: string; outcome: string }[];
+  /** What a few requests added to the issuer's admin log (the entries newer than its newest before them), as `actor action outcome` lines. */
   async function logged(requests: () => Promise<unknown>): Promise<string[]> {
-    const before = (await logOf()).length;
+    const newest = (await logOf())[0]?.id;
     await requests();
     const entries = await logOf();
+    const added = entries.findIndex((entry) => entry.id === newest);
     return entries
-      .slice(0, entries.length - before)
+      .slice(0, added === -1 ? entries.length : added)
       .map(({ actor, action, outcome }) => `${actor} ${action} ${outcome}`)
       .sort();
   }

@@ -6,16 +6,15 @@
  * connections that never answered again after carrying a chunked body over the limit.
  */
 import { Agent, request } from 'node:http';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '../support/database.js';
-import { startTestStack, type TestStack } from '../support/stack.js';
+import { sharedTestStack, type SharedTestStack } from '../support/stack.js';
 
-let platform: TestStack;
+let platform: SharedTestStack;
 
 beforeAll(async () => {
-  platform = await startTestStack();
+  platform = await sharedTestStack();
 });
-afterAll(() => platform?.stop());
 
 const count = async (table: string) => Number((await sql(platform.databaseUrl, `SELECT count(*) AS n FROM ${table}`)).rows[0]!.n);
 

@@ -12,7 +12,7 @@ import { promisify } from 'node:util';
 import openapiTS, { astToString } from 'openapi-typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ServiceName } from '../../lib/config/services.js';
-import { startTestStack, TOKENS, type TestStack } from '../support/stack.js';
+import { sharedTestStack, TOKENS, type SharedTestStack } from '../support/stack.js';
 
 const run = promisify(execFile);
 const SERVICES: ServiceName[] = ['trust', 'registry', 'issuer', 'archive'];
@@ -21,12 +21,12 @@ const bin = (name: string) => join(ROOT, 'node_modules', '.bin', name);
 /** Redocly sends no usage data and checks for no update. */
 const QUIET = { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true', NO_COLOR: '1' };
 
-let platform: TestStack;
+let platform: SharedTestStack;
 let folder: string;
 const files = {} as Record<ServiceName, string>;
 
 beforeAll(async () => {
-  platform = await startTestStack();
+  platform = await sharedTestStack();
   folder = mkdtempSync(join(tmpdir(), 'openapi-clients-'));
   for (const service of SERVICES) {
     const response = await fetch(`${new URL(platform.base(service)).origin}/docs/${service}/openapi.json`);
@@ -36,7 +36,6 @@ beforeAll(async () => {
   }
 }, 120_000);
 afterAll(async () => {
-  await platform?.stop();
   if (folder) rmSync(folder, { recursive: true, force: true });
 });
 

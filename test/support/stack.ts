@@ -1,6 +1,7 @@
 /**
  * The whole platform for a test file: its own database on the shared PostgreSQL, every server on a
- * free loopback port, and tokens of each role.
+ * free loopback port, and tokens of each role. startTestStack starts one for the file alone;
+ * sharedTestStack gives the one the worker's files that only touch data of their own share.
  */
 import { AccessTokens, hashToken } from '../../lib/auth/tokens.js';
 import { loadRuntimeConfig } from '../../lib/config/runtime.js';
@@ -50,7 +51,8 @@ export interface RestResponse {
  * Stacks this worker has started (or is starting) and not stopped. A worker runs many files in one
  * process (isolate: false), so a stack a file leaves running, e.g. one whose start outlived a timed-out
  * beforeAll, would hold its ports and connections while the next files run: stopLeftoverStacks,
- * run after each file (test/support/leftover-stacks.ts), stops it.
+ * run after each file (test/support/leftover-stacks.ts), stops it. The worker's shared stack
+ * (sharedTestStack) is not among them: it outlives files.
  */
 const unstopped = new Set<Promise<TestStack>>();
 
@@ -71,6 +73,33 @@ export function startTestStack(options: TestStackOptions = {}): Promise<TestStac
   unstopped.add(starting);
   starting.catch(() => unstopped.delete(starting));
   return starting;
+}
+
+/** A stack many files use at once: they may read and write data of their own on it, not stop or restart it. */
+export type SharedTestStack = Omit<TestStack, 'restart' | 'stop'>;
+
+let shared: Promise<TestStack> | undefined;
+
+/**
+ * The stack of this worker's files that only touch data of their own (ids of their own, no tampering
+ * by SQL, no whole-database assertions, no process.env or configuration of their own): the first call
+ * in a worker starts it with the default options on a database of its own, later calls return it. A
+ * stack start costs ~1.5 CPU-s and ~8 new PostgreSQL connections; the worker's files run one after
+ * another in one module graph (isolate: false), so one start serves them all. No file stops it, and
+ * stopLeftoverStacks leaves it alone: it lives as long as the worker, which vitest ends with SIGTERM
+ * once the run's files are done (before the global teardown stops PostgreSQL), so its servers and
+ * connections go with the process.
+ */
+export function sharedTestStack(): Promise<SharedTestStack> {
+  if (!shared) {
+    const starting = openTestStack({}, () => {});
+    // A start that failed is not kept: the next file tries again rather than inherit the error.
+    starting.catch(() => {
+      if (shared === starting) shared = undefined;
+    });
+    shared = starting;
+  }
+  return shared;
 }
 
 async function openTestStack(options: TestStackOptions, stopped: () => void): Promise<TestStack> {
