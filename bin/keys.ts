@@ -10,22 +10,30 @@ import { existsSync } from 'node:fs';
 import { baseDatabaseUrl, serviceDatabaseUrl } from '../lib/config/database.js';
 import { loadRuntimeConfig } from '../lib/config/runtime.js';
 import { isServiceName, SERVICES, type ServiceName } from '../lib/config/services.js';
-import { openPrismaClient, type PrismaClientClass } from '../lib/db/prisma.js';
+import type { PrismaClientClass } from '../lib/db/prisma.js';
 import { kekFile, KeyCustodyError, KeyEncryptionKeys, writeKekFile } from '../lib/keys/kek.js';
-import { rotateKek } from '../lib/keys/kek-rotation.js';
-import { prismaKeyRepository, type KeyStoreClient } from '../lib/keys/prisma-key-repository.js';
+import type { KeyRepository } from '../lib/keys/key-store.js';
+import type { KeyStoreClient } from '../lib/keys/prisma-key-repository.js';
 import { KEY_PURPOSES } from '../lib/keys/purposes.js';
-import { PrismaClient as ArchiveClient } from '../prisma/archive/generated/client.js';
-import { PrismaClient as IssuerClient } from '../prisma/issuer/generated/client.js';
-import { PrismaClient as RegistryClient } from '../prisma/registry/generated/client.js';
-import { PrismaClient as TrustClient } from '../prisma/trust/generated/client.js';
 
-const CLIENTS: Record<ServiceName, PrismaClientClass<KeyStoreClient & { $disconnect(): Promise<void> }>> = {
-  trust: TrustClient,
-  registry: RegistryClient,
-  issuer: IssuerClient,
-  archive: ArchiveClient,
-};
+type KeyClientClass = PrismaClientClass<KeyStoreClient & { $disconnect(): Promise<void> }>;
+
+/**
+ * The four Prisma clients and what opens them, loaded by the commands that read the database only:
+ * create-kek and rotate (a request to the running platform) need none of it, half of such a run's CPU.
+ */
+async function databaseAccess() {
+  const [{ openPrismaClient }, { prismaKeyRepository }, archive, issuer, registry, trust] = await Promise.all([
+    import('../lib/db/prisma.js'),
+    import('../lib/keys/prisma-key-repository.js'),
+    import('../prisma/archive/generated/client.js'),
+    import('../prisma/issuer/generated/client.js'),
+    import('../prisma/registry/generated/client.js'),
+    import('../prisma/trust/generated/client.js'),
+  ]);
+  const clients: Record<ServiceName, KeyClientClass> = { trust: trust.PrismaClient, registry: registry.PrismaClient, issuer: issuer.PrismaClient, archive: archive.PrismaClient };
+  return { openPrismaClient, prismaKeyRepository, clients };
+}
 
 const USAGE = [
   'usage: npm run keys -- rotate <service> <purpose>   (PASSPORT_ADMIN_TOKEN: an admin token of the running platform)',
@@ -63,10 +71,11 @@ async function rotate(service: string, purpose: string): Promise<void> {
   console.log("The trust graph's platform node holds the new key (docs/KEYS.md).");
 }
 
-async function withRepositories<T>(run: (services: { service: ServiceName; repository: ReturnType<typeof prismaKeyRepository> }[]) => Promise<T>): Promise<T> {
+async function withRepositories<T>(run: (services: { service: ServiceName; repository: KeyRepository }[]) => Promise<T>): Promise<T> {
   if (!baseDatabaseUrl() && !SERVICES.every((service) => process.env[`${service.toUpperCase()}_DATABASE_URL`])) {
     throw new CommandError('No database configured: set DATABASE_URL (or each <SERVICE>_DATABASE_URL), or PASSPORT_DATA_DIR to the data folder of the embedded PostgreSQL.');
   }
+  const { openPrismaClient, prismaKeyRepository, clients: CLIENTS } = await databaseAccess();
   const clients = SERVICES.map((service) => ({ service, client: openPrismaClient(CLIENTS[service], serviceDatabaseUrl(service), 2) }));
   try {
     return await run(clients.map(({ service, client }) => ({ service, repository: prismaKeyRepository(client) })));
@@ -80,6 +89,7 @@ async function main(argv: string[]): Promise<void> {
   if (command === 'rotate' && rest.length === 2) return rotate(rest[0]!, rest[1]!);
   if (command === 'rotate-kek' && rest.length === 0) {
     const file = kekFile();
+    const { rotateKek } = await import('../lib/keys/kek-rotation.js');
     const rotation = await withRepositories((services) => rotateKek(file, services));
     console.log(`Every signing key is now sealed under key-encryption key ${rotation.current} in ${file}.`);
     console.log(

@@ -12,6 +12,7 @@ import { startEmbeddedPostgres, type RunningPostgres } from '../lib/db/embedded-
 import type { ListeningServer } from '../lib/graphql/subgraph-server.js';
 import type { Subgraph } from '../lib/graphql/subgraph.js';
 import { deployMigrations } from '../lib/db/migrate.js';
+import { checkSealedKeys, storedCustody, type StoredCustody } from '../lib/keys/custody-check.js';
 import type { RunningGateway } from '../gateway/index.js';
 import type { RunningFacade } from '../rest-facade/server.js';
 import { DEFAULT_METRICS_PORTS, serveMetrics, type MetricsListener } from '../lib/ops/metrics-listener.js';
@@ -70,11 +71,24 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
 
     // Side by side: each service's check takes the migration lock in turn (lib/db/migrate.ts), and the
     // others' connections open meanwhile. Every check ends before a failure is reported.
-    const migrated = await Promise.allSettled(SERVICES.map((service) => deployMigrations(service, serviceUrl(service))));
+    // Each service's stored keys are read on its migration session (no connection of its own).
+    const stored: Partial<Record<ServiceName, StoredCustody[]>> = {};
+    const migrated = await Promise.allSettled(
+      SERVICES.map((service) =>
+        deployMigrations(service, serviceUrl(service), {
+          afterwards: async (client) => {
+            stored[service] = await storedCustody(client);
+          },
+        }),
+      ),
+    );
     for (const [index, outcome] of migrated.entries()) {
       if (outcome.status === 'rejected') throw outcome.reason;
       if (outcome.value.length) log(`${SERVICES[index]}: applied migrations ${outcome.value.join(', ')}`);
     }
+    // A key-encryption key that does not open the sealed keys (a wrong or lost KEK file) ends the start
+    // here, in the key store's words, before the servers' code is loaded. A PKCS#11 token is the kernel's to open.
+    if (!process.env.PASSPORT_PKCS11_MODULE) for (const service of SERVICES) checkSealedKeys(service, options.kek, stored[service] ?? []);
 
     // The servers' code (Apollo, type-graphql, the Prisma clients, Fastify: most of what a start loads)
     // once the database has answered, so a start that cannot reach it says so without loading them.

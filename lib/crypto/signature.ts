@@ -44,8 +44,24 @@ export function signBytes(alg: SigningAlgorithm, secretKey: Uint8Array, data: Ui
   return p256.sign(data, secretKey, { prehash: true });
 }
 
+/** DER of a SEC 1 ECPrivateKey on P-256 (RFC 5915) without its optional public key: the 32 scalar bytes go between. */
+const P256_SEC1_PREFIX = hexToBytes('30310201010420');
+const P256_SEC1_SUFFIX = hexToBytes('a00a06082a8648ce3d030107');
+
+/**
+ * The public key of a secret key (Ed25519: 32 bytes; ES256: the uncompressed point, 65 bytes), computed
+ * by OpenSSL: @noble/curves would first build its tables for the curve, some 0.1 s of CPU each, at every
+ * start that opens its keys. The same answers as @noble/curves' getPublicKey (the tests hold them equal),
+ * which also sets the rule for an ES256 secret: a scalar of 32 bytes in 1..n-1.
+ */
 export function publicKeyOf(alg: SigningAlgorithm, secretKey: Uint8Array): Uint8Array {
-  return alg === 'Ed25519' ? ed25519.getPublicKey(secretKey) : p256.getPublicKey(secretKey, false);
+  if (alg === 'Ed25519') {
+    if (secretKey.length !== 32) throw new RangeError('an Ed25519 secret key has 32 bytes');
+    return new Uint8Array(createPublicKey(ed25519PrivateKeyObject(secretKey)).export({ format: 'der', type: 'spki' }).subarray(-32));
+  }
+  if (!p256.utils.isValidSecretKey(secretKey)) throw new RangeError('an ES256 secret key is a scalar of 32 bytes in 1..n-1');
+  const key = createPrivateKey({ key: Buffer.concat([P256_SEC1_PREFIX, secretKey, P256_SEC1_SUFFIX]), format: 'der', type: 'sec1' });
+  return new Uint8Array(createPublicKey(key).export({ format: 'der', type: 'spki' }).subarray(-65));
 }
 
 export function generateSecretKey(alg: SigningAlgorithm): Uint8Array {

@@ -76,11 +76,16 @@ interface RecordRow {
   rolled_back_at: Date | null;
 }
 
+export interface MigrateOptions {
+  /** Run on the same session once the schema is up to date (a start reads its stored keys so, without a connection of its own). */
+  afterwards?: (client: pg.ClientBase) => Promise<void>;
+}
+
 /**
  * Applies every migration of `directory` not yet recorded in the URL's schema (Prisma's `?schema=`),
  * creating the schema first. Returns the names applied, in order.
  */
-export async function applyMigrations(url: string, directory: string): Promise<string[]> {
+export async function applyMigrations(url: string, directory: string, options: MigrateOptions = {}): Promise<string[]> {
   const target = parseDatabaseUrl(url);
   const migrations = await readMigrations(directory);
   const client = new pg.Client(clientConfig(target, target.database));
@@ -117,6 +122,7 @@ export async function applyMigrations(url: string, directory: string): Promise<s
       }
       names.push(migration.name);
     }
+    await options.afterwards?.(client);
     return names;
   } finally {
     // Ending the session releases the advisory lock too.
@@ -141,6 +147,6 @@ export async function runMigration(client: pg.ClientBase, migration: Migration):
 }
 
 /** Applies a service's committed migrations to its schema. Returns the names applied. */
-export function deployMigrations(service: ServiceName, url: string): Promise<string[]> {
-  return applyMigrations(url, migrationsDirectory(service));
+export function deployMigrations(service: ServiceName, url: string, options: MigrateOptions = {}): Promise<string[]> {
+  return applyMigrations(url, migrationsDirectory(service), options);
 }

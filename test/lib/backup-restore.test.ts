@@ -240,14 +240,16 @@ describe('a backup taken while appends go on', () => {
 
 describe('a restore into a fresh data folder, started by npm start', () => {
   let dataDir: string;
+  // The servers take ports the system chooses as they listen (the start prints its URLs): a port picked
+  // ahead may be taken by another process before the child binds it. PostgreSQL needs one named ahead.
   const ports = async () => ({
     EMBEDDED_PG_PORT: String(await freePort()),
-    FACADE_PORT: String(await freePort()),
-    GATEWAY_PORT: String(await freePort()),
-    TRUST_SUBGRAPH_PORT: String(await freePort()),
-    REGISTRY_SUBGRAPH_PORT: String(await freePort()),
-    ISSUER_SUBGRAPH_PORT: String(await freePort()),
-    ARCHIVE_SUBGRAPH_PORT: String(await freePort()),
+    FACADE_PORT: '0',
+    GATEWAY_PORT: '0',
+    TRUST_SUBGRAPH_PORT: '0',
+    REGISTRY_SUBGRAPH_PORT: '0',
+    ISSUER_SUBGRAPH_PORT: '0',
+    ARCHIVE_SUBGRAPH_PORT: '0',
     // The default metrics port may be another platform's in the same test run.
     METRICS_PORT: '0',
   });
@@ -290,9 +292,9 @@ describe('a restore into a fresh data folder, started by npm start', () => {
         }),
         exited.then((code) => Promise.reject(new Error(`npm start ended (${code}): ${output}`))),
       ]);
-      const base = `http://127.0.0.1:${env.FACADE_PORT}`;
+      const issuer = /^ {2}issuer REST +(\S+)/m.exec(output)![1]!;
       const append = (token: string) =>
-        fetch(`${base}/issuer/passports/${encodeURIComponent(passports[0]!.id)}/events`, {
+        fetch(`${issuer}/passports/${encodeURIComponent(passports[0]!.id)}/events`, {
           method: 'POST',
           headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
           body: JSON.stringify({
@@ -302,7 +304,7 @@ describe('a restore into a fresh data folder, started by npm start', () => {
         });
       expect((await append(TOKENS.writer)).status).toBe(201);
       expect((await append('not-a-token-of-this-platform')).status).toBe(401);
-      expect((await fetch(`${base}/issuer/admin/log`, { headers: { authorization: `Bearer ${TOKENS.admin}` } })).status).toBe(200);
+      expect((await fetch(`${issuer}/admin/log`, { headers: { authorization: `Bearer ${TOKENS.admin}` } })).status).toBe(200);
     } finally {
       child.kill('SIGINT');
       await exited;

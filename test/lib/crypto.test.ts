@@ -177,6 +177,22 @@ describe('Ed25519 verification', () => {
     }
   });
 
+  it('derives public keys through OpenSSL as @noble/curves does, Ed25519 and ES256, and refuses ES256 scalars outside 1..n-1', async () => {
+    const { ed25519 } = await import('@noble/curves/ed25519.js');
+    const { p256 } = await import('@noble/curves/nist.js');
+    for (let i = 0; i < 20; i += 1) {
+      const edwards = generateSecretKey('Ed25519');
+      expect(Buffer.from(publicKeyOf('Ed25519', edwards)).toString('hex')).toBe(Buffer.from(ed25519.getPublicKey(edwards)).toString('hex'));
+      const nist = generateSecretKey('ES256');
+      expect(Buffer.from(publicKeyOf('ES256', nist)).toString('hex')).toBe(Buffer.from(p256.getPublicKey(nist, false)).toString('hex'));
+    }
+    const scalar = (value: bigint) => Uint8Array.from(Buffer.from(value.toString(16).padStart(64, '0'), 'hex'));
+    const n = p256.Point.Fn.ORDER;
+    for (const edge of [1n, n - 1n]) expect(Buffer.from(publicKeyOf('ES256', scalar(edge))).toString('hex')).toBe(Buffer.from(p256.getPublicKey(scalar(edge), false)).toString('hex'));
+    for (const outside of [scalar(0n), scalar(n), new Uint8Array(32).fill(0xff), new Uint8Array(31).fill(1)]) expect(() => publicKeyOf('ES256', outside)).toThrow(RangeError);
+    expect(() => publicKeyOf('Ed25519', new Uint8Array(31))).toThrow(RangeError);
+  });
+
   it('verifies detached JWS on the thread pool with the same answers and errors', async () => {
     const { verifyDetachedAsync } = await import('../../lib/crypto/jws.js');
     const secretKey = generateSecretKey('Ed25519');

@@ -1,42 +1,49 @@
 /**
- * A free TCP port on loopback for a process that binds it later (for benchmarks, the soak run and
- * tests). Not one the system hands out for port 0: that range (ip_local_port_range) is also where every
- * outgoing connection takes its local port, so in the moment between this check and the child's bind,
- * a request of a test running beside it could take the port (EADDRINUSE). Below that range only
- * explicit binds go, and this process never hands out a port twice.
+ * A free TCP port on loopback, for a process that binds it later (benchmarks, the soak run, tests that
+ * hand a port to a child process or to PostgreSQL, which cannot be told port 0).
+ *
+ * Not one the system hands out for port 0: those come from the kernel's ephemeral range
+ * (/proc/sys/net/ipv4/ip_local_port_range, 32768–60999 by default), the same range every outgoing
+ * connection and every port-0 listener on the machine takes its port from, so a port from there that
+ * was free when checked can be taken before the child binds it (EADDRINUSE, with the other test worker
+ * busy beside it). Below that range nothing takes a port unasked: a random one that binds now is free
+ * until the child binds it, unless another caller drew the same port meanwhile (1 in ~20,000).
+ * Where that range leaves no room below it, the system's choice as before.
  */
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 
 const LOWEST = 10_000;
-const handedOut = new Set<number>();
 
-/** The first port of the range the system gives to port 0 and outgoing connections (Linux' default 32768). */
-function ephemeralRangeStart(): number {
+function ephemeralLow(): number {
   try {
-    const start = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
-    return Number.isInteger(start) && start > LOWEST + 1000 ? start : 32_768;
+    return Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]) || 32_768;
   } catch {
     return 32_768;
   }
 }
 
-const HIGHEST = ephemeralRangeStart() - 1;
-
-function bindable(port: number): Promise<boolean> {
+/** Binds `port` on loopback and lets it go: the port bound (the system's choice for 0), or undefined when it is taken. */
+function tryPort(port: number): Promise<number | undefined> {
   return new Promise((resolve) => {
     const server = createServer();
-    server.once('error', () => resolve(false));
-    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+    server.once('error', () => resolve(undefined));
+    server.listen(port, '127.0.0.1', () => {
+      const bound = (server.address() as { port: number }).port;
+      server.close(() => resolve(bound));
+    });
   });
 }
 
 export async function freePort(): Promise<number> {
-  for (let attempt = 0; attempt < 200; attempt += 1) {
-    const port = LOWEST + Math.floor(Math.random() * (HIGHEST - LOWEST + 1));
-    if (handedOut.has(port)) continue;
-    handedOut.add(port);
-    if (await bindable(port)) return port;
+  const below = ephemeralLow();
+  if (below - LOWEST >= 1_000) {
+    for (let attempt = 0; attempt < 50; attempt += 1) {
+      const port = await tryPort(LOWEST + Math.floor(Math.random() * (below - LOWEST)));
+      if (port !== undefined) return port;
+    }
   }
-  throw new Error(`no free port found between ${LOWEST} and ${HIGHEST}`);
+  const port = await tryPort(0);
+  if (port === undefined) throw new Error('no free TCP port on 127.0.0.1');
+  return port;
 }
