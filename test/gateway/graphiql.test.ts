@@ -6,12 +6,12 @@
  */
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CHROMIUM, closeContexts, sharedBrowser } from '../support/browser.js';
 import { startTestStack, type TestStack } from '../support/stack.js';
 import { createModel, passportsAcrossServices, trustTheIssuer } from './support.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const MODEL = 'battery-graphiql';
 
 let platform: TestStack;
@@ -24,13 +24,10 @@ beforeAll(async () => {
   await createModel(platform, MODEL);
   await trustTheIssuer(platform, { root: 'root-graphiql', issuer: 'issuer-graphiql' });
   ids = await passportsAcrossServices(platform, MODEL, 2);
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  browser = await sharedBrowser();
 }, 180_000);
 afterAll(async () => {
-  await browser?.close();
+  await closeContexts(browser);
   await platform?.stop();
 });
 

@@ -1,5 +1,5 @@
 /**
- * What the tests of the verification page share: Debian's Chromium as playwright-core drives it,
+ * What the tests of the verification page share: Debian's Chromium as playwright-core drives it (one per worker: test/support/browser.ts),
  * packs minted through the REST API and drawn as QR images, a pack forged under a foreign key, and
  * the steps a person takes in the page (open it, pick an image, read the verdict: test/support/page-visit.ts).
  */
@@ -11,12 +11,12 @@ import { encodeBase64Url, generateSecretKey, jwkThumbprint, publicKeyOf, rawKeyS
 import { decodePack, mintPack } from '../../lib/formats/issuer/pack.js';
 import { trustTheIssuer } from '../gateway/support.js';
 import { appendEvent, createModel, createPassport, PAYLOADS } from '../issuer/support.js';
+import { CHROMIUM } from '../support/browser.js';
 import { startTestStack, type TestStack } from '../support/stack.js';
 
 export { serviceWorkerInControl, verdictOf as verifyImage } from '../support/page-visit.js';
 
-export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+export { CHROMIUM } from '../support/browser.js';
 
 export const isLocal = (url: string) => {
   if (url.startsWith('data:') || url.startsWith('blob:') || url.startsWith('about:')) return true;

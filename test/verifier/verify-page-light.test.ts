@@ -7,15 +7,16 @@
  * on its way or passed off as another key's is refused, as is a pack signed after its issuer was
  * revoked. GET /trust/keys/{kid}/path, the REST form of the material, is checked with jose.
  */
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeBase64Url, generateSecretKey, publicKeyOf, rawKeySigner, signJson } from '../../lib/crypto/index.js';
 import { verifySignedJson } from '../issuer/support.js';
+import { closeContexts, sharedBrowser } from '../support/browser.js';
 import { countingRelay, firstVisit, type ByteCount, type CountingRelay } from '../support/page-visit.js';
 import type { TestStack } from '../support/stack.js';
 import { SyntheticTrustGraph } from '../support/synthetic-trust-graph.js';
-import { anchorsLoaded, CHROMIUM, CHROMIUM_ARGS, foreign, foreignSigned, mintedPack, openPage, pageTestStack, qrPng, verifyImage } from './page-support.js';
+import { anchorsLoaded, foreign, foreignSigned, mintedPack, openPage, pageTestStack, qrPng, verifyImage } from './page-support.js';
 
 const MODEL = 'battery-verify-light';
 const ROOT = 'root-verify-light';
@@ -49,10 +50,10 @@ beforeAll(async () => {
   await graph.growTo(N);
   relay = await countingRelay(platform.stack.facade.url);
   pageUrl = `${relay.origin}/verify/`;
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  browser = await sharedBrowser();
 }, 180_000);
 afterAll(async () => {
-  await browser?.close();
+  await closeContexts(browser);
   await relay?.close();
   await db?.end();
   await platform?.stop();

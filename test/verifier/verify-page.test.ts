@@ -5,17 +5,18 @@
  * unreadable and revoked-key packs and an expired bundle are refused with the reason a person
  * reads; the page asks nothing of any host but its own, and verifies offline after one visit.
  */
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { deflateSync } from 'node:zlib';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { PNG } from 'pngjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeBase45 } from '../../lib/formats/issuer/base45.js';
 import { decodeCbor, encodeCbor } from '../../lib/formats/issuer/cose.js';
 import { decodePack, PACK_PREFIX } from '../../lib/formats/issuer/pack.js';
 import { appendEvent, PAYLOADS, verifySignedJson } from '../issuer/support.js';
+import { CAMERA_VIDEO, closeContexts, sharedBrowser } from '../support/browser.js';
 import type { TestStack } from '../support/stack.js';
-import { anchorsLoaded, CHROMIUM, CHROMIUM_ARGS, foreign, isLocal, mintedPack, openPage, pageTestStack, qrPng, serviceWorkerInControl, verifyImage } from './page-support.js';
+import { anchorsLoaded, foreign, isLocal, mintedPack, openPage, pageTestStack, qrPng, serviceWorkerInControl, verifyImage } from './page-support.js';
 
 const ARTIFACTS = new URL('../artifacts/verify-page/', import.meta.url);
 const MODEL = 'battery-verify-page';
@@ -76,19 +77,14 @@ beforeAll(async () => {
   expect((await appendEvent(platform, passport_id, 'ObjectEvent', PAYLOADS.ObjectEvent!())).status).toBe(201);
   genuine = { ...(await mint(passport_id)), passport: passport_id };
   pageUrl = `${platform.stack.facade.url}/verify/`;
-  // One browser for the file, the camera test's included: Chromium's fake camera plays the genuine
-  // pack's QR code as a video, and the fake UI grants the camera as a person tapping "Allow" does.
-  // Only the camera test asks for the camera; the flags change nothing for the others.
-  await mkdir(ARTIFACTS, { recursive: true });
-  const video = new URL('camera.y4m', ARTIFACTS).pathname;
-  await writeFile(video, await qrVideo(genuine.text));
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [...CHROMIUM_ARGS, '--use-fake-ui-for-media-stream', '--use-fake-device-for-media-stream', `--use-file-for-fake-video-capture=${video}`],
-  });
+  // The worker's browser (test/support/browser.ts): its fake camera plays the video written here, the
+  // genuine pack's QR code, when the camera test opens it.
+  await writeFile(CAMERA_VIDEO, await qrVideo(genuine.text));
+  browser = await sharedBrowser();
 }, 180_000);
 afterAll(async () => {
-  await browser?.close();
+  await closeContexts(browser);
+  await rm(CAMERA_VIDEO, { force: true });
   await platform?.stop();
 });
 
