@@ -5,9 +5,12 @@
 // the type checks, lint and format check (biome.json), the dependency rules (.dependency-cruiser.cjs),
 // the unit layer (no PostgreSQL) and the integration layer. The run is bound by the machine's CPU, so
 // a core left idle while the longest static check finishes alone is time lost (docs/PLUMBING.md,
-// "npm test"). The quick layers still come first: the integration layer runs at a lower priority
-// (5 steps nicer, which its workers, PostgreSQL and child processes inherit), so it takes the cores the
-// others leave; and a failing layer stops the layers still running beside it and the steps after it.
+// "npm test"). The quick layers still come first: each layer is a session of its own, and where
+// Linux groups a session's processes for the scheduler (autogroup, on by default) the cores are shared
+// between layers, not between their processes, so the integration layer's many processes cannot crowd
+// out a static check; where it does not, the integration layer's niceness (5 steps more, which its
+// workers, PostgreSQL and child processes inherit) does the same. And a failing layer stops the
+// layers still running beside it and the steps after it.
 // Each layer's time is printed. Beside others a layer's output is held until the layers listed before
 // it have ended, then shown whole and followed live, so layers' lines never interleave.
 // Arguments go to both vitest layers (e.g. `npm test -- --reporter=dot`).
