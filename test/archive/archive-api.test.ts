@@ -184,7 +184,8 @@ describe('the discovery document', () => {
     expect(outcome.output).toContain('snapshot.tar: OK');
     expect(outcome.output).toContain(`verified: snapshot ${seeded.beta.id}`);
     expect(outcome.output).toContain('data/passport/events.jsonl: OK');
-  });
+    // Fifteen commands, a node process among them: on a loaded machine 30 s ran out.
+  }, 120_000);
 
   it('is described in OpenAPI with every archive path', async () => {
     const openapi = (await (await fetch(`${new URL(base()).origin}/docs/archive/openapi.json`)).json()) as { paths: Record<string, Record<string, any>> };
@@ -413,7 +414,8 @@ describe('the notary key', () => {
     } finally {
       await reopened.close();
     }
-  });
+    // Three recipes followed and a second archive kernel opened: on a loaded machine 30 s ran out.
+  }, 120_000);
 });
 
 describe('after a restart of the whole stack', () => {
@@ -429,5 +431,6 @@ describe('after a restart of the whole stack', () => {
     // The stack comes back on other ports, so the links differ; everything else is the same.
     const withoutLinks = (body: { snapshots: Record<string, unknown>[] }) => body.snapshots.map(({ href: _href, notarization_href: _notarization, ...snapshot }) => snapshot);
     expect(withoutLinks((await platform.rest('archive', '/snapshots')).body)).toEqual(withoutLinks(before.body));
-  });
+    // A whole stack stopped and started again: on a loaded machine 30 s ran out.
+  }, 120_000);
 });
