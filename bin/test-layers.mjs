@@ -1,21 +1,15 @@
 #!/usr/bin/env node
 // `npm test`: first the system packages the tests need (bin/system-packages.ts: installs missing ones
 // as root with apt-get, else names the command) beside the commands' compiled build (bin/run.mjs, which
-// the integration tests' child processes run); then, side by side since none needs another's result,
-// the type checks, lint and format check (biome.json), the dependency rules (.dependency-cruiser.cjs),
-// the unit layer (no PostgreSQL) and the integration layer. The run is bound by the machine's CPU, so
-// a core left idle while the longest static check finishes alone is time lost (docs/PLUMBING.md,
-// "npm test"). The quick layers still come first: each layer is a session of its own, and where
-// Linux groups a session's processes for the scheduler (autogroup, on by default) the cores are shared
-// between layers, not between their processes, so the integration layer's many processes cannot crowd
-// out a static check; where it does not, the integration layer's niceness (5 steps more, which its
-// workers, PostgreSQL and child processes inherit) does the same. And a failing layer stops the
-// layers still running beside it and the steps after it.
-// Each layer's time is printed. Beside others a layer's output is held until the layers listed before
-// it have ended, then shown whole and followed live, so layers' lines never interleave.
+// the integration tests' child processes run); then the type checks, lint and format check (biome.json) and the dependency rules
+// (.dependency-cruiser.cjs) side by side, since none needs another's result; then the unit layer (no
+// PostgreSQL) with the integration layer starting beside it, since the integration layer's first
+// seconds go to starting PostgreSQL and migrating its template. The quick layers still fail first: a
+// failing layer stops the layers still running beside it and the steps after it. Each layer's time
+// is printed. Beside others a layer's output is held until the layers listed before it have ended,
+// then shown whole and followed live, so layers' lines never interleave.
 // Arguments go to both vitest layers (e.g. `npm test -- --reporter=dot`).
 import { spawn } from 'node:child_process';
-import { getPriority, setPriority } from 'node:os';
 import { join } from 'node:path';
 
 const vitestArgs = process.argv.slice(2);
@@ -30,8 +24,10 @@ const STEPS = [
     ['lint', ['biome', 'lint']],
     ['format', ['biome', 'format']],
     ['dependencies', ['depcruise', 'lib', 'subgraphs', 'gateway', 'rest-facade', 'verifier', 'bin', 'prisma', 'bench', 'soak', 'test', '--config', '.dependency-cruiser.cjs']],
+  ],
+  [
     ['unit', ['vitest', 'run', '--project', 'unit', ...vitestArgs]],
-    ['integration', ['vitest', 'run', '--project', 'integration', ...vitestArgs], { niceness: 5 }],
+    ['integration', ['vitest', 'run', '--project', 'integration', ...vitestArgs]],
   ],
 ];
 
@@ -47,7 +43,7 @@ for (const signal of ['SIGINT', 'SIGTERM'])
  * Starts one layer in a process group of its own (so it can be stopped with its children). The first
  * layer of a step writes to the terminal; the others' output is held until `show()`.
  */
-function startLayer(name, args, live, { niceness = 0 } = {}) {
+function startLayer(name, args, live) {
   const started = performance.now();
   // The tools straight from node_modules/.bin (npx would add an npm start-up to every layer); a `node` layer on this Node itself.
   const command = args[0] === 'node' ? process.execPath : join('node_modules', '.bin', args[0]);
@@ -56,15 +52,6 @@ function startLayer(name, args, live, { niceness = 0 } = {}) {
     detached: true,
     env: { ...process.env, ...(process.stdout.isTTY && !live ? { FORCE_COLOR: '1' } : {}) },
   });
-  // Before the layer starts anything of its own: what it starts inherits the priority. Relative to
-  // npm test's own (run under `nice`, it stays below that), and never fatal: it only orders the work.
-  if (niceness) {
-    try {
-      setPriority(child.pid, Math.min(19, getPriority(child.pid) + niceness));
-    } catch {
-      // A platform that refuses leaves the layers at one priority.
-    }
-  }
   let held = live ? undefined : [];
   const write = (stream) => (chunk) => (held ? held.push([stream, chunk]) : stream.write(chunk));
   child.stdout?.on('data', write(process.stdout));
@@ -100,7 +87,7 @@ function startLayer(name, args, live, { niceness = 0 } = {}) {
 const results = [];
 for (const step of STEPS) {
   console.log(`\n== ${step.map(([name, args]) => `${name}: ${args.join(' ')}`).join('\n== ')}\n(side by side; the first shown as it runs, each other one once those before it have ended)`);
-  const layers = step.map(([name, args, options], index) => startLayer(name, args, index === 0, options));
+  const layers = step.map(([name, args], index) => startLayer(name, args, index === 0));
   // A failure stops whatever still runs beside it.
   for (const layer of layers)
     layer.ended.then(({ passed }) => {

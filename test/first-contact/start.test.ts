@@ -14,17 +14,8 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { hashToken } from '../../lib/auth/tokens.js';
 import { freePort } from '../support/free-port.js';
+import { LOOPBACK_PORTS_AT_LISTEN } from '../support/stack.js';
 
-const PORTS = {
-  HOST: '127.0.0.1',
-  FACADE_PORT: '0',
-  GATEWAY_PORT: '0',
-  TRUST_SUBGRAPH_PORT: '0',
-  REGISTRY_SUBGRAPH_PORT: '0',
-  ISSUER_SUBGRAPH_PORT: '0',
-  ARCHIVE_SUBGRAPH_PORT: '0',
-  METRICS_PORT: '0',
-};
 let folder: string;
 
 interface Run {
@@ -44,7 +35,7 @@ interface Options {
 
 /** Runs bin/start.ts until it exits, or until `until` appears on its output (then it is stopped with Ctrl-C's signal). */
 function npmStart(env: Record<string, string>, until?: string, { as, cwd, whileRunning }: Options = {}): Promise<Run> {
-  const child = spawn(process.execPath, ['bin/run.mjs', 'bin/start.ts'], { env: { PATH: process.env.PATH!, ...PORTS, ...env }, stdio: ['ignore', 'pipe', 'pipe'], cwd, ...as });
+  const child = spawn(process.execPath, ['bin/run.mjs', 'bin/start.ts'], { env: { PATH: process.env.PATH!, ...LOOPBACK_PORTS_AT_LISTEN, ...env }, stdio: ['ignore', 'pipe', 'pipe'], cwd, ...as });
   let stdout = '';
   let stderr = '';
   let seen = false;

@@ -18,7 +18,7 @@ import { KeyCustodyError, KeyEncryptionKeys, readKekFile, writeKekFile } from '.
 import { createTestDatabase, sqlSessions } from '../support/database.js';
 import { appendEvent, createModel, createPassport, objectEvent, verifySignedJson } from '../issuer/support.js';
 import { readPackIndependently } from '../support/pack-reader.js';
-import { startTestStack, testAccessTokens, TOKENS, type TestStack } from '../support/stack.js';
+import { LOOPBACK_PORTS_AT_LISTEN, startTestStack, testAccessTokens, TOKENS, type TestStack } from '../support/stack.js';
 
 const run = promisify(execFile);
 const TEST_KEK_FOR_UPGRADE = KeyEncryptionKeys.generate();
@@ -151,17 +151,7 @@ async function kekInFile(keys = KeyEncryptionKeys.generate()): Promise<string> {
   return file;
 }
 
-const stackEnv = {
-  HOST: '127.0.0.1',
-  FACADE_PORT: '0',
-  GATEWAY_PORT: '0',
-  TRUST_SUBGRAPH_PORT: '0',
-  REGISTRY_SUBGRAPH_PORT: '0',
-  ISSUER_SUBGRAPH_PORT: '0',
-  ARCHIVE_SUBGRAPH_PORT: '0',
-  METRICS_PORT: '0',
-};
-const startWith = (databaseUrl: string, kek: KeyEncryptionKeys) => startStack({ config: { ...loadRuntimeConfig(stackEnv), databaseUrl }, tokens: testAccessTokens(), kek });
+const startWith = (databaseUrl: string, kek: KeyEncryptionKeys) => startStack({ config: { ...loadRuntimeConfig(LOOPBACK_PORTS_AT_LISTEN), databaseUrl }, tokens: testAccessTokens(), kek });
 
 // Each test starts the platform and runs the commands as processes of their own: slow on a loaded machine.
 describe('signing keys at rest', { timeout: 180_000 }, () => {
@@ -253,7 +243,7 @@ describe('signing keys at rest', { timeout: 180_000 }, () => {
 
     // The start command itself: one line on stderr, exit code 1.
     const dataDir = mkdtempSync(join(tmpdir(), 'sealed-keys-data-'));
-    const env = { ...stackEnv, DATABASE_URL: databaseUrl, PASSPORT_DATA_DIR: dataDir };
+    const env = { ...LOOPBACK_PORTS_AT_LISTEN, DATABASE_URL: databaseUrl, PASSPORT_DATA_DIR: dataDir };
     const wrongFile = await kekInFile(wrong);
     const startedWrong = await npmRun(['bin/start.ts'], { ...env, PASSPORT_KEK_FILE: wrongFile });
     expect(startedWrong.code).toBe(1);

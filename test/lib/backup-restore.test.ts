@@ -23,7 +23,7 @@ import { pinsFrom, type PinSet } from '../../verifier/pins.js';
 import { issuePassport, registryModel, type RestCaller } from '../archive/support/issuer-fixture.js';
 import { sql, createTestDatabase } from '../support/database.js';
 import { freePort } from '../support/free-port.js';
-import { startTestStack, TEST_KEK, TOKENS, type TestStack } from '../support/stack.js';
+import { LOOPBACK_PORTS_AT_LISTEN, startTestStack, TEST_KEK, TOKENS, type TestStack } from '../support/stack.js';
 import { compactCredential, DAY, fromNow, newKey } from '../trust/support.js';
 
 /** At least 200, as the drill is specified (issue 28); each passport costs about five requests to make and four to check. */
@@ -240,19 +240,8 @@ describe('a backup taken while appends go on', () => {
 
 describe('a restore into a fresh data folder, started by npm start', () => {
   let dataDir: string;
-  // The servers take ports the system chooses as they listen (the start prints its URLs): a port picked
-  // ahead may be taken by another process before the child binds it. PostgreSQL needs one named ahead.
-  const ports = async () => ({
-    EMBEDDED_PG_PORT: String(await freePort()),
-    FACADE_PORT: '0',
-    GATEWAY_PORT: '0',
-    TRUST_SUBGRAPH_PORT: '0',
-    REGISTRY_SUBGRAPH_PORT: '0',
-    ISSUER_SUBGRAPH_PORT: '0',
-    ARCHIVE_SUBGRAPH_PORT: '0',
-    // The default metrics port may be another platform's in the same test run.
-    METRICS_PORT: '0',
-  });
+  // The servers take the ports the system chooses as they listen; PostgreSQL needs one named ahead.
+  const ports = async () => ({ EMBEDDED_PG_PORT: String(await freePort()), ...LOOPBACK_PORTS_AT_LISTEN });
 
   afterAll(async () => {
     if (!dataDir) return;

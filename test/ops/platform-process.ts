@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { freePort } from '../support/free-port.js';
+import { LOOPBACK_PORTS_AT_LISTEN } from '../support/stack.js';
 
 export interface PlatformProcess {
   /** The facade's origin, e.g. http://127.0.0.1:40123 (services under /trust, /issuer, …). */
@@ -33,14 +34,8 @@ export async function startPlatformProcess(env: Record<string, string>): Promise
     env: {
       PATH: process.env.PATH ?? '',
       HOME: process.env.HOME ?? dataDir,
-      HOST: '127.0.0.1',
+      ...LOOPBACK_PORTS_AT_LISTEN,
       FACADE_PORT: String(facadePort),
-      GATEWAY_PORT: '0',
-      TRUST_SUBGRAPH_PORT: '0',
-      REGISTRY_SUBGRAPH_PORT: '0',
-      ISSUER_SUBGRAPH_PORT: '0',
-      ARCHIVE_SUBGRAPH_PORT: '0',
-      METRICS_PORT: '0',
       PASSPORT_DATA_DIR: join(dataDir, 'data'),
       LOG_FORMAT: 'json',
       ...env,

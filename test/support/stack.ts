@@ -13,6 +13,21 @@ import { createTestDatabase } from './database.js';
 /** The key-encryption key of every stack a test process starts, so a restart opens its keys. */
 export const TEST_KEK = KeyEncryptionKeys.generate("the tests' key-encryption key (in memory)");
 
+/**
+ * Every server on loopback, on the port the system chooses as it listens (a port picked ahead may be
+ * taken by another process before it is bound; the start prints the URLs).
+ */
+export const LOOPBACK_PORTS_AT_LISTEN = {
+  HOST: '127.0.0.1',
+  FACADE_PORT: '0',
+  GATEWAY_PORT: '0',
+  TRUST_SUBGRAPH_PORT: '0',
+  REGISTRY_SUBGRAPH_PORT: '0',
+  ISSUER_SUBGRAPH_PORT: '0',
+  ARCHIVE_SUBGRAPH_PORT: '0',
+  METRICS_PORT: '0',
+} as const;
+
 export const TOKENS = { admin: 'test-admin-token-0123456789', writer: 'test-writer-token-0123456789' } as const;
 
 export const testAccessTokens = () =>
@@ -106,17 +121,7 @@ async function openTestStack(options: TestStackOptions, stopped: () => void): Pr
   const kek = options.kek ?? TEST_KEK;
   const databaseUrl = options.databaseUrl ?? (await createTestDatabase());
   const config = {
-    ...loadRuntimeConfig({
-      HOST: '127.0.0.1',
-      FACADE_PORT: '0',
-      GATEWAY_PORT: '0',
-      TRUST_SUBGRAPH_PORT: '0',
-      REGISTRY_SUBGRAPH_PORT: '0',
-      ISSUER_SUBGRAPH_PORT: '0',
-      ARCHIVE_SUBGRAPH_PORT: '0',
-      METRICS_PORT: '0',
-      ...options.env,
-    }),
+    ...loadRuntimeConfig({ ...LOOPBACK_PORTS_AT_LISTEN, ...options.env }),
     databaseUrl,
   };
   let stack = await startStack({ config, tokens: testAccessTokens(), kek });
