@@ -12,7 +12,8 @@ import { startEmbeddedPostgres, type RunningPostgres } from '../lib/db/embedded-
 import type { ListeningServer } from '../lib/graphql/subgraph-server.js';
 import type { Subgraph } from '../lib/graphql/subgraph.js';
 import { deployMigrations } from '../lib/db/migrate.js';
-import { checkSealedKeys, storedCustody, type StoredCustody } from '../lib/keys/custody-check.js';
+import { checkSealedKeys, storedKeys } from '../lib/keys/custody-check.js';
+import type { StoredKey } from '../lib/keys/key-store.js';
 import type { RunningGateway } from '../gateway/index.js';
 import type { RunningFacade } from '../rest-facade/server.js';
 import { DEFAULT_METRICS_PORTS, serveMetrics, type MetricsListener } from '../lib/ops/metrics-listener.js';
@@ -72,12 +73,12 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
     // Side by side: each service's check takes the migration lock in turn (lib/db/migrate.ts), and the
     // others' connections open meanwhile. Every check ends before a failure is reported.
     // Each service's stored keys are read on its migration session (no connection of its own).
-    const stored: Partial<Record<ServiceName, StoredCustody[]>> = {};
+    const stored: Partial<Record<ServiceName, StoredKey[]>> = {};
     const migrated = await Promise.allSettled(
       SERVICES.map((service) =>
         deployMigrations(service, serviceUrl(service), {
           afterwards: async (client) => {
-            stored[service] = await storedCustody(client);
+            stored[service] = await storedKeys(client);
           },
         }),
       ),

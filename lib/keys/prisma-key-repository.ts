@@ -3,7 +3,8 @@ import type { PublicJwk, SigningAlgorithm } from '../crypto/index.js';
 import type { KeyRepository, StoredKey } from './key-store.js';
 
 /** The `SigningKey` model every service's Prisma schema declares, as its client returns it. */
-interface SigningKeyRow {
+/** A signing_key row as Prisma reads it (and lib/keys/custody-check.ts by SQL, under the same names). */
+export interface SigningKeyRow {
   kid: string;
   purpose: string;
   alg: string;
@@ -34,7 +35,7 @@ export interface KeyStoreClient {
   $transaction<T>(run: (client: { signingKey: SigningKeyDelegate } & AdminLogClient) => Promise<T>): Promise<T>;
 }
 
-function toStoredKey(row: SigningKeyRow): StoredKey {
+export function toStoredKey(row: SigningKeyRow): StoredKey {
   return {
     kid: row.kid,
     purpose: row.purpose,
