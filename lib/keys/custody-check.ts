@@ -14,7 +14,7 @@ import { SealedKeyVault } from './sealed-vault.js';
 /** A service's signing keys as KeyStore.open reads them (oldest first), on a session whose search_path is the service's schema. */
 export async function storedKeys(client: pg.ClientBase): Promise<StoredKey[]> {
   const { rows } = await client.query<SigningKeyRow>(
-    `SELECT kid, purpose, alg, public_jwk AS "publicJwk", sealed_key AS "sealedKey", kek_id AS "kekId", plaintext_key AS "plaintextKey",
+    `SELECT kid, purpose, alg, public_jwk AS "publicJwk", sealed_key AS "sealedKey", kek_id AS "kekId", secret_key AS "plaintextKey",
             created_at AS "createdAt", expires_at AS "expiresAt", revoked_at AS "revokedAt", revocation_reason AS "revocationReason"
      FROM signing_key ORDER BY created_at ASC`,
   );
