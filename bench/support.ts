@@ -174,6 +174,8 @@ export interface LoadOptions {
   url: string;
   connections: number;
   seconds: number;
+  /** That many requests instead of `seconds` of them (seconds is then only what an error message says). */
+  amount?: number;
   method?: string;
   headers?: Record<string, string>;
   body?: string;

@@ -2,7 +2,8 @@
  * The load generator of the benchmarks (bench/support.ts autocannonLoad), run as a process of its
  * own so that the client's HTTP work is billed neither to the server measured nor to the benchmark's
  * process. autocannon with the options given as JSON in argv[2] ({url, connections, seconds, method,
- * headers, body, paths, pick, bodies}: with paths, each connection keeps one of them, handed out in
+ * headers, body, paths, pick, bodies, amount}: with amount, that many requests
+ * rather than `seconds` of them; with paths, each connection keeps one of them, handed out in
  * turn, or with pick "request" every request takes the next one; with bodies, every request takes
  * the next body, so that no two requests in flight are alike); every
  * response's latency is kept, because autocannon's own summary has no 95th percentile. Prints one
@@ -11,7 +12,7 @@
 import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 
-const { url, connections, seconds, method = 'GET', headers = {}, body, paths, pick = 'connection', bodies } = JSON.parse(
+const { url, connections, seconds, amount, method = 'GET', headers = {}, body, paths, pick = 'connection', bodies } = JSON.parse(
   // "@file": options too long for one argument (many bodies) are in a file.
   process.argv[2].startsWith('@') ? readFileSync(process.argv[2].slice(1), 'utf8') : process.argv[2],
 );
@@ -28,7 +29,7 @@ const perConnection = paths
 const latencies = [];
 const quantile = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? NaN;
 
-const instance = autocannon({ url, connections, duration: seconds, method, headers, ...(body === undefined ? {} : { body }), ...perConnection }, (error, result) => {
+const instance = autocannon({ url, connections, ...(amount ? { amount } : { duration: seconds }), method, headers, ...(body === undefined ? {} : { body }), ...perConnection }, (error, result) => {
   if (error) {
     process.stdout.write(JSON.stringify({ error: String(error) }));
     return;

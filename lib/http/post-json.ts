@@ -19,7 +19,9 @@ export interface JsonAnswer {
 /**
  * One pool of kept-alive sockets per caller; `maxSockets` bounds connections per origin. An idle
  * socket is closed after 30 s, before the servers here close theirs (65 s), so that a request never
- * goes out on a socket the server is closing. Every request carries the caller's trace context
+ * goes out on a socket the server is closing. No Accept header: the gateway and the subgraphs (Apollo
+ * Server) then answer application/json without running content negotiation on every request, the
+ * same type an `accept: application/json` got them. Every request carries the caller's trace context
  * (`traceparent`), under a CLIENT span of `tracer` when tracing is on (lib/ops/tracing.ts).
  */
 export function jsonPoster(options: { maxSockets?: number; tracer?: Tracer | undefined } = {}): (url: string, body: string, headers?: Record<string, string>) => Promise<JsonAnswer> {
@@ -32,7 +34,7 @@ export function jsonPoster(options: { maxSockets?: number; tracer?: Tracer | und
         new Promise<JsonAnswer>((resolve, reject) => {
           const outgoing = request(
             url,
-            { method: 'POST', agent, headers: { 'content-type': 'application/json', accept: 'application/json', 'content-length': Buffer.byteLength(body), ...headers, ...traceHeaders } },
+            { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers, ...traceHeaders } },
             (incoming) => {
               const chunks: Buffer[] = [];
               incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
