@@ -29,6 +29,18 @@ const MODEL_SCHEMA = {
 };
 const CONFIG_VECTOR = { chemistry: 'LFP', capacity_kwh: 75 };
 
+const ACTIVATION = { placed_on_market_at: '2026-01-01T00:00:00Z' };
+const identityOf = (serial: string) => `https://id.gs1.org/01/${GTIN}/21/${serial}`;
+/** The `index`th EPCIS ObjectEvent of the passport of `serial`, a minute after the one before. */
+const traceEvent = (serial: string, index: number) => ({
+  eventTime: new Date(Date.UTC(2026, 0, 1) + index * 60_000).toISOString(),
+  eventTimeZoneOffset: '+00:00',
+  action: 'OBSERVE',
+  bizStep: 'inspecting',
+  epcList: [identityOf(serial)],
+  readPoint: { id: 'urn:epc:id:sgln:9520123.00001.0' },
+});
+
 export class ServiceMissing extends Error {
   constructor(what: string, answer: { status: number; text: string }) {
     super(`${what}: answered ${answer.status} ${answer.text.slice(0, 600)}`);
@@ -61,13 +73,7 @@ export async function issuePassport(
   const model = options.model ?? (await registryModel(rest));
   const created = await rest('issuer', '/passports', {
     as: 'writer',
-    body: {
-      identity: `https://id.gs1.org/01/${GTIN}/21/${options.serial}`,
-      granularity: 'item',
-      type_ref: { id: model.id, version: model.version },
-      config_vector: CONFIG_VECTOR,
-      capability_class: 'trace',
-    },
+    body: { identity: identityOf(options.serial), granularity: 'item', type_ref: { id: model.id, version: model.version }, config_vector: CONFIG_VECTOR, capability_class: 'trace' },
   });
   expectStatus('POST /issuer/passports', created, 201);
   const id = String(created.body.passport_id);
@@ -75,16 +81,8 @@ export async function issuePassport(
     const appended = await rest('issuer', `/passports/${encodeURIComponent(id)}/events`, { as: 'writer', body: { type, payload } });
     expectStatus(`POST /issuer/passports/${id}/events`, appended, 201);
   };
-  await append('activated', { placed_on_market_at: '2026-01-01T00:00:00Z' });
-  const appendTrace = (index: number) =>
-    append('ObjectEvent', {
-      eventTime: new Date(Date.UTC(2026, 0, 1) + index * 60_000).toISOString(),
-      eventTimeZoneOffset: '+00:00',
-      action: 'OBSERVE',
-      bizStep: 'inspecting',
-      epcList: [`https://id.gs1.org/01/${GTIN}/21/${options.serial}`],
-      readPoint: { id: 'urn:epc:id:sgln:9520123.00001.0' },
-    });
+  await append('activated', ACTIVATION);
+  const appendTrace = (index: number) => append('ObjectEvent', traceEvent(options.serial, index));
   // Several clients appending at once overlap their HTTP round trips; the issuer orders the log.
   let next = 0;
   const appender = async () => {
@@ -96,4 +94,55 @@ export async function issuePassport(
     expectStatus(`POST /issuer/passports/${id}/pack`, pack, 200, 201);
   }
   return { id, events: options.traceEvents + 1 };
+}
+
+export type GraphqlCaller = (query: string, variables: Record<string, unknown>, as: 'writer') => Promise<{ data?: any; errors?: any[] }>;
+
+/** The passports of a batch per operation: three aliased mutations each keep an operation within the gateway's 60 aliases. */
+const PASSPORTS_PER_OPERATION = 15;
+
+/**
+ * Passports as issuePassport makes them (an activation, one ObjectEvent, a Tier-A pack), many at a
+ * time: the same mutations the REST routes map onto, sent to the gateway aliased, a batch of passports
+ * per operation (the gateway runs a mutation's fields one after another, so each passport's events
+ * keep their order). For setups of hundreds of passports, where a request each costs most of the time.
+ */
+export async function issuePassportBatch(graphql: GraphqlCaller, options: { serials: readonly string[]; model: { id: string; version: number } }): Promise<string[]> {
+  if (options.serials.length > PASSPORTS_PER_OPERATION) throw new Error(`at most ${PASSPORTS_PER_OPERATION} passports per batch`);
+  const call = async (what: string, query: string, variables: Record<string, unknown>) => {
+    const answer = await graphql(query, variables, 'writer');
+    if (answer.errors?.length || !answer.data) throw new ServiceMissing(what, { status: 200, text: JSON.stringify(answer.errors ?? answer) });
+    return answer.data;
+  };
+  const indexes = options.serials.map((_, index) => index);
+  const created = await call(
+    'mutation createPassport (aliased)',
+    `mutation CreatePassports(${indexes.map((i) => `$input${i}: CreatePassportInput!`).join(', ')}) { ${indexes.map((i) => `p${i}: createPassport(input: $input${i}) { id }`).join(' ')} }`,
+    Object.fromEntries(
+      options.serials.map((serial, i) => [
+        `input${i}`,
+        { identity: identityOf(serial), granularity: 'item', typeRef: { id: options.model.id, version: options.model.version }, configVector: CONFIG_VECTOR, capabilityClass: 'trace' },
+      ]),
+    ),
+  );
+  const ids = indexes.map((i) => String(created[`p${i}`].id));
+  await call(
+    'mutation appendPassportEvent, mintPassportPack (aliased)',
+    `mutation ActivateTraceAndPack($activation: JSONObject!, ${indexes.map((i) => `$id${i}: ID!, $trace${i}: JSONObject!`).join(', ')}) { ${indexes
+      .map(
+        (i) =>
+          `a${i}: appendPassportEvent(passportId: $id${i}, type: "activated", payload: $activation) { status } t${i}: appendPassportEvent(passportId: $id${i}, type: "ObjectEvent", payload: $trace${i}) { status } k${i}: mintPassportPack(passportId: $id${i}) { size }`,
+      )
+      .join(' ')} }`,
+    {
+      activation: ACTIVATION,
+      ...Object.fromEntries(
+        options.serials.flatMap((serial, i) => [
+          [`id${i}`, ids[i]],
+          [`trace${i}`, traceEvent(serial, 0)],
+        ]),
+      ),
+    },
+  );
+  return ids;
 }
