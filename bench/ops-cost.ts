@@ -48,12 +48,17 @@ import { lockingPostmaster } from '../lib/db/embedded-postgres.js';
 import { PlatformProcess } from './platform-process.js';
 import { autocannonLoad, BenchRun, formatMs as ms, loadAverage, markdownTable, median, quantile, seededDraws, writeReport, type KeyFigure, type Load } from './support.js';
 
-/** Connections of each platform's autocannon. */
-const CONNECTIONS = 50;
-const WINDOWS = Number(process.env.OPS_COST_WINDOWS ?? 30);
-const WINDOW_SECONDS = Number(process.env.OPS_COST_WINDOW_SECONDS ?? 8);
+/**
+ * Connections of each platform's autocannon: enough to keep its node process busy, few enough that
+ * the requests in flight at a window's edge are a small part of a window's (with 50, at the ~30
+ * requests a second each platform gets of a shared machine, a response took seconds and the
+ * windows' ratios spread from 0.57 to 1.39).
+ */
+const CONNECTIONS = Number(process.env.OPS_COST_CONNECTIONS ?? 8);
+const WINDOWS = Number(process.env.OPS_COST_WINDOWS ?? 24);
+const WINDOW_SECONDS = Number(process.env.OPS_COST_WINDOW_SECONDS ?? 10);
 /** Every platform loaded, nothing counted: JIT, caches and pools settle. */
-const WARMUP_SECONDS = Number(process.env.OPS_COST_WARMUP_SECONDS ?? 20);
+const WARMUP_SECONDS = Number(process.env.OPS_COST_WARMUP_SECONDS ?? 45);
 /** The loads go on this long after the last window, so that none ends inside it. */
 const TAIL_SECONDS = 5;
 /** Consecutive windows resampled together by the bootstrap, and how many resamplings. */
@@ -91,17 +96,25 @@ const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port
 
 /** Every configuration's environment starts here: no OTLP endpoint, warn-level logs, production. */
 const BASE_ENV: NodeJS.ProcessEnv = { NODE_ENV: 'production', LOG_LEVEL, LOG_FORMAT: 'json', OTEL_EXPORTER_OTLP_ENDPOINT: '', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: '', OTEL_SDK_DISABLED: '' };
+const TRACING_ENV = { METRICS: 'on', OTEL_EXPORTER_OTLP_ENDPOINT: receiverUrl, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: String(SAMPLE_RATIO) };
 const CONFIGS = {
   off: { label: 'everything off (METRICS=off, no OTLP endpoint)', env: { METRICS: 'off' } },
-  control: { label: 'everything off again: the A/A control', env: { METRICS: 'off' } },
+  control: { label: 'everything off, a second platform (the A/A control)', env: { METRICS: 'off' } },
   metrics: { label: 'metrics on, tracing off', env: { METRICS: 'on' } },
-  tracing: {
-    label: `metrics on, tracing on at ${SAMPLE_RATIO * 100} % (parentbased_traceidratio, OTLP/HTTP protobuf to loopback)`,
-    env: { METRICS: 'on', OTEL_EXPORTER_OTLP_ENDPOINT: receiverUrl, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: String(SAMPLE_RATIO) },
-  },
+  'metrics-b': { label: 'metrics on, tracing off, a second platform', env: { METRICS: 'on' } },
+  tracing: { label: `metrics on, tracing on at ${SAMPLE_RATIO * 100} % (parentbased_traceidratio, OTLP/HTTP protobuf to loopback)`, env: TRACING_ENV },
+  'tracing-b': { label: `metrics on, tracing on at ${SAMPLE_RATIO * 100} %, a second platform`, env: TRACING_ENV },
   info: { label: 'metrics on, tracing off, LOG_LEVEL=info (a line per request)', env: { METRICS: 'on', LOG_LEVEL: 'info' } },
 } as const;
 type ConfigName = keyof typeof CONFIGS;
+/**
+ * Each configuration runs as two platforms (processes of their own): two processes of the same code
+ * and configuration, loaded alike, have differed by more than the costs to be shown (the control
+ * read −17 % against "off" in a run at load 25–32), so a cost compares the mean of two with the mean
+ * of two, and each pair's own difference is shown (its A/A reading).
+ */
+const GROUPS = { off: ['off', 'control'], metrics: ['metrics', 'metrics-b'], tracing: ['tracing', 'tracing-b'], info: ['info'] } as const satisfies Record<string, readonly ConfigName[]>;
+type GroupName = keyof typeof GROUPS;
 /** OPS_COST_ONLY=metrics,info: off and these only (printed, no report), e.g. for CPU profiles. */
 const ONLY = process.env.OPS_COST_ONLY?.split(',').map((name) => name.trim());
 const NAMES = (Object.keys(CONFIGS) as ConfigName[]).filter((name) => name === 'off' || (ONLY ? ONLY.includes(name) : name !== 'info'));
@@ -189,19 +202,22 @@ interface Window {
 }
 
 /**
- * A 95 % interval of `statistic` over the windows, from RESAMPLINGS moving-block bootstrap draws
- * (blocks of BLOCK consecutive windows), with a fixed seed so that a run's figures repeat.
+ * A 95 % interval of `statistic`, from RESAMPLINGS bootstrap draws on two levels: the windows
+ * (moving blocks of BLOCK consecutive windows) and, for each configuration, its platforms (with
+ * replacement); a fixed seed, so that a run's figures repeat.
  */
-function blockInterval(count: number, statistic: (windows: readonly number[]) => number): [number, number] {
+function blockInterval(count: number, statistic: (windows: readonly number[], pick: (names: readonly ConfigName[]) => readonly ConfigName[]) => number): [number, number] {
   const draws = seededDraws(11);
   const block = Math.min(BLOCK, count);
+  // A configuration's platforms drawn with replacement: the spread between its processes enters the interval.
+  const pick = (names: readonly ConfigName[]) => names.map(() => names[draws.index(names.length)]!);
   const values = Array.from({ length: RESAMPLINGS }, () => {
     const picked: number[] = [];
     while (picked.length < count) {
       const first = draws.index(count - block + 1);
       for (let i = 0; i < block && picked.length < count; i += 1) picked.push(first + i);
     }
-    return statistic(picked);
+    return statistic(picked, pick);
   });
   return [quantile(values, 0.025), quantile(values, 0.975)];
 }
@@ -237,7 +253,8 @@ try {
   }
 
   const mixes = {} as Record<ConfigName, string[]>;
-  for (const name of NAMES) {
+  // Seeded side by side: each platform its own data, alike.
+  const seedOne = async (name: ConfigName) => {
     const { platform } = targets[name];
     const rest = async (service: ServiceName, path: string, body?: unknown): Promise<any> => {
       const response = await fetch(`${platform.base(service)}${path}`, {
@@ -265,7 +282,8 @@ try {
     }).then((response) => response.text());
     if (!sample.includes('"standing":"valid"')) throw new Error(`${name}: the passports' signing keys should stand valid: ${sample.slice(0, 400)}`);
     mixes[name] = mix.map((request) => request.body);
-  }
+  };
+  await Promise.all(NAMES.map(seedOne));
 
   // -------------------------------------------------------------------------------------------
   // Load: every platform at once, through a warm-up, the windows and a tail.
@@ -361,37 +379,49 @@ try {
   }
 
   // -------------------------------------------------------------------------------------------
-  // Figures over the windows (and over any resampling of them, as lists of window indices).
+  // Figures over the windows (and over any resampling of them: lists of window indices, and for each
+  // configuration which of its platforms, drawn with replacement).
   const every = windows.map((_, i) => i);
   const total = (picked: readonly number[], f: (window: Window) => number) => picked.reduce((sum, i) => sum + f(windows[i]!), 0);
+  /** Requests answered by the platforms named (their mean) over the windows picked. */
   const answered = (picked: readonly number[], names: readonly ConfigName[]) => names.reduce((sum, name) => sum + total(picked, (w) => w.answered[name]!), 0) / names.length;
   const nodeUsPerRequest = (picked: readonly number[], names: readonly ConfigName[]) =>
     names.reduce((sum, name) => sum + total(picked, (w) => w.nodeNs[name]!), 0) / 1000 / names.reduce((sum, name) => sum + total(picked, (w) => w.answered[name]!), 0);
-  /** The cost in requests answered against a reference (one or more "off" platforms, their mean): 1 − the ratio of the sums. */
-  const throughputCost = (name: ConfigName, reference: readonly ConfigName[]) => (picked: readonly number[]) => 1 - answered(picked, [name]) / answered(picked, reference);
+  type Pick = (names: readonly ConfigName[]) => readonly ConfigName[];
+  const asRun: Pick = (names) => names;
+  const platformsOf = (group: GroupName) => GROUPS[group].filter((name) => NAMES.includes(name)) as ConfigName[];
+  /** The cost in requests answered against a reference: 1 − the ratio of the sums over the windows (each side the mean of its platforms). */
+  const throughputCost = (names: readonly ConfigName[], reference: readonly ConfigName[]) => (picked: readonly number[], pick: Pick) =>
+    1 - answered(picked, pick(names)) / answered(picked, pick(reference));
   /** Node CPU added per request against the reference: the ratio of CPU per request (each summed over the windows) − 1. */
-  const cpuAdded = (name: ConfigName, reference: readonly ConfigName[]) => (picked: readonly number[]) => nodeUsPerRequest(picked, [name]) / nodeUsPerRequest(picked, reference) - 1;
-  const estimate = (statistic: (picked: readonly number[]) => number) => {
+  const cpuAdded = (names: readonly ConfigName[], reference: readonly ConfigName[]) => (picked: readonly number[], pick: Pick) =>
+    nodeUsPerRequest(picked, pick(names)) / nodeUsPerRequest(picked, pick(reference)) - 1;
+  const estimate = (statistic: (picked: readonly number[], pick: Pick) => number) => {
     const [low, high] = blockInterval(windows.length, statistic);
-    return { value: statistic(every), low, high };
+    return { value: statistic(every, asRun), low, high };
   };
   type Estimate = ReturnType<typeof estimate>;
   const withInterval = (e: Estimate, format: (value: number) => string) => `${format(e.value)} (${format(e.low)} to ${format(e.high)})`;
-  const offOnly: ConfigName[] = ['off'];
-  const bothOff: ConfigName[] = NAMES.includes('control') ? ['off', 'control'] : ['off'];
-  const compared = NAMES.filter((name) => name !== 'off');
+  const reference = platformsOf('off');
+  const comparedGroups = (Object.keys(GROUPS) as GroupName[]).filter((group) => group !== 'off' && platformsOf(group).length > 0);
   const costs = Object.fromEntries(
-    compared.map((name) => [
-      name,
+    comparedGroups.map((group) => [
+      group,
       {
-        throughput: estimate(throughputCost(name, offOnly)),
-        throughputPooled: estimate(throughputCost(name, bothOff)),
-        cpu: estimate(cpuAdded(name, offOnly)),
-        cpuPooled: estimate(cpuAdded(name, bothOff)),
-        windowRatios: windows.map((w) => w.answered[name]! / w.answered.off!),
+        throughput: estimate(throughputCost(platformsOf(group), reference)),
+        cpu: estimate(cpuAdded(platformsOf(group), reference)),
+        windowRatios: windows.map((_, i) => answered([i], platformsOf(group)) / answered([i], reference)),
       },
     ]),
-  ) as Record<ConfigName, { throughput: Estimate; throughputPooled: Estimate; cpu: Estimate; cpuPooled: Estimate; windowRatios: number[] }>;
+  ) as Partial<Record<GroupName, { throughput: Estimate; cpu: Estimate; windowRatios: number[] }>>;
+  /** The A/A readings: each configuration's second platform against its first. */
+  const twins = (Object.keys(GROUPS) as GroupName[]).filter((group) => platformsOf(group).length === 2);
+  const aa = Object.fromEntries(
+    twins.map((group) => {
+      const [first, second] = platformsOf(group) as [ConfigName, ConfigName];
+      return [group, { first, second, throughput: estimate(throughputCost([second], [first])), cpu: estimate(cpuAdded([second], [first])) }];
+    }),
+  ) as Partial<Record<GroupName, { first: ConfigName; second: ConfigName; throughput: Estimate; cpu: Estimate }>>;
   const seconds = total(every, (w) => w.seconds);
   const perSecond = (name: ConfigName) => answered(every, [name]) / seconds;
   const loadsSeen = windows.map((w) => w.load);
@@ -403,45 +433,52 @@ try {
       : e.low > limit
         ? `**missed**: the whole 95 % interval lies over ${limit * 100} %`
         : `**not decided**: the 95 % interval spans ${limit * 100} %`;
-  const summaryRows = NAMES.map((name) => {
-    const cost = costs[name];
+  const platformRows = NAMES.map((name) => [
+    `**${name}**: ${CONFIGS[name].label}`,
+    `**${perSecond(name).toFixed(1)}**`,
+    ms(nodeUsPerRequest(every, [name]) / 1000),
+    ms((total(every, (w) => w.postgresS[name]!) / answered(every, [name])) * 1000),
+    ms(results[name].latency.p95),
+    `${(total(every, (w) => w.lines[name]!) / answered(every, [name])).toFixed(2)}`,
+    `${results[name].non2xx + results[name].errors + results[name].timeouts} of ${results[name].requests}`,
+  ]);
+  const platformTable = markdownTable(
+    ['platform', 'req/s over the windows', 'node CPU per request', 'PostgreSQL CPU per request', 'p95 latency (whole load)', 'log lines per request', 'failed'],
+    platformRows,
+  );
+  const aaText = (group: GroupName) => {
+    const reading = aa[group];
+    return reading ? `${reading.second} against ${reading.first}: ${withInterval(reading.throughput, costText)}; node CPU ${withInterval(reading.cpu, (value) => percent(value))}` : '—';
+  };
+  const costRows = comparedGroups.map((group) => {
+    const cost = costs[group]!;
     return [
-      `**${name}**: ${CONFIGS[name].label}`,
-      `**${perSecond(name).toFixed(1)}**`,
-      cost ? `**${withInterval(cost.throughput, costText)}**` : '— (the reference)',
-      cost && name !== 'control' && bothOff.length > 1 ? withInterval(cost.throughputPooled, costText) : '—',
-      cost ? `${quantile(cost.windowRatios, 0).toFixed(3)} to ${quantile(cost.windowRatios, 1).toFixed(3)}` : '—',
-      `${ms(nodeUsPerRequest(every, [name]) / 1000)}${cost ? ` (${withInterval(cost.cpu, (value) => percent(value))})` : ''}`,
-      ms((total(every, (w) => w.postgresS[name]!) / answered(every, [name])) * 1000),
-      ms(results[name].latency.p95),
-      `${(total(every, (w) => w.lines[name]!) / answered(every, [name])).toFixed(2)}`,
-      `${failed ? results[name].non2xx + results[name].errors + results[name].timeouts : 0} of ${results[name].requests}`,
+      `**${group}** (${platformsOf(group).join(', ')})`,
+      `**${withInterval(cost.throughput, costText)}**`,
+      withInterval(cost.cpu, (value) => percent(value)),
+      `${quantile(cost.windowRatios, 0.25).toFixed(3)} to ${quantile(cost.windowRatios, 0.75).toFixed(3)}`,
+      aaText(group),
     ];
   });
   const table = markdownTable(
     [
-      'configuration',
-      'req/s over the windows',
-      'cost in requests answered against off (95 % interval)',
-      'against off and control pooled',
-      "windows' ratios to off (range)",
-      'node CPU per request (added against off, 95 % interval)',
-      'PostgreSQL CPU per request',
-      'p95 latency',
-      'log lines per request',
-      'failed',
+      `configuration (its platforms) against everything off (${reference.join(', ')})`,
+      'cost in requests answered (95 % interval)',
+      'node CPU added per request (95 % interval)',
+      "windows' ratios (quartiles)",
+      'A/A: its second platform against its first (cost, node CPU)',
     ],
-    summaryRows,
+    [...costRows, [`everything off (${reference.join(', ')})`, '— (the reference)', '—', '—', aaText('off')]],
   );
   const windowRows = windows.map((w, i) => [
     String(i + 1),
     ...NAMES.map((name) => (w.answered[name]! / w.seconds).toFixed(1)),
-    ...compared.map((name) => costs[name]!.windowRatios[i]!.toFixed(3)),
+    ...comparedGroups.map((group) => costs[group]!.windowRatios[i]!.toFixed(3)),
     machineRates[i]!.toFixed(0),
     w.load.toFixed(2),
   ]);
-  const perWindow = markdownTable(['window', ...NAMES.map((name) => `${name} req/s`), ...compared.map((name) => `${name} / off`), 'all platforms, req/s', 'load average'], windowRows);
-  console.log(`\n${table}\n\n${perWindow}\n`);
+  const perWindow = markdownTable(['window', ...NAMES.map((name) => `${name} req/s`), ...comparedGroups.map((group) => `${group} / off`), 'all platforms, req/s', 'load average'], windowRows);
+  console.log(`\n${table}\n\n${platformTable}\n\n${perWindow}\n`);
   console.log(`Spans exported by "tracing" during the windows: ${exported.requests} OTLP requests, ${(exported.bytes / 1024).toFixed(0)} KiB`);
   if (failed) throw new Error(`${failed} requests failed`);
 
@@ -484,11 +521,12 @@ try {
   if (!printOnly) {
     const scrapeWall = median(scrapes.metrics!.wall);
     const scrapeCpu = median(scrapes.metrics!.cpu);
-    const { metrics, tracing, control } = costs;
+    const { metrics, tracing } = costs;
+    const aaLine = (group: GroupName) => `${aa[group]!.second} against ${aa[group]!.first} ${withInterval(aa[group]!.throughput, costText)}`;
     const loadText = `load average ${Math.min(...loadsSeen).toFixed(2)} to ${Math.max(...loadsSeen).toFixed(2)}, median ${median(loadsSeen).toFixed(2)}`;
     const figures: KeyFigure[] = [
       {
-        measure: `metrics on (tracing off) against everything off: cost in requests/s on the mixed workload, all platforms loaded at once (${CONNECTIONS} connections each), over ${WINDOWS} windows of ${WINDOW_SECONDS} s, 95 % interval`,
+        measure: `metrics on (tracing off) against everything off: cost in requests/s on the mixed workload, two platforms of each configuration all loaded at once (${CONNECTIONS} connections each), ${WINDOWS} windows of ${WINDOW_SECONDS} s, 95 % interval`,
         value: `${withInterval(metrics!.throughput, costText)}; node CPU per request ${withInterval(metrics!.cpu, (value) => percent(value))}`,
         target: 'cost ≤ 3 %',
       },
@@ -498,8 +536,8 @@ try {
         target: 'cost ≤ 10 %',
       },
       {
-        measure: 'the A/A control (a second "off") against off, same: the method\'s bias and spread',
-        value: `${withInterval(control!.throughput, costText)}; node CPU per request ${withInterval(control!.cpu, (value) => percent(value))}`,
+        measure: "A/A: each configuration's second platform against its first (cost in requests/s, 95 % interval): the spread between two processes alike",
+        value: twins.map(aaLine).join('; '),
       },
       { measure: 'one scrape of /metrics after the load (npm start, all six servers): wall time / server CPU, medians', value: `${ms(scrapeWall)} / ${ms(scrapeCpu)}`, target: '< 20 ms' },
       { measure: `requests/s over the windows, ${NAMES.join(' / ')} (${loadText})`, value: NAMES.map((name) => perSecond(name).toFixed(1)).join(' / ') },
@@ -512,14 +550,16 @@ try {
       '',
       '## Results',
       '',
-      `- Metrics on, tracing off: cost ${withInterval(metrics!.throughput, costText)} of requests answered against "off" — goal ≤ 3 %: ${verdict(metrics!.throughput, 0.03)}.`,
+      `- Metrics on, tracing off: cost ${withInterval(metrics!.throughput, costText)} of requests answered against everything off — goal ≤ 3 %: ${verdict(metrics!.throughput, 0.03)}.`,
       `- Tracing on at ${SAMPLE_RATIO * 100} % (with metrics): cost ${withInterval(tracing!.throughput, costText)} — goal ≤ 10 %: ${verdict(tracing!.throughput, 0.1)}.`,
-      `- The control (a second "off", nothing to find): ${withInterval(control!.throughput, costText)} against "off": the method's bias and spread on this run.`,
+      `- A/A readings (two platforms alike, nothing to find): ${twins.map(aaLine).join('; ')}.`,
       `- One scrape of /metrics: ${ms(scrapeWall)} wall, ${ms(scrapeCpu)} server CPU (medians) — goal < 20 ms: ${scrapeWall < 20 && scrapeCpu < 20 ? '**met**' : '**missed**'}.`,
       '',
       table,
       '',
-      `A cost is 1 − (requests the configuration answered over those "off" answered, each summed over the ${WINDOWS} windows); the interval is the 2.5th to 97.5th percentile of the same figure over ${RESAMPLINGS} block-bootstrap resamplings of the windows (blocks of ${BLOCK} consecutive windows). "Against off and control pooled" takes the mean of the two "off" platforms as the reference. Node CPU per request: all the threads of the platform's node process (/proc/<pid>/task/*/schedstat), summed over the windows, over the requests answered in them; PostgreSQL: its postmaster and backends (/proc/<pid>/stat, with exited children). p95 latency: over the whole load, warm-up included, as autocannon saw it (${CONNECTIONS} connections each on a shared machine: queueing, not service time).`,
+      platformTable,
+      '',
+      `A cost is 1 − (requests the configuration's platforms answered over those the two "off" platforms answered, each side the mean of its two platforms, summed over the ${WINDOWS} windows); the interval is the 2.5th to 97.5th percentile of the same figure over ${RESAMPLINGS} bootstrap resamplings on two levels: the windows (blocks of ${BLOCK} consecutive windows) and each configuration's two platforms (drawn with replacement), so that the spread between two processes alike, which the A/A readings show, is in the interval. Node CPU per request: all the threads of the platform's node process (/proc/<pid>/task/*/schedstat), summed over the windows, over the requests answered in them; PostgreSQL: its postmaster and backends (/proc/<pid>/stat, with exited children). p95 latency: over the whole load, warm-up included, as autocannon saw it (${CONNECTIONS} connections each on a shared machine: queueing, not service time).`,
       '',
       'Each window (requests/s; "all platforms" is their sum, what the machine answered):',
       '',
