@@ -20,7 +20,7 @@ if (unknown.length) {
   console.error(`unknown benchmark ${unknown.join(', ')}; the benchmarks are ${BENCHMARKS.join(', ')}`);
   process.exit(2);
 }
-/** Each benchmark takes 1–10 minutes (ops-cost the longest: four platforms, ten rounds each); one past this limit (BENCH_TIMEOUT_SECONDS) is stopped and counts as failed. */
+/** Each benchmark takes 1–10 minutes (ops-cost the longest: six platforms loaded at once, 11 minutes at load 38); one past this limit (BENCH_TIMEOUT_SECONDS) is stopped and counts as failed. */
 const TIMEOUT_SECONDS = Number(process.env.BENCH_TIMEOUT_SECONDS ?? 900);
 const reportOnly = process.argv.includes('--report');
 const selected: BenchName[] = reportOnly ? [] : asked.length ? BENCHMARKS.filter((service) => asked.includes(service)) : [...BENCHMARKS];
@@ -142,8 +142,8 @@ starts the whole platform (four subgraphs, gateway, REST facade) on an embedded 
 temporary folder, on free ports (bench/support.ts). The platform benchmark also puts our gateway and
 Hive Gateway side by side over the same subgraphs, one replica of each subgraph against two
 (docs/SCALING.md), and measures the REST facade's and the gateway's overhead and the memory of
-\`npm start\`. The ops-cost benchmark runs \`npm start\` four times side by side to measure what
-metrics, tracing and request logs cost (docs/OPERATIONS.md, "Cost"). The full tables, with what each figure means, are in
+\`npm start\`. The ops-cost benchmark runs \`npm start\` six times, all loaded at once (two platforms of each
+configuration), to measure what metrics and tracing cost (docs/OPERATIONS.md, "Cost"). The full tables, with what each figure means, are in
 docs/benchmarks/<name>.md.
 
 - Date: ${new Date().toISOString()}${reportOnly ? " (written from each benchmark's last figures, dated below; none run now)" : selected.length < BENCHMARKS.length ? ` (this run: ${selected.join(', ')}; the others' figures are from their own last run, dated below)` : ''}

@@ -1,39 +1,43 @@
 /**
  * What the operator plumbing (lib/ops/) costs: the platform as `npm start` runs it, in configurations
  * side by side, each a process of its own (bench/platform-process.ts) on its own embedded PostgreSQL,
- * loaded in alternated rounds by autocannon with the platform benchmark's mixed workload
- * (bench/mixed-workload.ts: many distinct cross-service GraphQL queries at the gateway):
+ * ALL LOADED AT THE SAME TIME, each saturated by an autocannon of its own with the platform
+ * benchmark's mixed workload (bench/mixed-workload.ts: many distinct cross-service GraphQL queries
+ * at the gateway):
  *
  * - off: METRICS=off and no OTLP endpoint (no metric hook, no metrics listener, no tracing SDK);
+ * - control: the same as off, a second platform: the A/A control (what the method reads where there
+ *   is nothing to read: its bias and spread);
  * - metrics: metrics on, tracing off (the default);
  * - tracing: metrics on, tracing on at 10 % (OTEL_TRACES_SAMPLER=parentbased_traceidratio,
  *   OTEL_TRACES_SAMPLER_ARG=0.1), exporting OTLP/HTTP (protobuf) to a receiver this benchmark runs on
  *   loopback (a node:http server that answers 200 and counts bytes);
- * - info: metrics on, tracing off, LOG_LEVEL=info (one JSON line per request).
+ * - info (only when OPS_COST_ONLY names it): metrics on, tracing off, LOG_LEVEL=info (a JSON line per request);
+ * - metrics-b and tracing-b: a second platform of metrics and of tracing (GROUPS below): every
+ *   configuration runs twice, since two processes alike have differed by more than the costs sought.
  *
- * The first three log at LOG_LEVEL=warn. Goals (issue "Operable in production", item 7): metrics cost
+ * All log at LOG_LEVEL=warn unless said. Goals (issue "Operable in production", item 7): metrics cost
  * at most 3 % of requests/s against off, tracing at 10 % at most 10 %; one scrape of /metrics after
  * the load under 20 ms (wall time, and the server's CPU for it).
  *
- *   node --import tsx bench/ops-cost.ts
- *   OPS_COST_ROUNDS=2 OPS_COST_LOAD_SECONDS=3 node --import tsx bench/ops-cost.ts --print   # shorter, printed, no report
- *   OPS_COST_PROFILE=/tmp/profiles node --import tsx bench/ops-cost.ts --print            # CPU profiles (node --cpu-prof) of each platform process
- *   node --import tsx bench/ops-cost.ts --cpu                                               # CPU per request instead of requests/s (below)
+ * Why at the same time: on this shared virtual machine what a CPU second does changes from one
+ * stretch of seconds to the next by more than the costs to be shown (one configuration loaded alone
+ * read 168 to 293 req/s from one 8-second round to the next). Loaded together, every platform is
+ * saturated at the same moment, so whatever else the machine does weighs on all alike, and the
+ * scheduler shares the cores between their busy node processes: a configuration that needs more CPU
+ * per request answers proportionally fewer requests. Each autocannon runs through the whole
+ * measurement and notes when each response came; after a warm-up the time is cut into windows
+ * (OPS_COST_WINDOWS of OPS_COST_WINDOW_SECONDS), the same instants for all, so no platform's load
+ * starts or stops inside a window (start order and start-up skew do not count). At each window's
+ * edge the benchmark reads every platform's CPU (its node process's threads, its PostgreSQL's
+ * processes) at one moment. A cost is 1 − (requests answered by the configuration over those
+ * answered by off, summed over the windows), with a 95 % interval from a block bootstrap over the
+ * windows (blocks of 3 consecutive windows, since neighbouring windows are alike); node CPU per
+ * request the same way. The control's reading against off is the method's bias and spread.
  *
- * `--cpu` measures what each configuration adds to a request rather than how many requests it
- * answers: distinct mix requests, 2 at a time from this process, to every configuration at the same
- * time and for the same OPS_COST_CPU_SECONDS (default 20 s) a round, so that what else runs on the
- * shared machine, which makes a CPU second do less, weighs on all alike (a fixed number of requests
- * a round let the slower configuration finish last, alone on the machine and so cheaper per
- * request); OPS_COST_ROUNDS rounds (default 16 in this mode). A round's figure is the CPU
- * (nanoseconds on a core, all the platform process's threads, from /proc/<pid>/task/<tid>/schedstat)
- * over the requests answered (those in flight at the end of the window are finished and counted). A cost is
- * the median of the rounds' ratios against "off" minus 1, given with the quartiles of the rounds and
- * a 95 % interval of that median (resampling the rounds). A fifth platform, "control", is a second
- * "off": what it measures against "off" is what the method reads where there is nothing to read
- * (its bias and spread); the other configurations are also given against the mean of the two. Before the rounds, each platform's CPU at rest (10 s, no requests) is read:
- * what a platform spends per second without requests is charged to its requests in a round.
- * Printed only, no report.
+ *   node --import tsx bench/ops-cost.ts                                                    # the report
+ *   OPS_COST_WINDOWS=6 OPS_COST_WARMUP_SECONDS=10 node --import tsx bench/ops-cost.ts --print     # shorter, printed, no report
+ *   OPS_COST_ONLY=metrics,tracing OPS_COST_PROFILE=/tmp/profiles node --import tsx bench/ops-cost.ts   # CPU profiles (node --cpu-prof) of each platform process, printed only
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -44,13 +48,24 @@ import type { ServiceName } from '../lib/config/services.js';
 import { mixedWorkload, MIX_QUERIES, mixKinds, seedPlatformData } from './mixed-workload.js';
 import { lockingPostmaster } from '../lib/db/embedded-postgres.js';
 import { PlatformProcess } from './platform-process.js';
-import { autocannonLoad, BenchRun, cpuSeconds, formatMs as ms, loadAverage, markdownTable, median, quantile, seededDraws, writeReport, type KeyFigure, type Load } from './support.js';
+import { autocannonLoad, BenchRun, formatMs as ms, loadAverage, markdownTable, median, quantile, seededDraws, writeReport, type KeyFigure, type Load } from './support.js';
 
-const CONNECTIONS = 50;
-const cpuMode = process.argv.includes('--cpu');
-const ROUNDS = Number(process.env.OPS_COST_ROUNDS ?? (cpuMode ? 16 : 10));
-const LOAD_SECONDS = Number(process.env.OPS_COST_LOAD_SECONDS ?? 8);
-const WARMUP_SECONDS = Number(process.env.OPS_COST_WARMUP_SECONDS ?? 6);
+/**
+ * Connections of each platform's autocannon: enough to keep its node process busy, few enough that
+ * the requests in flight at a window's edge are a small part of a window's (with 50, at the ~30
+ * requests a second each platform gets of a shared machine, a response took seconds and the
+ * windows' ratios spread from 0.57 to 1.39).
+ */
+const CONNECTIONS = Number(process.env.OPS_COST_CONNECTIONS ?? 8);
+const WINDOWS = Number(process.env.OPS_COST_WINDOWS ?? 24);
+const WINDOW_SECONDS = Number(process.env.OPS_COST_WINDOW_SECONDS ?? 10);
+/** Every platform loaded, nothing counted: JIT, caches and pools settle. */
+const WARMUP_SECONDS = Number(process.env.OPS_COST_WARMUP_SECONDS ?? 45);
+/** The loads go on this long after the last window, so that none ends inside it. */
+const TAIL_SECONDS = 5;
+/** Consecutive windows resampled together by the bootstrap, and how many resamplings. */
+const BLOCK = 3;
+const RESAMPLINGS = 4000;
 const PASSPORTS = 48;
 const MODELS = 8;
 const MIX_BODIES = 3000;
@@ -59,10 +74,7 @@ const SCRAPES = 25;
 const LOG_LEVEL = 'warn';
 const SAMPLE_RATIO = 0.1;
 const PROFILE_DIR = process.env.OPS_COST_PROFILE;
-const CPU_REQUESTS = Number(process.env.OPS_COST_CPU_REQUESTS ?? 500);
-const CPU_SECONDS = Number(process.env.OPS_COST_CPU_SECONDS ?? 20);
-const CPU_CONCURRENCY = 2;
-const printOnly = cpuMode || process.argv.includes('--print') || Boolean(PROFILE_DIR) || Boolean(process.env.OPS_COST_ONLY);
+const printOnly = process.argv.includes('--print') || Boolean(PROFILE_DIR) || Boolean(process.env.OPS_COST_ONLY);
 
 // ---------------------------------------------------------------------------------------------
 // The OTLP/HTTP receiver: answers 200 to every export, counts requests and bytes. Loopback only.
@@ -86,21 +98,28 @@ const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port
 
 /** Every configuration's environment starts here: no OTLP endpoint, warn-level logs, production. */
 const BASE_ENV: NodeJS.ProcessEnv = { NODE_ENV: 'production', LOG_LEVEL, LOG_FORMAT: 'json', OTEL_EXPORTER_OTLP_ENDPOINT: '', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: '', OTEL_SDK_DISABLED: '' };
+const TRACING_ENV = { METRICS: 'on', OTEL_EXPORTER_OTLP_ENDPOINT: receiverUrl, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: String(SAMPLE_RATIO) };
 const CONFIGS = {
   off: { label: 'everything off (METRICS=off, no OTLP endpoint)', env: { METRICS: 'off' } },
+  control: { label: 'everything off, a second platform (the A/A control)', env: { METRICS: 'off' } },
   metrics: { label: 'metrics on, tracing off', env: { METRICS: 'on' } },
-  tracing: {
-    label: `metrics on, tracing on at ${SAMPLE_RATIO * 100} % (parentbased_traceidratio, OTLP/HTTP protobuf to loopback)`,
-    env: { METRICS: 'on', OTEL_EXPORTER_OTLP_ENDPOINT: receiverUrl, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: String(SAMPLE_RATIO) },
-  },
+  'metrics-b': { label: 'metrics on, tracing off, a second platform', env: { METRICS: 'on' } },
+  tracing: { label: `metrics on, tracing on at ${SAMPLE_RATIO * 100} % (parentbased_traceidratio, OTLP/HTTP protobuf to loopback)`, env: TRACING_ENV },
+  'tracing-b': { label: `metrics on, tracing on at ${SAMPLE_RATIO * 100} %, a second platform`, env: TRACING_ENV },
   info: { label: 'metrics on, tracing off, LOG_LEVEL=info (a line per request)', env: { METRICS: 'on', LOG_LEVEL: 'info' } },
-  /** --cpu only: a second "off", the control (what the method reads between two identical platforms). */
-  control: { label: 'everything off again (the control)', env: { METRICS: 'off' } },
 } as const;
 type ConfigName = keyof typeof CONFIGS;
-/** OPS_COST_ONLY=off,metrics: some configurations only (printed, no report), e.g. for CPU profiles. */
+/**
+ * Each configuration runs as two platforms (processes of their own): two processes of the same code
+ * and configuration, loaded alike, have differed by more than the costs to be shown (the control
+ * read −17 % against "off" in a run at load 25–32), so a cost compares the mean of two with the mean
+ * of two, and each pair's own difference is shown (its A/A reading).
+ */
+const GROUPS = { off: ['off', 'control'], metrics: ['metrics', 'metrics-b'], tracing: ['tracing', 'tracing-b'], info: ['info'] } as const satisfies Record<string, readonly ConfigName[]>;
+type GroupName = keyof typeof GROUPS;
+/** OPS_COST_ONLY=metrics,info: off and these only (printed, no report), e.g. for CPU profiles. */
 const ONLY = process.env.OPS_COST_ONLY?.split(',').map((name) => name.trim());
-const NAMES = (Object.keys(CONFIGS) as ConfigName[]).filter((name) => name === 'off' || (ONLY ? ONLY.includes(name) : name !== 'control' || cpuMode));
+const NAMES = (Object.keys(CONFIGS) as ConfigName[]).filter((name) => name === 'off' || (ONLY ? ONLY.includes(name) : name !== 'info'));
 
 interface Target {
   platform: PlatformProcess;
@@ -117,13 +136,7 @@ const benchRun = new BenchRun('ops-cost', 'node --import tsx bench/ops-cost.ts')
 const root = mkdtempSync(join(tmpdir(), 'ops-cost-'));
 const targets = {} as Record<ConfigName, Target>;
 
-/** CPU seconds of the process itself (user and system, all its threads; not its children). */
-function ownCpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const after = fields.slice(fields.lastIndexOf(')') + 2).split(' ');
-  return (Number(after[11]) + Number(after[12])) / 100;
-}
-/** Nanoseconds on a CPU of every thread of a process, from /proc/<pid>/task/<tid>/schedstat: fine enough for one scrape. */
+/** Nanoseconds on a CPU of every thread of a process, from /proc/<pid>/task/<tid>/schedstat. */
 function threadsCpuNs(pid: number): number {
   let total = 0;
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
@@ -136,113 +149,83 @@ function threadsCpuNs(pid: number): number {
   return total;
 }
 
-interface Run extends Load {
-  round: number;
+/**
+ * CPU seconds of each process tree rooted at `roots` (user and system, with those of exited children:
+ * PostgreSQL's backends come and go), from one pass over /proc, so that all are read at one moment.
+ */
+function treesCpuSeconds(roots: readonly number[]): number[] {
+  const parent = new Map<number, number>();
+  const ticks = new Map<number, number>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      parent.set(Number(entry), Number(fields[1]));
+      ticks.set(Number(entry), Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]));
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  const rootOf = (pid: number): number | undefined => {
+    for (let id: number | undefined = pid; id !== undefined && id > 1; id = parent.get(id)) if (roots.includes(id)) return id;
+    return undefined;
+  };
+  const sums = new Map<number, number>(roots.map((pid) => [pid, 0]));
+  for (const [pid, count] of ticks) {
+    const owner = rootOf(pid);
+    if (owner !== undefined) sums.set(owner, sums.get(owner)! + count);
+  }
+  // USER_HZ is 100 on Linux.
+  return roots.map((pid) => sums.get(pid)! / 100);
+}
+
+/** What is read of every platform at a window's edge. */
+interface Reading {
+  /** Milliseconds since the epoch (the clock the loads' completion times use). */
+  at: number;
+  node: Record<string, number>;
+  postgres: Record<string, number>;
+  lines: Record<string, number>;
+  bytes: Record<string, number>;
   load: number;
-  /** CPU seconds of the platform's node process and of its PostgreSQL (postmaster and backends). */
-  node: number;
-  postgres: number;
-  lines: number;
-  logBytes: number;
+}
+
+/** A window: what each platform answered and spent in it. */
+interface Window {
+  seconds: number;
+  load: number;
+  answered: Record<string, number>;
+  /** Node's CPU (all its threads), nanoseconds; PostgreSQL's, seconds. */
+  nodeNs: Record<string, number>;
+  postgresS: Record<string, number>;
+  lines: Record<string, number>;
+  logBytes: Record<string, number>;
 }
 
 /**
- * The mix's bodies from `first` on, posted to a platform's gateway CONCURRENCY at a time, `count` of
- * them or as many as are sent until `until` (performance.now()); every answer must be a 200 without
- * errors. Resolves with the number answered.
+ * A 95 % interval of `statistic`, from RESAMPLINGS bootstrap draws on two levels: the windows
+ * (moving blocks of BLOCK consecutive windows) and, for each configuration, its platforms (with
+ * replacement); a fixed seed, so that a run's figures repeat.
  */
-async function postMix(name: ConfigName, bodies: readonly string[], first: number, count: number, until = Number.POSITIVE_INFINITY): Promise<number> {
-  const url = targets[name].platform.gatewayUrl;
-  let next = 0;
-  const worker = async () => {
-    while (next < count && performance.now() < until) {
-      const body = bodies[(first + next++) % bodies.length]!;
-      const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
-      const text = await response.text();
-      if (response.status !== 200 || text.includes('"errors"')) throw new Error(`${name}: answered ${response.status}: ${text.slice(0, 300)}`);
+function blockInterval(count: number, statistic: (windows: readonly number[], pick: (names: readonly ConfigName[]) => readonly ConfigName[]) => number): [number, number] {
+  const draws = seededDraws(11);
+  const block = Math.min(BLOCK, count);
+  // A configuration's platforms drawn with replacement: the spread between its processes enters the interval.
+  const pick = (names: readonly ConfigName[]) => names.map(() => names[draws.index(names.length)]!);
+  const values = Array.from({ length: RESAMPLINGS }, () => {
+    const picked: number[] = [];
+    while (picked.length < count) {
+      const first = draws.index(count - block + 1);
+      for (let i = 0; i < block && picked.length < count; i += 1) picked.push(first + i);
     }
-  };
-  await Promise.all(Array.from({ length: CPU_CONCURRENCY }, worker));
-  return next;
-}
-
-/** A 95 % interval of the median of `values`, from 2000 resamplings of them (with a fixed seed, so a run's figures repeat). */
-function medianInterval(values: readonly number[]): [number, number] {
-  const draws = seededDraws(7);
-  const medians = Array.from({ length: 2000 }, () => median(values.map(() => values[draws.index(values.length)]!)));
-  return [quantile(medians, 0.025), quantile(medians, 0.975)];
-}
-
-/** --cpu: the platform process's CPU per request of each configuration, all loaded at the same time (see the top of this file). */
-async function cpuPerRequest(mixes: Record<ConfigName, string[]>): Promise<void> {
-  console.log(`Warming up each with ${CPU_REQUESTS} requests …`);
-  await Promise.all(NAMES.map((name) => postMix(name, mixes[name], 0, CPU_REQUESTS)));
-  // What each spends at rest (timers, metrics' event-loop monitor, span batching): charged to a round's requests by its length.
-  const restBefore = Object.fromEntries(NAMES.map((name) => [name, threadsCpuNs(targets[name].platform.pid!)]));
-  await new Promise((resolve) => setTimeout(resolve, 10_000));
-  const restUsPerSecond = Object.fromEntries(NAMES.map((name) => [name, (threadsCpuNs(targets[name].platform.pid!) - restBefore[name]!) / 1000 / 10])) as Record<ConfigName, number>;
-  console.log(`At rest: ${NAMES.map((name) => `${name} ${restUsPerSecond[name].toFixed(0)} µs of CPU a second`).join(', ')}`);
-  const perRequestUs = Object.fromEntries(NAMES.map((name) => [name, [] as number[]])) as Record<ConfigName, number[]>;
-  const roundSeconds: number[] = [];
-  const loads: number[] = [];
-  for (let round = 0; round < ROUNDS; round += 1) {
-    const first = ((round + 1) * CPU_REQUESTS) % MIX_BODIES;
-    const started = performance.now();
-    const until = started + CPU_SECONDS * 1000;
-    await Promise.all(
-      NAMES.map(async (name) => {
-        const pid = targets[name].platform.pid!;
-        const before = threadsCpuNs(pid);
-        const answered = await postMix(name, mixes[name], first, Number.POSITIVE_INFINITY, until);
-        perRequestUs[name].push((threadsCpuNs(pid) - before) / 1000 / answered);
-      }),
-    );
-    roundSeconds.push((performance.now() - started) / 1000);
-    loads.push(loadAverage());
-    console.log(
-      `  round ${round + 1}: ${NAMES.map((name) => `${name} ${perRequestUs[name][round]!.toFixed(0)} µs`).join(', ')}; ${roundSeconds.at(-1)!.toFixed(1)} s; load ${loads.at(-1)!.toFixed(2)}`,
-    );
-  }
-  const percent = (ratio: number) => `${((ratio - 1) * 100).toFixed(1)} %`;
-  const rows = NAMES.map((name) => {
-    const ratios = perRequestUs[name].map((us, i) => us / perRequestUs.off[i]!);
-    const [low, high] = medianInterval(ratios);
-    const total = perRequestUs[name].reduce((sum, us) => sum + us, 0);
-    const offTotal = perRequestUs.off.reduce((sum, us) => sum + us, 0);
-    return [
-      name,
-      `${median(perRequestUs[name]).toFixed(0)} µs`,
-      name === 'off' ? '—' : `**${percent(median(ratios))}** (${percent(low)} to ${percent(high)})`,
-      name === 'off' ? '—' : `${percent(quantile(ratios, 0.25))} to ${percent(quantile(ratios, 0.75))}`,
-      name === 'off' ? '—' : `${percent(Math.min(...ratios))} to ${percent(Math.max(...ratios))}`,
-      name === 'off' ? '—' : percent(total / offTotal),
-      // With the control: each round against the mean of its two identical references, whose own difference is the method's.
-      !NAMES.includes('control') || name === 'off' || name === 'control' ? '—' : percent(median(perRequestUs[name].map((us, i) => (2 * us) / (perRequestUs.off[i]! + perRequestUs.control[i]!)))),
-      `${restUsPerSecond[name].toFixed(0)} µs/s`,
-    ];
+    return statistic(picked, pick);
   });
-  console.log(
-    `\nNode CPU per request, every platform loaded at the same time for ${CPU_SECONDS} s a round, ${CPU_CONCURRENCY} requests at a time each, ${ROUNDS} rounds of ${median(roundSeconds).toFixed(1)} s (median); load ${Math.min(...loads).toFixed(2)} to ${Math.max(...loads).toFixed(2)}:\n`,
-  );
-  console.log(
-    markdownTable(
-      [
-        'configuration',
-        'node CPU per request (median)',
-        "added: median of the rounds' ratios (95 % interval)",
-        'quartiles of the rounds',
-        'range of the rounds',
-        'added: sum over sum',
-        'added against the mean of off and control (median)',
-        'CPU at rest',
-      ],
-      rows,
-    ),
-  );
+  return [quantile(values, 0.025), quantile(values, 0.975)];
 }
 
-const ratioText = (value: number) => `${value.toFixed(3)}`;
-const costText = (ratio: number) => `${((1 - ratio) * 100).toFixed(1)} %`;
+const percent = (value: number, digits = 1) => `${value >= 0 ? '+' : '−'}${Math.abs(value * 100).toFixed(digits)} %`;
+const costText = (cost: number) => `${(cost * 100).toFixed(1)} %`;
 
 try {
   // -------------------------------------------------------------------------------------------
@@ -272,7 +255,8 @@ try {
   }
 
   const mixes = {} as Record<ConfigName, string[]>;
-  for (const name of NAMES) {
+  // Seeded side by side: each platform its own data, alike.
+  const seedOne = async (name: ConfigName) => {
     const { platform } = targets[name];
     const rest = async (service: ServiceName, path: string, body?: unknown): Promise<any> => {
       const response = await fetch(`${platform.base(service)}${path}`, {
@@ -300,197 +284,314 @@ try {
     }).then((response) => response.text());
     if (!sample.includes('"standing":"valid"')) throw new Error(`${name}: the passports' signing keys should stand valid: ${sample.slice(0, 400)}`);
     mixes[name] = mix.map((request) => request.body);
+  };
+  await Promise.all(NAMES.map(seedOne));
+
+  // -------------------------------------------------------------------------------------------
+  // Load: every platform at once, through a warm-up, the windows and a tail.
+  const postmasterOf = {} as Record<ConfigName, number>;
+  for (const name of NAMES) {
+    const pid = targets[name].clusterDir ? await lockingPostmaster(targets[name].clusterDir!) : undefined;
+    if (pid === undefined) throw new Error(`${name}: no postmaster`);
+    postmasterOf[name] = pid;
+  }
+  const loadSeconds = WARMUP_SECONDS + WINDOWS * WINDOW_SECONDS + TAIL_SECONDS;
+  console.log(`Loading the ${NAMES.length} platforms at once for ${loadSeconds} s (${CONNECTIONS} connections each): ${WARMUP_SECONDS} s of warm-up, then ${WINDOWS} windows of ${WINDOW_SECONDS} s …`);
+  const started = performance.now();
+  const loads = NAMES.map((name) =>
+    autocannonLoad({
+      url: targets[name].platform.gatewayUrl,
+      connections: CONNECTIONS,
+      seconds: loadSeconds,
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      bodies: mixes[name],
+      completions: true,
+    }),
+  );
+  // A load that fails is reported when all are awaited below, not as an unhandled rejection meanwhile.
+  for (const load of loads) load.catch(() => {});
+
+  let readingNumber = 0;
+  const read = (): Reading => {
+    // Node's threads first, in an order that rotates, all within a millisecond or so; then PostgreSQL in one pass over /proc.
+    const order = [...NAMES.slice(readingNumber % NAMES.length), ...NAMES.slice(0, readingNumber % NAMES.length)];
+    readingNumber += 1;
+    const node: Record<string, number> = {};
+    const before = performance.timeOrigin + performance.now();
+    for (const name of order) node[name] = threadsCpuNs(targets[name].platform.pid!);
+    const at = (before + performance.timeOrigin + performance.now()) / 2;
+    const pg = treesCpuSeconds(NAMES.map((name) => postmasterOf[name]));
+    return {
+      at,
+      node,
+      postgres: Object.fromEntries(NAMES.map((name, i) => [name, pg[i]!])),
+      lines: Object.fromEntries(NAMES.map((name) => [name, targets[name].lines])),
+      bytes: Object.fromEntries(NAMES.map((name) => [name, targets[name].bytes])),
+      load: loadAverage(),
+    };
+  };
+  const readings: Reading[] = [];
+  let receivedBefore = { ...received };
+  for (let edge = 0; edge <= WINDOWS; edge += 1) {
+    const due = started + (WARMUP_SECONDS + edge * WINDOW_SECONDS) * 1000;
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, due - performance.now())));
+    readings.push(read());
+    if (edge === 0) receivedBefore = { ...received };
+    if (edge > 0) {
+      const [a, b] = [readings[edge - 1]!, readings[edge]!];
+      console.log(`  window ${edge}: ${NAMES.map((name) => `${name} ${((b.node[name]! - a.node[name]!) / 1e9).toFixed(2)} s node CPU`).join(', ')}; load ${b.load.toFixed(2)}`);
+    }
+  }
+  const exported = { requests: received.requests - receivedBefore.requests, bytes: received.bytes - receivedBefore.bytes };
+  const settled = await Promise.all(loads);
+  const results = Object.fromEntries(NAMES.map((name, i) => [name, settled[i]!])) as Record<ConfigName, Load>;
+  const failed = NAMES.reduce((sum, name) => sum + results[name].non2xx + results[name].errors + results[name].timeouts, 0);
+
+  /** Responses of a load that came in [from, to). */
+  const answeredBetween = (times: readonly number[], from: number, to: number) => {
+    const firstAtOrAfter = (moment: number) => {
+      let [low, high] = [0, times.length];
+      while (low < high) {
+        const middle = (low + high) >> 1;
+        if (times[middle]! < moment) low = middle + 1;
+        else high = middle;
+      }
+      return low;
+    };
+    return firstAtOrAfter(to) - firstAtOrAfter(from);
+  };
+  const windows: Window[] = readings.slice(1).map((end, i) => {
+    const start = readings[i]!;
+    const per = (f: (name: ConfigName) => number) => Object.fromEntries(NAMES.map((name) => [name, f(name)]));
+    return {
+      seconds: (end.at - start.at) / 1000,
+      load: end.load,
+      answered: per((name) => answeredBetween(results[name].completions!, start.at, end.at)),
+      nodeNs: per((name) => end.node[name]! - start.node[name]!),
+      postgresS: per((name) => end.postgres[name]! - start.postgres[name]!),
+      lines: per((name) => end.lines[name]! - start.lines[name]!),
+      logBytes: per((name) => end.bytes[name]! - start.bytes[name]!),
+    };
+  });
+  const lastEdge = readings.at(-1)!.at;
+  for (const name of NAMES) {
+    const times = results[name].completions!;
+    if (times.at(-1)! < lastEdge) throw new Error(`${name}: its load ended before the last window did`);
   }
 
-  if (cpuMode) {
-    await cpuPerRequest(mixes);
-  } else {
-    // -------------------------------------------------------------------------------------------
-    // Load: warm-up of each, then ROUNDS rounds, the order rotating every round.
-    const loadOf = (name: ConfigName, seconds: number) =>
-      autocannonLoad({ url: targets[name].platform.gatewayUrl, connections: CONNECTIONS, seconds, method: 'POST', headers: { 'content-type': 'application/json' }, bodies: mixes[name] });
-    console.log(`Warming up each for ${WARMUP_SECONDS} s …`);
-    for (const name of NAMES) await loadOf(name, WARMUP_SECONDS);
-    const postmasters = {} as Record<ConfigName, number>;
-    for (const name of NAMES) {
-      const pid = targets[name].clusterDir ? await lockingPostmaster(targets[name].clusterDir!) : undefined;
-      if (pid === undefined) throw new Error(`${name}: no postmaster`);
-      postmasters[name] = pid;
+  // -------------------------------------------------------------------------------------------
+  // Figures over the windows (and over any resampling of them: lists of window indices, and for each
+  // configuration which of its platforms, drawn with replacement).
+  const every = windows.map((_, i) => i);
+  const total = (picked: readonly number[], f: (window: Window) => number) => picked.reduce((sum, i) => sum + f(windows[i]!), 0);
+  /** Requests answered by the platforms named (their mean) over the windows picked. */
+  const answered = (picked: readonly number[], names: readonly ConfigName[]) => names.reduce((sum, name) => sum + total(picked, (w) => w.answered[name]!), 0) / names.length;
+  const nodeUsPerRequest = (picked: readonly number[], names: readonly ConfigName[]) =>
+    names.reduce((sum, name) => sum + total(picked, (w) => w.nodeNs[name]!), 0) / 1000 / names.reduce((sum, name) => sum + total(picked, (w) => w.answered[name]!), 0);
+  type Pick = (names: readonly ConfigName[]) => readonly ConfigName[];
+  const asRun: Pick = (names) => names;
+  const platformsOf = (group: GroupName) => GROUPS[group].filter((name) => NAMES.includes(name)) as ConfigName[];
+  /** The cost in requests answered against a reference: 1 − the ratio of the sums over the windows (each side the mean of its platforms). */
+  const throughputCost = (names: readonly ConfigName[], reference: readonly ConfigName[]) => (picked: readonly number[], pick: Pick) =>
+    1 - answered(picked, pick(names)) / answered(picked, pick(reference));
+  /** Node CPU added per request against the reference: the ratio of CPU per request (each summed over the windows) − 1. */
+  const cpuAdded = (names: readonly ConfigName[], reference: readonly ConfigName[]) => (picked: readonly number[], pick: Pick) =>
+    nodeUsPerRequest(picked, pick(names)) / nodeUsPerRequest(picked, pick(reference)) - 1;
+  const estimate = (statistic: (picked: readonly number[], pick: Pick) => number) => {
+    const [low, high] = blockInterval(windows.length, statistic);
+    return { value: statistic(every, asRun), low, high };
+  };
+  type Estimate = ReturnType<typeof estimate>;
+  const withInterval = (e: Estimate, format: (value: number) => string) => `${format(e.value)} (${format(e.low)} to ${format(e.high)})`;
+  const reference = platformsOf('off');
+  const comparedGroups = (Object.keys(GROUPS) as GroupName[]).filter((group) => group !== 'off' && platformsOf(group).length > 0);
+  const costs = Object.fromEntries(
+    comparedGroups.map((group) => [
+      group,
+      {
+        throughput: estimate(throughputCost(platformsOf(group), reference)),
+        cpu: estimate(cpuAdded(platformsOf(group), reference)),
+        windowRatios: windows.map((_, i) => answered([i], platformsOf(group)) / answered([i], reference)),
+      },
+    ]),
+  ) as Partial<Record<GroupName, { throughput: Estimate; cpu: Estimate; windowRatios: number[] }>>;
+  /** The A/A readings: each configuration's second platform against its first. */
+  const twins = (Object.keys(GROUPS) as GroupName[]).filter((group) => platformsOf(group).length === 2);
+  const aa = Object.fromEntries(
+    twins.map((group) => {
+      const [first, second] = platformsOf(group) as [ConfigName, ConfigName];
+      return [group, { first, second, throughput: estimate(throughputCost([second], [first])), cpu: estimate(cpuAdded([second], [first])) }];
+    }),
+  ) as Partial<Record<GroupName, { first: ConfigName; second: ConfigName; throughput: Estimate; cpu: Estimate }>>;
+  const seconds = total(every, (w) => w.seconds);
+  const perSecond = (name: ConfigName) => answered(every, [name]) / seconds;
+  const loadsSeen = windows.map((w) => w.load);
+  const machineRates = windows.map((w) => NAMES.reduce((sum, name) => sum + w.answered[name]!, 0) / w.seconds);
+
+  const verdict = (e: Estimate, limit: number) =>
+    e.high <= limit
+      ? `**met**: the whole 95 % interval lies at or under ${limit * 100} %`
+      : e.low > limit
+        ? `**missed**: the whole 95 % interval lies over ${limit * 100} %`
+        : `**not decided**: the 95 % interval spans ${limit * 100} %`;
+  const platformRows = NAMES.map((name) => [
+    `**${name}**: ${CONFIGS[name].label}`,
+    `**${perSecond(name).toFixed(1)}**`,
+    ms(nodeUsPerRequest(every, [name]) / 1000),
+    ms((total(every, (w) => w.postgresS[name]!) / answered(every, [name])) * 1000),
+    ms(results[name].latency.p95),
+    `${(total(every, (w) => w.lines[name]!) / answered(every, [name])).toFixed(2)}`,
+    `${results[name].non2xx + results[name].errors + results[name].timeouts} of ${results[name].requests}`,
+  ]);
+  const platformTable = markdownTable(
+    ['platform', 'req/s over the windows', 'node CPU per request', 'PostgreSQL CPU per request', 'p95 latency (whole load)', 'log lines per request', 'failed'],
+    platformRows,
+  );
+  const aaText = (group: GroupName) => {
+    const reading = aa[group];
+    return reading ? `${reading.second} against ${reading.first}: ${withInterval(reading.throughput, costText)}; node CPU ${withInterval(reading.cpu, (value) => percent(value))}` : '—';
+  };
+  const costRows = comparedGroups.map((group) => {
+    const cost = costs[group]!;
+    return [
+      `**${group}** (${platformsOf(group).join(', ')})`,
+      `**${withInterval(cost.throughput, costText)}**`,
+      withInterval(cost.cpu, (value) => percent(value)),
+      `${quantile(cost.windowRatios, 0.25).toFixed(3)} to ${quantile(cost.windowRatios, 0.75).toFixed(3)}`,
+      aaText(group),
+    ];
+  });
+  const table = markdownTable(
+    [
+      `configuration (its platforms) against everything off (${reference.join(', ')})`,
+      'cost in requests answered (95 % interval)',
+      'node CPU added per request (95 % interval)',
+      "windows' ratios (quartiles)",
+      'A/A: its second platform against its first (cost, node CPU)',
+    ],
+    [...costRows, [`everything off (${reference.join(', ')})`, '— (the reference)', '—', '—', aaText('off')]],
+  );
+  const windowRows = windows.map((w, i) => [
+    String(i + 1),
+    ...NAMES.map((name) => (w.answered[name]! / w.seconds).toFixed(1)),
+    ...comparedGroups.map((group) => costs[group]!.windowRatios[i]!.toFixed(3)),
+    machineRates[i]!.toFixed(0),
+    w.load.toFixed(2),
+  ]);
+  const perWindow = markdownTable(['window', ...NAMES.map((name) => `${name} req/s`), ...comparedGroups.map((group) => `${group} / off`), 'all platforms, req/s', 'load average'], windowRows);
+  console.log(`\n${table}\n\n${platformTable}\n\n${perWindow}\n`);
+  console.log(`Spans exported by "tracing" during the windows: ${exported.requests} OTLP requests, ${(exported.bytes / 1024).toFixed(0)} KiB`);
+  if (failed) throw new Error(`${failed} requests failed`);
+
+  // -------------------------------------------------------------------------------------------
+  // One scrape of /metrics after the load: wall time at the client, CPU of the server's threads.
+  const scrapes = {} as Record<ConfigName, { wall: number[]; cpu: number[]; bytes: number; series: number }>;
+  for (const name of NAMES) {
+    const url = targets[name].metricsUrl;
+    if (!url) continue;
+    const pid = targets[name].platform.pid!;
+    const wall: number[] = [];
+    const cpu: number[] = [];
+    let text = '';
+    // One scrape first, unmeasured (the first pays for lazily made things).
+    await (await fetch(url)).text();
+    for (let i = 0; i < SCRAPES; i += 1) {
+      const cpuBefore = threadsCpuNs(pid);
+      const started = performance.now();
+      const response = await fetch(url);
+      text = await response.text();
+      wall.push(performance.now() - started);
+      cpu.push((threadsCpuNs(pid) - cpuBefore) / 1e6);
+      if (response.status !== 200) throw new Error(`${name}: /metrics answered ${response.status}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
     }
-    const receivedBefore = { ...received };
-    const runs = Object.fromEntries(NAMES.map((name) => [name, [] as Run[]])) as Record<ConfigName, Run[]>;
-    for (let round = 0; round < ROUNDS; round += 1) {
-      const order = [...NAMES.slice(round % NAMES.length), ...NAMES.slice(0, round % NAMES.length)];
-      for (const name of order) {
-        const target = targets[name];
-        const pid = target.platform.pid!;
-        const before = { node: ownCpuSeconds(pid), postgres: cpuSeconds(postmasters[name]), lines: target.lines, bytes: target.bytes };
-        const result = await loadOf(name, LOAD_SECONDS);
-        const run: Run = {
-          ...result,
-          round: round + 1,
-          load: loadAverage(),
-          node: ownCpuSeconds(pid) - before.node,
-          postgres: cpuSeconds(postmasters[name]) - before.postgres,
-          lines: target.lines - before.lines,
-          logBytes: target.bytes - before.bytes,
-        };
-        runs[name].push(run);
-        console.log(
-          `  round ${round + 1}, ${name}: ${result.perSecond.toFixed(0)} req/s, p95 ${ms(result.latency.p95)}, non-2xx ${result.non2xx}, errors ${result.errors}; CPU per request: node ${((run.node / result.requests) * 1000).toFixed(2)} ms, PostgreSQL ${((run.postgres / result.requests) * 1000).toFixed(2)} ms; load ${run.load.toFixed(2)}`,
-        );
-      }
-    }
-    const exported = { requests: received.requests - receivedBefore.requests, bytes: received.bytes - receivedBefore.bytes };
+    scrapes[name] = { wall, cpu, bytes: Buffer.byteLength(text), series: text.split('\n').filter((line) => line && !line.startsWith('#')).length };
+    console.log(`  /metrics of "${name}": median ${ms(median(wall))} wall, ${ms(median(cpu))} CPU, ${scrapes[name].bytes} bytes, ${scrapes[name].series} samples`);
+  }
 
-    // -------------------------------------------------------------------------------------------
-    // One scrape of /metrics after the load: wall time at the client, CPU of the server's threads.
-    const scrapes = {} as Record<ConfigName, { wall: number[]; cpu: number[]; bytes: number; series: number }>;
-    for (const name of NAMES) {
-      const url = targets[name].metricsUrl;
-      if (!url) continue;
-      const pid = targets[name].platform.pid!;
-      const wall: number[] = [];
-      const cpu: number[] = [];
-      let text = '';
-      // One scrape first, unmeasured (the first pays for lazily made things).
-      await (await fetch(url)).text();
-      for (let i = 0; i < SCRAPES; i += 1) {
-        const cpuBefore = threadsCpuNs(pid);
-        const started = performance.now();
-        const response = await fetch(url);
-        text = await response.text();
-        wall.push(performance.now() - started);
-        cpu.push((threadsCpuNs(pid) - cpuBefore) / 1e6);
-        if (response.status !== 200) throw new Error(`${name}: /metrics answered ${response.status}`);
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
-      scrapes[name] = { wall, cpu, bytes: Buffer.byteLength(text), series: text.split('\n').filter((line) => line && !line.startsWith('#')).length };
-      console.log(`  /metrics of "${name}": median ${ms(median(wall))} wall, ${ms(median(cpu))} CPU, ${scrapes[name].bytes} bytes, ${scrapes[name].series} samples`);
-    }
+  const scrapeRows = Object.entries(scrapes).map(([name, scrape]) => [
+    name,
+    `**${ms(median(scrape.wall))}** (max ${ms(Math.max(...scrape.wall))})`,
+    `**${ms(median(scrape.cpu))}** (max ${ms(Math.max(...scrape.cpu))})`,
+    `${(scrape.bytes / 1024).toFixed(1)} KiB`,
+    String(scrape.series),
+  ]);
+  const scrapeTable = markdownTable(['platform', 'wall time of one scrape (median)', 'server CPU of one scrape (median)', 'exposition', 'samples'], scrapeRows);
+  console.log(`\n${scrapeTable}\n`);
 
-    // -------------------------------------------------------------------------------------------
-    // Figures
-    const stats = (list: Run[]) => {
-      const requests = list.reduce((sum, run) => sum + run.requests, 0);
-      return {
-        perSecond: median(list.map((run) => run.perSecond)),
-        p95: median(list.map((run) => run.latency.p95)),
-        latency: median(list.map((run) => run.latency.median)),
-        failed: list.reduce((sum, run) => sum + run.non2xx + run.errors + run.timeouts, 0),
-        requests,
-        nodeMs: (list.reduce((sum, run) => sum + run.node, 0) / requests) * 1000,
-        postgresMs: (list.reduce((sum, run) => sum + run.postgres, 0) / requests) * 1000,
-        linesPerRequest: list.reduce((sum, run) => sum + run.lines, 0) / requests,
-        logBytesPerRequest: list.reduce((sum, run) => sum + run.logBytes, 0) / requests,
-      };
-    };
-    const all = Object.fromEntries(NAMES.map((name) => [name, stats(runs[name])])) as Record<ConfigName, ReturnType<typeof stats>>;
-    /** Each round's requests/s of a configuration over off's in the same round. */
-    const roundRatios = (name: ConfigName) => runs[name].map((run, i) => run.perSecond / runs.off[i]!.perSecond);
-    const pairedRatio = (name: ConfigName) => median(roundRatios(name));
-    const failed = NAMES.reduce((sum, name) => sum + all[name].failed, 0);
-    const loads = NAMES.flatMap((name) => runs[name].map((run) => run.load));
-
-    const roundRows = Array.from({ length: ROUNDS }, (_, round) => [
-      String(round + 1),
-      ...NAMES.map((name) => runs[name][round]!.perSecond.toFixed(0)),
-      ...NAMES.filter((name) => name !== 'off').map((name) => ratioText(roundRatios(name)[round]!)),
-      Math.max(...NAMES.map((name) => runs[name][round]!.load)).toFixed(2),
-    ]);
-    const summaryRows = NAMES.map((name) => [
-      `**${name}**: ${CONFIGS[name].label}`,
-      `**${all[name].perSecond.toFixed(0)}**`,
-      name === 'off' ? '1 (the reference)' : `**${ratioText(pairedRatio(name))}** (cost ${costText(pairedRatio(name))}; ratio of the medians ${ratioText(all[name].perSecond / all.off.perSecond)})`,
-      ms(all[name].latency),
-      ms(all[name].p95),
-      `${all[name].nodeMs.toFixed(2)} ms / ${all[name].postgresMs.toFixed(2)} ms`,
-      `${all[name].linesPerRequest.toFixed(2)} (${all[name].logBytesPerRequest.toFixed(0)} B)`,
-      `${all[name].failed} of ${all[name].requests}`,
-    ]);
-    const scrapeRows = Object.entries(scrapes).map(([name, scrape]) => [
-      name,
-      `**${ms(median(scrape.wall))}** (max ${ms(Math.max(...scrape.wall))})`,
-      `**${ms(median(scrape.cpu))}** (max ${ms(Math.max(...scrape.cpu))})`,
-      `${(scrape.bytes / 1024).toFixed(1)} KiB`,
-      String(scrape.series),
-    ]);
-
-    const table = markdownTable(
-      ['configuration', 'req/s (median)', "against off: median of the rounds' ratios", 'median latency', 'p95 latency', 'CPU per request: node / PostgreSQL', 'log lines per request', 'failed'],
-      summaryRows,
-    );
-    const perRound = markdownTable(['round', ...NAMES.map((name) => `${name} req/s`), ...NAMES.filter((name) => name !== 'off').map((name) => `${name} / off`), 'load average (max)'], roundRows);
-    const scrapeTable = markdownTable(['platform', 'wall time of one scrape (median)', 'server CPU of one scrape (median)', 'exposition', 'samples'], scrapeRows);
-    console.log(`\n${table}\n\n${perRound}\n\n${scrapeTable}\n`);
-    console.log(`Spans exported by "tracing" during the rounds: ${exported.requests} OTLP requests, ${(exported.bytes / 1024).toFixed(0)} KiB`);
-    if (failed) throw new Error(`${failed} requests failed`);
-
-    if (!printOnly) {
-      const metricsCost = 1 - pairedRatio('metrics');
-      const tracingCost = 1 - pairedRatio('tracing');
-      const scrapeWall = median(scrapes.metrics!.wall);
-      const scrapeCpu = median(scrapes.metrics!.cpu);
-      const figures: KeyFigure[] = [
-        {
-          measure: `metrics on (tracing off) against everything off: requests/s on the mixed workload, ${CONNECTIONS} connections, median of the rounds' ratios`,
-          value: `${ratioText(pairedRatio('metrics'))} (cost ${costText(pairedRatio('metrics'))}; ${all.metrics.perSecond.toFixed(0)} / ${all.off.perSecond.toFixed(0)} req/s)`,
-          target: 'cost ≤ 3 %',
-        },
-        {
-          measure: `tracing on at ${SAMPLE_RATIO * 100} % (and metrics) against everything off, same`,
-          value: `${ratioText(pairedRatio('tracing'))} (cost ${costText(pairedRatio('tracing'))}; ${all.tracing.perSecond.toFixed(0)} req/s)`,
-          target: 'cost ≤ 10 %',
-        },
-        { measure: 'LOG_LEVEL=info (a line per request, metrics on) against everything off, same', value: `${ratioText(pairedRatio('info'))} (cost ${costText(pairedRatio('info'))})` },
-        { measure: 'one scrape of /metrics after the load (npm start, all six servers): wall time / server CPU, medians', value: `${ms(scrapeWall)} / ${ms(scrapeCpu)}`, target: '< 20 ms' },
-        { measure: 'p95 latency, off / metrics / tracing / info', value: NAMES.map((name) => ms(all[name].p95)).join(' / ') },
-      ];
-      const verdict = (cost: number, limit: number) =>
-        cost <= limit ? `met (${(cost * 100).toFixed(1)} % ≤ ${limit * 100} %)` : `**missed** by ${((cost - limit) * 100).toFixed(1)} points (${(cost * 100).toFixed(1)} % > ${limit * 100} %)`;
-      const document = [
-        '# What the operator plumbing costs',
-        '',
-        benchRun.report(),
-        `- Load average during the rounds (1 minute, read after each run): ${Math.min(...loads).toFixed(2)} to ${Math.max(...loads).toFixed(2)}, median ${median(loads).toFixed(2)}`,
-        '',
-        '## What is measured, and how',
-        '',
-        `The platform as \`npm start\` runs it (bin/start.ts: the six servers in one node process, its own embedded PostgreSQL), started ${NAMES.length} times as processes of their own (bench/platform-process.ts), each on its own data folder and ports, all with \`NODE_ENV=production\` and \`LOG_LEVEL=${LOG_LEVEL}\` unless said otherwise:`,
-        '',
-        ...NAMES.map(
-          (name) =>
-            `- **${name}**: ${CONFIGS[name].label}; environment ${Object.entries(CONFIGS[name].env)
-              .map(([key, value]) => `\`${key}=${key === 'OTEL_EXPORTER_OTLP_ENDPOINT' ? 'http://127.0.0.1:<port>' : value}\``)
-              .join(', ')}.`,
-        ),
-        '',
-        `Tracing exports to an OTLP/HTTP receiver this benchmark runs on loopback (a node:http server that answers 200 to every export and counts the bytes; nothing leaves the machine); during the rounds "tracing" exported ${exported.requests} requests, ${(exported.bytes / 1024).toFixed(0)} KiB. Each platform's logs go to a pipe the benchmark reads, as a log collector would.`,
-        '',
-        `Data and load: each platform is seeded alike through its REST facade, and loaded with the platform benchmark's mixed workload (bench/mixed-workload.ts, docs/benchmarks/platform.md): ${MIX_BODIES} bodies of ${mixKinds.length} kinds of cross-service query (${mixKinds.join(', ')}), drawn with the same seed over each platform's own data, posted to its gateway by autocannon in another process, ${CONNECTIONS} connections. ${WARMUP_SECONDS} s of warm-up each, then ${ROUNDS} rounds of ${LOAD_SECONDS} s per platform, the order rotating every round (${NAMES.join(', ')}; ${[...NAMES.slice(1), NAMES[0]].join(', ')}; …), so no configuration always follows the same one. A ratio is the median of the rounds' ratios against "off" (each round's runs close together in time, so a slower stretch of the shared machine weighs on both); the ratio of the medians is beside it. CPU per request: the platform's node process (its own user and system time) and its PostgreSQL (postmaster and backends), from /proc before and after each run, over all rounds.`,
-        '',
-        `/metrics: after the rounds, ${SCRAPES} scrapes of each platform's endpoint one after another (50 ms apart, after one unmeasured), at rest: the wall time at the client (fetch and reading the body) and the CPU of the server's threads for each (/proc/<pid>/task/*/schedstat, in nanoseconds), medians. With "off" no listener is served.`,
-        '',
-        '## Results',
-        '',
-        `- Metrics on, tracing off: cost ${costText(pairedRatio('metrics'))} of requests/s — goal ≤ 3 %: ${verdict(metricsCost, 0.03)}.`,
-        `- Tracing on at ${SAMPLE_RATIO * 100} % (with metrics): cost ${costText(pairedRatio('tracing'))} — goal ≤ 10 %: ${verdict(tracingCost, 0.1)}.`,
-        `- LOG_LEVEL=info (with metrics): cost ${costText(pairedRatio('info'))} (no goal; the difference to "metrics" is the cost of a line per request).`,
-        `- One scrape of /metrics: ${ms(scrapeWall)} wall, ${ms(scrapeCpu)} server CPU (medians) — goal < 20 ms: ${scrapeWall < 20 && scrapeCpu < 20 ? 'met' : '**missed**'}.`,
-        '',
-        table,
-        '',
-        'Each round (requests/s):',
-        '',
-        perRound,
-        '',
-        'One scrape of /metrics after the load:',
-        '',
-        scrapeTable,
-        '',
-      ].join('\n');
-      writeReport(benchRun, document, figures);
-    }
+  if (!printOnly) {
+    const scrapeWall = median(scrapes.metrics!.wall);
+    const scrapeCpu = median(scrapes.metrics!.cpu);
+    const { metrics, tracing } = costs;
+    const aaLine = (group: GroupName) => `${aa[group]!.second} against ${aa[group]!.first} ${withInterval(aa[group]!.throughput, costText)}`;
+    const loadText = `load average ${Math.min(...loadsSeen).toFixed(2)} to ${Math.max(...loadsSeen).toFixed(2)}, median ${median(loadsSeen).toFixed(2)}`;
+    const figures: KeyFigure[] = [
+      {
+        measure: `metrics on (tracing off) against everything off: cost in requests/s on the mixed workload, two platforms of each configuration all loaded at once (${CONNECTIONS} connections each), ${WINDOWS} windows of ${WINDOW_SECONDS} s, 95 % interval`,
+        value: `${withInterval(metrics!.throughput, costText)}; node CPU per request ${withInterval(metrics!.cpu, (value) => percent(value))}`,
+        target: 'cost ≤ 3 %',
+      },
+      {
+        measure: `tracing on at ${SAMPLE_RATIO * 100} % (and metrics) against everything off, same`,
+        value: `${withInterval(tracing!.throughput, costText)}; node CPU per request ${withInterval(tracing!.cpu, (value) => percent(value))}`,
+        target: 'cost ≤ 10 %',
+      },
+      {
+        measure: "A/A: each configuration's second platform against its first (cost in requests/s, 95 % interval): the spread between two processes alike",
+        value: twins.map(aaLine).join('; '),
+      },
+      { measure: 'one scrape of /metrics after the load (npm start, all six servers): wall time / server CPU, medians', value: `${ms(scrapeWall)} / ${ms(scrapeCpu)}`, target: '< 20 ms' },
+      { measure: `requests/s over the windows, ${NAMES.join(' / ')} (${loadText})`, value: NAMES.map((name) => perSecond(name).toFixed(1)).join(' / ') },
+    ];
+    const document = [
+      '# What the operator plumbing costs',
+      '',
+      benchRun.report(),
+      `- During the windows: ${loadText} (read at each window's end; the benchmark's own ${NAMES.length} platforms, their PostgreSQLs and autocannons, and whatever else ran)`,
+      '',
+      '## Results',
+      '',
+      `- Metrics on, tracing off: cost ${withInterval(metrics!.throughput, costText)} of requests answered against everything off — goal ≤ 3 %: ${verdict(metrics!.throughput, 0.03)}.`,
+      `- Tracing on at ${SAMPLE_RATIO * 100} % (with metrics): cost ${withInterval(tracing!.throughput, costText)} — goal ≤ 10 %: ${verdict(tracing!.throughput, 0.1)}.`,
+      `- A/A readings (two platforms alike, nothing to find): ${twins.map(aaLine).join('; ')}.`,
+      `- One scrape of /metrics: ${ms(scrapeWall)} wall, ${ms(scrapeCpu)} server CPU (medians) — goal < 20 ms: ${scrapeWall < 20 && scrapeCpu < 20 ? '**met**' : '**missed**'}.`,
+      '',
+      table,
+      '',
+      platformTable,
+      '',
+      `A cost is 1 − (requests the configuration's platforms answered over those the two "off" platforms answered, each side the mean of its two platforms, summed over the ${WINDOWS} windows); the interval is the 2.5th to 97.5th percentile of the same figure over ${RESAMPLINGS} bootstrap resamplings on two levels: the windows (blocks of ${BLOCK} consecutive windows) and each configuration's two platforms (drawn with replacement), so that the spread between two processes alike, which the A/A readings show, is in the interval. Node CPU per request: all the threads of the platform's node process (/proc/<pid>/task/*/schedstat), summed over the windows, over the requests answered in them; PostgreSQL: its postmaster and backends (/proc/<pid>/stat, with exited children). p95 latency: over the whole load, warm-up included, as autocannon saw it (${CONNECTIONS} connections each on a shared machine: queueing, not service time).`,
+      '',
+      'Each window (requests/s; "all platforms" is their sum, what the machine answered):',
+      '',
+      perWindow,
+      '',
+      'One scrape of /metrics after the load:',
+      '',
+      scrapeTable,
+      '',
+      '## What is measured, and how',
+      '',
+      `The platform as \`npm start\` runs it (bin/start.ts: the six servers in one node process, its own embedded PostgreSQL), started ${NAMES.length} times as processes of their own (bench/platform-process.ts), each on its own data folder and ports, all with \`NODE_ENV=production\` and \`LOG_LEVEL=${LOG_LEVEL}\` unless said otherwise:`,
+      '',
+      ...NAMES.map(
+        (name) =>
+          `- **${name}**: ${CONFIGS[name].label}; environment ${Object.entries(CONFIGS[name].env)
+            .map(([key, value]) => `\`${key}=${key === 'OTEL_EXPORTER_OTLP_ENDPOINT' ? 'http://127.0.0.1:<port>' : value}\``)
+            .join(', ')}.`,
+      ),
+      '',
+      `Tracing exports to an OTLP/HTTP receiver this benchmark runs on loopback (a node:http server that answers 200 to every export and counts the bytes; nothing leaves the machine); during the windows "tracing" exported ${exported.requests} requests, ${(exported.bytes / 1024).toFixed(0)} KiB. Each platform's logs go to a pipe the benchmark reads, as a log collector would.`,
+      '',
+      `Data and load: each platform is seeded alike through its REST facade, and loaded with the platform benchmark's mixed workload (bench/mixed-workload.ts, docs/benchmarks/platform.md): ${MIX_BODIES} bodies of ${mixKinds.length} kinds of cross-service query (${mixKinds.join(', ')}), drawn with the same seed over each platform's own data, posted to its gateway by an autocannon of its own (a process of its own), ${CONNECTIONS} connections.`,
+      '',
+      `**All platforms are loaded at the same time**, each saturated, for ${loadSeconds} s: ${WARMUP_SECONDS} s of warm-up, then ${WINDOWS} windows of ${WINDOW_SECONDS} s, then ${TAIL_SECONDS} s more. Loaded in turn, as this benchmark did before, one configuration's 8-second rounds spread from 168 to 293 req/s, far more than the costs to be shown, because what a CPU second does on this shared virtual machine changes from one stretch of seconds to the next. Loaded together, whatever else the machine does weighs on all platforms alike at every moment (the column "all platforms" above shows how much the machine's own rate moved), and the kernel shares the two cores between their busy node processes, so a configuration that needs more CPU per request answers proportionally fewer requests. Every autocannon notes when each response came (bench/tools/load-worker.mjs, \`completions\`), and a window counts the responses that came between its two edges, the same instants for every platform; at each edge the benchmark reads every platform's CPU at one moment. So no window holds a load's start or end, and the order in which the loads were started does not count. Each configuration runs as two platforms (off and control, metrics and metrics-b, tracing and tracing-b): in a first run with one platform each, the control, a second "off", read −17 % against "off" (its interval clear of zero), so two processes alike do not cost the same here; the two platforms of a configuration are drawn with replacement in the bootstrap, and each pair's own reading (A/A) is what the method finds where there is nothing to find.`,
+      '',
+      `/metrics: after the load, ${SCRAPES} scrapes of each platform's endpoint one after another (50 ms apart, after one unmeasured), at rest: the wall time at the client (fetch and reading the body) and the CPU of the server's threads for each (/proc/<pid>/task/*/schedstat, in nanoseconds), medians. With metrics off no listener is served.`,
+      '',
+    ].join('\n');
+    writeReport(benchRun, document, figures);
   }
 } finally {
   for (const name of NAMES) await targets[name]?.platform.stop().catch((error: unknown) => console.error(`stopping ${name}: ${String(error)}`));

@@ -168,6 +168,8 @@ export interface Load {
   non2xx: number;
   errors: number;
   timeouts: number;
+  /** With `completions: true`: when each response came, in milliseconds since the epoch (performance.timeOrigin + now()). */
+  completions?: number[];
 }
 
 export interface LoadOptions {
@@ -184,6 +186,8 @@ export interface LoadOptions {
   pick?: 'connection' | 'request';
   /** Request bodies, one per request in turn (instead of `body`). */
   bodies?: readonly string[];
+  /** Keep the moment of every response (Load.completions), to count loads that run at once over the same windows. */
+  completions?: boolean;
 }
 
 /**

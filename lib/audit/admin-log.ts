@@ -8,6 +8,8 @@
  * writing (a refusal, a restatement that changes nothing) has its entry written after it.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { context, createContextKey } from '@opentelemetry/api';
+import { tracingContextInstalled } from '../ops/tracing.js';
 
 export interface AdminLogRecord {
   actor: string;
@@ -88,10 +90,18 @@ export class PendingEntry {
 }
 
 const pendingEntries = new AsyncLocalStorage<PendingEntry>();
+/** The pending entry's key in OpenTelemetry's context, where it is kept when tracing is on (tracingContextInstalled). */
+const PENDING_ENTRY = createContextKey('passport.admin-log.pending-entry');
 
 /** Runs a mutation's resolver with its pending entry at hand for the write's transaction. */
 export function withPendingEntry<T>(pending: PendingEntry | undefined, run: () => T): T {
-  return pending ? pendingEntries.run(pending, run) : run();
+  if (!pending) return run();
+  // With tracing on, the context that already follows every request carries it: one storage, not two.
+  return tracingContextInstalled() ? context.with(context.active().setValue(PENDING_ENTRY, pending), run) : pendingEntries.run(pending, run);
+}
+
+function pendingEntry(): PendingEntry | undefined {
+  return tracingContextInstalled() ? (context.active().getValue(PENDING_ENTRY) as PendingEntry | undefined) : pendingEntries.getStore();
 }
 
 /**
@@ -100,7 +110,7 @@ export function withPendingEntry<T>(pending: PendingEntry | undefined, run: () =
  * nothing is written.
  */
 export async function recordInTransaction(tx: AdminLogClient): Promise<void> {
-  const pending = pendingEntries.getStore();
+  const pending = pendingEntry();
   if (!pending) return;
   await new AdminLog(tx).record({ ...pending.entry, outcome: 'ok' });
   pending.inTransaction = true;

@@ -16,11 +16,12 @@
  */
 import { createRequire } from 'node:module';
 import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context, type Span, type Tracer } from '@opentelemetry/api';
-import type { ApolloServerPlugin, GraphQLRequestContext } from '@apollo/server';
+import type { ApolloServerPlugin, GraphQLRequestContext, GraphQLRequestListener } from '@apollo/server';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type pg from 'pg';
 import type { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
 import { ConfigurationError } from '../config/runtime.js';
+import { SETTLED } from './graphql-metrics.js';
 import { SampledOnlyTracer, SampledOnlyTracerProvider, unsampledLocalParent, type UnsampledCallers } from './sampled-tracer.js';
 
 /** The platform's servers; each is its own service in a tracing backend. */
@@ -56,6 +57,17 @@ const requireModule = createRequire(import.meta.url);
 
 /** Global parts, once per process: the async context that carries the active span, and W3C trace context. */
 let globalsInstalled = false;
+
+/**
+ * Whether OpenTelemetry's context manager (an AsyncLocalStorage) is installed in this process, as it
+ * is once a server traces. Other code that needs an async context of its own (the admin log's pending
+ * entry) then keeps its value in OpenTelemetry's context rather than in a second AsyncLocalStorage:
+ * on Node 20 every enabled storage adds a step to every promise the process makes, and a second one
+ * cost a promise-heavy loop 55 % more CPU (docs/OPERATIONS.md, "Cost").
+ */
+export function tracingContextInstalled(): boolean {
+  return globalsInstalled;
+}
 function installGlobals(): void {
   if (globalsInstalled) return;
   globalsInstalled = true;
@@ -167,11 +179,10 @@ export function traceRequests(app: FastifyInstance, tracer: Tracer): void {
   app.decorateRequest('traceScope', null);
   app.addHook('onRequest', (request, _reply, done) => {
     const parent = propagation.extract(ROOT_CONTEXT, request.headers);
-    const span = tracer.startSpan(
-      request.method,
-      { kind: SpanKind.SERVER, attributes: { 'http.request.method': request.method, 'url.path': request.url.split('?')[0]!, 'url.scheme': 'http' } },
-      parent,
-    );
+    // The attributes are set once the span is known to record: most requests are not sampled, and
+    // the SDK's samplers (all OTEL_TRACES_SAMPLER can name) decide without them.
+    const span = tracer.startSpan(request.method, { kind: SpanKind.SERVER }, parent);
+    if (span.isRecording()) span.setAttributes({ 'http.request.method': request.method, 'url.path': request.url.split('?')[0]!, 'url.scheme': 'http' });
     const active = trace.setSpan(parent, span);
     request.traceScope = { span, context: active };
     context.with(active, done);
@@ -182,7 +193,8 @@ export function traceRequests(app: FastifyInstance, tracer: Tracer): void {
   });
   app.addHook('onResponse', (request, reply, done) => {
     const traced = request.traceScope;
-    if (traced) {
+    // An unsampled request's span records nothing: no route to look up (Fastify builds routeOptions afresh on every read).
+    if (traced?.span.isRecording()) {
       const route = request.routeOptions.url;
       if (route) {
         traced.span.setAttribute('http.route', route);
@@ -259,10 +271,10 @@ function operationAttributes(request: GraphQLRequestContext<object>): Record<str
 /** graphql.parse, graphql.validate and graphql.execute spans of every operation a GraphQL server runs. */
 export function graphqlTracingPlugin<T extends object>(tracer: Tracer): ApolloServerPlugin<T> {
   return {
-    async requestDidStart() {
-      // A request that is not sampled makes no phase spans (lib/ops/sampled-tracer.ts): it needs no hooks.
-      if (!trace.getSpan(context.active())?.isRecording()) return;
-      return {
+    requestDidStart() {
+      // A request that is not sampled makes no phase spans (lib/ops/sampled-tracer.ts): it needs no hooks, nor a promise of its own.
+      if (!trace.getSpan(context.active())?.isRecording()) return SETTLED;
+      return Promise.resolve<GraphQLRequestListener<T>>({
         async parsingDidStart(request) {
           return phase(tracer, 'graphql.parse', request);
         },
@@ -274,7 +286,7 @@ export function graphqlTracingPlugin<T extends object>(tracer: Tracer): ApolloSe
           const end = phase(tracer, 'graphql.execute', request);
           return { executionDidEnd: (error) => end(error) };
         },
-      };
+      });
     },
   };
 }

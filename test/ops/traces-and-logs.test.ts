@@ -135,6 +135,11 @@ function traceChecks(contentType: string, running: () => { platform: PlatformPro
       { traceparent: `00-${traceId}-${callerSpanId}-01` },
     );
     expect(appended.status).toBe(201);
+    // With tracing on, the admin log's pending entry rides in OpenTelemetry's context (lib/audit/admin-log.ts):
+    // the sampled write's entry is still written in its transaction, outcome ok.
+    const log = await fetch(`${running().platform.origin}/issuer/admin/log?limit=20`, { headers: { authorization: `Bearer ${ADMIN}` } });
+    const { entries } = (await log.json()) as { entries: { action: string; outcome: string }[] };
+    expect(entries.filter((entry) => entry.action === 'appendPassportEvent').map((entry) => entry.outcome)).toEqual(['ok']);
 
     const inTrace = () => receiver.spans.filter((span) => span.traceId === traceId);
     const services = () => new Set(inTrace().map((span) => span.service));
