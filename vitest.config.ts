@@ -82,15 +82,22 @@ export default defineConfig({
     // pool as a whole, not per project.)
     isolate: false,
     testTimeout: 30_000,
+    // Each run has a temp folder of its own (TMPDIR), which must be empty at its end: test/support/run-temp-folder.ts.
     // The stacks the tests start log every request (lib/ops/logging.ts); warnings and errors are what a failing run needs.
     env: { LOG_LEVEL: 'warn' },
     hookTimeout: 120_000,
     sequence: { sequencer: LongestFirst },
     projects: [
-      { extends: true, test: { name: 'unit', include: UNIT } },
+      { extends: true, test: { name: 'unit', include: UNIT, globalSetup: ['test/support/run-temp-folder.ts'] } },
       {
         extends: true,
-        test: { name: 'integration', include: ['test/**/*.test.ts'], exclude: UNIT, globalSetup: ['test/support/global-setup.ts'], setupFiles: ['test/support/leftover-stacks.ts'] },
+        test: {
+          name: 'integration',
+          include: ['test/**/*.test.ts'],
+          exclude: UNIT,
+          globalSetup: ['test/support/run-temp-folder.ts', 'test/support/global-setup.ts'],
+          setupFiles: ['test/support/leftover-stacks.ts'],
+        },
       },
     ],
   },

@@ -2,7 +2,11 @@
  * Composes the supergraph from the running subgraphs' SDL with @apollo/composition, the same
  * library Apollo's Rover uses, so the result can be served by Apollo Router or Hive Gateway too.
  */
-import { composeServices } from '@apollo/composition';
+import { createHash } from 'node:crypto';
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parse } from 'graphql';
 
 export interface SubgraphEndpoint {
@@ -38,14 +42,51 @@ export async function composeSupergraph(endpoints: readonly SubgraphEndpoint[]):
 const compositions = new Map<string, string>();
 const standInUrl = (name: string) => `urn:passport-subgraph-url:${name}`;
 
+/**
+ * The same across processes: every `npm start`, restart and gateway process would compose the same
+ * schemas again (~0.6 s of CPU, and loading @apollo/composition). So a composition is also kept on disk
+ * beside the commands' build, named by the SHA-256 of the subgraphs' names and SDL and of the
+ * composition library's package.json (its version): a file read instead of a composition. Where that
+ * folder cannot be written (a read-only checkout) each process composes, as before.
+ */
+const require = createRequire(import.meta.url);
+const COMPOSITION_PACKAGE = join(dirname(require.resolve('@apollo/composition')), '..', 'package.json');
+const STORED = join(dirname(fileURLToPath(import.meta.url)), '..', 'node_modules', '.cache', 'passport-compositions');
+
+function storedComposition(file: string): string | undefined {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+function storeComposition(file: string, supergraphSdl: string): void {
+  try {
+    mkdirSync(dirname(file), { recursive: true });
+    // Whole or not at all, for processes starting side by side.
+    const written = `${file}.${process.pid}`;
+    writeFileSync(written, supergraphSdl);
+    renameSync(written, file);
+  } catch {
+    // Not kept: the next process composes again.
+  }
+}
+
 /** The supergraph SDL of these subgraphs, each at its URL. */
 export function composeSubgraphs(subgraphs: readonly { name: string; url: string; sdl: string }[]): string {
   const key = JSON.stringify(subgraphs.map(({ name, sdl }) => [name, sdl]));
   let supergraphSdl = compositions.get(key);
   if (supergraphSdl === undefined) {
-    const result = composeServices(subgraphs.map(({ name, sdl }) => ({ name, url: standInUrl(name), typeDefs: parse(sdl) })));
-    if (result.errors) throw new Error(`supergraph composition failed:\n${result.errors.map((error) => `- ${error.message}`).join('\n')}`);
-    supergraphSdl = result.supergraphSdl;
+    const file = join(STORED, `${createHash('sha256').update(readFileSync(COMPOSITION_PACKAGE)).update(key).digest('hex')}.graphql`);
+    supergraphSdl = storedComposition(file);
+    if (supergraphSdl === undefined) {
+      const { composeServices } = require('@apollo/composition') as typeof import('@apollo/composition');
+      const result = composeServices(subgraphs.map(({ name, sdl }) => ({ name, url: standInUrl(name), typeDefs: parse(sdl) })));
+      if (result.errors) throw new Error(`supergraph composition failed:\n${result.errors.map((error) => `- ${error.message}`).join('\n')}`);
+      supergraphSdl = result.supergraphSdl;
+      storeComposition(file, supergraphSdl);
+    }
     compositions.set(key, supergraphSdl);
   }
   // A JSON string of a URL is also a GraphQL string with the same value.

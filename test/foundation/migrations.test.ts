@@ -1,7 +1,6 @@
 import { execFile } from 'node:child_process';
 import { readdirSync } from 'node:fs';
-import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { cp, mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -12,11 +11,14 @@ import { bitAt } from '../../lib/formats/vc/index.js';
 import { draftMigration } from '../../prisma/tools/draft-migration.js';
 import { openSchemaEngine } from '../../prisma/tools/wasm-engine.js';
 import { createTestDatabase, sqlSessions } from '../support/database.js';
+import { scratchFolder } from '../support/scratch-folder.js';
 
 const execFileAsync = promisify(execFile);
 // One connection per database for the tests' own statements (each new connection costs PostgreSQL ~34 ms of CPU).
 const { sql, end: endSql } = sqlSessions();
 afterAll(endSql);
+// The migration folders the tests copy and change; removed when the file ends, failing or not.
+const scratch = scratchFolder('migrations-');
 
 const committedMigrations = (service: (typeof SERVICES)[number]) =>
   readdirSync(migrationsDirectory(service), { withFileTypes: true })
@@ -71,7 +73,7 @@ describe('migrations', () => {
   it('read and write the records Prisma itself reads and writes: a database Prisma migrated upgrades, and Prisma then finds nothing to apply', async () => {
     const url = withSchema(await createTestDatabase({ empty: true }), 'issuer');
     const all = committedMigrations('issuer');
-    const first = await mkdtemp(join(tmpdir(), 'migrations-'));
+    const first = await mkdtemp(join(scratch, 'migrations-'));
     await cp(join(migrationsDirectory('issuer'), all[0]!), join(first, all[0]!), { recursive: true });
     expect(await applyWithPrismaEngine(url, first)).toEqual([all[0]]);
     expect(await deployMigrations('issuer', url)).toEqual(all.slice(1));
@@ -83,14 +85,13 @@ describe('migrations', () => {
     const files = await readMigrations(migrationsDirectory('issuer'));
     expect(records.rows.map((row) => [row.migration_name, row.checksum, row.applied_steps_count])).toEqual(files.map((file) => [file.name, file.checksum, 1]));
     expect(records.rows.every((row) => row.finished_at instanceof Date)).toBe(true);
-    await rm(first, { recursive: true });
   });
 
   it('give passports made before status lists an index each and the revocation and suspension bits of their status', async () => {
     const url = withSchema(await createTestDatabase({ empty: true }), 'issuer');
     const all = committedMigrations('issuer');
     const upTo = all.indexOf(all.find((name) => name.endsWith('_status_lists'))!);
-    const before = await mkdtemp(join(tmpdir(), 'migrations-'));
+    const before = await mkdtemp(join(scratch, 'migrations-'));
     for (const name of all.slice(0, upTo)) await cp(join(migrationsDirectory('issuer'), name), join(before, name), { recursive: true });
     expect(await applyMigrations(url, before)).toEqual(all.slice(0, upTo));
     for (const [id, status] of [
@@ -118,7 +119,6 @@ describe('migrations', () => {
     expect(bits(revocation!)).toEqual(['p-revoked']);
     expect(bits(suspension!)).toEqual(['p-suspended']);
     expect(revocation!.reduce((count, byte) => count + (byte === 0 ? 0 : 1), 0)).toBe(1);
-    await rm(before, { recursive: true });
   });
 
   it('started twice at once against one schema apply each migration once', async () => {
@@ -131,7 +131,7 @@ describe('migrations', () => {
 
   it('leave nothing of a failing migration behind, name it, and apply it once it is fixed', async () => {
     const url = withSchema(await createTestDatabase({ empty: true }), 'scratch');
-    const directory = await mkdtemp(join(tmpdir(), 'migrations-'));
+    const directory = await mkdtemp(join(scratch, 'migrations-'));
     const write = async (name: string, text: string) => {
       await mkdir(join(directory, name), { recursive: true });
       await writeFile(join(directory, name, 'migration.sql'), text);
@@ -152,7 +152,6 @@ describe('migrations', () => {
     await write('20260103000000_third', 'CREATE TABLE "third" ("id" TEXT PRIMARY KEY);');
     await expect(applyMigrations(url, directory)).rejects.toThrow(/migration 20260101000000_first was changed after it was applied/);
     expect(await tables()).toEqual(['_prisma_migrations', 'first', 'second']);
-    await rm(directory, { recursive: true });
   });
 
   it('refuse to go on past a migration Prisma recorded as failed', async () => {

@@ -5,11 +5,10 @@
  */
 import { execFileSync } from 'node:child_process';
 import { createPublicKey, verify as nodeVerify } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as jose from 'jose';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStack } from '../../bin/stack.js';
 import { loadRuntimeConfig } from '../../lib/config/runtime.js';
 import { SERVICES } from '../../lib/config/services.js';
@@ -17,13 +16,21 @@ import { canonicalize } from '../../lib/crypto/jcs.js';
 import { KeyCustodyError, KeyEncryptionKeys } from '../../lib/keys/kek.js';
 import { Pkcs11KeyVault, pkcs11Settings, type Pkcs11Settings } from '../../lib/keys/pkcs11-vault.js';
 import { createTestDatabase, sql } from '../support/database.js';
+import { scratchFolder } from '../support/scratch-folder.js';
 import { testAccessTokens } from '../support/stack.js';
 
 const MODULE = '/usr/lib/softhsm/libsofthsm2.so';
-const folder = mkdtempSync(join(tmpdir(), 'pkcs11-'));
+const folder = scratchFolder('pkcs11-');
 const pinFile = join(folder, 'pin');
 let settings: Pkcs11Settings;
 const message = new TextEncoder().encode('signed inside the token');
+
+const softhsmConf = process.env.SOFTHSM2_CONF;
+afterAll(() => {
+  // The worker's next files see the environment as it was (vitest.config.ts: isolate false).
+  if (softhsmConf === undefined) delete process.env.SOFTHSM2_CONF;
+  else process.env.SOFTHSM2_CONF = softhsmConf;
+});
 
 beforeAll(() => {
   // SoftHSM2 reads its configuration and tokens when the library is first initialised.

@@ -6,7 +6,6 @@
 import { execFile } from 'node:child_process';
 import { createDecipheriv, createPrivateKey, createPublicKey } from 'node:crypto';
 import { mkdtempSync, readFileSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type * as jose from 'jose';
@@ -18,11 +17,14 @@ import { KeyCustodyError, KeyEncryptionKeys, readKekFile, writeKekFile } from '.
 import { createTestDatabase, sqlSessions } from '../support/database.js';
 import { appendEvent, createModel, createPassport, objectEvent, verifySignedJson } from '../issuer/support.js';
 import { readPackIndependently } from '../support/pack-reader.js';
+import { scratchFolder } from '../support/scratch-folder.js';
 import { LOOPBACK_PORTS_AT_LISTEN, startTestStack, testAccessTokens, TOKENS, type TestStack } from '../support/stack.js';
 
 const run = promisify(execFile);
 const TEST_KEK_FOR_UPGRADE = KeyEncryptionKeys.generate();
 const stacks: TestStack[] = [];
+// The KEK files and data folders (whose default KEK file is made beside them) of the file's tests.
+const scratch = scratchFolder('sealed-keys-');
 // One connection per database for the dumps and key reads, some 40 statements a scan (each new connection costs PostgreSQL ~34 ms of CPU).
 const { sql, end: endSql } = sqlSessions();
 afterAll(async () => {
@@ -146,7 +148,7 @@ const npmRun = (args: string[], env: NodeJS.ProcessEnv) =>
   );
 
 async function kekInFile(keys = KeyEncryptionKeys.generate()): Promise<string> {
-  const file = join(mkdtempSync(join(tmpdir(), 'sealed-keys-')), 'kek');
+  const file = join(mkdtempSync(join(scratch, 'kek-')), 'kek');
   await writeKekFile(file, keys);
   return file;
 }
@@ -242,7 +244,7 @@ describe('signing keys at rest', { timeout: 180_000 }, () => {
     );
 
     // The start command itself: one line on stderr, exit code 1.
-    const dataDir = mkdtempSync(join(tmpdir(), 'sealed-keys-data-'));
+    const dataDir = mkdtempSync(join(scratch, 'data-'));
     const env = { ...LOOPBACK_PORTS_AT_LISTEN, DATABASE_URL: databaseUrl, PASSPORT_DATA_DIR: dataDir };
     const wrongFile = await kekInFile(wrong);
     const startedWrong = await npmRun(['bin/start.ts'], { ...env, PASSPORT_KEK_FILE: wrongFile });

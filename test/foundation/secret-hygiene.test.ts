@@ -5,16 +5,16 @@
  */
 import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, expect, it } from 'vitest';
 import { freePort } from '../support/free-port.js';
+import { scratchFolder } from '../support/scratch-folder.js';
 import { SERVICES } from '../../lib/config/services.js';
 
 const root = join(import.meta.dirname, '..', '..');
-const folder = mkdtempSync(join(tmpdir(), 'secret-hygiene-'));
+const folder = scratchFolder('secret-hygiene-');
 // Run as root, PostgreSQL runs as another user, who must be able to enter the folder.
 chmodSync(folder, 0o711);
 const dataDir = join(folder, 'data');

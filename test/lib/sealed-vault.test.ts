@@ -1,6 +1,5 @@
 import { createDecipheriv, createPrivateKey, createPublicKey, verify as nodeVerify } from 'node:crypto';
 import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inspect } from 'node:util';
 import * as jose from 'jose';
@@ -8,9 +7,11 @@ import { describe, expect, it } from 'vitest';
 import { KeyCustodyError, KeyEncryptionKeys, loadOrCreateKek, readKekFile, writeKekFile } from '../../lib/keys/kek.js';
 import type { KeyCustody, KeyIdentity } from '../../lib/keys/key-vault.js';
 import { SealedKeyVault } from '../../lib/keys/sealed-vault.js';
+import { scratchFolder } from '../support/scratch-folder.js';
 
 const message = new TextEncoder().encode('a message to sign');
-const folder = () => mkdtempSync(join(tmpdir(), 'kek-'));
+const scratch = scratchFolder('kek-');
+const folder = () => mkdtempSync(join(scratch, 'kek-'));
 
 /** Opens a sealed key with node:crypto alone, as the format in sealed-vault.ts describes it. */
 function openIndependently(kek: Buffer, service: string, key: KeyIdentity, custody: KeyCustody): Buffer {

@@ -1,15 +1,15 @@
-/** Shared steps of the verifier tests: a scratch directory for material, and the CLI, in this process or as a child process. */
+/** Shared steps of the verifier tests: a scratch directory for material (removed when the file ends), and the CLI, in this process or as a child process. */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runToEnd } from '../../verifier/cli.js';
+import { scratchFolder } from '../support/scratch-folder.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 export function scratch(prefix: string) {
-  const directory = mkdtempSync(join(tmpdir(), `verifier-${prefix}-`));
+  const directory = scratchFolder(`verifier-${prefix}-`);
   const path = (name: string) => join(directory, name);
   return {
     directory,
