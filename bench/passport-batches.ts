@@ -11,7 +11,7 @@
  *
  *   npm run bench:passport-batches
  *   BATCH_PROFILE=/tmp/profiles npm run bench:passport-batches   # CPU profiles of the gateway, issuer and registry (node --cpu-prof), written when they stop
- *   BATCH_SIZES=1000,10000 BATCH_ROUNDS=2 npm run bench:passport-batches   # shorter, while developing (printed, not written)
+ *   BATCH_SIZES=1000,10000 BATCH_IDS=50 BATCH_ROUNDS=2 npm run bench:passport-batches   # shorter, while developing (printed, not written)
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -27,7 +27,7 @@ const sizesAsked = process.env.BATCH_SIZES?.split(',').map(Number);
 /** Passports in the database at each step. */
 const SIZES = sizesAsked ?? [1_000, 10_000, 100_000];
 /** Ids a request. */
-const BATCHES = [50, 500];
+const BATCHES = process.env.BATCH_IDS?.split(',').map(Number) ?? [50, 500];
 /** Rounds at each size and batch; the figure is the median round. */
 const ROUNDS = Number(process.env.BATCH_ROUNDS ?? 3);
 /** Distinct passports asked a round (all of them at a smaller size): enough for a steady figure, few enough for a shared machine. */
@@ -44,7 +44,7 @@ const total = (perPassport: Record<Hop, number>) => HOPS.reduce((sum, hop) => su
 const us = (value: number) => `${value.toFixed(0)} µs`;
 const describe = (perPassport: Record<Hop, number>) => `${HOPS.map((hop) => `${hop} ${us(perPassport[hop])}`).join(', ')}; all ${us(total(perPassport))} a passport`;
 
-const written = !sizesAsked && !process.env.BATCH_ROUNDS && !process.env.BATCH_ASKED && !PROFILE_DIR;
+const written = !sizesAsked && !process.env.BATCH_IDS && !process.env.BATCH_ROUNDS && !process.env.BATCH_ASKED && !PROFILE_DIR;
 const benchRun = new BenchRun('passport-batches', 'npm run bench:passport-batches');
 const { token: ADMIN, tokens } = benchToken('admin');
 const bench = await openBench('passport-batches');
