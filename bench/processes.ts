@@ -98,14 +98,15 @@ export interface SubgraphProcess {
 /**
  * One subgraph alone (bin/subgraph.ts) on the bench's database, asking the rest of the graph at
  * `gatewayUrl`; `name` tells several of one service apart, `heapLimitMiB` sets V8's old-space limit
- * as docs/SCALING.md deploys a subgraph process (`NODE_OPTIONS=--max-old-space-size`).
+ * as docs/SCALING.md deploys a subgraph process (`NODE_OPTIONS=--max-old-space-size`); `env` adds
+ * to its environment (LOG_LEVEL, say) and `nodeFlags` to node's command line.
  */
 export async function startSubgraphProcess(
   bench: Bench,
   service: ServiceName,
   tokens: ServerSettings,
   gatewayUrl: string,
-  { name = service, heapLimitMiB }: { name?: string; heapLimitMiB?: number } = {},
+  { name = service, heapLimitMiB, env: extraEnv = {}, nodeFlags = [] }: { name?: string; heapLimitMiB?: number; env?: NodeJS.ProcessEnv; nodeFlags?: readonly string[] } = {},
 ): Promise<SubgraphProcess> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}/`;
@@ -115,8 +116,10 @@ export async function startSubgraphProcess(
     [`${service.toUpperCase()}_SUBGRAPH_PORT`]: String(port),
     PASSPORT_DATA_DIR: join(bench.dataDir, name),
     ...(heapLimitMiB !== undefined && { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --max-old-space-size=${heapLimitMiB}`.trim() }),
+    ...extraEnv,
   };
-  const child = await serverProcess(bench, `the ${name} subgraph`, process.execPath, ['bin/run.mjs', 'bin/subgraph.ts', service], env, answersGraphql(url));
+  // nodeFlags: e.g. --cpu-prof, which NODE_OPTIONS does not take.
+  const child = await serverProcess(bench, `the ${name} subgraph`, process.execPath, [...nodeFlags, 'bin/run.mjs', 'bin/subgraph.ts', service], env, answersGraphql(url));
   return { url, pid: child.pid! };
 }
 

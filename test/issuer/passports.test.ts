@@ -392,6 +392,33 @@ describe('the federated graph', () => {
     expect((await platform.graphql(`{ passport(id: "unknown") { id } }`)).data).toEqual({ passport: null });
   });
 
+  it('answers passports(ids:) alike whether it reads only the summary columns or whole rows (fragments, aliases, @include and @skip looked through)', async () => {
+    const { passport_id: id } = await createPassport(platform, MODEL);
+    await appendEvent(platform, id, 'activated', PAYLOADS.activated!());
+    const rest = (await platform.rest('issuer', `/passports/${id}`)).body;
+    const SUMMARY = 'id status capabilityClass logSize latestPack latestPackAt typeRef { id version } typeRecord { id version kind } predecessorId predecessor { id } successor { id } asOf { at }';
+    const ids = [id, 'unknown', id];
+    const summary = await platform.graphql(`query ($ids: [ID!]!) { passports(ids: $ids) { ${SUMMARY} } }`, { ids });
+    expect(summary.errors).toBeUndefined();
+    expect(summary.data.passports[0]).toMatchObject({ id, status: 'active', logSize: 1, typeRecord: { id: MODEL, version: 1, kind: 'model' }, predecessor: null, asOf: null });
+    expect(summary.data.passports[1]).toBeNull();
+    const whole = await platform.graphql(`query ($ids: [ID!]!, $more: Boolean!) { passports(ids: $ids) { ...Summary core @include(if: $more) } } fragment Summary on Passport { ${SUMMARY} }`, {
+      ids,
+      more: true,
+    });
+    expect(whole.errors).toBeUndefined();
+    expect(whole.data.passports.map((passport: Record<string, unknown> | null) => passport && { ...passport, core: undefined })).toEqual(
+      summary.data.passports.map((passport: Record<string, unknown> | null) => passport && { ...passport, core: undefined }),
+    );
+    expect(whole.data.passports[0].core).toEqual(rest.core);
+    const aliased = await platform.graphql(`query ($ids: [ID!]!, $more: Boolean!) { passports(ids: $ids) { state: status ... on Passport { head: logHead } manifest @skip(if: $more) } }`, {
+      ids: [id],
+      more: false,
+    });
+    expect(aliased.errors).toBeUndefined();
+    expect(aliased.data.passports).toEqual([{ state: 'active', head: rest.log_head, manifest: rest.manifest }]);
+  });
+
   it('resolves Passport references from other subgraphs in one batch', async () => {
     const ids = [(await createPassport(platform, MODEL)).passport_id, (await createPassport(platform, MODEL)).passport_id];
     const response = await fetch(platform.stack.subgraphUrls.issuer, {

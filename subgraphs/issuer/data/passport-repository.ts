@@ -57,6 +57,26 @@ export interface PassportRow {
   liveBeforeRule: boolean;
 }
 
+/**
+ * The columns of a passport's summary: what its small fields (id, status, log size, type, pack,
+ * predecessor) are read from. A few hundred bytes against the whole row's two kilobytes and more of
+ * JSON (core, config vector, signed heads, last event, frontier), whose reading and mapping is most
+ * of what a batch of passports costs when only the summary is asked for.
+ */
+const SUMMARY_COLUMNS = {
+  id: true,
+  status: true,
+  logSize: true,
+  capabilityClass: true,
+  latestPack: true,
+  latestPackAt: true,
+  typeRefId: true,
+  typeRefVersion: true,
+  predecessorId: true,
+} as const satisfies Prisma.PassportSelect;
+
+export type PassportSummaryRow = Pick<PassportRow, keyof typeof SUMMARY_COLUMNS>;
+
 /** A creation refused by the one-live-passport rule: the identity's live passport. */
 export class LivePassportExists extends Error {
   constructor(readonly live: { id: string; status: string }) {
@@ -231,6 +251,11 @@ export class PassportRepository {
 
   findMany(ids: readonly string[]): Promise<PassportRow[]> {
     return this.prisma.passport.findMany({ where: { id: { in: [...ids] } } });
+  }
+
+  /** The summary columns of these passports (those that exist), in one statement. */
+  findSummaries(ids: readonly string[]): Promise<PassportSummaryRow[]> {
+    return this.prisma.passport.findMany({ where: { id: { in: [...ids] } }, select: SUMMARY_COLUMNS });
   }
 
   /** Which keys signed the events of these passports, and when first and last: one query for them all. */

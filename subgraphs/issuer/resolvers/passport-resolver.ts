@@ -1,6 +1,8 @@
 /** Passports in the graph: read, create, append events, mint packs, verdicts. */
 import { GraphQLJSONObject } from 'graphql-scalars';
-import { Arg, Authorized, Ctx, FieldResolver, ID, Mutation, Query, Resolver, Root } from 'type-graphql';
+import type { GraphQLResolveInfo } from 'graphql';
+import { Arg, Authorized, Ctx, FieldResolver, ID, Info, Mutation, Query, Resolver, Root } from 'type-graphql';
+import { asksOnly } from '../../../lib/graphql/selection.js';
 import { perRequest } from '../../../lib/graphql/batching.js';
 import { badRequest } from '../../../lib/problem.js';
 import type { IssuerService } from '../service/issuer-service.js';
@@ -42,9 +44,12 @@ export class PassportResolver {
   }
 
   @Query(() => [Passport], { nullable: 'items', description: `Passports by id, in the order asked (null for an unknown id); at most ${MAX_PASSPORTS_PER_QUERY}, read in one query.` })
-  async passports(@Arg('ids', () => [ID]) ids: string[]): Promise<(Passport | null)[]> {
+  async passports(@Arg('ids', () => [ID]) ids: string[], @Info() info: GraphQLResolveInfo): Promise<(Passport | null)[]> {
     if (ids.length > MAX_PASSPORTS_PER_QUERY) throw badRequest('INVALID_QUERY', `ids may name at most ${MAX_PASSPORTS_PER_QUERY} passports.`);
-    const rows = new Map((await this.issuer.findPassports(ids)).map((row) => [row.id, row]));
+    // A batch asked only for small fields (status, log size, type: a gateway listing them, say) reads
+    // only their columns, in the same one statement: the rest of the row is most of a passport's cost.
+    const found = asksOnly(info, Passport.SUMMARY_FIELDS) ? await this.issuer.findPassportSummaries(ids) : await this.issuer.findPassports(ids);
+    const rows = new Map(found.map((row) => [row.id, row]));
     return ids.map((id) => {
       const row = rows.get(id);
       return row ? Passport.from(row) : null;
@@ -85,26 +90,26 @@ export class PassportResolver {
     description: 'Every key that signed for the passport (events, log head, latest pack) with its first and last use and its standing in trust then; loaded for all passports of a request at once.',
   })
   async signingKeys(@Root() passport: Passport, @Ctx() context: unknown): Promise<PassportKeyUse[]> {
-    return (await this.#signingKeys(context).load(passport.row)).map(PassportKeyUse.from);
+    return (await this.#signingKeys(context).load(passport.fullRow)).map(PassportKeyUse.from);
   }
 
   @FieldResolver(() => [GraphQLJSONObject], { description: 'Every signed event the log head covers, verbatim, in sequence order.' })
   events(@Root() passport: Passport): Promise<unknown[]> {
-    return this.issuer.events(passport.row);
+    return this.issuer.events(passport.fullRow);
   }
 
   @FieldResolver(() => GraphQLJSONObject, {
     description: 'The full-pipeline verdict with coverage, as GET /passports/{id}/verdict returns it (asks the trust service for key standing).',
   })
   verdict(@Root() passport: Passport): Promise<Record<string, unknown>> {
-    return this.issuer.verdict(passport.row) as unknown as Promise<Record<string, unknown>>;
+    return this.issuer.verdict(passport.fullRow) as unknown as Promise<Record<string, unknown>>;
   }
 
   @FieldResolver(() => IssuedCredentialType, {
     description: 'The UNTP Digital Product Passport credential (UNTP DPP 0.6.1) of the passport at its log head, as GET /passports/{id}/credential serves it; re-issued whenever the passport changes.',
   })
   credential(@Root() passport: Passport): IssuedCredentialType {
-    return IssuedCredentialType.from(this.issuer.passportCredential(passport.row));
+    return IssuedCredentialType.from(this.issuer.passportCredential(passport.fullRow));
   }
 
   @Authorized('writer')

@@ -1,7 +1,7 @@
 /** The issuer's GraphQL types: passports, appended events, packs, profiles and applicability. */
 import { GraphQLJSONObject } from 'graphql-scalars';
 import { Directive, Field, ID, InputType, Int, ObjectType } from 'type-graphql';
-import type { PassportRow } from '../data/passport-repository.js';
+import type { PassportRow, PassportSummaryRow } from '../data/passport-repository.js';
 import type { ApplicabilityRecord, ProfileRecord } from '../data/profile-repository.js';
 import { ANY_VERSION } from '../data/profile-repository.js';
 import { IssuerService, type MintedPackView, type PassportAsOf as PassportAsOfView } from '../service/issuer-service.js';
@@ -120,13 +120,19 @@ export class Passport {
   status!: string;
 
   @Field(() => GraphQLJSONObject, { description: 'The core document, exactly as GET /passports/{id} returns it.' })
-  core!: Record<string, unknown>;
+  get core(): Record<string, unknown> {
+    return IssuerService.core(this.fullRow);
+  }
 
   @Field(() => GraphQLJSONObject, { description: 'The config vector the passport was created with.' })
-  manifest!: Record<string, unknown>;
+  get manifest(): Record<string, unknown> {
+    return this.fullRow.configVector as Record<string, unknown>;
+  }
 
   @Field(() => GraphQLJSONObject, { description: 'The signed log head (checkpoint: size and RFC 6962 root), signed JSON, verbatim.' })
-  logHead!: Record<string, unknown>;
+  get logHead(): Record<string, unknown> {
+    return this.fullRow.logHead as Record<string, unknown>;
+  }
 
   @Field(() => String, { nullable: true, description: 'Text of the latest Tier-A pack (DPP1:…), or null when none has been minted.' })
   latestPack!: string | null;
@@ -155,20 +161,43 @@ export class Passport {
   @Field(() => PassportAsOf, { nullable: true, description: "For a passport read with `at`: the instant and what ties its head to today's signed log; null otherwise." })
   asOf!: PassportAsOf | null;
 
-  /** The stored row (as of `at` when read with one), for field resolvers. */
-  row!: PassportRow;
+  /**
+   * The stored row (as of `at` when read with one), for field resolvers; only its summary columns
+   * when the request asked for no field beyond SUMMARY_FIELDS (PassportResolver.passports).
+   */
+  row!: PassportRow | PassportSummaryRow;
+
+  /** The fields answered from a passport's summary columns alone (PassportSummaryRow). */
+  static readonly SUMMARY_FIELDS: ReadonlySet<string> = new Set([
+    '__typename',
+    'id',
+    'status',
+    'capabilityClass',
+    'logSize',
+    'latestPack',
+    'latestPackAt',
+    'typeRef',
+    'typeRecord',
+    'predecessorId',
+    'asOf',
+    'predecessor',
+    'successor',
+  ]);
+
+  /** The whole stored row, for every field beyond the summary; a passport read as a summary is never asked those. */
+  get fullRow(): PassportRow {
+    if (!('core' in this.row)) throw new Error(`passport ${this.row.id} was read as a summary, without the field asked`);
+    return this.row;
+  }
 
   static asOf(view: PassportAsOfView): Passport {
     return Object.assign(Passport.from(view.row), { asOf: PassportAsOf.from(view) });
   }
 
-  static from(row: PassportRow): Passport {
+  static from(row: PassportRow | PassportSummaryRow): Passport {
     return Object.assign(new Passport(), {
       id: row.id,
       status: row.status,
-      core: IssuerService.core(row),
-      manifest: row.configVector as Record<string, unknown>,
-      logHead: row.logHead as Record<string, unknown>,
       latestPack: row.latestPack,
       capabilityClass: row.capabilityClass,
       logSize: row.logSize,

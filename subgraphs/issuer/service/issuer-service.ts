@@ -9,7 +9,7 @@ import { canonicalize } from '../../../lib/crypto/index.js';
 import type { KeyStore } from '../../../lib/keys/key-store.js';
 import { badRequest, conflict, notFound, ProblemError, refusing, unprocessable } from '../../../lib/problem.js';
 import { isRfc3339Instant, parseInstant } from '../../../lib/time.js';
-import { LivePassportExists, type PassportRepository, type PassportRow } from '../data/passport-repository.js';
+import { LivePassportExists, type PassportRepository, type PassportRow, type PassportSummaryRow } from '../data/passport-repository.js';
 import { ANY_VERSION, type ProfileRepository } from '../data/profile-repository.js';
 import {
   assembleVerdict,
@@ -302,6 +302,11 @@ export class IssuerService {
 
   findPassports(ids: readonly string[]): Promise<PassportRow[]> {
     return this.passports.findMany(ids.filter(storable));
+  }
+
+  /** The summaries of the passports of these ids that exist (no order), in one query. */
+  findPassportSummaries(ids: readonly string[]): Promise<PassportSummaryRow[]> {
+    return this.passports.findSummaries(ids.filter(storable));
   }
 
   /**
