@@ -81,7 +81,6 @@ export function verifyPageHandler(options: { gatewayUrl: string }): PageHandler 
     if (!payload.data || payload.errors?.length) throw new Error(`the gateway did not answer ${/query (\w+)/.exec(query)?.[1]}: ${answer.text.slice(0, 200)}`);
     return payload.data;
   };
-  let bundled: Promise<Buffer> | undefined;
   const file = (name: string) => () => readFile(join(PAGE_DIR, name));
   const noCache = 'no-cache';
   const assets: Record<string, Asset> = {
@@ -92,12 +91,7 @@ export function verifyPageHandler(options: { gatewayUrl: string }): PageHandler 
     '/app.js': {
       contentType: 'text/javascript; charset=utf-8',
       cacheControl: noCache,
-      // Bundled once per process, on first request; a failed build is retried on the next one.
-      load: () =>
-        (bundled ??= bundleApp().catch((error: unknown) => {
-          bundled = undefined;
-          throw error;
-        })),
+      load: bundledApp,
     },
     '/anchors.json': {
       contentType: 'application/json; charset=utf-8',
@@ -152,6 +146,20 @@ export function verifyPageHandler(options: { gatewayUrl: string }): PageHandler 
 
 function page(status: number, contentType: string, cacheControl: string, body: Buffer, etag?: string): PageAnswer {
   return { status, headers: { 'content-type': contentType, 'cache-control': cacheControl, 'content-length': String(body.length), ...(etag && { etag }), ...SECURITY_HEADERS }, body };
+}
+
+let bundled: Promise<Buffer> | undefined;
+
+/**
+ * The page's script, bundled once per process on first request (every facade the process runs serves
+ * the same files: the tests run many stacks in one process); a failed build is retried on the next one.
+ */
+function bundledApp(): Promise<Buffer> {
+  bundled ??= bundleApp().catch((error: unknown) => {
+    bundled = undefined;
+    throw error;
+  });
+  return bundled;
 }
 
 /** Ajv as the page sees it: schemas "compile" to validators that refuse to run. */

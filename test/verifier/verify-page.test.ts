@@ -141,8 +141,10 @@ describe('GET /verify/', () => {
 });
 
 /**
- * What needs nothing of the browser but a fresh visit: one page opened once, shown one image after
- * another (each verdict waited for on its own: test/support/page-visit.ts), the bundle's expiry last.
+ * What needs nothing of the browser but a visit: one page opened once (a browser context with its
+ * renderer costs ~1–2 CPU-s: test/support/browser.ts), shown one image after another (each verdict
+ * waited for on its own: test/support/page-visit.ts), then filmed by the camera, revisited after a
+ * revocation, and the bundle's expiry last.
  */
 describe('the verification page, in one visit,', () => {
   let visit: Awaited<ReturnType<typeof newContext>>;
@@ -216,6 +218,38 @@ describe('the verification page, in one visit,', () => {
     expect(damaged.text).toContain('damaged and cannot be read');
   });
 
+  it('reads the QR code from the camera (getUserMedia) and verifies it', async () => {
+    const { page } = visit;
+    // The browser's fake camera films the genuine pack's code (beforeAll). The verdict shown so far is
+    // marked stale, so that only the camera's ends the wait.
+    await page.locator('#verdict').evaluate((element) => element.setAttribute('data-state', 'stale'));
+    await page.getByRole('button', { name: 'Scan with the camera' }).click();
+    await expect.poll(() => page.locator('#verdict').getAttribute('data-state'), { timeout: 20_000 }).toBe('valid');
+    expect(await page.locator('#verdict').innerText()).toContain(`${ROOT} → ${ISSUER}`);
+    expect(await page.locator('#camera-status').innerText()).toBe('QR code read.');
+    // The camera is released once the code is read.
+    expect(await page.locator('#camera').isHidden()).toBe(true);
+  });
+
+  it('refuses a pack signed after the issuer key was revoked, and notes a revocation after signing', async () => {
+    // The visitor held the graph from before the revocation (the genuine pack checked above): the next visit revalidates it and gets the new version.
+    const { page } = visit;
+    const declared = await platform.rest('trust', '/revocations', { body: { subject: `${ISSUER}#${genuine.kid}`, reason: 'keyCompromise' }, as: 'writer' });
+    expect(declared.status, JSON.stringify(declared.body)).toBe(201);
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    const afterRevocation = await mint(genuine.passport);
+    await page.reload();
+    await anchorsLoaded(page, 'yes');
+    const verdict = await verifyImage(page, await qrPng(afterRevocation.text));
+    expect([verdict.state, verdict.code]).toEqual(['invalid', 'REVOKED_KEY']);
+    expect(verdict.text).toContain('Not verified: Revoked key');
+    expect(verdict.text).toContain('keyCompromise');
+    await screenshot(page, 'revoked-key');
+    const earlier = await verifyImage(page, await qrPng(genuine.text));
+    expect(earlier.state, `${earlier.code} ${earlier.text}`).toBe('valid');
+    expect(earlier.text).toContain("the issuer's key was revoked later");
+  });
+
   it('refuses every pack once the pinned bundle is older than 7 days', async () => {
     const { page } = visit;
     await page.clock.setFixedTime(new Date(Date.now() + 8 * 86_400_000));
@@ -245,9 +279,18 @@ describe('the verification page, in a visit of its own,', () => {
     expect([verdict.state, verdict.code]).toEqual(['invalid', 'NO_BUNDLE']);
     await context.close();
   });
+});
+
+/** A keyboard user's visit, which then goes offline: one browser context for both. */
+describe("the verification page, in a keyboard user's visit,", () => {
+  let keyboardVisit: Awaited<ReturnType<typeof newContext>>;
+  beforeAll(async () => {
+    keyboardVisit = await newContext();
+  });
+  afterAll(() => keyboardVisit?.context.close());
 
   it('can be used with the keyboard alone', async () => {
-    const { context, page } = await newContext();
+    const { page } = keyboardVisit;
     // Playwright asks the browser to intercept file choosers when the first listener is added, and
     // that request can lose the race with a key press sent right after it (puppeteer#6040): listen first.
     const chooser = page.waitForEvent('filechooser', { timeout: 20_000 });
@@ -261,11 +304,11 @@ describe('the verification page, in a visit of its own,', () => {
     await page.keyboard.press('Space');
     await (await chooser).setFiles({ name: 'passport-qr.png', mimeType: 'image/png', buffer: await qrPng(genuine.text) });
     await expect.poll(() => page.locator('#verdict').getAttribute('data-state'), { timeout: 15_000 }).toBe('valid');
-    await context.close();
   }, 60_000);
 
   it('verifies offline after the first visit: the service worker serves the page and the pinned bundle, the page keeps the path material of what it checked', async () => {
-    const { context, page, requested } = await newContext();
+    // The keyboard user's visit, opened anew: the same device goes offline.
+    const { context, page, requested } = keyboardVisit;
     await open(page);
     // Installed (the page files and the bundle cached) and in control of the page.
     await serviceWorkerInControl(page);
@@ -290,47 +333,5 @@ describe('the verification page, in a visit of its own,', () => {
     await expect.poll(() => page.locator('#latest-result').innerText()).toContain('The online check failed');
     await screenshot(page, 'offline');
     expect(requested.filter((url) => !isLocal(url))).toEqual([]);
-    await context.close();
-  });
-
-  it('refuses a pack signed after the issuer key was revoked, and notes a revocation after signing', async () => {
-    // A visitor who held the graph from before the revocation: the next visit revalidates it and gets the new version.
-    const { context, page } = await newContext();
-    await open(page);
-    expect((await verifyImage(page, await qrPng(genuine.text))).state).toBe('valid');
-    const declared = await platform.rest('trust', '/revocations', { body: { subject: `${ISSUER}#${genuine.kid}`, reason: 'keyCompromise' }, as: 'writer' });
-    expect(declared.status, JSON.stringify(declared.body)).toBe(201);
-    await new Promise((resolve) => setTimeout(resolve, 1100));
-    const afterRevocation = await mint(genuine.passport);
-    await page.reload();
-    await anchorsLoaded(page, 'yes');
-    const verdict = await verifyImage(page, await qrPng(afterRevocation.text));
-    expect([verdict.state, verdict.code]).toEqual(['invalid', 'REVOKED_KEY']);
-    expect(verdict.text).toContain('Not verified: Revoked key');
-    expect(verdict.text).toContain('keyCompromise');
-    await screenshot(page, 'revoked-key');
-    const earlier = await verifyImage(page, await qrPng(genuine.text));
-    expect(earlier.state, `${earlier.code} ${earlier.text}`).toBe('valid');
-    expect(earlier.text).toContain("the issuer's key was revoked later");
-    await context.close();
-  });
-});
-
-describe('the verification page with a camera', () => {
-  it('reads the QR code from the camera (getUserMedia) and verifies it', async () => {
-    // The browser's fake camera films the genuine pack's code (beforeAll).
-    const filming = await browser.newContext({ viewport: { width: 390, height: 844 } });
-    try {
-      const page = await filming.newPage();
-      await open(page);
-      await page.getByRole('button', { name: 'Scan with the camera' }).click();
-      await expect.poll(() => page.locator('#verdict').getAttribute('data-state'), { timeout: 20_000 }).toBe('valid');
-      expect(await page.locator('#verdict').innerText()).toContain(`${ROOT} → ${ISSUER}`);
-      expect(await page.locator('#camera-status').innerText()).toBe('QR code read.');
-      // The camera is released once the code is read.
-      expect(await page.locator('#camera').isHidden()).toBe(true);
-    } finally {
-      await filming.close();
-    }
   });
 });
