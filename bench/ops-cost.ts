@@ -13,6 +13,8 @@
  *   OTEL_TRACES_SAMPLER_ARG=0.1), exporting OTLP/HTTP (protobuf) to a receiver this benchmark runs on
  *   loopback (a node:http server that answers 200 and counts bytes);
  * - info (only when OPS_COST_ONLY names it): metrics on, tracing off, LOG_LEVEL=info (a JSON line per request);
+ * - unsampled (only when OPS_COST_ONLY names it): tracing on as in "tracing" but OTEL_TRACES_SAMPLER=always_off,
+ *   so that no request is sampled: what tracing costs every request, apart from the sampled tenth's spans;
  * - metrics-b and tracing-b: a second platform of metrics and of tracing (GROUPS below): every
  *   configuration runs twice, since two processes alike have differed by more than the costs sought.
  *
@@ -107,6 +109,7 @@ const CONFIGS = {
   tracing: { label: `metrics on, tracing on at ${SAMPLE_RATIO * 100} % (parentbased_traceidratio, OTLP/HTTP protobuf to loopback)`, env: TRACING_ENV },
   'tracing-b': { label: `metrics on, tracing on at ${SAMPLE_RATIO * 100} %, a second platform`, env: TRACING_ENV },
   info: { label: 'metrics on, tracing off, LOG_LEVEL=info (a line per request)', env: { METRICS: 'on', LOG_LEVEL: 'info' } },
+  unsampled: { label: 'metrics on, tracing on with nothing sampled (always_off): what every request pays for tracing', env: { ...TRACING_ENV, OTEL_TRACES_SAMPLER: 'always_off' } },
 } as const;
 type ConfigName = keyof typeof CONFIGS;
 /**
@@ -115,11 +118,11 @@ type ConfigName = keyof typeof CONFIGS;
  * read −17 % against "off" in a run at load 25–32), so a cost compares the mean of two with the mean
  * of two, and each pair's own difference is shown (its A/A reading).
  */
-const GROUPS = { off: ['off', 'control'], metrics: ['metrics', 'metrics-b'], tracing: ['tracing', 'tracing-b'], info: ['info'] } as const satisfies Record<string, readonly ConfigName[]>;
+const GROUPS = { off: ['off', 'control'], metrics: ['metrics', 'metrics-b'], tracing: ['tracing', 'tracing-b'], info: ['info'], unsampled: ['unsampled'] } as const satisfies Record<string, readonly ConfigName[]>;
 type GroupName = keyof typeof GROUPS;
 /** OPS_COST_ONLY=metrics,info: off and these only (printed, no report), e.g. for CPU profiles. */
 const ONLY = process.env.OPS_COST_ONLY?.split(',').map((name) => name.trim());
-const NAMES = (Object.keys(CONFIGS) as ConfigName[]).filter((name) => name === 'off' || (ONLY ? ONLY.includes(name) : name !== 'info'));
+const NAMES = (Object.keys(CONFIGS) as ConfigName[]).filter((name) => name === 'off' || (ONLY ? ONLY.includes(name) : name !== 'info' && name !== 'unsampled'));
 
 interface Target {
   platform: PlatformProcess;
