@@ -118,7 +118,10 @@ type ConfigName = keyof typeof CONFIGS;
  * read −17 % against "off" in a run at load 25–32), so a cost compares the mean of two with the mean
  * of two, and each pair's own difference is shown (its A/A reading).
  */
-const GROUPS = { off: ['off', 'control'], metrics: ['metrics', 'metrics-b'], tracing: ['tracing', 'tracing-b'], info: ['info'], unsampled: ['unsampled'] } as const satisfies Record<string, readonly ConfigName[]>;
+const GROUPS = { off: ['off', 'control'], metrics: ['metrics', 'metrics-b'], tracing: ['tracing', 'tracing-b'], info: ['info'], unsampled: ['unsampled'] } as const satisfies Record<
+  string,
+  readonly ConfigName[]
+>;
 type GroupName = keyof typeof GROUPS;
 /** OPS_COST_ONLY=metrics,info: off and these only (printed, no report), e.g. for CPU profiles. */
 const ONLY = process.env.OPS_COST_ONLY?.split(',').map((name) => name.trim());
