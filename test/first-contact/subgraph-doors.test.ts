@@ -5,9 +5,18 @@
  */
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestStack, TOKENS, type TestStack } from '../support/stack.js';
+import { sharedTestStack, startTestStack, TOKENS, type SharedTestStack, type TestStack } from '../support/stack.js';
 
-let platform: TestStack;
+/** The worker's shared stack: the tests below on it change no data and no setting. */
+let platform: SharedTestStack;
+/**
+ * One stack of its own for the two settings tested at the end (REQUEST_TIMEOUT_MS shortened,
+ * SUBGRAPH_SECRET set): neither bears on what the other's tests ask (a request cut off before its
+ * body is read; a write without the gateway's credential), so one start serves both.
+ */
+let configured: TestStack;
+const timeoutMs = 2_000;
+const secret = 'a-shared-secret-of-the-platform-0123';
 
 async function askSubgraph(query: string): Promise<{ status: number; body: { data?: unknown; errors?: { message: string; extensions?: Record<string, unknown> }[] } }> {
   const response = await fetch(platform.stack.subgraphUrls.trust, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query }) });
@@ -15,9 +24,9 @@ async function askSubgraph(query: string): Promise<{ status: number; body: { dat
 }
 
 beforeAll(async () => {
-  platform = await startTestStack();
+  [platform, configured] = await Promise.all([sharedTestStack(), startTestStack({ env: { REQUEST_TIMEOUT_MS: String(timeoutMs), SUBGRAPH_SECRET: secret } })]);
 });
-afterAll(() => platform?.stop());
+afterAll(() => configured?.stop());
 
 describe('a subgraph reached directly', () => {
   it('refuses 2,000 aliases of trustGraph before running any, while the facade keeps answering', async () => {
@@ -85,13 +94,6 @@ describe('a request a subgraph cannot read', () => {
 
 describe('a client that stops sending', () => {
   // REQUEST_TIMEOUT_MS, shortened here from its 20 s, holds at the subgraphs' ports as at the front doors.
-  const timeoutMs = 2_000;
-  let slow: TestStack;
-  beforeAll(async () => {
-    slow = await startTestStack({ env: { REQUEST_TIMEOUT_MS: String(timeoutMs) } });
-  });
-  afterAll(() => slow?.stop());
-
   /** Half a request sent over a socket by a writer (the facade reads no body of a refused caller); what comes back before the server closes it, and when. */
   const halfRequest = (url: string, path: string) =>
     new Promise<{ answer: string; took: number }>((resolve, reject) => {
@@ -108,9 +110,9 @@ describe('a client that stops sending', () => {
 
   it('is let go with 408 within REQUEST_TIMEOUT_MS by a subgraph, the gateway and the facade alike', async () => {
     const doors = [
-      [slow.stack.subgraphUrls.trust, '/'],
-      [slow.stack.gateway.graphqlUrl, '/graphql'],
-      [slow.base('trust'), '/trust/nodes'],
+      [configured.stack.subgraphUrls.trust, '/'],
+      [configured.stack.gateway.graphqlUrl, '/graphql'],
+      [configured.base('trust'), '/trust/nodes'],
     ] as const;
     const answers = await Promise.all(doors.map(([url, path]) => halfRequest(url, path)));
     for (const { answer, took } of answers) {
@@ -122,16 +124,9 @@ describe('a client that stops sending', () => {
 });
 
 describe('subgraphs with the gateway credential (SUBGRAPH_SECRET)', () => {
-  const secret = 'a-shared-secret-of-the-platform-0123';
-  let guarded: TestStack;
-  beforeAll(async () => {
-    guarded = await startTestStack({ env: { SUBGRAPH_SECRET: secret } });
-  });
-  afterAll(() => guarded?.stop());
-
   const mutation = 'mutation { upsertTrustNode(input: { id: "door-root", kind: "root" }) { created } }';
   const post = (headers: Record<string, string>) =>
-    fetch(guarded.stack.subgraphUrls.trust, {
+    fetch(configured.stack.subgraphUrls.trust, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: 'Bearer test-writer-token-0123456789', ...headers },
       body: JSON.stringify({ query: mutation }),
@@ -143,14 +138,18 @@ describe('subgraphs with the gateway credential (SUBGRAPH_SECRET)', () => {
       const body = (await refused.json()) as { data?: unknown; errors: { extensions: { code: string } }[] };
       expect([refused.status, body.errors[0]!.extensions.code, body.data ?? null]).toEqual([403, 'GATEWAY_CREDENTIAL_REQUIRED', null]);
     }
-    expect((await guarded.graphql('{ trustNode(id: "door-root") { id } }')).data.trustNode).toBeNull();
-    const read = await fetch(guarded.stack.subgraphUrls.trust, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: '{ trustGraph { nodes { id } } }' }) });
+    expect((await configured.graphql('{ trustNode(id: "door-root") { id } }')).data.trustNode).toBeNull();
+    const read = await fetch(configured.stack.subgraphUrls.trust, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: '{ trustGraph { nodes { id } } }' }),
+    });
     expect(read.status).toBe(200);
   });
 
   it('take the same write through the gateway and the REST facade, which send it', async () => {
-    expect((await guarded.graphql(mutation, {}, 'writer')).data.upsertTrustNode.created).toBe(true);
-    const rest = await guarded.rest('trust', '/nodes', { body: { id: 'door-issuer', kind: 'issuer' }, as: 'writer' });
+    expect((await configured.graphql(mutation, {}, 'writer')).data.upsertTrustNode.created).toBe(true);
+    const rest = await configured.rest('trust', '/nodes', { body: { id: 'door-issuer', kind: 'issuer' }, as: 'writer' });
     expect(rest.status, rest.text).toBe(201);
   });
 });
