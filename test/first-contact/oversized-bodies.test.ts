@@ -4,18 +4,18 @@
  * gateway and a subgraph's port alike; and one that never stops sending is cut off.
  */
 import { connect, type Socket } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { REFUSED_BODY_DRAIN_BYTES, REFUSED_BODY_DRAIN_MS } from '../../lib/http/server-options.js';
-import { startTestStack, TOKENS, type TestStack } from '../support/stack.js';
+import { sharedTestStack, TOKENS, type SharedTestStack } from '../support/stack.js';
 
-let platform: TestStack;
+/** The worker's shared stack: these tests send only refused bodies, which change nothing. */
+let platform: SharedTestStack;
 /** The trickling client of the last test, started with the platform: its 10 s of waiting overlap the other tests. */
 let trickled: Promise<Exchange>;
 beforeAll(async () => {
-  platform = await startTestStack();
+  platform = await sharedTestStack();
   trickled = exchange(platform.stack.gateway.graphqlUrl, { 'transfer-encoding': 'chunked' }, Number.POSITIVE_INFINITY, 200);
 });
-afterAll(() => platform?.stop());
 
 const TEN_MB = 10_000_000;
 const CHUNK = Buffer.alloc(64 * 1024, 'x');
