@@ -55,10 +55,16 @@ async function start(name: PartName, script: string, args: string[], port: numbe
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk));
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk));
   parts[name] = { child, origin: `http://127.0.0.1:${port}`, metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`, output: () => output };
-  for (const started = Date.now(); Date.now() - started < PART_START_MS; ) {
-    if (child.exitCode !== null) break;
+  // Each part prints its metrics URL once its servers listen (bin/subgraph.ts, gateway.ts, facade.ts):
+  // readiness is asked from then on, not a few hundred times while the platform loads.
+  let gaveUp: NodeJS.Timeout | undefined;
+  const listening = await new Promise<boolean>((resolve) => {
+    gaveUp = setTimeout(() => resolve(false), PART_START_MS);
+    child.stdout!.on('data', () => output.includes('metrics: http') && resolve(true));
+    child.once('exit', () => resolve(false));
+  }).finally(() => clearTimeout(gaveUp));
+  for (const started = Date.now(); listening && child.exitCode === null && Date.now() - started < 30_000; await new Promise((resolve) => setTimeout(resolve, 100))) {
     if (await ready().catch(() => false)) return;
-    await new Promise((resolve) => setTimeout(resolve, 250));
   }
   throw new Error(`${script} ${args.join(' ')} did not start:\n${output}`);
 }
