@@ -91,14 +91,17 @@ describe('npm start', { timeout: 90_000 }, () => {
   // With DATABASE_URL, configured tokens and a data folder that does not exist yet, npm start makes the folder and runs:
   // test/ops/traces-and-logs.test.ts asserts it on the start it runs that way anyway (one start of the whole platform fewer).
 
-  it('with a wrong database password: one line naming the database without its password, exit 1', async () => {
+  // Also the start test/ops/traces-and-logs.test.ts scanned for secrets (the same failing start, JSON
+  // lines since its output is no terminal): neither the password nor a configured token is printed.
+  it('with a wrong database password: one line naming the database without its password or a token, exit 1', async () => {
     // The run's PostgreSQL and a database it holds: only the password is wrong.
     const url = new URL(inject('postgresUrl'));
     url.password = 'not-the-password-42';
-    const run = await npmStart({ DATABASE_URL: url.toString(), PASSPORT_DATA_DIR: join(folder, 'wrong-password'), PASSPORT_ADMIN_TOKEN: 'admin-token-for-the-test-000' });
+    const tokens = { PASSPORT_ADMIN_TOKEN: 'admin-token-for-the-test-000', PASSPORT_WRITER_TOKEN: 'writer-token-for-the-test-000' };
+    const run = await npmStart({ DATABASE_URL: url.toString(), PASSPORT_DATA_DIR: join(folder, 'wrong-password'), ...tokens });
     expect(run.code).toBe(1);
     expect(lines(run.stderr)).toEqual([expect.stringMatching(/^Cannot start: the database postgres(ql)?:\/\/passport:\*\*\*@127\.0\.0\.1:\d+\/\S+ refused the user name or password/)]);
-    expect(run.stdout + run.stderr).not.toContain('not-the-password-42');
+    for (const secret of ['not-the-password-42', ...Object.values(tokens)]) expect(run.stdout + run.stderr).not.toContain(secret);
   });
 
   // One start against a port where nothing listens serves the next two tests: it configures no tokens, so it also makes them.
