@@ -58,10 +58,19 @@ beforeAll(async () => {
   await ensureBenchTools();
   const binary = join('bench', 'tools', 'node_modules', '.bin', 'hive-gateway');
   hive = spawn(binary, await documentedCommand(file), { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  hive.stdout!.on('data', (chunk: Buffer) => (log += chunk.toString()));
-  hive.stderr!.on('data', (chunk: Buffer) => (log += chunk.toString()));
   // Its first start loads and compiles its whole tree: on a busy 2-core machine that took over 20 s.
+  // It is asked once it says where it listens (LOG_LEVEL info), not over and over while it loads.
   const deadline = Date.now() + 120_000;
+  await new Promise<void>((resolve) => {
+    const heard = (chunk: Buffer) => {
+      log += chunk.toString();
+      if (/Listening on/.test(log)) resolve();
+    };
+    hive!.stdout!.on('data', heard);
+    hive!.stderr!.on('data', heard);
+    hive!.once('exit', () => resolve());
+    setTimeout(resolve, 120_000).unref();
+  });
   for (;;) {
     try {
       if ((await ask(hiveUrl, '{ __typename }')).data) break;
