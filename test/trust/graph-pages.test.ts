@@ -84,7 +84,7 @@ beforeAll(async () => {
      FROM unnest($1::text[]) AS s`,
     [Array.from({ length: 40 }, (_, index) => `p-issuer-${String(index * 7).padStart(5, '0')}`)],
   );
-}, 120_000);
+}, 300_000);
 afterAll(async () => {
   await db?.end();
   await platform?.stop();
