@@ -8,7 +8,8 @@
  * 10,000), GET of a passport (200), a GraphQL query across the four subgraphs posted to the gateway,
  * an event appended through the facade, and the facade's 404 query sent to the gateway and straight
  * to the issuer subgraph (what each hop adds). KINDS=<name start>,… picks some; CONNECTIONS=1 asks
- * one request at a time, as most tests do (the gateway then has nothing to batch). tsx/esm rather
+ * one request at a time, as most tests do (the gateway then has nothing to batch). METRICS=off runs the
+ * stack with metrics off (bench/support.ts passes METRICS through), to compare with the default on. tsx/esm rather
  * than tsx: tsx's CommonJS hooks would bill every require() of a package at run time (Apollo's
  * createHash requires crypto per call) to the platform. autocannon runs in a process of its own, so this
  * process's CPU (process.cpuUsage) is the platform's alone; PostgreSQL's (postmaster and backends) is

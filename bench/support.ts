@@ -135,7 +135,9 @@ export async function openBench(name: string, kept?: KeptPlatform): Promise<Benc
       kek,
       async startStack(tokens) {
         const ports = { FACADE_PORT: '0', GATEWAY_PORT: '0', TRUST_SUBGRAPH_PORT: '0', REGISTRY_SUBGRAPH_PORT: '0', ISSUER_SUBGRAPH_PORT: '0', ARCHIVE_SUBGRAPH_PORT: '0', METRICS_PORT: '0' };
-        const config = { ...loadRuntimeConfig({ HOST: '127.0.0.1', PASSPORT_DATA_DIR: dataDir, ...ports }), databaseUrl: postgres.url };
+        // METRICS=off|on passes through, so that a benchmark can compare the two (bench/per-request-cpu.ts).
+        const metricsSwitch = process.env.METRICS ? { METRICS: process.env.METRICS } : {};
+        const config = { ...loadRuntimeConfig({ HOST: '127.0.0.1', PASSPORT_DATA_DIR: dataDir, ...ports, ...metricsSwitch }), databaseUrl: postgres.url };
         const stack = await startStack({ config, tokens, kek });
         defer(() => stack.stop());
         return stack;
