@@ -16,7 +16,13 @@
  * read from /proc. Each round runs every kind once; the figures are medians over the rounds, in ms of
  * CPU per request. Judge CPU, not wall: the machine may be shared. With CPU_PROFILE=<folder>, the
  * measured rounds of each kind are profiled (V8's sampling profiler) into <folder>/<kind>.cpuprofile.
+ *
+ * TRACED=ab (with tracing on: an OTLP endpoint and OTEL_TRACES_SAMPLER=parentbased_always_off) runs
+ * each kind twice a round, its requests carrying a caller's `traceparent` that is sampled, then one
+ * that is not: what a sampled request costs against an unsampled one, in one process, the two
+ * measured minutes apart rather than in runs far apart on a machine whose speed drifts.
  */
+import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { join } from 'node:path';
@@ -106,17 +112,23 @@ try {
   };
   type Kind = keyof typeof kinds;
   // KINDS=a,b picks some (by the start of their names).
-  const chosen = (Object.keys(kinds) as Kind[]).filter((kind) => !process.env.KINDS || process.env.KINDS.split(',').some((start) => kind.startsWith(start)));
+  const picked = (Object.keys(kinds) as Kind[]).filter((kind) => !process.env.KINDS || process.env.KINDS.split(',').some((start) => kind.startsWith(start)));
+  // TRACED=ab: each kind as a sampled and as an unsampled caller's request (W3C flags 01 and 00).
+  const traced = process.env.TRACED === 'ab';
+  const variants = traced ? (['sampled', 'unsampled'] as const) : ([undefined] as const);
+  const chosen = picked.flatMap((kind) => variants.map((variant) => ({ kind, variant, label: variant ? `${kind}, ${variant}` : kind })));
+  const traceparent = (variant: 'sampled' | 'unsampled') => `00-${randomBytes(16).toString('hex')}-${randomBytes(8).toString('hex')}-${variant === 'sampled' ? '01' : '00'}`;
   const profiles = process.env.CPU_PROFILE;
   const session = profiles ? new Session() : undefined;
   session?.connect();
   await session?.post('Profiler.enable');
   await session?.post('Profiler.setSamplingInterval', { interval: 200 });
-  const figures = new Map<Kind, { node: number[]; user: number[]; postgres: number[]; perSecond: number[] }>();
+  const figures = new Map<string, { node: number[]; user: number[]; postgres: number[]; perSecond: number[] }>();
   for (let round = 0; round <= ROUNDS; round += 1) {
-    for (const kind of chosen) {
+    for (const { kind, variant, label } of chosen) {
       const amount = Math.round((round === 0 ? 0.5 : SCALE) * AMOUNTS[kind]);
-      const { expect, ...load } = kinds[kind](amount);
+      const { expect, ...made } = kinds[kind](amount);
+      const load = variant ? { ...made, headers: { ...('headers' in made ? made.headers : {}), traceparent: traceparent(variant) } } : made;
       if (session && round > 0) await session.post('Profiler.start');
       const nodeBefore = process.cpuUsage();
       const postgresBefore = cpuSeconds(postmaster);
@@ -127,20 +139,20 @@ try {
       const statements = Object.values(stack.sqlStatements()).reduce((sum, count) => sum + count, 0) - statementsBefore;
       if (session && round > 0) {
         const { profile } = await session.post('Profiler.stop');
-        writeFileSync(join(profiles!, `${kind.replace(/\W+/g, '-')}-${round}.cpuprofile`), JSON.stringify(profile));
+        writeFileSync(join(profiles!, `${label.replace(/\W+/g, '-')}-${round}.cpuprofile`), JSON.stringify(profile));
       }
       const wrong = expect === '2xx' ? result.non2xx : result.requests - result.non2xx;
-      if (wrong || result.errors || result.timeouts) throw new Error(`${kind}: ${wrong} unexpected statuses, ${result.errors} errors, ${result.timeouts} timeouts of ${result.requests}`);
+      if (wrong || result.errors || result.timeouts) throw new Error(`${label}: ${wrong} unexpected statuses, ${result.errors} errors, ${result.timeouts} timeouts of ${result.requests}`);
       // Round 0 warms up.
       if (round === 0) continue;
-      const entry = figures.get(kind) ?? { node: [], user: [], postgres: [], perSecond: [] };
+      const entry = figures.get(label) ?? { node: [], user: [], postgres: [], perSecond: [] };
       entry.node.push((node.user + node.system) / 1000 / result.requests);
       entry.user.push(node.user / 1000 / result.requests);
       entry.postgres.push((postgres * 1000) / result.requests);
       entry.perSecond.push(result.perSecond);
-      figures.set(kind, entry);
+      figures.set(label, entry);
       console.error(
-        `round ${round} ${kind}: ${entry.node.at(-1)!.toFixed(3)} ms node, ${entry.postgres.at(-1)!.toFixed(3)} ms postgres, ${result.requests} requests, ${(statements / result.requests).toFixed(2)} SQL statements each`,
+        `round ${round} ${label}: ${entry.node.at(-1)!.toFixed(3)} ms node, ${entry.postgres.at(-1)!.toFixed(3)} ms postgres, ${result.requests} requests, ${(statements / result.requests).toFixed(2)} SQL statements each`,
       );
     }
   }
@@ -149,6 +161,16 @@ try {
   console.log('|---|---|---|---|---|');
   for (const [kind, entry] of figures)
     console.log(`| ${kind} | ${median(entry.node).toFixed(3)} | ${median(entry.user).toFixed(3)} | ${median(entry.postgres).toFixed(3)} | ${median(entry.perSecond).toFixed(0)} |`);
+  if (traced) {
+    // Each round's sampled run against the unsampled one just after it: the machine's drift between rounds cancels.
+    console.log("\nA sampled request against an unsampled one, node CPU (median over the rounds of each round's ratio):");
+    for (const kind of picked) {
+      const sampled = figures.get(`${kind}, sampled`)!.node;
+      const unsampled = figures.get(`${kind}, unsampled`)!.node;
+      const ratios = sampled.map((value, round) => value / unsampled[round]!);
+      console.log(`- ${kind}: ×${median(ratios).toFixed(3)} (rounds ${ratios.map((ratio) => ratio.toFixed(2)).join(', ')}); +${(median(sampled) - median(unsampled)).toFixed(3)} ms`);
+    }
+  }
 } finally {
   await bench.close();
 }

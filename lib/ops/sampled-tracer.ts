@@ -37,6 +37,7 @@ export class SampledOnlyTracer implements Tracer {
   constructor(
     private readonly tracer: Tracer,
     private readonly unsampledCallers?: UnsampledCallers,
+    private readonly folded?: ReadonlySet<string>,
   ) {}
 
   startSpan(name: string, options?: SpanOptions, parentContext: Context = context.active()): Span {
@@ -70,16 +71,32 @@ export class SampledOnlyTracer implements Tracer {
     const parent = unsampledLocalParent(parentContext);
     // The parent's context is already the active one unless the caller named another.
     if (parent) return named ? context.with(parentContext, fn, undefined, parent) : fn(parent);
+    // A folded span is not made: the caller gets a stand-in that records nothing, and its children
+    // are the parent's, in the parent's context.
+    if (this.folded?.has(name)) {
+      const recording = trace.getSpan(parentContext);
+      if (recording) {
+        const standIn = trace.wrapSpanContext(recording.spanContext());
+        return named ? context.with(parentContext, fn, undefined, standIn) : fn(standIn);
+      }
+    }
     const span = this.tracer.startSpan(name, options, parentContext);
     return context.with(trace.setSpan(parentContext, span), fn, undefined, span);
   }
 }
 
-/** A provider whose tracers are SampledOnlyTracers: made global, @apollo/gateway's own spans follow the same rule. */
+/**
+ * A provider whose tracers are SampledOnlyTracers: made global, @apollo/gateway's own spans follow
+ * the same rule. Spans named in `folded` are not made (their time is their parent's): @apollo/gateway's
+ * spans that repeat one of ours or carry nothing an operator uses.
+ */
 export class SampledOnlyTracerProvider implements TracerProvider {
-  constructor(private readonly provider: TracerProvider) {}
+  constructor(
+    private readonly provider: TracerProvider,
+    private readonly folded?: ReadonlySet<string>,
+  ) {}
 
   getTracer(name: string, version?: string, options?: TracerOptions): Tracer {
-    return new SampledOnlyTracer(this.provider.getTracer(name, version, options));
+    return new SampledOnlyTracer(this.provider.getTracer(name, version, options), undefined, this.folded);
   }
 }

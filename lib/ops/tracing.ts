@@ -19,7 +19,7 @@ import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, ty
 import type { ApolloServerPlugin, GraphQLRequestContext, GraphQLRequestListener } from '@apollo/server';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type pg from 'pg';
-import type { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
+import type { BasicTracerProvider, SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { ConfigurationError } from '../config/runtime.js';
 import { SETTLED } from './graphql-metrics.js';
 import { SampledOnlyTracer, SampledOnlyTracerProvider, unsampledLocalParent, type UnsampledCallers } from './sampled-tracer.js';
@@ -35,6 +35,7 @@ export function tracingEnabled(env: NodeJS.ProcessEnv = process.env): boolean {
 }
 
 const providers = new Map<ServerName, BasicTracerProvider>();
+let spanProcessor: SpanProcessor | undefined;
 let serversShareProcess = false;
 
 /**
@@ -110,12 +111,24 @@ export function serverTracer(server: ServerName, env: NodeJS.ProcessEnv = proces
     installGlobals();
     // OTEL_RESOURCE_ATTRIBUTES apply to every server; the service name is the server's own.
     const resource = detectResourcesSync({ detectors: [envDetectorSync] }).merge(new Resource({ 'service.name': serverServiceName(server, env), 'service.namespace': 'passport' }));
-    provider = new BasicTracerProvider({ resource, spanProcessors: [new BatchSpanProcessor(exporter(env))] });
+    // One batch processor and exporter for every server of the process: the OTLP request groups spans
+    // by resource, so each server stays its own service, and a process sends one export where it sent
+    // one per server, each with a fixed cost of its own (docs/OPERATIONS.md, "Cost").
+    spanProcessor ??= new BatchSpanProcessor(exporter(env));
+    provider = new BasicTracerProvider({ resource, spanProcessors: [spanProcessor] });
     providers.set(server, provider);
-    if (server === 'gateway') trace.setGlobalTracerProvider(new SampledOnlyTracerProvider(provider));
+    if (server === 'gateway') trace.setGlobalTracerProvider(new SampledOnlyTracerProvider(provider, FOLDED_GATEWAY_SPANS));
   }
   return new SampledOnlyTracer(provider.getTracer('passport-services'), parentBasedSampler(env) ? unsampledCallers() : undefined);
 }
+
+/**
+ * @apollo/gateway's spans that are not made: gateway.request spans the same work as the gateway's
+ * graphql.execute (same operation name and type), gateway.validate (the variables against the
+ * schema) and gateway.postprocessing (shaping the result) are short steps inside it with no
+ * attribute. gateway.plan, gateway.execute and gateway.fetch stay.
+ */
+const FOLDED_GATEWAY_SPANS: ReadonlySet<string> = new Set(['gateway.request', 'gateway.validate', 'gateway.postprocessing']);
 
 /** Whether OTEL_TRACES_SAMPLER names one of the parent-based samplers (the SDK's default when unset), which never record under a caller's unsampled context. */
 function parentBasedSampler(env: NodeJS.ProcessEnv): boolean {
@@ -138,6 +151,7 @@ function unsampledCallers(): UnsampledCallers {
 export async function shutDownTracing(): Promise<void> {
   await Promise.all([...providers.values()].map((provider) => provider.shutdown()));
   providers.clear();
+  spanProcessor = undefined;
 }
 
 /** Spans still buffered are sent now (a server that stops while the process goes on, as in the tests). */
@@ -294,14 +308,19 @@ export function graphqlTracingPlugin<T extends object>(tracer: Tracer): ApolloSe
 /**
  * A CLIENT span for every SQL statement a pool sends, child of the request that sent it. The
  * statement's text is recorded as Prisma sends it, with `$n` placeholders: values are never recorded.
+ * Prisma sends a statement outside a transaction with the pool's own `query` (which runs it on a
+ * client of its choosing with a callback, possibly in the async context of whoever freed that
+ * client) and one inside a transaction with its client's `query`: both are wrapped where Prisma
+ * calls them, in the request's context.
  */
 export function traceStatements(pool: pg.Pool, tracer: Tracer, database: string): void {
-  pool.on('connect', (client) => {
-    const query = client.query.bind(client) as (...args: unknown[]) => unknown;
-    (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+  type Query = (...args: unknown[]) => unknown;
+  const traced = (query: Query): Query => {
+    return (...args: unknown[]) => {
       const text = typeof args[0] === 'string' ? args[0] : (args[0] as { text?: unknown } | undefined)?.text;
-      // Callback-style calls and cursors are pg's internal use; Prisma awaits a promise. A statement
-      // of an unsampled request is sent as it is, without the span's promise chain.
+      // Callback-style calls (the pool's own, on the client it picked) and cursors are traced where
+      // the caller made them, if at all; a statement of an unsampled request is sent as it is,
+      // without the span's promise chain.
       if (typeof text !== 'string' || typeof args.at(-1) === 'function' || unsampledLocalParent(context.active())) return query(...args);
       const operation = /^\s*(\w+)/.exec(text)?.[1]?.toUpperCase() ?? 'SQL';
       const span = tracer.startSpan(operation, {
@@ -325,5 +344,10 @@ export function traceStatements(pool: pg.Pool, tracer: Tracer, database: string)
         },
       );
     };
+  };
+  const withQuery = (target: pg.Pool | pg.PoolClient) => target as unknown as { query: Query };
+  withQuery(pool).query = traced(pool.query.bind(pool) as Query);
+  pool.on('connect', (client) => {
+    withQuery(client).query = traced(client.query.bind(client) as Query);
   });
 }

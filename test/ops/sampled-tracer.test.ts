@@ -109,6 +109,36 @@ describe('spans under an unsampled parent are not made', () => {
     expect(child).toBe(root);
   });
 
+  it("@apollo/gateway's folded spans are not made: their children are their parent's, and what they set is lost harmlessly", () => {
+    const { exporter, provider } = tracing(new AlwaysOnSampler());
+    const tracer = new SampledOnlyTracerProvider(provider, new Set(['gateway.request', 'gateway.postprocessing'])).getTracer('@apollo/gateway');
+    const root = tracer.startSpan('POST /graphql');
+    const headers: Record<string, string> = {};
+    // The shape of @apollo/gateway's executor: request ⊃ plan, execute ⊃ fetch, postprocessing.
+    context.with(trace.setSpan(ROOT_CONTEXT, root), () =>
+      tracer.startActiveSpan('gateway.request', { attributes: { 'graphql.operation.name': 'Q' } }, (request) => {
+        request.setAttributes({ 'graphql.operation.type': 'query' });
+        tracer.startActiveSpan('gateway.plan', (plan) => plan.end());
+        tracer.startActiveSpan('gateway.execute', (execute) => {
+          tracer.startActiveSpan('gateway.fetch', (fetch) => {
+            propagation.inject(context.active(), headers);
+            fetch.end();
+          });
+          tracer.startActiveSpan('gateway.postprocessing', (post) => post.end());
+          execute.end();
+        });
+        request.setStatus({ code: 2 });
+        request.end();
+      }),
+    );
+    root.end();
+    expect(shape(exporter)).toEqual(['POST /graphql ← root', 'gateway.execute ← POST /graphql', 'gateway.fetch ← gateway.execute', 'gateway.plan ← POST /graphql']);
+    // The root was neither ended early nor changed by the folded span's calls.
+    expect(exporter.getFinishedSpans().find((span) => span.name === 'POST /graphql')).toMatchObject({ status: { code: 0 }, attributes: {} });
+    const fetch = exporter.getFinishedSpans().find((span) => span.name === 'gateway.fetch')!;
+    expect(headers.traceparent).toBe(`00-${root.spanContext().traceId}-${fetch.spanContext().spanId}-01`);
+  });
+
   it("under a caller's unsampled traceparent, the server span made without the SDK is the one the SDK would make", () => {
     const callerHeaders = { traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00', tracestate: 'vendor=x' };
     const made = (wrapped: Tracer) => {

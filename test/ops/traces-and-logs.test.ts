@@ -198,6 +198,8 @@ function traceChecks(contentType: string, running: () => { platform: PlatformPro
     await expect.poll(() => calledBack().length, { timeout: 15_000, interval: 100 }).toBeGreaterThan(0);
     // …and the registry answers that call under the same trace.
     await expect.poll(() => [...byId().values()].some((span) => span.service === 'passport-registry' && span.name === 'POST *'), { timeout: 15_000, interval: 100 }).toBe(true);
+    // The registry's read of the model, outside a transaction (Prisma sends it with the pool's own query), has its SQL span.
+    await expect.poll(() => [...byId().values()].some((span) => span.service === 'passport-registry' && span.name === 'SELECT'), { timeout: 15_000, interval: 100 }).toBe(true);
   }, 60_000);
 }
 
