@@ -339,7 +339,10 @@ export async function startFacade(options: FacadeOptions): Promise<RunningFacade
     }
     app.get('/docs/problems', { schema: { hide: true } as never }, async (_request, reply) => {
       problems ??= import('./problem-page.js').then(({ problemPage }) => problemPage());
-      return reply.type('text/html; charset=utf-8').headers({ 'content-security-policy': "default-src 'none'", 'cache-control': 'public, max-age=3600' }).send(await problems);
+      return reply
+        .type('text/html; charset=utf-8')
+        .headers({ 'content-security-policy': "default-src 'none'", 'cache-control': 'public, max-age=3600' })
+        .send(await problems);
     });
     app.get('/docs/:service/openapi.json', { schema: { hide: true } as never }, async (request, reply) => {
       const service = (request.params as { service: string }).service as ServiceName;
