@@ -9,11 +9,13 @@
 // mtime and SHA-256; a run whose sources all still match (mtime and size, else the hash) uses the build,
 // otherwise esbuild (a runtime dependency) builds all entries again, about a second, into a new folder
 // that replaces the old one by a rename, so processes starting side by side never see half a build.
-// Stack traces name the .ts lines (source maps on). Where the build cannot be written (a read-only
+// Stack traces name the .ts lines: the build's own source maps, read when a trace first passes through a
+// chunk (see buildSourceMaps). Where the build cannot be written (a read-only
 // checkout, another user's node_modules) the command runs through tsx as before.
 // `node bin/run.mjs --build` only brings the build up to date (the test layers do it once ahead).
 import { createHash } from 'node:crypto';
 import { accessSync, constants, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { SourceMap } from 'node:module';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -162,6 +164,50 @@ export async function upToDateBuild() {
   }
 }
 
+/**
+ * Stack traces that name the .ts lines of frames in the build, and leave every other frame as V8
+ * wrote it. Node 20's source-map support (--enable-source-maps, process.setSourceMapsEnabled) is for
+ * every module or none: on, it reads and parses the map of each module as it loads, and the packages
+ * in node_modules ship ~560 maps (7 MB of JSON) that a start then reads for nothing, ~0.3 CPU-s with
+ * the garbage. Here a chunk's map is read the first time a trace passes through that chunk.
+ */
+export function buildSourceMaps(buildDir) {
+  const prefix = `${pathToFileURL(buildDir).href}/`;
+  const maps = new Map();
+  const mapOf = (fileUrl) => {
+    if (!maps.has(fileUrl)) {
+      let map = null;
+      try {
+        map = new SourceMap(JSON.parse(readFileSync(`${fileURLToPath(fileUrl)}.map`, 'utf8')));
+      } catch {
+        // No map (or an unreadable one): the frame stays as it is.
+      }
+      maps.set(fileUrl, map);
+    }
+    return maps.get(fileUrl);
+  };
+  const frame = (site) => {
+    const text = String(site);
+    const file = site.getFileName();
+    if (!file?.startsWith(prefix)) return text;
+    const line = site.getLineNumber();
+    const column = site.getColumnNumber();
+    const entry = mapOf(file)?.findEntry(line - 1, column - 1);
+    if (!entry?.originalSource) return text;
+    const original = fileURLToPath(new URL(entry.originalSource, file));
+    return text.replace(`${file}:${line}:${column}`, `${original}:${entry.originalLine + 1}:${entry.originalColumn + 1}`);
+  };
+  Error.prepareStackTrace = (error, sites) => {
+    let head;
+    try {
+      head = Error.prototype.toString.call(error);
+    } catch {
+      head = '<error>';
+    }
+    return [head, ...sites.map((site) => `    at ${frame(site)}`)].join('\n');
+  };
+}
+
 const [entry, ...args] = process.argv.slice(2);
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   if (entry === '--build') {
@@ -177,7 +223,7 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
     // The command sees the arguments it would under `node --import tsx <entry>`.
     process.argv = [process.argv[0], source, ...args];
     if (build) {
-      process.setSourceMapsEnabled(true);
+      buildSourceMaps(build);
       await import(pathToFileURL(join(build, `${entryName(entry)}.mjs`)).href);
     } else {
       const { register } = await import('tsx/esm/api');

@@ -11,7 +11,7 @@ import { SERVICES, type ServiceName } from '../lib/config/services.js';
 import { startEmbeddedPostgres, type RunningPostgres } from '../lib/db/embedded-postgres.js';
 import type { ListeningServer } from '../lib/graphql/subgraph-server.js';
 import type { Subgraph } from '../lib/graphql/subgraph.js';
-import { deployMigrations } from '../lib/db/migrate.js';
+import { deployServices } from '../lib/db/migrate.js';
 import { checkSealedKeys, storedKeys } from '../lib/keys/custody-check.js';
 import type { StoredKey } from '../lib/keys/key-store.js';
 import type { RunningGateway } from '../gateway/index.js';
@@ -70,18 +70,18 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
     const databaseUrl = config.databaseUrl ?? postgres!.url;
     const serviceUrl = (service: ServiceName) => serviceDatabaseUrl(service, { ...process.env, DATABASE_URL: databaseUrl });
 
-    // Side by side: each service's check takes the migration lock in turn (lib/db/migrate.ts), and the
-    // others' connections open meanwhile. Every check ends before a failure is reported.
+    // The services' checks on one session where their URLs share a database (lib/db/migrate.ts
+    // deployServices). Every check ends before a failure is reported.
     // Each service's stored keys are read on its migration session (no connection of its own).
     const stored: Partial<Record<ServiceName, StoredKey[]>> = {};
-    const migrated = await Promise.allSettled(
-      SERVICES.map((service) =>
-        deployMigrations(service, serviceUrl(service), {
-          afterwards: async (client) => {
-            stored[service] = await storedKeys(client);
-          },
-        }),
-      ),
+    const migrated = await deployServices(
+      SERVICES.map((service) => ({
+        service,
+        url: serviceUrl(service),
+        afterwards: async (client) => {
+          stored[service] = await storedKeys(client);
+        },
+      })),
     );
     for (const [index, outcome] of migrated.entries()) {
       if (outcome.status === 'rejected') throw outcome.reason;

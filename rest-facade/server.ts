@@ -17,7 +17,6 @@ import { problem, type Problem } from '../lib/problem.js';
 import { notModified } from './conditional.js';
 import { JSON_MEDIA_TYPE, parseJsonBody } from '../lib/http/json-body.js';
 import { openApiOptions, routeSchema, SHARED_SCHEMAS } from './openapi.js';
-import { problemPage } from './problem-page.js';
 import { PROBLEM_MEDIA_TYPE, RequestProblem } from '../lib/http/request-problem.js';
 import { drainRefusedBody, publicServerOptions } from '../lib/http/server-options.js';
 import { loggingOptions, logRequests } from '../lib/ops/logging.js';
@@ -272,7 +271,8 @@ export async function startFacade(options: FacadeOptions): Promise<RunningFacade
 
   const verifyPage = verifyPageHandler({ gatewayUrl: options.gatewayUrl });
   const documents = new Map<ServiceName, () => unknown>();
-  const problems = problemPage();
+  // Rendered (markdown-it loaded) when first asked for: most starts never serve it.
+  let problems: Promise<string> | undefined;
   const byPort = new Map<number, FacadeMount[]>();
   for (const mount of options.mounts) byPort.set(mount.port, [...(byPort.get(mount.port) ?? []), mount]);
 
@@ -337,9 +337,13 @@ export async function startFacade(options: FacadeOptions): Promise<RunningFacade
           sendProblem(request, reply, problem(405, 'METHOD_NOT_ALLOWED', `${request.method} is not allowed on the verification page; allowed: GET, HEAD.`), { allow: 'GET, HEAD' }),
       });
     }
-    app.get('/docs/problems', { schema: { hide: true } as never }, async (_request, reply) =>
-      reply.type('text/html; charset=utf-8').headers({ 'content-security-policy': "default-src 'none'", 'cache-control': 'public, max-age=3600' }).send(problems),
-    );
+    app.get('/docs/problems', { schema: { hide: true } as never }, async (_request, reply) => {
+      problems ??= import('./problem-page.js').then(({ problemPage }) => problemPage());
+      return reply
+        .type('text/html; charset=utf-8')
+        .headers({ 'content-security-policy': "default-src 'none'", 'cache-control': 'public, max-age=3600' })
+        .send(await problems);
+    });
     app.get('/docs/:service/openapi.json', { schema: { hide: true } as never }, async (request, reply) => {
       const service = (request.params as { service: string }).service as ServiceName;
       const mount = options.mounts.find((candidate) => candidate.service === service);

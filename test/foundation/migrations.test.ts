@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { withSchema } from '../../lib/config/database.js';
 import { SERVICES } from '../../lib/config/services.js';
-import { applyMigrations, deployMigrations, MigrationError, migrationsDirectory, readMigrations } from '../../lib/db/migrate.js';
+import { applyMigrations, deployMigrations, deployServices, MigrationError, migrationsDirectory, readMigrations } from '../../lib/db/migrate.js';
 import { bitAt } from '../../lib/formats/vc/index.js';
 import { draftMigration } from '../../prisma/tools/draft-migration.js';
 import { openSchemaEngine } from '../../prisma/tools/wasm-engine.js';
@@ -152,6 +152,33 @@ describe('migrations', () => {
     await write('20260103000000_third', 'CREATE TABLE "third" ("id" TEXT PRIMARY KEY);');
     await expect(applyMigrations(url, directory)).rejects.toThrow(/migration 20260101000000_first was changed after it was applied/);
     expect(await tables()).toEqual(['_prisma_migrations', 'first', 'second']);
+  });
+
+  it("of the four services at a start share one session, each in its own schema, and one service's failure leaves the others applied", async () => {
+    const url = await createTestDatabase({ empty: true });
+    await deployMigrations('trust', withSchema(url, 'trust'));
+    await sql(url, `INSERT INTO trust._prisma_migrations (id, checksum, migration_name, started_at) VALUES ('5b0c2f4e-8a61-4d3b-9e27-0c1d2e3f4a5b', 'x', '20991231000000_broken', now())`);
+    const sessions = new Map<string, number>();
+    const outcomes = await deployServices(
+      SERVICES.map((service) => ({
+        service,
+        url: withSchema(url, service),
+        afterwards: async (client) => {
+          sessions.set(service, (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid);
+        },
+      })),
+    );
+    for (const [index, service] of SERVICES.entries()) {
+      if (service === 'trust')
+        expect(outcomes[index]).toMatchObject({ status: 'rejected', reason: expect.objectContaining({ message: expect.stringMatching(/20991231000000_broken failed earlier in schema "trust"/) }) });
+      else expect(outcomes[index]).toEqual({ status: 'fulfilled', value: committedMigrations(service) });
+    }
+    expect(sessions.size).toBe(SERVICES.length - 1);
+    expect(new Set(sessions.values()).size).toBe(1);
+    for (const service of SERVICES) {
+      const records = await sql<{ count: number }>(url, `SELECT count(*)::int AS count FROM ${service}._prisma_migrations WHERE finished_at IS NOT NULL`);
+      expect(records.rows[0]!.count, service).toBe(committedMigrations(service).length);
+    }
   });
 
   it('refuse to go on past a migration Prisma recorded as failed', async () => {
