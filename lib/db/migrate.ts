@@ -17,7 +17,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import type { ServiceName } from '../config/services.js';
-import { clientConfig, parseDatabaseUrl } from './postgres.js';
+import { clientConfig, parseDatabaseUrl, type DatabaseTarget } from './postgres.js';
 
 /** The advisory lock key Prisma's schema engine takes around migrations; sharing it serialises us with it too. */
 export const PRISMA_MIGRATION_LOCK = 72707369;
@@ -88,13 +88,17 @@ export interface MigrateOptions {
 export async function applyMigrations(url: string, directory: string, options: MigrateOptions = {}): Promise<string[]> {
   const target = parseDatabaseUrl(url);
   const migrations = await readMigrations(directory);
+  return withMigrationLock(target, (client) => migrateSchema(client, target.schema, migrations, options));
+}
+
+/** Runs `run` on a new session to the target's database that holds the migration lock; ending the session releases it. */
+async function withMigrationLock<T>(target: DatabaseTarget, run: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client(clientConfig(target, target.database));
   await client.connect();
   try {
     await client.query('SELECT pg_advisory_lock($1)', [PRISMA_MIGRATION_LOCK]);
-    return await migrateSchema(client, target.schema, migrations, options);
+    return await run(client);
   } finally {
-    // Ending the session releases the advisory lock too.
     await client.end();
   }
 }
@@ -173,29 +177,22 @@ export async function deployServices(services: readonly ServiceMigration[]): Pro
   }
   await Promise.all(
     [...sessions.values()].map(async (indexes) => {
-      const first = parseDatabaseUrl(services[indexes[0]!]!.url);
-      let connected: pg.Client | undefined;
       try {
         const migrations = await Promise.all(indexes.map((index) => readMigrations(migrationsDirectory(services[index]!.service))));
-        const client = new pg.Client(clientConfig(first, first.database));
-        await client.connect();
-        connected = client;
-        await client.query('SELECT pg_advisory_lock($1)', [PRISMA_MIGRATION_LOCK]);
-        for (const [position, index] of indexes.entries()) {
-          const { schema } = parseDatabaseUrl(services[index]!.url);
-          try {
-            await client.query(`SET search_path TO "${schema.replaceAll('"', '""')}"`);
-            outcomes[index] = { status: 'fulfilled', value: await migrateSchema(client, schema, migrations[position]!, services[index]!) };
-          } catch (reason) {
-            outcomes[index] = { status: 'rejected', reason };
+        await withMigrationLock(parseDatabaseUrl(services[indexes[0]!]!.url), async (client) => {
+          for (const [position, index] of indexes.entries()) {
+            const { schema } = parseDatabaseUrl(services[index]!.url);
+            try {
+              await client.query(`SET search_path TO "${schema.replaceAll('"', '""')}"`);
+              outcomes[index] = { status: 'fulfilled', value: await migrateSchema(client, schema, migrations[position]!, services[index]!) };
+            } catch (reason) {
+              outcomes[index] = { status: 'rejected', reason };
+            }
           }
-        }
+        });
       } catch (reason) {
-        // No session (or no migrations folder read): every service of it fails alike.
+        // No session (or no migrations folder read): every service of it not yet checked fails alike.
         for (const index of indexes) outcomes[index] ??= { status: 'rejected', reason };
-      } finally {
-        // Ending the session releases the advisory lock too.
-        await connected?.end().catch(() => {});
       }
     }),
   );
