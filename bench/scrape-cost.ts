@@ -14,7 +14,7 @@
  * Medians, printed. bench/ops-cost.ts measures the scrape of a loaded platform; this one finds where
  * a scrape's time goes and compares changes without loading six platforms.
  *
- *   nice -n 15 node --import tsx bench/scrape-cost.ts                       # working tree against HEAD
+ *   nice -n 15 npm run bench:scrape                                          # working tree against HEAD
  *   SCRAPE_BEFORE=d912f28 nice -n 15 node --import tsx bench/scrape-cost.ts
  *   node --import tsx bench/scrape-cost.ts --capture bench/data/mixed-workload.prom   # re-capture the exposition
  */
