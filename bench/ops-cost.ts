@@ -50,7 +50,7 @@ import type { ServiceName } from '../lib/config/services.js';
 import { mixedWorkload, MIX_QUERIES, mixKinds, seedPlatformData } from './mixed-workload.js';
 import { lockingPostmaster } from '../lib/db/embedded-postgres.js';
 import { PlatformProcess } from './platform-process.js';
-import { autocannonLoad, BenchRun, formatMs as ms, loadAverage, markdownTable, median, quantile, seededDraws, writeReport, type KeyFigure, type Load } from './support.js';
+import { autocannonLoad, BenchRun, threadsCpuNs, formatMs as ms, loadAverage, markdownTable, median, quantile, seededDraws, writeReport, type KeyFigure, type Load } from './support.js';
 
 /**
  * Connections of each platform's autocannon: enough to keep its node process busy, few enough that
@@ -141,19 +141,6 @@ interface Target {
 const benchRun = new BenchRun('ops-cost', 'node --import tsx bench/ops-cost.ts');
 const root = mkdtempSync(join(tmpdir(), 'ops-cost-'));
 const targets = {} as Record<ConfigName, Target>;
-
-/** Nanoseconds on a CPU of every thread of a process, from /proc/<pid>/task/<tid>/schedstat. */
-function threadsCpuNs(pid: number): number {
-  let total = 0;
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      total += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
-    } catch {
-      // A thread gone meanwhile.
-    }
-  }
-  return total;
-}
 
 /**
  * CPU seconds of each process tree rooted at `roots` (user and system, with those of exited children:

@@ -363,6 +363,19 @@ export function cpuSeconds(pid: number): number {
   return ticks / 100;
 }
 
+/** Nanoseconds on a CPU of every thread of a process, from /proc/<pid>/task/<tid>/schedstat. */
+export function threadsCpuNs(pid: number): number {
+  let total = 0;
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      total += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+    } catch {
+      // A thread gone meanwhile.
+    }
+  }
+  return total;
+}
+
 /** `pid` and its descendants, from the parent ids in /proc/<pid>/stat. */
 export function processTree(pid: number): number[] {
   const children = new Map<number, number[]>();

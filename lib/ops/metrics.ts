@@ -1,5 +1,5 @@
 /**
- * The platform's Prometheus metrics (prom-client), one registry per process. Every series carries a
+ * The platform's Prometheus metrics (prom-client), one exposition per process. Every series carries a
  * `server` label naming the server it is about (facade, gateway, trust, registry, issuer, archive),
  * so that `npm start`'s one endpoint and a process deployed apart read alike. Names follow
  * OpenTelemetry's HTTP, GraphQL and database conventions mapped to Prometheus (seconds, `_total`);
@@ -10,7 +10,8 @@ import type pg from 'pg';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry, type LabelValues } from 'prom-client';
 
 /** The six servers of the platform, as the `server` label names them. */
-export type ServerName = 'facade' | 'gateway' | 'trust' | 'registry' | 'issuer' | 'archive';
+export const SERVER_NAMES = ['facade', 'gateway', 'trust', 'registry', 'issuer', 'archive'] as const;
+export type ServerName = (typeof SERVER_NAMES)[number];
 
 /** OpenTelemetry's duration buckets for HTTP servers, in seconds. */
 const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10];
@@ -88,43 +89,63 @@ function statementVerb(sql: string): string {
   return verb && KNOWN_STATEMENTS.has(verb) ? verb : '_OTHER';
 }
 
+/**
+ * The four request histograms of one server, in a registry of the server's own. A family's lines are
+ * one string in prom-client (its exposition joins them), and a string of 128 KiB or more is a V8 large
+ * object, dear to make (about 8 ns a byte on the shared machine): the GraphQL operation family of
+ * `npm start` after the mixed workload, 156 KiB as one string, cost 2.4 ms a scrape, as six 1.1 ms.
+ * PlatformMetrics.expositionParts writes the six as one family (docs/OPERATIONS.md, "Cost").
+ */
+function serverHistograms(registry: Registry) {
+  return {
+    httpDuration: new Histogram({
+      name: 'http_server_request_duration_seconds',
+      help: 'Duration of HTTP server requests, by route template, method and status (OpenTelemetry http.server.request.duration).',
+      labelNames: ['server', 'http_route', 'http_request_method', 'http_response_status_code'] as const,
+      buckets: DURATION_BUCKETS,
+      registers: [registry],
+    }),
+    graphqlDuration: new Histogram({
+      name: 'graphql_server_operation_duration_seconds',
+      help: `Duration of GraphQL operations, by operation name (the first ${OPERATION_NAME_LIMIT} distinct names, then _OTHER), type and outcome.`,
+      labelNames: ['server', 'graphql_operation_name', 'graphql_operation_type', 'outcome'] as const,
+      buckets: DURATION_BUCKETS,
+      registers: [registry],
+    }),
+    subgraphFetchDuration: new Histogram({
+      name: 'graphql_gateway_subgraph_fetch_duration_seconds',
+      help: "Duration of the gateway's requests to a subgraph, by subgraph and outcome.",
+      labelNames: ['server', 'subgraph', 'outcome'] as const,
+      buckets: DURATION_BUCKETS,
+      registers: [registry],
+    }),
+    queryDuration: new Histogram({
+      name: 'db_client_operation_duration_seconds',
+      help: 'Duration of SQL statements sent to PostgreSQL, by statement verb and outcome (OpenTelemetry db.client.operation.duration).',
+      labelNames: ['server', 'db_system_name', 'db_operation_name', 'outcome'] as const,
+      buckets: QUERY_BUCKETS,
+      registers: [registry],
+    }),
+  };
+}
+
 export class PlatformMetrics {
+  /** Every metric but the request histograms (the default metrics among them); its content type is the exposition's. */
   readonly registry = new Registry();
+  /** Each server's request histograms, in a registry of its own (see serverHistograms). */
+  readonly #servers = new Map(
+    SERVER_NAMES.map((server) => {
+      const registry = new Registry();
+      return [server, { registry, ...serverHistograms(registry) }];
+    }),
+  );
   readonly #pools: { server: ServerName; pool: pg.Pool }[] = [];
   readonly #operationNames = new Map<ServerName, Set<string>>();
 
-  readonly httpDuration = new Histogram({
-    name: 'http_server_request_duration_seconds',
-    help: 'Duration of HTTP server requests, by route template, method and status (OpenTelemetry http.server.request.duration).',
-    labelNames: ['server', 'http_route', 'http_request_method', 'http_response_status_code'] as const,
-    buckets: DURATION_BUCKETS,
-    registers: [this.registry],
-  });
-  readonly graphqlDuration = new Histogram({
-    name: 'graphql_server_operation_duration_seconds',
-    help: `Duration of GraphQL operations, by operation name (the first ${OPERATION_NAME_LIMIT} distinct names, then _OTHER), type and outcome.`,
-    labelNames: ['server', 'graphql_operation_name', 'graphql_operation_type', 'outcome'] as const,
-    buckets: DURATION_BUCKETS,
-    registers: [this.registry],
-  });
-  readonly subgraphFetchDuration = new Histogram({
-    name: 'graphql_gateway_subgraph_fetch_duration_seconds',
-    help: "Duration of the gateway's requests to a subgraph, by subgraph and outcome.",
-    labelNames: ['server', 'subgraph', 'outcome'] as const,
-    buckets: DURATION_BUCKETS,
-    registers: [this.registry],
-  });
   readonly subgraphFetchErrors = new Counter({
     name: 'graphql_gateway_subgraph_fetch_errors_total',
     help: "The gateway's requests to a subgraph that failed, by subgraph and error type (a network error code or an HTTP status).",
     labelNames: ['server', 'subgraph', 'error_type'] as const,
-    registers: [this.registry],
-  });
-  readonly queryDuration = new Histogram({
-    name: 'db_client_operation_duration_seconds',
-    help: 'Duration of SQL statements sent to PostgreSQL, by statement verb and outcome (OpenTelemetry db.client.operation.duration).',
-    labelNames: ['server', 'db_system_name', 'db_operation_name', 'outcome'] as const,
-    buckets: QUERY_BUCKETS,
     registers: [this.registry],
   });
   readonly poolConnections = new Gauge({
@@ -204,14 +225,48 @@ export class PlatformMetrics {
     return name;
   }
 
-  /** The exposition in Prometheus' text format. */
-  exposition(): Promise<string> {
-    return this.registry.metrics();
+  /** The exposition in Prometheus' text format (what registry.metrics() answers, as one string). */
+  async exposition(): Promise<string> {
+    const parts: string[] = [];
+    for await (const part of this.expositionParts()) parts.push(part);
+    return parts.join('');
+  }
+
+  /**
+   * The exposition in parts, a metric family each, which joined are the exposition: a listener writes
+   * them as they come rather than first joining them into one string. A string of 128 KiB or more is
+   * a V8 large object, and making one (the exposition of npm start after the mixed workload is
+   * 254 KiB) cost about 1 ms of CPU each on the shared machine (docs/OPERATIONS.md, "Cost").
+   */
+  async *expositionParts(): AsyncGenerator<string> {
+    // The request histograms first, each family's six parts as one family: the first server's whole
+    // (its # HELP and # TYPE lines), the others' series only.
+    const registries = [...this.#servers.values()].map(({ registry }) => registry);
+    for (const { name } of registries[0]!.getMetricsAsArray()) {
+      for (const [index, registry] of registries.entries()) {
+        const text = await registry.getSingleMetricAsString(name);
+        if (index === 0) yield text;
+        else {
+          const series = text.indexOf('\n', text.indexOf('\n') + 1);
+          if (series >= 0) yield text.slice(series);
+        }
+      }
+      yield '\n\n';
+    }
+    let first = true;
+    for (const metric of this.registry.getMetricsAsArray()) {
+      // The separator apart: prefixed, it would make a second string of the family's size.
+      if (!first) yield '\n\n';
+      yield await this.registry.getSingleMetricAsString(metric.name);
+      first = false;
+    }
+    yield '\n';
   }
 
   forServer(server: ServerName): ServerMetrics {
     if (!this.enabled) return NO_SERVER_METRICS;
     const metrics = this;
+    const { httpDuration, graphqlDuration, subgraphFetchDuration, queryDuration } = this.#servers.get(server)!;
     // Each series' child (prom-client's labels()) is found once by its labels' values in nested maps:
     // an observation then builds no label object.
     type Series = { observe(seconds: number): void };
@@ -244,7 +299,7 @@ export class PlatformMetrics {
         let byStatus = byMethod.get(knownMethod);
         if (!byStatus) byMethod.set(knownMethod, (byStatus = new Map()));
         let series = byStatus.get(status);
-        if (!series) byStatus.set(status, (series = metrics.httpDuration.labels({ server, http_route: route, http_request_method: knownMethod, http_response_status_code: status })));
+        if (!series) byStatus.set(status, (series = httpDuration.labels({ server, http_route: route, http_request_method: knownMethod, http_response_status_code: status })));
         series.observe(seconds);
       },
       graphqlOperationDone(operationName, operationType, outcome, seconds) {
@@ -252,19 +307,19 @@ export class PlatformMetrics {
         let byType = operationSeries.get(name);
         if (!byType) operationSeries.set(name, (byType = new Map()));
         let series = byType.get(operationType);
-        if (!series) byType.set(operationType, (series = byOutcome(metrics.graphqlDuration, { server, graphql_operation_name: name, graphql_operation_type: operationType })));
+        if (!series) byType.set(operationType, (series = byOutcome(graphqlDuration, { server, graphql_operation_name: name, graphql_operation_type: operationType })));
         series[outcome].observe(seconds);
       },
       subgraphFetchDone(subgraph, outcome, seconds, errorType) {
         let series = fetchSeries.get(subgraph);
-        if (!series) fetchSeries.set(subgraph, (series = byOutcome(metrics.subgraphFetchDuration, { server, subgraph })));
+        if (!series) fetchSeries.set(subgraph, (series = byOutcome(subgraphFetchDuration, { server, subgraph })));
         series[outcome].observe(seconds);
         if (outcome === 'error') metrics.subgraphFetchErrors.inc({ server, subgraph, error_type: errorType ?? 'unknown' });
       },
       databaseQueryDone(sql, seconds, failed) {
         const verb = statementVerb(sql);
         let series = statementSeries.get(verb);
-        if (!series) statementSeries.set(verb, (series = byOutcome(metrics.queryDuration, { server, db_system_name: 'postgresql', db_operation_name: verb })));
+        if (!series) statementSeries.set(verb, (series = byOutcome(queryDuration, { server, db_system_name: 'postgresql', db_operation_name: verb })));
         series[failed ? 'error' : 'success'].observe(seconds);
       },
       readinessProbed(checks, unmet) {

@@ -90,6 +90,10 @@ describe('metrics of the whole platform in one process', () => {
 
     const checked = checkMetrics(exposition);
     expect(checked, checked.output).toEqual({ status: 0, output: '' });
+    // The listener writes the exposition a family at a time: the same series as exposition() in one string, and HEAD answers no body.
+    expect(platformSeries(exposition)).toEqual(platformSeries(await platform.stack.operations.metrics.exposition()));
+    const head = await fetch(platform.stack.metrics.url, { method: 'HEAD' });
+    expect([head.status, head.headers.get('content-type'), await head.text()]).toEqual([200, 'text/plain; version=0.0.4; charset=utf-8', '']);
   });
 
   it('adds no series for 10,000 distinct passports, and bounds operation names chosen by clients', async () => {
