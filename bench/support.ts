@@ -192,11 +192,35 @@ export interface LoadOptions {
   completions?: boolean;
 }
 
+/** What an open load asks (bench/tools/open-load-worker.mjs): POSTs arriving as a Poisson process. */
+export interface OpenLoadOptions {
+  url: string;
+  /** Arrivals a second, on average; the gaps between them are drawn from an exponential distribution. */
+  perSecond: number;
+  seconds: number;
+  /** Most requests in flight at once; later arrivals wait for a socket. */
+  connections?: number;
+  method?: string;
+  headers?: Record<string, string>;
+  /** Request bodies, one per request in turn. */
+  bodies: readonly string[];
+  /** Seeds the arrival times, so that runs ask alike. */
+  seed?: number;
+}
+
 /**
  * autocannon in a process of its own (bench/tools/load-worker.mjs), so that the clients' HTTP work is
  * billed neither to the server measured nor to the benchmark's process.
  */
-export async function autocannonLoad(options: LoadOptions): Promise<Load> {
+export const autocannonLoad = (options: LoadOptions): Promise<Load> => loadWorker('load-worker.mjs', options, options.url, options.seconds);
+
+/**
+ * An open load: requests arriving at random (a Poisson process) at a fixed rate, whatever the answers
+ * do, in a process of its own (bench/tools/open-load-worker.mjs says why), with every response's moment.
+ */
+export const openLoad = (options: OpenLoadOptions): Promise<Load> => loadWorker('open-load-worker.mjs', options, options.url, options.seconds);
+
+async function loadWorker(worker: string, options: LoadOptions | OpenLoadOptions, url: string, seconds: number): Promise<Load> {
   await ensureBenchTools();
   // One argument holds at most 128 KiB on Linux: many bodies go in a file.
   let argument = JSON.stringify(options);
@@ -205,7 +229,7 @@ export async function autocannonLoad(options: LoadOptions): Promise<Load> {
     writeFileSync(join(folder, 'options.json'), argument);
     argument = `@${join(folder, 'options.json')}`;
   }
-  const child = spawn(process.execPath, [join(BENCH_TOOLS, 'load-worker.mjs'), argument], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [join(BENCH_TOOLS, worker), argument], { stdio: ['ignore', 'pipe', 'inherit'] });
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
   await new Promise<void>((resolve, reject) => {
@@ -214,10 +238,10 @@ export async function autocannonLoad(options: LoadOptions): Promise<Load> {
   });
   if (folder) rmSync(folder, { recursive: true, force: true });
   const result = JSON.parse(output) as Load & { error?: string };
-  if (result.error) throw new Error(`autocannon: ${result.error}`);
-  // With none answered autocannon has no latencies (null), which every figure after would trip over.
+  if (result.error) throw new Error(`${worker}: ${result.error}`);
+  // With none answered there are no latencies (null), which every figure after would trip over.
   if (result.requests === 0)
-    throw new Error(`autocannon: not one request to ${options.url} was answered in ${options.seconds} s (non-2xx ${result.non2xx}, errors ${result.errors}, timeouts ${result.timeouts})`);
+    throw new Error(`${worker}: not one request to ${url} was answered in ${seconds} s (non-2xx ${result.non2xx}, errors ${result.errors}, timeouts ${result.timeouts})`);
   return result;
 }
 
