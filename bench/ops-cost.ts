@@ -1,9 +1,9 @@
 /**
  * What the operator plumbing (lib/ops/) costs: the platform as `npm start` runs it, in configurations
  * side by side, each a process of its own (bench/platform-process.ts) on its own embedded PostgreSQL,
- * ALL LOADED AT THE SAME TIME, each saturated by an autocannon of its own with the platform
- * benchmark's mixed workload (bench/mixed-workload.ts: many distinct cross-service GraphQL queries
- * at the gateway):
+ * ALL LOADED AT THE SAME TIME with the same OPEN load: the platform benchmark's mixed workload
+ * (bench/mixed-workload.ts: many distinct cross-service GraphQL queries at the gateway) arriving as a
+ * Poisson process at a fixed rate (bench/tools/open-load-worker.mjs), the same arrival times for all:
  *
  * - off: METRICS=off and no OTLP endpoint (no metric hook, no metrics listener, no tracing SDK);
  * - control: the same as off, a second platform: the A/A control (what the method reads where there
@@ -15,27 +15,30 @@
  * - info (only when OPS_COST_ONLY names it): metrics on, tracing off, LOG_LEVEL=info (a JSON line per request);
  * - unsampled (only when OPS_COST_ONLY names it): tracing on as in "tracing" but OTEL_TRACES_SAMPLER=always_off,
  *   so that no request is sampled: what tracing costs every request, apart from the sampled tenth's spans;
- * - metrics-b and tracing-b: a second platform of metrics and of tracing (GROUPS below): every
- *   configuration runs twice, since two processes alike have differed by more than the costs sought.
+ * - metrics-b and tracing-b: a second platform of metrics and of tracing (GROUPS below).
  *
  * All log at LOG_LEVEL=warn unless said. Goals (issue "Operable in production", item 7): metrics cost
- * at most 3 % of requests/s against off, tracing at 10 % at most 10 %; one scrape of /metrics after
+ * at most 3 % of throughput against off, tracing at 10 % at most 10 %; one scrape of /metrics after
  * the load under 20 ms (wall time, and the server's CPU for it).
  *
- * Why at the same time: on this shared virtual machine what a CPU second does changes from one
- * stretch of seconds to the next by more than the costs to be shown (one configuration loaded alone
- * read 168 to 293 req/s from one 8-second round to the next). Loaded together, every platform is
- * saturated at the same moment, so whatever else the machine does weighs on all alike, and the
- * scheduler shares the cores between their busy node processes: a configuration that needs more CPU
- * per request answers proportionally fewer requests. Each autocannon runs through the whole
- * measurement and notes when each response came; after a warm-up the time is cut into windows
- * (OPS_COST_WINDOWS of OPS_COST_WINDOW_SECONDS), the same instants for all, so no platform's load
- * starts or stops inside a window (start order and start-up skew do not count). At each window's
- * edge the benchmark reads every platform's CPU (its node process's threads, its PostgreSQL's
- * processes) at one moment. A cost is 1 − (requests answered by the configuration over those
- * answered by off, summed over the windows), with a 95 % interval from a block bootstrap over the
- * windows (blocks of 3 consecutive windows, since neighbouring windows are alike); node CPU per
- * request the same way. The control's reading against off is the method's bias and spread.
+ * What is read is CPU per request, and the cost in throughput follows from it: saturated, the
+ * platform's throughput is bound by its node main thread (88–93 % busy in every saturated run
+ * measured), so a configuration whose main thread spends a fraction x more per request answers
+ * 1 − 1/(1 + x) fewer requests. Saturated throughput itself is not compared: under a closed loop
+ * (autocannon's connections, each asking again once answered) the gateway's batching of the fetches of
+ * requests in flight together makes the connections fall into step or out of it, and the same process
+ * answered from 126 to 276 requests a second from one 10-second stretch to the next (docs/OPERATIONS.md,
+ * "Cost"). An open load keeps no step: what a request costs depends on the rate, not on luck.
+ *
+ * Why at the same time: whatever else the machine does weighs on all platforms alike at every moment.
+ * After seeding, the platforms stand idle for IDLE_SECONDS (what each costs a second doing nothing:
+ * timers, observers); then the load runs through a warm-up and OPS_COST_WINDOWS windows of
+ * OPS_COST_WINDOW_SECONDS, the same instants for all. At each window's edge the benchmark reads every
+ * platform's CPU at one moment (node's main thread and all its threads, its PostgreSQL's processes) and
+ * counts the responses that came in the window. A cost is the configuration's CPU per request over
+ * off's (summed over the windows, each side the mean of its two platforms) − 1, with a 95 % interval
+ * from a bootstrap over the windows (blocks of 3 consecutive windows) and each configuration's two
+ * platforms (drawn with replacement). The control's reading against off is the method's bias and spread.
  *
  *   node --import tsx bench/ops-cost.ts                                                    # the report
  *   OPS_COST_WINDOWS=6 OPS_COST_WARMUP_SECONDS=10 node --import tsx bench/ops-cost.ts --print     # shorter, printed, no report
@@ -50,15 +53,18 @@ import type { ServiceName } from '../lib/config/services.js';
 import { mixedWorkload, MIX_QUERIES, mixKinds, seedPlatformData } from './mixed-workload.js';
 import { lockingPostmaster } from '../lib/db/embedded-postgres.js';
 import { PlatformProcess } from './platform-process.js';
-import { autocannonLoad, BenchRun, threadsCpuNs, formatMs as ms, loadAverage, markdownTable, median, quantile, seededDraws, writeReport, type KeyFigure, type Load } from './support.js';
+import { BenchRun, mainThreadCpuNs, openLoad, threadsCpuNs, formatMs as ms, loadAverage, markdownTable, median, quantile, seededDraws, writeReport, type KeyFigure, type Load } from './support.js';
 
 /**
- * Connections of each platform's autocannon: enough to keep its node process busy, few enough that
- * the requests in flight at a window's edge are a small part of a window's (with 50, at the ~30
- * requests a second each platform gets of a shared machine, a response took seconds and the
- * windows' ratios spread from 0.57 to 1.39).
+ * Requests a second each platform is offered (Poisson arrivals): all platforms together should leave
+ * the two cores room (six platforms at 15: about 0.8 of a core; at 25 the machine fell behind), so that each answers at the rate
+ * offered and none queues; a platform that cannot keep up is reported.
  */
-const CONNECTIONS = Number(process.env.OPS_COST_CONNECTIONS ?? 8);
+const RATE = Number(process.env.OPS_COST_RATE ?? 15);
+/** Most requests in flight at once from each load; later arrivals wait for a socket. */
+const CONNECTIONS = 64;
+/** Seconds the platforms stand idle after seeding, before the load: each one's CPU a second at rest. */
+const IDLE_SECONDS = 20;
 const WINDOWS = Number(process.env.OPS_COST_WINDOWS ?? 24);
 const WINDOW_SECONDS = Number(process.env.OPS_COST_WINDOW_SECONDS ?? 10);
 /** Every platform loaded, nothing counted: JIT, caches and pools settle. */
@@ -178,6 +184,8 @@ interface Reading {
   /** Milliseconds since the epoch (the clock the loads' completion times use). */
   at: number;
   node: Record<string, number>;
+  /** Nanoseconds on a CPU of each node process's main thread (its JavaScript). */
+  main: Record<string, number>;
   postgres: Record<string, number>;
   lines: Record<string, number>;
   bytes: Record<string, number>;
@@ -189,8 +197,9 @@ interface Window {
   seconds: number;
   load: number;
   answered: Record<string, number>;
-  /** Node's CPU (all its threads), nanoseconds; PostgreSQL's, seconds. */
+  /** Node's CPU (all its threads, and its main thread), nanoseconds; PostgreSQL's, seconds. */
   nodeNs: Record<string, number>;
+  mainNs: Record<string, number>;
   postgresS: Record<string, number>;
   lines: Record<string, number>;
   logBytes: Record<string, number>;
@@ -288,18 +297,36 @@ try {
     if (pid === undefined) throw new Error(`${name}: no postmaster`);
     postmasterOf[name] = pid;
   }
+  // At rest: what each platform spends a second with no request (timers, observers, pools).
+  console.log(`All ${NAMES.length} platforms idle for ${IDLE_SECONDS} s …`);
+  const idleFrom = { node: NAMES.map((name) => threadsCpuNs(targets[name].platform.pid!)), postgres: treesCpuSeconds(NAMES.map((name) => postmasterOf[name])), at: performance.now() };
+  await new Promise((resolve) => setTimeout(resolve, IDLE_SECONDS * 1000));
+  const idleSeconds = (performance.now() - idleFrom.at) / 1000;
+  const idlePostgres = treesCpuSeconds(NAMES.map((name) => postmasterOf[name]));
+  /** Milliseconds of CPU a second at rest, node and PostgreSQL. */
+  const idle = Object.fromEntries(
+    NAMES.map((name, i) => [
+      name,
+      { node: (threadsCpuNs(targets[name].platform.pid!) - idleFrom.node[i]!) / 1e6 / idleSeconds, postgres: ((idlePostgres[i]! - idleFrom.postgres[i]!) * 1000) / idleSeconds },
+    ]),
+  ) as Record<ConfigName, { node: number; postgres: number }>;
+  console.log(`  at rest, ms of CPU a second: ${NAMES.map((name) => `${name} node ${idle[name].node.toFixed(2)}, PostgreSQL ${idle[name].postgres.toFixed(2)}`).join('; ')}`);
+
   const loadSeconds = WARMUP_SECONDS + WINDOWS * WINDOW_SECONDS + TAIL_SECONDS;
-  console.log(`Loading the ${NAMES.length} platforms at once for ${loadSeconds} s (${CONNECTIONS} connections each): ${WARMUP_SECONDS} s of warm-up, then ${WINDOWS} windows of ${WINDOW_SECONDS} s …`);
+  console.log(
+    `Loading the ${NAMES.length} platforms at once for ${loadSeconds} s (${RATE} requests a second each, Poisson arrivals): ${WARMUP_SECONDS} s of warm-up, then ${WINDOWS} windows of ${WINDOW_SECONDS} s …`,
+  );
   const started = performance.now();
+  // The same seed for all: every platform is asked at the same moments.
   const loads = NAMES.map((name) =>
-    autocannonLoad({
+    openLoad({
       url: targets[name].platform.gatewayUrl,
-      connections: CONNECTIONS,
+      perSecond: RATE,
       seconds: loadSeconds,
-      method: 'POST',
+      connections: CONNECTIONS,
       headers: { 'content-type': 'application/json' },
       bodies: mixes[name],
-      completions: true,
+      seed: 5,
     }),
   );
   // A load that fails is reported when all are awaited below, not as an unhandled rejection meanwhile.
@@ -311,13 +338,19 @@ try {
     const order = [...NAMES.slice(readingNumber % NAMES.length), ...NAMES.slice(0, readingNumber % NAMES.length)];
     readingNumber += 1;
     const node: Record<string, number> = {};
+    const main: Record<string, number> = {};
     const before = performance.timeOrigin + performance.now();
-    for (const name of order) node[name] = threadsCpuNs(targets[name].platform.pid!);
+    for (const name of order) {
+      const pid = targets[name].platform.pid!;
+      main[name] = mainThreadCpuNs(pid);
+      node[name] = threadsCpuNs(pid);
+    }
     const at = (before + performance.timeOrigin + performance.now()) / 2;
     const pg = treesCpuSeconds(NAMES.map((name) => postmasterOf[name]));
     return {
       at,
       node,
+      main,
       postgres: Object.fromEntries(NAMES.map((name, i) => [name, pg[i]!])),
       lines: Object.fromEntries(NAMES.map((name) => [name, targets[name].lines])),
       bytes: Object.fromEntries(NAMES.map((name) => [name, targets[name].bytes])),
@@ -362,6 +395,7 @@ try {
       load: end.load,
       answered: per((name) => answeredBetween(results[name].completions!, start.at, end.at)),
       nodeNs: per((name) => end.node[name]! - start.node[name]!),
+      mainNs: per((name) => end.main[name]! - start.main[name]!),
       postgresS: per((name) => end.postgres[name]! - start.postgres[name]!),
       lines: per((name) => end.lines[name]! - start.lines[name]!),
       logBytes: per((name) => end.bytes[name]! - start.bytes[name]!),
@@ -380,17 +414,19 @@ try {
   const total = (picked: readonly number[], f: (window: Window) => number) => picked.reduce((sum, i) => sum + f(windows[i]!), 0);
   /** Requests answered by the platforms named (their mean) over the windows picked. */
   const answered = (picked: readonly number[], names: readonly ConfigName[]) => names.reduce((sum, name) => sum + total(picked, (w) => w.answered[name]!), 0) / names.length;
-  const nodeUsPerRequest = (picked: readonly number[], names: readonly ConfigName[]) =>
-    names.reduce((sum, name) => sum + total(picked, (w) => w.nodeNs[name]!), 0) / 1000 / names.reduce((sum, name) => sum + total(picked, (w) => w.answered[name]!), 0);
+  type Spent = 'mainNs' | 'nodeNs' | 'postgresS';
+  /** Milliseconds of CPU per request of the platforms named, summed over the windows picked. */
+  const msPerRequest = (picked: readonly number[], names: readonly ConfigName[], spent: Spent) =>
+    (names.reduce((sum, name) => sum + total(picked, (w) => w[spent][name]!), 0) * (spent === 'postgresS' ? 1000 : 1e-6)) /
+    names.reduce((sum, name) => sum + total(picked, (w) => w.answered[name]!), 0);
   type Pick = (names: readonly ConfigName[]) => readonly ConfigName[];
   const asRun: Pick = (names) => names;
   const platformsOf = (group: GroupName) => GROUPS[group].filter((name) => NAMES.includes(name)) as ConfigName[];
-  /** The cost in requests answered against a reference: 1 − the ratio of the sums over the windows (each side the mean of its platforms). */
-  const throughputCost = (names: readonly ConfigName[], reference: readonly ConfigName[]) => (picked: readonly number[], pick: Pick) =>
-    1 - answered(picked, pick(names)) / answered(picked, pick(reference));
-  /** Node CPU added per request against the reference: the ratio of CPU per request (each summed over the windows) − 1. */
-  const cpuAdded = (names: readonly ConfigName[], reference: readonly ConfigName[]) => (picked: readonly number[], pick: Pick) =>
-    nodeUsPerRequest(picked, pick(names)) / nodeUsPerRequest(picked, pick(reference)) - 1;
+  /** CPU added per request against the reference: the ratio of CPU per request (each summed over the windows) − 1. */
+  const added = (names: readonly ConfigName[], reference: readonly ConfigName[], spent: Spent) => (picked: readonly number[], pick: Pick) =>
+    msPerRequest(picked, pick(names), spent) / msPerRequest(picked, pick(reference), spent) - 1;
+  /** The share of saturated throughput lost, from the main thread's CPU added per request x: 1 − 1/(1 + x). */
+  const throughputCost = (names: readonly ConfigName[], reference: readonly ConfigName[]) => (picked: readonly number[], pick: Pick) => 1 - 1 / (1 + added(names, reference, 'mainNs')(picked, pick));
   const estimate = (statistic: (picked: readonly number[], pick: Pick) => number) => {
     const [low, high] = blockInterval(windows.length, statistic);
     return { value: statistic(every, asRun), low, high };
@@ -404,23 +440,25 @@ try {
       group,
       {
         throughput: estimate(throughputCost(platformsOf(group), reference)),
-        cpu: estimate(cpuAdded(platformsOf(group), reference)),
-        windowRatios: windows.map((_, i) => answered([i], platformsOf(group)) / answered([i], reference)),
+        node: estimate(added(platformsOf(group), reference, 'nodeNs')),
+        postgres: estimate(added(platformsOf(group), reference, 'postgresS')),
+        windowRatios: windows.map((_, i) => msPerRequest([i], platformsOf(group), 'mainNs') / msPerRequest([i], reference, 'mainNs')),
       },
     ]),
-  ) as Partial<Record<GroupName, { throughput: Estimate; cpu: Estimate; windowRatios: number[] }>>;
+  ) as Partial<Record<GroupName, { throughput: Estimate; node: Estimate; postgres: Estimate; windowRatios: number[] }>>;
   /** The A/A readings: each configuration's second platform against its first. */
   const twins = (Object.keys(GROUPS) as GroupName[]).filter((group) => platformsOf(group).length === 2);
   const aa = Object.fromEntries(
     twins.map((group) => {
       const [first, second] = platformsOf(group) as [ConfigName, ConfigName];
-      return [group, { first, second, throughput: estimate(throughputCost([second], [first])), cpu: estimate(cpuAdded([second], [first])) }];
+      return [group, { first, second, throughput: estimate(throughputCost([second], [first])) }];
     }),
-  ) as Partial<Record<GroupName, { first: ConfigName; second: ConfigName; throughput: Estimate; cpu: Estimate }>>;
+  ) as Partial<Record<GroupName, { first: ConfigName; second: ConfigName; throughput: Estimate }>>;
   const seconds = total(every, (w) => w.seconds);
   const perSecond = (name: ConfigName) => answered(every, [name]) / seconds;
+  /** Platforms that answered less than 95 % of the rate offered: the machine could not keep up, and queueing changes what a request costs. */
+  const behind = NAMES.filter((name) => perSecond(name) < 0.95 * RATE);
   const loadsSeen = windows.map((w) => w.load);
-  const machineRates = windows.map((w) => NAMES.reduce((sum, name) => sum + w.answered[name]!, 0) / w.seconds);
 
   const verdict = (e: Estimate, limit: number) =>
     e.high <= limit
@@ -430,27 +468,40 @@ try {
         : `**not decided**: the 95 % interval spans ${limit * 100} %`;
   const platformRows = NAMES.map((name) => [
     `**${name}**: ${CONFIGS[name].label}`,
-    `**${perSecond(name).toFixed(1)}**`,
-    ms(nodeUsPerRequest(every, [name]) / 1000),
-    ms((total(every, (w) => w.postgresS[name]!) / answered(every, [name])) * 1000),
+    perSecond(name).toFixed(1),
+    `**${ms(msPerRequest(every, [name], 'mainNs'))}**`,
+    ms(msPerRequest(every, [name], 'nodeNs')),
+    ms(msPerRequest(every, [name], 'postgresS')),
+    `${idle[name].node.toFixed(2)} / ${idle[name].postgres.toFixed(2)}`,
     ms(results[name].latency.p95),
     `${(total(every, (w) => w.lines[name]!) / answered(every, [name])).toFixed(2)}`,
     `${results[name].non2xx + results[name].errors + results[name].timeouts} of ${results[name].requests}`,
   ]);
   const platformTable = markdownTable(
-    ['platform', 'req/s over the windows', 'node CPU per request', 'PostgreSQL CPU per request', 'p95 latency (whole load)', 'log lines per request', 'failed'],
+    [
+      'platform',
+      `req/s answered over the windows (${RATE} offered)`,
+      'node main thread CPU per request',
+      'node CPU per request (all threads)',
+      'PostgreSQL CPU per request',
+      'at rest: node / PostgreSQL, ms of CPU a second',
+      'p95 latency (whole load)',
+      'log lines per request',
+      'failed',
+    ],
     platformRows,
   );
   const aaText = (group: GroupName) => {
     const reading = aa[group];
-    return reading ? `${reading.second} against ${reading.first}: ${withInterval(reading.throughput, costText)}; node CPU ${withInterval(reading.cpu, (value) => percent(value))}` : '—';
+    return reading ? `${reading.second} against ${reading.first}: ${withInterval(reading.throughput, costText)}` : '—';
   };
   const costRows = comparedGroups.map((group) => {
     const cost = costs[group]!;
     return [
       `**${group}** (${platformsOf(group).join(', ')})`,
       `**${withInterval(cost.throughput, costText)}**`,
-      withInterval(cost.cpu, (value) => percent(value)),
+      withInterval(cost.node, (value) => percent(value)),
+      withInterval(cost.postgres, (value) => percent(value)),
       `${quantile(cost.windowRatios, 0.25).toFixed(3)} to ${quantile(cost.windowRatios, 0.75).toFixed(3)}`,
       aaText(group),
     ];
@@ -458,22 +509,26 @@ try {
   const table = markdownTable(
     [
       `configuration (its platforms) against everything off (${reference.join(', ')})`,
-      'cost in requests answered (95 % interval)',
-      'node CPU added per request (95 % interval)',
-      "windows' ratios (quartiles)",
-      'A/A: its second platform against its first (cost, node CPU)',
+      'cost in throughput, from the main thread (95 % interval)',
+      'node CPU added per request, all threads (95 % interval)',
+      'PostgreSQL CPU added per request (95 % interval)',
+      "windows' main-thread ratios (quartiles)",
+      'A/A: its second platform against its first',
     ],
-    [...costRows, [`everything off (${reference.join(', ')})`, '— (the reference)', '—', '—', aaText('off')]],
+    [...costRows, [`everything off (${reference.join(', ')})`, '— (the reference)', '—', '—', '—', aaText('off')]],
   );
   const windowRows = windows.map((w, i) => [
     String(i + 1),
-    ...NAMES.map((name) => (w.answered[name]! / w.seconds).toFixed(1)),
+    ...NAMES.map((name) => `${(w.answered[name]! / w.seconds).toFixed(1)} · ${ms(w.mainNs[name]! / 1e6 / w.answered[name]!)}`),
     ...comparedGroups.map((group) => costs[group]!.windowRatios[i]!.toFixed(3)),
-    machineRates[i]!.toFixed(0),
     w.load.toFixed(2),
   ]);
-  const perWindow = markdownTable(['window', ...NAMES.map((name) => `${name} req/s`), ...comparedGroups.map((group) => `${group} / off`), 'all platforms, req/s', 'load average'], windowRows);
+  const perWindow = markdownTable(
+    ['window', ...NAMES.map((name) => `${name}: req/s · main thread per request`), ...comparedGroups.map((group) => `${group} / off, main thread`), 'load average'],
+    windowRows,
+  );
   console.log(`\n${table}\n\n${platformTable}\n\n${perWindow}\n`);
+  if (behind.length) console.log(`Behind the offered rate: ${behind.join(', ')}`);
   console.log(`Spans exported by "tracing" during the windows: ${exported.requests} OTLP requests, ${(exported.bytes / 1024).toFixed(0)} KiB`);
   if (failed) throw new Error(`${failed} requests failed`);
 
@@ -521,31 +576,39 @@ try {
     const loadText = `load average ${Math.min(...loadsSeen).toFixed(2)} to ${Math.max(...loadsSeen).toFixed(2)}, median ${median(loadsSeen).toFixed(2)}`;
     const figures: KeyFigure[] = [
       {
-        measure: `metrics on (tracing off) against everything off: cost in requests/s on the mixed workload, two platforms of each configuration all loaded at once (${CONNECTIONS} connections each), ${WINDOWS} windows of ${WINDOW_SECONDS} s, 95 % interval`,
-        value: `${withInterval(metrics!.throughput, costText)}; node CPU per request ${withInterval(metrics!.cpu, (value) => percent(value))}`,
+        measure: `metrics on (tracing off) against everything off: cost in throughput (from the node main thread's CPU per request) on the mixed workload, two platforms of each configuration all loaded at once, ${RATE} requests/s each (Poisson arrivals), ${WINDOWS} windows of ${WINDOW_SECONDS} s, 95 % interval`,
+        value: `${withInterval(metrics!.throughput, costText)}; node CPU per request, all threads ${withInterval(metrics!.node, (value) => percent(value))}`,
         target: 'cost ≤ 3 %',
       },
       {
         measure: `tracing on at ${SAMPLE_RATIO * 100} % (and metrics) against everything off, same`,
-        value: `${withInterval(tracing!.throughput, costText)}; node CPU per request ${withInterval(tracing!.cpu, (value) => percent(value))}`,
+        value: `${withInterval(tracing!.throughput, costText)}; node CPU per request, all threads ${withInterval(tracing!.node, (value) => percent(value))}`,
         target: 'cost ≤ 10 %',
       },
       {
-        measure: "A/A: each configuration's second platform against its first (cost in requests/s, 95 % interval): the spread between two processes alike",
+        measure: "A/A: each configuration's second platform against its first (cost in throughput, 95 % interval): the spread between two processes alike",
         value: twins.map(aaLine).join('; '),
       },
       { measure: 'one scrape of /metrics after the load (npm start, all six servers): wall time / server CPU, medians', value: `${ms(scrapeWall)} / ${ms(scrapeCpu)}`, target: '< 20 ms' },
-      { measure: `requests/s over the windows, ${NAMES.join(' / ')} (${loadText})`, value: NAMES.map((name) => perSecond(name).toFixed(1)).join(' / ') },
+      {
+        measure: `node main thread CPU per request, ${NAMES.join(' / ')} (${loadText})`,
+        value: NAMES.map((name) => ms(msPerRequest(every, [name], 'mainNs'))).join(' / '),
+      },
     ];
     const document = [
       '# What the operator plumbing costs',
       '',
       benchRun.report(),
-      `- During the windows: ${loadText} (read at each window's end; the benchmark's own ${NAMES.length} platforms, their PostgreSQLs and autocannons, and whatever else ran)`,
+      `- During the windows: ${loadText} (read at each window's end; the benchmark's own ${NAMES.length} platforms, their PostgreSQLs and loads, and whatever else ran)`,
+      ...(behind.length
+        ? [
+            `- **Behind the offered rate** (under 95 % of ${RATE} requests/s answered, so the machine could not keep up and queueing changed what a request costs): ${behind.join(', ')}. Lower OPS_COST_RATE.`,
+          ]
+        : []),
       '',
       '## Results',
       '',
-      `- Metrics on, tracing off: cost ${withInterval(metrics!.throughput, costText)} of requests answered against everything off — goal ≤ 3 %: ${verdict(metrics!.throughput, 0.03)}.`,
+      `- Metrics on, tracing off: cost ${withInterval(metrics!.throughput, costText)} of throughput against everything off — goal ≤ 3 %: ${verdict(metrics!.throughput, 0.03)}.`,
       `- Tracing on at ${SAMPLE_RATIO * 100} % (with metrics): cost ${withInterval(tracing!.throughput, costText)} — goal ≤ 10 %: ${verdict(tracing!.throughput, 0.1)}.`,
       `- A/A readings (two platforms alike, nothing to find): ${twins.map(aaLine).join('; ')}.`,
       `- One scrape of /metrics: ${ms(scrapeWall)} wall, ${ms(scrapeCpu)} server CPU (medians) — goal < 20 ms: ${scrapeWall < 20 && scrapeCpu < 20 ? '**met**' : '**missed**'}.`,
@@ -554,9 +617,9 @@ try {
       '',
       platformTable,
       '',
-      `A cost is 1 − (requests the configuration's platforms answered over those the two "off" platforms answered, each side the mean of its two platforms, summed over the ${WINDOWS} windows); the interval is the 2.5th to 97.5th percentile of the same figure over ${RESAMPLINGS} bootstrap resamplings on two levels: the windows (blocks of ${BLOCK} consecutive windows) and each configuration's two platforms (drawn with replacement), so that the spread between two processes alike, which the A/A readings show, is in the interval. Node CPU per request: all the threads of the platform's node process (/proc/<pid>/task/*/schedstat), summed over the windows, over the requests answered in them; PostgreSQL: its postmaster and backends (/proc/<pid>/stat, with exited children). p95 latency: over the whole load, warm-up included, as autocannon saw it (${CONNECTIONS} connections each on a shared machine: queueing, not service time).`,
+      `A cost in throughput is 1 − 1/(1 + x), where x is the CPU the configuration's node main threads spent per request over what the two "off" platforms' spent, − 1 (each side the mean of its two platforms, summed over the ${WINDOWS} windows): saturated, the platform answers as many requests as its main thread can carry. The interval is the 2.5th to 97.5th percentile of the same figure over ${RESAMPLINGS} bootstrap resamplings on two levels: the windows (blocks of ${BLOCK} consecutive windows) and each configuration's two platforms (drawn with replacement), so that the spread between two processes alike, which the A/A readings show, is in the interval. Node CPU: the main thread's and all threads' (/proc/<pid>/task/*/schedstat), over the requests answered in the windows; PostgreSQL: its postmaster and backends (/proc/<pid>/stat, with exited children). At rest: CPU a second over ${IDLE_SECONDS} s with no request, after seeding. p95 latency: over the whole load, warm-up included.`,
       '',
-      'Each window (requests/s; "all platforms" is their sum, what the machine answered):',
+      "Each window (requests/s answered and main-thread CPU per request, each platform; the configurations' ratios to off):",
       '',
       perWindow,
       '',
@@ -577,9 +640,9 @@ try {
       '',
       `Tracing exports to an OTLP/HTTP receiver this benchmark runs on loopback (a node:http server that answers 200 to every export and counts the bytes; nothing leaves the machine); during the windows "tracing" exported ${exported.requests} requests, ${(exported.bytes / 1024).toFixed(0)} KiB. Each platform's logs go to a pipe the benchmark reads, as a log collector would.`,
       '',
-      `Data and load: each platform is seeded alike through its REST facade, and loaded with the platform benchmark's mixed workload (bench/mixed-workload.ts, docs/benchmarks/platform.md): ${MIX_BODIES} bodies of ${mixKinds.length} kinds of cross-service query (${mixKinds.join(', ')}), drawn with the same seed over each platform's own data, posted to its gateway by an autocannon of its own (a process of its own), ${CONNECTIONS} connections.`,
+      `Data and load: each platform is seeded alike through its REST facade, and loaded with the platform benchmark's mixed workload (bench/mixed-workload.ts, docs/benchmarks/platform.md): ${MIX_BODIES} bodies of ${mixKinds.length} kinds of cross-service query (${mixKinds.join(', ')}), drawn with the same seed over each platform's own data, posted to its gateway by a load of its own (a process of its own, bench/tools/open-load-worker.mjs): **an open load**, ${RATE} requests a second arriving as a Poisson process, the same arrival times for every platform, whatever the answers do (at most ${CONNECTIONS} in flight).`,
       '',
-      `**All platforms are loaded at the same time**, each saturated, for ${loadSeconds} s: ${WARMUP_SECONDS} s of warm-up, then ${WINDOWS} windows of ${WINDOW_SECONDS} s, then ${TAIL_SECONDS} s more. Loaded in turn, as this benchmark did before, one configuration's 8-second rounds spread from 168 to 293 req/s, far more than the costs to be shown, because what a CPU second does on this shared virtual machine changes from one stretch of seconds to the next. Loaded together, whatever else the machine does weighs on all platforms alike at every moment (the column "all platforms" above shows how much the machine's own rate moved), and the kernel shares the two cores between their busy node processes, so a configuration that needs more CPU per request answers proportionally fewer requests. Every autocannon notes when each response came (bench/tools/load-worker.mjs, \`completions\`), and a window counts the responses that came between its two edges, the same instants for every platform; at each edge the benchmark reads every platform's CPU at one moment. So no window holds a load's start or end, and the order in which the loads were started does not count. Each configuration runs as two platforms (off and control, metrics and metrics-b, tracing and tracing-b): in a first run with one platform each, the control, a second "off", read −17 % against "off" (its interval clear of zero), so two processes alike do not cost the same here; the two platforms of a configuration are drawn with replacement in the bootstrap, and each pair's own reading (A/A) is what the method finds where there is nothing to find.`,
+      `**All platforms are loaded at the same time** for ${loadSeconds} s: ${WARMUP_SECONDS} s of warm-up, then ${WINDOWS} windows of ${WINDOW_SECONDS} s, then ${TAIL_SECONDS} s more; a window counts the responses that came between its two edges, the same instants for every platform, and at each edge the benchmark reads every platform's CPU at one moment, so whatever else the machine does weighs on all alike. Why CPU per request at a rate rather than requests answered at saturation: under a closed loop (autocannon's connections each asking again once answered) the gateway's batching of the subgraph fetches of requests in flight together makes the connections fall into step or out of it and stay there, so one process answered from 126 to 276 requests a second from one 10-second stretch to the next, its main thread 88–93 % busy throughout and its CPU per request moving with its luck (docs/OPERATIONS.md, "Cost"). Arrivals at random times keep no step. Each configuration runs as two platforms (off and control, metrics and metrics-b, tracing and tracing-b); the two are drawn with replacement in the bootstrap, and each pair's own reading (A/A) is what the method finds where there is nothing to find.`,
       '',
       `/metrics: after the load, ${SCRAPES} scrapes of each platform's endpoint one after another (50 ms apart, after one unmeasured), at rest: the wall time at the client (fetch and reading the body) and the CPU of the server's threads for each (/proc/<pid>/task/*/schedstat, in nanoseconds), medians. With metrics off no listener is served.`,
       '',

@@ -240,8 +240,7 @@ async function loadWorker(worker: string, options: LoadOptions | OpenLoadOptions
   const result = JSON.parse(output) as Load & { error?: string };
   if (result.error) throw new Error(`${worker}: ${result.error}`);
   // With none answered there are no latencies (null), which every figure after would trip over.
-  if (result.requests === 0)
-    throw new Error(`${worker}: not one request to ${url} was answered in ${seconds} s (non-2xx ${result.non2xx}, errors ${result.errors}, timeouts ${result.timeouts})`);
+  if (result.requests === 0) throw new Error(`${worker}: not one request to ${url} was answered in ${seconds} s (non-2xx ${result.non2xx}, errors ${result.errors}, timeouts ${result.timeouts})`);
   return result;
 }
 
@@ -387,18 +386,22 @@ export function cpuSeconds(pid: number): number {
   return ticks / 100;
 }
 
-/** Nanoseconds on a CPU of every thread of a process, from /proc/<pid>/task/<tid>/schedstat. */
-export function threadsCpuNs(pid: number): number {
-  let total = 0;
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      total += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
-    } catch {
-      // A thread gone meanwhile.
-    }
+/** Nanoseconds on a CPU of one thread, from /proc/<pid>/task/<tid>/schedstat; 0 once it is gone. */
+function threadCpuNs(pid: number, tid: number | string): number {
+  try {
+    return Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+  } catch {
+    return 0;
   }
-  return total;
 }
+
+/** Nanoseconds on a CPU of every thread of a process. */
+export function threadsCpuNs(pid: number): number {
+  return readdirSync(`/proc/${pid}/task`).reduce((total, tid) => total + threadCpuNs(pid, tid), 0);
+}
+
+/** Nanoseconds on a CPU of a process's main thread (for node: its JavaScript, apart from GC helpers and libuv's pool). */
+export const mainThreadCpuNs = (pid: number): number => threadCpuNs(pid, pid);
 
 /** `pid` and its descendants, from the parent ids in /proc/<pid>/stat. */
 export function processTree(pid: number): number[] {
