@@ -38,9 +38,21 @@ function send() {
   sent += 1;
   inFlight += 1;
   const started = now();
+  // Each request is settled once: answered, or failed (before or during its answer).
+  let settled = false;
+  const fail = () => {
+    if (settled) return;
+    settled = true;
+    errors += 1;
+    inFlight -= 1;
+  };
   const outgoing = request({ agent, host: target.hostname, port: target.port, path: target.pathname + target.search, method, headers: { ...headers, 'content-length': Buffer.byteLength(body) } }, (response) => {
     response.on('data', () => {});
+    response.on('error', fail);
+    response.on('aborted', fail);
     response.on('end', () => {
+      if (settled) return;
+      settled = true;
       const at = now();
       latencies.push(at - started);
       completions.push(Math.round(at * 1000) / 1000);
@@ -48,10 +60,7 @@ function send() {
       inFlight -= 1;
     });
   });
-  outgoing.on('error', () => {
-    errors += 1;
-    inFlight -= 1;
-  });
+  outgoing.on('error', fail);
   outgoing.end(body);
 }
 
