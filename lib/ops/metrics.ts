@@ -85,9 +85,27 @@ export const NO_SERVER_METRICS: ServerMetrics = Object.freeze({
   watchPool: () => nothing,
 });
 
-function statementVerb(sql: string): string {
-  const verb = /^\s*([A-Za-z]+)/.exec(sql)?.[1]?.toUpperCase();
-  return verb && KNOWN_STATEMENTS.has(verb) ? verb : '_OTHER';
+/** The longest of KNOWN_STATEMENTS: a statement's first word is read no further. */
+const LONGEST_VERB = Math.max(...[...KNOWN_STATEMENTS].map((verb) => verb.length));
+
+/**
+ * A statement's first word, upper-cased, if it is one of KNOWN_STATEMENTS. Read a character at a time
+ * rather than by a regular expression: half the CPU (40 against 85 ns a statement, docs/OPERATIONS.md "Cost").
+ */
+export function statementVerb(sql: string): string {
+  let start = 0;
+  while (start < sql.length && sql.charCodeAt(start) <= 32) start += 1;
+  let end = start;
+  while (end < sql.length && end - start <= LONGEST_VERB) {
+    // A letter of either case: lower-cased by its 0x20 bit.
+    const code = sql.charCodeAt(end) | 0x20;
+    if (code < 0x61 || code > 0x7a) break;
+    end += 1;
+  }
+  const word = sql.slice(start, end);
+  if (KNOWN_STATEMENTS.has(word)) return word;
+  const upper = word.toUpperCase();
+  return KNOWN_STATEMENTS.has(upper) ? upper : '_OTHER';
 }
 
 /**

@@ -5,6 +5,7 @@
 import { Histogram, Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { HistogramFamily } from '../../lib/ops/histograms.js';
+import { statementVerb } from '../../lib/ops/metrics.js';
 
 const BOUNDS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 const LABEL_NAMES = ['server', 'route', 'status'] as const;
@@ -71,5 +72,24 @@ describe('request histograms written as prom-client writes them', () => {
     series.observe(Number.POSITIVE_INFINITY);
     series.observe(0.2);
     expect([series.count, series.sum]).toEqual([1, 0.2]);
+  });
+});
+
+describe('the verb of a SQL statement', () => {
+  it('is its first word upper-cased when known, else _OTHER', () => {
+    const cases: [string, string][] = [
+      ['SELECT "public"."Passport"."id" FROM "public"."Passport"', 'SELECT'],
+      ['  \n\tselect 1', 'SELECT'],
+      ['Begin', 'BEGIN'],
+      ['DEALLOCATE ALL', 'DEALLOCATE'],
+      ['DEALLOCATEX', '_OTHER'],
+      ['SELECTION', '_OTHER'],
+      ['(SELECT 1)', '_OTHER'],
+      ['', '_OTHER'],
+      ['   ', '_OTHER'],
+      ['VACUUM', '_OTHER'],
+      ['INSERT/* a comment */INTO x', 'INSERT'],
+    ];
+    for (const [sql, verb] of cases) expect([sql, statementVerb(sql)]).toEqual([sql, verb]);
   });
 });
