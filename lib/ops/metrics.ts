@@ -239,7 +239,7 @@ export class PlatformMetrics {
     return name;
   }
 
-  /** The exposition in Prometheus' text format (what registry.metrics() answers, as one string). */
+  /** The exposition in Prometheus' text format, as one string (the request histograms, then what registry.metrics() answers). */
   async exposition(): Promise<string> {
     const parts: string[] = [];
     for await (const part of this.expositionParts()) parts.push(part);
@@ -247,7 +247,8 @@ export class PlatformMetrics {
   }
 
   /**
-   * The exposition in parts, a metric family each, which joined are the exposition: a listener writes
+   * The exposition in parts, a metric family each (a request histogram family in parts of about 32 KiB),
+   * which joined are the exposition: a listener writes
    * them as they come rather than first joining them into one string. A string of 128 KiB or more is
    * a V8 large object, and making one (the exposition of npm start after the mixed workload is
    * 254 KiB) cost about 1 ms of CPU each on the shared machine (docs/OPERATIONS.md, "Cost").
