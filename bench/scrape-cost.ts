@@ -18,7 +18,7 @@
  *   SCRAPE_BEFORE=d912f28 nice -n 15 node --import tsx bench/scrape-cost.ts
  *   node --import tsx bench/scrape-cost.ts --capture bench/data/mixed-workload.prom   # re-capture the exposition
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { get } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -29,7 +29,7 @@ import type * as MetricsModule from '../lib/ops/metrics.js';
 import type * as ListenerModule from '../lib/ops/metrics-listener.js';
 import { mixedWorkload, seedPlatformData } from './mixed-workload.js';
 import { PlatformProcess } from './platform-process.js';
-import { fillAsCaptured, readCapturedExposition } from './scrape-fill.js';
+import { fillAsCaptured, type MetricsVersion as Version, metricsVersionAt, readCapturedExposition } from './scrape-fill.js';
 import { autocannonLoad, formatMs as ms, loadAverage, markdownTable, median, REPO_ROOT, threadsCpuNs } from './support.js';
 
 const ROUNDS = Number(process.env.SCRAPE_ROUNDS ?? 200);
@@ -37,11 +37,6 @@ const HTTP_ROUNDS = Number(process.env.SCRAPE_HTTP_ROUNDS ?? 60);
 /** Observations between two scrapes in this process; in a serving child, every 10 ms. */
 const OBSERVATIONS_BETWEEN = 20;
 const CAPTURE_SECONDS = Number(process.env.SCRAPE_CAPTURE_SECONDS ?? 40);
-
-interface Version {
-  name: string;
-  folder: string;
-}
 
 const importVersion = async (folder: string) => ({
   metrics: (await import(join(folder, 'metrics.ts'))) as typeof MetricsModule,
@@ -94,16 +89,6 @@ async function serve(folder: string): Promise<void> {
   console.log(served.url);
 }
 
-/** The version of a commit, its two files in a folder of their own beside lib/ (so that their imports resolve). */
-function versionAt(commit: string, root: string): Version {
-  const folder = mkdtempSync(join(root, 'scrape-'));
-  for (const file of ['metrics.ts', 'metrics-listener.ts']) {
-    const text = execFileSync('git', ['-C', REPO_ROOT, 'show', `${commit}:lib/ops/${file}`], { encoding: 'utf8' });
-    writeFileSync(join(folder, file), text.replaceAll("'../config/", `'${join(REPO_ROOT, 'lib', 'config')}/`));
-  }
-  return { name: `${commit} (${execFileSync('git', ['-C', REPO_ROOT, 'rev-parse', '--short', commit], { encoding: 'utf8' }).trim()})`, folder };
-}
-
 /** GET url; the body read whole (inflated when gzipped). */
 function scrape(url: string, gzip: boolean): Promise<{ status: number; text: string; wireBytes: number; encoding: string }> {
   return new Promise((resolve, reject) => {
@@ -122,7 +107,7 @@ function scrape(url: string, gzip: boolean): Promise<{ status: number; text: str
 
 async function compare(): Promise<void> {
   const scratch = mkdtempSync(join(REPO_ROOT, 'bench', '.scrape-'));
-  const versions: Version[] = [versionAt(process.env.SCRAPE_BEFORE ?? 'HEAD', scratch), { name: 'working tree', folder: join(REPO_ROOT, 'lib', 'ops') }];
+  const versions: Version[] = [metricsVersionAt(process.env.SCRAPE_BEFORE ?? 'HEAD', scratch), { name: 'working tree', folder: join(REPO_ROOT, 'lib', 'ops') }];
   const children: ReturnType<typeof spawn>[] = [];
   try {
     console.log(`Scrape cost, ${versions.map((version) => version.name).join(' against ')}; load average ${loadAverage().toFixed(1)}`);

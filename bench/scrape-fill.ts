@@ -5,7 +5,8 @@
  * ServerMetrics' own methods, each histogram's observations in the buckets they fell in. Works on any
  * version of lib/ops/metrics.ts that has this interface, so that two versions can be compared.
  */
-import { readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type pg from 'pg';
 import type { PlatformMetrics, ServerName } from '../lib/ops/metrics.js';
@@ -14,7 +15,7 @@ import { REPO_ROOT, seededDraws } from './support.js';
 export const CAPTURED_EXPOSITION = join(REPO_ROOT, 'bench', 'data', 'mixed-workload.prom');
 
 /** One histogram series of the captured exposition: its labels and its observations by bucket. */
-interface CapturedSeries {
+export interface CapturedSeries {
   family: string;
   labels: Record<string, string>;
   /** [value to observe, times] for each bucket with observations. */
@@ -80,26 +81,35 @@ function serverOf(metrics: PlatformMetrics, server: string): ServerMetrics {
   return found;
 }
 
-/** Observes one value into a captured histogram series through the server's metrics. */
-function observe(metrics: PlatformMetrics, series: CapturedSeries, seconds: number): void {
+/** Observes values into a captured histogram series through the server's metrics, its labels' values read once. */
+export function observerOf(metrics: PlatformMetrics, series: CapturedSeries): (seconds: number) => void {
   const { labels } = series;
   const server = serverOf(metrics, labels.server!);
   switch (series.family) {
-    case 'http_server_request_duration_seconds':
-      server.httpRequestDone(labels.http_route!, labels.http_request_method!, Number(labels.http_response_status_code), seconds);
-      return;
-    case 'graphql_server_operation_duration_seconds':
-      server.graphqlOperationDone(labels.graphql_operation_name || null, labels.graphql_operation_type!, labels.outcome as 'success' | 'error', seconds);
-      return;
-    case 'graphql_gateway_subgraph_fetch_duration_seconds':
-      server.subgraphFetchDone(labels.subgraph!, labels.outcome as 'success' | 'error', seconds, 'ECONNREFUSED');
-      return;
-    case 'db_client_operation_duration_seconds':
-      server.databaseQueryDone(`${labels.db_operation_name} 1`, seconds, labels.outcome === 'error');
-      return;
+    case 'http_server_request_duration_seconds': {
+      const [route, method, status] = [labels.http_route!, labels.http_request_method!, Number(labels.http_response_status_code)];
+      return (seconds) => server.httpRequestDone(route, method, status, seconds);
+    }
+    case 'graphql_server_operation_duration_seconds': {
+      const [name, type, outcome] = [labels.graphql_operation_name || null, labels.graphql_operation_type!, labels.outcome as 'success' | 'error'];
+      return (seconds) => server.graphqlOperationDone(name, type, outcome, seconds);
+    }
+    case 'graphql_gateway_subgraph_fetch_duration_seconds': {
+      const [subgraph, outcome] = [labels.subgraph!, labels.outcome as 'success' | 'error'];
+      return (seconds) => server.subgraphFetchDone(subgraph, outcome, seconds, 'ECONNREFUSED');
+    }
+    case 'db_client_operation_duration_seconds': {
+      const [sql, failed] = [`${labels.db_operation_name} 1`, labels.outcome === 'error'];
+      return (seconds) => server.databaseQueryDone(sql, seconds, failed);
+    }
     default:
       throw new Error(`no way to observe ${series.family}`);
   }
+}
+
+/** Observes one value into a captured histogram series through the server's metrics. */
+function observe(metrics: PlatformMetrics, series: CapturedSeries, seconds: number): void {
+  observerOf(metrics, series)(seconds);
 }
 
 /**
@@ -135,4 +145,21 @@ export function fillAsCaptured(metrics: PlatformMetrics, captured = readCaptured
       observe(metrics, series, seconds * (0.5 + draws.index(1000) / 1000));
     }
   };
+}
+
+/** A version of lib/ops/metrics.ts and the files beside it that it needs: its name and its folder. */
+export interface MetricsVersion {
+  name: string;
+  folder: string;
+}
+
+/** The version of a commit, its files in a folder of their own beside lib/ (so that their imports resolve); histograms.ts where the commit has it. */
+export function metricsVersionAt(commit: string, root: string): MetricsVersion {
+  const folder = mkdtempSync(join(root, 'scrape-'));
+  const files = execFileSync('git', ['-C', REPO_ROOT, 'ls-tree', '--name-only', commit, 'lib/ops/'], { encoding: 'utf8' }).split('\n');
+  for (const file of ['metrics.ts', 'metrics-listener.ts', 'histograms.ts'].filter((name) => files.includes(`lib/ops/${name}`))) {
+    const text = execFileSync('git', ['-C', REPO_ROOT, 'show', `${commit}:lib/ops/${file}`], { encoding: 'utf8' });
+    writeFileSync(join(folder, file), text.replaceAll("'../config/", `'${join(REPO_ROOT, 'lib', 'config')}/`));
+  }
+  return { name: `${commit} (${execFileSync('git', ['-C', REPO_ROOT, 'rev-parse', '--short', commit], { encoding: 'utf8' }).trim()})`, folder };
 }

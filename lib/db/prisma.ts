@@ -11,12 +11,26 @@ export type PrismaClientClass<T> = new (options: { adapter: PrismaPg }) => T;
 export type StatementObserver = (sql: string, seconds: number, failed: boolean) => void;
 
 type QueryCallback = (error: unknown, result: unknown) => void;
+/** pg's Client.query as called: a text or config (or a submittable), then values and a callback, each optional. */
+type Query = (config: unknown, values?: unknown, callback?: unknown) => unknown;
+
+/** A callback that tells the observer how long the statement took before it hands on the answer. */
+function timedCallback(observe: StatementObserver, sql: string, started: number, callback: QueryCallback): QueryCallback {
+  return (error, result) => {
+    observe(sql, (performance.now() - started) / 1000, Boolean(error));
+    callback(error, result);
+  };
+}
 
 /**
  * Counts the SQL statements a pool sends (every `query` of every client it hands out: Prisma's
  * queries, raw SQL and transaction control alike), so that tests can see how many a request costs,
  * and tells an observer (the metrics) how long each took. pg's clients are asked both ways: with a
- * promise (Prisma's adapter in a transaction) and with a callback (pg.Pool's own query).
+ * callback (pg.Pool's own query) and with a promise (Prisma's adapter in a transaction). Either way
+ * the statement is timed by one callback handed to pg: a promise is answered from it rather than
+ * followed with `.then` (which would add a promise, two closures and a turn of the microtask queue
+ * a statement; docs/OPERATIONS.md, "Cost"). A submittable (pg-cursor, pg-query-stream) or a config
+ * carrying its own callback is counted, not timed.
  */
 export class StatementCounter {
   #count = 0;
@@ -34,30 +48,25 @@ export class StatementCounter {
   watch(pool: pg.Pool): void {
     const observe = this.#observe;
     pool.on('connect', (client) => {
-      const query = client.query.bind(client) as (...args: unknown[]) => unknown;
-      (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+      const query = client.query as Query;
+      const counted: Query = (config, values, callback) => {
         this.#count += 1;
-        if (!observe) return query(...args);
-        const sql = typeof args[0] === 'string' ? args[0] : String((args[0] as { text?: unknown } | undefined)?.text ?? '');
-        const started = performance.now();
-        const done = (failed: boolean) => observe(sql, (performance.now() - started) / 1000, failed);
-        const last = args.length - 1;
-        if (typeof args[last] === 'function') {
-          const callback = args[last] as QueryCallback;
-          args[last] = (error: unknown, result: unknown) => {
-            done(Boolean(error));
-            callback(error, result);
-          };
-          return query(...args);
+        if (!observe || config == null || (typeof config !== 'string' && (typeof (config as { submit?: unknown }).submit === 'function' || (config as { callback?: unknown }).callback))) {
+          return query.call(client, config, values, callback);
         }
-        const answer = query(...args);
-        if (answer instanceof Promise)
-          answer.then(
-            () => done(false),
-            () => done(true),
-          );
-        return answer;
+        const sql = typeof config === 'string' ? config : String((config as { text?: unknown }).text ?? '');
+        const started = performance.now();
+        if (typeof values === 'function') return query.call(client, config, timedCallback(observe, sql, started, values as QueryCallback));
+        if (typeof callback === 'function') return query.call(client, config, values, timedCallback(observe, sql, started, callback as QueryCallback));
+        return new Promise((resolve, reject) => {
+          query.call(client, config, values, (error: unknown, result: unknown) => {
+            observe(sql, (performance.now() - started) / 1000, Boolean(error));
+            if (error) reject(error);
+            else resolve(result);
+          });
+        });
       };
+      (client as unknown as { query: Query }).query = counted;
     });
   }
 }

@@ -7,7 +7,8 @@
  * docs/OPERATIONS.md lists every metric.
  */
 import type pg from 'pg';
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry, type LabelValues } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
+import { HistogramFamily, type HistogramSeries } from './histograms.js';
 
 /** The six servers of the platform, as the `server` label names them. */
 export const SERVER_NAMES = ['facade', 'gateway', 'trust', 'registry', 'issuer', 'archive'] as const;
@@ -84,59 +85,72 @@ export const NO_SERVER_METRICS: ServerMetrics = Object.freeze({
   watchPool: () => nothing,
 });
 
-function statementVerb(sql: string): string {
-  const verb = /^\s*([A-Za-z]+)/.exec(sql)?.[1]?.toUpperCase();
-  return verb && KNOWN_STATEMENTS.has(verb) ? verb : '_OTHER';
+/** The longest of KNOWN_STATEMENTS: a statement's first word is read no further. */
+const LONGEST_VERB = Math.max(...[...KNOWN_STATEMENTS].map((verb) => verb.length));
+
+/**
+ * A statement's first word, upper-cased, if it is one of KNOWN_STATEMENTS. Read a character at a time
+ * rather than by a regular expression: half the CPU (40 against 85 ns a statement, docs/OPERATIONS.md "Cost").
+ */
+export function statementVerb(sql: string): string {
+  let start = 0;
+  while (start < sql.length && sql.charCodeAt(start) <= 32) start += 1;
+  let end = start;
+  while (end < sql.length && end - start <= LONGEST_VERB) {
+    // A letter of either case: lower-cased by its 0x20 bit.
+    const code = sql.charCodeAt(end) | 0x20;
+    if (code < 0x61 || code > 0x7a) break;
+    end += 1;
+  }
+  const word = sql.slice(start, end);
+  if (KNOWN_STATEMENTS.has(word)) return word;
+  const upper = word.toUpperCase();
+  return KNOWN_STATEMENTS.has(upper) ? upper : '_OTHER';
 }
 
 /**
- * The four request histograms of one server, in a registry of the server's own. A family's lines are
- * one string in prom-client (its exposition joins them), and a string of 128 KiB or more is a V8 large
- * object, dear to make (about 8 ns a byte on the shared machine): the GraphQL operation family of
- * `npm start` after the mixed workload, 156 KiB as one string, cost 2.4 ms a scrape, as six 1.1 ms.
- * PlatformMetrics.expositionParts writes the six as one family (docs/OPERATIONS.md, "Cost").
+ * The four request histogram families, kept by our own accumulators (lib/ops/histograms.ts) rather than
+ * prom-client's Histogram: an observation then adds to numbers, with no string or object made. Each
+ * server's series are a shard of the family, written together (docs/OPERATIONS.md, "Cost").
  */
-function serverHistograms(registry: Registry) {
+function requestHistograms() {
   return {
-    httpDuration: new Histogram({
-      name: 'http_server_request_duration_seconds',
-      help: 'Duration of HTTP server requests, by route template, method and status (OpenTelemetry http.server.request.duration).',
-      labelNames: ['server', 'http_route', 'http_request_method', 'http_response_status_code'] as const,
-      buckets: DURATION_BUCKETS,
-      registers: [registry],
-    }),
-    graphqlDuration: new Histogram({
-      name: 'graphql_server_operation_duration_seconds',
-      help: `Duration of GraphQL operations, by operation name (the first ${OPERATION_NAME_LIMIT} distinct names, then _OTHER), type and outcome.`,
-      labelNames: ['server', 'graphql_operation_name', 'graphql_operation_type', 'outcome'] as const,
-      buckets: DURATION_BUCKETS,
-      registers: [registry],
-    }),
-    subgraphFetchDuration: new Histogram({
-      name: 'graphql_gateway_subgraph_fetch_duration_seconds',
-      help: "Duration of the gateway's requests to a subgraph, by subgraph and outcome.",
-      labelNames: ['server', 'subgraph', 'outcome'] as const,
-      buckets: DURATION_BUCKETS,
-      registers: [registry],
-    }),
-    queryDuration: new Histogram({
-      name: 'db_client_operation_duration_seconds',
-      help: 'Duration of SQL statements sent to PostgreSQL, by statement verb and outcome (OpenTelemetry db.client.operation.duration).',
-      labelNames: ['server', 'db_system_name', 'db_operation_name', 'outcome'] as const,
-      buckets: QUERY_BUCKETS,
-      registers: [registry],
-    }),
+    httpDuration: new HistogramFamily(
+      'http_server_request_duration_seconds',
+      'Duration of HTTP server requests, by route template, method and status (OpenTelemetry http.server.request.duration).',
+      ['server', 'http_route', 'http_request_method', 'http_response_status_code'],
+      DURATION_BUCKETS,
+    ),
+    graphqlDuration: new HistogramFamily(
+      'graphql_server_operation_duration_seconds',
+      `Duration of GraphQL operations, by operation name (the first ${OPERATION_NAME_LIMIT} distinct names, then _OTHER), type and outcome.`,
+      ['server', 'graphql_operation_name', 'graphql_operation_type', 'outcome'],
+      DURATION_BUCKETS,
+    ),
+    subgraphFetchDuration: new HistogramFamily(
+      'graphql_gateway_subgraph_fetch_duration_seconds',
+      "Duration of the gateway's requests to a subgraph, by subgraph and outcome.",
+      ['server', 'subgraph', 'outcome'],
+      DURATION_BUCKETS,
+    ),
+    queryDuration: new HistogramFamily(
+      'db_client_operation_duration_seconds',
+      'Duration of SQL statements sent to PostgreSQL, by statement verb and outcome (OpenTelemetry db.client.operation.duration).',
+      ['server', 'db_system_name', 'db_operation_name', 'outcome'],
+      QUERY_BUCKETS,
+    ),
   };
 }
 
 export class PlatformMetrics {
   /** Every metric but the request histograms (the default metrics among them); its content type is the exposition's. */
   readonly registry = new Registry();
-  /** Each server's request histograms, in a registry of its own (see serverHistograms). */
-  readonly #servers = new Map(
+  /** The request histograms (see requestHistograms), a shard of each family a server, in SERVER_NAMES' order. */
+  readonly #histograms = requestHistograms();
+  readonly #shards = new Map(
     SERVER_NAMES.map((server) => {
-      const registry = new Registry();
-      return [server, { registry, ...serverHistograms(registry) }];
+      const { httpDuration, graphqlDuration, subgraphFetchDuration, queryDuration } = this.#histograms;
+      return [server, { httpDuration: httpDuration.shard(), graphqlDuration: graphqlDuration.shard(), subgraphFetchDuration: subgraphFetchDuration.shard(), queryDuration: queryDuration.shard() }];
     }),
   );
   readonly #pools: { server: ServerName; pool: pg.Pool }[] = [];
@@ -225,7 +239,7 @@ export class PlatformMetrics {
     return name;
   }
 
-  /** The exposition in Prometheus' text format (what registry.metrics() answers, as one string). */
+  /** The exposition in Prometheus' text format, as one string (the request histograms, then what registry.metrics() answers). */
   async exposition(): Promise<string> {
     const parts: string[] = [];
     for await (const part of this.expositionParts()) parts.push(part);
@@ -233,24 +247,16 @@ export class PlatformMetrics {
   }
 
   /**
-   * The exposition in parts, a metric family each, which joined are the exposition: a listener writes
+   * The exposition in parts, a metric family each (a request histogram family in parts of about 32 KiB),
+   * which joined are the exposition: a listener writes
    * them as they come rather than first joining them into one string. A string of 128 KiB or more is
    * a V8 large object, and making one (the exposition of npm start after the mixed workload is
    * 254 KiB) cost about 1 ms of CPU each on the shared machine (docs/OPERATIONS.md, "Cost").
    */
   async *expositionParts(): AsyncGenerator<string> {
-    // The request histograms first, each family's six parts as one family: the first server's whole
-    // (its # HELP and # TYPE lines), the others' series only.
-    const registries = [...this.#servers.values()].map(({ registry }) => registry);
-    for (const { name } of registries[0]!.getMetricsAsArray()) {
-      for (const [index, registry] of registries.entries()) {
-        const text = await registry.getSingleMetricAsString(name);
-        if (index === 0) yield text;
-        else {
-          const series = text.indexOf('\n', text.indexOf('\n') + 1);
-          if (series >= 0) yield text.slice(series);
-        }
-      }
+    // The request histograms first, each family in parts of at most some 32 KiB.
+    for (const family of Object.values(this.#histograms)) {
+      yield* family.parts();
       yield '\n\n';
     }
     let first = true;
@@ -266,17 +272,16 @@ export class PlatformMetrics {
   forServer(server: ServerName): ServerMetrics {
     if (!this.enabled) return NO_SERVER_METRICS;
     const metrics = this;
-    const { httpDuration, graphqlDuration, subgraphFetchDuration, queryDuration } = this.#servers.get(server)!;
-    // Each series' child (prom-client's labels()) is found once by its labels' values in nested maps:
-    // an observation then builds no label object.
-    type Series = { observe(seconds: number): void };
+    const { httpDuration, graphqlDuration, subgraphFetchDuration, queryDuration } = this.#shards.get(server)!;
+    // Each series is found by its labels' values in nested maps, made at its first observation.
+    type Series = HistogramSeries;
     const httpSeries = new Map<string, Map<string, Map<number, Series>>>();
     const operationSeries = new Map<string, Map<string, Record<'success' | 'error', Series>>>();
     const fetchSeries = new Map<string, Record<'success' | 'error', Series>>();
     const statementSeries = new Map<string, Record<'success' | 'error', Series>>();
-    const byOutcome = <L extends string>(histogram: Histogram<L | 'outcome'>, labels: LabelValues<L>) => ({
-      success: histogram.labels({ ...labels, outcome: 'success' } as LabelValues<L | 'outcome'>),
-      error: histogram.labels({ ...labels, outcome: 'error' } as LabelValues<L | 'outcome'>),
+    const byOutcome = (series: (labelValues: readonly string[]) => Series, labelValues: readonly string[]) => ({
+      success: series([...labelValues, 'success']),
+      error: series([...labelValues, 'error']),
     });
     const domain: DomainMetrics = {
       passportCreated: () => this.passportsCreated.inc({ server }),
@@ -299,7 +304,7 @@ export class PlatformMetrics {
         let byStatus = byMethod.get(knownMethod);
         if (!byStatus) byMethod.set(knownMethod, (byStatus = new Map()));
         let series = byStatus.get(status);
-        if (!series) byStatus.set(status, (series = httpDuration.labels({ server, http_route: route, http_request_method: knownMethod, http_response_status_code: status })));
+        if (!series) byStatus.set(status, (series = httpDuration([server, route, knownMethod, status])));
         series.observe(seconds);
       },
       graphqlOperationDone(operationName, operationType, outcome, seconds) {
@@ -307,19 +312,19 @@ export class PlatformMetrics {
         let byType = operationSeries.get(name);
         if (!byType) operationSeries.set(name, (byType = new Map()));
         let series = byType.get(operationType);
-        if (!series) byType.set(operationType, (series = byOutcome(graphqlDuration, { server, graphql_operation_name: name, graphql_operation_type: operationType })));
+        if (!series) byType.set(operationType, (series = byOutcome(graphqlDuration, [server, name, operationType])));
         series[outcome].observe(seconds);
       },
       subgraphFetchDone(subgraph, outcome, seconds, errorType) {
         let series = fetchSeries.get(subgraph);
-        if (!series) fetchSeries.set(subgraph, (series = byOutcome(subgraphFetchDuration, { server, subgraph })));
+        if (!series) fetchSeries.set(subgraph, (series = byOutcome(subgraphFetchDuration, [server, subgraph])));
         series[outcome].observe(seconds);
         if (outcome === 'error') metrics.subgraphFetchErrors.inc({ server, subgraph, error_type: errorType ?? 'unknown' });
       },
       databaseQueryDone(sql, seconds, failed) {
         const verb = statementVerb(sql);
         let series = statementSeries.get(verb);
-        if (!series) statementSeries.set(verb, (series = byOutcome(queryDuration, { server, db_system_name: 'postgresql', db_operation_name: verb })));
+        if (!series) statementSeries.set(verb, (series = byOutcome(queryDuration, [server, 'postgresql', verb])));
         series[failed ? 'error' : 'success'].observe(seconds);
       },
       readinessProbed(checks, unmet) {
