@@ -20,6 +20,7 @@ export const UNIT = [
   'test/lib/runtime-config.test.ts',
   'test/lib/metrics-off.test.ts',
   'test/ops/histograms.test.ts',
+  'test/ops/metrics-listener.test.ts',
   'test/lib/tracing-off.test.ts',
   'test/gateway/composition.test.ts',
   'test/gateway/subgraph-fetch.test.ts',

@@ -161,7 +161,7 @@ export function compactDelegation(claims: Record<string, unknown>, signer: { kid
 // ---------------------------------------------------------------------------------------------
 // Load
 
-/** What autocannon measured (bench/tools/load-worker.mjs). */
+/** What a load measured (autocannon, bench/tools/load-worker.mjs, or the open load, bench/tools/open-load-worker.mjs). */
 export interface Load {
   requests: number;
   seconds: number;

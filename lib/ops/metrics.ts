@@ -241,32 +241,29 @@ export class PlatformMetrics {
 
   /** The exposition in Prometheus' text format, as one string (the request histograms, then what registry.metrics() answers). */
   async exposition(): Promise<string> {
-    const parts: string[] = [];
-    for await (const part of this.expositionParts()) parts.push(part);
-    return parts.join('');
+    return (await this.expositionParts()).join('');
   }
 
   /**
    * The exposition in parts, a metric family each (a request histogram family in parts of about 32 KiB),
-   * which joined are the exposition: a listener writes
-   * them as they come rather than first joining them into one string. A string of 128 KiB or more is
-   * a V8 large object, and making one (the exposition of npm start after the mixed workload is
-   * 254 KiB) cost about 1 ms of CPU each on the shared machine (docs/OPERATIONS.md, "Cost").
+   * which joined are the exposition, all collected before any is written (so that a failure to collect
+   * one can still be answered as a failure): a listener writes them one after another rather than first
+   * joining them into one string. A string of 128 KiB or more is a V8 large object, and making one (the
+   * exposition of npm start after the mixed workload is 254 KiB) cost about 1 ms of CPU each on the
+   * shared machine (docs/OPERATIONS.md, "Cost").
    */
-  async *expositionParts(): AsyncGenerator<string> {
+  async expositionParts(): Promise<string[]> {
+    const parts: string[] = [];
     // The request histograms first, each family in parts of at most some 32 KiB.
-    for (const family of Object.values(this.#histograms)) {
-      yield* family.parts();
-      yield '\n\n';
-    }
-    let first = true;
-    for (const metric of this.registry.getMetricsAsArray()) {
+    for (const family of Object.values(this.#histograms)) parts.push(...family.parts(), '\n\n');
+    const families = this.registry.getMetricsAsArray();
+    for (const [index, metric] of families.entries()) {
       // The separator apart: prefixed, it would make a second string of the family's size.
-      if (!first) yield '\n\n';
-      yield await this.registry.getSingleMetricAsString(metric.name);
-      first = false;
+      if (index > 0) parts.push('\n\n');
+      parts.push(await this.registry.getSingleMetricAsString(metric.name));
     }
-    yield '\n';
+    parts.push('\n');
+    return parts;
   }
 
   forServer(server: ServerName): ServerMetrics {
