@@ -32,16 +32,19 @@
  *
  * Why at the same time: whatever else the machine does weighs on all platforms alike at every moment.
  * After seeding, the platforms stand idle for IDLE_SECONDS (what each costs a second doing nothing:
- * timers, observers); then the load runs through a warm-up and OPS_COST_WINDOWS windows of
- * OPS_COST_WINDOW_SECONDS, the same instants for all. At each window's edge the benchmark reads every
- * platform's CPU at one moment (node's main thread and all its threads, its PostgreSQL's processes) and
- * counts the responses that came in the window. A cost is the configuration's CPU per request over
- * off's (summed over the windows, each side the mean of its two platforms) − 1, with a 95 % interval
- * from a bootstrap over the windows (blocks of 3 consecutive windows) and each configuration's two
- * platforms (drawn with replacement). The control's reading against off is the method's bias and spread.
+ * timers, observers); then come OPS_COST_ROUNDS rounds. In each, every platform's process is new
+ * (stopped and started again on its data after the first round: a process keeps its luck, a few per
+ * cent dearer or cheaper than its twin, for its whole life, so only new processes average it out), and
+ * the load runs through a warm-up and OPS_COST_WINDOWS windows of OPS_COST_WINDOW_SECONDS, the same
+ * instants for all. At each window's edge the benchmark reads every platform's CPU at one moment
+ * (node's main thread and all its threads, its PostgreSQL's processes) and counts the responses that
+ * came in the window. A cost is the configuration's CPU per request over off's (summed over all
+ * windows, each side the mean of its platforms) − 1, with a 95 % interval from a bootstrap over the
+ * rounds, the windows in each (blocks of 3 consecutive windows) and each configuration's two platforms
+ * in each (drawn with replacement). The control's reading against off is the method's bias and spread.
  *
  *   node --import tsx bench/ops-cost.ts                                                    # the report
- *   OPS_COST_WINDOWS=6 OPS_COST_WARMUP_SECONDS=10 node --import tsx bench/ops-cost.ts --print     # shorter, printed, no report
+ *   OPS_COST_ROUNDS=1 OPS_COST_WINDOWS=6 OPS_COST_WARMUP_SECONDS=10 node --import tsx bench/ops-cost.ts --print     # shorter, printed, no report
  *   OPS_COST_ONLY=metrics,tracing OPS_COST_PROFILE=/tmp/profiles node --import tsx bench/ops-cost.ts   # CPU profiles (node --cpu-prof) of each platform process, printed only
  */
 import { createServer } from 'node:http';
@@ -65,7 +68,9 @@ const RATE = Number(process.env.OPS_COST_RATE ?? 15);
 const CONNECTIONS = 64;
 /** Seconds the platforms stand idle after seeding, before the load: each one's CPU a second at rest. */
 const IDLE_SECONDS = 20;
-const WINDOWS = Number(process.env.OPS_COST_WINDOWS ?? 24);
+/** Rounds, each with new processes of every platform, and the windows of each round. */
+const ROUNDS = Number(process.env.OPS_COST_ROUNDS ?? 4);
+const WINDOWS = Number(process.env.OPS_COST_WINDOWS ?? 12);
 const WINDOW_SECONDS = Number(process.env.OPS_COST_WINDOW_SECONDS ?? 10);
 /** Every platform loaded, nothing counted: JIT, caches and pools settle. */
 const WARMUP_SECONDS = Number(process.env.OPS_COST_WARMUP_SECONDS ?? 45);
@@ -122,7 +127,9 @@ type ConfigName = keyof typeof CONFIGS;
  * Each configuration runs as two platforms (processes of their own): two processes of the same code
  * and configuration, loaded alike, have differed by more than the costs to be shown (the control
  * read −17 % against "off" in a run at load 25–32), so a cost compares the mean of two with the mean
- * of two, and each pair's own difference is shown (its A/A reading).
+ * of two, and each pair's own difference is shown (its A/A reading). The difference lasts a process's
+ * life (the control read −4.9 % for all 36 windows of one run, −0.2 % in the next), so every round
+ * starts new processes, and a run of R rounds compares 2R processes of each configuration.
  */
 const GROUPS = { off: ['off', 'control'], metrics: ['metrics', 'metrics-b'], tracing: ['tracing', 'tracing-b'], info: ['info'], unsampled: ['unsampled'] } as const satisfies Record<
   string,
@@ -192,8 +199,9 @@ interface Reading {
   load: number;
 }
 
-/** A window: what each platform answered and spent in it. */
+/** A window: what each platform answered and spent in it, in which round (each round's processes are new). */
 interface Window {
+  round: number;
   seconds: number;
   load: number;
   answered: Record<string, number>;
@@ -205,59 +213,67 @@ interface Window {
   logBytes: Record<string, number>;
 }
 
+/** Which of a configuration's platforms a resampling takes (the same number, drawn with replacement). */
+type Pick = (names: readonly ConfigName[]) => readonly ConfigName[];
+/** A resampling is made of parts: windows of one round, and the platforms taken in that round. */
+interface Part {
+  windows: readonly number[];
+  pick: Pick;
+}
+type Sample = readonly Part[];
+
 /**
- * A 95 % interval of `statistic`, from RESAMPLINGS bootstrap draws on two levels: the windows
- * (moving blocks of BLOCK consecutive windows) and, for each configuration, its platforms (with
- * replacement); a fixed seed, so that a run's figures repeat.
+ * A 95 % interval of `statistic`, from RESAMPLINGS bootstrap draws on three levels: the rounds (with
+ * replacement: each round's processes are new, so the luck of a process, which lasts its life, is
+ * drawn anew), in each round its windows (moving blocks of BLOCK consecutive windows), and, for each
+ * configuration, its platforms in that round (with replacement); a fixed seed, so that a run's figures repeat.
  */
-function blockInterval(count: number, statistic: (windows: readonly number[], pick: (names: readonly ConfigName[]) => readonly ConfigName[]) => number): [number, number] {
+function bootstrapInterval(rounds: readonly (readonly number[])[], statistic: (sample: Sample) => number): [number, number] {
   const draws = seededDraws(11);
-  const block = Math.min(BLOCK, count);
-  // A configuration's platforms drawn with replacement: the spread between its processes enters the interval.
-  const pick = (names: readonly ConfigName[]) => names.map(() => names[draws.index(names.length)]!);
-  const values = Array.from({ length: RESAMPLINGS }, () => {
-    const picked: number[] = [];
-    while (picked.length < count) {
-      const first = draws.index(count - block + 1);
-      for (let i = 0; i < block && picked.length < count; i += 1) picked.push(first + i);
-    }
-    return statistic(picked, pick);
-  });
+  const pick: Pick = (names) => names.map(() => names[draws.index(names.length)]!);
+  const values = Array.from({ length: RESAMPLINGS }, () =>
+    statistic(
+      rounds.map(() => {
+        const windows = rounds[draws.index(rounds.length)]!;
+        const block = Math.min(BLOCK, windows.length);
+        const picked: number[] = [];
+        while (picked.length < windows.length) {
+          const first = draws.index(windows.length - block + 1);
+          for (let i = 0; i < block && picked.length < windows.length; i += 1) picked.push(windows[first + i]!);
+        }
+        return { windows: picked, pick };
+      }),
+    ),
+  );
   return [quantile(values, 0.025), quantile(values, 0.975)];
 }
 
 const percent = (value: number, digits = 1) => `${value >= 0 ? '+' : '−'}${Math.abs(value * 100).toFixed(digits)} %`;
 const costText = (cost: number) => `${(cost * 100).toFixed(1)} %`;
 
-try {
-  // -------------------------------------------------------------------------------------------
-  // Start and seed each platform.
+/** Starts every platform (again, on its data, after the first round) and checks that metrics are served as configured. */
+async function startAll(round: number): Promise<Record<ConfigName, number>> {
   for (const name of NAMES) {
-    const target: Target = { lines: 0, bytes: 0 } as Target;
-    const nodeFlags = PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${join(PROFILE_DIR, name)}`] : [];
-    target.platform = await PlatformProcess.prepare({
-      dataDir: join(root, name),
-      env: { ...BASE_ENV, ...CONFIGS[name].env },
-      nodeFlags,
-      log: (line) => {
-        target.lines += 1;
-        target.bytes += line.length + 1;
-        const metrics = /^\s+Metrics\s+(http:\/\/\S+\/metrics)/.exec(line);
-        if (metrics) target.metricsUrl = metrics[1];
-        const cluster = /^\s+Database\s+embedded PostgreSQL in (\S+)/.exec(line);
-        if (cluster) target.clusterDir = cluster[1];
-      },
-    });
-    targets[name] = target;
-    console.log(`Starting the platform "${name}" (${CONFIGS[name].label}) …`);
+    const target = targets[name];
+    target.metricsUrl = undefined;
+    console.log(`Round ${round}: starting the platform "${name}" (${CONFIGS[name].label}) …`);
     const startMs = await target.platform.start();
     console.log(`  running after ${(startMs / 1000).toFixed(1)} s; metrics: ${target.metricsUrl ?? 'not served'}`);
     const metricsOff = CONFIGS[name].env.METRICS === 'off';
     if (metricsOff !== (target.metricsUrl === undefined)) throw new Error(`${name}: metrics should be ${metricsOff ? 'off' : 'served'}`);
   }
+  const postmasterOf = {} as Record<ConfigName, number>;
+  for (const name of NAMES) {
+    const pid = targets[name].clusterDir ? await lockingPostmaster(targets[name].clusterDir!) : undefined;
+    if (pid === undefined) throw new Error(`${name}: no postmaster`);
+    postmasterOf[name] = pid;
+  }
+  return postmasterOf;
+}
 
+/** Seeds each platform alike, side by side, through its REST facade; answers each one's request bodies of the mixed workload. */
+async function seedAll(): Promise<Record<ConfigName, string[]>> {
   const mixes = {} as Record<ConfigName, string[]>;
-  // Seeded side by side: each platform its own data, alike.
   const seedOne = async (name: ConfigName) => {
     const { platform } = targets[name];
     const rest = async (service: ServiceName, path: string, body?: unknown): Promise<any> => {
@@ -288,36 +304,71 @@ try {
     mixes[name] = mix.map((request) => request.body);
   };
   await Promise.all(NAMES.map(seedOne));
+  return mixes;
+}
 
-  // -------------------------------------------------------------------------------------------
-  // Load: every platform at once, through a warm-up, the windows and a tail.
-  const postmasterOf = {} as Record<ConfigName, number>;
-  for (const name of NAMES) {
-    const pid = targets[name].clusterDir ? await lockingPostmaster(targets[name].clusterDir!) : undefined;
-    if (pid === undefined) throw new Error(`${name}: no postmaster`);
-    postmasterOf[name] = pid;
-  }
-  // At rest: what each platform spends a second with no request (timers, observers, pools).
+/** What each platform spends a second at rest (timers, observers, pools): milliseconds of CPU a second, node and PostgreSQL. */
+async function readIdle(postmasterOf: Record<ConfigName, number>): Promise<Record<ConfigName, { node: number; postgres: number }>> {
   console.log(`All ${NAMES.length} platforms idle for ${IDLE_SECONDS} s …`);
-  const idleFrom = { node: NAMES.map((name) => threadsCpuNs(targets[name].platform.pid!)), postgres: treesCpuSeconds(NAMES.map((name) => postmasterOf[name])), at: performance.now() };
+  const from = { node: NAMES.map((name) => threadsCpuNs(targets[name].platform.pid!)), postgres: treesCpuSeconds(NAMES.map((name) => postmasterOf[name])), at: performance.now() };
   await new Promise((resolve) => setTimeout(resolve, IDLE_SECONDS * 1000));
-  const idleSeconds = (performance.now() - idleFrom.at) / 1000;
-  const idlePostgres = treesCpuSeconds(NAMES.map((name) => postmasterOf[name]));
-  /** Milliseconds of CPU a second at rest, node and PostgreSQL. */
+  const seconds = (performance.now() - from.at) / 1000;
+  const postgres = treesCpuSeconds(NAMES.map((name) => postmasterOf[name]));
   const idle = Object.fromEntries(
-    NAMES.map((name, i) => [
-      name,
-      { node: (threadsCpuNs(targets[name].platform.pid!) - idleFrom.node[i]!) / 1e6 / idleSeconds, postgres: ((idlePostgres[i]! - idleFrom.postgres[i]!) * 1000) / idleSeconds },
-    ]),
+    NAMES.map((name, i) => [name, { node: (threadsCpuNs(targets[name].platform.pid!) - from.node[i]!) / 1e6 / seconds, postgres: ((postgres[i]! - from.postgres[i]!) * 1000) / seconds }]),
   ) as Record<ConfigName, { node: number; postgres: number }>;
   console.log(`  at rest, ms of CPU a second: ${NAMES.map((name) => `${name} node ${idle[name].node.toFixed(2)}, PostgreSQL ${idle[name].postgres.toFixed(2)}`).join('; ')}`);
+  return idle;
+}
 
+/** Every platform's CPU at one moment: node's threads first, in an order that rotates, all within a millisecond or so; then PostgreSQL in one pass over /proc. */
+function readAll(postmasterOf: Record<ConfigName, number>, readingNumber: number): Reading {
+  const order = [...NAMES.slice(readingNumber % NAMES.length), ...NAMES.slice(0, readingNumber % NAMES.length)];
+  const node: Record<string, number> = {};
+  const main: Record<string, number> = {};
+  const before = performance.timeOrigin + performance.now();
+  for (const name of order) {
+    const pid = targets[name].platform.pid!;
+    main[name] = mainThreadCpuNs(pid);
+    node[name] = threadsCpuNs(pid);
+  }
+  const at = (before + performance.timeOrigin + performance.now()) / 2;
+  const pg = treesCpuSeconds(NAMES.map((name) => postmasterOf[name]));
+  return {
+    at,
+    node,
+    main,
+    postgres: Object.fromEntries(NAMES.map((name, i) => [name, pg[i]!])),
+    lines: Object.fromEntries(NAMES.map((name) => [name, targets[name].lines])),
+    bytes: Object.fromEntries(NAMES.map((name) => [name, targets[name].bytes])),
+    load: loadAverage(),
+  };
+}
+
+/** Responses of a load that came in [from, to): `times` ascending. */
+function answeredBetween(times: readonly number[], from: number, to: number): number {
+  const firstAtOrAfter = (moment: number) => {
+    let [low, high] = [0, times.length];
+    while (low < high) {
+      const middle = (low + high) >> 1;
+      if (times[middle]! < moment) low = middle + 1;
+      else high = middle;
+    }
+    return low;
+  };
+  return firstAtOrAfter(to) - firstAtOrAfter(from);
+}
+
+/**
+ * One round's load: every platform at once, the same arrival times for all, through a warm-up, the
+ * windows and a tail; answers the windows and each platform's load.
+ */
+async function loadRound(round: number, postmasterOf: Record<ConfigName, number>, mixes: Record<ConfigName, string[]>) {
   const loadSeconds = WARMUP_SECONDS + WINDOWS * WINDOW_SECONDS + TAIL_SECONDS;
   console.log(
-    `Loading the ${NAMES.length} platforms at once for ${loadSeconds} s (${RATE} requests a second each, Poisson arrivals): ${WARMUP_SECONDS} s of warm-up, then ${WINDOWS} windows of ${WINDOW_SECONDS} s …`,
+    `Round ${round}: loading the ${NAMES.length} platforms at once for ${loadSeconds} s (${RATE} requests a second each, Poisson arrivals): ${WARMUP_SECONDS} s of warm-up, then ${WINDOWS} windows of ${WINDOW_SECONDS} s …`,
   );
   const started = performance.now();
-  // The same seed for all: every platform is asked at the same moments.
   const loads = NAMES.map((name) =>
     openLoad({
       url: targets[name].platform.gatewayUrl,
@@ -326,71 +377,33 @@ try {
       connections: CONNECTIONS,
       headers: { 'content-type': 'application/json' },
       bodies: mixes[name],
-      seed: 5,
+      // The same seed for all platforms, another each round: every platform is asked at the same moments.
+      seed: 5 + round,
     }),
   );
   // A load that fails is reported when all are awaited below, not as an unhandled rejection meanwhile.
   for (const load of loads) load.catch(() => {});
 
-  let readingNumber = 0;
-  const read = (): Reading => {
-    // Node's threads first, in an order that rotates, all within a millisecond or so; then PostgreSQL in one pass over /proc.
-    const order = [...NAMES.slice(readingNumber % NAMES.length), ...NAMES.slice(0, readingNumber % NAMES.length)];
-    readingNumber += 1;
-    const node: Record<string, number> = {};
-    const main: Record<string, number> = {};
-    const before = performance.timeOrigin + performance.now();
-    for (const name of order) {
-      const pid = targets[name].platform.pid!;
-      main[name] = mainThreadCpuNs(pid);
-      node[name] = threadsCpuNs(pid);
-    }
-    const at = (before + performance.timeOrigin + performance.now()) / 2;
-    const pg = treesCpuSeconds(NAMES.map((name) => postmasterOf[name]));
-    return {
-      at,
-      node,
-      main,
-      postgres: Object.fromEntries(NAMES.map((name, i) => [name, pg[i]!])),
-      lines: Object.fromEntries(NAMES.map((name) => [name, targets[name].lines])),
-      bytes: Object.fromEntries(NAMES.map((name) => [name, targets[name].bytes])),
-      load: loadAverage(),
-    };
-  };
   const readings: Reading[] = [];
   let receivedBefore = { ...received };
   for (let edge = 0; edge <= WINDOWS; edge += 1) {
     const due = started + (WARMUP_SECONDS + edge * WINDOW_SECONDS) * 1000;
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, due - performance.now())));
-    readings.push(read());
+    readings.push(readAll(postmasterOf, edge));
     if (edge === 0) receivedBefore = { ...received };
     if (edge > 0) {
       const [a, b] = [readings[edge - 1]!, readings[edge]!];
-      console.log(`  window ${edge}: ${NAMES.map((name) => `${name} ${((b.node[name]! - a.node[name]!) / 1e9).toFixed(2)} s node CPU`).join(', ')}; load ${b.load.toFixed(2)}`);
+      console.log(`  window ${round}.${edge}: ${NAMES.map((name) => `${name} ${((b.main[name]! - a.main[name]!) / 1e9).toFixed(2)} s`).join(', ')} of main-thread CPU; load ${b.load.toFixed(2)}`);
     }
   }
   const exported = { requests: received.requests - receivedBefore.requests, bytes: received.bytes - receivedBefore.bytes };
   const settled = await Promise.all(loads);
   const results = Object.fromEntries(NAMES.map((name, i) => [name, settled[i]!])) as Record<ConfigName, Load>;
-  const failed = NAMES.reduce((sum, name) => sum + results[name].non2xx + results[name].errors + results[name].timeouts, 0);
-
-  /** Responses of a load that came in [from, to). */
-  const answeredBetween = (times: readonly number[], from: number, to: number) => {
-    const firstAtOrAfter = (moment: number) => {
-      let [low, high] = [0, times.length];
-      while (low < high) {
-        const middle = (low + high) >> 1;
-        if (times[middle]! < moment) low = middle + 1;
-        else high = middle;
-      }
-      return low;
-    };
-    return firstAtOrAfter(to) - firstAtOrAfter(from);
-  };
   const windows: Window[] = readings.slice(1).map((end, i) => {
     const start = readings[i]!;
     const per = (f: (name: ConfigName) => number) => Object.fromEntries(NAMES.map((name) => [name, f(name)]));
     return {
+      round,
       seconds: (end.at - start.at) / 1000,
       load: end.load,
       answered: per((name) => answeredBetween(results[name].completions!, start.at, end.at)),
@@ -403,36 +416,84 @@ try {
   });
   const lastEdge = readings.at(-1)!.at;
   for (const name of NAMES) {
-    const times = results[name].completions!;
-    if (times.at(-1)! < lastEdge) throw new Error(`${name}: its load ended before the last window did`);
+    if (results[name].completions!.at(-1)! < lastEdge) throw new Error(`${name}: its load ended before round ${round}'s last window did`);
   }
+  return { windows, results, exported };
+}
+
+try {
+  // -------------------------------------------------------------------------------------------
+  // Each platform's folder, and its first start and seeding.
+  for (const name of NAMES) {
+    const target: Target = { lines: 0, bytes: 0 } as Target;
+    const nodeFlags = PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${join(PROFILE_DIR, name)}`] : [];
+    target.platform = await PlatformProcess.prepare({
+      dataDir: join(root, name),
+      env: { ...BASE_ENV, ...CONFIGS[name].env },
+      nodeFlags,
+      log: (line) => {
+        target.lines += 1;
+        target.bytes += line.length + 1;
+        const metrics = /^\s+Metrics\s+(http:\/\/\S+\/metrics)/.exec(line);
+        if (metrics) target.metricsUrl = metrics[1];
+        const cluster = /^\s+Database\s+embedded PostgreSQL in (\S+)/.exec(line);
+        if (cluster) target.clusterDir = cluster[1];
+      },
+    });
+    targets[name] = target;
+  }
+  let postmasterOf = await startAll(1);
+  const mixes = await seedAll();
+  const idle = await readIdle(postmasterOf);
 
   // -------------------------------------------------------------------------------------------
-  // Figures over the windows (and over any resampling of them: lists of window indices, and for each
-  // configuration which of its platforms, drawn with replacement).
-  const every = windows.map((_, i) => i);
-  const total = (picked: readonly number[], f: (window: Window) => number) => picked.reduce((sum, i) => sum + f(windows[i]!), 0);
-  /** Requests answered by the platforms named (their mean) over the windows picked. */
-  const answered = (picked: readonly number[], names: readonly ConfigName[]) => names.reduce((sum, name) => sum + total(picked, (w) => w.answered[name]!), 0) / names.length;
+  // The rounds: after the first, every platform is stopped and started again (new processes, the same data).
+  const windows: Window[] = [];
+  const loadsOf = Object.fromEntries(NAMES.map((name) => [name, [] as Load[]])) as Record<ConfigName, Load[]>;
+  const exported = { requests: 0, bytes: 0 };
+  for (let round = 1; round <= ROUNDS; round += 1) {
+    if (round > 1) {
+      for (const name of NAMES) await targets[name].platform.stop();
+      postmasterOf = await startAll(round);
+    }
+    const done = await loadRound(round, postmasterOf, mixes);
+    windows.push(...done.windows);
+    for (const name of NAMES) loadsOf[name].push(done.results[name]);
+    exported.requests += done.exported.requests;
+    exported.bytes += done.exported.bytes;
+  }
+  const failedOf = (name: ConfigName) => loadsOf[name].reduce((sum, load) => sum + load.non2xx + load.errors + load.timeouts, 0);
+  const failed = NAMES.reduce((sum, name) => sum + failedOf(name), 0);
+
+  // -------------------------------------------------------------------------------------------
+  // Figures over the windows, and over any resampling of them (a Sample: windows of rounds, platforms taken).
+  const rounds = Array.from({ length: ROUNDS }, (_, r) => windows.flatMap((w, i) => (w.round === r + 1 ? [i] : [])));
+  const asRun: Sample = rounds.map((indices) => ({ windows: indices, pick: (names) => names }));
+  const total = (indices: readonly number[], f: (window: Window) => number) => indices.reduce((sum, i) => sum + f(windows[i]!), 0);
   type Spent = 'mainNs' | 'nodeNs' | 'postgresS';
-  /** Milliseconds of CPU per request of the platforms named, summed over the windows picked. */
-  const msPerRequest = (picked: readonly number[], names: readonly ConfigName[], spent: Spent) =>
-    (names.reduce((sum, name) => sum + total(picked, (w) => w[spent][name]!), 0) * (spent === 'postgresS' ? 1000 : 1e-6)) /
-    names.reduce((sum, name) => sum + total(picked, (w) => w.answered[name]!), 0);
-  type Pick = (names: readonly ConfigName[]) => readonly ConfigName[];
-  const asRun: Pick = (names) => names;
+  /** Milliseconds of CPU per request of the platforms named, summed over the sample's windows. */
+  const msPerRequest = (sample: Sample, names: readonly ConfigName[], spent: Spent) => {
+    let [cpu, requests] = [0, 0];
+    for (const part of sample) {
+      for (const name of part.pick(names)) {
+        cpu += total(part.windows, (w) => w[spent][name]!);
+        requests += total(part.windows, (w) => w.answered[name]!);
+      }
+    }
+    return (cpu * (spent === 'postgresS' ? 1000 : 1e-6)) / requests;
+  };
   const platformsOf = (group: GroupName) => GROUPS[group].filter((name) => NAMES.includes(name)) as ConfigName[];
   /** CPU added per request against the reference: the ratio of CPU per request (each summed over the windows) − 1. */
-  const added = (names: readonly ConfigName[], reference: readonly ConfigName[], spent: Spent) => (picked: readonly number[], pick: Pick) =>
-    msPerRequest(picked, pick(names), spent) / msPerRequest(picked, pick(reference), spent) - 1;
+  const added = (names: readonly ConfigName[], reference: readonly ConfigName[], spent: Spent) => (sample: Sample) => msPerRequest(sample, names, spent) / msPerRequest(sample, reference, spent) - 1;
   /** The share of saturated throughput lost, from the main thread's CPU added per request x: 1 − 1/(1 + x). */
-  const throughputCost = (names: readonly ConfigName[], reference: readonly ConfigName[]) => (picked: readonly number[], pick: Pick) => 1 - 1 / (1 + added(names, reference, 'mainNs')(picked, pick));
-  const estimate = (statistic: (picked: readonly number[], pick: Pick) => number) => {
-    const [low, high] = blockInterval(windows.length, statistic);
-    return { value: statistic(every, asRun), low, high };
+  const throughputCost = (names: readonly ConfigName[], reference: readonly ConfigName[]) => (sample: Sample) => 1 - 1 / (1 + added(names, reference, 'mainNs')(sample));
+  const estimate = (statistic: (sample: Sample) => number) => {
+    const [low, high] = bootstrapInterval(rounds, statistic);
+    return { value: statistic(asRun), low, high };
   };
   type Estimate = ReturnType<typeof estimate>;
   const withInterval = (e: Estimate, format: (value: number) => string) => `${format(e.value)} (${format(e.low)} to ${format(e.high)})`;
+  const alone = (indices: readonly number[]): Sample => [{ windows: indices, pick: (names) => names }];
   const reference = platformsOf('off');
   const comparedGroups = (Object.keys(GROUPS) as GroupName[]).filter((group) => group !== 'off' && platformsOf(group).length > 0);
   const costs = Object.fromEntries(
@@ -442,7 +503,7 @@ try {
         throughput: estimate(throughputCost(platformsOf(group), reference)),
         node: estimate(added(platformsOf(group), reference, 'nodeNs')),
         postgres: estimate(added(platformsOf(group), reference, 'postgresS')),
-        windowRatios: windows.map((_, i) => msPerRequest([i], platformsOf(group), 'mainNs') / msPerRequest([i], reference, 'mainNs')),
+        windowRatios: windows.map((_, i) => msPerRequest(alone([i]), platformsOf(group), 'mainNs') / msPerRequest(alone([i]), reference, 'mainNs')),
       },
     ]),
   ) as Partial<Record<GroupName, { throughput: Estimate; node: Estimate; postgres: Estimate; windowRatios: number[] }>>;
@@ -454,8 +515,9 @@ try {
       return [group, { first, second, throughput: estimate(throughputCost([second], [first])) }];
     }),
   ) as Partial<Record<GroupName, { first: ConfigName; second: ConfigName; throughput: Estimate }>>;
+  const every = windows.map((_, i) => i);
   const seconds = total(every, (w) => w.seconds);
-  const perSecond = (name: ConfigName) => answered(every, [name]) / seconds;
+  const perSecond = (name: ConfigName) => total(every, (w) => w.answered[name]!) / seconds;
   /** Platforms that answered less than 95 % of the rate offered: the machine could not keep up, and queueing changes what a request costs. */
   const behind = NAMES.filter((name) => perSecond(name) < 0.95 * RATE);
   const loadsSeen = windows.map((w) => w.load);
@@ -469,13 +531,13 @@ try {
   const platformRows = NAMES.map((name) => [
     `**${name}**: ${CONFIGS[name].label}`,
     perSecond(name).toFixed(1),
-    `**${ms(msPerRequest(every, [name], 'mainNs'))}**`,
-    ms(msPerRequest(every, [name], 'nodeNs')),
-    ms(msPerRequest(every, [name], 'postgresS')),
+    `**${ms(msPerRequest(asRun, [name], 'mainNs'))}**`,
+    ms(msPerRequest(asRun, [name], 'nodeNs')),
+    ms(msPerRequest(asRun, [name], 'postgresS')),
     `${idle[name].node.toFixed(2)} / ${idle[name].postgres.toFixed(2)}`,
-    ms(results[name].latency.p95),
-    `${(total(every, (w) => w.lines[name]!) / answered(every, [name])).toFixed(2)}`,
-    `${results[name].non2xx + results[name].errors + results[name].timeouts} of ${results[name].requests}`,
+    ms(median(loadsOf[name].map((load) => load.latency.p95))),
+    `${(total(every, (w) => w.lines[name]!) / total(every, (w) => w.answered[name]!)).toFixed(2)}`,
+    `${failedOf(name)} of ${loadsOf[name].reduce((sum, load) => sum + load.requests, 0)}`,
   ]);
   const platformTable = markdownTable(
     [
@@ -518,7 +580,7 @@ try {
     [...costRows, [`everything off (${reference.join(', ')})`, '— (the reference)', '—', '—', '—', aaText('off')]],
   );
   const windowRows = windows.map((w, i) => [
-    String(i + 1),
+    `${w.round}.${rounds[w.round - 1]!.indexOf(i) + 1}`,
     ...NAMES.map((name) => `${(w.answered[name]! / w.seconds).toFixed(1)} · ${ms(w.mainNs[name]! / 1e6 / w.answered[name]!)}`),
     ...comparedGroups.map((group) => costs[group]!.windowRatios[i]!.toFixed(3)),
     w.load.toFixed(2),
@@ -527,7 +589,12 @@ try {
     ['window', ...NAMES.map((name) => `${name}: req/s · main thread per request`), ...comparedGroups.map((group) => `${group} / off, main thread`), 'load average'],
     windowRows,
   );
-  console.log(`\n${table}\n\n${platformTable}\n\n${perWindow}\n`);
+  /** Each process's life: a platform's main-thread CPU per request in each round (every round's processes are new). */
+  const lifeTable = markdownTable(
+    ['platform: node main thread CPU per request', ...rounds.map((_, r) => `round ${r + 1}`)],
+    NAMES.map((name) => [name, ...rounds.map((indices) => ms(msPerRequest(alone(indices), [name], 'mainNs')))]),
+  );
+  console.log(`\n${table}\n\n${platformTable}\n\n${lifeTable}\n\n${perWindow}\n`);
   if (behind.length) console.log(`Behind the offered rate: ${behind.join(', ')}`);
   console.log(`Spans exported by "tracing" during the windows: ${exported.requests} OTLP requests, ${(exported.bytes / 1024).toFixed(0)} KiB`);
   if (failed) throw new Error(`${failed} requests failed`);
@@ -576,7 +643,7 @@ try {
     const loadText = `load average ${Math.min(...loadsSeen).toFixed(2)} to ${Math.max(...loadsSeen).toFixed(2)}, median ${median(loadsSeen).toFixed(2)}`;
     const figures: KeyFigure[] = [
       {
-        measure: `metrics on (tracing off) against everything off: cost in throughput (from the node main thread's CPU per request) on the mixed workload, two platforms of each configuration all loaded at once, ${RATE} requests/s each (Poisson arrivals), ${WINDOWS} windows of ${WINDOW_SECONDS} s, 95 % interval`,
+        measure: `metrics on (tracing off) against everything off: cost in throughput (from the node main thread's CPU per request) on the mixed workload, two platforms of each configuration all loaded at once, ${RATE} requests/s each (Poisson arrivals), ${ROUNDS} rounds of new processes × ${WINDOWS} windows of ${WINDOW_SECONDS} s, 95 % interval`,
         value: `${withInterval(metrics!.throughput, costText)}; node CPU per request, all threads ${withInterval(metrics!.node, (value) => percent(value))}`,
         target: 'cost ≤ 3 %',
       },
@@ -592,7 +659,7 @@ try {
       { measure: 'one scrape of /metrics after the load (npm start, all six servers): wall time / server CPU, medians', value: `${ms(scrapeWall)} / ${ms(scrapeCpu)}`, target: '< 20 ms' },
       {
         measure: `node main thread CPU per request, ${NAMES.join(' / ')} (${loadText})`,
-        value: NAMES.map((name) => ms(msPerRequest(every, [name], 'mainNs'))).join(' / '),
+        value: NAMES.map((name) => ms(msPerRequest(asRun, [name], 'mainNs'))).join(' / '),
       },
     ];
     const document = [
@@ -617,11 +684,15 @@ try {
       '',
       platformTable,
       '',
-      `A cost in throughput is 1 − 1/(1 + x), where x is the CPU the configuration's node main threads spent per request over what the two "off" platforms' spent, − 1 (each side the mean of its two platforms, summed over the ${WINDOWS} windows): saturated, the platform answers as many requests as its main thread can carry. The interval is the 2.5th to 97.5th percentile of the same figure over ${RESAMPLINGS} bootstrap resamplings on two levels: the windows (blocks of ${BLOCK} consecutive windows) and each configuration's two platforms (drawn with replacement), so that the spread between two processes alike, which the A/A readings show, is in the interval. Node CPU: the main thread's and all threads' (/proc/<pid>/task/*/schedstat), over the requests answered in the windows; PostgreSQL: its postmaster and backends (/proc/<pid>/stat, with exited children). At rest: CPU a second over ${IDLE_SECONDS} s with no request, after seeding. p95 latency: over the whole load, warm-up included.`,
+      `A cost in throughput is 1 − 1/(1 + x), where x is the CPU the configuration's node main threads spent per request over what the two "off" platforms' spent, − 1 (each side the mean of its platforms, summed over the ${ROUNDS} × ${WINDOWS} windows): saturated, the platform answers as many requests as its main thread can carry. The interval is the 2.5th to 97.5th percentile of the same figure over ${RESAMPLINGS} bootstrap resamplings on three levels: the rounds (drawn with replacement), the windows of each (blocks of ${BLOCK} consecutive windows) and each configuration's two platforms in each (drawn with replacement), so that the spread between processes alike, which the A/A readings show and which lasts a process's life, is in the interval. Node CPU: the main thread's and all threads' (/proc/<pid>/task/*/schedstat), over the requests answered in the windows; PostgreSQL: its postmaster and backends (/proc/<pid>/stat, with exited children). At rest: CPU a second over ${IDLE_SECONDS} s with no request, after seeding. p95 latency: over the whole load, warm-up included.`,
       '',
       "Each window (requests/s answered and main-thread CPU per request, each platform; the configurations' ratios to off):",
       '',
       perWindow,
+      '',
+      "Each process's life (every round starts new processes of every platform):",
+      '',
+      lifeTable,
       '',
       'One scrape of /metrics after the load:',
       '',
@@ -642,7 +713,7 @@ try {
       '',
       `Data and load: each platform is seeded alike through its REST facade, and loaded with the platform benchmark's mixed workload (bench/mixed-workload.ts, docs/benchmarks/platform.md): ${MIX_BODIES} bodies of ${mixKinds.length} kinds of cross-service query (${mixKinds.join(', ')}), drawn with the same seed over each platform's own data, posted to its gateway by a load of its own (a process of its own, bench/tools/open-load-worker.mjs): **an open load**, ${RATE} requests a second arriving as a Poisson process, the same arrival times for every platform, whatever the answers do (at most ${CONNECTIONS} in flight).`,
       '',
-      `**All platforms are loaded at the same time** for ${loadSeconds} s: ${WARMUP_SECONDS} s of warm-up, then ${WINDOWS} windows of ${WINDOW_SECONDS} s, then ${TAIL_SECONDS} s more; a window counts the responses that came between its two edges, the same instants for every platform, and at each edge the benchmark reads every platform's CPU at one moment, so whatever else the machine does weighs on all alike. Why CPU per request at a rate rather than requests answered at saturation: under a closed loop (autocannon's connections each asking again once answered) the gateway's batching of the subgraph fetches of requests in flight together makes the connections fall into step or out of it and stay there, so one process answered from 126 to 276 requests a second from one 10-second stretch to the next, its main thread 88–93 % busy throughout and its CPU per request moving with its luck (docs/OPERATIONS.md, "Cost"). Arrivals at random times keep no step. Each configuration runs as two platforms (off and control, metrics and metrics-b, tracing and tracing-b); the two are drawn with replacement in the bootstrap, and each pair's own reading (A/A) is what the method finds where there is nothing to find.`,
+      `**All platforms are loaded at the same time**, in ${ROUNDS} rounds: in each, every platform's process is new (stopped and started again on its data after the first), and the load runs for ${WARMUP_SECONDS + WINDOWS * WINDOW_SECONDS + TAIL_SECONDS} s: ${WARMUP_SECONDS} s of warm-up, then ${WINDOWS} windows of ${WINDOW_SECONDS} s, then ${TAIL_SECONDS} s more; a window counts the responses that came between its two edges, the same instants for every platform, and at each edge the benchmark reads every platform's CPU at one moment, so whatever else the machine does weighs on all alike. Why CPU per request at a rate rather than requests answered at saturation: under a closed loop (autocannon's connections each asking again once answered) the gateway's batching of the subgraph fetches of requests in flight together makes the connections fall into step or out of it and stay there, so one process answered from 126 to 276 requests a second from one 10-second stretch to the next, its main thread 88–93 % busy throughout and its CPU per request moving with its luck (docs/OPERATIONS.md, "Cost"). Arrivals at random times keep no step. Each configuration runs as two platforms (off and control, metrics and metrics-b, tracing and tracing-b); the two are drawn with replacement in the bootstrap, and each pair's own reading (A/A) is what the method finds where there is nothing to find.`,
       '',
       `/metrics: after the load, ${SCRAPES} scrapes of each platform's endpoint one after another (50 ms apart, after one unmeasured), at rest: the wall time at the client (fetch and reading the body) and the CPU of the server's threads for each (/proc/<pid>/task/*/schedstat, in nanoseconds), medians. With metrics off no listener is served.`,
       '',
