@@ -206,6 +206,8 @@ export interface OpenLoadOptions {
   bodies: readonly string[];
   /** Seeds the arrival times, so that runs ask alike. */
   seed?: number;
+  /** When the arrivals begin, in milliseconds since the epoch (performance.timeOrigin + now()): loads given one ask at the same instants. */
+  startAt?: number;
 }
 
 /**

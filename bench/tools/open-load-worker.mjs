@@ -8,7 +8,9 @@
  * alike) keep no step to fall into: what a request costs then depends on the rate, not on luck.
  *
  * Options as JSON in argv[2] (or "@file"): {url, perSecond, seconds, connections, method, headers,
- * bodies, seed}. Requests beyond `connections` in flight wait for a socket (node's http.Agent queue),
+ * bodies, seed, startAt}. `startAt` (milliseconds since the epoch) is when the first arrival may come:
+ * loads started one after another but given one `startAt` ask their servers at the same instants,
+ * rather than each a few milliseconds after the load spawned before it. Requests beyond `connections` in flight wait for a socket (node's http.Agent queue),
  * so a server that cannot keep up sees its backlog grow, as it would. Prints one JSON line: requests
  * (answered), seconds, perSecond, latency median/p95/p99 (ms), non2xx, errors, timeouts (0), and the
  * moment each response came (milliseconds since the epoch), as load-worker.mjs does.
@@ -17,7 +19,7 @@ import { readFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 
 const options = JSON.parse(process.argv[2].startsWith('@') ? readFileSync(process.argv[2].slice(1), 'utf8') : process.argv[2]);
-const { url, perSecond, seconds, connections = 64, method = 'POST', headers = {}, bodies, seed = 1 } = options;
+const { url, perSecond, seconds, connections = 64, method = 'POST', headers = {}, bodies, seed = 1, startAt } = options;
 const target = new URL(url);
 const agent = new Agent({ keepAlive: true, maxSockets: connections });
 
@@ -64,7 +66,7 @@ function send() {
   outgoing.end(body);
 }
 
-const start = now();
+const start = startAt ?? now();
 const end = start + seconds * 1000;
 let next = start;
 // Every arrival due is sent when the timer fires (a timer is late by a millisecond or more at times);
