@@ -143,7 +143,7 @@ temporary folder, on free ports (bench/support.ts). The platform benchmark also 
 Hive Gateway side by side over the same subgraphs, one replica of each subgraph against two
 (docs/SCALING.md), and measures the REST facade's and the gateway's overhead and the memory of
 \`npm start\`. The ops-cost benchmark runs \`npm start\` six times, all loaded at once by an open load (Poisson arrivals; two platforms of each
-configuration), to measure what metrics and tracing cost (docs/OPERATIONS.md, "Cost"). The passport-batches benchmark measures the CPU a passport
+configuration), to measure what metrics and tracing cost (docs/OPS-COST.md). The passport-batches benchmark measures the CPU a passport
 costs, by process (gateway, issuer, registry, PostgreSQL), when \`passports(ids:)\` reads 50 or 500 at once. The full tables, with what each figure means, are in
 docs/benchmarks/<name>.md.
 

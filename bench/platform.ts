@@ -308,7 +308,7 @@ try {
       'our gateway',
       process.execPath,
       ['--import', 'tsx', ...profile, 'bin/gateway.ts'],
-      // Errors-only logging, as Hive Gateway is configured below: a line per request (LOG_LEVEL=info, the default) costs about a tenth of the requests/s (docs/OPERATIONS.md, "Cost").
+      // Errors-only logging, as Hive Gateway is configured below: a line per request (LOG_LEVEL=info, the default) costs about a tenth of the requests/s (docs/OPS-COST.md).
       { HOST: '127.0.0.1', GATEWAY_PORT: String(oursPort), PASSPORT_DATA_DIR: oursDir, LOG_LEVEL: 'error', ...subgraphEnv },
       answersGraphql(oursUrl),
     );

@@ -4,7 +4,7 @@
  * once answered. Why: the gateway batches the subgraph fetches of requests in flight together, and a
  * closed loop's connections fall into step with one another or out of it and stay there, so the same
  * process at the same offered load spent from 3.5 to 6.5 ms of CPU a request from one 10-second stretch
- * to the next (docs/OPERATIONS.md, "Cost"). Arrivals drawn at random times (seeded, so every run asks
+ * to the next (docs/OPS-COST.md). Arrivals drawn at random times (seeded, so every run asks
  * alike) keep no step to fall into: what a request costs then depends on the rate, not on luck.
  *
  * Options as JSON in argv[2] (or "@file"): {url, perSecond, seconds, connections, method, headers,
