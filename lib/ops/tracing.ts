@@ -271,22 +271,26 @@ async function clientSpanCall<T extends { status: number }>(tracer: Tracer, url:
   );
 }
 
-/** Spans of one GraphQL phase: ended with an error status when the phase reports errors. */
+/**
+ * Spans of one GraphQL phase: ended with an error status when the phase reports errors. The end
+ * is a plain function returning a settled promise, not an async one: no promise of its own per phase.
+ */
 function phase(tracer: Tracer, name: string, request: GraphQLRequestContext<object>) {
   const span = tracer.startSpan(name, { attributes: operationAttributes(request) });
-  return async (error?: unknown) => {
+  return (error?: unknown): Promise<undefined> => {
     const errors = Array.isArray(error) ? error : error ? [error] : [];
     if (errors.length) span.setStatus({ code: SpanStatusCode.ERROR, message: String((errors[0] as Error).message ?? errors[0]) });
     span.end();
+    return SETTLED;
   };
 }
 
 /** The operation's name and type, never its document or variables (which may carry anything a client sent). */
 function operationAttributes(request: GraphQLRequestContext<object>): Record<string, string> {
-  return {
-    ...(request.operationName ? { 'graphql.operation.name': request.operationName } : {}),
-    ...(request.operation ? { 'graphql.operation.type': request.operation.operation } : {}),
-  };
+  const attributes: Record<string, string> = {};
+  if (request.operationName) attributes['graphql.operation.name'] = request.operationName;
+  if (request.operation) attributes['graphql.operation.type'] = request.operation.operation;
+  return attributes;
 }
 
 /** graphql.parse, graphql.validate and graphql.execute spans of every operation a GraphQL server runs. */
@@ -296,17 +300,9 @@ export function graphqlTracingPlugin<T extends object>(tracer: Tracer): ApolloSe
       // A request that is not sampled makes no phase spans (lib/ops/sampled-tracer.ts): it needs no hooks, nor a promise of its own.
       if (!trace.getSpan(context.active())?.isRecording()) return SETTLED;
       return Promise.resolve<GraphQLRequestListener<T>>({
-        async parsingDidStart(request) {
-          return phase(tracer, 'graphql.parse', request);
-        },
-        async validationDidStart(request) {
-          const end = phase(tracer, 'graphql.validate', request);
-          return (errors) => end(errors);
-        },
-        async executionDidStart(request) {
-          const end = phase(tracer, 'graphql.execute', request);
-          return { executionDidEnd: (error) => end(error) };
-        },
+        parsingDidStart: (request) => Promise.resolve(phase(tracer, 'graphql.parse', request)),
+        validationDidStart: (request) => Promise.resolve(phase(tracer, 'graphql.validate', request)),
+        executionDidStart: (request) => Promise.resolve({ executionDidEnd: phase(tracer, 'graphql.execute', request) }),
       });
     },
   };
