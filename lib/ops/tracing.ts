@@ -119,7 +119,7 @@ export function serverTracer(server: ServerName, env: NodeJS.ProcessEnv = proces
     providers.set(server, provider);
     if (server === 'gateway') trace.setGlobalTracerProvider(new SampledOnlyTracerProvider(provider, FOLDED_GATEWAY_SPANS));
   }
-  return new SampledOnlyTracer(provider.getTracer('passport-services'), parentBasedSampler(env) ? unsampledCallers() : undefined);
+  return new SampledOnlyTracer(provider.getTracer('passport-services'), neverRecordsUnderUnsampledCaller(env) ? unsampledCallers() : undefined);
 }
 
 /**
@@ -130,10 +130,13 @@ export function serverTracer(server: ServerName, env: NodeJS.ProcessEnv = proces
  */
 const FOLDED_GATEWAY_SPANS: ReadonlySet<string> = new Set(['gateway.request', 'gateway.validate', 'gateway.postprocessing']);
 
-/** Whether OTEL_TRACES_SAMPLER names one of the parent-based samplers (the SDK's default when unset), which never record under a caller's unsampled context. */
-function parentBasedSampler(env: NodeJS.ProcessEnv): boolean {
+/**
+ * Whether OTEL_TRACES_SAMPLER names a sampler that never records under a caller's unsampled context:
+ * the parent-based ones (the SDK's default when unset) and always_off (which records nothing at all).
+ */
+function neverRecordsUnderUnsampledCaller(env: NodeJS.ProcessEnv): boolean {
   const sampler = env.OTEL_TRACES_SAMPLER;
-  return sampler === undefined || ['parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio'].includes(sampler);
+  return sampler === undefined || ['parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio', 'always_off'].includes(sampler);
 }
 
 let idGenerator: { generateSpanId(): string } | undefined;
