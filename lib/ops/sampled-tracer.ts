@@ -29,8 +29,8 @@ export interface UnsampledCallers {
 
 export class SampledOnlyTracer implements Tracer {
   /**
-   * Given `unsampledCallers` (the sampler is a parent-based one with its default for a remote parent
-   * that is not sampled: never record), a server span under a caller's unsampled `traceparent` is
+   * Given `unsampledCallers` (the sampler never records under a remote parent that is not sampled:
+   * a parent-based one with its default for such a parent, or always_off), a server span under a caller's unsampled `traceparent` is
    * made here as the SDK would make it (the caller's trace id, a new span id, not sampled, the
    * caller's tracestate) without the SDK's sampling, attribute copying and span machinery.
    */

@@ -119,7 +119,7 @@ export function serverTracer(server: ServerName, env: NodeJS.ProcessEnv = proces
     providers.set(server, provider);
     if (server === 'gateway') trace.setGlobalTracerProvider(new SampledOnlyTracerProvider(provider, FOLDED_GATEWAY_SPANS));
   }
-  return new SampledOnlyTracer(provider.getTracer('passport-services'), parentBasedSampler(env) ? unsampledCallers() : undefined);
+  return new SampledOnlyTracer(provider.getTracer('passport-services'), neverRecordsUnderUnsampledCaller(env) ? unsampledCallers() : undefined);
 }
 
 /**
@@ -130,10 +130,13 @@ export function serverTracer(server: ServerName, env: NodeJS.ProcessEnv = proces
  */
 const FOLDED_GATEWAY_SPANS: ReadonlySet<string> = new Set(['gateway.request', 'gateway.validate', 'gateway.postprocessing']);
 
-/** Whether OTEL_TRACES_SAMPLER names one of the parent-based samplers (the SDK's default when unset), which never record under a caller's unsampled context. */
-function parentBasedSampler(env: NodeJS.ProcessEnv): boolean {
+/**
+ * Whether OTEL_TRACES_SAMPLER names a sampler that never records under a caller's unsampled context:
+ * the parent-based ones (the SDK's default when unset) and always_off (which records nothing at all).
+ */
+function neverRecordsUnderUnsampledCaller(env: NodeJS.ProcessEnv): boolean {
   const sampler = env.OTEL_TRACES_SAMPLER;
-  return sampler === undefined || ['parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio'].includes(sampler);
+  return sampler === undefined || ['parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio', 'always_off'].includes(sampler);
 }
 
 let idGenerator: { generateSpanId(): string } | undefined;
@@ -231,14 +234,21 @@ export function traceRequests(app: FastifyInstance, tracer: Tracer): void {
 /**
  * The caller's trace context as headers for a request to another server (`traceparent`), under a
  * CLIENT span when the caller has a tracer. Without tracing the propagator is @opentelemetry/api's no-op.
+ * Not an async function: the call's own promise is returned as it is, rather than wrapped in one
+ * more promise on every request (each a few more promise-hook calls with tracing's context on).
  */
-export async function tracedCall<T extends { status: number }>(tracer: Tracer | undefined, url: string, call: (traceHeaders: Record<string, string>) => Promise<T>): Promise<T> {
+export function tracedCall<T extends { status: number }>(tracer: Tracer | undefined, url: string, call: (traceHeaders: Record<string, string>) => Promise<T>): Promise<T> {
   // Under an unsampled request no CLIENT span is made (lib/ops/sampled-tracer.ts): its context is passed on as it is.
   if (!tracer || unsampledLocalParent(context.active())) {
     const headers: Record<string, string> = {};
     propagation.inject(context.active(), headers);
     return call(headers);
   }
+  return clientSpanCall(tracer, url, call);
+}
+
+/** A sampled call under its CLIENT span (async, so that a malformed URL is a rejection, as the call's own errors are). */
+async function clientSpanCall<T extends { status: number }>(tracer: Tracer, url: string, call: (traceHeaders: Record<string, string>) => Promise<T>): Promise<T> {
   const target = new URL(url);
   return tracer.startActiveSpan(
     'POST',
@@ -264,22 +274,26 @@ export async function tracedCall<T extends { status: number }>(tracer: Tracer | 
   );
 }
 
-/** Spans of one GraphQL phase: ended with an error status when the phase reports errors. */
+/**
+ * Spans of one GraphQL phase: ended with an error status when the phase reports errors. The end
+ * is a plain function returning a settled promise, not an async one: no promise of its own per phase.
+ */
 function phase(tracer: Tracer, name: string, request: GraphQLRequestContext<object>) {
   const span = tracer.startSpan(name, { attributes: operationAttributes(request) });
-  return async (error?: unknown) => {
+  return (error?: unknown): Promise<undefined> => {
     const errors = Array.isArray(error) ? error : error ? [error] : [];
     if (errors.length) span.setStatus({ code: SpanStatusCode.ERROR, message: String((errors[0] as Error).message ?? errors[0]) });
     span.end();
+    return SETTLED;
   };
 }
 
 /** The operation's name and type, never its document or variables (which may carry anything a client sent). */
 function operationAttributes(request: GraphQLRequestContext<object>): Record<string, string> {
-  return {
-    ...(request.operationName ? { 'graphql.operation.name': request.operationName } : {}),
-    ...(request.operation ? { 'graphql.operation.type': request.operation.operation } : {}),
-  };
+  const attributes: Record<string, string> = {};
+  if (request.operationName) attributes['graphql.operation.name'] = request.operationName;
+  if (request.operation) attributes['graphql.operation.type'] = request.operation.operation;
+  return attributes;
 }
 
 /** graphql.parse, graphql.validate and graphql.execute spans of every operation a GraphQL server runs. */
@@ -289,17 +303,9 @@ export function graphqlTracingPlugin<T extends object>(tracer: Tracer): ApolloSe
       // A request that is not sampled makes no phase spans (lib/ops/sampled-tracer.ts): it needs no hooks, nor a promise of its own.
       if (!trace.getSpan(context.active())?.isRecording()) return SETTLED;
       return Promise.resolve<GraphQLRequestListener<T>>({
-        async parsingDidStart(request) {
-          return phase(tracer, 'graphql.parse', request);
-        },
-        async validationDidStart(request) {
-          const end = phase(tracer, 'graphql.validate', request);
-          return (errors) => end(errors);
-        },
-        async executionDidStart(request) {
-          const end = phase(tracer, 'graphql.execute', request);
-          return { executionDidEnd: (error) => end(error) };
-        },
+        parsingDidStart: (request) => Promise.resolve(phase(tracer, 'graphql.parse', request)),
+        validationDidStart: (request) => Promise.resolve(phase(tracer, 'graphql.validate', request)),
+        executionDidStart: (request) => Promise.resolve({ executionDidEnd: phase(tracer, 'graphql.execute', request) }),
       });
     },
   };

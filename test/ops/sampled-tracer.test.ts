@@ -158,7 +158,9 @@ describe('spans under an unsampled parent are not made', () => {
     const ids = new RandomIdGenerator();
     const bySdk = made(sdk.sdk);
     const byOurs = made(new SampledOnlyTracer(ours.provider.getTracer('test'), { spanId: () => ids.generateSpanId() }));
-    for (const { server, headers } of [bySdk, byOurs]) {
+    // always_off (which lib/ops/tracing.ts also hands unsampledCallers) makes the same span through the SDK.
+    const byAlwaysOff = made(tracing(new AlwaysOffSampler()).sdk);
+    for (const { server, headers } of [bySdk, byOurs, byAlwaysOff]) {
       expect(server.isRecording()).toBe(false);
       expect(server.spanContext()).toMatchObject({ traceId: '4bf92f3577b34da6a3ce929d0e0e4736', traceFlags: 0 });
       expect(server.spanContext().spanId).toMatch(/^[\da-f]{16}$/);
