@@ -13,8 +13,8 @@
  *   OTEL_TRACES_SAMPLER_ARG=0.1), exporting OTLP/HTTP (protobuf) to a receiver this benchmark runs on
  *   loopback (a node:http server that answers 200 and counts bytes);
  * - info (only when OPS_COST_ONLY names it): metrics on, tracing off, LOG_LEVEL=info (a JSON line per request);
- * - unsampled (only when OPS_COST_ONLY names it): tracing on as in "tracing" but OTEL_TRACES_SAMPLER=always_off,
- *   so that no request is sampled: what tracing costs every request, apart from the sampled tenth's spans;
+ * - unsampled: tracing on as in "tracing" but OTEL_TRACES_SAMPLER=always_off, so that no request is
+ *   sampled: what tracing costs every request, apart from the sampled tenth's spans (one platform);
  * - metrics-b and tracing-b: a second platform of metrics and of tracing (GROUPS below).
  *
  * All log at LOG_LEVEL=warn unless said. Goals (issue "Operable in production", item 7): metrics cost
@@ -141,7 +141,7 @@ const GROUPS = { off: ['off', 'control'], metrics: ['metrics', 'metrics-b'], tra
 type GroupName = keyof typeof GROUPS;
 /** OPS_COST_ONLY=metrics,info: off and these only (printed, no report), e.g. for CPU profiles. */
 const ONLY = process.env.OPS_COST_ONLY?.split(',').map((name) => name.trim());
-const NAMES = (Object.keys(CONFIGS) as ConfigName[]).filter((name) => name === 'off' || (ONLY ? ONLY.includes(name) : name !== 'info' && name !== 'unsampled'));
+const NAMES = (Object.keys(CONFIGS) as ConfigName[]).filter((name) => name === 'off' || (ONLY ? ONLY.includes(name) : name !== 'info'));
 /** Rounds, each with new processes of every platform: as many as platforms by default, so that each is started first once (inOrderOf). */
 const ROUNDS = Number(process.env.OPS_COST_ROUNDS ?? NAMES.length);
 
@@ -711,6 +711,10 @@ try {
         measure: `tracing on at ${SAMPLE_RATIO * 100} % (and metrics) against everything off, same`,
         value: `${withInterval(tracing!.throughput, costText)} at saturation, ${withInterval(tracing!.atRate, costText)} with the CPU at rest counted; node CPU per request, all threads ${withInterval(tracing!.node, (value) => percent(value))}`,
         target: 'cost ≤ 10 %',
+      },
+      {
+        measure: 'tracing on with nothing sampled (always_off; one platform) against everything off, same: what every request pays for tracing',
+        value: `${withInterval(costs.unsampled!.throughput, costText)} at saturation`,
       },
       {
         measure: "A/A: each configuration's second platform against its first (cost in throughput, 95 % interval): the spread between two processes alike",
