@@ -29,7 +29,7 @@ function timedCallback(observe: StatementObserver, sql: string, started: number,
  * callback (pg.Pool's own query) and with a promise (Prisma's adapter in a transaction). Either way
  * the statement is timed by one callback handed to pg: a promise is answered from it rather than
  * followed with `.then` (which would add a promise, two closures and a turn of the microtask queue
- * a statement; docs/OPERATIONS.md, "Cost"). A submittable (pg-cursor, pg-query-stream) or a config
+ * a statement; docs/OPS-COST.md). A submittable (pg-cursor, pg-query-stream) or a config
  * carrying its own callback is counted, not timed.
  */
 export class StatementCounter {

@@ -6,7 +6,7 @@ import type { ServerMetrics } from './metrics.js';
  * What a plugin's hook returns when it has nothing to wait for. Apollo's hooks are typed as
  * promises; one settled promise shared by every request, rather than an async function's new
  * one per call, saves the gateway and every subgraph two promises (and their async-context hooks)
- * a request (docs/OPERATIONS.md, "Cost").
+ * a request (docs/OPS-COST.md).
  */
 export const SETTLED: Promise<undefined> = Promise.resolve(undefined);
 

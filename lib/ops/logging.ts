@@ -60,7 +60,7 @@ type Level = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
  * A request's logger (`request.log`, `reply.log`): its pino child, bound to the request id and the
  * trace ids logRequests finds, is made when a line is first written at an enabled level. At `warn`
  * most requests write none; a child per request (Fastify's default) and, with trace ids, one made
- * when they are known were much of what logging cost a request (docs/OPERATIONS.md, "Cost"). Its
+ * when they are known were much of what logging cost a request (docs/OPS-COST.md). Its
  * shape is the same for every request (nothing is redefined on the request or reply), which keeps
  * Fastify's own code on them fast.
  */

@@ -24,7 +24,7 @@ export const METRICS_OFF_URL = 'off (METRICS=off)';
  * Writes the parts as they are, never joined into one string (see PlatformMetrics.expositionParts), in
  * chunks (no content-length: counting the bytes of 254 KiB of strings cost 1.6 ms a scrape). Never
  * gzipped, although Prometheus asks for it: on loopback gzip cost 3.4 ms more of the server's CPU a
- * scrape at its fastest level, and the scrape took longer (docs/OPERATIONS.md, "Cost").
+ * scrape at its fastest level, and the scrape took longer (docs/OPS-COST.md).
  */
 function answer(request: IncomingMessage, response: ServerResponse, contentType: string, parts: readonly string[]): void {
   response.writeHead(200, { 'content-type': contentType });

@@ -90,7 +90,7 @@ const LONGEST_VERB = Math.max(...[...KNOWN_STATEMENTS].map((verb) => verb.length
 
 /**
  * A statement's first word, upper-cased, if it is one of KNOWN_STATEMENTS. Read a character at a time
- * rather than by a regular expression: half the CPU (40 against 85 ns a statement, docs/OPERATIONS.md "Cost").
+ * rather than by a regular expression: half the CPU (40 against 85 ns a statement, docs/OPS-COST.md).
  */
 export function statementVerb(sql: string): string {
   let start = 0;
@@ -111,7 +111,7 @@ export function statementVerb(sql: string): string {
 /**
  * The four request histogram families, kept by our own accumulators (lib/ops/histograms.ts) rather than
  * prom-client's Histogram: an observation then adds to numbers, with no string or object made. Each
- * server's series are a shard of the family, written together (docs/OPERATIONS.md, "Cost").
+ * server's series are a shard of the family, written together (docs/OPS-COST.md).
  */
 function requestHistograms() {
   return {
@@ -208,7 +208,7 @@ export class PlatformMetrics {
     if (!this.enabled) return;
     // The event-loop delay is sampled every 100 ms rather than prom-client's 10 ms: each sample wakes
     // the process, and 100 wake-ups a second cost about 6 ms of CPU a second on a virtual machine
-    // whether or not requests come (docs/OPERATIONS.md, "Cost"); a scrape still sees hundreds of samples.
+    // whether or not requests come (docs/OPS-COST.md); a scrape still sees hundreds of samples.
     collectDefaultMetrics({ register: this.registry, eventLoopMonitoringPrecision: EVENT_LOOP_SAMPLE_MS });
     // Gauges named _total, which Prometheus keeps for counters (promtool refuses them); each is the sum of its family without the suffix.
     for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) this.registry.removeSingleMetric(name);
@@ -250,7 +250,7 @@ export class PlatformMetrics {
    * one can still be answered as a failure): a listener writes them one after another rather than first
    * joining them into one string. A string of 128 KiB or more is a V8 large object, and making one (the
    * exposition of npm start after the mixed workload is 254 KiB) cost about 1 ms of CPU each on the
-   * shared machine (docs/OPERATIONS.md, "Cost").
+   * shared machine (docs/OPS-COST.md).
    */
   async expositionParts(): Promise<string[]> {
     const parts: string[] = [];

@@ -64,7 +64,7 @@ let globalsInstalled = false;
  * is once a server traces. Other code that needs an async context of its own (the admin log's pending
  * entry) then keeps its value in OpenTelemetry's context rather than in a second AsyncLocalStorage:
  * on Node 20 every enabled storage adds a step to every promise the process makes, and a second one
- * cost a promise-heavy loop 55 % more CPU (docs/OPERATIONS.md, "Cost").
+ * cost a promise-heavy loop 55 % more CPU (docs/OPS-COST.md).
  */
 export function tracingContextInstalled(): boolean {
   return globalsInstalled;
@@ -113,7 +113,7 @@ export function serverTracer(server: ServerName, env: NodeJS.ProcessEnv = proces
     const resource = detectResourcesSync({ detectors: [envDetectorSync] }).merge(new Resource({ 'service.name': serverServiceName(server, env), 'service.namespace': 'passport' }));
     // One batch processor and exporter for every server of the process: the OTLP request groups spans
     // by resource, so each server stays its own service, and a process sends one export where it sent
-    // one per server, each with a fixed cost of its own (docs/OPERATIONS.md, "Cost").
+    // one per server, each with a fixed cost of its own (docs/OPS-COST.md).
     spanProcessor ??= new BatchSpanProcessor(exporter(env));
     provider = new BasicTracerProvider({ resource, spanProcessors: [spanProcessor] });
     providers.set(server, provider);
