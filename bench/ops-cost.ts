@@ -655,7 +655,7 @@ try {
       `the same with the CPU at rest counted, as at ${RATE} requests/s`,
       'node CPU added per request, all threads (95 % interval)',
       'PostgreSQL CPU added per request (95 % interval)',
-      "windows' main-thread ratios (quartiles)",
+      "windows' ratios of main-thread CPU less its CPU at rest (quartiles)",
       'A/A: its second platform against its first',
     ],
     [...costRows, [`everything off (${reference.join(', ')})`, '— (the reference)', '—', '—', '—', '—', aaText('off')]],
@@ -667,7 +667,7 @@ try {
     w.load.toFixed(2),
   ]);
   const perWindow = markdownTable(
-    ['window', ...NAMES.map((name) => `${name}: req/s · main thread per request`), ...comparedGroups.map((group) => `${group} / off, main thread`), 'load average'],
+    ['window', ...NAMES.map((name) => `${name}: req/s · main thread per request`), ...comparedGroups.map((group) => `${group} / off, main thread less its CPU at rest`), 'load average'],
     windowRows,
   );
   /** Each process's life: a platform's main-thread CPU per request in each round (every round's processes are new). */
