@@ -5,11 +5,11 @@
  * block after a `<!-- POST /path STATUS -->` comment sent as that request's body.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import MarkdownIt from 'markdown-it';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { scratchFolder } from '../support/scratch-folder.js';
 import { startTestStack, TOKENS, type TestStack } from '../support/stack.js';
 
 const root = join(import.meta.dirname, '..', '..');
@@ -69,17 +69,13 @@ const found = DOCUMENTS.map(examplesOf);
 const examples = found.flatMap(({ examples }) => examples);
 
 let platform: TestStack;
-let folder: string;
+const folder = scratchFolder('doc-examples-');
 beforeAll(async () => {
   platform = await startTestStack();
-  folder = mkdtempSync(join(tmpdir(), 'doc-examples-'));
   // Each transfer's status on stderr, whatever the command does with its body (curl 7.63: %{stderr}).
   writeFileSync(join(folder, '.curlrc'), 'silent\nshow-error\nwrite-out = "%{stderr}@@status %{http_code}\\n"\n');
 }, 60_000);
-afterAll(async () => {
-  await platform?.stop();
-  if (folder) rmSync(folder, { recursive: true, force: true });
-});
+afterAll(() => platform?.stop());
 
 /** Runs a block as a reader pastes it into bash, with the documented addresses standing for the test platform's. */
 function runShell(script: string): Promise<{ code: number | null; stdout: string; stderr: string }> {

@@ -236,7 +236,7 @@ describe('Bitstring Status List', () => {
     expect(() => encodeStatusList(new Uint8Array(100))).toThrow(/131072/);
   });
 
-  it('makes the list credential of a purpose', () => {
+  it('makes the list credential of a purpose, every term of it defined by the VC 2.0 context', async () => {
     const credential = statusListCredential({
       url: 'https://x/status-lists/suspension/0',
       issuer: { id: 'did:web:x', name: 'X' },
@@ -249,6 +249,7 @@ describe('Bitstring Status List', () => {
       validFrom: at(0).toISOString(),
       credentialSubject: { id: 'https://x/status-lists/suspension/0#list', type: 'BitstringStatusList', statusPurpose: 'suspension' },
     });
+    await expandSafely(credential, 'https://x');
   });
 });
 
