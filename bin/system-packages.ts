@@ -24,6 +24,8 @@ export const SYSTEM_PACKAGES: readonly SystemPackage[] = [
   { name: 'fonts-dejavu-core', files: ['/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf'] }, // Chromium's text
   { name: 'softhsm2', commands: ['softhsm2-util'], files: ['/usr/lib/softhsm/libsofthsm2.so'] }, // the PKCS#11 token
   { name: 'prometheus', commands: ['prometheus', 'promtool'] }, // the metrics tests check and scrape with them
+  { name: 'curl', commands: ['curl'] }, // the docs' request examples run as written (test/first-contact/doc-examples.test.ts)
+  { name: 'jq', commands: ['jq'] }, // which use it too
   { name: 'g++', commands: ['g++'] }, // g++, make and python3 build pkcs11js (node-gyp)
   { name: 'make', commands: ['make'] },
   { name: 'python3', commands: ['python3'] },

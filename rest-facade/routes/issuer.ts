@@ -7,7 +7,18 @@ import { createHash } from 'node:crypto';
 import Negotiator from 'negotiator';
 import { problem } from '../../lib/problem.js';
 import { RequestProblem } from '../../lib/http/request-problem.js';
-import { envelope, STATUS_LIST_LENGTH, STATUS_PURPOSES, VC_JWT_MEDIA_TYPE, VC_MEDIA_TYPE } from '../../lib/formats/vc/index.js';
+import {
+  envelope,
+  JSON_LD_MEDIA_TYPE,
+  passportContext,
+  passportVocabulary,
+  PASSPORT_CONTEXT_PATH,
+  PASSPORT_VOCABULARY_PATH,
+  STATUS_LIST_LENGTH,
+  STATUS_PURPOSES,
+  VC_JWT_MEDIA_TYPE,
+  VC_MEDIA_TYPE,
+} from '../../lib/formats/vc/index.js';
 import type { JsonSchema, Route, RouteResult } from '../route-table.js';
 import {
   answer,
@@ -346,6 +357,8 @@ const DID_DOCUMENT_EXAMPLE = {
   assertionMethod: [`${EXAMPLE_DID}#${EXAMPLE_KID}`],
 };
 const DID_MEDIA_TYPE = 'application/did+ld+json';
+/** The entity tag of a document: the SHA-256 of its text. */
+const sha256Tag = (text: string) => `"${createHash('sha256').update(text).digest('base64url')}"`;
 
 function didDocumentRoute(path: string, when: string): Route {
   return {
@@ -354,7 +367,7 @@ function didDocumentRoute(path: string, when: string): Route {
     summary: `The issuer’s DID document (did:web), ${when}`,
     operation: 'query IssuerDidDocument { issuerDidDocument }',
     result: (data) => ({
-      headers: { 'content-type': DID_MEDIA_TYPE, etag: `"${createHash('sha256').update(JSON.stringify(data.issuerDidDocument)).digest('base64url')}"`, 'cache-control': 'no-cache' },
+      headers: { 'content-type': DID_MEDIA_TYPE, etag: sha256Tag(JSON.stringify(data.issuerDidDocument)), 'cache-control': 'no-cache' },
       body: data.issuerDidDocument,
     }),
     responses: {
@@ -368,6 +381,40 @@ function didDocumentRoute(path: string, when: string): Route {
   };
 }
 
+const EXAMPLE_ISSUER = 'https://dpp.example.com/issuer';
+const jsonLdTerm = closed({ '@id': uri }, { '@type': { const: '@json' } });
+const passportContextSchema = closed(
+  {
+    '@context': {
+      type: 'object',
+      required: ['@version', '@protected'],
+      properties: { '@version': { const: 1.1 }, '@protected': { const: true } },
+      additionalProperties: jsonLdTerm,
+      description: 'Each term: its IRI, and @type @json where the value is carried as one JSON literal.',
+    },
+  },
+  {},
+  'A JSON-LD 1.1 context (docs/INTEROP.md, "JSON-LD context").',
+);
+const vocabularySchema = closed(
+  {
+    '@context': closed({ rdf: uri, rdfs: uri }),
+    '@id': uri,
+    '@graph': {
+      type: 'array',
+      items: closed({
+        '@id': uri,
+        '@type': { const: 'rdf:Property' },
+        'rdfs:label': { type: 'string' },
+        'rdfs:comment': { type: 'string' },
+        'rdfs:range': closed({ '@id': { type: 'string' } }),
+        'rdfs:isDefinedBy': closed({ '@id': uri }),
+      }),
+    },
+  },
+  {},
+  'RDF Schema in JSON-LD: each term of the platform, an rdf:Property with its label, meaning and range.',
+);
 export const issuerRoutes: Route[] = [
   {
     method: 'POST',
@@ -595,6 +642,35 @@ export const issuerRoutes: Route[] = [
   },
   didDocumentRoute('/did.json', 'where did:web finds it when the issuer’s public base URL has a path (…/issuer/did.json)'),
   didDocumentRoute('/.well-known/did.json', 'where did:web finds it when the issuer’s public base URL is an origin alone'),
+  {
+    method: 'GET',
+    path: PASSPORT_CONTEXT_PATH,
+    summary: 'The JSON-LD context v1 of the terms passport credentials add to VC 2.0 and UNTP DPP 0.6.1; never changes (a new term is a new version), and credentials carry its SHA-384',
+    operation: 'query IssuerPassportContext { issuerPassportContext }',
+    // The exact bytes, whose digest the credentials name: a verifier may keep them for good.
+    result: (data) => ({
+      headers: { 'content-type': JSON_LD_MEDIA_TYPE, etag: sha256Tag(data.issuerPassportContext), 'cache-control': 'public, max-age=31536000, immutable' },
+      raw: Buffer.from(data.issuerPassportContext),
+    }),
+    responses: {
+      200: { description: 'The context.', mediaType: JSON_LD_MEDIA_TYPE, ...answer(passportContextSchema, JSON.parse(passportContext(EXAMPLE_ISSUER).text)) },
+      304: { description: 'Not modified: If-None-Match names the ETag of this document.' },
+    },
+  },
+  {
+    method: 'GET',
+    path: PASSPORT_VOCABULARY_PATH,
+    summary: 'The vocabulary the context maps the platform’s terms into (RDF Schema in JSON-LD): what each term, {issuer}/vocab#{term}, means',
+    operation: 'query IssuerVocabulary { issuerVocabulary }',
+    result: (data) => ({
+      headers: { 'content-type': JSON_LD_MEDIA_TYPE, etag: sha256Tag(JSON.stringify(data.issuerVocabulary)), 'cache-control': 'no-cache' },
+      body: data.issuerVocabulary,
+    }),
+    responses: {
+      200: { description: 'The vocabulary.', mediaType: JSON_LD_MEDIA_TYPE, ...answer(vocabularySchema, passportVocabulary(EXAMPLE_ISSUER)) },
+      304: { description: 'Not modified: If-None-Match names the ETag of this document.' },
+    },
+  },
   {
     method: 'GET',
     path: '/status-lists/{purpose}/{list}',

@@ -27,11 +27,11 @@ describe('the system packages layer', () => {
   });
 
   it('names exactly the packages whose commands a PATH lacks, a non-executable file not counting', () => {
-    const path = pathWith('some', ['g++', 'make', 'python3', 'promtool'], ['softhsm2-util']);
+    const path = pathWith('some', ['g++', 'make', 'python3', 'promtool', 'curl', 'jq'], ['softhsm2-util']);
     expect(missingPackages(path).map(({ name }) => name)).toEqual(['softhsm2', 'prometheus']);
     expect(missingPackages(`${path}:${pathWith('rest', ['prometheus', 'softhsm2-util'])}`)).toEqual([]);
     // chromium and the fonts are files at fixed places, present on this machine whatever the PATH.
-    expect(missingPackages('').map(({ name }) => name)).toEqual(['softhsm2', 'prometheus', 'g++', 'make', 'python3']);
+    expect(missingPackages('').map(({ name }) => name)).toEqual(['softhsm2', 'prometheus', 'curl', 'jq', 'g++', 'make', 'python3']);
   });
 
   it('installs as root with apt-get, and otherwise says in one sentence what to run', () => {
@@ -46,7 +46,7 @@ describe('the system packages layer', () => {
   });
 
   it('stops an ordinary user with that one sentence and exit 1', () => {
-    const path = pathWith('user', ['g++', 'make', 'python3', 'apt-get']);
+    const path = pathWith('user', ['g++', 'make', 'python3', 'curl', 'jq', 'apt-get']);
     // As root, run it as nobody: root would install instead.
     const result = spawnSync(process.execPath, ['--import', 'tsx', join(root, 'bin', 'system-packages.ts')], {
       cwd: root,

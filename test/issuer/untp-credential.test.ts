@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import { join } from 'node:path';
+import { createHash } from 'node:crypto';
 import { Bitstring } from '@digitalbazaar/bitstring';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
@@ -17,6 +18,7 @@ import * as jose from 'jose';
 import { getResolver } from 'web-did-resolver';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../support/free-port.js';
+import { expandSafely, pinnedPassportContext, productsWithClaims } from '../support/json-ld.js';
 import { startTestStack, type TestStack } from '../support/stack.js';
 import { appendEvent, CONFIG_VECTOR, createModel, createPassport, PAYLOADS } from './support.js';
 
@@ -136,7 +138,7 @@ describe('the UNTP passport credential', () => {
     expect(validateUntp(credential), JSON.stringify(validateUntp.errors)).toBe(true);
 
     const identity = passport.core.identity;
-    expect(credential['@context']).toEqual(['https://www.w3.org/ns/credentials/v2', 'https://test.uncefact.org/vocabulary/untp/dpp/0.6.1/']);
+    expect(credential['@context']).toEqual(['https://www.w3.org/ns/credentials/v2', 'https://test.uncefact.org/vocabulary/untp/dpp/0.6.1/', `${publicBase}/contexts/passport/v1`]);
     expect(credential.id).toBe(`${publicBase}/passports/${passport.passport_id}/credential`);
     expect(credential.issuer).toEqual({ type: ['CredentialIssuer'], id: did, name: 'passport-issuer' });
     expect(credential.validFrom).toBe(passport.log_head.timestamp);
@@ -148,6 +150,31 @@ describe('the UNTP passport credential', () => {
     expect(subject.passportStatus).toBe('draft');
     expect(subject.signedLogHead).toEqual(passport.log_head);
     expect(credential.credentialStatus.map((entry: { statusPurpose: string }) => entry.statusPurpose)).toEqual(['revocation', 'suspension']);
+  });
+
+  it('is JSON-LD with every term defined, as tests-untp reads it: safe-mode expansion over pinned contexts, the platform’s as its issuer serves it, and a product with claims', async () => {
+    const passport = await createPassport(platform, MODEL);
+    const credential = await verifiedCredential(await credentialOf(passport.passport_id));
+    // The platform's context, fetched where the credential names it: the pinned bytes, with the digest the credential carries.
+    const [related] = credential.relatedResource as { id: string; digestSRI: string }[];
+    expect(related!.id).toBe(`${publicBase}/contexts/passport/v1`);
+    const served = await publicGet('/contexts/passport/v1');
+    expect([served.status, served.headers['content-type'], served.headers['cache-control']]).toEqual([200, 'application/ld+json', 'public, max-age=31536000, immutable']);
+    expect(served.text).toBe(pinnedPassportContext(publicBase));
+    expect(related!.digestSRI).toBe(`sha384-${createHash('sha384').update(served.text).digest('base64')}`);
+    expect((await publicGet('/contexts/passport/v1', { 'if-none-match': served.headers.etag! })).status).toBe(304);
+
+    await expandSafely(credential, publicBase);
+    const [product] = await productsWithClaims(credential, publicBase);
+    expect(product!.claims.map((claim) => [claim.topic.split('#')[1], claim.conformance, claim.criteria])).toEqual([
+      ['governance.transparency', 'true', [`Product data valid against registry model ${MODEL} v1`]],
+    ]);
+    // Each of the platform's terms is described where its IRI points.
+    const vocabulary = JSON.parse((await publicGet('/vocab')).text) as { '@graph': { '@id': string; 'rdfs:comment': string }[] };
+    const context = JSON.parse(served.text)['@context'] as Record<string, { '@id': string }>;
+    const ownTerms = Object.values(context).flatMap((term) => (typeof term === 'object' && term['@id'].startsWith(`${publicBase}/vocab#`) ? [term['@id']] : []));
+    expect(vocabulary['@graph'].map((term) => term['@id']).sort()).toEqual(ownTerms.sort());
+    expect(ownTerms.sort()).toEqual(['capabilityClass', 'passportStatus', 'profileClaims', 'signedLogHead'].map((term) => `${publicBase}/vocab#${term}`));
   });
 
   it('verifies with jose under the key did:web resolves to, through a TLS proxy', async () => {

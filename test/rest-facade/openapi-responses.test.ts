@@ -363,7 +363,7 @@ describe('real answers of every path', () => {
     expect((await i('/passports/{id}/credential', '/passports/no-such/credential')).status).toBe(404);
     expect((await i('/passports/{id}/credential', `/passports/${id}/credential?at=${encodeURIComponent(new Date().toISOString())}`)).status).toBe(200);
     expect((await i('/passports/{id}/credential', `/passports/${id}/credential?at=2000-01-01T00:00:00Z`)).status).toBe(404);
-    for (const path of ['/did.json', '/.well-known/did.json']) {
+    for (const path of ['/did.json', '/.well-known/did.json', '/contexts/passport/v1', '/vocab']) {
       const document = await i(path);
       expect(document.status).toBe(200);
       expect((await i(path, path, { headers: { 'if-none-match': document.headers.get('etag')! } })).status).toBe(304);

@@ -4,7 +4,7 @@
  * credential, so it can be rebuilt as it was at any head (docs/INTEROP.md says what maps to what).
  * Also which status list bits a passport status sets.
  */
-import { CREDENTIALS_V2_CONTEXT, statusListEntry, statusPosition, type BitstringStatusListEntry, type StatusPurpose } from '../../../lib/formats/vc/index.js';
+import { CREDENTIALS_V2_CONTEXT, JSON_LD_MEDIA_TYPE, passportContext, statusListEntry, statusPosition, type BitstringStatusListEntry, type StatusPurpose } from '../../../lib/formats/vc/index.js';
 import type { SignedLogHead } from '../../../lib/formats/issuer/checkpoint.js';
 import type { PassportStatus } from '../../../lib/formats/issuer/status.js';
 import type { PassportIdentity } from './identity.js';
@@ -27,6 +27,8 @@ export interface PassportCredentialState {
   logHead: SignedLogHead;
   /** The passport's entry in the status lists (assigned at creation). */
   statusIndex: number;
+  /** When the passport was issued: when its config vector was validated against its model. */
+  createdAt: string;
 }
 
 /** Who issues, and where each service is publicly reachable. */
@@ -81,6 +83,37 @@ function productName(state: PassportCredentialState): string {
   return `${state.typeRef.id} v${state.typeRef.version}, GTIN ${state.identity.gtin}`;
 }
 
+/**
+ * The one conformity the issuer assessed: at issue, the config vector (carried as the product's
+ * characteristics) validated against the registry model version's JSON Schema, or the passport would
+ * not exist. It is a transparency claim (the data the model asks for is disclosed, in its form), not
+ * one of regulatory compliance: nobody assessed whether the product or the values meet the
+ * regulation a model may follow. The criterion is the issuer's issuing rule for that model version,
+ * in force for every passport of it. Self-assessed: no conformity credential attests it.
+ */
+function modelConformityClaim(state: PassportCredentialState, passportUrl: string, registry: string) {
+  const model = `${state.typeRef.id} v${state.typeRef.version}`;
+  return {
+    type: ['Claim', 'Declaration'],
+    id: `${passportUrl}#model-conformity`,
+    description: `The product data (characteristics) is valid against registry model ${model}, as the issuer checked when it issued the passport. Only the presence and form of the data were assessed, not whether they are true of the product or meet a regulation.`,
+    assessmentDate: state.createdAt.slice(0, 10),
+    conformance: true,
+    conformityTopic: 'governance.transparency',
+    assessmentCriteria: [
+      {
+        type: ['Criterion'],
+        // The registry's check of a document against the model version (the model itself is the product's category).
+        id: `${registry}/models/${encodeURIComponent(state.typeRef.id)}/validate?version=${state.typeRef.version}`,
+        name: `Product data valid against registry model ${model}`,
+        description: `The config vector validates against the JSON Schema 2020-12 of registry model ${model}: every member it requires is given, in the form it prescribes. The issuer issues no passport of the model otherwise.`,
+        conformityTopic: 'governance.transparency',
+        status: 'active',
+      },
+    ],
+  };
+}
+
 /** The unsecured credential. */
 export function untpPassportCredential(state: PassportCredentialState, context: CredentialContext): Record<string, unknown> {
   const { issuer: issuerBase, registry, archive } = context.baseUrls;
@@ -89,14 +122,17 @@ export function untpPassportCredential(state: PassportCredentialState, context: 
   // `type` and `id` are UNTP's own members of Characteristics; the rest of the config vector is carried as it is.
   const { type: _type, id: _id, ...characteristics } = state.manifest;
   const identity = state.identity;
+  const platformContext = passportContext(issuerBase);
   return {
-    '@context': [CREDENTIALS_V2_CONTEXT, UNTP_DPP_CONTEXT],
+    '@context': [CREDENTIALS_V2_CONTEXT, UNTP_DPP_CONTEXT, platformContext.url],
     type: ['DigitalProductPassport', 'VerifiableCredential'],
     id: passportCredentialUrl(issuerBase, state.id),
     issuer: { type: ['CredentialIssuer'], id: context.issuer.did, name: context.issuer.name },
     // The time of the log head: the last event's, or the passport's creation for an empty log.
     validFrom: state.logHead.timestamp,
     credentialStatus: passportStatusEntries(issuerBase, state.statusIndex),
+    // The platform's context, with the digest of the bytes it is served as (VC 2.0 §5.3).
+    relatedResource: [{ id: platformContext.url, mediaType: JSON_LD_MEDIA_TYPE, digestSRI: platformContext.digestSRI }],
     credentialSubject: {
       type: ['ProductPassport'],
       id: passportUrl,
@@ -127,7 +163,8 @@ export function untpPassportCredential(state: PassportCredentialState, context: 
           link(`${archive}/snapshots?passport_id=${encodeURIComponent(state.id)}`, 'Archive snapshots', LINK_TYPES.archives),
         ],
       },
-      // Beyond UNTP (terms of the VC 2.0 context's issuer-dependent vocabulary): what the platform vouches for.
+      conformityClaim: [modelConformityClaim(state, passportUrl, registry)],
+      // Beyond UNTP (terms of the platform's context, passport-context.ts): what the platform vouches for.
       passportStatus: state.status,
       capabilityClass: state.capabilityClass,
       ...(Object.keys(state.claims).length > 0 ? { profileClaims: state.claims } : {}),

@@ -1,4 +1,4 @@
-/** What the issuer publishes for the credential ecosystem: its did:web document and its status lists. */
+/** What the issuer publishes for the credential ecosystem: its did:web document, its status lists, and the JSON-LD context and vocabulary of its credentials' own terms. */
 import { GraphQLJSONObject } from 'graphql-scalars';
 import { Arg, Int, Query, Resolver } from 'type-graphql';
 import type { IssuerService } from '../service/issuer-service.js';
@@ -11,6 +11,18 @@ export class CredentialResolver {
   @Query(() => GraphQLJSONObject, { description: 'The issuer’s DID document (did:web of its public base URL): its keys as JsonWebKey verification methods.' })
   issuerDidDocument(): Record<string, unknown> {
     return this.issuer.didDocument() as unknown as Record<string, unknown>;
+  }
+
+  @Query(() => String, {
+    description: 'The JSON-LD context v1 of the terms the issuer’s passport credentials add to VC 2.0 and UNTP DPP, as the exact text served at /contexts/passport/v1 (credentials carry its SHA-384).',
+  })
+  issuerPassportContext(): string {
+    return this.issuer.passportContext().text;
+  }
+
+  @Query(() => GraphQLJSONObject, { description: 'The issuer’s vocabulary (RDF Schema in JSON-LD) of those terms, whose IRIs are {issuer}/vocab#{term}.' })
+  issuerVocabulary(): Record<string, unknown> {
+    return this.issuer.passportVocabulary();
   }
 
   @Query(() => IssuedCredentialType, {

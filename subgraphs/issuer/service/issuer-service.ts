@@ -35,12 +35,15 @@ import {
   didDocument,
   didWebOf,
   isStatusPurpose,
+  passportContext,
+  passportVocabulary,
   signVcJwt,
   statusListCredential,
   statusListUrl,
   untpPassportCredential,
   verificationMethodId,
   type DidDocument,
+  type PassportContext,
   type PassportIdentity,
   type PassportCredentialState,
   GRANULARITIES,
@@ -501,6 +504,7 @@ export class IssuerService {
       status: row.status as PassportStatus,
       logHead: row.logHead as unknown as SignedLogHead,
       statusIndex: row.statusIndex,
+      createdAt: row.createdAt.toISOString(),
     };
   }
 
@@ -525,6 +529,16 @@ export class IssuerService {
       .keys.filter((key) => key.revoked === undefined)
       .map((key) => ({ kid: key.kid, jwk: key, asserts: key.purpose === 'credential' }));
     return didDocument(issuer.did, keys, issuer.base);
+  }
+
+  /** The JSON-LD context of the terms its credentials add to VC 2.0 and UNTP, as served (passport-context.ts). */
+  passportContext(): PassportContext {
+    return passportContext(this.#issuerIdentity().base);
+  }
+
+  /** The vocabulary the context maps those terms into. */
+  passportVocabulary(): Record<string, unknown> {
+    return passportVocabulary(this.#issuerIdentity().base);
   }
 
   /** A Bitstring Status List credential, or null when there is no such list. */

@@ -3,6 +3,7 @@
  * in, checked with other parties' code: UNTP's schema through Ajv, signatures through jose, status
  * lists through @digitalbazaar/bitstring, did:web against its specification's examples.
  */
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Bitstring } from '@digitalbazaar/bitstring';
@@ -19,6 +20,7 @@ import {
   didWebOf,
   encodeStatusList,
   envelope,
+  passportContext,
   signVcJwt,
   statusListCredential,
   STATUS_LIST_BYTES,
@@ -28,6 +30,7 @@ import { credentialMediaType } from '../../../rest-facade/routes/issuer.js';
 import { statusBits, untpPassportCredential, type PassportCredentialState } from '../../../subgraphs/issuer/domain/untp-credential.js';
 import { PASSPORT_STATUSES } from '../../../lib/formats/issuer/status.js';
 import { validateIdentity } from '../../../subgraphs/issuer/domain/identity.js';
+import { expandSafely, PINNED_CONTEXT_BASE, pinnedPassportContext, productsWithClaims } from '../../support/json-ld.js';
 import { at, ed25519Key, resolverOf } from './fixtures.js';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
@@ -51,6 +54,7 @@ function state(identity: string, more: Partial<PassportCredentialState> = {}): P
     status: 'active',
     logHead: signLogHead('p-1', EMPTY_FRONTIER, eventKey.signer, at(0)),
     statusIndex: 131_072 + 5,
+    createdAt: at(-3600).toISOString(),
     ...more,
   };
 }
@@ -120,6 +124,65 @@ describe('the UNTP passport credential of a passport state', () => {
   });
 });
 
+describe('the UNTP passport credential as JSON-LD', () => {
+  const issuerBase = CONTEXT.baseUrls.issuer;
+
+  it('defines every term it uses: it expands in JSON-LD safe mode over the pinned VC 2.0, UNTP DPP 0.6.1 and platform contexts', async () => {
+    // Product data members are the registry model's: nested, and named as JSON-LD keywords and aliases.
+    const manifest = { chemistry: { short_name: 'NMC811', type: 'cell', id: 7 }, '@context': 'https://elsewhere.example/context', '@type': 'x', capacity_kwh: 75 };
+    for (const more of [{}, { manifest, claims: { regulation: 'EU 2023/1542', annex: { number: 'XIII' } } }]) {
+      const credential = untpPassportCredential(state('https://id.gs1.org/01/09520123456788/21/SN-42', more), CONTEXT) as Record<string, any>;
+      expect(validateUntp(credential), JSON.stringify(validateUntp.errors)).toBe(true);
+      const [expanded] = (await expandSafely(credential, issuerBase)) as Record<string, any>[];
+      const subject = expanded!['https://www.w3.org/2018/credentials#credentialSubject'][0];
+      expect(subject[`${issuerBase}/vocab#passportStatus`]).toEqual([{ '@value': 'active' }]);
+      expect(subject[`${issuerBase}/vocab#signedLogHead`]).toEqual([{ '@value': credential.credentialSubject.signedLogHead, '@type': '@json' }]);
+      // The product data is one JSON literal, whatever its members are named.
+      const product = subject['https://test.uncefact.org/vocabulary/untp/core/0/product'][0];
+      expect(product['https://test.uncefact.org/vocabulary/untp/core/0/characteristics']).toEqual([{ '@value': credential.credentialSubject.product.characteristics, '@type': '@json' }]);
+    }
+  });
+
+  it('names the platform context v1 with the SHA-384 of the bytes served, which are the pinned ones: a published version never changes', () => {
+    const credential = untpPassportCredential(state('https://id.gs1.org/01/09520123456788/21/SN-42'), CONTEXT) as Record<string, any>;
+    const context = passportContext(PINNED_CONTEXT_BASE);
+    expect(context.text).toBe(pinnedPassportContext(PINNED_CONTEXT_BASE));
+    expect(credential['@context']).toEqual(['https://www.w3.org/ns/credentials/v2', 'https://test.uncefact.org/vocabulary/untp/dpp/0.6.1/', `${PINNED_CONTEXT_BASE}/contexts/passport/v1`]);
+    const digest = `sha384-${createHash('sha384').update(pinnedPassportContext(PINNED_CONTEXT_BASE)).digest('base64')}`;
+    expect(credential.relatedResource).toEqual([{ id: `${PINNED_CONTEXT_BASE}/contexts/passport/v1`, mediaType: 'application/ld+json', digestSRI: digest }]);
+  });
+
+  it('claims the one conformity the issuer assessed, the config vector against its registry model, where tests-untp’s tier 3 looks for claims', async () => {
+    const credential = untpPassportCredential(state('https://id.gs1.org/01/09520123456788/21/SN-42'), CONTEXT) as Record<string, any>;
+    const validation = 'https://dpp.example.com/registry/models/battery-passport/validate?version=2';
+    expect(credential.credentialSubject.conformityClaim).toEqual([
+      expect.objectContaining({
+        id: 'https://dpp.example.com/issuer/passports/p-1#model-conformity',
+        conformance: true,
+        conformityTopic: 'governance.transparency',
+        assessmentDate: at(-3600).toISOString().slice(0, 10),
+        assessmentCriteria: [expect.objectContaining({ id: validation, conformityTopic: 'governance.transparency', status: 'active' })],
+      }),
+    ]);
+    // Nothing said of regulations: the model's schema was checked, not the product against a law.
+    expect(credential.credentialSubject.conformityClaim[0]).not.toHaveProperty('referenceRegulation');
+    expect(await productsWithClaims(credential, issuerBase)).toEqual([
+      {
+        product: 'https://id.gs1.org/01/09520123456788/21/SN-42',
+        name: 'battery-passport v2, GTIN 09520123456788',
+        claims: [
+          {
+            id: 'https://dpp.example.com/issuer/passports/p-1#model-conformity',
+            topic: 'https://test.uncefact.org/vocabulary/untp/core/0/conformityTopicCode#governance.transparency',
+            conformance: 'true',
+            criteria: ['Product data valid against registry model battery-passport v2'],
+          },
+        ],
+      },
+    ]);
+  });
+});
+
 describe('vc+jwt', () => {
   it('is a JWS jose verifies under the key, with typ vc+jwt, cty vc, alg EdDSA and the given kid; deterministic', async () => {
     const key = ed25519Key();
@@ -173,7 +236,7 @@ describe('Bitstring Status List', () => {
     expect(() => encodeStatusList(new Uint8Array(100))).toThrow(/131072/);
   });
 
-  it('makes the list credential of a purpose', () => {
+  it('makes the list credential of a purpose, every term of it defined by the VC 2.0 context', async () => {
     const credential = statusListCredential({
       url: 'https://x/status-lists/suspension/0',
       issuer: { id: 'did:web:x', name: 'X' },
@@ -186,6 +249,7 @@ describe('Bitstring Status List', () => {
       validFrom: at(0).toISOString(),
       credentialSubject: { id: 'https://x/status-lists/suspension/0#list', type: 'BitstringStatusList', statusPurpose: 'suspension' },
     });
+    await expandSafely(credential, 'https://x');
   });
 });
 
