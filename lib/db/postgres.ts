@@ -46,6 +46,45 @@ export function clientConfig(target: DatabaseTarget, database: string): pg.Clien
   };
 }
 
+/** Why the server behind the URL does not take a new connection (of this user, to this database) within `timeoutMs`; undefined when it does. */
+export async function connectionFailure(url: string, timeoutMs = CONNECT_TIMEOUT_MS): Promise<Error | undefined> {
+  const target = parseDatabaseUrl(url);
+  const client = new pg.Client({ ...clientConfig(target, target.database), connectionTimeoutMillis: timeoutMs });
+  // A connection dropped after it was made must not end the process as an unhandled 'error' event.
+  client.on('error', () => {});
+  try {
+    await client.connect();
+    return undefined;
+  } catch (error) {
+    return error instanceof Error ? error : new Error(String(error));
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+/** How often readiness opens a connection of its own to one server, at most, and how long it waits for it. */
+const FRESH_CONNECTION_INTERVAL_MS = 5_000;
+const FRESH_CONNECTION_TIMEOUT_MS = 1_500;
+const freshConnections = new Map<string, { at: number; accepted: Promise<boolean> }>();
+
+/**
+ * Whether the server takes new connections, for readiness: a pool whose connections are open keeps
+ * answering while the postmaster accepts none (stopped, hung, out of connection slots), and then
+ * every request that needs one more connection waits for it. A connection costs some 30 ms of CPU
+ * (PostgreSQL's backend and its authentication, and ours), so one try every
+ * FRESH_CONNECTION_INTERVAL_MS at most per server and process (0.6 % of a core at most), its outcome
+ * shared by every probe meanwhile (under `npm start` the four services share it).
+ */
+export function takesNewConnections(url: string): Promise<boolean> {
+  const target = parseDatabaseUrl(url);
+  const server = `${target.user}@${target.host}:${target.port}/${target.database}`;
+  const last = freshConnections.get(server);
+  if (last && Date.now() - last.at < FRESH_CONNECTION_INTERVAL_MS) return last.accepted;
+  const accepted = connectionFailure(url, FRESH_CONNECTION_TIMEOUT_MS).then((failure) => failure === undefined);
+  freshConnections.set(server, { at: Date.now(), accepted });
+  return accepted;
+}
+
 /** The URL with its password replaced by `***`, fit for logs and messages. */
 export function redactedDatabaseUrl(url: string): string {
   try {
