@@ -5,6 +5,11 @@
 import pg from 'pg';
 import { errorChain } from './unavailable.js';
 
+/** Why the embedded PostgreSQL (lib/db/embedded-postgres.ts) cannot start, in one sentence for the operator. */
+export class EmbeddedPostgresError extends Error {
+  override name = 'EmbeddedPostgresError';
+}
+
 /** Connection parts of a PostgreSQL URL; `schema` is Prisma's `?schema=` parameter. */
 export interface DatabaseTarget {
   host: string;
