@@ -117,18 +117,19 @@ const CAUSES: Record<string, string> = {
 };
 
 /**
- * One line saying why the database stopped a start, naming it without its password, or undefined
- * when the error is not the database's. Migration failures (`MigrationError`) say which migration.
+ * One line saying why the database stopped a start (or what `failing` names), naming it without its
+ * password, or undefined when the error is not the database's. Migration failures (`MigrationError`)
+ * say which migration.
  */
-export function explainDatabaseFailure(error: unknown, url: string): string | undefined {
+export function explainDatabaseFailure(error: unknown, url: string, failing = 'Cannot start'): string | undefined {
   const named = `the database ${redactedDatabaseUrl(url)}`;
   for (const link of errorChain(error)) {
     const code = typeof link.code === 'string' ? link.code : undefined;
     const message = typeof link.message === 'string' ? link.message : '';
-    if (link.name === 'MigrationError') return `Cannot start: a migration of ${named} failed: ${message}`;
-    if (code && CAUSES[code]) return `Cannot start: ${named} ${CAUSES[code]}${/^[0-9A-Z]{5}$/.test(code) ? ` (${code}: ${message})` : ''}.`;
-    if (/timeout exceeded when trying to connect|Connection terminated due to connection timeout/i.test(message)) return `Cannot start: ${named} ${CAUSES.ETIMEDOUT}.`;
-    if (link instanceof pg.DatabaseError) return `Cannot start: ${named} answered with an error (${link.code ?? 'no code'}: ${message}).`;
+    if (link.name === 'MigrationError') return `${failing}: a migration of ${named} failed: ${message}`;
+    if (code && CAUSES[code]) return `${failing}: ${named} ${CAUSES[code]}${/^[0-9A-Z]{5}$/.test(code) ? ` (${code}: ${message})` : ''}.`;
+    if (/timeout exceeded when trying to connect|Connection terminated due to connection timeout/i.test(message)) return `${failing}: ${named} ${CAUSES.ETIMEDOUT}.`;
+    if (link instanceof pg.DatabaseError) return `${failing}: ${named} answered with an error (${link.code ?? 'no code'}: ${message}).`;
   }
   return undefined;
 }
