@@ -33,7 +33,7 @@ let folder: string;
 let dataDir: string;
 let placed: string;
 let embeddedPort: string;
-/** Process groups started here, ended with whatever is left in them at the end. */
+/** Process groups started by the current test, ended with whatever is left in them after it. */
 const groups: number[] = [];
 /** The clusters the starts named, the last one last. */
 const clusters = new Set<string>();
