@@ -37,6 +37,7 @@ export const UNIT = [
  */
 export const LONGEST_FIRST = [
   'test/lib/backup-restore.test.ts',
+  'test/first-contact/processes.test.ts',
   'test/first-contact/start.test.ts',
   'test/verifier/verify-page.test.ts',
   'test/verifier/verify-page-light.test.ts',

@@ -7,7 +7,7 @@
  *   status                       each service's keys: purpose, state and the KEK sealing them
  */
 import { existsSync } from 'node:fs';
-import { baseDatabaseUrl, serviceDatabaseUrl } from '../lib/config/database.js';
+import { serviceDatabaseUrl, withoutSchema } from '../lib/config/database.js';
 import { loadRuntimeConfig } from '../lib/config/runtime.js';
 import { isServiceName, SERVICES, type ServiceName } from '../lib/config/services.js';
 import type { PrismaClientClass } from '../lib/db/prisma.js';
@@ -23,16 +23,19 @@ type KeyClientClass = PrismaClientClass<KeyStoreClient & { $disconnect(): Promis
  * create-kek and rotate (a request to the running platform) need none of it, half of such a run's CPU.
  */
 async function databaseAccess() {
-  const [{ openPrismaClient }, { prismaKeyRepository }, archive, issuer, registry, trust] = await Promise.all([
-    import('../lib/db/prisma.js'),
-    import('../lib/keys/prisma-key-repository.js'),
-    import('../prisma/archive/generated/client.js'),
-    import('../prisma/issuer/generated/client.js'),
-    import('../prisma/registry/generated/client.js'),
-    import('../prisma/trust/generated/client.js'),
-  ]);
+  const [{ NoPlatformDatabase, withPlatformDatabase }, { connectionFailure, explainDatabaseFailure }, { openPrismaClient }, { prismaKeyRepository }, archive, issuer, registry, trust] =
+    await Promise.all([
+      import('../lib/db/platform-database.js'),
+      import('../lib/db/postgres.js'),
+      import('../lib/db/prisma.js'),
+      import('../lib/keys/prisma-key-repository.js'),
+      import('../prisma/archive/generated/client.js'),
+      import('../prisma/issuer/generated/client.js'),
+      import('../prisma/registry/generated/client.js'),
+      import('../prisma/trust/generated/client.js'),
+    ]);
   const clients: Record<ServiceName, KeyClientClass> = { trust: trust.PrismaClient, registry: registry.PrismaClient, issuer: issuer.PrismaClient, archive: archive.PrismaClient };
-  return { openPrismaClient, prismaKeyRepository, clients };
+  return { NoPlatformDatabase, withPlatformDatabase, connectionFailure, explainDatabaseFailure, openPrismaClient, prismaKeyRepository, clients };
 }
 
 const USAGE = [
@@ -71,17 +74,25 @@ async function rotate(service: string, purpose: string): Promise<void> {
   console.log("The trust graph's platform node holds the new key (docs/KEYS.md).");
 }
 
+/** The four services' key tables, on the platform's database (the embedded cluster started for the command if it is not running). */
 async function withRepositories<T>(run: (services: { service: ServiceName; repository: KeyRepository }[]) => Promise<T>): Promise<T> {
-  if (!baseDatabaseUrl() && !SERVICES.every((service) => process.env[`${service.toUpperCase()}_DATABASE_URL`])) {
-    throw new CommandError('No database configured: set DATABASE_URL (or each <SERVICE>_DATABASE_URL), or PASSPORT_DATA_DIR to the data folder of the embedded PostgreSQL.');
-  }
-  const { openPrismaClient, prismaKeyRepository, clients: CLIENTS } = await databaseAccess();
-  const clients = SERVICES.map((service) => ({ service, client: openPrismaClient(CLIENTS[service], serviceDatabaseUrl(service), 2) }));
-  try {
-    return await run(clients.map(({ service, client }) => ({ service, repository: prismaKeyRepository(client) })));
-  } finally {
-    await Promise.all(clients.map(({ client }) => client.$disconnect()));
-  }
+  const { NoPlatformDatabase, withPlatformDatabase, connectionFailure, explainDatabaseFailure, openPrismaClient, prismaKeyRepository, clients: CLIENTS } = await databaseAccess();
+  const withDatabase = withPlatformDatabase(async (env) => {
+    // Each database tried once first, so that one that cannot be reached is named in a sentence, not a driver's stack.
+    for (const url of new Set(SERVICES.map((service) => withoutSchema(serviceDatabaseUrl(service, env))))) {
+      const failure = await connectionFailure(url);
+      if (failure) throw new CommandError(explainDatabaseFailure(failure, url, 'Cannot read the keys') ?? `Cannot read the keys: ${failure.message}`);
+    }
+    const clients = SERVICES.map((service) => ({ service, client: openPrismaClient(CLIENTS[service], serviceDatabaseUrl(service, env), 2) }));
+    try {
+      return await run(clients.map(({ service, client }) => ({ service, repository: prismaKeyRepository(client) })));
+    } finally {
+      await Promise.all(clients.map(({ client }) => client.$disconnect()));
+    }
+  });
+  return withDatabase.catch((error: unknown) => {
+    throw error instanceof NoPlatformDatabase ? new CommandError(error.message) : error;
+  });
 }
 
 async function main(argv: string[]): Promise<void> {

@@ -1,5 +1,5 @@
 import { ConfigurationError, loadRuntimeConfig, type RuntimeConfig } from '../lib/config/runtime.js';
-import { explainDatabaseFailure } from '../lib/db/postgres.js';
+import { EmbeddedPostgresError, explainDatabaseFailure } from '../lib/db/postgres.js';
 import { KeyCustodyError } from '../lib/keys/kek.js';
 import type { Operations } from '../lib/ops/operations.js';
 import { shutDownTracing, tracesProtocol, tracingEnabled } from '../lib/ops/tracing.js';
@@ -57,8 +57,8 @@ export function endOnKeyCustodyError(error: unknown): never {
 }
 
 /**
- * Ends a start that its database, its signing keys or a setting (a port in use) stop with the one sentence that says why (the
- * database named without its password), instead of a driver's stack trace; other errors go on.
+ * Ends a start that its database (external or embedded), its signing keys or a setting (a port in use) stop with the one
+ * sentence that says why (the database named without its password), instead of a driver's stack trace; other errors go on.
  */
 export function endOnStartFailure(databaseUrl: string | undefined) {
   return (error: unknown): never => {
@@ -69,6 +69,10 @@ export function endOnStartFailure(databaseUrl: string | undefined) {
     }
     if (error instanceof ConfigurationError) {
       console.error(`Cannot start: ${error.message}`);
+      process.exit(1);
+    }
+    if (error instanceof EmbeddedPostgresError) {
+      console.error(error.message);
       process.exit(1);
     }
     return endOnKeyCustodyError(error);

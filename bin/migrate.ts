@@ -1,11 +1,17 @@
 /**
  * `npm run db:migrate [-- <service>…]`: applies the committed migrations of the named services (all
  * four by default) to the configured database (DATABASE_URL, <SERVICE>_DATABASE_URL or the embedded
- * cluster, which must be running), as `npm start` does before serving.
+ * cluster of the data folder, started for the command when the platform is not running), as
+ * `npm start` does before serving.
  */
 import { serviceDatabaseUrl } from '../lib/config/database.js';
 import { isServiceName, SERVICES } from '../lib/config/services.js';
 import { deployMigrations } from '../lib/db/migrate.js';
+import { NoPlatformDatabase, withPlatformDatabase } from '../lib/db/platform-database.js';
+import { explainDatabaseFailure } from '../lib/db/postgres.js';
+
+/** A database that refused the migrations, in one sentence. */
+class MigrationRefused extends Error {}
 
 const named = process.argv.slice(2);
 const unknown = named.filter((name) => !isServiceName(name));
@@ -13,7 +19,17 @@ if (unknown.length) {
   console.error(`unknown service ${unknown.join(', ')}; usage: npm run db:migrate [-- <${SERVICES.join('|')}>…]`);
   process.exit(2);
 }
-for (const service of named.length ? named.filter(isServiceName) : SERVICES) {
-  const applied = await deployMigrations(service, serviceDatabaseUrl(service));
-  console.log(`${service}: ${applied.length ? `applied ${applied.join(', ')}` : 'up to date'}`);
-}
+await withPlatformDatabase(async (env) => {
+  for (const service of named.length ? named.filter(isServiceName) : SERVICES) {
+    const url = serviceDatabaseUrl(service, env);
+    const applied = await deployMigrations(service, url).catch((error: unknown) => {
+      const why = explainDatabaseFailure(error, url, 'Cannot migrate');
+      throw why ? new MigrationRefused(why) : error;
+    });
+    console.log(`${service}: ${applied.length ? `applied ${applied.join(', ')}` : 'up to date'}`);
+  }
+}).catch((error: unknown) => {
+  if (!(error instanceof NoPlatformDatabase || error instanceof MigrationRefused)) throw error;
+  console.error(error.message);
+  process.exit(1);
+});

@@ -66,6 +66,11 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
     if (!config.databaseUrl) {
       postgres = await startEmbeddedPostgres({ dataDir: config.dataDir, port: config.embeddedPort, log: (line) => log(`postgres: ${line}`) });
       stoppers.push(() => postgres!.stop());
+      if (postgres.setAside) {
+        log(
+          `The embedded cluster found in ${postgres.clusterDir} was not this data folder's (it holds no credentials for it: the folder was made anew, or its postgres.json removed): it was moved to ${postgres.setAside} and a new cluster made. Remove that folder once its data is not needed.`,
+        );
+      }
     }
     const databaseUrl = config.databaseUrl ?? postgres!.url;
     const serviceUrl = (service: ServiceName) => serviceDatabaseUrl(service, { ...process.env, DATABASE_URL: databaseUrl });

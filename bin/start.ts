@@ -1,7 +1,7 @@
 /** `npm start`: the whole platform on this machine, until Ctrl-C. */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { createTokensOnFirstStart, loadAccessTokens, tokensFile } from '../lib/auth/tokens.js';
+import { createTokensOnFirstStart, loadAccessTokens, tokenLines, tokensFile, writeNewTokensFile } from '../lib/auth/tokens.js';
 import { embeddedPostgresUnreachable } from '../lib/db/embedded-postgres.js';
 import { SERVICES } from '../lib/config/services.js';
 import { loadOrCreateKek } from '../lib/keys/kek.js';
@@ -21,15 +21,22 @@ if (unreachable) {
 mkdirSync(config.dataDir, { recursive: true });
 const created = await createTokensOnFirstStart();
 if (created) {
-  // Shown the moment their hashes are stored, so a start that fails later loses no token.
-  console.log(
-    [
-      'Access tokens were created for this installation. They are shown this once; only their hashes are kept',
-      `(in ${tokensFile()}; \`npm run tokens -- rotate\` issues new ones):`,
-      `  admin   ${created.admin}`,
-      `  writer  ${created.writer}`,
-    ].join('\n'),
-  );
+  // Shown the moment their hashes are stored, so a start that fails later loses no token. On a terminal
+  // only: stdout is also where the JSON logs go, and a log shipper must not collect them.
+  if (process.stdout.isTTY) {
+    console.log(
+      [
+        'Access tokens were created for this installation. They are shown this once; only their hashes are kept',
+        `(in ${tokensFile()}; \`npm run tokens -- rotate\` issues new ones):`,
+        ...tokenLines(created).map((line) => `  ${line}`),
+      ].join('\n'),
+    );
+  } else {
+    const file = await writeNewTokensFile(created);
+    console.log(
+      `Access tokens were created for this installation; only their hashes are kept (in ${tokensFile()}). This output is no terminal, so they are not printed: they are in ${file} (mode 0600). Keep them, then delete that file (\`npm run tokens -- rotate\` issues new ones).`,
+    );
+  }
 }
 const kek = await loadOrCreateKek().catch(endOnKeyCustodyError);
 if (kek.created) console.log(`Created the key-encryption key that seals the signing keys: ${kek.keys.file} (mode 0600). Keep it apart from the database and its backups.`);

@@ -3,7 +3,7 @@
  * are lost (or leaked). Only their hashes are stored; the old tokens stop working when the platform
  * next starts.
  */
-import { rotateStoredTokens, tokensFile } from '../lib/auth/tokens.js';
+import { rotateStoredTokens, tokenLines, tokensFile } from '../lib/auth/tokens.js';
 
 const [command] = process.argv.slice(2);
 if (command !== 'rotate') {
@@ -15,8 +15,7 @@ try {
   console.log(
     [
       `New access tokens; only their hashes are kept (in ${tokensFile()}). They are shown this once.`,
-      `  admin   ${tokens.admin}`,
-      `  writer  ${tokens.writer}`,
+      ...tokenLines(tokens).map((line) => `  ${line}`),
       'Restart the platform (npm start) for them to take the place of the old ones.',
     ].join('\n'),
   );

@@ -4,7 +4,7 @@
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdir, rename, writeFile } from 'node:fs/promises';
+import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { dataDirectory } from '../config/database.js';
 
@@ -144,6 +144,23 @@ export async function createTokensOnFirstStart(env: NodeJS.ProcessEnv = process.
   await mkdir(dirname(file), { recursive: true });
   await writeFile(file, `${JSON.stringify(hashes, null, 2)}\n`, { mode: 0o600, flag: 'wx' });
   return tokens;
+}
+
+/** One `role token` line each, as a start shows them on a terminal. */
+export function tokenLines(tokens: Record<Role, string>): string[] {
+  return ROLES.map((role) => `${role.padEnd(7)} ${tokens[role]}`);
+}
+
+/**
+ * Where a first start whose output is no terminal (so likely collected as logs) leaves the tokens it
+ * made instead of printing them: beside the tokens file, readable by this user only, made anew (a file
+ * or link already there is removed, never written through). Returns the file's path.
+ */
+export async function writeNewTokensFile(tokens: Record<Role, string>, env: NodeJS.ProcessEnv = process.env): Promise<string> {
+  const file = join(dirname(tokensFile(env)), 'new-tokens.txt');
+  await rm(file, { force: true });
+  await writeFile(file, `${tokenLines(tokens).join('\n')}\n`, { mode: 0o600, flag: 'wx' });
+  return file;
 }
 
 /**

@@ -56,3 +56,10 @@ export function withSchema(url: string, schema: string): string {
   parsed.searchParams.set('schema', schema);
   return parsed.toString();
 }
+
+/** The URL of the database itself, without a service's `?schema=`. */
+export function withoutSchema(url: string): string {
+  const parsed = new URL(url);
+  parsed.searchParams.delete('schema');
+  return parsed.toString();
+}

