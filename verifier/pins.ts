@@ -10,9 +10,8 @@
  *
  * Nothing else is trusted: a signature by a key that is not pinned does not verify.
  */
-import { jwkThumbprint, keySetResolver, readProtectedHeader, verifyJson, JwsError, type KeyResolver, type PublicJwk } from '../lib/crypto/index.js';
+import { jwkThumbprint, keyOutOfForce, keySetResolver, readProtectedHeader, verifyJson, JwsError, type KeyResolver, type PublicJwk } from '../lib/crypto/index.js';
 import { failed, info, ok, type Finding } from './report.js';
-import { keyOutOfForce } from '../lib/keys/key-store.js';
 
 /** Input the verifier cannot work with (an unreadable or ill-formed pin): could not check. */
 export class InputError extends Error {
