@@ -139,7 +139,8 @@ export function pinnedKey(pins: PinSet, kid: string, material: readonly PublicJw
   return { ...base, ...lifetime };
 }
 
-function safeThumbprint(key: PublicJwk): string | undefined {
+/** The key's RFC 7638 thumbprint, or undefined when it is no key. */
+export function safeThumbprint(key: PublicJwk): string | undefined {
   try {
     return jwkThumbprint(key);
   } catch {
@@ -200,15 +201,20 @@ const iso = (seconds: number) => new Date(seconds * 1000).toISOString();
  * service's keyring, pinned or at hand); a bundle pinned as saved is trusted either way.
  */
 export function anchorBundleFinding(pins: PinSet, material: readonly PublicJwk[] = []): Finding | undefined {
+  return anchorBundleCheck(pins, material)?.finding;
+}
+
+/** anchorBundleFinding, and the pinned key that signed the bundle when it verifies. */
+export function anchorBundleCheck(pins: PinSet, material: readonly PublicJwk[] = []): { finding: Finding; signer?: PublicJwk } | undefined {
   if (!pins.anchorBundle) return undefined;
   const keys = [...pins.kids].map((kid) => pinnedKey(pins, kid, material)).filter((key): key is PublicJwk => key !== undefined);
   try {
     const verified = verifyJson(pins.anchorBundle, keySetResolver(keys));
-    return ok('anchors.bundle', `the pinned anchor bundle verifies under pinned key ${String(verified.header.kid)}`);
+    return { finding: ok('anchors.bundle', `the pinned anchor bundle verifies under pinned key ${String(verified.header.kid)}`), signer: verified.key };
   } catch (error) {
     if (!(error instanceof JwsError)) throw error;
-    if (error.reason === 'UNKNOWN_KEY') return info('anchors.bundle', `the pinned anchor bundle is trusted as saved (its signing key is not pinned: ${error.message})`);
-    return failed('anchors.bundle', `ANCHOR_BUNDLE_${error.reason}`, `the pinned anchor bundle does not verify: ${error.message}`);
+    if (error.reason === 'UNKNOWN_KEY') return { finding: info('anchors.bundle', `the pinned anchor bundle is trusted as saved (its signing key is not pinned: ${error.message})`) };
+    return { finding: failed('anchors.bundle', `ANCHOR_BUNDLE_${error.reason}`, `the pinned anchor bundle does not verify: ${error.message}`) };
   }
 }
 
