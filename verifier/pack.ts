@@ -12,7 +12,7 @@ import { decodePack, packLogHead, verifyPack, type DecodedPack, type PackClaims 
 import type { TrustNode } from '../lib/formats/trust/nodes.js';
 import type { Revocation } from '../lib/formats/trust/revocations.js';
 import { parseInstant } from '../lib/formats/trust/time.js';
-import { delegationPath, firstRevocation, noPinnedAnchors, nodeKeyFinding } from './path.js';
+import { delegationPath, firstRevocation, keyStandingFinding, noPinnedAnchors } from './path.js';
 import { anchorBundleFinding, hasPinnedKeys, isKid, jwsKid, keyLifetimeProblem, pinnedKey, pinnedResolver, safeThumbprint, unresolvedReason, type PinSet } from './pins.js';
 import { failed, info, makeReport, notChecked, ok, verdictOf, type Finding, type Report } from './report.js';
 import { anchorsAgeFinding, keyPathGraph, type TrustAnchors } from './trust-material.js';
@@ -86,7 +86,7 @@ export interface TrustPathPackVerification extends PackVerification {
   readonly path?: readonly string[];
   /** The embedded log head: verified under a key of the issuer, absent (class identify or trace), or signed by a key the issuer does not list. */
   readonly logHead?: 'verified' | 'absent' | 'not_checked';
-  /** A revocation of the issuer, or of its carrier key, that takes effect after the pack was signed. */
+  /** The first revocation of a node that lists the carrier key, or of the key, taking effect after the pack was signed. */
   readonly revokedLater?: Revocation;
 }
 
@@ -104,9 +104,9 @@ export function packKid(text: string): string | undefined {
  * verification page judges it: the carrier key's trust path material (`keyPath`, GET
  * /trust/keys/{kid}/path) is read under the anchors' trust key (keyPathGraph), a node in it lists
  * the carrier key, the ES256 signature verifies under that key, a delegation path from a pinned
- * root reaches the node at the pack's `iat` and the key was current and unrevoked then
- * (delegationPath), and the embedded log head verifies under an Ed25519 key of the same node,
- * current and unrevoked at its timestamp. The anchors and the material must both be fresh as of
+ * root reaches the node at the pack's `iat` (delegationPath) and the key was current and unrevoked
+ * then (keyStandingFinding: by that node, nor revoked by another that lists it), and the embedded
+ * log head verifies under an Ed25519 key of the same node, current and unrevoked at its timestamp. The anchors and the material must both be fresh as of
  * `now` (TRUST_MATERIAL_MAX_AGE_DAYS). Checks stop at the first that fails.
  */
 export function verifyPackByTrustPath(text: string, anchors: TrustAnchors | undefined, keyPath: unknown, now: Date): TrustPathPackVerification {
@@ -149,12 +149,14 @@ export function verifyPackByTrustPath(text: string, anchors: TrustAnchors | unde
   }
   findings.push(ok('pack.signature', `ES256 carrier signature verifies under key ${kid} of ${holders.map((node) => node.id).join(', ')}`));
 
-  // The first holder a path stands to is the issuer; else the first holder's findings say why none does.
-  const paths = holders.map((node) => ({ node, ...delegationPath(material.graph!, node.id, signedAt, anchors.pins, kid) }));
+  // The issuer is the first holder a delegation path stands to (else the first holder's findings say why none does).
+  const paths = holders.map((node) => ({ node, ...delegationPath(material.graph!, node.id, signedAt, anchors.pins) }));
   const standing = paths.find((path) => verdictOf(path.findings) === 'valid') ?? paths[0]!;
   findings.push(...standing.findings);
   if (verdictOf(findings) !== 'valid') return done();
   const issuer = standing.graph.nodes.find((node) => node.id === standing.node.id)!;
+  findings.push(keyStandingFinding(standing.graph, issuer.id, kid, signedAt, 'pack.carrier_key'));
+  if (verdictOf(findings) !== 'valid') return done();
 
   const head = packLogHead(claims);
   let logHead: TrustPathPackVerification['logHead'] = 'absent';
@@ -163,14 +165,17 @@ export function verifyPackByTrustPath(text: string, anchors: TrustAnchors | unde
     if (checked.ok) {
       logHead = 'verified';
       findings.push(ok('pack.log_head', `the embedded log head (size ${claims.log.size}) verifies under key ${checked.kid} of ${issuer.id}`));
-      findings.push(nodeKeyFinding(standing.graph, issuer.id, checked.kid, parseInstant(head.timestamp) ?? Number.NaN, 'pack.log_head_key'));
+      findings.push(keyStandingFinding(standing.graph, issuer.id, checked.kid, parseInstant(head.timestamp) ?? Number.NaN, 'pack.log_head_key'));
     } else if (checked.reason === 'UNKNOWN_KEY') {
       logHead = 'not_checked';
       findings.push(info('pack.log_head', `the embedded log head is signed by key ${jwsKid(head.signature)}, which ${issuer.id} does not list: not checked`));
     } else findings.push(failed('pack.log_head', 'BAD_LOG_HEAD_SIGNATURE', `the embedded log head does not verify: ${checked.message}`));
   } else findings.push(info('pack.log_head', `class ${claims.capability_class} packs carry no signed log head`));
 
-  const revokedLater = firstRevocation(standing.graph.revocations ?? [], issuer.id, kid);
+  const revokedLater = holders
+    .map((node) => firstRevocation(standing.graph.revocations ?? [], node.id, kid))
+    .filter((revocation) => revocation !== undefined)
+    .sort((a, b) => Date.parse(a.effective_at) - Date.parse(b.effective_at))[0];
   if (revokedLater) findings.push(info('pack.revocations', `${revokedLater.subject} is revoked from ${revokedLater.effective_at} (${revokedLater.reason}), after the pack was signed`));
   return done({ issuer, path: standing.nodes!, logHead, ...(revokedLater && { revokedLater }) });
 }

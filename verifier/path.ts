@@ -171,12 +171,29 @@ export function nodeKeyFinding(graph: TrustGraph, nodeId: string, kid: string, a
   const key = node.keys.find((candidate) => candidate.kid === kid);
   if (!key) return failed(check, 'KEY_NOT_LISTED', `${nodeId} lists no key ${kid}`);
   if (!keyIsCurrentAt(key, at)) return failed(check, 'KEY_NOT_CURRENT', `key ${kid} of ${nodeId} was not current at ${formatInstant(at)}`);
-  const revoked = keyRevokedFrom(nodeId, key, graph.revocations ?? []);
-  if (revoked !== undefined && revoked <= at) {
-    const reason = keyRevokedAt(key) === revoked ? key.revoked!.reason : firstRevocation(graph.revocations ?? [], nodeId, kid)?.reason;
-    return failed(check, 'KEY_REVOKED', `key ${kid} of ${nodeId} is revoked from ${formatInstant(revoked)}${reason ? ` (${reason})` : ''}, at or before the signing time ${formatInstant(at)}`);
+  return revokedKeyFinding(graph, node, key, at, check) ?? ok(check, `key ${kid} of ${nodeId} was current and unrevoked at ${formatInstant(at)}`);
+}
+
+/**
+ * nodeKeyFinding, and no other node that lists the key has revoked it (or been revoked) by then: a
+ * key several nodes list is trusted through one of them, but a revocation only takes trust away.
+ */
+export function keyStandingFinding(graph: TrustGraph, nodeId: string, kid: string, at: Instant, check: string): Finding {
+  const own = nodeKeyFinding(graph, nodeId, kid, at, check);
+  if (own.status !== 'ok') return own;
+  for (const node of graph.nodes) {
+    const key = node.keys.find((candidate) => candidate.kid === kid);
+    const revoked = node.id !== nodeId && key && revokedKeyFinding(graph, node, key, at, check);
+    if (revoked) return revoked;
   }
-  return ok(check, `key ${kid} of ${nodeId} was current and unrevoked at ${formatInstant(at)}`);
+  return own;
+}
+
+function revokedKeyFinding(graph: TrustGraph, node: TrustNode, key: NodeKey, at: Instant, check: string): Finding | undefined {
+  const revoked = keyRevokedFrom(node.id, key, graph.revocations ?? []);
+  if (revoked === undefined || revoked > at) return undefined;
+  const reason = keyRevokedAt(key) === revoked ? key.revoked!.reason : firstRevocation(graph.revocations ?? [], node.id, key.kid)?.reason;
+  return failed(check, 'KEY_REVOKED', `key ${key.kid} of ${node.id} is revoked from ${formatInstant(revoked)}${reason ? ` (${reason})` : ''}, at or before the signing time ${formatInstant(at)}`);
 }
 
 /** The revocation of the node (with a kid: of the node or of that key of it) that takes effect first. */
