@@ -7,12 +7,13 @@
  * platform. Both must give every row its expected verdict, and the same findings (check, status,
  * code), one for one.
  */
+import { readFileSync } from 'node:fs';
+import { deflateSync } from 'node:zlib';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeCbor, encodeCbor } from '../../lib/formats/issuer/cose.js';
 import { encodeBase45 } from '../../lib/formats/issuer/base45.js';
 import { decodePack, PACK_PREFIX } from '../../lib/formats/issuer/pack.js';
-import { deflateZlib } from '../../lib/platform/primitives.js';
 import * as library from '../../verifier/index.js';
 import type { Material, PinSources, Verdict } from '../../verifier/index.js';
 import { appendEvent, PAYLOADS } from '../issuer/support.js';
@@ -20,6 +21,7 @@ import { closeContexts, sharedBrowser } from '../support/browser.js';
 import type { TestStack } from '../support/stack.js';
 import { newKey, signedJsonCredential } from '../trust/support.js';
 import { foreignSigned, mintedPack, openPage, pageTestStack } from './page-support.js';
+import { cli, failedCodes, scratch } from './support.js';
 
 const ROOT = 'root-one-verifier';
 const ISSUER = 'issuer-one-verifier';
@@ -53,6 +55,9 @@ async function outcomeOf(verifier: typeof library, row: Row): Promise<Outcome> {
 let platform: TestStack;
 let browser: Browser;
 const rows: Row[] = [];
+/** Files of the material, for the command line. */
+const files = scratch('one-verifier');
+const saved = {} as Record<'genuine' | 'afterRevocation' | 'keyPath' | 'keyPathNow' | 'anchors' | 'trustKeyring', string>;
 
 /** The pack with one claim changed and the original signature kept. */
 function tampered(text: string, key: number, value: unknown): string {
@@ -60,7 +65,7 @@ function tampered(text: string, key: number, value: unknown): string {
   const claims = decodeCbor(cose.payload) as Map<number, unknown>;
   claims.set(key, value);
   const message = encodeCbor([cose.protected_header, new Map(), encodeCbor(claims), cose.signature]);
-  return PACK_PREFIX + encodeBase45(deflateZlib(new Uint8Array([0xd2, ...message])));
+  return PACK_PREFIX + encodeBase45(deflateSync(new Uint8Array([0xd2, ...message])));
 }
 
 beforeAll(async () => {
@@ -87,6 +92,15 @@ beforeAll(async () => {
   await new Promise((resolve) => setTimeout(resolve, 1100));
   const afterRevocation = await mintedPack(platform, passport);
   const keyPathNow = await get('trust', `/keys/${genuine.kid}/path`);
+
+  Object.assign(saved, {
+    genuine: files.bytes('genuine.txt', genuine.text),
+    afterRevocation: files.bytes('after-revocation.txt', afterRevocation.text),
+    keyPath: files.json('key-path.json', keyPath),
+    keyPathNow: files.json('key-path-now.json', keyPathNow),
+    anchors: files.json('anchor-bundle.json', anchorBundle),
+    trustKeyring: files.json('trust-keyring.json', trustKeyring),
+  });
 
   const now = new Date().toISOString();
   const issuerPins: PinSources = { keySets: [issuerKeyring] };
@@ -185,7 +199,7 @@ describe('one table of genuine and tampered material', () => {
     await openPage(page, `${platform.stack.facade.url}/verify/`);
     // The page's script runs the library from that module, and holds no rules of its own.
     const app = await (await fetch(`${platform.stack.facade.url}/verify/app.js`)).text();
-    expect(app).toMatch(/from\s*"\.\/verifier\.js"/);
+    expect(/from\s*"\.\/verifier\.js"/.test(app), 'app.js imports the library from ./verifier.js').toBe(true);
     const inChromium = (await page.evaluate(
       `(async (rows) => { const verifier = await import(new URL('verifier.js', location.href).href); const outcomes = []; for (const row of rows) outcomes.push(await (${outcomeOf.toString()})(verifier, row)); return outcomes; })(${JSON.stringify(rows)})`,
     )) as Outcome[];
@@ -206,5 +220,19 @@ describe('one table of genuine and tampered material', () => {
     console.log(
       `${rows.length} rows, the same findings in Node and Chromium:\n${table.map(({ row, node }) => `  ${'error' in node ? `could not read (${node.error})` : node.verdict.padEnd(9)} ${row}`).join('\n')}`,
     );
+  });
+
+  it("gives the page's verdict on the command line: pack --key-path, and path on a key's trust path material", async () => {
+    const anchors = ['--anchors', saved.anchors, '--pin', saved.trustKeyring, '--json'];
+    const genuine = await cli('pack', `@${saved.genuine}`, '--key-path', saved.keyPath, ...anchors);
+    expect([genuine.code, genuine.report.verdict], genuine.stdout + genuine.stderr).toEqual([0, 'valid']);
+    const revoked = await cli('pack', `@${saved.afterRevocation}`, '--key-path', saved.keyPathNow, ...anchors);
+    expect([revoked.code, failedCodes(revoked.report)]).toEqual([1, ['KEY_REVOKED']]);
+    expect(revoked.report.findings.find((finding: { code?: string }) => finding.code === 'KEY_REVOKED').message).toContain('(keyCompromise)');
+    const path = await cli('path', saved.keyPathNow, '--to', ISSUER, ...anchors);
+    expect([path.code, path.report.findings[0].check, path.report.findings[0].status]).toEqual([0, 'trust_path', 'ok']);
+    // Material without its signature is not the service's word.
+    const unsignedMaterial = await cli('path', files.json('unsigned.json', { ...JSON.parse(readFileSync(saved.keyPath, 'utf8')), signature: undefined }), '--to', ISSUER, ...anchors);
+    expect([unsignedMaterial.code, failedCodes(unsignedMaterial.report)]).toEqual([1, ['TRUST_PATH_INVALID']]);
   });
 });
