@@ -106,8 +106,9 @@ export function packKid(text: string): string | undefined {
  * the carrier key, the ES256 signature verifies under that key, a delegation path from a pinned
  * root reaches the node at the pack's `iat` (delegationPath) and the key was current and unrevoked
  * then (keyStandingFinding: by that node, nor revoked by another that lists it), and the embedded
- * log head verifies under an Ed25519 key of the same node, current and unrevoked at its timestamp. The anchors and the material must both be fresh as of
- * `now` (TRUST_MATERIAL_MAX_AGE_DAYS). Checks stop at the first that fails.
+ * log head verifies under an Ed25519 key of the same node, current and unrevoked at its timestamp.
+ * The anchors and the material must both be fresh as of `now` (TRUST_MATERIAL_MAX_AGE_DAYS).
+ * Checks stop at the first that fails.
  */
 export function verifyPackByTrustPath(text: string, anchors: TrustAnchors | undefined, keyPath: unknown, now: Date): TrustPathPackVerification {
   const findings: Finding[] = [];
@@ -165,7 +166,12 @@ export function verifyPackByTrustPath(text: string, anchors: TrustAnchors | unde
     if (checked.ok) {
       logHead = 'verified';
       findings.push(ok('pack.log_head', `the embedded log head (size ${claims.log.size}) verifies under key ${checked.kid} of ${issuer.id}`));
-      findings.push(keyStandingFinding(standing.graph, issuer.id, checked.kid, parseInstant(head.timestamp) ?? Number.NaN, 'pack.log_head_key'));
+      const signedHeadAt = parseInstant(head.timestamp);
+      findings.push(
+        signedHeadAt === undefined
+          ? failed('pack.log_head_key', 'KEY_NOT_CURRENT', `the log head's timestamp ${head.timestamp} is not an RFC 3339 date-time`)
+          : keyStandingFinding(standing.graph, issuer.id, checked.kid, signedHeadAt, 'pack.log_head_key'),
+      );
     } else if (checked.reason === 'UNKNOWN_KEY') {
       logHead = 'not_checked';
       findings.push(info('pack.log_head', `the embedded log head is signed by key ${jwsKid(head.signature)}, which ${issuer.id} does not list: not checked`));

@@ -9,6 +9,8 @@
  * What the export cannot prove: the keys of non-root nodes and the list of revocations come from
  * the export as it is (GET /trust/graph is not signed); roots and their keys come from the pinned
  * anchors only. A revocation in the export is always honoured, since it can only take trust away.
+ * A key's signed trust path material (trust-material.ts) is judged here alike, its node keys and
+ * revocations then the trust service's word.
  */
 import { canonicalize } from '../lib/crypto/index.js';
 import { edgeFailureAt, resolvePath, validateDelegation, type DelegationEdge, type TrustGraph } from '../lib/formats/trust/delegation.js';

@@ -31,10 +31,15 @@ export interface TrustAnchors {
 
 export type FetchedAnchors = { readonly ok: true; readonly anchors: TrustAnchors } | { readonly ok: false; readonly code: 'ANCHOR_BUNDLE_INVALID' | 'ANCHOR_KEY_NOT_PINNED'; readonly message: string };
 
+/** Days from `issued_at` to `now`: NaN when it is no date. */
+const daysSince = (issuedAt: string, now: Date) => (now.getTime() - Date.parse(issuedAt)) / DAY_MS;
+/** Too old to vouch for anything, or of no date at all. */
+const tooOld = (days: number) => !(days <= TRUST_MATERIAL_MAX_AGE_DAYS);
+
 function age(bundle: Record<string, unknown>, now: Date): Pick<TrustAnchors, 'issuedAt' | 'ageDays' | 'expired'> {
   const issuedAt = String(bundle.issued_at);
-  const ageDays = (now.getTime() - Date.parse(issuedAt)) / DAY_MS;
-  return { issuedAt, ageDays, expired: !(ageDays <= TRUST_MATERIAL_MAX_AGE_DAYS) };
+  const ageDays = daysSince(issuedAt, now);
+  return { issuedAt, ageDays, expired: tooOld(ageDays) };
 }
 
 /**
@@ -51,7 +56,7 @@ export function fetchedAnchors(material: unknown, pinnedKids: readonly string[],
       return false;
     }
   });
-  const refused = { ok: false, code: 'ANCHOR_BUNDLE_INVALID', message: "the trust anchor bundle does not verify under the trust service's keys" } as const;
+  const refused = { ok: false, code: 'ANCHOR_BUNDLE_INVALID', message: "the trust anchor bundle does not verify under the trust service's keys: it was altered or is not the platform's" } as const;
   // Trust path material is signed by the same key: a bundle has roots and no type.
   if (typeof bundle !== 'object' || bundle === null || !Array.isArray((bundle as Record<string, unknown>).roots) || 'type' in bundle) return refused;
   let signer: PublicJwk;
@@ -68,7 +73,7 @@ export function fetchedAnchors(material: unknown, pinnedKids: readonly string[],
   try {
     pins = pinsFrom({ anchorBundle: bundle, keySets: [signer] });
   } catch (error) {
-    if (error instanceof InputError) return { ...refused, message: `the trust anchor bundle cannot be used: ${error.message}` };
+    if (error instanceof InputError) return { ...refused, message: `the trust anchor bundle cannot be used (${error.message})` };
     throw error;
   }
   return { ok: true, anchors: { pins, trustKey: signer, ...age(bundle as Record<string, unknown>, now) } };
@@ -126,8 +131,8 @@ export function keyPathGraph(document: unknown, anchors: TrustAnchors, now: Date
     if (error instanceof InputError) return altered(`cannot be read (${error.message})`);
     throw error;
   }
-  const ageDays = (now.getTime() - Date.parse(String(claims.issued_at))) / DAY_MS;
-  if (!(ageDays <= TRUST_MATERIAL_MAX_AGE_DAYS)) {
+  const ageDays = daysSince(String(claims.issued_at), now);
+  if (tooOld(ageDays)) {
     return {
       findings: [
         failed(

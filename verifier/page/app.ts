@@ -64,12 +64,7 @@ function pinnedKids(): string[] {
 function checkAnchors(material: unknown, now: Date): TrustAnchors {
   const checked = fetchedAnchors(material, pinnedKids(), now);
   if (!checked.ok) {
-    throw new Refusal(
-      'NO_BUNDLE',
-      checked.code === 'ANCHOR_BUNDLE_INVALID'
-        ? `${sentence(checked.message).slice(0, -1)}: it was altered or is not the platform's.`
-        : `${sentence(checked.message)} This device keeps the key it saw first.`,
-    );
+    throw new Refusal('NO_BUNDLE', `${sentence(checked.message)}${checked.code === 'ANCHOR_KEY_NOT_PINNED' ? ' This device keeps the key it saw first.' : ''}`);
   }
   if (pinnedKids().length === 0) localStorage.setItem(PINNED_KIDS, JSON.stringify([checked.anchors.trustKey!.kid]));
   return checked.anchors;
