@@ -1,7 +1,8 @@
 /**
  * Dependency rules, checked by `npm run depcheck` (part of `npm test`). Layers from the bottom:
  * lib/ (crypto, formats, plumbing) ← subgraphs/<service>/ ← gateway/, rest-facade/ ← bin/;
- * verifier/ stands beside the services on lib/ alone. test/ ← bench/ ← soak/ sit on top (each
+ * verifier/ stands beside the services on lib/ alone, and its page (verifier/page/) on the verifier
+ * library alone. test/ ← bench/ ← soak/ sit on top (each
  * may use the support of the ones before it) and nothing below them reaches up.
  */
 /** @type {import('dependency-cruiser').IConfiguration} */
@@ -13,6 +14,14 @@ module.exports = {
       severity: 'error',
       from: { path: '^verifier/' },
       to: { path: '^(subgraphs|gateway|rest-facade|bin|prisma)/' },
+    },
+    {
+      name: 'page-on-the-library',
+      comment:
+        "The verification page's script reaches every rule through the verifier library's portable entry, bundled apart as /verify/verifier.js: the page runs the command line's library, not a copy, and nothing of lib/ twice.",
+      severity: 'error',
+      from: { path: '^verifier/page/' },
+      to: { pathNot: '^verifier/(page/|portable\\.ts$)' },
     },
     {
       name: 'subgraph-not-on-another',

@@ -1,8 +1,8 @@
 /**
- * The verification page at `/verify/`: static files from `verifier/page/`, the page's script
- * bundled by esbuild from `verifier/page/app.ts` (which imports the pack format from
- * `lib/formats`), jsQR's browser build from node_modules, and the trust material read through the
- * gateway: `/verify/anchors.json` (the trust service's signed anchor bundle and its keyring, small
+ * The verification page at `/verify/`: static files from `verifier/page/`, two scripts bundled by
+ * esbuild (the verifier library the command line runs, `verifier/portable.ts`, as `verifier.js`;
+ * the page's own `verifier/page/app.ts`, which imports it, as `app.js`), jsQR's browser build from
+ * node_modules, and the trust material read through the gateway: `/verify/anchors.json` (the trust service's signed anchor bundle and its keyring, small
  * and fetched on every visit) and `/verify/keys/{kid}.json` (the signed trust path material of the
  * one key a scanned pack names, fetched when a pack needs it). Nothing the page loads grows with
  * the trust graph. Everything is same-origin, so the page's CSP is `default-src 'self'`.
@@ -15,6 +15,7 @@ import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { Plugin } from 'esbuild';
 import { jsonPoster } from '../lib/http/post-json.js';
 import { notModified } from './conditional.js';
 
@@ -88,11 +89,8 @@ export function verifyPageHandler(options: { gatewayUrl: string }): PageHandler 
     '/style.css': { contentType: 'text/css; charset=utf-8', cacheControl: noCache, load: file('style.css') },
     '/sw.js': { contentType: 'text/javascript; charset=utf-8', cacheControl: noCache, load: file('sw.js') },
     '/jsqr.js': { contentType: 'text/javascript; charset=utf-8', cacheControl: noCache, load: () => readFile(require.resolve('jsqr/dist/jsQR.js')) },
-    '/app.js': {
-      contentType: 'text/javascript; charset=utf-8',
-      cacheControl: noCache,
-      load: bundledApp,
-    },
+    '/app.js': { contentType: 'text/javascript; charset=utf-8', cacheControl: noCache, load: () => bundled('app.js') },
+    '/verifier.js': { contentType: 'text/javascript; charset=utf-8', cacheControl: noCache, load: () => bundled('verifier.js') },
     '/anchors.json': {
       contentType: 'application/json; charset=utf-8',
       cacheControl: 'no-store',
@@ -148,30 +146,69 @@ function page(status: number, contentType: string, cacheControl: string, body: B
   return { status, headers: { 'content-type': contentType, 'cache-control': cacheControl, 'content-length': String(body.length), ...(etag && { etag }), ...SECURITY_HEADERS }, body };
 }
 
-let bundled: Promise<Buffer> | undefined;
+const ROOT = join(PAGE_DIR, '..', '..');
+/** The page's two scripts and what each is bundled from. */
+const SCRIPTS = { 'app.js': join(PAGE_DIR, 'app.ts'), 'verifier.js': join(ROOT, 'verifier', 'portable.ts') } as const;
+type Script = keyof typeof SCRIPTS;
+
+const bundles = new Map<Script, Promise<Buffer>>();
 
 /**
- * The page's script, bundled once per process on first request (every facade the process runs serves
- * the same files: the tests run many stacks in one process); a failed build is retried on the next one.
+ * A script, bundled once per process on first request (every facade the process runs serves the same
+ * files: the tests run many stacks in one process); a failed build is retried on the next one.
  */
-function bundledApp(): Promise<Buffer> {
-  bundled ??= bundleApp().catch((error: unknown) => {
-    bundled = undefined;
-    throw error;
-  });
-  return bundled;
+function bundled(script: Script): Promise<Buffer> {
+  let built = bundles.get(script);
+  if (!built) {
+    built = bundle(script);
+    bundles.set(script, built);
+    built.catch(() => bundles.delete(script));
+  }
+  return built;
 }
 
-/** Ajv as the page sees it: schemas "compile" to validators that refuse to run. */
+/** Ajv as the library sees it in the page: schemas "compile" to validators that refuse to run. */
 const SERVER_ONLY_STUBS: Record<string, string> = {
   'ajv/dist/2020.js': `export class Ajv2020 { compile() { return () => { throw new Error('event payloads are not validated in the page'); }; } }`,
   'ajv-formats': 'export default { default() {} };',
 };
 
-async function bundleApp(): Promise<Buffer> {
+const pagePlugins: Record<Script, Plugin[]> = {
+  // The page's script keeps its import of the library as an import of /verify/verifier.js: the page runs
+  // the library's one bundle, which a test loads as well, and nothing of it twice.
+  'app.js': [
+    {
+      name: 'library-as-module',
+      setup(builder) {
+        builder.onResolve({ filter: /\/portable\.js$/ }, () => ({ path: './verifier.js', external: true }));
+      },
+    },
+  ],
+  'verifier.js': [
+    {
+      // The rules are the command line's; only the primitives under them are the browser's (lib/platform).
+      name: 'browser-primitives',
+      setup(builder) {
+        builder.onResolve({ filter: /\/platform\/primitives\.js$/ }, () => ({ path: join(ROOT, 'lib', 'platform', 'primitives.browser.ts') }));
+      },
+    },
+    {
+      // The event catalogue compiles its payload schemas with Ajv at load, through `new Function`, which
+      // the page's CSP forbids; the library only verifies logs, never validates payloads. Nothing else
+      // Node's is stubbed: a node: import reaching the page fails the build.
+      name: 'server-only-modules',
+      setup(builder) {
+        builder.onResolve({ filter: /^(?:ajv\/|ajv-formats$)/ }, (args) => ({ path: args.path, namespace: 'server-only' }));
+        builder.onLoad({ filter: /.*/, namespace: 'server-only' }, ({ path }) => ({ contents: SERVER_ONLY_STUBS[path]!, loader: 'js' }));
+      },
+    },
+  ],
+};
+
+async function bundle(script: Script): Promise<Buffer> {
   const { build } = await import('esbuild');
   const result = await build({
-    entryPoints: [join(PAGE_DIR, 'app.ts')],
+    entryPoints: [SCRIPTS[script]],
     bundle: true,
     format: 'esm',
     platform: 'browser',
@@ -179,19 +216,7 @@ async function bundleApp(): Promise<Buffer> {
     minify: true,
     write: false,
     legalComments: 'none',
-    plugins: [
-      {
-        // lib/formats modules import, for what the page never calls, Node built-ins (zlib deflate,
-        // node:crypto hashing) and Ajv (event payload schemas, compiled at load with `new
-        // Function`, which the page's CSP forbids). In the page these are inert: it inflates with
-        // DecompressionStream, verifies with WebCrypto and validates no event payloads.
-        name: 'server-only-modules',
-        setup(builder) {
-          builder.onResolve({ filter: /^(?:node:|ajv\/|ajv-formats$)/ }, (args) => ({ path: args.path, namespace: 'server-only' }));
-          builder.onLoad({ filter: /.*/, namespace: 'server-only' }, ({ path }) => ({ contents: SERVER_ONLY_STUBS[path] ?? 'module.exports = {};', loader: 'js' }));
-        },
-      },
-    ],
+    plugins: pagePlugins[script],
   });
   return Buffer.from(result.outputFiles[0]!.contents);
 }

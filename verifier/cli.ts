@@ -1,11 +1,11 @@
 /**
  * passport-verify: checks what the services sign, offline, against pinned anchors.
  *
- *   passport-verify pack <text|@file.txt|image.png> [pins]
+ *   passport-verify pack <text|@file.txt|image.png> [--key-path <keys.json>] [pins]
  *   passport-verify log <export.json> [pins]
  *   passport-verify log <events.jsonl> --head <log-head.json> [pins]
  *   passport-verify snapshot <file.tar> --notarization <notarization.json> [pins]
- *   passport-verify path <graph.json> --to <node> [--at <time>] [--kid <kid>] --anchors <bundle.json> [pins]
+ *   passport-verify path <graph.json|keys.json> --to <node> [--at <time>] [--kid <kid>] --anchors <bundle.json> [pins]
  *
  * pins: --pin <keyring.json|jwk.json|kids.txt|kid> (repeatable), --anchors <anchor-bundle.json>,
  *       --keyring <keyring.json> (repeatable: key material for kids pinned by thumbprint only).
@@ -13,9 +13,8 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
-import { eventsFromJsonLines, logExportFrom, verifyLogExport } from './log.js';
-import { verifyPackText } from './pack.js';
-import { verifyDelegationPath, trustGraphFrom } from './path.js';
+import { eventsFromJsonLines } from './log.js';
+import { verifyMaterial, type Material } from './material.js';
 import { InputError, isKid, pinsFrom, type PinSet } from './pins.js';
 import { isPng, readQrPng } from './qr.js';
 import { EXIT_CODES, formatReport, makeReport, notChecked, type MaterialKind, type Report } from './report.js';
@@ -24,13 +23,17 @@ import { verifySnapshot } from './snapshot.js';
 export const USAGE = `usage: passport-verify <command> <input> [options]
 
 commands:
-  pack <text|@file.txt|image.png>      a Tier-A pack: its text, a file holding it, or a PNG of its QR code
+  pack <text|@file.txt|image.png> [--key-path <keys.json>]
+                                       a Tier-A pack: its text, a file holding it, or a PNG of its QR code;
+                                       with --key-path (GET /trust/keys/{kid}/path of its carrier kid), its
+                                       issuer judged by the trust graph from --anchors, as the page judges it
   log <export.json>                    events and signed log head: GraphQL passport(id) { id events logHead }
   log <events.jsonl> --head <file>     the same as a snapshot stores them (data/passport/…)
   snapshot <file.tar> --notarization <file>
                                        an archive snapshot: BagIt, fixity, notarization, everything inside
-  path <graph.json> --to <node> [--at <time>] [--kid <kid>]
-                                       a delegation path in an exported GET /trust/graph at a signing time
+  path <graph.json|keys.json> --to <node> [--at <time>] [--kid <kid>]
+                                       a delegation path at a signing time, in an exported GET /trust/graph
+                                       or in the signed trust path material of a key (GET /trust/keys/{kid}/path)
 
 pinned anchors (saved earlier, trusted as given):
   --pin <file|kid>      a keyring (JWK Set, GET /keyring), one JWK, a text file of kids, or a kid; repeatable
@@ -52,10 +55,11 @@ interface Options {
   to?: string;
   at?: string;
   kid?: string;
+  keyPath?: string;
 }
 
 const COMMANDS: readonly MaterialKind[] = ['pack', 'log', 'snapshot', 'path'];
-const VALUE_OPTIONS = new Set(['--pin', '--anchors', '--keyring', '--head', '--notarization', '--to', '--at', '--kid']);
+const VALUE_OPTIONS = new Set(['--pin', '--anchors', '--keyring', '--head', '--notarization', '--to', '--at', '--kid', '--key-path']);
 
 function parseArguments(argv: readonly string[]): Options {
   const [command, ...rest] = argv;
@@ -69,6 +73,7 @@ function parseArguments(argv: readonly string[]): Options {
       if (value === undefined) throw new InputError('USAGE', `${argument} needs a value`);
       if (argument === '--pin') options.pins.push(value);
       else if (argument === '--keyring') options.keyrings.push(value);
+      else if (argument === '--key-path') options.keyPath = value;
       else options[argument.slice(2) as 'anchors' | 'head' | 'notarization' | 'to' | 'at' | 'kid'] = value;
     } else if (argument.startsWith('--')) throw new InputError('USAGE', `unknown option ${argument}`);
     else if (options.input === undefined) options.input = argument;
@@ -134,13 +139,22 @@ function loadPins(options: Options): PinSet {
 async function verify(options: Options): Promise<Report> {
   const pins = loadPins(options);
   const input = options.input!;
+  if (options.command === 'snapshot') {
+    const notarization = options.notarization === undefined ? undefined : readJson(options.notarization, 'notarization');
+    return verifySnapshot(readBytes(input, 'snapshot'), notarization, pins);
+  }
+  return verifyMaterial(readMaterial(options, input), pins);
+}
+
+/** The material the command names, read from its files. */
+function readMaterial(options: Options, input: string): Material {
   switch (options.command) {
     case 'pack': {
       let text: string;
       if (input.startsWith('@')) text = readText(input.slice(1), 'pack file');
       else if (/\.png$/i.test(input) || (existsSync(input) && isPng(readBytes(input, 'image')))) text = readQrPng(readBytes(input, 'QR image'));
       else text = input;
-      return verifyPackText(text, pins).report;
+      return { kind: 'pack', text, ...(options.keyPath !== undefined && { keyPath: readJson(options.keyPath, 'trust path material') }) };
     }
     case 'log': {
       if (options.head !== undefined || input.endsWith('.jsonl')) {
@@ -148,18 +162,14 @@ async function verify(options: Options): Promise<Report> {
         const head = readJson(options.head, 'log head') as { passport_id?: unknown };
         if (typeof head?.passport_id !== 'string') throw new InputError('MALFORMED_EXPORT', `${options.head} is not a log head`);
         const lines = eventsFromJsonLines(readText(input, 'events file'));
-        return verifyLogExport({ passportId: head.passport_id, events: lines.events, texts: lines.texts, head }, pins);
+        return { kind: 'log', log: { passportId: head.passport_id, events: lines.events, texts: lines.texts, head } };
       }
-      return verifyLogExport(logExportFrom(readJson(input, 'log export')), pins);
-    }
-    case 'snapshot': {
-      const notarization = options.notarization === undefined ? undefined : readJson(options.notarization, 'notarization');
-      return verifySnapshot(readBytes(input, 'snapshot'), notarization, pins);
+      return { kind: 'log', log: readJson(input, 'log export') };
     }
     default: {
       if (options.to === undefined) throw new InputError('USAGE', 'path needs the node: --to <node id>');
-      const graph = trustGraphFrom(readJson(input, 'trust graph'));
-      return verifyDelegationPath(graph, { to: options.to, at: options.at ?? new Date().toISOString(), ...(options.kid !== undefined && { kid: options.kid }) }, pins);
+      const question = { to: options.to, at: options.at ?? new Date().toISOString(), ...(options.kid !== undefined && { kid: options.kid }) };
+      return { kind: 'path', graph: readJson(input, 'trust graph'), question };
     }
   }
 }

@@ -3,8 +3,8 @@
  * order, hash chain, transitions, head signature, Merkle root, every event signature) under pinned
  * keys only, and each signing key in force when it signed.
  */
-import type { PublicJwk } from '../lib/crypto/index.js';
-import type { SignedLogHead } from '../lib/formats/issuer/checkpoint.js';
+import { keySetResolver, type PublicJwk } from '../lib/crypto/index.js';
+import { verifyLogHead, type SignedLogHead } from '../lib/formats/issuer/checkpoint.js';
 import { verifyLog, type LogVerdict } from '../lib/formats/issuer/log-verdict.js';
 import { failed, makeReport, notChecked, ok, type Finding, type Report } from './report.js';
 import { hasPinnedKeys, InputError, jwsKid, keyLifetimeProblem, pinnedKey, pinnedResolver, unresolvedReason, type PinSet } from './pins.js';
@@ -113,4 +113,14 @@ function logFindings(verdict: LogVerdict, log: LogExport, pins: PinSet, material
 function unresolvedFinding(check: string, pins: PinSet, kid: string): Finding {
   const why = unresolvedReason(pins, kid);
   return why.code === 'KEY_NOT_PINNED' ? failed(check, why.code, why.message) : notChecked(check, why.code, why.message);
+}
+
+/**
+ * A log head fetched after the pack was signed (the page's optional online check): signed by an
+ * Ed25519 key the issuer lists (`issuerKeys`, as its trust path material gives them), about this
+ * passport. Its size, or undefined when it is not the issuer's word on this passport.
+ */
+export function latestLogHeadSize(head: unknown, issuerKeys: readonly PublicJwk[], passportId: string): number | undefined {
+  const checked = verifyLogHead(head, keySetResolver(issuerKeys.filter((key) => key.kty === 'OKP')));
+  return checked.ok && (head as SignedLogHead).passport_id === passportId ? (head as SignedLogHead).size : undefined;
 }

@@ -9,10 +9,12 @@
  * What the export cannot prove: the keys of non-root nodes and the list of revocations come from
  * the export as it is (GET /trust/graph is not signed); roots and their keys come from the pinned
  * anchors only. A revocation in the export is always honoured, since it can only take trust away.
+ * A key's signed trust path material (trust-material.ts) is judged here alike, its node keys and
+ * revocations then the trust service's word.
  */
 import { canonicalize } from '../lib/crypto/index.js';
 import { edgeFailureAt, resolvePath, validateDelegation, type DelegationEdge, type TrustGraph } from '../lib/formats/trust/delegation.js';
-import { keyIsCurrentAt, type NodeKey } from '../lib/formats/trust/keys.js';
+import { keyIsCurrentAt, keyRevokedAt, type NodeKey } from '../lib/formats/trust/keys.js';
 import type { TrustNode } from '../lib/formats/trust/nodes.js';
 import { keyRevokedFrom, nodeRevokedFrom, parseRevocationSubject, type Revocation } from '../lib/formats/trust/revocations.js';
 import { formatInstant, parseInstant, type Instant } from '../lib/formats/trust/time.js';
@@ -58,37 +60,43 @@ export function trustGraphFrom(value: unknown): TrustGraph {
 }
 
 export function verifyDelegationPath(exported: TrustGraph, question: PathQuestion, pins: PinSet): Report {
-  const findings: Finding[] = [];
   const at = parseInstant(question.at);
   if (at === undefined) throw new InputError('MALFORMED_TIME', `--at ${question.at} is not an RFC 3339 date-time`);
-  if (!pins.roots) {
-    findings.push(notChecked('path.anchors', 'NO_PINNED_ANCHORS', 'no trust anchor bundle is pinned: give it with --anchors'));
-    return makeReport('path', question.to, findings);
-  }
+  if (!pins.roots) return makeReport('path', question.to, [noPinnedAnchors('path.anchors')]);
   const bundle = anchorBundleFinding(pins, pins.material);
-  if (bundle) findings.push(bundle);
+  return makeReport('path', question.to, [...(bundle ? [bundle] : []), ...delegationPath(exported, question.to, at, pins, question.kid).findings]);
+}
+
+/** What a check that starts from the pinned roots says without them. */
+export const noPinnedAnchors = (check: string): Finding => notChecked(check, 'NO_PINNED_ANCHORS', 'no trust anchor bundle is pinned: give it with --anchors');
+
+/**
+ * Whether a delegation path from a root of the pinned anchors (`pins.roots`, which the caller has
+ * checked are there) stands to `to` at `at`, and with `kid`, whether that key of `to` did: the
+ * findings, the graph as judged (its roots the pinned ones), and the nodes of the path found.
+ */
+export function delegationPath(exported: TrustGraph, to: string, at: Instant, pins: PinSet, kid?: string): { findings: Finding[]; graph: TrustGraph; nodes?: string[] } {
+  const findings: Finding[] = [];
   const graph = withPinnedRoots(exported, pins, findings);
-  const rootIds = pins.roots.map((root) => root.id);
+  const rootIds = pins.roots!.map((root) => root.id);
   const when = formatInstant(at);
 
-  const path = resolvePath(graph, rootIds, question.to, at);
+  const path = resolvePath(graph, rootIds, to, at);
   if (!path.ok) {
     findings.push(failed('path', path.code, path.message));
-    if (path.code === 'NO_PATH') findings.push(...diagnose(graph, question.to, at));
-    return makeReport('path', question.to, findings);
+    if (path.code === 'NO_PATH') findings.push(...diagnose(graph, to, at));
+    return { findings, graph };
   }
-  const root = path.value[0]?.iss ?? question.to;
-  findings.push(ok('path', `${[root, ...path.value.map((edge) => edge.sub)].join(' → ')}: ${path.value.length} delegations from pinned root ${root}, standing at ${when}`));
+  const root = path.value[0]?.iss ?? to;
+  const nodes = [root, ...path.value.map((edge) => edge.sub)];
+  findings.push(ok('path', `${nodes.join(' → ')}: ${path.value.length} delegations from pinned root ${root}, standing at ${when}`));
   for (const edge of path.value) findings.push(credentialFinding(edge, graph, at));
-  const touching = (graph.revocations ?? []).filter((revocation) => {
-    const subject = parseRevocationSubject(revocation.subject)!;
-    return [root, ...path.value.map((edge) => edge.sub)].includes(subject.node_id);
-  });
+  const touching = (graph.revocations ?? []).filter((revocation) => nodes.includes(parseRevocationSubject(revocation.subject)!.node_id));
   findings.push(
     ok('path.revocations', `no revocation effective by ${when} takes a node of the path or a key that signed on it (${touching.length} later or unrelated revocations of its nodes in the export)`),
   );
-  if (question.kid !== undefined) findings.push(keyFinding(graph, question.to, question.kid, at));
-  return makeReport('path', question.to, findings);
+  if (kid !== undefined) findings.push(nodeKeyFinding(graph, to, kid, at));
+  return { findings, graph, nodes };
 }
 
 /** The export with its roots replaced by the pinned ones: a root the anchors do not pin is no root. */
@@ -134,7 +142,8 @@ function diagnose(graph: TrustGraph, to: string, at: Instant): Finding[] {
   const revoked = nodeRevokedFrom(to, graph.revocations ?? []);
   if (revoked !== undefined && revoked <= at) {
     // The node's own revocation is the reason; every delegation to it fails for it alike.
-    return [failed('path.revocation', 'NODE_REVOKED', `${to} is revoked from ${formatInstant(revoked)}, at or before the signing time ${formatInstant(at)}`)];
+    const reason = firstRevocation(graph.revocations ?? [], to)?.reason;
+    return [failed('path.revocation', 'NODE_REVOKED', `${to} is revoked from ${formatInstant(revoked)}${reason ? ` (${reason})` : ''}, at or before the signing time ${formatInstant(at)}`)];
   }
   const seen = new Set([to]);
   const pending = [to];
@@ -158,13 +167,42 @@ function diagnose(graph: TrustGraph, to: string, at: Instant): Finding[] {
   return findings;
 }
 
-function keyFinding(graph: TrustGraph, nodeId: string, kid: string, at: Instant): Finding {
+/** Whether a node lists the key, and it was current and unrevoked (by its own `revoked` or a revocation record) at the instant; `check` names the finding. */
+export function nodeKeyFinding(graph: TrustGraph, nodeId: string, kid: string, at: Instant, check = 'path.key'): Finding {
   const node = graph.nodes.find((candidate) => candidate.id === nodeId)!;
   const key = node.keys.find((candidate) => candidate.kid === kid);
-  if (!key) return failed('path.key', 'KEY_NOT_LISTED', `${nodeId} lists no key ${kid}`);
-  if (!keyIsCurrentAt(key, at)) return failed('path.key', 'KEY_NOT_CURRENT', `key ${kid} of ${nodeId} was not current at ${formatInstant(at)}`);
-  const revoked = keyRevokedFrom(nodeId, key, graph.revocations ?? []);
-  if (revoked !== undefined && revoked <= at)
-    return failed('path.key', 'KEY_REVOKED', `key ${kid} of ${nodeId} is revoked from ${formatInstant(revoked)}, at or before the signing time ${formatInstant(at)}`);
-  return ok('path.key', `key ${kid} of ${nodeId} was current and unrevoked at ${formatInstant(at)}`);
+  if (!key) return failed(check, 'KEY_NOT_LISTED', `${nodeId} lists no key ${kid}`);
+  if (!keyIsCurrentAt(key, at)) return failed(check, 'KEY_NOT_CURRENT', `key ${kid} of ${nodeId} was not current at ${formatInstant(at)}`);
+  return revokedKeyFinding(graph, node, key, at, check) ?? ok(check, `key ${kid} of ${nodeId} was current and unrevoked at ${formatInstant(at)}`);
+}
+
+/**
+ * nodeKeyFinding, and no other node that lists the key has revoked it (or been revoked) by then: a
+ * key several nodes list is trusted through one of them, but a revocation only takes trust away.
+ */
+export function keyStandingFinding(graph: TrustGraph, nodeId: string, kid: string, at: Instant, check: string): Finding {
+  const own = nodeKeyFinding(graph, nodeId, kid, at, check);
+  if (own.status !== 'ok') return own;
+  for (const node of graph.nodes) {
+    const key = node.keys.find((candidate) => candidate.kid === kid);
+    const revoked = node.id !== nodeId && key && revokedKeyFinding(graph, node, key, at, check);
+    if (revoked) return revoked;
+  }
+  return own;
+}
+
+function revokedKeyFinding(graph: TrustGraph, node: TrustNode, key: NodeKey, at: Instant, check: string): Finding | undefined {
+  const revoked = keyRevokedFrom(node.id, key, graph.revocations ?? []);
+  if (revoked === undefined || revoked > at) return undefined;
+  const reason = keyRevokedAt(key) === revoked ? key.revoked!.reason : firstRevocation(graph.revocations ?? [], node.id, key.kid)?.reason;
+  return failed(check, 'KEY_REVOKED', `key ${key.kid} of ${node.id} is revoked from ${formatInstant(revoked)}${reason ? ` (${reason})` : ''}, at or before the signing time ${formatInstant(at)}`);
+}
+
+/** The revocation of the node (with a kid: of the node or of that key of it) that takes effect first. */
+export function firstRevocation(revocations: readonly Revocation[], nodeId: string, kid?: string): Revocation | undefined {
+  const taking = revocations.filter((revocation) => {
+    const subject = parseRevocationSubject(revocation.subject);
+    return subject?.node_id === nodeId && (subject.kid === undefined || subject.kid === kid);
+  });
+  return taking.sort((a, b) => parseInstant(a.effective_at)! - parseInstant(b.effective_at)!)[0];
 }

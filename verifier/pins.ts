@@ -10,9 +10,8 @@
  *
  * Nothing else is trusted: a signature by a key that is not pinned does not verify.
  */
-import { jwkThumbprint, keySetResolver, readProtectedHeader, verifyJson, JwsError, type KeyResolver, type PublicJwk } from '../lib/crypto/index.js';
+import { jwkThumbprint, keyOutOfForce, keySetResolver, readProtectedHeader, verifyJson, JwsError, type KeyResolver, type PublicJwk } from '../lib/crypto/index.js';
 import { failed, info, ok, type Finding } from './report.js';
-import { keyOutOfForce } from '../lib/keys/key-store.js';
 
 /** Input the verifier cannot work with (an unreadable or ill-formed pin): could not check. */
 export class InputError extends Error {
@@ -140,7 +139,8 @@ export function pinnedKey(pins: PinSet, kid: string, material: readonly PublicJw
   return { ...base, ...lifetime };
 }
 
-function safeThumbprint(key: PublicJwk): string | undefined {
+/** The key's RFC 7638 thumbprint, or undefined when it is no key. */
+export function safeThumbprint(key: PublicJwk): string | undefined {
   try {
     return jwkThumbprint(key);
   } catch {
@@ -201,15 +201,20 @@ const iso = (seconds: number) => new Date(seconds * 1000).toISOString();
  * service's keyring, pinned or at hand); a bundle pinned as saved is trusted either way.
  */
 export function anchorBundleFinding(pins: PinSet, material: readonly PublicJwk[] = []): Finding | undefined {
+  return anchorBundleCheck(pins, material)?.finding;
+}
+
+/** anchorBundleFinding, and the pinned key that signed the bundle when it verifies. */
+export function anchorBundleCheck(pins: PinSet, material: readonly PublicJwk[] = []): { finding: Finding; signer?: PublicJwk } | undefined {
   if (!pins.anchorBundle) return undefined;
   const keys = [...pins.kids].map((kid) => pinnedKey(pins, kid, material)).filter((key): key is PublicJwk => key !== undefined);
   try {
     const verified = verifyJson(pins.anchorBundle, keySetResolver(keys));
-    return ok('anchors.bundle', `the pinned anchor bundle verifies under pinned key ${String(verified.header.kid)}`);
+    return { finding: ok('anchors.bundle', `the pinned anchor bundle verifies under pinned key ${String(verified.header.kid)}`), signer: verified.key };
   } catch (error) {
     if (!(error instanceof JwsError)) throw error;
-    if (error.reason === 'UNKNOWN_KEY') return info('anchors.bundle', `the pinned anchor bundle is trusted as saved (its signing key is not pinned: ${error.message})`);
-    return failed('anchors.bundle', `ANCHOR_BUNDLE_${error.reason}`, `the pinned anchor bundle does not verify: ${error.message}`);
+    if (error.reason === 'UNKNOWN_KEY') return { finding: info('anchors.bundle', `the pinned anchor bundle is trusted as saved (its signing key is not pinned: ${error.message})`) };
+    return { finding: failed('anchors.bundle', `ANCHOR_BUNDLE_${error.reason}`, `the pinned anchor bundle does not verify: ${error.message}`) };
   }
 }
 

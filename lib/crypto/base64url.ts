@@ -1,8 +1,7 @@
-/** RFC 4648 §5 base64url without padding, as JOSE uses it. */
-export function encodeBase64Url(bytes: Uint8Array | string): string {
-  const buffer = typeof bytes === 'string' ? Buffer.from(bytes, 'utf8') : Buffer.from(bytes);
-  return buffer.toString('base64url');
-}
+import { decodeBase64UrlChecked } from '../platform/primitives.js';
+
+/** RFC 4648 §5 base64url without padding, as JOSE uses it (a string: of its UTF-8 bytes). */
+export { encodeBase64Url } from '../platform/primitives.js';
 
 const BASE64URL = /^[A-Za-z0-9_-]*$/;
 
@@ -11,5 +10,5 @@ export function decodeBase64Url(text: string): Uint8Array {
   if (!BASE64URL.test(text) || text.length % 4 === 1) {
     throw new TypeError('not base64url');
   }
-  return new Uint8Array(Buffer.from(text, 'base64url'));
+  return decodeBase64UrlChecked(text);
 }

@@ -49,3 +49,16 @@ export function p256PublicJwk(publicKey: Uint8Array): PublicJwk {
     y: encodeBase64Url(publicKey.subarray(33, 65)),
   };
 }
+
+/**
+ * Why a key of a published keyring (lib/keys/key-store.ts: `iat`, `exp`, `revoked.revoked_at`, NumericDate)
+ * was not in force at `at` seconds, or undefined when it was. A revocation without a time counts
+ * from the start.
+ */
+export function keyOutOfForce(key: PublicJwk, at: number): 'not_yet_issued' | 'retired' | 'revoked' | undefined {
+  const revoked = key.revoked as { revoked_at?: unknown } | undefined;
+  if (typeof key.iat === 'number' && at < key.iat) return 'not_yet_issued';
+  if (typeof key.exp === 'number' && at >= key.exp) return 'retired';
+  if (revoked !== undefined && (typeof revoked.revoked_at !== 'number' || at >= revoked.revoked_at)) return 'revoked';
+  return undefined;
+}

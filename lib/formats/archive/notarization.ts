@@ -4,8 +4,7 @@
  * is signed too, so the statement still identifies the bag's content if the bag is ever
  * re-serialized.
  */
-import { JwsError, keySetResolver, signJson, verifyJson, type PublicJwk, type SignedJson, type Signer } from '../../crypto/index.js';
-import { keyOutOfForce } from '../../keys/key-store.js';
+import { JwsError, keyOutOfForce, keySetResolver, signJson, verifyJson, type PublicJwk, type SignedJson, type Signer } from '../../crypto/index.js';
 import { ArchiveError } from './errors.js';
 
 export interface NotarizationClaims {

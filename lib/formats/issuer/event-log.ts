@@ -26,7 +26,7 @@ import {
 } from '../../crypto/index.js';
 import { validateEventPayload, type EventType } from './catalogue.js';
 import { IssuerError } from './errors.js';
-import { appendLeaf, EMPTY_FRONTIER, leafHash, sha256, type Frontier } from './merkle.js';
+import { appendLeaf, EMPTY_FRONTIER, hashToHex, leafHash, sha256, type Frontier } from './merkle.js';
 import { applyEvent, INITIAL_STATUS, type PassportStatus } from './status.js';
 
 /** The trust marker of events the issuer signs itself (spec: "carries trust marker Attested"). */
@@ -78,7 +78,7 @@ export function signedFormFromUnsigned(unsignedCanonical: string, event: Pick<Ev
 
 /** Hex SHA-256 of the canonical signed form: the next event's prev_hash. */
 export function eventDigest(event: EventRecord): string {
-  return Buffer.from(sha256(eventBytes(event))).toString('hex');
+  return hashToHex(sha256(eventBytes(event)));
 }
 
 /** The RFC 6962 leaf hash of an event. */

@@ -17,6 +17,8 @@ import { verifyLogHead, type SignedLogHead } from './checkpoint.js';
 import { hashToHex, leafHash, merkleRoot, sha256, type Hash } from './merkle.js';
 import { applyEvent, INITIAL_STATUS, type PassportStatus } from './status.js';
 
+const utf8 = new TextEncoder();
+
 export type LogProblemCode =
   | 'MALFORMED_EVENT'
   | 'SEQ_OUT_OF_ORDER'
@@ -88,7 +90,7 @@ export async function verifyLog(events: readonly unknown[], head: SignedLogHead 
       // Its canonical form, when it has one, is still what the log committed to.
       const bytes = canonicalBytesOrUndefined(value);
       leaves.push(leafHash(bytes ?? new Uint8Array(0)));
-      previousDigest = bytes ? Buffer.from(sha256(bytes)).toString('hex') : '';
+      previousDigest = bytes ? hashToHex(sha256(bytes)) : '';
       return;
     }
     const event = value as EventRecord;
@@ -108,7 +110,7 @@ export async function verifyLog(events: readonly unknown[], head: SignedLogHead 
     if (event.recorded_at < previousTime) {
       chain.push({ code: 'TIME_REGRESSION', seq: position, message: `event ${position} was recorded at ${event.recorded_at}, before event ${position - 1}` });
     }
-    previousDigest = Buffer.from(sha256(signedBytes)).toString('hex');
+    previousDigest = hashToHex(sha256(signedBytes));
     previousTime = event.recorded_at;
     leaves.push(leafHash(signedBytes));
 
@@ -164,7 +166,7 @@ export async function verifyLog(events: readonly unknown[], head: SignedLogHead 
 
 async function signatureFailure(event: EventRecord, unsignedText: string, resolveKey: KeyResolver): Promise<Omit<SignatureFailure, 'seq'> | undefined> {
   if (event.trust !== ATTESTED) return { reason: 'NOT_ATTESTED', message: `trust is ${JSON.stringify(event.trust)}, not "Attested"` };
-  return eventSignatureFailureAsync(event, Buffer.from(unsignedText, 'utf8'), resolveKey);
+  return eventSignatureFailureAsync(event, utf8.encode(unsignedText), resolveKey);
 }
 
 /** The bytes the log commits to, and the text the signature covers. */
@@ -174,10 +176,10 @@ function signedAndUnsigned(event: EventRecord, text: string | undefined): { unsi
     const member = `,"signature":${JSON.stringify(event.signature)}`;
     const at = text.indexOf(member);
     const unsignedText = at > 0 && text.indexOf(member, at + 1) < 0 ? text.slice(0, at) + text.slice(at + member.length) : canonicalizeUnsigned(event);
-    return { unsignedText, signedBytes: Buffer.from(text, 'utf8') };
+    return { unsignedText, signedBytes: utf8.encode(text) };
   }
   const unsignedText = canonicalizeUnsigned(event);
-  return { unsignedText, signedBytes: Buffer.from(signedFormFromUnsigned(unsignedText, event), 'utf8') };
+  return { unsignedText, signedBytes: utf8.encode(signedFormFromUnsigned(unsignedText, event)) };
 }
 
 function canonicalizeUnsigned(event: EventRecord): string {
@@ -200,7 +202,7 @@ function checkHead(passportId: string, size: number, head: SignedLogHead | undef
 
 function canonicalBytesOrUndefined(value: unknown): Uint8Array | undefined {
   try {
-    return new TextEncoder().encode(canonicalize(value));
+    return utf8.encode(canonicalize(value));
   } catch {
     return undefined;
   }

@@ -6,25 +6,19 @@
  * frontier (a compact range covering [0, size)) lets an appender compute the next root from a
  * handful of stored hashes instead of the whole log.
  */
-import { hash } from 'node:crypto';
 // Hex without Buffer, so that the pack decoder also runs in the verification page.
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
+import { sha256 } from '../../platform/primitives.js';
 
 export type Hash = Uint8Array;
 
 const LEAF_PREFIX = new Uint8Array([0x00]);
 const NODE_PREFIX = new Uint8Array([0x01]);
 
-/**
- * Node's one-shot SHA-256 (OpenSSL): three times faster than a JavaScript one on log-sized inputs,
- * and without the Hash object a verdict would otherwise make for each of its ~3n hashes.
- */
-export function sha256(...parts: Uint8Array[]): Hash {
-  const digest = hash('sha256', parts.length === 1 ? parts[0]! : Buffer.concat(parts), 'buffer');
-  return new Uint8Array(digest.buffer, digest.byteOffset, digest.byteLength);
-}
+/** SHA-256 of the parts, one after another (OpenSSL's, one-shot, in Node). */
+export { sha256 };
 
-/** MTH({}) = SHA-256(""), written out: computing it at load time would need node:crypto in the verification page. */
+/** MTH({}) = SHA-256(""), written out. */
 export const EMPTY_ROOT: Hash = hexToBytes('e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855');
 
 /** SHA-256(0x00 || entry). */

@@ -8,8 +8,8 @@
  * alphanumeric capacity of a version 22 QR code at error correction level M (ISO/IEC 18004
  * table 7).
  */
-import { deflateSync, inflateSync } from 'node:zlib';
 import { canonicalBytes, type KeyResolver, type Signer } from '../../crypto/index.js';
+import { deflateZlib, inflateZlib } from '../../platform/primitives.js';
 import { decodeBase45, encodeBase45 } from './base45.js';
 import { capabilityClassClaims, isCapabilityClass, OPTIONAL_CLAIMS, type CapabilityClass, type OptionalClaim } from './capability.js';
 import { verifyLogHead, type SignedLogHead } from './checkpoint.js';
@@ -123,7 +123,7 @@ export function mintPack(claims: PackClaims, signer: Signer, budget: number = DE
     throw new IssuerError('WRONG_SIGNING_ALGORITHM', 'the pack carrier signature is ES256', { expected: 'ES256', actual: signer.alg });
   }
   const payload = encodeCbor(claimsToMap(claims));
-  const text = PACK_PREFIX + encodeBase45(deflateSync(encodeCoseSign1(payload, signer), { level: 9 }));
+  const text = PACK_PREFIX + encodeBase45(deflateZlib(encodeCoseSign1(payload, signer)));
   if (text.length > budget) {
     throw new IssuerError('PACK_OVER_BUDGET', `the pack has ${text.length} characters, over the QR budget of ${budget}`, {
       size: text.length,
@@ -151,18 +151,15 @@ export function decodePack(text: string): DecodedPack {
   }
   let coseBytes: Uint8Array;
   try {
-    coseBytes = inflateSync(compressed, { maxOutputLength: MAX_INFLATED_BYTES });
+    coseBytes = inflateZlib(compressed, MAX_INFLATED_BYTES);
   } catch {
     return malformed(`not zlib data of at most ${MAX_INFLATED_BYTES} bytes`);
   }
   return decodeInflatedPack(coseBytes);
 }
 
-/**
- * The inner layers of a pack, once inflated: COSE_Sign1 and the CBOR claims, unverified. A browser
- * undoes the outer layers itself (it inflates with DecompressionStream, capped at MAX_INFLATED_BYTES).
- */
-export function decodeInflatedPack(coseBytes: Uint8Array): DecodedPack {
+/** The inner layers of a pack, once inflated: COSE_Sign1 and the CBOR claims, unverified. */
+function decodeInflatedPack(coseBytes: Uint8Array): DecodedPack {
   let cose: ReturnType<typeof decodeCoseSign1>;
   let claimsMap: unknown;
   try {
@@ -202,17 +199,17 @@ export function verifyPack(text: string, resolveKey: KeyResolver): PackCheck {
   const { claims, kid } = decoded;
   const carrier = verifyCoseSign1({ ...decoded.cose, kid }, resolveKey);
   if (!carrier.ok) return { ok: false, reason: carrier.reason, message: carrier.message, claims, kid };
-  if (!claims.log_head) return { ok: true, claims, kid, log_head_signature: 'absent' };
-  const head: SignedLogHead = {
-    passport_id: claims.sub,
-    size: claims.log.size,
-    root_hash: claims.log.root_hash,
-    timestamp: claims.log_head.timestamp,
-    signature: claims.log_head.signature,
-  };
+  const head = packLogHead(claims);
+  if (!head) return { ok: true, claims, kid, log_head_signature: 'absent' };
   const headCheck = verifyLogHead(head, resolveKey);
   if (!headCheck.ok) return { ok: false, reason: 'BAD_LOG_HEAD_SIGNATURE', log_head_reason: headCheck.reason, message: `the embedded log head does not verify: ${headCheck.message}`, claims, kid };
   return { ok: true, claims, kid, log_head_signature: 'verified' };
+}
+
+/** The signed log head a verify-offline pack embeds, whole again: its claims sub and log with log_head. */
+export function packLogHead(claims: PackClaims): SignedLogHead | undefined {
+  if (!claims.log_head) return undefined;
+  return { passport_id: claims.sub, size: claims.log.size, root_hash: claims.log.root_hash, timestamp: claims.log_head.timestamp, signature: claims.log_head.signature };
 }
 
 function claimsToMap(claims: PackClaims): Map<number, unknown> {
