@@ -14,6 +14,7 @@ export const UNIT = [
   'test/foundation/prisma-clients.test.ts',
   'test/foundation/system-packages.test.ts',
   'test/lib/admin-log.test.ts',
+  'test/lib/refusal-log.test.ts',
   'test/lib/crypto.test.ts',
   'test/lib/database-unavailable.test.ts',
   'test/lib/process-hooks.test.ts',

@@ -6,7 +6,7 @@
  *
  * Kinds: GET of an unknown passport (404, a new id every request, as test/ops/metrics.test.ts asks
  * 10,000), GET of a passport (200), a GraphQL query across the four subgraphs posted to the gateway,
- * an event appended through the facade, and the facade's 404 query sent to the gateway and straight
+ * an event appended through the facade, a passport creation refused for want of a token (401), and the facade's 404 query sent to the gateway and straight
  * to the issuer subgraph (what each hop adds). KINDS=<name start>,… picks some; CONNECTIONS=1 asks
  * one request at a time, as most tests do (the gateway then has nothing to batch). METRICS=off runs the
  * stack with metrics off (bench/support.ts passes METRICS through), to compare with the default on. tsx/esm rather
@@ -37,6 +37,7 @@ const AMOUNTS = {
   'GET passport 200': 1000,
   'GraphQL across 4 subgraphs': 400,
   'POST event': 400,
+  'POST passport refused': 2000,
   '404 query at the gateway': 2000,
   '404 query at the subgraph': 2000,
 };
@@ -108,6 +109,14 @@ try {
       paths: ids.map((id) => `${issuerPath}/passports/${id}/events`),
       pick: 'request' as const,
       expect: '2xx',
+    }),
+    // A write refused at the facade for want of a token (401): what refusing, and logging the refusal, costs.
+    'POST passport refused': () => ({
+      url: `${issuer}/passports`,
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ identity: 'https://id.gs1.org/01/09520123456788/21/SN-REFUSED', type_ref: { id: 'bench-battery', version: 1 }, config_vector: { chemistry: 'LFP' } }),
+      expect: 'non2xx',
     }),
   };
   type Kind = keyof typeof kinds;

@@ -69,10 +69,14 @@ interface GatewayContext {
  * send the same fetches, which the subgraph would answer alike. Requests are shared by URL,
  * credentials and body, and only queries: a mutation is always sent once per request. The entry is
  * dropped as soon as the answer arrives, so nothing is cached beyond one round trip and every request
- * sees an answer begun after it was sent. Each caller parses the shared text itself (parsedAnswer):
+ * sees an answer begun after it was sent. An answer that refuses the caller is not shared: each
+ * refusal is logged by the subgraph that makes it. Each caller parses the shared text itself (parsedAnswer):
  * the gateway merges subgraph data into the result it builds, so one parsed object must not serve
  * two requests.
  */
+/** An answer with a refusal of the caller's credentials or role in it (or text that looks like one). */
+const MAY_CARRY_REFUSAL = /"code":"(MISSING_TOKEN|INVALID_TOKEN|INSUFFICIENT_ROLE)"/;
+
 export function sharingPost(post: JsonPost = jsonPoster()): JsonPost {
   const inFlight = new Map<string, { answer: Promise<JsonAnswer>; callers: number }>();
   return (url, body, headers = {}) => {
@@ -82,7 +86,8 @@ export function sharingPost(post: JsonPost = jsonPoster()): JsonPost {
     const shared = inFlight.get(key);
     if (shared) {
       shared.callers += 1;
-      return shared.answer;
+      // A refusal is each caller's own: the subgraph logs every refused admin request (lib/audit/refusal-log.ts), so a caller whose shared answer may carry one asks again by itself.
+      return shared.answer.then((answer) => (MAY_CARRY_REFUSAL.test(answer.text) ? post(url, body, headers) : answer));
     }
     const entry = { callers: 1, answer: undefined as unknown as Promise<JsonAnswer> };
     entry.answer = post(url, body, headers).then(

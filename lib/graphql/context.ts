@@ -14,7 +14,7 @@ export interface RequestContext extends Caller {
    */
   httpRequest: object;
   /** Admin fields refused to this request, for the admin log (admin-log-plugin.ts). */
-  refusals: { action: string; refusal: Refusal }[];
+  refusals: { action: string; refusal: Pick<Refusal, 'detail'> & { status: number; code: string } }[];
   /** The caller's Authorization header, passed on when a service asks another on the caller's behalf. */
   authorization?: string;
 }

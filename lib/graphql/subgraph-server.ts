@@ -77,7 +77,7 @@ export async function serveSubgraph(subgraph: Subgraph, listen: { host: string; 
       ...noPhoneHomePlugins(),
       ApolloServerPluginInlineTraceDisabled(),
       ...(options.gatewaySecret ? [gatewayCredentialPlugin<RequestContext>(options.gatewaySecret)] : []),
-      adminLogPlugin(subgraph.adminLog, (error) => app.log.error({ err: error }, 'admin log not written')),
+      adminLogPlugin(subgraph.adminLog, subgraph.refusals, (error) => app.log.error({ err: error }, 'admin log not written')),
       operationMetricsPlugin(subgraph.metrics),
       ...armor.plugins,
       ...(tracer ? [graphqlTracingPlugin<RequestContext>(tracer)] : []),

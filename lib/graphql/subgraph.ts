@@ -5,6 +5,8 @@ import 'reflect-metadata';
  */
 import type { GraphQLSchema } from 'graphql';
 import type { AdminLog } from '../audit/admin-log.js';
+import type { RefusalLog } from '../audit/refusal-log.js';
+import { refusalReportKey } from '../audit/refusal-report.js';
 import type { AccessTokens } from '../auth/tokens.js';
 import { publicUrlsOfConfig, type PublicUrls } from '../config/public-urls.js';
 import { loadRuntimeConfig } from '../config/runtime.js';
@@ -53,6 +55,7 @@ export interface Subgraph {
   name: ServiceName;
   schema: GraphQLSchema;
   adminLog: AdminLog;
+  refusals: RefusalLog;
   /** SQL statements the subgraph has sent so far. */
   statements(): number;
   operations: Operations;
@@ -80,6 +83,8 @@ export function defineSubgraph<P extends ServicePrismaClient, D>(definition: Sub
       health: () => kernel.health(),
       keys: kernel.keys,
       adminLog: kernel.adminLog,
+      refusals: kernel.refusals,
+      refusalReportKey: refusalReportKey(tokens),
       keysChanged: (context) => gateway.request(PLACE_PLATFORM_KEYS, {}, context.authorization).then(() => undefined),
       keyPlacementFailed: () => kernel.metrics.keyPlacementFailed('rotation'),
     });
@@ -103,6 +108,7 @@ export function defineSubgraph<P extends ServicePrismaClient, D>(definition: Sub
       name: definition.name,
       schema,
       adminLog: kernel.adminLog,
+      refusals: kernel.refusals,
       statements: () => kernel.statements.count,
       operations,
       metrics,
