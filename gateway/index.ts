@@ -23,6 +23,7 @@ import { graphqlTracingPlugin, serverTracer, traceRequests } from '../lib/ops/tr
 import { problem } from '../lib/problem.js';
 import { jsonPoster, type JsonAnswer } from '../lib/http/post-json.js';
 import { noPhoneHomePlugins, type ListeningServer } from '../lib/graphql/subgraph-server.js';
+import { faultLoggingPlugin, type LoggingContext } from '../lib/graphql/errors.js';
 import { composeSupergraph, type SubgraphEndpoint } from './composition.js';
 import { apolloArmor } from '../lib/graphql/limits.js';
 import { GATEWAY_CREDENTIAL_HEADER } from '../lib/graphql/gateway-credential.js';
@@ -54,8 +55,10 @@ export interface GatewayOptions {
   operations?: Operations;
 }
 
-interface GatewayContext {
+interface GatewayContext extends LoggingContext {
   authorization?: string;
+  /** The request's id (`x-request-id`), passed on to the subgraphs so that their log lines of it carry it. */
+  requestId?: string;
 }
 
 /**
@@ -168,8 +171,9 @@ export class SubgraphDataSource implements GraphQLDataSource<GatewayContext> {
     const headers: Record<string, string> = {};
     for (const [name, value] of request.http?.headers ?? []) headers[name.toLowerCase()] = value;
     headers['content-type'] = 'application/json';
-    const authorization = (options.context as GatewayContext | undefined)?.authorization;
+    const { authorization, requestId } = (options.context as GatewayContext | undefined) ?? {};
     if (authorization) headers.authorization = authorization;
+    if (requestId) headers['x-request-id'] = requestId;
     if (this.subgraphSecret) headers[GATEWAY_CREDENTIAL_HEADER] = this.subgraphSecret;
     const { query, http: _http, ...rest } = request;
     if (!query) throw new Error('Missing query');
@@ -292,9 +296,17 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     },
   });
   const armor = apolloArmor<GatewayContext>(options.limits, options.introspection);
+  const formatError = formatGatewayError(options.limits);
   const apollo = new ApolloServer<GatewayContext>({
     gateway,
-    plugins: [...noPhoneHomePlugins(), operationMetricsPlugin(metrics), ...armor.plugins, unknownOperationPlugin, ...(tracer ? [graphqlTracingPlugin<GatewayContext>(tracer)] : [])],
+    plugins: [
+      ...noPhoneHomePlugins(),
+      operationMetricsPlugin(metrics),
+      faultLoggingPlugin<GatewayContext>(formatError),
+      ...armor.plugins,
+      unknownOperationPlugin,
+      ...(tracer ? [graphqlTracingPlugin<GatewayContext>(tracer)] : []),
+    ],
     parseOptions: armor.parseOptions,
     validationRules: armor.validationRules,
     allowBatchedHttpRequests: false,
@@ -302,7 +314,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     // here every credential is a bearer token a browser never attaches by itself, and GET runs
     // queries only, so plain GETs (persisted queries, HTTP caches, the spec's URL-encoded form) are served.
     csrfPrevention: false,
-    formatError: formatGatewayError(options.limits),
+    formatError,
     includeStacktraceInErrorResponses: false,
     // The process owns its signals (bin/lifecycle.ts) and stops every part in order.
     stopOnTerminationSignals: false,
@@ -334,7 +346,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   app.setErrorHandler(graphqlErrorHandler('gateway', options.bodyLimit));
   app.setNotFoundHandler((_request, reply) => reply.code(404).type('application/json; charset=utf-8').send(Buffer.from('{"error":"not found"}')));
 
-  const serveGraphql = fastifyApolloHandler(apollo, { context: async (request) => ({ authorization: request.headers.authorization }) });
+  const serveGraphql = fastifyApolloHandler(apollo, { context: async (request) => ({ authorization: request.headers.authorization, requestId: request.id, log: request.log }) });
   app.route({
     method: ['GET', 'POST'],
     url: '/graphql',

@@ -137,10 +137,13 @@ export async function startFacade(options: FacadeOptions): Promise<RunningFacade
   const postToGateway = jsonPoster({ tracer });
   const operations = options.operations ?? new Operations();
   const readiness = { gateway: peerReady(new URL('/readyz', options.gatewayUrl).href, 'the gateway') };
-  async function callGateway(operation: string, variables: Record<string, unknown>, authorization: string | undefined) {
+  /** `requestId`: the request's own, passed on (`x-request-id`) so that every server's log lines of it carry it, traced or not. */
+  async function callGateway(operation: string, variables: Record<string, unknown>, authorization: string | undefined, requestId?: string) {
     let answer: JsonAnswer;
+    const headers: Record<string, string> = requestId ? { 'x-request-id': requestId } : {};
+    if (authorization) headers.authorization = authorization;
     try {
-      answer = await postToGateway(options.gatewayUrl, JSON.stringify({ query: operation, variables }), authorization ? { authorization } : {});
+      answer = await postToGateway(options.gatewayUrl, JSON.stringify({ query: operation, variables }), headers);
     } catch {
       throw new RequestProblem(problem(503, 'GATEWAY_UNAVAILABLE', 'The GraphQL gateway does not answer.'), { 'retry-after': '5' });
     }
@@ -216,12 +219,12 @@ export async function startFacade(options: FacadeOptions): Promise<RunningFacade
       publicUrls,
       routes: table.routes,
       request: routeRequest,
-      graphql: (operation, more) => callGateway(operation, more, authorization),
+      graphql: (operation, more) => callGateway(operation, more, authorization, request.id),
     };
     if (route.readsAdminLog) await refusalReports.flush(table.service);
     let data: Record<string, unknown>;
     try {
-      data = await callGateway(route.operation, route.variables?.(routeRequest) ?? {}, authorization);
+      data = await callGateway(route.operation, route.variables?.(routeRequest) ?? {}, authorization, request.id);
     } catch (error) {
       // A route may add to a service's problem what only the facade knows (e.g. the URL of a passport it names).
       if (route.problem && error instanceof RequestProblem) throw new RequestProblem(route.problem(error.details, context), error.headers);

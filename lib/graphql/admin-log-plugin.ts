@@ -27,7 +27,9 @@ function targetOf(args: Record<string, unknown>): string | null {
  * log, which itemises or counts them (lib/audit/refusal-log.ts). It hooks into mutations' root
  * fields only, so queries pay nothing for it.
  */
-export function adminLogPlugin(adminLog: AdminLog, refusalLog: RefusalLog, onFailure: (error: unknown) => void): ApolloServerPlugin<RequestContext> {
+export function adminLogPlugin(adminLog: AdminLog, refusalLog: RefusalLog): ApolloServerPlugin<RequestContext> {
+  // Logged with the request's logger, so that the line carries the request's id.
+  const failed = (context: RequestContext) => (error: unknown) => context.log.error({ err: error }, 'admin log not written');
   return {
     async requestDidStart() {
       return {
@@ -41,7 +43,7 @@ export function adminLogPlugin(adminLog: AdminLog, refusalLog: RefusalLog, onFai
             .record(
               refused.map(({ action, refusal }) => ({ refusal: { actor, role, action, outcome: refusal.code, status: refusal.status, detail: refusal.detail }, count: 1, times: [at], last: at })),
             )
-            .catch(onFailure);
+            .catch(failed(contextValue));
         },
         async executionDidStart({ operation, contextValue }) {
           if (operation.operation !== 'mutation' || !contextValue.principal) return;
@@ -62,7 +64,7 @@ export function adminLogPlugin(adminLog: AdminLog, refusalLog: RefusalLog, onFai
                       outcome: error ? (details?.code ?? 'INTERNAL_ERROR') : 'ok',
                       detail: details ? { status: details.status, detail: details.detail } : null,
                     })
-                    .catch(onFailure),
+                    .catch(failed(contextValue)),
                 );
               };
             },

@@ -2,9 +2,11 @@ import type { AuthChecker } from 'type-graphql';
 import { challengeOf, identify, refusalOf, type AccessTokens, type Caller, type Refusal, type Role } from '../auth/tokens.js';
 import type { PendingEntry } from '../audit/admin-log.js';
 import { ProblemError } from '../problem.js';
+import type { FastifyBaseLogger } from 'fastify';
+import type { LoggingContext } from './errors.js';
 
 /** What every resolver knows about the request: who is calling, if anyone. */
-export interface RequestContext extends Caller {
+export interface RequestContext extends Caller, LoggingContext {
   /** The admin-log entry of each mutation field of the request, by response key (admin-log-plugin.ts). */
   pendingEntries: Map<string | number, PendingEntry>;
   /**
@@ -19,8 +21,8 @@ export interface RequestContext extends Caller {
   authorization?: string;
 }
 
-export function requestContext(tokens: AccessTokens, authorization: string | undefined): RequestContext {
-  return { ...identify(tokens, authorization), pendingEntries: new Map(), httpRequest: {}, refusals: [], ...(authorization !== undefined && { authorization }) };
+export function requestContext(tokens: AccessTokens, authorization: string | undefined, log: FastifyBaseLogger): RequestContext {
+  return { ...identify(tokens, authorization), log, pendingEntries: new Map(), httpRequest: {}, refusals: [], ...(authorization !== undefined && { authorization }) };
 }
 
 /**

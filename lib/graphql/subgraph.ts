@@ -3,6 +3,7 @@ import 'reflect-metadata';
  * A service as an Apollo Federation subgraph: its kernel, its resolvers and the schema built from
  * them. Each service's `index.ts` declares one with `defineSubgraph`.
  */
+import type { FastifyBaseLogger } from 'fastify';
 import type { GraphQLSchema } from 'graphql';
 import type { AdminLog } from '../audit/admin-log.js';
 import type { RefusalLog } from '../audit/refusal-log.js';
@@ -62,7 +63,8 @@ export interface Subgraph {
   metrics: ServerMetrics;
   /** The conditions of its readiness probe (database reachable and migrated, keys unsealed). */
   readiness: Record<string, ReadinessCheck>;
-  context(authorization: string | undefined): RequestContext;
+  /** A request's context: its caller, and its logger (the request's, bound to its ids). */
+  context(authorization: string | undefined, log: FastifyBaseLogger): RequestContext;
   /** Runs the definition's graphReady, if any: call it once the gateway serves every subgraph. */
   graphReady(): Promise<void>;
   close(): Promise<void>;
@@ -113,7 +115,7 @@ export function defineSubgraph<P extends ServicePrismaClient, D>(definition: Sub
       operations,
       metrics,
       readiness: kernel.readiness,
-      context: (authorization) => requestContext(tokens, authorization),
+      context: (authorization, log) => requestContext(tokens, authorization, log),
       graphReady: async () => definition.graphReady?.(dependencies, gateway),
       close: () => kernel.close(),
     };
