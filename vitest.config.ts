@@ -52,6 +52,8 @@ export const LONGEST_FIRST = [
   'test/first-contact/split-processes.test.ts',
   'test/first-contact/oversized-bodies.test.ts',
   'test/ops/traces-and-logs.test.ts',
+  'test/ops/logs-untraced.test.ts',
+  'test/ops/public-sampling.test.ts',
   'test/foundation/migrations.test.ts',
   'test/rest-facade/openapi-responses.test.ts',
   'test/gateway/one-graph.test.ts',

@@ -20,7 +20,9 @@
  * TRACED=ab (with tracing on: an OTLP endpoint and OTEL_TRACES_SAMPLER=parentbased_always_off) runs
  * each kind twice a round, its requests carrying a caller's `traceparent` that is sampled, then one
  * that is not: what a sampled request costs against an unsampled one, in one process, the two
- * measured minutes apart rather than in runs far apart on a machine whose speed drifts.
+ * measured minutes apart rather than in runs far apart on a machine whose speed drifts. The flag
+ * decides at a subgraph only: the facade and the gateway sample at their own ratio
+ * (docs/OPERATIONS.md, "Traces"), 0 under parentbased_always_off.
  */
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
