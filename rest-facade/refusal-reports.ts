@@ -11,7 +11,7 @@ import type { ServiceName } from '../lib/config/services.js';
 import { REFUSAL_LIMITS, type Refusal, type RefusalsOfAKind } from '../lib/audit/refusal-log.js';
 
 /** How long refusals are gathered before they are sent: the longest a refusal waits to be in its admin log. */
-export const REPORT_INTERVAL_MS = 100;
+const REPORT_INTERVAL_MS = 100;
 /** How long a report the gateway did not take waits before it is sent again. */
 const RETRY_MS = 5_000;
 

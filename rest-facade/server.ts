@@ -164,7 +164,8 @@ export async function startFacade(options: FacadeOptions): Promise<RunningFacade
   /**
    * A write or admin operation refused here never reaches its service, which keeps every refused
    * write and admin request in its admin log: the refusals are gathered and reported to it, signed,
-   * a few times a second (refusal-reports.ts). Without tokens nothing could be signed, nor is anything refused but for want of one.
+   * a few times a second (refusal-reports.ts). A platform without tokens has no key to sign them
+   * with (every write is refused there): its refusals are not reported.
    */
   const reportKey = refusalReportKey(options.tokens);
   const refusalReports = new RefusalReports(async (service: ServiceName, refusals: RefusalsOfAKind[]) => {
