@@ -5,7 +5,7 @@
  * such kind, the first REFUSAL_LIMITS.itemsPerKind of a window are itemised, one entry each, and
  * no more than REFUSAL_LIMITS.itemsPerWindow of all kinds together; the rest are counted, and
  * written as one entry per kind whose `detail.count` says how many refusals it stands for (an
- * itemised entry stands for one), from `detail.first_at` to `detail.last_at`. Counts are written
+ * itemised entry stands for one), made between `detail.first_at` and `detail.last_at`. Counts are written
  * at the end of their window, before the log is read (so a reader sees every refusal made before
  * the read) and when the service stops. An entry that cannot be written is counted instead, and
  * counts that cannot be written are kept for the next try: they are lost only if the process ends
@@ -97,7 +97,8 @@ export class RefusalLog {
       for (const at of times.slice(0, items)) rows.push(itemRow(refusal, at));
       kind.itemised += items;
       this.#itemisedInWindow += items;
-      if (count > items) this.#count(kind, count - items, times[items] ?? last, last);
+      // Those not itemised came after the itemised ones: from the first time left, or the last one known.
+      if (count > items) this.#count(kind, count - items, times[items] ?? times.at(-1)!, last);
     }
     return rows.length ? this.#write(rows) : Promise.resolve();
   }
