@@ -6,7 +6,7 @@
  *
  * Kinds: GET of an unknown passport (404, a new id every request, as test/ops/metrics.test.ts asks
  * 10,000), GET of a passport (200), a GraphQL query across the four subgraphs posted to the gateway,
- * an event appended through the facade, and the facade's 404 query sent to the gateway and straight
+ * an event appended through the facade, a passport creation refused for want of a token (401), and the facade's 404 query sent to the gateway and straight
  * to the issuer subgraph (what each hop adds). KINDS=<name start>,… picks some; CONNECTIONS=1 asks
  * one request at a time, as most tests do (the gateway then has nothing to batch). METRICS=off runs the
  * stack with metrics off (bench/support.ts passes METRICS through), to compare with the default on. tsx/esm rather
@@ -20,7 +20,9 @@
  * TRACED=ab (with tracing on: an OTLP endpoint and OTEL_TRACES_SAMPLER=parentbased_always_off) runs
  * each kind twice a round, its requests carrying a caller's `traceparent` that is sampled, then one
  * that is not: what a sampled request costs against an unsampled one, in one process, the two
- * measured minutes apart rather than in runs far apart on a machine whose speed drifts.
+ * measured minutes apart rather than in runs far apart on a machine whose speed drifts. The flag
+ * decides at a subgraph only: the facade and the gateway sample at their own ratio
+ * (docs/OPERATIONS.md, "Traces"), 0 under parentbased_always_off.
  */
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
@@ -37,6 +39,7 @@ const AMOUNTS = {
   'GET passport 200': 1000,
   'GraphQL across 4 subgraphs': 400,
   'POST event': 400,
+  'POST passport refused': 2000,
   '404 query at the gateway': 2000,
   '404 query at the subgraph': 2000,
 };
@@ -108,6 +111,14 @@ try {
       paths: ids.map((id) => `${issuerPath}/passports/${id}/events`),
       pick: 'request' as const,
       expect: '2xx',
+    }),
+    // A write refused at the facade for want of a token (401): what refusing, and logging the refusal, costs.
+    'POST passport refused': () => ({
+      url: `${issuer}/passports`,
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ identity: 'https://id.gs1.org/01/09520123456788/21/SN-REFUSED', type_ref: { id: 'bench-battery', version: 1 }, config_vector: { chemistry: 'LFP' } }),
+      expect: 'non2xx',
     }),
   };
   type Kind = keyof typeof kinds;

@@ -23,6 +23,7 @@ import { graphqlTracingPlugin, serverTracer, traceRequests } from '../lib/ops/tr
 import { problem } from '../lib/problem.js';
 import { jsonPoster, type JsonAnswer } from '../lib/http/post-json.js';
 import { noPhoneHomePlugins, type ListeningServer } from '../lib/graphql/subgraph-server.js';
+import { faultLoggingPlugin, type LoggingContext } from '../lib/graphql/errors.js';
 import { composeSupergraph, type SubgraphEndpoint } from './composition.js';
 import { apolloArmor } from '../lib/graphql/limits.js';
 import { GATEWAY_CREDENTIAL_HEADER } from '../lib/graphql/gateway-credential.js';
@@ -54,8 +55,10 @@ export interface GatewayOptions {
   operations?: Operations;
 }
 
-interface GatewayContext {
+interface GatewayContext extends LoggingContext {
   authorization?: string;
+  /** The request's id (`x-request-id`), passed on to the subgraphs so that their log lines of it carry it. */
+  requestId?: string;
 }
 
 /**
@@ -69,10 +72,14 @@ interface GatewayContext {
  * send the same fetches, which the subgraph would answer alike. Requests are shared by URL,
  * credentials and body, and only queries: a mutation is always sent once per request. The entry is
  * dropped as soon as the answer arrives, so nothing is cached beyond one round trip and every request
- * sees an answer begun after it was sent. Each caller parses the shared text itself (parsedAnswer):
+ * sees an answer begun after it was sent. An answer that refuses the caller is not shared: each
+ * refusal is logged by the subgraph that makes it. Each caller parses the shared text itself (parsedAnswer):
  * the gateway merges subgraph data into the result it builds, so one parsed object must not serve
  * two requests.
  */
+/** An answer with a refusal of the caller's credentials or role in it (or text that looks like one). */
+const MAY_CARRY_REFUSAL = /"code":"(MISSING_TOKEN|INVALID_TOKEN|INSUFFICIENT_ROLE)"/;
+
 export function sharingPost(post: JsonPost = jsonPoster()): JsonPost {
   const inFlight = new Map<string, { answer: Promise<JsonAnswer>; callers: number }>();
   return (url, body, headers = {}) => {
@@ -82,7 +89,8 @@ export function sharingPost(post: JsonPost = jsonPoster()): JsonPost {
     const shared = inFlight.get(key);
     if (shared) {
       shared.callers += 1;
-      return shared.answer;
+      // A refusal is each caller's own: the subgraph logs every refused admin request (lib/audit/refusal-log.ts), so a caller whose shared answer may carry one asks again by itself.
+      return shared.answer.then((answer) => (MAY_CARRY_REFUSAL.test(answer.text) ? post(url, body, headers) : answer));
     }
     const entry = { callers: 1, answer: undefined as unknown as Promise<JsonAnswer> };
     entry.answer = post(url, body, headers).then(
@@ -163,8 +171,9 @@ export class SubgraphDataSource implements GraphQLDataSource<GatewayContext> {
     const headers: Record<string, string> = {};
     for (const [name, value] of request.http?.headers ?? []) headers[name.toLowerCase()] = value;
     headers['content-type'] = 'application/json';
-    const authorization = (options.context as GatewayContext | undefined)?.authorization;
+    const { authorization, requestId } = (options.context as GatewayContext | undefined) ?? {};
     if (authorization) headers.authorization = authorization;
+    if (requestId) headers['x-request-id'] = requestId;
     if (this.subgraphSecret) headers[GATEWAY_CREDENTIAL_HEADER] = this.subgraphSecret;
     const { query, http: _http, ...rest } = request;
     if (!query) throw new Error('Missing query');
@@ -287,9 +296,17 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     },
   });
   const armor = apolloArmor<GatewayContext>(options.limits, options.introspection);
+  const formatError = formatGatewayError(options.limits);
   const apollo = new ApolloServer<GatewayContext>({
     gateway,
-    plugins: [...noPhoneHomePlugins(), operationMetricsPlugin(metrics), ...armor.plugins, unknownOperationPlugin, ...(tracer ? [graphqlTracingPlugin<GatewayContext>(tracer)] : [])],
+    plugins: [
+      ...noPhoneHomePlugins(),
+      operationMetricsPlugin(metrics),
+      faultLoggingPlugin<GatewayContext>(formatError),
+      ...armor.plugins,
+      unknownOperationPlugin,
+      ...(tracer ? [graphqlTracingPlugin<GatewayContext>(tracer)] : []),
+    ],
     parseOptions: armor.parseOptions,
     validationRules: armor.validationRules,
     allowBatchedHttpRequests: false,
@@ -297,7 +314,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     // here every credential is a bearer token a browser never attaches by itself, and GET runs
     // queries only, so plain GETs (persisted queries, HTTP caches, the spec's URL-encoded form) are served.
     csrfPrevention: false,
-    formatError: formatGatewayError(options.limits),
+    formatError,
     includeStacktraceInErrorResponses: false,
     // The process owns its signals (bin/lifecycle.ts) and stops every part in order.
     stopOnTerminationSignals: false,
@@ -329,7 +346,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   app.setErrorHandler(graphqlErrorHandler('gateway', options.bodyLimit));
   app.setNotFoundHandler((_request, reply) => reply.code(404).type('application/json; charset=utf-8').send(Buffer.from('{"error":"not found"}')));
 
-  const serveGraphql = fastifyApolloHandler(apollo, { context: async (request) => ({ authorization: request.headers.authorization }) });
+  const serveGraphql = fastifyApolloHandler(apollo, { context: async (request) => ({ authorization: request.headers.authorization, requestId: request.id, log: request.log }) });
   app.route({
     method: ['GET', 'POST'],
     url: '/graphql',

@@ -8,7 +8,7 @@
  * DataLoaders answer all of them with one SQL statement per kind of thing.
  *
  * Only queries are batched, and only with others to the same URL with the same headers (the
- * caller's credentials): a mutation goes out alone, as it must be logged and run by itself. A
+ * caller's credentials; the request id aside): a mutation goes out alone, as it must be logged and run by itself. A
  * batch whose answer is not 200 with one result per operation (a subgraph refusing one
  * operation's variables answers 400 for the whole batch) is sent again one operation at a time,
  * so each caller gets the status and body its own operation earns.
@@ -76,7 +76,9 @@ export function batchingPost(post: JsonPost): JsonPost {
 
   return (url, body, headers = {}) => {
     if (!isQuery(body)) return post(url, body, headers);
-    const key = `${url}\n${JSON.stringify(headers)}`;
+    // The request id keeps no fetches apart: a batch carries the id of the fetch that began it.
+    const { 'x-request-id': _requestId, ...kept } = headers;
+    const key = `${url}\n${JSON.stringify(kept)}`;
     return new Promise<JsonAnswer>((resolve, reject) => {
       let batch = pending.get(key);
       if (!batch) {

@@ -72,6 +72,8 @@ export interface Route {
   summary: string;
   /** Role a caller needs; absent for public reads. */
   role?: Role;
+  /** Reads the service's admin log: the refusals the facade has not reported yet are reported first, so that the page shows them. */
+  readsAdminLog?: true;
   /** Path parameter descriptions, by name. */
   params?: Record<string, string>;
   query?: Record<string, QueryParameter>;

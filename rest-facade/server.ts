@@ -9,17 +9,20 @@ import { Readable } from 'node:stream';
 import swagger from '@fastify/swagger';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { type FieldNode, Kind, type OperationDefinitionNode, parse } from 'graphql';
-import { challengeOf, identify, refusalOf, type AccessTokens, type Role } from '../lib/auth/tokens.js';
+import { challengeOf, identify, refusalOf, type AccessTokens, type Caller, type Refusal } from '../lib/auth/tokens.js';
+import type { RefusalsOfAKind } from '../lib/audit/refusal-log.js';
+import { refusalReportKey, signRefusalReport } from '../lib/audit/refusal-report.js';
 import type { ServiceName } from '../lib/config/services.js';
 import type { ListeningServer } from '../lib/graphql/subgraph-server.js';
 import { jsonPoster, type JsonAnswer } from '../lib/http/post-json.js';
 import { problem, type Problem } from '../lib/problem.js';
 import { notModified } from './conditional.js';
+import { RefusalReports } from './refusal-reports.js';
 import { JSON_MEDIA_TYPE, parseJsonBody } from '../lib/http/json-body.js';
 import { openApiOptions, routeSchema, SHARED_SCHEMAS } from './openapi.js';
 import { PROBLEM_MEDIA_TYPE, RequestProblem } from '../lib/http/request-problem.js';
 import { drainRefusedBody, publicServerOptions } from '../lib/http/server-options.js';
-import { loggingOptions, logRequests } from '../lib/ops/logging.js';
+import { loggingOptions, logRequests, serverLogger } from '../lib/ops/logging.js';
 import { serverTracer, traceRequests } from '../lib/ops/tracing.js';
 import { problemFromGraphqlErrors, problemHeaders } from './problems.js';
 import type { Route, RouteContext, RouteRequest, ServiceRoutes } from './route-table.js';
@@ -57,14 +60,18 @@ export interface RunningFacade extends ListeningServer {
 const tooLarge = (bodyLimit: number) => new RequestProblem(problem(413, 'BODY_TOO_LARGE', `The body exceeds ${bodyLimit} bytes.`, { limit: bodyLimit }));
 
 /**
- * Why a caller may not use a route, if it may not: every route with a role refuses here, in
+ * Who is refused a route, and why, if anyone is: every route with a role refuses here, in
  * `onRequest`, before its query, content type or body is read, so that an anonymous or
  * under-privileged caller learns nothing about the operation (DESIGN: authentication before parsing).
  */
-function credentialRefusal(route: Route, authorization: string | undefined, tokens: AccessTokens): RequestProblem | undefined {
+function credentialRefusal(route: Route, authorization: string | undefined, tokens: AccessTokens): { caller: Caller; refusal: Refusal } | undefined {
   if (!route.role) return undefined;
-  const refusal = refusalOf(identify(tokens, authorization), [route.role]);
-  if (!refusal) return undefined;
+  const caller = identify(tokens, authorization);
+  const refusal = refusalOf(caller, [route.role]);
+  return refusal ? { caller, refusal } : undefined;
+}
+
+function refusalProblem(refusal: Refusal): RequestProblem {
   const challenge = challengeOf(refusal);
   return new RequestProblem(problem(refusal.status, refusal.code, refusal.detail), challenge ? { 'www-authenticate': challenge } : {});
 }
@@ -130,10 +137,13 @@ export async function startFacade(options: FacadeOptions): Promise<RunningFacade
   const postToGateway = jsonPoster({ tracer });
   const operations = options.operations ?? new Operations();
   const readiness = { gateway: peerReady(new URL('/readyz', options.gatewayUrl).href, 'the gateway') };
-  async function callGateway(operation: string, variables: Record<string, unknown>, authorization: string | undefined) {
+  /** `requestId`: the request's own, passed on (`x-request-id`) so that every server's log lines of it carry it, traced or not. */
+  async function callGateway(operation: string, variables: Record<string, unknown>, authorization: string | undefined, requestId?: string) {
     let answer: JsonAnswer;
+    const headers: Record<string, string> = requestId ? { 'x-request-id': requestId } : {};
+    if (authorization) headers.authorization = authorization;
     try {
-      answer = await postToGateway(options.gatewayUrl, JSON.stringify({ query: operation, variables }), authorization ? { authorization } : {});
+      answer = await postToGateway(options.gatewayUrl, JSON.stringify({ query: operation, variables }), headers);
     } catch {
       throw new RequestProblem(problem(503, 'GATEWAY_UNAVAILABLE', 'The GraphQL gateway does not answer.'), { 'retry-after': '5' });
     }
@@ -153,18 +163,28 @@ export async function startFacade(options: FacadeOptions): Promise<RunningFacade
 
   /**
    * A write or admin operation refused here never reaches its service, which keeps every refused
-   * write and admin request in its admin log: the refusal is reported to it, with the caller's own credentials, and
-   * the answer waits for it as a refusal made by the service would. A failure to report is logged,
-   * and the refusal is answered all the same.
+   * write and admin request in its admin log: the refusals are gathered and reported to it, signed,
+   * a few times a second (refusal-reports.ts). A platform without tokens has no key to sign them
+   * with (every write is refused there): its refusals are not reported.
    */
-  async function reportRefusal(service: ServiceName, operation: string, role: Role, authorization: string | undefined): Promise<void> {
-    let action: string | undefined;
+  const reportKey = refusalReportKey(options.tokens);
+  const refusalReports = new RefusalReports(async (service: ServiceName, refusals: RefusalsOfAKind[]) => {
     try {
-      action = actionOf(operation, service);
-      await callGateway(`query ReportRefusal($action: String!, $role: String!) { ${service} { reportRefusal(action: $action, role: $role) } }`, { action, role }, authorization);
+      await callGateway(
+        `mutation ReportRefusals($report: String!, $signature: String!) { ${service}ReportRefusals(report: $report, signature: $signature) }`,
+        { ...signRefusalReport(reportKey!, refusals) },
+        undefined,
+      );
     } catch (error) {
-      console.error(`[rest-facade] the ${service} service did not record a refused ${action ?? 'operation'}:`, error instanceof RequestProblem ? error.details : error);
+      const count = refusals.reduce((sum, kind) => sum + kind.count, 0);
+      serverLogger('facade').error({ err: error instanceof RequestProblem ? error.details : error }, `the ${service} service did not take a report of ${count} refusals; it is sent again shortly`);
+      throw error;
     }
+  });
+  function reportRefusal(service: ServiceName, action: string, { caller, refusal }: { caller: Caller; refusal: Refusal }): void {
+    if (!reportKey) return;
+    const { principal } = caller;
+    refusalReports.add(service, { actor: principal?.name ?? 'anonymous', role: principal?.role ?? 'none', action, outcome: refusal.code, status: refusal.status, detail: refusal.detail });
   }
 
   /**
@@ -200,11 +220,12 @@ export async function startFacade(options: FacadeOptions): Promise<RunningFacade
       publicUrls,
       routes: table.routes,
       request: routeRequest,
-      graphql: (operation, more) => callGateway(operation, more, authorization),
+      graphql: (operation, more) => callGateway(operation, more, authorization, request.id),
     };
+    if (route.readsAdminLog) await refusalReports.flush(table.service);
     let data: Record<string, unknown>;
     try {
-      data = await callGateway(route.operation, route.variables?.(routeRequest) ?? {}, authorization);
+      data = await callGateway(route.operation, route.variables?.(routeRequest) ?? {}, authorization, request.id);
     } catch (error) {
       // A route may add to a service's problem what only the facade knows (e.g. the URL of a passport it names).
       if (route.problem && error instanceof RequestProblem) throw new RequestProblem(route.problem(error.details, context), error.headers);
@@ -230,6 +251,7 @@ export async function startFacade(options: FacadeOptions): Promise<RunningFacade
     const methodsByPath = new Map<string, Set<string>>();
     for (const route of table.routes) {
       const url = route.path.replace(/\{(\w+)\}/g, ':$1');
+      const action = route.role && actionOf(route.operation, table.service);
       methodsByPath.set(url, (methodsByPath.get(url) ?? new Set()).add(route.method));
       instance.route({
         method: route.method,
@@ -239,10 +261,14 @@ export async function startFacade(options: FacadeOptions): Promise<RunningFacade
         // client's query and body are never parsed (the body is read and thrown away, so the client
         // reads the refusal instead of a reset).
         onRequest: async (request, reply) => {
-          const oversized = Number(request.headers['content-length']) > options.bodyLimit;
-          const refused = oversized ? tooLarge(options.bodyLimit) : credentialRefusal(route, request.headers.authorization, options.tokens);
+          let refused: RequestProblem | undefined;
+          if (Number(request.headers['content-length']) > options.bodyLimit) refused = tooLarge(options.bodyLimit);
+          else {
+            const denied = credentialRefusal(route, request.headers.authorization, options.tokens);
+            if (denied) reportRefusal(table.service, action!, denied);
+            refused = denied && refusalProblem(denied.refusal);
+          }
           if (!refused) return;
-          if (!oversized && route.role) await reportRefusal(table.service, route.operation, route.role, request.headers.authorization);
           drainRefusedBody(request.raw, reply);
           return sendProblem(request, reply, refused.details, refused.headers);
         },
@@ -380,6 +406,7 @@ export async function startFacade(options: FacadeOptions): Promise<RunningFacade
     baseUrls,
     async stop() {
       await Promise.all(servers.map((app) => closeGracefully(app, operations)));
+      await refusalReports.flush();
     },
   };
 }

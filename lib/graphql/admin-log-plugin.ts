@@ -1,6 +1,7 @@
 import type { ApolloServerPlugin } from '@apollo/server';
 import type { GraphQLResolveInfo, GraphQLSchema } from 'graphql';
 import { PendingEntry, withPendingEntry, type AdminLog } from '../audit/admin-log.js';
+import type { RefusalLog } from '../audit/refusal-log.js';
 import { problemOf } from '../problem.js';
 import type { RequestContext } from './context.js';
 
@@ -21,29 +22,28 @@ function targetOf(args: Record<string, unknown>): string | null {
  * to the service's admin log, with its outcome:
  * `ok` or the problem code it failed with. Each mutation's entry is made pending first: a write
  * takes it into its own transaction (recordInTransaction, through resolveMutationsWithPendingEntries); what no
- * transaction took (refusals, mutations that changed nothing) is written here once the field is
- * resolved. It hooks into mutations' root fields only, so queries pay nothing for it.
+ * transaction took (mutations refused or that changed nothing) is written here once the field is
+ * resolved. Refusals of callers without valid credentials, and of admin queries, go to the refusal
+ * log, which itemises or counts them (lib/audit/refusal-log.ts). It hooks into mutations' root
+ * fields only, so queries pay nothing for it.
  */
-export function adminLogPlugin(adminLog: AdminLog, onFailure: (error: unknown) => void = (error) => console.error('[admin-log]', error)): ApolloServerPlugin<RequestContext> {
+export function adminLogPlugin(adminLog: AdminLog, refusalLog: RefusalLog): ApolloServerPlugin<RequestContext> {
+  // Logged with the request's logger, so that the line carries the request's id.
+  const failed = (context: RequestContext) => (error: unknown) => context.log.error({ err: error }, 'admin log not written');
   return {
     async requestDidStart() {
       return {
         async willSendResponse({ contextValue }) {
+          const refused = contextValue.refusals.splice(0);
+          if (!refused.length) return;
+          const at = new Date();
+          const [actor, role] = [contextValue.principal?.name ?? 'anonymous', contextValue.principal?.role ?? 'none'];
           // The answer waits for its log entries, as for mutations below.
-          await Promise.all(
-            contextValue.refusals.splice(0).map(({ action, refusal }) =>
-              adminLog
-                .record({
-                  actor: contextValue.principal?.name ?? 'anonymous',
-                  role: contextValue.principal?.role ?? 'none',
-                  action,
-                  target: null,
-                  outcome: refusal.code,
-                  detail: { status: refusal.status, detail: refusal.detail },
-                })
-                .catch(onFailure),
-            ),
-          );
+          await refusalLog
+            .record(
+              refused.map(({ action, refusal }) => ({ refusal: { actor, role, action, outcome: refusal.code, status: refusal.status, detail: refusal.detail }, count: 1, times: [at], last: at })),
+            )
+            .catch(failed(contextValue));
         },
         async executionDidStart({ operation, contextValue }) {
           if (operation.operation !== 'mutation' || !contextValue.principal) return;
@@ -64,7 +64,7 @@ export function adminLogPlugin(adminLog: AdminLog, onFailure: (error: unknown) =
                       outcome: error ? (details?.code ?? 'INTERNAL_ERROR') : 'ok',
                       detail: details ? { status: details.status, detail: details.detail } : null,
                     })
-                    .catch(onFailure),
+                    .catch(failed(contextValue)),
                 );
               };
             },

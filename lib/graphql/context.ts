@@ -2,9 +2,11 @@ import type { AuthChecker } from 'type-graphql';
 import { challengeOf, identify, refusalOf, type AccessTokens, type Caller, type Refusal, type Role } from '../auth/tokens.js';
 import type { PendingEntry } from '../audit/admin-log.js';
 import { ProblemError } from '../problem.js';
+import type { FastifyBaseLogger } from 'fastify';
+import type { LoggingContext } from './errors.js';
 
 /** What every resolver knows about the request: who is calling, if anyone. */
-export interface RequestContext extends Caller {
+export interface RequestContext extends Caller, LoggingContext {
   /** The admin-log entry of each mutation field of the request, by response key (admin-log-plugin.ts). */
   pendingEntries: Map<string | number, PendingEntry>;
   /**
@@ -14,13 +16,13 @@ export interface RequestContext extends Caller {
    */
   httpRequest: object;
   /** Admin fields refused to this request, for the admin log (admin-log-plugin.ts). */
-  refusals: { action: string; refusal: Refusal }[];
+  refusals: { action: string; refusal: Pick<Refusal, 'detail'> & { status: number; code: string } }[];
   /** The caller's Authorization header, passed on when a service asks another on the caller's behalf. */
   authorization?: string;
 }
 
-export function requestContext(tokens: AccessTokens, authorization: string | undefined): RequestContext {
-  return { ...identify(tokens, authorization), pendingEntries: new Map(), httpRequest: {}, refusals: [], ...(authorization !== undefined && { authorization }) };
+export function requestContext(tokens: AccessTokens, authorization: string | undefined, log: FastifyBaseLogger): RequestContext {
+  return { ...identify(tokens, authorization), log, pendingEntries: new Map(), httpRequest: {}, refusals: [], ...(authorization !== undefined && { authorization }) };
 }
 
 /**

@@ -4,17 +4,16 @@
  * be composed without clashing.
  */
 import { GraphQLJSONObject } from 'graphql-scalars';
-import type { GraphQLResolveInfo } from 'graphql';
+import type { GraphQLObjectType, GraphQLResolveInfo } from 'graphql';
 import { Arg, Authorized, Ctx, FieldResolver, Info, Int, Mutation, ObjectType, Query, Resolver } from 'type-graphql';
-import { ROLES, refusalOf, type Role } from '../auth/tokens.js';
 import type { AdminLog } from '../audit/admin-log.js';
+import type { RefusalLog } from '../audit/refusal-log.js';
+import { readRefusalReport } from '../audit/refusal-report.js';
 import type { ServiceName } from '../config/services.js';
 import type { KeyStore } from '../keys/key-store.js';
 import { badRequest, notFound, ProblemError } from '../problem.js';
 import { AdminLogPage, PageInfo } from './common-types.js';
 import type { RequestContext } from './context.js';
-
-const isRole = (value: string): value is Role => (ROLES as readonly string[]).includes(value);
 
 export interface ServiceOperations {
   discovery(): Promise<Record<string, unknown>> | Record<string, unknown>;
@@ -22,6 +21,9 @@ export interface ServiceOperations {
   health(): Promise<Record<string, unknown>>;
   keys: KeyStore;
   adminLog: AdminLog;
+  refusals: RefusalLog;
+  /** The key the REST facade signs its reports of refusals with (lib/audit/refusal-report.ts). */
+  refusalReportKey: Buffer | undefined;
   /** Follows a rotation or revocation, asked with the admin's request (the trust graph placing the keyring again). */
   keysChanged(context: RequestContext): Promise<void>;
   /** Counts a key change the trust graph could not place (passport_key_placement_failures_total). */
@@ -77,36 +79,41 @@ export function serviceRootResolver(service: ServiceName, operations: ServiceOpe
     ): Promise<AdminLogPage> {
       if (first < 1 || first > ADMIN_LOG_MAX_PAGE) throw badRequest('INVALID_QUERY', `first must be between 1 and ${ADMIN_LOG_MAX_PAGE}.`);
       if (after !== null && !/^[0-9]{1,19}$/.test(after)) throw badRequest('INVALID_CURSOR', 'after must be a cursor from a previous page.');
+      // The refusals counted so far are written first, so that the reader sees every refusal made before the read.
+      await operations.refusals.writeCounts();
       const page = await operations.adminLog.page(first, after ?? undefined);
       return Object.assign(new AdminLogPage(), { nodes: page.entries, pageInfo: PageInfo.of(page.next) });
     }
 
     /**
      * The REST facade refuses a write or admin path before it reads the request (DESIGN:
-     * authentication before parsing), so the operation never reaches this service; it reports the
-     * refusal here, and the service writes it to its admin log as if the operation had been refused
-     * itself. Only the caller's own credentials count, and only fields of this graph may be named.
-     * A query field, not a mutation: a mutation by a known caller would be logged a second time, as
-     * itself.
+     * authentication before parsing), so the operation never reaches this service; it reports its
+     * refusals here, gathered and signed (lib/audit/refusal-report.ts), and the service logs them as
+     * its own. A report without the platform's signature is itself a refused write. Only fields of
+     * this graph may be named. A mutation so that no report is ever merged with another in flight.
      */
-    @FieldResolver(() => Boolean, {
-      description:
-        'Records a write or admin request refused at the REST facade (the field it would have run, and the role it needs) in the admin log; true when it was recorded, false when the caller has that role.',
+    @Mutation(() => Int, {
+      name: `${service}ReportRefusals`,
+      description: 'Records in the admin log the write and admin requests the REST facade refused (a report it signs); answers how many.',
     })
-    reportRefusal(
-      @Arg('action', () => String) action: string,
-      @Arg('role', () => String, { nullable: true, defaultValue: 'admin', description: 'The role the refused route needs: admin (the default) or writer.' }) role: string | null,
+    async reportRefusals(
+      @Arg('report', () => String) report: string,
+      @Arg('signature', () => String) signature: string,
       @Ctx() context: RequestContext,
       @Info() info: GraphQLResolveInfo,
-    ): boolean {
-      const fields = { ...info.schema.getMutationType()?.getFields(), ...info.parentType.getFields() };
-      if (!Object.hasOwn(fields, action) || action === info.fieldName) throw badRequest('INVALID_ACTION', `The ${service} service has no field ${action}.`);
-      const needed = role ?? 'admin';
-      if (!isRole(needed)) throw badRequest('INVALID_ROLE', `role must be admin or writer, not ${needed}.`);
-      const refusal = refusalOf(context, [needed]);
-      if (!refusal) return false;
-      context.refusals.push({ action, refusal });
-      return true;
+    ): Promise<number> {
+      const refusals = readRefusalReport(operations.refusalReportKey, { report, signature });
+      if (!refusals) {
+        const refusal = { status: 403, code: 'INVALID_SIGNATURE', detail: 'Only the REST facade reports refusals, signed with the platform key.' } as const;
+        context.refusals.push({ action: info.fieldName, refusal });
+        throw new ProblemError(refusal.status, refusal.code, refusal.detail);
+      }
+      const fields = { ...info.schema.getMutationType()?.getFields(), ...(info.schema.getType(typeName) as GraphQLObjectType).getFields() };
+      const unknown = refusals.find(({ refusal }) => !Object.hasOwn(fields, refusal.action) || refusal.action === info.fieldName);
+      if (unknown) throw badRequest('INVALID_ACTION', `The ${service} service has no field ${unknown.refusal.action}.`);
+      // Entries that cannot be itemised now are counted, and written with the counts (lib/audit/refusal-log.ts).
+      await operations.refusals.record(refusals).catch(() => {});
+      return refusals.reduce((sum, kind) => sum + kind.count, 0);
     }
 
     @Authorized('admin')

@@ -15,7 +15,7 @@ import { loggingOptions, logRequests } from '../ops/logging.js';
 import { graphqlTracingPlugin, serverTracer, traceRequests } from '../ops/tracing.js';
 import { adminLogPlugin } from './admin-log-plugin.js';
 import type { RequestContext } from './context.js';
-import { formatServiceError } from './errors.js';
+import { faultLoggingPlugin, formatServiceError } from './errors.js';
 import { gatewayCredentialPlugin } from './gateway-credential.js';
 import { apolloArmor, subgraphLimits } from './limits.js';
 import type { Subgraph } from './subgraph.js';
@@ -69,6 +69,7 @@ export async function serveSubgraph(subgraph: Subgraph, listen: { host: string; 
   if (tracer) traceRequests(app, tracer);
   logRequests(app);
   registerOperations(app, subgraph.operations, subgraph.name, subgraph.readiness);
+  const formatError = formatServiceError(subgraph.name);
   const server = new ApolloServer<RequestContext>({
     schema: subgraph.schema,
     plugins: [
@@ -77,14 +78,15 @@ export async function serveSubgraph(subgraph: Subgraph, listen: { host: string; 
       ...noPhoneHomePlugins(),
       ApolloServerPluginInlineTraceDisabled(),
       ...(options.gatewaySecret ? [gatewayCredentialPlugin<RequestContext>(options.gatewaySecret)] : []),
-      adminLogPlugin(subgraph.adminLog, (error) => app.log.error({ err: error }, 'admin log not written')),
+      adminLogPlugin(subgraph.adminLog, subgraph.refusals),
+      faultLoggingPlugin<RequestContext>(formatError),
       operationMetricsPlugin(subgraph.metrics),
       ...armor.plugins,
       ...(tracer ? [graphqlTracingPlugin<RequestContext>(tracer)] : []),
     ],
     validationRules: armor.validationRules,
     parseOptions: armor.parseOptions,
-    formatError: formatServiceError(subgraph.name, (message) => app.log.error(message)),
+    formatError,
     includeStacktraceInErrorResponses: false,
     // The process owns its signals (bin/lifecycle.ts) and stops every part in order.
     stopOnTerminationSignals: false,
@@ -101,7 +103,7 @@ export async function serveSubgraph(subgraph: Subgraph, listen: { host: string; 
     method: ['GET', 'POST'],
     url: '*',
     exposeHeadRoute: false,
-    handler: fastifyApolloHandler(server, { context: async (request) => subgraph.context(request.headers.authorization) }),
+    handler: fastifyApolloHandler(server, { context: async (request) => subgraph.context(request.headers.authorization, request.log) }),
   });
   refuseOtherMethods(app, '*');
   await app.listen(listen);

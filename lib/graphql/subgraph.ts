@@ -3,8 +3,11 @@ import 'reflect-metadata';
  * A service as an Apollo Federation subgraph: its kernel, its resolvers and the schema built from
  * them. Each service's `index.ts` declares one with `defineSubgraph`.
  */
+import type { FastifyBaseLogger } from 'fastify';
 import type { GraphQLSchema } from 'graphql';
 import type { AdminLog } from '../audit/admin-log.js';
+import type { RefusalLog } from '../audit/refusal-log.js';
+import { refusalReportKey } from '../audit/refusal-report.js';
 import type { AccessTokens } from '../auth/tokens.js';
 import { publicUrlsOfConfig, type PublicUrls } from '../config/public-urls.js';
 import { loadRuntimeConfig } from '../config/runtime.js';
@@ -53,13 +56,15 @@ export interface Subgraph {
   name: ServiceName;
   schema: GraphQLSchema;
   adminLog: AdminLog;
+  refusals: RefusalLog;
   /** SQL statements the subgraph has sent so far. */
   statements(): number;
   operations: Operations;
   metrics: ServerMetrics;
   /** The conditions of its readiness probe (database reachable and migrated, keys unsealed). */
   readiness: Record<string, ReadinessCheck>;
-  context(authorization: string | undefined): RequestContext;
+  /** A request's context: its caller, and its logger (the request's, bound to its ids). */
+  context(authorization: string | undefined, log: FastifyBaseLogger): RequestContext;
   /** Runs the definition's graphReady, if any: call it once the gateway serves every subgraph. */
   graphReady(): Promise<void>;
   close(): Promise<void>;
@@ -80,6 +85,8 @@ export function defineSubgraph<P extends ServicePrismaClient, D>(definition: Sub
       health: () => kernel.health(),
       keys: kernel.keys,
       adminLog: kernel.adminLog,
+      refusals: kernel.refusals,
+      refusalReportKey: refusalReportKey(tokens),
       keysChanged: (context) => gateway.request(PLACE_PLATFORM_KEYS, {}, context.authorization).then(() => undefined),
       keyPlacementFailed: () => kernel.metrics.keyPlacementFailed('rotation'),
     });
@@ -103,11 +110,12 @@ export function defineSubgraph<P extends ServicePrismaClient, D>(definition: Sub
       name: definition.name,
       schema,
       adminLog: kernel.adminLog,
+      refusals: kernel.refusals,
       statements: () => kernel.statements.count,
       operations,
       metrics,
       readiness: kernel.readiness,
-      context: (authorization) => requestContext(tokens, authorization),
+      context: (authorization, log) => requestContext(tokens, authorization, log),
       graphReady: async () => definition.graphReady?.(dependencies, gateway),
       close: () => kernel.close(),
     };

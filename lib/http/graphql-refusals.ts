@@ -32,7 +32,7 @@ const BODY_REFUSALS: Record<string, (bodyLimit: number) => [code: string, messag
 export function graphqlErrorHandler(name: string, bodyLimit: number) {
   return (error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply): FastifyReply => {
     drainRefusedBody(request.raw, reply);
-    if (error instanceof RequestProblem) return sendGraphqlRefusal(reply, error.details.status, error.details.code, error.details.detail ?? error.details.title);
+    if (error instanceof RequestProblem) return sendGraphqlRefusal(reply, error.details.status, error.details.code, error.details.detail ?? error.details.title, error.headers);
     const { code = '', statusCode = 500 } = error as Partial<FastifyError>;
     if (statusCode >= 400 && statusCode < 500) {
       // The JSON parser's own SyntaxError carries only its status.

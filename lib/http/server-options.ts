@@ -86,5 +86,7 @@ export function publicServerOptions({ bodyLimit, requestTimeoutMs = REQUEST_TIME
     keepAliveTimeout: 65_000,
     http: { headersTimeout: Math.min(HEADERS_TIMEOUT_MS, requestTimeoutMs), connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS },
     clientErrorHandler: (error: Error & { code?: string }, socket: Socket) => answerClientError(error, socket, requestTimeoutMs),
+    // A request that comes while the server closes is refused by registerOperations (lib/ops/operations.ts), in the server's own words.
+    return503OnClosing: false,
   } satisfies FastifyHttpOptions<Server>;
 }

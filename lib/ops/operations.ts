@@ -6,7 +6,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { problem } from '../problem.js';
-import { PROBLEM_MEDIA_TYPE } from '../http/request-problem.js';
+import { PROBLEM_MEDIA_TYPE, RequestProblem } from '../http/request-problem.js';
 import { PlatformMetrics, type ServerMetrics, type ServerName } from './metrics.js';
 
 /** A readiness condition: resolves when met, rejects with a NotReady (or anything) when not. */
@@ -91,6 +91,17 @@ export function registerOperations(app: FastifyInstance, operations: Operations,
       done();
     });
   }
+  // Once the server closes, a request that still comes on a kept-alive connection is answered 503 at
+  // once with `connection: close`, as a refusal of the server's own (its error handler: problem+json,
+  // or GraphQL's error shape) and logged with its route, rather than with Fastify's own body
+  // (return503OnClosing, off in publicServerOptions).
+  let closing = false;
+  app.addHook('preClose', (done) => {
+    closing = true;
+    done();
+  });
+  const shuttingDown = () => new RequestProblem(problem(503, 'SHUTTING_DOWN', `The ${server} is shutting down; send the request again.`), { 'retry-after': '1', connection: 'close' });
+  app.addHook('onRequest', (_request, _reply, done) => done(closing ? shuttingDown() : undefined));
   const probe = { schema: { hide: true } as never };
   app.get('/livez', probe, async (_request, reply) => reply.type('application/json').send(LIVE));
   app.get('/readyz', probe, async (_request, reply) => {

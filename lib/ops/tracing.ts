@@ -14,12 +14,13 @@
  * @apollo/gateway makes its own spans (gateway.request, .validate, .plan, .execute, .fetch,
  * .postprocessing) through the global tracer provider: the gateway's provider is the one made global.
  */
+import { createHmac, randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context, type Span, type Tracer } from '@opentelemetry/api';
 import type { ApolloServerPlugin, GraphQLRequestContext, GraphQLRequestListener } from '@apollo/server';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type pg from 'pg';
-import type { BasicTracerProvider, SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import type { BasicTracerProvider, Sampler, SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { ConfigurationError } from '../config/runtime.js';
 import { SETTLED } from './graphql-metrics.js';
 import { SampledOnlyTracer, SampledOnlyTracerProvider, unsampledLocalParent, type UnsampledCallers } from './sampled-tracer.js';
@@ -99,8 +100,9 @@ function exporter(env: NodeJS.ProcessEnv) {
 /**
  * The tracer of one server, or undefined when tracing is off. Replicas of a subgraph in one process
  * share their service's provider. The sampler comes from OTEL_TRACES_SAMPLER(_ARG), which the SDK
- * reads itself (default: parentbased_always_on, so a caller's sampling decision is kept). Spans
- * under an unsampled span of this process are not made at all (lib/ops/sampled-tracer.ts).
+ * reads itself for a subgraph (default: parentbased_always_on, so its caller's sampling decision is
+ * kept); the public ports take only its ratio (publicPortSampler). Spans under an unsampled span of
+ * this process are not made at all (lib/ops/sampled-tracer.ts).
  */
 export function serverTracer(server: ServerName, env: NodeJS.ProcessEnv = process.env): Tracer | undefined {
   if (!tracingEnabled(env)) return undefined;
@@ -115,11 +117,51 @@ export function serverTracer(server: ServerName, env: NodeJS.ProcessEnv = proces
     // by resource, so each server stays its own service, and a process sends one export where it sent
     // one per server, each with a fixed cost of its own (docs/OPS-COST.md).
     spanProcessor ??= new BatchSpanProcessor(exporter(env));
-    provider = new BasicTracerProvider({ resource, spanProcessors: [spanProcessor] });
+    provider = new BasicTracerProvider({ resource, spanProcessors: [spanProcessor], ...(PUBLIC_SERVERS.has(server) ? { sampler: publicPortSampler(env) } : {}) });
     providers.set(server, provider);
     if (server === 'gateway') trace.setGlobalTracerProvider(new SampledOnlyTracerProvider(provider, FOLDED_GATEWAY_SPANS));
   }
-  return new SampledOnlyTracer(provider.getTracer('passport-services'), neverRecordsUnderUnsampledCaller(env) ? unsampledCallers() : undefined);
+  const callersDecide = !PUBLIC_SERVERS.has(server) && neverRecordsUnderUnsampledCaller(env);
+  return new SampledOnlyTracer(provider.getTracer('passport-services'), callersDecide ? unsampledCallers() : undefined);
+}
+
+/** The servers anyone may call: the sampling flag of a caller's `traceparent` decides nothing there. */
+const PUBLIC_SERVERS: ReadonlySet<ServerName> = new Set(['facade', 'gateway']);
+
+/** The share of requests a public port samples: OTEL_TRACES_SAMPLER's, read as the SDK reads it (1 for a sampler it does not know). */
+export function publicSampleRatio(env: NodeJS.ProcessEnv = process.env): number {
+  const sampler = env.OTEL_TRACES_SAMPLER?.trim() || 'parentbased_always_on';
+  if (sampler === 'always_off' || sampler === 'parentbased_always_off') return 0;
+  if (sampler !== 'traceidratio' && sampler !== 'parentbased_traceidratio') return 1;
+  const ratio = Number(env.OTEL_TRACES_SAMPLER_ARG);
+  return env.OTEL_TRACES_SAMPLER_ARG?.trim() && ratio >= 0 && ratio <= 1 ? ratio : 1;
+}
+
+let samplingKey: Buffer | undefined;
+
+/**
+ * The sampler of a public port (the facade, the gateway). A caller's `traceparent` keeps its trace
+ * id, and the server span is its child, but its sampling flag is not followed: `-01` on every request
+ * would have every one sampled, `-00` would keep a caller's requests out of every trace. The request
+ * is sampled at our own ratio, by a keyed hash of its trace id: a caller cannot choose ids that are
+ * sampled, and the facade and the gateway, which share the key, decide alike for one trace, so a call
+ * from one to the other is sampled as its caller was (the key is SUBGRAPH_SECRET's when set, the
+ * platform's shared secret, so processes run apart share it; else one made at random per process).
+ * Spans under a local parent follow it, as everywhere.
+ */
+function publicPortSampler(env: NodeJS.ProcessEnv): Sampler {
+  const { ParentBasedSampler, SamplingDecision } = requireModule('@opentelemetry/sdk-trace-base') as typeof import('@opentelemetry/sdk-trace-base');
+  const ratio = publicSampleRatio(env);
+  const secret = env.SUBGRAPH_SECRET;
+  const key = (samplingKey ??= secret ? createHmac('sha256', 'passport trace sampling').update(secret).digest() : randomBytes(32));
+  const ours: Sampler = {
+    shouldSample: (_context, traceId) => {
+      const sampled = ratio >= 1 || (ratio > 0 && createHmac('sha256', key).update(traceId).digest().readUInt32BE(0) < ratio * 2 ** 32);
+      return { decision: sampled ? SamplingDecision.RECORD_AND_SAMPLED : SamplingDecision.NOT_RECORD };
+    },
+    toString: () => `PublicPortSampler{${ratio}}`,
+  };
+  return new ParentBasedSampler({ root: ours, remoteParentSampled: ours, remoteParentNotSampled: ours });
 }
 
 /**

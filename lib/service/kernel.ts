@@ -3,6 +3,7 @@
  * and its signed health status.
  */
 import { AdminLog, type AdminLogClient } from '../audit/admin-log.js';
+import { RefusalLog } from '../audit/refusal-log.js';
 import type { ServiceName } from '../config/services.js';
 import { signJson } from '../crypto/index.js';
 import { openPrismaClient, StatementCounter, type PrismaClientClass } from '../db/prisma.js';
@@ -32,6 +33,8 @@ export interface ServiceKernel<P extends ServicePrismaClient> {
   schema: string;
   keys: KeyStore;
   adminLog: AdminLog;
+  /** Refused requests, itemised or counted (lib/audit/refusal-log.ts). */
+  refusals: RefusalLog;
   /** SQL statements sent so far (for tests: what a request costs). */
   statements: StatementCounter;
   /** What the service counts of its domain's outcomes (lib/ops/metrics.ts). */
@@ -73,12 +76,14 @@ export async function openServiceKernel<P extends ServicePrismaClient>(
     await prisma.$disconnect();
     throw error;
   });
+  const refusals = new RefusalLog(prisma);
   return {
     name,
     prisma,
     schema,
     keys,
     adminLog: new AdminLog(prisma),
+    refusals,
     statements,
     metrics: metrics.domain,
     readiness: {
@@ -114,8 +119,12 @@ export async function openServiceKernel<P extends ServicePrismaClient>(
     },
     close: async () => {
       unwatchPool();
-      await prisma.$disconnect();
-      vault.close?.();
+      try {
+        await refusals.close();
+      } finally {
+        await prisma.$disconnect();
+        vault.close?.();
+      }
     },
   };
 }

@@ -162,6 +162,7 @@ export function commonRoutes(service: ServiceName, options: { keyring: boolean; 
       path: '/admin/log',
       summary: 'Admin log: every state-changing request, newest first',
       role: 'admin',
+      readsAdminLog: true,
       query: {
         limit: { type: 'integer', description: 'Entries per page (1–500, default 50).', minimum: 1, maximum: 500 },
         before: { type: 'string', description: 'Cursor from the `next` member of a previous page.' },

@@ -84,6 +84,18 @@ describe('PostgreSQL stopped under a running platform', () => {
     }
     const graphql = await platform.graphql('{ trustGraph { nodes { id } } }');
     expect(graphql.errors?.[0]?.extensions?.code).toBe('DATABASE_UNAVAILABLE');
+    // The service's line says so with the request's id, the one the facade's line of it carries (JSON lines on stdout, lib/ops/logging.ts).
+    const logged = vi.spyOn(process.stdout, 'write');
+    const requestId = `outage-${Date.now()}`;
+    expect((await platform.rest('issuer', '/passports/00000000-0000-4000-8000-000000000000', { headers: { 'x-request-id': requestId } })).status).toBe(503);
+    const lines = logged.mock.calls
+      .map(([line]) => String(line))
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    logged.mockRestore();
+    expect(lines.filter((line) => line.request_id === requestId).map(({ service, msg }) => `${service} ${msg}`)).toEqual(
+      expect.arrayContaining(['passport-issuer database unavailable', 'passport-facade request failed']),
+    );
 
     const graph = await restartedGraph();
     expect(graph.body.nodes.map((node: { id: string }) => node.id)).not.toContain('outage-node');

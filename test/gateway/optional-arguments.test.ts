@@ -60,8 +60,6 @@ beforeAll(async () => {
     'Query.trustKeyStanding(at:)': key.firstUsed,
     'Query.trustKeyStandings(questions:)': [{ kid: key.kid, at: key.firstUsed }],
     'Query.trustList(jurisdiction:)': 'DE',
-    // A field of the service's own graph, as the facade names a refused write or admin request.
-    ...Object.fromEntries(['trust', 'registry', 'issuer', 'archive'].map((service) => [`${service[0]!.toUpperCase()}${service.slice(1)}Service.reportRefusal(action:)`, `${service}RotateKey`])),
     'Snapshot.chunks(from:)': 0,
     'Snapshot.chunks(count:)': 1,
   };

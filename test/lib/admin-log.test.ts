@@ -11,6 +11,7 @@ function capturingClient() {
   const client: AdminLogClient = {
     adminLogEntry: {
       create: async ({ data }) => void created.push(data),
+      createMany: async () => undefined,
       findMany: async () => [],
     },
   };

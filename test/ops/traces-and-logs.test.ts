@@ -15,81 +15,12 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
-import protobuf from 'protobufjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, sql } from '../support/database.js';
 import { freePort } from '../support/free-port.js';
+import { QUICK_EXPORT, startReceiver, type Receiver } from './otlp-receiver.js';
 import { START_TIMEOUT_MS, startPlatformProcess, type PlatformProcess } from './platform-process.js';
-
-/** The part of opentelemetry/proto/collector/trace/v1 and trace/v1 read here, with the proto's own field numbers. */
-const OTLP_TRACES = protobuf
-  .parse(`
-  syntax = "proto3";
-  message ExportTraceServiceRequest { repeated ResourceSpans resource_spans = 1; }
-  message ResourceSpans { Resource resource = 1; repeated ScopeSpans scope_spans = 2; }
-  message Resource { repeated KeyValue attributes = 1; }
-  message ScopeSpans { repeated Span spans = 2; }
-  message Span { bytes trace_id = 1; bytes span_id = 2; bytes parent_span_id = 4; string name = 5; int32 kind = 6; repeated KeyValue attributes = 9; }
-  message KeyValue { string key = 1; AnyValue value = 2; }
-  message AnyValue { oneof value { string string_value = 1; bool bool_value = 2; int64 int_value = 3; double double_value = 4; } }
-`)
-  .root.lookupType('ExportTraceServiceRequest');
-
-interface ReceivedSpan {
-  service: string;
-  traceId: string;
-  spanId: string;
-  parentSpanId: string;
-  name: string;
-  attributes: Record<string, unknown>;
-}
-
-type Attribute = { key: string; value?: { stringValue?: string; boolValue?: boolean; intValue?: unknown; doubleValue?: number } };
-const attributesOf = (list: Attribute[] = []) =>
-  Object.fromEntries(list.map(({ key, value = {} }) => [key, value.stringValue ?? value.boolValue ?? (value.intValue === undefined ? value.doubleValue : Number(value.intValue))]));
-const hex = (bytes: Uint8Array | string | undefined) => (typeof bytes === 'string' ? bytes : Buffer.from(bytes ?? []).toString('hex'));
-
-/** An export request's spans, from either encoding (protobuf bytes are hex in OTLP/JSON). */
-function spansOf(request: any): ReceivedSpan[] {
-  return (request.resourceSpans ?? []).flatMap((resourceSpans: any) => {
-    const service = String(attributesOf(resourceSpans.resource?.attributes)['service.name']);
-    return (resourceSpans.scopeSpans ?? []).flatMap((scope: any) =>
-      (scope.spans ?? []).map((span: any) => ({
-        service,
-        traceId: hex(span.traceId),
-        spanId: hex(span.spanId),
-        parentSpanId: hex(span.parentSpanId),
-        name: span.name,
-        attributes: attributesOf(span.attributes),
-      })),
-    );
-  });
-}
-
-/** An OTLP/HTTP trace receiver: every span it is sent, and the content types it was sent as. */
-async function startReceiver() {
-  const spans: ReceivedSpan[] = [];
-  const contentTypes = new Set<string>();
-  const server: Server = createServer((request, response) => {
-    const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', () => {
-      const body = Buffer.concat(chunks);
-      const type = request.headers['content-type'] ?? '';
-      contentTypes.add(type);
-      if (request.url !== '/v1/traces') return void response.writeHead(404).end();
-      const decoded = type.startsWith('application/x-protobuf') ? OTLP_TRACES.toObject(OTLP_TRACES.decode(body), { longs: String }) : JSON.parse(body.toString('utf8'));
-      spans.push(...spansOf(decoded));
-      response.writeHead(200, { 'content-type': type }).end(type.startsWith('application/json') ? '{}' : undefined);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  return { endpoint: `http://127.0.0.1:${port}`, spans, contentTypes, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
-}
-type Receiver = Awaited<ReturnType<typeof startReceiver>>;
 
 const secret = (label: string) => `${label}-${randomBytes(16).toString('hex')}`;
 const ADMIN = secret('admin');
@@ -106,9 +37,6 @@ function scanForSecrets(lines: readonly { text: string }[], secrets: readonly st
   const found = lines.flatMap(({ text }) => secrets.filter((value) => text.includes(value)).map((value) => `${value.slice(0, 12)}… in ${text.slice(0, 200)}`));
   expect(found).toEqual([]);
 }
-
-/** Spans are sent every 100 ms rather than every 5 s, so the tests wait less. */
-const QUICK_EXPORT = { OTEL_BSP_SCHEDULE_DELAY: '100' };
 
 /** The trace checks, the same on either protocol's platform. */
 function traceChecks(contentType: string, running: () => { platform: PlatformProcess; receiver: Receiver }) {
@@ -307,7 +235,13 @@ describe('npm start tracing over OTLP http/protobuf, its log lines JSON at info'
     expect(requests.find((entry) => entry.status === 404)).toMatchObject({ route: '/issuer/passports/:id', method: 'GET' });
     // One trace id from the caller's traceparent, through the facade and on to the gateway and the trust subgraph.
     expect(new Set(requests.filter((entry) => entry.trace_id === traceId).map((entry) => entry.service))).toEqual(new Set(['passport-facade', 'passport-gateway', 'passport-trust']));
-    expect(requests.filter((entry) => entry.request_id === 'caller-id-42')).toHaveLength(1);
+    // …and so is a request id the caller gives, passed on with the request.
+    expect(
+      requests
+        .filter((entry) => entry.request_id === 'caller-id-42')
+        .map((entry) => entry.service)
+        .sort(),
+    ).toEqual(['passport-facade', 'passport-gateway', 'passport-trust']);
     // Nor do the spans it exported.
     scanForSecrets([{ text: JSON.stringify(receiver.spans) }], [ADMIN, WRITER, WRONG_TOKEN, SUBGRAPH_SECRET, DB_PASSWORD, ...keyForms]);
   });

@@ -6,10 +6,12 @@
  * about the operation's body, parameters or fields. Refused admin requests still reach the admin log.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
+import { refusalReportKey, signRefusalReport } from '../../lib/audit/refusal-report.js';
+import { AccessTokens, hashToken } from '../../lib/auth/tokens.js';
 import type { ServiceName } from '../../lib/config/services.js';
 import { ROUTE_TABLES } from '../../rest-facade/routes/index.js';
 import type { Route } from '../../rest-facade/route-table.js';
-import { sharedTestStack, TOKENS, type SharedTestStack } from '../support/stack.js';
+import { sharedTestStack, testAccessTokens, TOKENS, type SharedTestStack } from '../support/stack.js';
 
 let platform: SharedTestStack;
 beforeAll(async () => {
@@ -164,15 +166,21 @@ describe('refused write and admin requests', () => {
     expect(lines).toEqual(['anonymous appendPassportEvent MISSING_TOKEN']);
   });
 
-  it('cannot be reported under a name or role the service does not have, nor by a caller who has the role', async () => {
-    const answer = await platform.graphql('{ issuer { reportRefusal(action: "dropEverything") } }');
-    expect(answer.errors?.[0]?.extensions?.code).toBe('INVALID_ACTION');
-    const role = await platform.graphql('{ issuer { reportRefusal(action: "createPassport", role: "owner") } }');
-    expect(role.errors?.[0]?.extensions?.code).toBe('INVALID_ROLE');
-    const admin = await platform.graphql('{ issuer { reportRefusal(action: "setIssuerApplicability") } }', {}, 'admin');
-    expect(admin.data?.issuer.reportRefusal).toBe(false);
-    const writer = await platform.graphql('{ issuer { reportRefusal(action: "createPassport", role: "writer") } }', {}, 'writer');
-    expect(writer.data?.issuer.reportRefusal).toBe(false);
+  it('are reported by the facade alone, signed, and only under a field of the service', async () => {
+    const at = new Date();
+    const report = (action: string) => [{ refusal: { actor: 'anonymous', role: 'none', action, outcome: 'MISSING_TOKEN', status: 401, detail: 'x' }, count: 1, times: [at], last: at }];
+    const mutation = 'mutation ($report: String!, $signature: String!) { issuerReportRefusals(report: $report, signature: $signature) }';
+    const key = refusalReportKey(testAccessTokens())!;
+    const unknown = await platform.graphql(mutation, { ...signRefusalReport(key, report('dropEverything')) });
+    expect(unknown.errors?.[0]?.extensions?.code).toBe('INVALID_ACTION');
+    const itself = await platform.graphql(mutation, { ...signRefusalReport(key, report('issuerReportRefusals')) });
+    expect(itself.errors?.[0]?.extensions?.code).toBe('INVALID_ACTION');
+    // Signed under other tokens' key: not the platform's, whoever sends it, an admin included.
+    const otherKey = refusalReportKey(new AccessTokens([{ name: 'other', role: 'admin', sha256: hashToken('another-platform-token') }]))!;
+    const foreign = await platform.graphql(mutation, { ...signRefusalReport(otherKey, report('createPassport')) }, 'admin');
+    expect(foreign.errors?.[0]?.extensions?.code).toBe('INVALID_SIGNATURE');
+    const signed = await platform.graphql(mutation, { ...signRefusalReport(key, report('createPassport')) });
+    expect(signed.data?.issuerReportRefusals).toBe(1);
   });
 });
 

@@ -1,0 +1,109 @@
+/**
+ * The logs of `npm start` with tracing off, as an operator reads them: one request's lines on the
+ * facade, the gateway and the subgraph it reaches share its request id; and a request that comes on a
+ * kept-alive connection while the platform stops on SIGTERM is refused as every other refusal is
+ * (problem+json, `connection: close`), and its line names its route.
+ */
+import { randomBytes } from 'node:crypto';
+import { connect, type Socket } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase } from '../support/database.js';
+import { START_TIMEOUT_MS, startPlatformProcess, type PlatformProcess } from './platform-process.js';
+
+const WRITER = `writer-${randomBytes(16).toString('hex')}`;
+let platform: PlatformProcess;
+let stopped: Promise<number | null> | undefined;
+
+beforeAll(async () => {
+  platform = await startPlatformProcess({
+    DATABASE_URL: await createTestDatabase(),
+    PASSPORT_WRITER_TOKEN: WRITER,
+    PASSPORT_ADMIN_TOKEN: `admin-${randomBytes(16).toString('hex')}`,
+    LOG_LEVEL: 'info',
+    // The request kept open below is given time to finish.
+    SHUTDOWN_TIMEOUT_MS: '30000',
+  });
+}, START_TIMEOUT_MS);
+afterAll(async () => {
+  await (stopped ?? platform?.stop());
+});
+
+type Line = Record<string, any>;
+const jsonLines = (): Line[] => platform.lines.filter(({ text }) => text.startsWith('{')).map(({ text }) => JSON.parse(text) as Line);
+
+/** HTTP/1.1 answers read off a socket until it closes: status, headers and body of each. */
+function answersOf(socket: Socket): Promise<{ status: number; headers: Record<string, string>; body: string }[]> {
+  return new Promise((resolve, reject) => {
+    let received = Buffer.alloc(0);
+    socket.on('data', (chunk: Buffer) => (received = Buffer.concat([received, chunk])));
+    socket.once('error', reject);
+    socket.once('close', () => {
+      const answers = [];
+      let rest = received;
+      while (rest.length) {
+        const end = rest.indexOf('\r\n\r\n');
+        const [statusLine, ...headerLines] = rest.subarray(0, end).toString('latin1').split('\r\n');
+        const headers = Object.fromEntries(headerLines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]));
+        const length = Number(headers['content-length'] ?? 0);
+        answers.push({ status: Number(statusLine!.split(' ')[1]), headers, body: rest.subarray(end + 4, end + 4 + length).toString('utf8') });
+        rest = rest.subarray(end + 4 + length);
+      }
+      resolve(answers);
+    });
+  });
+}
+
+const refusesConnections = (port: number) =>
+  new Promise<boolean>((resolve) => {
+    const probe = connect(port, '127.0.0.1');
+    probe.once('connect', () => resolve(!probe.destroy()));
+    probe.once('error', () => resolve(true));
+  });
+
+describe('npm start with tracing off, its log lines JSON at info', () => {
+  it('writes the lines of one REST request on the facade, the gateway and the subgraph with one request id', async () => {
+    const path = `/issuer/passports/${randomBytes(8).toString('hex')}`;
+    expect((await fetch(`${platform.origin}${path}`)).status).toBe(404);
+    // A request's line is written once its answer is sent.
+    await expect.poll(() => jsonLines().some((line) => line.msg === 'request' && line.path === path), { timeout: 5_000 }).toBe(true);
+    const id = jsonLines().find((line) => line.msg === 'request' && line.path === path)!.request_id as string;
+    await expect
+      .poll(
+        () =>
+          [
+            ...new Set(
+              jsonLines()
+                .filter((line) => line.request_id === id && line.msg === 'request')
+                .map((line) => line.service),
+            ),
+          ].sort(),
+        { timeout: 5_000 },
+      )
+      .toEqual(['passport-facade', 'passport-gateway', 'passport-issuer']);
+  });
+
+  it('answers a kept-alive request during SIGTERM with a problem and connection: close, and logs it with its route', async () => {
+    const port = Number(new URL(platform.origin).port);
+    const socket = connect(port, '127.0.0.1');
+    await new Promise((resolve) => socket.once('connect', resolve));
+    const answers = answersOf(socket);
+    // A request in flight (its body not all sent) when the platform is told to stop: the facade waits for it.
+    const body = '{}'.padEnd(40, ' ');
+    socket.write(`POST /issuer/passports HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer ${WRITER}\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n{`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    stopped = platform.stop();
+    for (let waited = 0; !(await refusesConnections(port)); waited += 50) {
+      if (waited > 20_000) throw new Error('the facade never closed its port');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    // The rest of the body, then another request on the same connection.
+    const path = `/issuer/passports/${randomBytes(8).toString('hex')}`;
+    socket.write(`${body.slice(1)}GET ${path} HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n`);
+    const [first, second] = await answers;
+    expect(first!.status).toBe(400);
+    expect(second).toMatchObject({ status: 503, headers: { 'content-type': 'application/problem+json', connection: 'close', 'retry-after': '1' } });
+    expect(JSON.parse(second!.body)).toMatchObject({ status: 503, code: 'SHUTTING_DOWN', instance: path });
+    expect(await stopped).toBe(0);
+    expect(jsonLines().find((line) => line.path === path)).toMatchObject({ service: 'passport-facade', msg: 'request failed', route: '/issuer/passports/:id', status: 503 });
+  }, 60_000);
+});
