@@ -17,6 +17,7 @@ export const UNIT = [
   'test/lib/crypto.test.ts',
   'test/lib/database-unavailable.test.ts',
   'test/lib/process-hooks.test.ts',
+  'test/lib/replace-file.test.ts',
   'test/lib/runtime-config.test.ts',
   'test/lib/metrics-off.test.ts',
   'test/ops/histograms.test.ts',

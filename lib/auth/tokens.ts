@@ -4,9 +4,10 @@
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdir, rename, writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { dataDirectory } from '../config/database.js';
+import { replaceFile } from '../files.js';
 
 export const ROLES = ['writer', 'admin'] as const;
 export type Role = (typeof ROLES)[number];
@@ -156,10 +157,6 @@ export async function rotateStoredTokens(env: NodeJS.ProcessEnv = process.env): 
     throw new Error('The tokens are configured by PASSPORT_ADMIN_TOKEN / PASSPORT_WRITER_TOKEN: change them there, not in the tokens file.');
   }
   const { tokens, hashes } = newTokens();
-  const file = tokensFile(env);
-  await mkdir(dirname(file), { recursive: true });
-  const staged = `${file}.${process.pid}.new`;
-  await writeFile(staged, `${JSON.stringify(hashes, null, 2)}\n`, { mode: 0o600 });
-  await rename(staged, file);
+  await replaceFile(tokensFile(env), (handle) => handle.writeFile(`${JSON.stringify(hashes, null, 2)}\n`));
   return tokens;
 }
