@@ -39,6 +39,7 @@ export const UNIT = [
 export const LONGEST_FIRST = [
   'test/lib/backup-restore.test.ts',
   'test/first-contact/start.test.ts',
+  'test/lib/restore-into-new-cluster.test.ts',
   'test/verifier/verify-page.test.ts',
   'test/verifier/verify-page-light.test.ts',
   'test/trust/graph-pages.test.ts',

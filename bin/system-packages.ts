@@ -24,6 +24,7 @@ export const SYSTEM_PACKAGES: readonly SystemPackage[] = [
   { name: 'fonts-dejavu-core', files: ['/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf'] }, // Chromium's text
   { name: 'softhsm2', commands: ['softhsm2-util'], files: ['/usr/lib/softhsm/libsofthsm2.so'] }, // the PKCS#11 token
   { name: 'prometheus', commands: ['prometheus', 'promtool'] }, // the metrics tests check and scrape with them
+  { name: 'postgresql-15', files: ['/usr/lib/postgresql/15/bin/postgres', '/usr/lib/postgresql/15/bin/pg_dump', '/usr/lib/postgresql/15/bin/pg_restore'] }, // a server whose pg_dump matches it: the restore drill's pg_dump path
   { name: 'g++', commands: ['g++'] }, // g++, make and python3 build pkcs11js (node-gyp)
   { name: 'make', commands: ['make'] },
   { name: 'python3', commands: ['python3'] },
