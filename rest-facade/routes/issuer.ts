@@ -700,7 +700,7 @@ export const issuerRoutes: Route[] = [
     method: 'POST',
     path: '/admin/restore/acknowledgement',
     summary:
-      'Acknowledges the restore that holds appends (npm run restore): once the clients are told the last sequence number of each restored passport, appends are taken again; 409 when no restore holds them',
+      'Acknowledges the restore that holds appends (npm run restore): once the clients are told the last sequence number of each restored passport, appends are taken again; acknowledging again acknowledges none',
     role: 'admin',
     operation: `mutation AcknowledgeRestore {
   acknowledged: acknowledgeRestore {
@@ -710,11 +710,11 @@ export const issuerRoutes: Route[] = [
     result: (data) => ({ body: { acknowledged: data.acknowledged } }),
     responses: {
       200: {
-        description: 'The restores acknowledged (one, unless a restore was repeated before it was acknowledged).',
-        ...answer(closed({ acknowledged: { type: 'array', items: restoreSchema, minItems: 1 } }), { acknowledged: [RESTORE_EXAMPLE] }),
+        description: 'The restores acknowledged: one, unless a restore was repeated before it was acknowledged; none when no restore held appends.',
+        ...answer(closed({ acknowledged: { type: 'array', items: restoreSchema } }), { acknowledged: [RESTORE_EXAMPLE] }),
       },
     },
-    problems: [401, 403, 409],
+    problems: [401, 403],
   },
   ...digitalLinkRoutes,
 ];

@@ -381,7 +381,7 @@ describe('real answers of every path', () => {
     expect((await i('/passports/{id}/events', `/passports/${id}/events`, { body: { type: 'ObjectEvent', payload: PAYLOADS.ObjectEvent!() }, as: 'writer' })).status).toBe(503);
     expect((await i('/admin/restore/acknowledgement', '/admin/restore/acknowledgement', { method: 'POST', as: 'writer' })).status).toBe(403);
     expect((await i('/admin/restore/acknowledgement', '/admin/restore/acknowledgement', { method: 'POST', as: 'admin' })).status).toBe(200);
-    expect((await i('/admin/restore/acknowledgement', '/admin/restore/acknowledgement', { method: 'POST', as: 'admin' })).status).toBe(409);
+    expect((await i('/admin/restore/acknowledgement', '/admin/restore/acknowledgement', { method: 'POST', as: 'admin' })).body).toEqual({ acknowledged: [] });
     // The Digital Link resolver, at every granularity: the linkset of an identity with a passport, a 404 for one without.
     const values: Record<string, string> = { gtin: '09520123456788', variant: 'OA-V', lot: 'OA-L', serial: 'OA-S' };
     for (const template of Object.keys(documents.issuer.paths).filter((path) => path.startsWith('/01/'))) {

@@ -25,7 +25,7 @@ export class IssuerAdminResolver {
   @Authorized('admin')
   @Mutation(() => [PlatformRestore], {
     description:
-      'Acknowledges the restore that holds appends, once the clients are told which sequence numbers it took back (POST /admin/restore/acknowledgement); NO_UNACKNOWLEDGED_RESTORE (409) when none does.',
+      'Acknowledges the restore that holds appends, once the clients are told which sequence numbers it took back (POST /admin/restore/acknowledgement): the restores acknowledged, none when no restore held appends.',
   })
   async acknowledgeRestore(@Ctx() context: RequestContext): Promise<PlatformRestore[]> {
     return (await this.issuer.acknowledgeRestore(context.principal!.name)).map(PlatformRestore.from);

@@ -582,11 +582,9 @@ export class IssuerService {
     return this.profiles.upsertProfile({ id: input.id, description: input.description ?? null, capabilityClasses: classes, defaultCapabilityClass: defaultClass, claims });
   }
 
-  /** Acknowledges the restores that hold appends (`by`: the admin's token name); refused when none does. */
-  async acknowledgeRestore(by: string): Promise<RestoreRecord[]> {
-    const acknowledged = await this.restores.acknowledge(by, new Date());
-    if (!acknowledged.length) throw conflict('NO_UNACKNOWLEDGED_RESTORE', 'No restore awaits acknowledgement: appends are not held.');
-    return acknowledged;
+  /** Acknowledges the restores that hold appends (`by`: the admin's token name): the ones acknowledged, none when none did (a repeated acknowledgement). */
+  acknowledgeRestore(by: string): Promise<RestoreRecord[]> {
+    return this.restores.acknowledge(by, new Date());
   }
 
   async setApplicability(input: { modelId: string; modelVersion?: number | null; profileId: string }) {
