@@ -531,6 +531,8 @@ function heldKeyEncryptionKeys(manifest: BackupManifest, env: NodeJS.ProcessEnv)
     held = readKekFile(file).ids;
   } catch (error) {
     if (!(error instanceof KeyCustodyError)) throw error;
+    // A file there that holds no key in the expected form: its own sentence says what is wrong.
+    if (existsSync(file)) throw new BackupError(error.message);
   }
   const missing = needed.filter((id) => !held.includes(id));
   if (missing.length) {

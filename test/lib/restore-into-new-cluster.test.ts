@@ -20,7 +20,7 @@ import { startEmbeddedPostgres, type RunningPostgres } from '../../lib/db/embedd
 import { KeyEncryptionKeys, writeKekFile } from '../../lib/keys/kek.js';
 import { issuePassport, registryModel, type RestCaller } from '../archive/support/issuer-fixture.js';
 import { binCommand } from '../support/bin-command.js';
-import { spendTransactionIds, sql } from '../support/database.js';
+import { createTestDatabase, spendTransactionIds, sql } from '../support/database.js';
 import { DebianPostgres } from '../support/debian-postgres.js';
 import { drillTrustGraph } from '../support/drill-trust-graph.js';
 import { freePort } from '../support/free-port.js';
@@ -143,6 +143,11 @@ describe('npm run restore into a fresh data folder', () => {
       // No cluster made, no tokens file written.
       expect(existsSync(dataDir)).toBe(false);
     }
+    // Into a database of one's own: it stays empty.
+    const database = await createTestDatabase({ empty: true });
+    const refused = await binCommand('bin/restore.ts', [file], { DATABASE_URL: database, PASSPORT_KEK_FILE: wrong, PASSPORT_DATA_DIR: join(work, 'refused-data') });
+    expect([refused.code, refused.stderr.trim().split('\n').length]).toEqual([1, 1]);
+    expect((await sql(database, "SELECT nspname FROM pg_namespace WHERE nspname IN ('trust', 'registry', 'issuer', 'archive')")).rowCount).toBe(0);
   }, 60_000);
 
   describe('under the right key-encryption key', () => {
