@@ -26,6 +26,7 @@ export const SYSTEM_PACKAGES: readonly SystemPackage[] = [
   { name: 'prometheus', commands: ['prometheus', 'promtool'] }, // the metrics tests check and scrape with them
   { name: 'curl', commands: ['curl'] }, // the docs' request examples run as written (test/first-contact/doc-examples.test.ts)
   { name: 'jq', commands: ['jq'] }, // which use it too
+  { name: 'postgresql-15', files: ['/usr/lib/postgresql/15/bin/postgres', '/usr/lib/postgresql/15/bin/pg_dump', '/usr/lib/postgresql/15/bin/pg_restore'] }, // a server whose pg_dump matches it: the restore drill's pg_dump path
   { name: 'g++', commands: ['g++'] }, // g++, make and python3 build pkcs11js (node-gyp)
   { name: 'make', commands: ['make'] },
   { name: 'python3', commands: ['python3'] },

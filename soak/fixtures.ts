@@ -216,6 +216,7 @@ export async function validRequest(context: SoakContext, service: ServiceName, r
       return plain({ kind: 'generic', id: `soak-rec-${n}`, body: { note: n } });
     case 'registry /admin/seed':
     case 'issuer /passports/{id}/pack':
+    case 'issuer /admin/restore/acknowledgement':
       return plain();
     case 'registry /models/{id}/validate':
       return plain(CONFIG_VECTOR);

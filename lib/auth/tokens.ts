@@ -4,9 +4,10 @@
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { dataDirectory } from '../config/database.js';
+import { replaceFile } from '../files.js';
 
 export const ROLES = ['writer', 'admin'] as const;
 export type Role = (typeof ROLES)[number];
@@ -154,12 +155,11 @@ export function tokenLines(tokens: Record<Role, string>): string[] {
 /**
  * Where a first start whose output is no terminal (so likely collected as logs) leaves the tokens it
  * made instead of printing them: beside the tokens file, readable by this user only, made anew (a file
- * or link already there is removed, never written through). Returns the file's path.
+ * or link already there is replaced, never written through: lib/files.ts). Returns the file's path.
  */
 export async function writeNewTokensFile(tokens: Record<Role, string>, env: NodeJS.ProcessEnv = process.env): Promise<string> {
   const file = join(dirname(tokensFile(env)), 'new-tokens.txt');
-  await rm(file, { force: true });
-  await writeFile(file, `${tokenLines(tokens).join('\n')}\n`, { mode: 0o600, flag: 'wx' });
+  await replaceFile(file, (handle) => handle.writeFile(`${tokenLines(tokens).join('\n')}\n`));
   return file;
 }
 
@@ -173,10 +173,6 @@ export async function rotateStoredTokens(env: NodeJS.ProcessEnv = process.env): 
     throw new Error('The tokens are configured by PASSPORT_ADMIN_TOKEN / PASSPORT_WRITER_TOKEN: change them there, not in the tokens file.');
   }
   const { tokens, hashes } = newTokens();
-  const file = tokensFile(env);
-  await mkdir(dirname(file), { recursive: true });
-  const staged = `${file}.${process.pid}.new`;
-  await writeFile(staged, `${JSON.stringify(hashes, null, 2)}\n`, { mode: 0o600 });
-  await rename(staged, file);
+  await replaceFile(tokensFile(env), (handle) => handle.writeFile(`${JSON.stringify(hashes, null, 2)}\n`));
   return tokens;
 }

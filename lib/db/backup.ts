@@ -14,19 +14,21 @@
  */
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
-import { createReadStream, createWriteStream, existsSync, readFileSync } from 'node:fs';
-import { mkdir, open, rename, rm, stat } from 'node:fs/promises';
-import { dirname } from 'node:path';
-import { finished, pipeline } from 'node:stream/promises';
+import { createReadStream, existsSync, readFileSync } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { finished } from 'node:stream/promises';
 import { createGunzip, createGzip, type Gzip } from 'node:zlib';
 import pg from 'pg';
 import { from as copyFrom, to as copyTo } from 'pg-copy-streams';
 import { tokensFile } from '../auth/tokens.js';
+import { isKekId, kekFile, KeyCustodyError, readKekFile } from '../keys/kek.js';
+import { replaceFile, writeChunks } from '../files.js';
 import { clusterUrl, dataDirectory, readEmbeddedCluster, serviceDatabaseUrl } from '../config/database.js';
 import { loadRuntimeConfig } from '../config/runtime.js';
 import { SERVICES, type ServiceName } from '../config/services.js';
 import { startEmbeddedPostgres } from './embedded-postgres.js';
-import { migrationsDirectory, PRISMA_MIGRATION_LOCK, prepareSchema, readMigrations, runMigration } from './migrate.js';
+import { deployServices, type Migration, migrationsDirectory, PRISMA_MIGRATION_LOCK, prepareSchema, readMigrations, runMigration } from './migrate.js';
 import { clientConfig, parseDatabaseUrl } from './postgres.js';
 
 /** Why a backup or restore cannot go on; its message is one sentence for the operator. */
@@ -86,6 +88,8 @@ interface Database {
   /** The database holding the four schemas, without a schema. */
   target: ReturnType<typeof parseDatabaseUrl>;
   schemas: Record<ServiceName, string>;
+  /** Each service's URL, with its schema. */
+  urls: Record<ServiceName, string>;
 }
 
 /** The one database that holds every service's schema, or the sentence saying they are apart. */
@@ -98,7 +102,8 @@ function locate(baseUrl: string | undefined, env: NodeJS.ProcessEnv): Database {
       'The services’ schemas are in different databases, and one snapshot spans one database: point DATABASE_URL (or every <SERVICE>_DATABASE_URL) at the one database holding all four.',
     );
   }
-  return { target: targets[0]!, schemas: Object.fromEntries(SERVICES.map((service, i) => [service, targets[i]!.schema])) as Record<ServiceName, string> };
+  const byService = <T>(values: T[]) => Object.fromEntries(SERVICES.map((service, i) => [service, values[i]!])) as Record<ServiceName, T>;
+  return { target: targets[0]!, schemas: byService(targets.map((target) => target.schema)), urls: byService(urls) };
 }
 
 /**
@@ -322,58 +327,68 @@ async function describe(client: pg.Client, database: Database, env: NodeJS.Proce
   };
 }
 
-/** Writes one consistent snapshot of the four schemas to `file` (replaced whole, by rename, when complete). */
+/**
+ * Writes one consistent snapshot of the four schemas to `file`, replaced whole when complete
+ * (lib/files.ts replaceFile: a staging file no planted link can redirect, mode 0600).
+ */
 export async function backup(file: string, env: NodeJS.ProcessEnv = process.env): Promise<BackupResult> {
   return withDatabase(env, false, async (database) => {
     const client = await connect(database);
-    const staged = `${file}.${process.pid}.partial`;
-    await mkdir(dirname(file), { recursive: true });
-    const writer = new FrameWriter();
-    // flush: the file is on disk before it is renamed into place.
-    const written = pipeline(writer.output, createWriteStream(staged, { mode: 0o600, flush: true }));
-    // Awaited on success below; on failure the file is removed and this outcome does not matter.
-    written.catch(() => {});
     try {
-      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
-      const manifest = await describe(client, database, env);
-      await writer.start();
-      await writer.frame('manifest', JSON.stringify(manifest));
-      let rows = 0;
-      for (const service of SERVICES) {
-        const { schema, tables } = manifest.services[service];
-        for (const table of tables) {
-          await writer.frame('table', JSON.stringify({ service, table: table.name }));
-          const copy = client.query(copyTo(`COPY ${qualified(schema, table.name)} (${table.columns.map(quote).join(', ')}) TO STDOUT`));
-          // COPY sends a message per row: gathered into frames of about 64 KiB.
-          let batch: Buffer[] = [];
-          let size = 0;
-          for await (const chunk of copy as AsyncIterable<Buffer>) {
-            batch.push(chunk);
-            size += chunk.length;
-            if (size >= 65_536) {
-              await writer.frame('data', Buffer.concat(batch));
-              batch = [];
-              size = 0;
-            }
-          }
-          if (size) await writer.frame('data', Buffer.concat(batch));
-          await writer.frame('end', JSON.stringify({ rows: copy.rowCount }));
-          rows += copy.rowCount;
+      let result: Omit<BackupResult, 'bytes'> | undefined;
+      await replaceFile(file, async (handle) => {
+        const writer = new FrameWriter();
+        // Written as gzip gives it; the handle stays open for replaceFile to sync and check before the rename.
+        const written = writeChunks(handle, writer.output);
+        // Awaited on success below; on failure the file is removed and this outcome does not matter.
+        written.catch(() => {});
+        try {
+          result = await writeSnapshot(client, database, env, writer);
+          await written;
+        } catch (error) {
+          writer.output.destroy();
+          throw error;
         }
-      }
-      await client.query('COMMIT');
-      await writer.finish();
-      await written;
-      await rename(staged, file);
-      return { manifest, bytes: (await stat(file)).size, rows };
-    } catch (error) {
-      writer.output.destroy();
-      await rm(staged, { force: true });
-      throw error;
+      });
+      return { ...result!, bytes: (await stat(file)).size };
     } finally {
       await client.end();
     }
   });
+}
+
+/** Every table of the four schemas into `writer`, in one repeatable-read transaction. */
+async function writeSnapshot(client: pg.Client, database: Database, env: NodeJS.ProcessEnv, writer: FrameWriter): Promise<Omit<BackupResult, 'bytes'>> {
+  await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+  const manifest = await describe(client, database, env);
+  await writer.start();
+  await writer.frame('manifest', JSON.stringify(manifest));
+  let rows = 0;
+  for (const service of SERVICES) {
+    const { schema, tables } = manifest.services[service];
+    for (const table of tables) {
+      await writer.frame('table', JSON.stringify({ service, table: table.name }));
+      const copy = client.query(copyTo(`COPY ${qualified(schema, table.name)} (${table.columns.map(quote).join(', ')}) TO STDOUT`));
+      // COPY sends a message per row: gathered into frames of about 64 KiB.
+      let batch: Buffer[] = [];
+      let size = 0;
+      for await (const chunk of copy as AsyncIterable<Buffer>) {
+        batch.push(chunk);
+        size += chunk.length;
+        if (size >= 65_536) {
+          await writer.frame('data', Buffer.concat(batch));
+          batch = [];
+          size = 0;
+        }
+      }
+      if (size) await writer.frame('data', Buffer.concat(batch));
+      await writer.frame('end', JSON.stringify({ rows: copy.rowCount }));
+      rows += copy.rowCount;
+    }
+  }
+  await client.query('COMMIT');
+  await writer.finish();
+  return { manifest, rows };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -418,22 +433,41 @@ export interface RestoreOptions {
   force?: boolean;
 }
 
+/** Each restored passport's log size, so that its clients can be told which sequence numbers are gone. */
+export interface RestoredHeads {
+  passports: number;
+  /** Up to HEADS_LISTED passports, by id: listed in the restore's output. */
+  listed?: { id: string; logSize: number }[];
+  /** More: the CSV file (passport_id, log_size, last_seq) they were written to, in the data folder. */
+  file?: string;
+}
+
 export interface RestoreResult {
   manifest: BackupManifest;
   rows: number;
   /** What became of the backup's token hashes: written to the tokens file, the same as there, or kept out. */
   tokens: 'written' | 'same' | 'kept' | 'none';
+  /** The key-encryption keys the restored signing keys are sealed under, all held by the KEK file. */
+  kekIds: string[];
+  heads: RestoredHeads;
 }
+
+/** Passports whose heads the restore's output lists; with more, they go to a file. */
+export const HEADS_LISTED = 20;
 
 /**
  * Restores a backup into the configured database: refused when any of the four schemas exists there
- * (unless `force`, which replaces them), checked whole before anything is written, then applied in
- * one transaction: the backup's migrations, every table's rows, the sequences.
+ * (unless `force`, which replaces them) or when the KEK file lacks a key-encryption key the backup's
+ * signing keys are sealed under, checked whole before anything is written, then applied in one
+ * transaction: the backup's migrations, every table's rows, the sequences, the migrations this
+ * checkout has beyond the backup's, the trust graph's rows adopted, and the restore recorded, which
+ * holds appends until an admin acknowledges it.
  */
 export async function restore(file: string, options: RestoreOptions = {}, env: NodeJS.ProcessEnv = process.env): Promise<RestoreResult> {
   const manifest = await readBackup(file);
   const migrations = await checkoutMigrations(manifest);
-  const rows = await withDatabase(env, true, async (database) => {
+  const kekIds = heldKeyEncryptionKeys(manifest, env);
+  return withDatabase(env, true, async (database) => {
     const client = await connect(database);
     try {
       await client.query('BEGIN');
@@ -450,13 +484,13 @@ export async function restore(file: string, options: RestoreOptions = {}, env: N
       for (const service of SERVICES) {
         await client.query(`SET LOCAL search_path = ${quote(database.schemas[service])}`);
         await prepareSchema(client, database.schemas[service]);
-        for (const migration of migrations[service]) await runMigration(client, migration);
+        for (const migration of migrations[service].backup) await runMigration(client, migration);
       }
       const tables = SERVICES.flatMap((service) => manifest.services[service].tables.map((table) => ({ service, table, name: qualified(database.schemas[service], table.name) })));
       // Rows some migrations seed are replaced by the backup's; triggers would derive rows the backup already holds.
       await client.query(`TRUNCATE ${tables.map((table) => table.name).join(', ')}`);
       for (const table of tables) await client.query(`ALTER TABLE ${table.name} DISABLE TRIGGER USER`);
-      const loaded = await load(client, file, manifest, database);
+      const rows = await load(client, file, manifest, database);
       for (const service of SERVICES) {
         for (const sequence of manifest.services[service].sequences) {
           await client.query('SELECT setval($1::regclass, $2::bigint, $3)', [qualified(database.schemas[service], sequence.name), sequence.lastValue, sequence.isCalled]);
@@ -465,10 +499,16 @@ export async function restore(file: string, options: RestoreOptions = {}, env: N
       // Deferred foreign keys are checked now: ALTER TABLE refuses a table with checks pending.
       await client.query('SET CONSTRAINTS ALL IMMEDIATE');
       for (const table of tables) await client.query(`ALTER TABLE ${table.name} ENABLE TRIGGER USER`);
+      // As the next start would apply them, so that what follows finds the schemas of this version.
+      for (const service of SERVICES) {
+        await client.query(`SET LOCAL search_path = ${quote(database.schemas[service])}`);
+        for (const migration of migrations[service].later) await runMigration(client, migration);
+      }
+      const passports = await settleRestore(client, database, { snapshotAt: manifest.snapshotAt, backup: resolve(file) });
       await client.query('COMMIT');
       // Fresh statistics, so the first queries after a restore are planned as before it.
       await client.query(`ANALYZE ${tables.map((table) => table.name).join(', ')}`);
-      return loaded;
+      return { manifest, rows, tokens: await restoreTokens(manifest, options, env), kekIds, heads: await restoredHeads(client, database, passports, env) };
     } catch (error) {
       await client.query('ROLLBACK').catch(() => {});
       throw error;
@@ -476,15 +516,113 @@ export async function restore(file: string, options: RestoreOptions = {}, env: N
       await client.end();
     }
   });
-  return { manifest, rows, tokens: await restoreTokens(manifest, options, env) };
 }
 
-/** The backup's migrations as this checkout has them, or the sentence saying it cannot restore them. */
-async function checkoutMigrations(manifest: BackupManifest): Promise<Record<ServiceName, Awaited<ReturnType<typeof readMigrations>>>> {
-  const result = {} as Record<ServiceName, Awaited<ReturnType<typeof readMigrations>>>;
+/**
+ * The backup's key-encryption keys, when the KEK file holds them all; else the sentence naming the
+ * ones it lacks, before anything is written. Keys a PKCS#11 token holds are the token's to open.
+ */
+function heldKeyEncryptionKeys(manifest: BackupManifest, env: NodeJS.ProcessEnv): string[] {
+  const needed = manifest.kekIds.filter(isKekId);
+  if (!needed.length) return needed;
+  const file = kekFile(env);
+  let held: string[] = [];
+  try {
+    held = readKekFile(file).ids;
+  } catch (error) {
+    if (!(error instanceof KeyCustodyError)) throw error;
+    // A file there that holds no key in the expected form: its own sentence says what is wrong.
+    if (existsSync(file)) throw new BackupError(error.message);
+  }
+  const missing = needed.filter((id) => !held.includes(id));
+  if (missing.length) {
+    throw new BackupError(
+      `The backup's signing keys are sealed under key-encryption key ${missing.join(' and ')}, which ${existsSync(file) ? `${file} does not hold` : `no file at ${file} holds`}: put the key-encryption key file kept apart from the backups there (or set PASSPORT_KEK_FILE to it) and restore again.`,
+    );
+  }
+  return needed;
+}
+
+/**
+ * The last steps of a restore, in its transaction: the trust graph's rows adopted by this cluster
+ * (migration 20261206051700_trust_adopt_foreign_rows says why), and the restore recorded in the
+ * issuer's schema, unacknowledged, which holds appends until an admin acknowledges it (migration
+ * 20261206051720_restores). Returns the passports restored.
+ */
+async function settleRestore(client: pg.ClientBase, database: Database, restored: { snapshotAt: string | null; backup: string | null }): Promise<number> {
+  await client.query(`SELECT ${qualified(database.schemas.trust, 'trust_adopt_foreign_rows')}(true)`);
+  const issuer = database.schemas.issuer;
+  const recorded = await client.query<{ passports: number }>(
+    `INSERT INTO ${qualified(issuer, 'restore')} (snapshot_at, backup, passports) SELECT $1, $2, count(*) FROM ${qualified(issuer, 'passport')} RETURNING passports`,
+    [restored.snapshotAt, restored.backup],
+  );
+  return recorded.rows[0]!.passports;
+}
+
+/**
+ * What a restore does beyond loading the rows, for a database restored by other means (pg_restore
+ * of a pg_dump, docs/OPERATIONS.md): this checkout's migrations applied, as a start would, then in
+ * one transaction the trust graph's rows adopted and the restore recorded, which holds appends
+ * until an admin acknowledges it. Returns the passports' heads, as `restore` does.
+ */
+export async function markRestored(env: NodeJS.ProcessEnv = process.env): Promise<RestoredHeads> {
+  return withDatabase(env, false, async (database) => {
+    const client = await connect(database);
+    try {
+      const schemas = SERVICES.map((service) => database.schemas[service]);
+      const present = await client.query<{ nspname: string }>('SELECT nspname FROM pg_namespace WHERE nspname = ANY($1)', [schemas]);
+      const missing = schemas.filter((schema) => !present.rows.some((row) => row.nspname === schema));
+      if (missing.length) {
+        throw new BackupError(
+          `The database ${database.target.host}:${database.target.port}/${database.target.database} holds no schema ${missing.map((schema) => `"${schema}"`).join(', ')}: mark a database restored from a dump of the platform, or restore a backup file with npm run restore -- <file>.`,
+        );
+      }
+      for (const outcome of await deployServices(SERVICES.map((service) => ({ service, url: database.urls[service] })))) {
+        if (outcome.status === 'rejected') throw new BackupError(`The restored schemas could not be brought to this version: ${(outcome.reason as Error).message}.`);
+      }
+      await client.query('BEGIN');
+      await client.query('SELECT pg_advisory_xact_lock($1)', [PRISMA_MIGRATION_LOCK]);
+      const passports = await settleRestore(client, database, { snapshotAt: null, backup: null });
+      await client.query('COMMIT');
+      return await restoredHeads(client, database, passports, env);
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => {});
+      throw error;
+    } finally {
+      await client.end();
+    }
+  });
+}
+
+/** Each restored passport's log size: listed when they are few, else written to a CSV file in the data folder. */
+async function restoredHeads(client: pg.ClientBase, database: Database, passports: number, env: NodeJS.ProcessEnv): Promise<RestoredHeads> {
+  const table = qualified(database.schemas.issuer, 'passport');
+  if (passports <= HEADS_LISTED) {
+    const listed = await client.query<{ id: string; logSize: number }>(`SELECT id, log_size AS "logSize" FROM ${table} ORDER BY id`);
+    return { passports, listed: listed.rows };
+  }
+  const file = join(dataDirectory(env), `restored-heads-${new Date().toISOString().replaceAll(':', '-')}.csv`);
+  await replaceFile(file, (handle) =>
+    writeChunks(
+      handle,
+      client.query(copyTo(`COPY (SELECT id AS passport_id, log_size, CASE WHEN log_size > 0 THEN log_size - 1 END AS last_seq FROM ${table} ORDER BY id) TO STDOUT WITH (FORMAT csv, HEADER)`)),
+    ),
+  );
+  return { passports, file };
+}
+
+type CheckoutMigrations = Record<ServiceName, { backup: Migration[]; later: Migration[] }>;
+
+/**
+ * The backup's migrations as this checkout has them, and the ones it has beyond them; or the sentence
+ * saying it cannot restore the backup.
+ */
+async function checkoutMigrations(manifest: BackupManifest): Promise<CheckoutMigrations> {
+  const result = {} as CheckoutMigrations;
   for (const service of SERVICES) {
-    const available = new Map((await readMigrations(migrationsDirectory(service))).map((migration) => [migration.name, migration]));
-    result[service] = manifest.services[service].migrations.map(({ name, checksum }) => {
+    const checkout = await readMigrations(migrationsDirectory(service));
+    const available = new Map(checkout.map((migration) => [migration.name, migration]));
+    const backup = manifest.services[service].migrations.map(({ name, checksum }) => {
       const migration = available.get(name);
       if (!migration || migration.checksum !== checksum) {
         throw new BackupError(
@@ -493,6 +631,7 @@ async function checkoutMigrations(manifest: BackupManifest): Promise<Record<Serv
       }
       return migration;
     });
+    result[service] = { backup, later: checkout.filter((migration) => !backup.includes(migration)) };
   }
   return result;
 }
@@ -538,15 +677,6 @@ async function restoreTokens(manifest: BackupManifest, options: RestoreOptions, 
   }
   if (existing !== undefined && JSON.stringify(JSON.parse(existing)) === JSON.stringify(manifest.tokenHashes)) return 'same';
   if (existing !== undefined && !options.force) return 'kept';
-  await mkdir(dirname(file), { recursive: true });
-  const staged = `${file}.${process.pid}.new`;
-  const handle = await open(staged, 'w', 0o600);
-  try {
-    await handle.writeFile(text);
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-  await rename(staged, file);
+  await replaceFile(file, (handle) => handle.writeFile(text));
   return 'written';
 }

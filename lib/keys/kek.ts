@@ -9,9 +9,8 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdir, open, rename } from 'node:fs/promises';
-import { dirname } from 'node:path';
 import { dataDirectory } from '../config/database.js';
+import { replaceFile } from '../files.js';
 
 /** Why signing keys cannot be taken into custody; its message is one sentence meant for the operator. */
 export class KeyCustodyError extends Error {
@@ -139,18 +138,9 @@ export function readKekFile(file: string): KeyEncryptionKeys {
   return new KeyEncryptionKeys(keys, file, file);
 }
 
-/** Replaces the file atomically (write beside, then rename), readable by its owner only. */
-export async function writeKekFile(file: string, keys: KeyEncryptionKeys): Promise<void> {
-  await mkdir(dirname(file), { recursive: true });
-  const temporary = `${file}.${process.pid}.tmp`;
-  const handle = await open(temporary, 'wx', 0o600);
-  try {
-    await handle.writeFile(keys.serialize());
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-  await rename(temporary, file);
+/** Replaces the file whole (lib/files.ts replaceFile), readable by its owner only. */
+export function writeKekFile(file: string, keys: KeyEncryptionKeys): Promise<void> {
+  return replaceFile(file, (handle) => handle.writeFile(keys.serialize()));
 }
 
 /**

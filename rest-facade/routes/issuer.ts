@@ -276,6 +276,23 @@ const ruleSchema = closed({
 });
 const RULE_EXAMPLE = { model_id: 'battery-passport', model_version: null, profile_id: 'ev-battery', created_at: EXAMPLE_TIME, updated_at: EXAMPLE_TIME };
 
+const restoreSchema = closed({
+  restored_at: dateTime,
+  snapshot_at: { ...dateTime, type: ['string', 'null'], description: 'The backup’s snapshot, what the logs went back to; null for a restore by other means.' },
+  backup: { type: ['string', 'null'], description: 'The backup file restored.' },
+  passports: { type: 'integer', minimum: 0 },
+  acknowledged_at: dateTime,
+  acknowledged_by: { type: 'string', description: 'The name of the admin token that acknowledged it.' },
+});
+const RESTORE_EXAMPLE = {
+  restored_at: EXAMPLE_TIME,
+  snapshot_at: EXAMPLE_TIME,
+  backup: '/backups/passport-2026-11-27.backup',
+  passports: 200,
+  acknowledged_at: EXAMPLE_TIME,
+  acknowledged_by: 'admin',
+};
+
 /** The representations of a credential, most preferred first: the vc+jwt itself, or its envelope as JSON. */
 const CREDENTIAL_MEDIA_TYPES = [VC_JWT_MEDIA_TYPE, VC_MEDIA_TYPE, 'application/json'] as const;
 type CredentialMediaType = (typeof CREDENTIAL_MEDIA_TYPES)[number];
@@ -504,7 +521,8 @@ export const issuerRoutes: Route[] = [
   {
     method: 'POST',
     path: '/passports/{id}/events',
-    summary: 'Appends a typed event; the issuer signs it with Ed25519 and marks it Attested; an illegal status transition is a 409 (rule I6)',
+    summary:
+      'Appends a typed event; the issuer signs it with Ed25519 and marks it Attested; an illegal status transition is a 409 (rule I6); after a restore, 503 RESTORE_UNACKNOWLEDGED until an admin acknowledges it (POST /admin/restore/acknowledgement)',
     role: 'writer',
     params: passportIdParam,
     body: {
@@ -753,6 +771,26 @@ export const issuerRoutes: Route[] = [
     },
     responses: { 200: { description: 'The rule, replaced.', ...answer(ruleSchema, RULE_EXAMPLE) }, 201: { description: 'The rule, created.', ...answer(ruleSchema, RULE_EXAMPLE) } },
     problems: [401, 403, 422],
+  },
+  {
+    method: 'POST',
+    path: '/admin/restore/acknowledgement',
+    summary:
+      'Acknowledges the restore that holds appends (npm run restore): once the clients are told the last sequence number of each restored passport, appends are taken again; acknowledging again acknowledges none',
+    role: 'admin',
+    operation: `mutation AcknowledgeRestore {
+  acknowledged: acknowledgeRestore {
+    restored_at: restoredAt snapshot_at: snapshotAt backup passports acknowledged_at: acknowledgedAt acknowledged_by: acknowledgedBy
+  }
+}`,
+    result: (data) => ({ body: { acknowledged: data.acknowledged } }),
+    responses: {
+      200: {
+        description: 'The restores acknowledged: one, unless a restore was repeated before it was acknowledged; none when no restore held appends.',
+        ...answer(closed({ acknowledged: { type: 'array', items: restoreSchema } }), { acknowledged: [RESTORE_EXAMPLE] }),
+      },
+    },
+    problems: [401, 403],
   },
   ...digitalLinkRoutes,
 ];

@@ -3,6 +3,7 @@ import type { ServiceKernel } from '../../lib/service/kernel.js';
 import { PrismaClient } from '../../prisma/issuer/generated/client.js';
 import { PassportRepository } from './data/passport-repository.js';
 import { ProfileRepository } from './data/profile-repository.js';
+import { RestoreRepository } from './data/restore-repository.js';
 import { CAPABILITY_CLASS_CATALOGUE, DEFAULT_QR_BUDGET, EVENT_CATALOGUE, PACK_CLAIM_KEYS, PACK_PREFIX, PASSPORT_STATUSES, TRANSITIONS, VERDICT_CHECKS } from './domain/index.js';
 import { IssuerAdminResolver } from './resolvers/admin-resolver.js';
 import { CredentialResolver } from './resolvers/credential-resolver.js';
@@ -32,6 +33,7 @@ export const createIssuerSubgraph = defineSubgraph({
     const issuer = new IssuerService(
       new PassportRepository(kernel.prisma, kernel.schema),
       new ProfileRepository(kernel.prisma),
+      new RestoreRepository(kernel.prisma),
       new RegistryClient(gateway),
       new TrustClient(gateway),
       kernel.keys,

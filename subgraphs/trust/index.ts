@@ -27,8 +27,10 @@ export const createTrustSubgraph = defineSubgraph<PrismaClient, TrustDependencie
   name: 'trust',
   description: 'Holds the trust graph (nodes and delegation edges), trust lists per jurisdiction, the witnessed master list and bitemporal revocations, and publishes the anchors a verifier pins.',
   PrismaClient,
-  open: (kernel, gateway) => {
+  open: async (kernel, gateway) => {
     const store = new TrustRepository(kernel.prisma, kernel.schema);
+    // Before the graph is served: rows a restore brought from another cluster become visible.
+    await store.adoptForeignRows();
     return {
       store,
       masterListOrigin: masterListOrigin(kernel.keys),

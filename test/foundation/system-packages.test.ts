@@ -30,7 +30,7 @@ describe('the system packages layer', () => {
     const path = pathWith('some', ['g++', 'make', 'python3', 'promtool', 'curl', 'jq'], ['softhsm2-util']);
     expect(missingPackages(path).map(({ name }) => name)).toEqual(['softhsm2', 'prometheus']);
     expect(missingPackages(`${path}:${pathWith('rest', ['prometheus', 'softhsm2-util'])}`)).toEqual([]);
-    // chromium and the fonts are files at fixed places, present on this machine whatever the PATH.
+    // chromium, the fonts and PostgreSQL 15 are files at fixed places, present on this machine whatever the PATH.
     expect(missingPackages('').map(({ name }) => name)).toEqual(['softhsm2', 'prometheus', 'curl', 'jq', 'g++', 'make', 'python3']);
   });
 

@@ -4,16 +4,16 @@
  * `bin/backup.ts` as its own process while appends go on; restored by `bin/restore.ts` into an empty
  * database and into a fresh data folder; and then checked against what was pinned before the backup:
  * every log by the offline verifier, every snapshot byte for byte, every chain extended by a new
- * append; a platform started by `bin/start.ts` on the restored folder takes the old tokens, and
- * refuses to start under another key-encryption key.
+ * append once an admin acknowledged the restore; a platform started by `bin/start.ts` on the restored
+ * folder (a new cluster) serves the whole trust graph and takes the old tokens, and refuses to start
+ * under another key-encryption key.
  */
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm, stat, truncate } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashToken } from '../../lib/auth/tokens.js';
 import { clusterDirectory } from '../../lib/db/embedded-postgres.js';
@@ -21,14 +21,14 @@ import { KeyEncryptionKeys, writeKekFile } from '../../lib/keys/kek.js';
 import { logExportFrom, verifyLogExport } from '../../verifier/log.js';
 import { pinsFrom, type PinSet } from '../../verifier/pins.js';
 import { issuePassportBatch, registryModel, type RestCaller } from '../archive/support/issuer-fixture.js';
-import { sql, createTestDatabase } from '../support/database.js';
+import { binCommand } from '../support/bin-command.js';
+import { drillTrustGraph } from '../support/drill-trust-graph.js';
+import { sql, createTestDatabase, spendTransactionIds } from '../support/database.js';
 import { freePort } from '../support/free-port.js';
 import { LOOPBACK_PORTS_AT_LISTEN, startTestStack, TEST_KEK, TOKENS, type TestStack } from '../support/stack.js';
-import { compactCredential, DAY, fromNow, newKey } from '../trust/support.js';
 
 /** At least 200, as the drill is specified (issue 28); made, read and appended to a batch per GraphQL operation. */
 const PASSPORTS = 200;
-const run = promisify(execFile);
 const sha512 = (bytes: Uint8Array) => createHash('sha512').update(bytes).digest('hex');
 
 /** Runs `items` through `work`, `width` at a time. */
@@ -50,7 +50,7 @@ async function pool<T, R>(items: readonly T[], width: number, work: (item: T) =>
 const chunks = <T>(items: readonly T[], size: number): T[][] => Array.from({ length: Math.ceil(items.length / size) }, (_, i) => items.slice(i * size, (i + 1) * size));
 
 /** A GraphQL operation on `stack`'s gateway that must answer without errors. */
-async function graphql<T = any>(stack: TestStack, query: string, variables: Record<string, unknown>, as?: 'writer'): Promise<T> {
+async function graphql<T = any>(stack: TestStack, query: string, variables: Record<string, unknown>, as?: keyof typeof TOKENS): Promise<T> {
   const answer = await stack.graphql<T>(query, variables, as);
   expect(answer.errors, JSON.stringify(answer.errors)).toBeUndefined();
   return answer.data!;
@@ -72,24 +72,16 @@ async function logsOf(stack: TestStack, ids: readonly string[]): Promise<Passpor
   return passports as PassportLog[];
 }
 
-/** A bin/ command as its own process; resolves with its exit code and output, whatever the code. */
-async function command(script: string, args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; stdout: string; stderr: string }> {
-  const clean = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^(DATABASE_URL|PASSPORT_|EMBEDDED_PG_PORT|[A-Z]+_DATABASE_URL)/.test(name)));
-  try {
-    const { stdout, stderr } = await run(process.execPath, ['bin/run.mjs', script, ...args], { env: { ...clean, ...env }, timeout: 120_000 });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const failed = error as { code: number; stdout: string; stderr: string };
-    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
-  }
-}
-
 let platform: TestStack;
 let work: string;
 let file: string;
 let pins: PinSet;
 const passports: { id: string; snapshot?: { id: string; sha512: string } }[] = [];
 const tokensFile = () => join(work, 'tokens.json');
+/** The key-encryption key file the backup's keys are sealed under, kept apart from it (docs/KEYS.md). */
+const rightKek = () => join(work, 'right.kek');
+/** GET /trust/graph before the backup. */
+let graphBefore: unknown;
 
 beforeAll(async () => {
   work = await mkdtemp(join(tmpdir(), 'backup-drill-'));
@@ -97,22 +89,11 @@ beforeAll(async () => {
   const rest: RestCaller = (service, path, init) => platform.rest(service, path, init);
   const model = await registryModel(rest);
 
-  // A trust graph: a root delegating to an authority, which delegates to issuers; one issuer's key revoked, one issuer revoked.
-  const [rootKey, authorityKey, ...issuerKeys] = await Promise.all([newKey(), newKey('P-256'), newKey(), newKey(), newKey()]);
-  const iat = Math.floor((Date.now() - 30 * DAY) / 1000);
-  const node = (id: string, kind: string, key: typeof rootKey) => platform.rest('trust', '/nodes', { as: 'writer', body: { id, kind, keys: [{ ...key.jwk, iat }] } });
-  expect((await node('drill-root', 'root', rootKey)).status).toBe(201);
-  expect((await node('drill-authority', 'authority', authorityKey)).status).toBe(201);
-  for (const [i, key] of issuerKeys.entries()) expect((await node(`drill-issuer-${i}`, 'issuer', key)).status).toBe(201);
-  const edge = async (iss: string, sub: string, key: typeof rootKey) => {
-    const credential = await compactCredential({ iss, sub, scope: {}, iat: fromNow(-3_600_000), exp: fromNow(365 * DAY) }, key);
-    expect((await platform.rest('trust', '/edges', { as: 'writer', body: { credential } })).status).toBe(201);
-  };
-  await edge('drill-root', 'drill-authority', rootKey);
-  for (let i = 0; i < issuerKeys.length; i += 1) await edge('drill-authority', `drill-issuer-${i}`, authorityKey);
-  const revokedKey = { ...issuerKeys[0]!.jwk, iat, revoked: { revoked_at: Math.floor(Date.now() / 1000), reason: 'keyCompromise' } };
-  expect((await platform.rest('trust', '/nodes', { as: 'writer', body: { id: 'drill-issuer-0', keys: [revokedKey] } })).status).toBe(200);
-  expect((await platform.rest('trust', '/revocations', { as: 'writer', body: { subject: 'drill-issuer-1', reason: 'cessationOfOperation', effective_at: fromNow(DAY) } })).status).toBe(201);
+  // As a database in use has (the restored cluster counts transactions anew), then the trust graph.
+  await spendTransactionIds(platform.databaseUrl, 3000);
+  await drillTrustGraph(platform);
+  graphBefore = (await platform.rest('trust', '/graph')).body;
+  await writeKekFile(rightKek(), TEST_KEK);
 
   // The passports, each with events and a pack, a batch per operation; a snapshot of every fourth.
   const serials = Array.from({ length: PASSPORTS }, (_, i) => `DRILL-${process.pid}-${i}`);
@@ -157,6 +138,9 @@ const exported = async (stack: TestStack, id: string) => {
   return response.body;
 };
 
+/** A restore's settings besides the database: the right KEK file, and a data folder of the test's own for the file of the restored passports' heads. */
+const restoreEnv = (env: NodeJS.ProcessEnv): NodeJS.ProcessEnv => ({ PASSPORT_KEK_FILE: rightKek(), PASSPORT_DATA_DIR: join(work, 'restore-folder'), ...env });
+
 /** An inspection now, as the drill appends it. */
 const INSPECTION = () => ({ eventTime: new Date().toISOString(), eventTimeZoneOffset: '+00:00', action: 'OBSERVE', bizStep: 'inspecting', epcList: ['https://id.gs1.org/01/09520123456788/21/SN-1'] });
 
@@ -182,7 +166,7 @@ describe('a backup taken while appends go on', () => {
       }
     });
     const started = performance.now();
-    const result = await command('bin/backup.ts', [file], { DATABASE_URL: platform.databaseUrl, PASSPORT_TOKENS_FILE: tokensFile() });
+    const result = await binCommand('bin/backup.ts', [file], { DATABASE_URL: platform.databaseUrl, PASSPORT_TOKENS_FILE: tokensFile() });
     const seconds = (performance.now() - started) / 1000;
     backingUp = false;
     writing = false;
@@ -198,15 +182,20 @@ describe('a backup taken while appends go on', () => {
 
   it('restores into an empty database, where every log verifies against the pins and is a prefix of the live one', async () => {
     restoredUrl = await createTestDatabase({ empty: true });
-    const result = await command('bin/restore.ts', [file], { DATABASE_URL: restoredUrl, PASSPORT_TOKENS_FILE: join(work, 'restored-tokens.json'), PASSPORT_KEK_FILE: join(work, 'absent.kek') });
+    const result = await binCommand('bin/restore.ts', [file], restoreEnv({ DATABASE_URL: restoredUrl, PASSPORT_TOKENS_FILE: join(work, 'restored-tokens.json') }));
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toContain('The token hashes of the backup are in the tokens file');
     expect(JSON.parse(readFileSync(join(work, 'restored-tokens.json'), 'utf8'))).toEqual(JSON.parse(readFileSync(tokensFile(), 'utf8')));
-    // The KEK is not in the backup: the restore names the one the keys need.
-    expect(result.stdout).toContain(`sealed under ${TEST_KEK.current.id}`);
+    // The KEK is not in the backup: the restore names the one the keys need, which the KEK file holds.
+    expect(result.stdout).toContain(`sealed under ${TEST_KEK.current.id}, which ${rightKek()} holds`);
     restored = await startTestStack({ databaseUrl: restoredUrl });
     const ids = passports.map((passport) => passport.id);
     const copies = await logsOf(restored, ids);
+    // More passports than the output lists: each one's last sequence number is in a file, for its clients.
+    const headsFile = /is in (\S+\.csv) \(passport_id, log_size, last_seq\)\.$/m.exec(result.stdout)![1]!;
+    const heads = readFileSync(headsFile, 'utf8').trim().split('\n');
+    expect(heads[0]).toBe('passport_id,log_size,last_seq');
+    expect(heads.slice(1).sort()).toEqual(copies.map((copy) => `${copy.id},${copy.events.length},${copy.events.length - 1}`).sort());
     const lives = await logsOf(platform, ids);
     for (const [index, copy] of copies.entries()) {
       restoredCopies.set(copy.id, copy);
@@ -230,7 +219,10 @@ describe('a backup taken while appends go on', () => {
     });
   }, 120_000);
 
-  it('extends every chain: a new event appended after the restore verifies and moves the head on', async () => {
+  it('extends every chain once an admin acknowledges the restore: a new event appended after it verifies and moves the head on', async () => {
+    // Appends are held until then (test/lib/restore-into-new-cluster.test.ts has the hold itself).
+    const acknowledged = await graphql(restored, 'mutation { acknowledgeRestore { passports } }', {}, 'admin');
+    expect(acknowledged.acknowledgeRestore).toEqual([{ passports: PASSPORTS }]);
     // One ObjectEvent appended to each passport, 50 aliased appends per operation.
     const ids = passports.map((passport) => passport.id);
     await pool(chunks(ids, 50), 2, async (batch) => {
@@ -256,13 +248,13 @@ describe('a backup taken while appends go on', () => {
   }, 180_000);
 
   it('is refused by a database that already holds the schemas, unless --force', async () => {
-    const result = await command('bin/restore.ts', [file], { DATABASE_URL: restoredUrl });
+    const result = await binCommand('bin/restore.ts', [file], restoreEnv({ DATABASE_URL: restoredUrl }));
     expect(result.code).toBe(1);
     expect(result.stderr.trim().split('\n')).toHaveLength(1);
     expect(result.stderr).toMatch(/already holds schema .*add --force to replace them\.$/m);
     // --force replaces the schemas: the appends made on the restored database are gone again.
     const appended = await sql<{ n: number }>(restoredUrl, 'SELECT count(*)::int AS n FROM issuer.passport_event');
-    const forced = await command('bin/restore.ts', [file, '--force'], { DATABASE_URL: restoredUrl });
+    const forced = await binCommand('bin/restore.ts', [file, '--force'], restoreEnv({ DATABASE_URL: restoredUrl }));
     expect(forced.code, forced.stderr).toBe(0);
     const replaced = await sql<{ n: number }>(restoredUrl, 'SELECT count(*)::int AS n FROM issuer.passport_event');
     expect(replaced.rows[0]!.n).toBe(appended.rows[0]!.n - PASSPORTS);
@@ -273,7 +265,7 @@ describe('a backup taken while appends go on', () => {
     writeFileSync(cut, readFileSync(file));
     await truncate(cut, (await stat(cut)).size - 200);
     const target = await createTestDatabase({ empty: true });
-    const result = await command('bin/restore.ts', [cut], { DATABASE_URL: target });
+    const result = await binCommand('bin/restore.ts', [cut], { DATABASE_URL: target });
     expect(result.code).toBe(1);
     expect(result.stderr.trim()).toMatch(/^\S+ is not a whole backup \(.*\): use an intact copy of the file\.$/);
     expect((await sql(target, "SELECT nspname FROM pg_namespace WHERE nspname IN ('trust', 'registry', 'issuer', 'archive')")).rowCount).toBe(0);
@@ -291,23 +283,21 @@ describe('a restore into a fresh data folder, started by npm start', () => {
     if (cluster !== dataDir) await rm(cluster, { recursive: true, force: true });
   });
 
-  it('refuses to start under another key-encryption key, in one sentence, and starts under the right one with the old tokens', async () => {
+  it('refuses to start under another key-encryption key, in one sentence, and starts under the right one with the old tokens and the whole trust graph', async () => {
     dataDir = join(work, 'restored-data');
     const env = { PASSPORT_DATA_DIR: dataDir, ...(await ports()) };
-    const restoredRun = await command('bin/restore.ts', [file], env);
+    const restoredRun = await binCommand('bin/restore.ts', [file], { ...env, PASSPORT_KEK_FILE: rightKek() });
     expect(restoredRun.code, restoredRun.stderr).toBe(0);
 
     const wrong = join(work, 'wrong.kek');
     await writeKekFile(wrong, KeyEncryptionKeys.generate());
-    const refused = await command('bin/start.ts', [], { ...env, PASSPORT_KEK_FILE: wrong });
+    const refused = await binCommand('bin/start.ts', [], { ...env, PASSPORT_KEK_FILE: wrong });
     expect(refused.code).toBe(1);
     const sentence = refused.stderr.trim();
     expect(sentence.split('\n')).toHaveLength(1);
     expect(sentence).toMatch(new RegExp(`sealed under key-encryption key ${TEST_KEK.current.id}, which ${wrong} does not hold .*: start with the key-encryption key file they were sealed under\\.$`));
 
-    const right = join(work, 'right.kek');
-    await writeKekFile(right, TEST_KEK);
-    const child = spawn(process.execPath, ['bin/run.mjs', 'bin/start.ts'], { env: { ...process.env, ...env, PASSPORT_KEK_FILE: right }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['bin/run.mjs', 'bin/start.ts'], { env: { ...process.env, ...env, PASSPORT_KEK_FILE: rightKek() }, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     child.stdout.on('data', (chunk) => (output += chunk));
     child.stderr.on('data', (chunk) => (output += chunk));
@@ -323,13 +313,19 @@ describe('a restore into a fresh data folder, started by npm start', () => {
         }),
         exited.then((code) => Promise.reject(new Error(`npm start ended (${code}): ${output}`))),
       ]);
-      const issuer = /^ {2}issuer REST +(\S+)/m.exec(output)![1]!;
+      const base = (service: string) => new RegExp(`^ {2}${service} REST +(\\S+)`, 'm').exec(output)![1]!;
+      const issuer = base('issuer');
+      // A new cluster, whose transaction counter is behind the one that wrote the graph: all of it at once.
+      expect(await (await fetch(`${base('trust')}/graph`)).json()).toEqual(graphBefore);
       const append = (token: string) =>
         fetch(`${issuer}/passports/${encodeURIComponent(passports[0]!.id)}/events`, {
           method: 'POST',
           headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
           body: JSON.stringify({ type: 'ObjectEvent', payload: INSPECTION() }),
         });
+      expect((await append(TOKENS.writer)).status).toBe(503);
+      const acknowledged = await fetch(`${issuer}/admin/restore/acknowledgement`, { method: 'POST', headers: { authorization: `Bearer ${TOKENS.admin}` } });
+      expect(acknowledged.status).toBe(200);
       expect((await append(TOKENS.writer)).status).toBe(201);
       expect((await append('not-a-token-of-this-platform')).status).toBe(401);
       expect((await fetch(`${issuer}/admin/log`, { headers: { authorization: `Bearer ${TOKENS.admin}` } })).status).toBe(200);

@@ -10,6 +10,7 @@ import addFormatsModule from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ServiceName } from '../../lib/config/services.js';
 import { appendEvent, createModel, createPassport, PAYLOADS } from '../issuer/support.js';
+import { sql } from '../support/database.js';
 import { startTestStack, type TestStack, type TOKENS } from '../support/stack.js';
 import { compactCredential, cosign, DAY, fromNow, newKey, seconds } from '../trust/support.js';
 
@@ -375,6 +376,12 @@ describe('real answers of every path', () => {
     expect((await i('/status-lists/{purpose}/{list}', '/status-lists/revocation/9')).status).toBe(404);
     // A second live passport of an identity is a 409.
     expect((await i('/passports', '/passports', { body, as: 'writer' })).status).toBe(409);
+    // A restore holds appends (503) until an admin acknowledges it; recorded here as npm run restore records it.
+    await sql(platform.databaseUrl, 'INSERT INTO issuer.restore (snapshot_at, backup, passports) VALUES (now(), $1, 2)', ['/backups/oa.backup']);
+    expect((await i('/passports/{id}/events', `/passports/${id}/events`, { body: { type: 'ObjectEvent', payload: PAYLOADS.ObjectEvent!() }, as: 'writer' })).status).toBe(503);
+    expect((await i('/admin/restore/acknowledgement', '/admin/restore/acknowledgement', { method: 'POST', as: 'writer' })).status).toBe(403);
+    expect((await i('/admin/restore/acknowledgement', '/admin/restore/acknowledgement', { method: 'POST', as: 'admin' })).status).toBe(200);
+    expect((await i('/admin/restore/acknowledgement', '/admin/restore/acknowledgement', { method: 'POST', as: 'admin' })).body).toEqual({ acknowledged: [] });
     // The Digital Link resolver, at every granularity: the linkset of an identity with a passport, a 404 for one without.
     const values: Record<string, string> = { gtin: '09520123456788', variant: 'OA-V', lot: 'OA-L', serial: 'OA-S' };
     for (const template of Object.keys(documents.issuer.paths).filter((path) => path.startsWith('/01/'))) {

@@ -38,6 +38,14 @@ export async function sql<T extends pg.QueryResultRow = pg.QueryResultRow>(url: 
 }
 
 /**
+ * Runs `count` transactions that each take a transaction id, as a database in use has: a cluster made
+ * afresh (initdb, then a restore) counts far fewer.
+ */
+export async function spendTransactionIds(url: string, count: number): Promise<void> {
+  await sql(url, `DO $$ BEGIN FOR i IN 1..${count} LOOP PERFORM pg_current_xact_id(); COMMIT; END LOOP; END $$`);
+}
+
+/**
  * `sql` over one connection per database, kept until `end()`: for a test that runs many statements
  * (each new connection costs PostgreSQL some 34 ms of CPU for a fresh backend, and the client its handshake).
  */

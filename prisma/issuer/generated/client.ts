@@ -84,3 +84,11 @@ export type IssuerApplicability = Prisma.IssuerApplicabilityModel
  * (or the list was made), the validFrom of its credential.
  */
 export type StatusList = Prisma.StatusListModel
+/**
+ * Model Restore
+ * A restore of the platform from a backup (npm run restore; `npm run restore -- --mark-restored` after
+ * a restore by other means). The logs went back to the backup's snapshot while clients may hold heads
+ * signed after it, so appends are refused while a restore is unacknowledged, until an admin, once the
+ * clients are told, acknowledges it (docs/OPERATIONS.md, "Backup and restore").
+ */
+export type Restore = Prisma.RestoreModel

@@ -121,19 +121,32 @@ export interface StatusListRow {
   updatedAt: Date;
 }
 
-/** The row as an append sees it, locked. */
+/** The row as an append sees it, locked, and the restore that holds appends, if one does. */
 interface LockedRow {
   status: string;
   status_index: number;
   log_size: number;
   frontier: string[] | null;
   last_event: string | null;
+  unacknowledged_restore: { restored_at: string; snapshot_at: string | null } | null;
+}
+
+/**
+ * An append refused because the platform was restored and no admin has acknowledged it yet
+ * (migration 20261206051720_restores): the next event would take a sequence number a client may
+ * already hold, signed over another event, from before the restore.
+ */
+export class RestoreUnacknowledged extends Error {
+  constructor(readonly restore: { restoredAt: string; snapshotAt: string | null }) {
+    super(`restored at ${restore.restoredAt}, unacknowledged`);
+  }
 }
 
 export class PassportRepository {
   readonly #table: Prisma.Sql;
   readonly #events: Prisma.Sql;
   readonly #statusLists: Prisma.Sql;
+  readonly #restores: Prisma.Sql;
 
   constructor(
     private readonly prisma: PrismaClient,
@@ -143,6 +156,7 @@ export class PassportRepository {
     this.#table = qualified('passport');
     this.#events = qualified('passport_event');
     this.#statusLists = qualified('status_list');
+    this.#restores = qualified('restore');
   }
 
   /** Makes the lists of every purpose that a new status index falls in, all clear, unless they exist. */
@@ -300,15 +314,22 @@ export class PassportRepository {
   /**
    * Appends one event atomically: under the row lock, the domain's appendEvent judges it against the
    * stored state (rule I6, payload schema) and signs it, and the event, the new frontier and the new
-   * signed head are written together. A refusal throws, which rolls back and changes nothing.
-   * Returns undefined when the passport does not exist.
+   * signed head are written together. A refusal throws, which rolls back and changes nothing; so does
+   * an unacknowledged restore (RestoreUnacknowledged). Returns undefined when the passport does not exist.
    */
   async append(passportId: string, input: { type: string; payload: unknown }, eventSigner: Signer): Promise<{ event: EventRecord; head: SignedLogHead; status: PassportStatus } | undefined> {
     return this.prisma.$transaction(
       async (tx) => {
-        const locked = await tx.$queryRaw<LockedRow[]>(Prisma.sql`SELECT status, status_index, log_size, frontier, last_event FROM ${this.#table} WHERE id = ${passportId} FOR UPDATE`);
+        // The restore's hold is read in the statement that locks the row: no statement more per append.
+        const locked = await tx.$queryRaw<LockedRow[]>(Prisma.sql`
+          SELECT status, status_index, log_size, frontier, last_event,
+                 (SELECT json_build_object('restored_at', restored_at, 'snapshot_at', snapshot_at) FROM ${this.#restores}
+                   WHERE acknowledged_at IS NULL ORDER BY id LIMIT 1) AS unacknowledged_restore
+          FROM ${this.#table} WHERE id = ${passportId} FOR UPDATE`);
         const row = locked[0];
         if (!row) return undefined;
+        const held = row.unacknowledged_restore;
+        if (held) throw new RestoreUnacknowledged({ restoredAt: held.restored_at, snapshotAt: held.snapshot_at });
         const state: LogState = {
           passport_id: passportId,
           status: row.status as PassportStatus,

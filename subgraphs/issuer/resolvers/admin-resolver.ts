@@ -1,7 +1,8 @@
-/** Profiles and applicability, written by admins (POST /admin/profiles, POST /admin/applicability). */
-import { Arg, Authorized, Mutation, Resolver } from 'type-graphql';
+/** Profiles, applicability and restore acknowledgements, written by admins (POST /admin/profiles, /admin/applicability, /admin/restore/acknowledgement). */
+import { Arg, Authorized, Ctx, Mutation, Resolver } from 'type-graphql';
+import type { RequestContext } from '../../../lib/graphql/context.js';
 import type { IssuerService } from '../service/issuer-service.js';
-import { IssuerApplicability, IssuerApplicabilityInput, IssuerProfile, IssuerProfileInput } from '../schema/types.js';
+import { IssuerApplicability, IssuerApplicabilityInput, IssuerProfile, IssuerProfileInput, PlatformRestore } from '../schema/types.js';
 
 @Resolver()
 export class IssuerAdminResolver {
@@ -19,5 +20,14 @@ export class IssuerAdminResolver {
   async setIssuerApplicability(@Arg('input', () => IssuerApplicabilityInput) input: IssuerApplicabilityInput): Promise<IssuerApplicability> {
     const { rule, created } = await this.issuer.setApplicability(input);
     return IssuerApplicability.from(rule, created);
+  }
+
+  @Authorized('admin')
+  @Mutation(() => [PlatformRestore], {
+    description:
+      'Acknowledges the restore that holds appends, once the clients are told which sequence numbers it took back (POST /admin/restore/acknowledgement): the restores acknowledged, none when no restore held appends.',
+  })
+  async acknowledgeRestore(@Ctx() context: RequestContext): Promise<PlatformRestore[]> {
+    return (await this.issuer.acknowledgeRestore(context.principal!.name)).map(PlatformRestore.from);
   }
 }

@@ -119,7 +119,9 @@ export class PassportResolver {
   }
 
   @Authorized('writer')
-  @Mutation(() => PassportEventAppended, { description: 'Appends a typed event, signed by the issuer (POST /passports/{id}/events).' })
+  @Mutation(() => PassportEventAppended, {
+    description: 'Appends a typed event, signed by the issuer (POST /passports/{id}/events); after a restore, RESTORE_UNACKNOWLEDGED (503) until an admin acknowledges it (acknowledgeRestore).',
+  })
   async appendPassportEvent(
     @Arg('passportId', () => ID) passportId: string,
     @Arg('type', () => String) type: string,

@@ -1,9 +1,10 @@
-/** The issuer's GraphQL types: passports, appended events, packs, profiles and applicability. */
+/** The issuer's GraphQL types: passports, appended events, packs, profiles, applicability and restores. */
 import { GraphQLJSONObject } from 'graphql-scalars';
 import { Directive, Field, ID, InputType, Int, ObjectType } from 'type-graphql';
 import type { PassportRow, PassportSummaryRow } from '../data/passport-repository.js';
 import type { ApplicabilityRecord, ProfileRecord } from '../data/profile-repository.js';
 import { ANY_VERSION } from '../data/profile-repository.js';
+import type { RestoreRecord } from '../data/restore-repository.js';
 import { IssuerService, type MintedPackView, type PassportAsOf as PassportAsOfView } from '../service/issuer-service.js';
 
 @ObjectType('PassportTypeRef', { description: 'The registry model and version a passport is typed by.' })
@@ -307,6 +308,33 @@ export class IssuerApplicability {
 
   static from(record: ApplicabilityRecord, created: boolean): IssuerApplicability {
     return Object.assign(new IssuerApplicability(), { ...record, modelVersion: record.modelVersion === ANY_VERSION ? null : record.modelVersion, created });
+  }
+}
+
+@ObjectType('PlatformRestore', {
+  description: 'A restore of the platform from a backup (npm run restore): appends are refused (RESTORE_UNACKNOWLEDGED) until an admin acknowledges it.',
+})
+export class PlatformRestore {
+  @Field(() => Date)
+  restoredAt!: Date;
+
+  @Field(() => Date, { nullable: true, description: 'The backup’s snapshot, what the logs went back to; null for a restore by other means (`npm run restore -- --mark-restored`).' })
+  snapshotAt!: Date | null;
+
+  @Field(() => String, { nullable: true, description: 'The backup file restored.' })
+  backup!: string | null;
+
+  @Field(() => Int, { description: 'The passports restored; the restore listed the last sequence number of each.' })
+  passports!: number;
+
+  @Field(() => Date, { nullable: true })
+  acknowledgedAt!: Date | null;
+
+  @Field(() => String, { nullable: true, description: 'The name of the admin token that acknowledged it.' })
+  acknowledgedBy!: string | null;
+
+  static from(record: RestoreRecord): PlatformRestore {
+    return Object.assign(new PlatformRestore(), record);
   }
 }
 

@@ -9,8 +9,9 @@ import { canonicalize } from '../../../lib/crypto/index.js';
 import type { KeyStore } from '../../../lib/keys/key-store.js';
 import { badRequest, conflict, notFound, ProblemError, refusing, unprocessable } from '../../../lib/problem.js';
 import { isRfc3339Instant, parseInstant } from '../../../lib/time.js';
-import { LivePassportExists, type PassportRepository, type PassportRow, type PassportSummaryRow } from '../data/passport-repository.js';
+import { LivePassportExists, RestoreUnacknowledged, type PassportRepository, type PassportRow, type PassportSummaryRow } from '../data/passport-repository.js';
 import { ANY_VERSION, type ProfileRepository } from '../data/profile-repository.js';
+import type { RestoreRecord, RestoreRepository } from '../data/restore-repository.js';
 import {
   assembleVerdict,
   buildPackClaims,
@@ -142,6 +143,21 @@ function issuerProblem(error: unknown): ProblemError | undefined {
   return isIssuerError(error) ? problemFromIssuerError(error) : undefined;
 }
 
+/** Seconds a client whose append an unacknowledged restore holds is told to wait: an operator has to act first. */
+const RESTORE_RETRY_AFTER_SECONDS = 60;
+
+/** An append held by an unacknowledged restore, as a problem (for `refusing`); undefined for any other error. */
+function heldByRestoreProblem(error: unknown): ProblemError | undefined {
+  if (!(error instanceof RestoreUnacknowledged)) return undefined;
+  const { restoredAt, snapshotAt } = error.restore;
+  return new ProblemError(
+    503,
+    'RESTORE_UNACKNOWLEDGED',
+    `The platform was restored at ${restoredAt}${snapshotAt ? ` to a backup as of ${snapshotAt}` : ''}, and appends are held until an admin acknowledges the restore (POST /admin/restore/acknowledgement), so that no sequence number signed before it is signed again.`,
+    { retry_after: RESTORE_RETRY_AFTER_SECONDS, restored_at: restoredAt, snapshot_at: snapshotAt },
+  );
+}
+
 /** The one-live-passport rule's refusal, naming the live passport (the REST facade adds its URL). */
 function livePassportProblem(error: unknown, identity: PassportIdentity): ProblemError | undefined {
   if (!(error instanceof LivePassportExists)) return undefined;
@@ -195,6 +211,7 @@ export class IssuerService {
   constructor(
     private readonly passports: PassportRepository,
     private readonly profiles: ProfileRepository,
+    private readonly restores: RestoreRepository,
     private readonly registry: RegistryClient,
     private readonly trust: TrustClient,
     private readonly keys: KeyStore,
@@ -423,7 +440,10 @@ export class IssuerService {
     // Events are stored as their canonical text, where U+0000 is an escape like any other.
     refuseUnrepresentable(input.payload, 'payload', { allowNul: true });
     if (!storable(passportId)) throw notFound(`No passport has id ${passportId}.`);
-    const appended = await refusing(() => this.passports.append(passportId, input, this.keys.signer('event')), issuerProblem);
+    const appended = await refusing(
+      () => this.passports.append(passportId, input, this.keys.signer('event')),
+      (error) => issuerProblem(error) ?? heldByRestoreProblem(error),
+    );
     if (!appended) throw notFound(`No passport has id ${passportId}.`);
     this.metrics.eventAppended(appended.event.type);
     return appended;
@@ -574,6 +594,11 @@ export class IssuerService {
     refuseUnrepresentable(claims, 'claims');
     if (input.description != null) refuseUnrepresentable(input.description, 'description');
     return this.profiles.upsertProfile({ id: input.id, description: input.description ?? null, capabilityClasses: classes, defaultCapabilityClass: defaultClass, claims });
+  }
+
+  /** Acknowledges the restores that hold appends (`by`: the admin's token name): the ones acknowledged, none when none did (a repeated acknowledgement). */
+  acknowledgeRestore(by: string): Promise<RestoreRecord[]> {
+    return this.restores.acknowledge(by, new Date());
   }
 
   async setApplicability(input: { modelId: string; modelVersion?: number | null; profileId: string }) {

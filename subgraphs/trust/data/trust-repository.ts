@@ -151,6 +151,7 @@ export class TrustRepository {
   readonly #graphPart: Prisma.Sql;
   readonly #lockedGraphPart: Prisma.Sql;
   readonly #keyHolders: Prisma.Sql;
+  readonly #adoptForeignRows: Prisma.Sql;
   readonly #schema: string;
 
   constructor(
@@ -167,6 +168,18 @@ export class TrustRepository {
     this.#graphPart = qualified('trust_graph_part');
     this.#lockedGraphPart = qualified('trust_locked_graph_part');
     this.#keyHolders = qualified('trust_key_holders');
+    this.#adoptForeignRows = qualified('trust_adopt_foreign_rows');
+  }
+
+  /**
+   * Adopts the graph rows a restore brought from another cluster whose transaction ids lie in this
+   * one's future (a pg_restore's; npm run restore adopts every row itself), so that every snapshot
+   * sees them: the database's function `trust_adopt_foreign_rows` (its migration says why). Run at
+   * each start, before the graph is served; returns the rows adopted.
+   */
+  async adoptForeignRows(): Promise<number> {
+    const [row] = await this.prisma.$queryRaw<{ adopted: number }[]>`SELECT ${this.#adoptForeignRows}(false)::int AS adopted`;
+    return row!.adopted;
   }
 
   // Reads

@@ -403,7 +403,8 @@ export const ModelName = {
   PassportEvent: 'PassportEvent',
   IssuerProfile: 'IssuerProfile',
   IssuerApplicability: 'IssuerApplicability',
-  StatusList: 'StatusList'
+  StatusList: 'StatusList',
+  Restore: 'Restore'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -419,7 +420,7 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
     omit: GlobalOmitOptions
   }
   meta: {
-    modelProps: "signingKey" | "adminLogEntry" | "passport" | "passportEvent" | "issuerProfile" | "issuerApplicability" | "statusList"
+    modelProps: "signingKey" | "adminLogEntry" | "passport" | "passportEvent" | "issuerProfile" | "issuerApplicability" | "statusList" | "restore"
     txIsolationLevel: TransactionIsolationLevel
   }
   model: {
@@ -941,6 +942,80 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         }
       }
     }
+    Restore: {
+      payload: Prisma.$RestorePayload<ExtArgs>
+      fields: Prisma.RestoreFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.RestoreFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$RestorePayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.RestoreFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$RestorePayload>
+        }
+        findFirst: {
+          args: Prisma.RestoreFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$RestorePayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.RestoreFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$RestorePayload>
+        }
+        findMany: {
+          args: Prisma.RestoreFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$RestorePayload>[]
+        }
+        create: {
+          args: Prisma.RestoreCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$RestorePayload>
+        }
+        createMany: {
+          args: Prisma.RestoreCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.RestoreCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$RestorePayload>[]
+        }
+        delete: {
+          args: Prisma.RestoreDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$RestorePayload>
+        }
+        update: {
+          args: Prisma.RestoreUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$RestorePayload>
+        }
+        deleteMany: {
+          args: Prisma.RestoreDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.RestoreUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.RestoreUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$RestorePayload>[]
+        }
+        upsert: {
+          args: Prisma.RestoreUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$RestorePayload>
+        }
+        aggregate: {
+          args: Prisma.RestoreAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateRestore>
+        }
+        groupBy: {
+          args: Prisma.RestoreGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.RestoreGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.RestoreCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.RestoreCountAggregateOutputType> | number
+        }
+      }
+    }
   }
 } & {
   other: {
@@ -1086,6 +1161,19 @@ export const StatusListScalarFieldEnum = {
 } as const
 
 export type StatusListScalarFieldEnum = (typeof StatusListScalarFieldEnum)[keyof typeof StatusListScalarFieldEnum]
+
+
+export const RestoreScalarFieldEnum = {
+  id: 'id',
+  restoredAt: 'restoredAt',
+  snapshotAt: 'snapshotAt',
+  backup: 'backup',
+  passports: 'passports',
+  acknowledgedAt: 'acknowledgedAt',
+  acknowledgedBy: 'acknowledgedBy'
+} as const
+
+export type RestoreScalarFieldEnum = (typeof RestoreScalarFieldEnum)[keyof typeof RestoreScalarFieldEnum]
 
 
 export const SortOrder = {
@@ -1404,6 +1492,7 @@ export type GlobalOmitConfig = {
   issuerProfile?: Prisma.IssuerProfileOmit
   issuerApplicability?: Prisma.IssuerApplicabilityOmit
   statusList?: Prisma.StatusListOmit
+  restore?: Prisma.RestoreOmit
 }
 
 /* Types for Logging */

@@ -57,7 +57,8 @@ export const ModelName = {
   PassportEvent: 'PassportEvent',
   IssuerProfile: 'IssuerProfile',
   IssuerApplicability: 'IssuerApplicability',
-  StatusList: 'StatusList'
+  StatusList: 'StatusList',
+  Restore: 'Restore'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -182,6 +183,19 @@ export const StatusListScalarFieldEnum = {
 } as const
 
 export type StatusListScalarFieldEnum = (typeof StatusListScalarFieldEnum)[keyof typeof StatusListScalarFieldEnum]
+
+
+export const RestoreScalarFieldEnum = {
+  id: 'id',
+  restoredAt: 'restoredAt',
+  snapshotAt: 'snapshotAt',
+  backup: 'backup',
+  passports: 'passports',
+  acknowledgedAt: 'acknowledgedAt',
+  acknowledgedBy: 'acknowledgedBy'
+} as const
+
+export type RestoreScalarFieldEnum = (typeof RestoreScalarFieldEnum)[keyof typeof RestoreScalarFieldEnum]
 
 
 export const SortOrder = {
