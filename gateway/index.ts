@@ -20,7 +20,7 @@ import { graphqlErrorHandler, refuseOtherMethods } from '../lib/http/graphql-ref
 import { publicServerOptions } from '../lib/http/server-options.js';
 import { loggingOptions, logRequests } from '../lib/ops/logging.js';
 import { graphqlTracingPlugin, serverTracer, traceRequests } from '../lib/ops/tracing.js';
-import { problem } from '../lib/problem.js';
+import { problem, problemOf } from '../lib/problem.js';
 import { jsonPoster, type JsonAnswer } from '../lib/http/post-json.js';
 import { noPhoneHomePlugins, type ListeningServer } from '../lib/graphql/subgraph-server.js';
 import { composeSupergraph, type SubgraphEndpoint } from './composition.js';
@@ -180,15 +180,17 @@ export class SubgraphDataSource implements GraphQLDataSource<GatewayContext> {
 
   /**
    * A subgraph answers 400 when it refuses an operation's variables: a value the gateway cannot
-   * check itself because it belongs to a custom scalar (an array given for a JSONObject). That is
-   * the client's mistake, so it is passed on as BAD_USER_INPUT rather than as a gateway fault. Any
+   * check itself because it belongs to a custom scalar (an array given for a JSONObject, an instant
+   * outside years 0001 to 9999 for a DateTimeISO). That is the client's mistake, so it is passed on
+   * as BAD_USER_INPUT, with the problem the subgraph gave it, rather than as a gateway fault. Any
    * other status is the error RemoteGraphQLDataSource makes of it.
    */
   private errorFromAnswer(answer: JsonAnswer): Error {
     const body = answerBody(answer);
     if (answer.status === 400) {
-      const message = (body as { errors?: { message?: string }[] } | undefined)?.errors?.[0]?.message;
-      return new GraphQLError(message ?? `${answer.status}: ${answer.statusText}`, { extensions: { code: 'BAD_USER_INPUT' } });
+      const first = (body as { errors?: { message?: string; extensions?: Record<string, unknown> }[] } | undefined)?.errors?.[0];
+      const details = first && problemOf(first);
+      return new GraphQLError(first?.message ?? `${answer.status}: ${answer.statusText}`, { extensions: { code: 'BAD_USER_INPUT', ...(details ? { problem: details } : {}) } });
     }
     const code = answer.status === 401 ? 'UNAUTHENTICATED' : answer.status === 403 ? 'FORBIDDEN' : undefined;
     return new GatewayGraphQLError(`${answer.status}: ${answer.statusText}`, {
