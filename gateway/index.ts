@@ -17,7 +17,7 @@ import type { GraphqlLimits } from '../lib/config/runtime.js';
 import { JSON_MEDIA_TYPE, MAX_JSON_DEPTH, parseJsonBody } from '../lib/http/json-body.js';
 import { RequestProblem } from '../lib/http/request-problem.js';
 import { graphqlErrorHandler, refuseOtherMethods } from '../lib/http/graphql-refusals.js';
-import { publicServerOptions } from '../lib/http/server-options.js';
+import { publicServerOptions, refuseMalformedHost } from '../lib/http/server-options.js';
 import { loggingOptions, logRequests } from '../lib/ops/logging.js';
 import { graphqlTracingPlugin, serverTracer, traceRequests } from '../lib/ops/tracing.js';
 import { problem, problemOf } from '../lib/problem.js';
@@ -310,6 +310,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const app = Fastify({ ...publicServerOptions(options), ...loggingOptions('gateway'), exposeHeadRoutes: true });
   if (tracer) traceRequests(app, tracer);
   logRequests(app);
+  refuseMalformedHost(app);
   // The gateway listens once the supergraph is composed; ready then means every subgraph replica is ready.
   const subgraphReadiness = options.subgraphs.flatMap(({ name, url, replicas }) =>
     (replicas?.length ? replicas : [url]).map((replica, index, all) => [all.length > 1 ? `${name}#${index + 1}` : name, peerReady(new URL('/readyz', replica).href, `the ${name} subgraph`)] as const),

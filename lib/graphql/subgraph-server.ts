@@ -10,7 +10,7 @@ import { fastifyApolloDrainPlugin, fastifyApolloHandler } from '@as-integrations
 import Fastify from 'fastify';
 import type { GraphqlLimits, RuntimeConfig } from '../config/runtime.js';
 import { graphqlErrorHandler, refuseOtherMethods } from '../http/graphql-refusals.js';
-import { publicServerOptions } from '../http/server-options.js';
+import { publicServerOptions, refuseMalformedHost } from '../http/server-options.js';
 import { loggingOptions, logRequests } from '../ops/logging.js';
 import { graphqlTracingPlugin, serverTracer, traceRequests } from '../ops/tracing.js';
 import { adminLogPlugin } from './admin-log-plugin.js';
@@ -68,6 +68,7 @@ export async function serveSubgraph(subgraph: Subgraph, listen: { host: string; 
   const app = Fastify({ ...publicServerOptions({ bodyLimit, requestTimeoutMs: options.requestTimeoutMs }), ...loggingOptions(subgraph.name) });
   if (tracer) traceRequests(app, tracer);
   logRequests(app);
+  refuseMalformedHost(app);
   registerOperations(app, subgraph.operations, subgraph.name, subgraph.readiness);
   const server = new ApolloServer<RequestContext>({
     schema: subgraph.schema,
