@@ -22,7 +22,7 @@ import { loggingOptions, logRequests } from '../lib/ops/logging.js';
 import { graphqlTracingPlugin, serverTracer, traceRequests } from '../lib/ops/tracing.js';
 import { problem, problemOf } from '../lib/problem.js';
 import { jsonPoster, type JsonAnswer } from '../lib/http/post-json.js';
-import { noPhoneHomePlugins, type ListeningServer } from '../lib/graphql/subgraph-server.js';
+import { noPhoneHomePlugins, subscriptionRefusalPlugin, type ListeningServer } from '../lib/graphql/subgraph-server.js';
 import { composeSupergraph, type SubgraphEndpoint } from './composition.js';
 import { apolloArmor } from '../lib/graphql/limits.js';
 import { GATEWAY_CREDENTIAL_HEADER } from '../lib/graphql/gateway-credential.js';
@@ -291,7 +291,14 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const armor = apolloArmor<GatewayContext>(options.limits, options.introspection);
   const apollo = new ApolloServer<GatewayContext>({
     gateway,
-    plugins: [...noPhoneHomePlugins(), operationMetricsPlugin(metrics), ...armor.plugins, unknownOperationPlugin, ...(tracer ? [graphqlTracingPlugin<GatewayContext>(tracer)] : [])],
+    plugins: [
+      ...noPhoneHomePlugins(),
+      operationMetricsPlugin(metrics),
+      ...armor.plugins,
+      unknownOperationPlugin,
+      subscriptionRefusalPlugin<GatewayContext>(),
+      ...(tracer ? [graphqlTracingPlugin<GatewayContext>(tracer)] : []),
+    ],
     parseOptions: armor.parseOptions,
     validationRules: armor.validationRules,
     allowBatchedHttpRequests: false,
