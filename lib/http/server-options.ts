@@ -104,7 +104,10 @@ export function refuseMalformedHost(app: FastifyInstance): void {
     if (host === undefined || isWellFormedHost(host)) return;
     drainRefusedBody(request.raw, reply);
     const details = problem(400, 'MALFORMED_HOST', 'The Host header must name a host: a domain name or an IP address (IPv6 in brackets), and an optional port up to 65535.');
-    return reply.code(400).type(PROBLEM_MEDIA_TYPE).send(Buffer.from(JSON.stringify(details)));
+    return reply
+      .code(400)
+      .type(PROBLEM_MEDIA_TYPE)
+      .send(Buffer.from(JSON.stringify(details)));
   });
 }
 

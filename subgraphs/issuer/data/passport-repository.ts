@@ -338,7 +338,7 @@ export class PassportRepository {
         await recordInTransaction(tx);
         return { event, head, status: next.status };
       },
-      { maxWait: 30_000, timeout: 30_000 },
+      { timeout: 30_000 },
     );
   }
 
@@ -375,7 +375,7 @@ export class PassportRepository {
         await recordInTransaction(tx);
         return pack;
       },
-      { maxWait: 30_000, timeout: 30_000 },
+      { timeout: 30_000 },
     );
   }
 }
