@@ -99,7 +99,8 @@ export function serviceRootResolver(service: ServiceName, operations: ServiceOpe
       @Ctx() context: RequestContext,
       @Info() info: GraphQLResolveInfo,
     ): boolean {
-      const fields = { ...info.schema.getMutationType()?.getFields(), ...info.parentType.getFields() };
+      // A query field too: a route may need a role for a field the graph serves to anyone (POST /models/{id}/validate).
+      const fields = { ...info.schema.getQueryType()?.getFields(), ...info.schema.getMutationType()?.getFields(), ...info.parentType.getFields() };
       if (!Object.hasOwn(fields, action) || action === info.fieldName) throw badRequest('INVALID_ACTION', `The ${service} service has no field ${action}.`);
       const needed = role ?? 'admin';
       if (!isRole(needed)) throw badRequest('INVALID_ROLE', `role must be admin or writer, not ${needed}.`);
