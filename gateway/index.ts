@@ -17,12 +17,12 @@ import type { GraphqlLimits } from '../lib/config/runtime.js';
 import { JSON_MEDIA_TYPE, MAX_JSON_DEPTH, parseJsonBody } from '../lib/http/json-body.js';
 import { RequestProblem } from '../lib/http/request-problem.js';
 import { graphqlErrorHandler, refuseOtherMethods } from '../lib/http/graphql-refusals.js';
-import { publicServerOptions } from '../lib/http/server-options.js';
+import { publicServerOptions, refuseMalformedHost } from '../lib/http/server-options.js';
 import { loggingOptions, logRequests } from '../lib/ops/logging.js';
 import { graphqlTracingPlugin, serverTracer, traceRequests } from '../lib/ops/tracing.js';
-import { problem } from '../lib/problem.js';
+import { problem, problemOf } from '../lib/problem.js';
 import { jsonPoster, type JsonAnswer } from '../lib/http/post-json.js';
-import { noPhoneHomePlugins, type ListeningServer } from '../lib/graphql/subgraph-server.js';
+import { noPhoneHomePlugins, subscriptionRefusalPlugin, type ListeningServer } from '../lib/graphql/subgraph-server.js';
 import { faultLoggingPlugin, type LoggingContext } from '../lib/graphql/errors.js';
 import { composeSupergraph, type SubgraphEndpoint } from './composition.js';
 import { apolloArmor } from '../lib/graphql/limits.js';
@@ -189,15 +189,17 @@ export class SubgraphDataSource implements GraphQLDataSource<GatewayContext> {
 
   /**
    * A subgraph answers 400 when it refuses an operation's variables: a value the gateway cannot
-   * check itself because it belongs to a custom scalar (an array given for a JSONObject). That is
-   * the client's mistake, so it is passed on as BAD_USER_INPUT rather than as a gateway fault. Any
+   * check itself because it belongs to a custom scalar (an array given for a JSONObject, an instant
+   * outside years 0001 to 9999 for a DateTimeISO). That is the client's mistake, so it is passed on
+   * as BAD_USER_INPUT, with the problem the subgraph gave it, rather than as a gateway fault. Any
    * other status is the error RemoteGraphQLDataSource makes of it.
    */
   private errorFromAnswer(answer: JsonAnswer): Error {
     const body = answerBody(answer);
     if (answer.status === 400) {
-      const message = (body as { errors?: { message?: string }[] } | undefined)?.errors?.[0]?.message;
-      return new GraphQLError(message ?? `${answer.status}: ${answer.statusText}`, { extensions: { code: 'BAD_USER_INPUT' } });
+      const first = (body as { errors?: { message?: string; extensions?: Record<string, unknown> }[] } | undefined)?.errors?.[0];
+      const details = first && problemOf(first);
+      return new GraphQLError(first?.message ?? `${answer.status}: ${answer.statusText}`, { extensions: { code: 'BAD_USER_INPUT', ...(details ? { problem: details } : {}) } });
     }
     const code = answer.status === 401 ? 'UNAUTHENTICATED' : answer.status === 403 ? 'FORBIDDEN' : undefined;
     return new GatewayGraphQLError(`${answer.status}: ${answer.statusText}`, {
@@ -305,6 +307,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       faultLoggingPlugin<GatewayContext>(formatError),
       ...armor.plugins,
       unknownOperationPlugin,
+      subscriptionRefusalPlugin<GatewayContext>(),
       ...(tracer ? [graphqlTracingPlugin<GatewayContext>(tracer)] : []),
     ],
     parseOptions: armor.parseOptions,
@@ -325,6 +328,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const app = Fastify({ ...publicServerOptions(options), ...loggingOptions('gateway'), exposeHeadRoutes: true });
   if (tracer) traceRequests(app, tracer);
   logRequests(app);
+  refuseMalformedHost(app);
   // The gateway listens once the supergraph is composed; ready then means every subgraph replica is ready.
   const subgraphReadiness = options.subgraphs.flatMap(({ name, url, replicas }) =>
     (replicas?.length ? replicas : [url]).map((replica, index, all) => [all.length > 1 ? `${name}#${index + 1}` : name, peerReady(new URL('/readyz', replica).href, `the ${name} subgraph`)] as const),

@@ -18,21 +18,36 @@ function isCalendarDate(year: number, month: number, day: number): boolean {
 }
 
 /**
+ * The instants the services take, in UTC: years 0001 to 9999. RFC 3339 writes four-digit years, so an
+ * instant past 9999 in UTC (9999-12-31T23:59:59-23:59) could not be written back in an answer (Date
+ * writes +010000-…), and PostgreSQL, which counts 1 BC as year 1 BC rather than 0, refuses year 0000
+ * (22008); both lie well within what a timestamptz (4713 BC to 294276) and a Date (±275760) hold.
+ */
+const EARLIEST_MS = Date.parse('0001-01-01T00:00:00Z');
+const LATEST_MS = Date.parse('9999-12-31T23:59:59.999Z');
+
+/** What an instant must be, as a refusal says it: `at must be ${INSTANT_EXPECTED}`. */
+export const INSTANT_EXPECTED = 'an RFC 3339 date-time within years 0001 to 9999 in UTC, e.g. 2026-01-31T12:00:00Z';
+
+/**
  * Checks every field's range: Date.parse alone would roll 2026-02-30 over to March 2. Leap seconds
- * (`:60`) are refused, as JavaScript time cannot represent them. The one RFC 3339 check of every
- * service.
+ * (`:60`) are refused, as JavaScript time cannot represent them; so are instants outside years 0001
+ * to 9999 once the offset is applied (0001-01-01T00:00:00+01:00 is in year 0). The one RFC 3339
+ * check of every service.
  */
 export function isRfc3339Instant(text: string, options: { spaceSeparator?: boolean } = {}): boolean {
   const match = INSTANT.exec(text);
   if (!match || (match[4] === ' ' && options.spaceSeparator === false)) return false;
   const [year, month, day, , hour, minute, second, offsetHours = 0, offsetMinutes = 0] = match.slice(1).map((field) => (field === undefined ? undefined : Number(field))) as number[];
-  return isCalendarDate(year!, month!, day!) && hour! <= 23 && minute! <= 59 && second! <= 59 && offsetHours <= 23 && offsetMinutes <= 59;
+  if (!(isCalendarDate(year!, month!, day!) && hour! <= 23 && minute! <= 59 && second! <= 59 && offsetHours <= 23 && offsetMinutes <= 59)) return false;
+  const millis = epochMillis(text);
+  return millis >= EARLIEST_MS && millis <= LATEST_MS;
 }
 
-/** RFC 3339 `full-date`, e.g. 2027-02-18. */
+/** RFC 3339 `full-date`, e.g. 2027-02-18, of years 0001 to 9999 (as isRfc3339Instant). */
 export function isRfc3339Date(text: string): boolean {
   const match = FULL_DATE.exec(text);
-  return match !== null && isCalendarDate(Number(match[1]), Number(match[2]), Number(match[3]));
+  return match !== null && Number(match[1]) >= 1 && isCalendarDate(Number(match[1]), Number(match[2]), Number(match[3]));
 }
 
 /** Milliseconds since the epoch of a checked RFC 3339 date-time (fraction digits past the millisecond dropped). */

@@ -30,7 +30,7 @@ const PROBLEM_STATUSES: Record<number, { description: string; code: string; deta
   409: { description: 'Conflict with the current state', code: 'ILLEGAL_TRANSITION', detail: 'A passport in status active cannot take the event reinstated.', extensions: { rule: 'I6' } },
   413: { description: 'Body too large', code: 'BODY_TOO_LARGE', detail: 'The body exceeds 1048576 bytes.', extensions: { limit: 1048576 } },
   415: { description: 'Body is not application/json (see Accept-Post)', code: 'UNSUPPORTED_MEDIA_TYPE', detail: 'The body must be application/json.' },
-  422: { description: 'Well-formed but invalid', code: 'INVALID_TRUST_LIST', detail: 'next_update must be an RFC 3339 date-time after now' },
+  422: { description: 'Well-formed but invalid', code: 'INVALID_TRUST_LIST', detail: 'next_update must be after now' },
   502: { description: 'An upstream answer could not be used', code: 'BAD_GATEWAY_ANSWER', detail: 'The gateway answered 500 without data.' },
   503: {
     description: 'The database or the gateway does not answer (see Retry-After)',

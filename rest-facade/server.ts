@@ -21,7 +21,7 @@ import { RefusalReports } from './refusal-reports.js';
 import { JSON_MEDIA_TYPE, parseJsonBody } from '../lib/http/json-body.js';
 import { openApiOptions, routeSchema, SHARED_SCHEMAS } from './openapi.js';
 import { PROBLEM_MEDIA_TYPE, RequestProblem } from '../lib/http/request-problem.js';
-import { drainRefusedBody, publicServerOptions } from '../lib/http/server-options.js';
+import { drainRefusedBody, isWellFormedHost, publicServerOptions, refuseMalformedHost } from '../lib/http/server-options.js';
 import { loggingOptions, logRequests, serverLogger } from '../lib/ops/logging.js';
 import { serverTracer, traceRequests } from '../lib/ops/tracing.js';
 import { problemFromGraphqlErrors, problemHeaders } from './problems.js';
@@ -97,10 +97,15 @@ function problemOfFrameworkError(error: { code?: string; statusCode?: number; me
   return undefined;
 }
 
-/** A problem as the client gets it: its type an absolute link into /docs/problems on this origin, its instance the path asked. */
+/**
+ * A problem as the client gets it: its type an absolute link into /docs/problems on this origin, its
+ * instance the path asked. A refusal made before the Host is checked (a path Fastify cannot route)
+ * keeps the type relative when the Host names no origin.
+ */
 function sendProblem(request: FastifyRequest, reply: FastifyReply, details: Problem, headers: Record<string, string> = {}): FastifyReply {
   const instance = request.url.split('?')[0];
-  const type = new URL(details.type, `http://${request.headers.host ?? 'localhost'}`).href;
+  const host = request.headers.host ?? 'localhost';
+  const type = isWellFormedHost(host) ? new URL(details.type, `http://${host}`).href : details.type;
   return reply
     .code(details.status)
     .headers(headers)
@@ -316,6 +321,7 @@ export async function startFacade(options: FacadeOptions): Promise<RunningFacade
     });
     if (tracer) traceRequests(app, tracer);
     logRequests(app);
+    refuseMalformedHost(app);
     registerOperations(app, operations, 'facade', readiness);
     for (const method of OTHER_METHODS) if (!app.supportedMethods.includes(method)) app.addHttpMethod(method, { hasBody: true });
     for (const schema of SHARED_SCHEMAS) app.addSchema(schema);

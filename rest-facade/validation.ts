@@ -13,7 +13,7 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import type { FastifySchemaCompiler } from 'fastify';
 import { problem } from '../lib/problem.js';
-import { isRfc3339Instant, isRfc3339Interval } from '../lib/time.js';
+import { INSTANT_EXPECTED, isRfc3339Instant, isRfc3339Interval } from '../lib/time.js';
 import { RequestProblem } from '../lib/http/request-problem.js';
 import type { JsonSchema } from './route-table.js';
 
@@ -74,10 +74,10 @@ function sentence(error: ErrorObject, part: 'body' | 'querystring', declared: re
       return part === 'body' ? `${name} must be ${types.map(article).join(' or ')}.` : `${name} must be ${types.map(article).join(' or ')}`;
     }
     case 'format': {
-      if (error.params.format === 'interval') return `${name} must be an RFC 3339 interval start/end; either end may be empty or ".."`;
+      if (error.params.format === 'interval') return `${name} must be an RFC 3339 interval start/end, each end within years 0001 to 9999 in UTC; either end may be empty or ".."`;
       // A query string reads "+" as a space, so an offset written +02:00 arrives as " 02:00".
       const plusRead = part === 'querystring' && / \d{2}:\d{2}$/.test(String(data[name] ?? ''));
-      return `${name} must be an RFC 3339 date-time, e.g. 2026-01-31T12:00:00Z${plusRead ? '; in a query string write the + of an offset as %2B' : ''}`;
+      return `${name} must be ${INSTANT_EXPECTED}${plusRead ? '; in a query string write the + of an offset as %2B' : ''}`;
     }
     case 'enum':
       return `${name} must be one of ${(error.params.allowedValues as unknown[]).join(', ')}`;

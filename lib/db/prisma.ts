@@ -5,7 +5,7 @@ import { traceStatements } from '../ops/tracing.js';
 import { parseDatabaseUrl } from './postgres.js';
 
 /** The constructor of a service's generated Prisma client. */
-export type PrismaClientClass<T> = new (options: { adapter: PrismaPg }) => T;
+export type PrismaClientClass<T> = new (options: { adapter: PrismaPg; transactionOptions?: { maxWait?: number } }) => T;
 
 /** Told of every SQL statement once answered: its text, its duration in seconds, whether it failed. */
 export type StatementObserver = (sql: string, seconds: number, failed: boolean) => void;
@@ -71,8 +71,13 @@ export class StatementCounter {
   }
 }
 
-/** How long a request waits for one of the pool's connections. */
-const POOL_WAIT_MS = 10_000;
+/**
+ * How long a request waits for one of the pool's connections, then fails as DATABASE_UNAVAILABLE
+ * (503): a query, and a transaction of any service alike (Prisma's `maxWait`, 2 s unless set, which
+ * made a busy pool answer 500 "Unable to start a transaction in the given time" before the pool's
+ * own wait was up).
+ */
+const DATABASE_WAIT_MS = 10_000;
 
 /** DATABASE_STATEMENT_TIMEOUT_MS, default 30 s: the longest any one SQL statement may run. */
 function statementTimeoutMs(env: NodeJS.ProcessEnv = process.env): number {
@@ -99,13 +104,13 @@ export function openPrismaClient<T>(Client: PrismaClientClass<T>, url: string, p
   const pool = new pg.Pool({
     connectionString: connectionString.toString(),
     max: poolSize,
-    // A request waits this long for a free connection, then fails as DATABASE_UNAVAILABLE (503).
-    connectionTimeoutMillis: POOL_WAIT_MS,
+    connectionTimeoutMillis: DATABASE_WAIT_MS,
     // No statement holds a connection longer, so one heavy request cannot starve the others.
     options: `-c statement_timeout=${statementTimeoutMs()} -c idle_in_transaction_session_timeout=${statementTimeoutMs()}`,
   });
   observers.statements?.watch(pool);
   if (observers.tracer) traceStatements(pool, observers.tracer, connectionString.pathname.slice(1));
   observers.watch?.(pool);
-  return new Client({ adapter: new PrismaPg(pool, { schema: target.schema, disposeExternalPool: true }) });
+  // Every transaction's wait to begin, unless one sets its own (none does); each sets its own timeout.
+  return new Client({ adapter: new PrismaPg(pool, { schema: target.schema, disposeExternalPool: true }), transactionOptions: { maxWait: DATABASE_WAIT_MS } });
 }

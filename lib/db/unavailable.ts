@@ -21,12 +21,18 @@ const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE'
 const SQLSTATES = new Set(['57P01', '57P02', '57P03', '53300']);
 /** node-postgres reports a dropped connection without a code. */
 const DROPPED_CONNECTION = /^Connection terminated|connection terminated unexpectedly|Client has encountered a connection error|timeout exceeded when trying to connect/i;
+/**
+ * Prisma's P2028 is every transaction API error; this one is a transaction that found no free
+ * connection within its maxWait (lib/db/prisma.ts: the pool's own wait), not a fault.
+ */
+const NO_CONNECTION_FOR_TRANSACTION = /Unable to start a transaction in the given time/;
 
 function linkIsUnavailable(link: Record<string, unknown>): boolean {
   const { code, kind, name, message } = link;
   if (name === 'PrismaClientInitializationError') return true;
   if (typeof code === 'string') {
     if (PRISMA_CODES.has(code) || SOCKET_CODES.has(code) || SQLSTATES.has(code)) return true;
+    if (code === 'P2028' && typeof message === 'string' && NO_CONNECTION_FOR_TRANSACTION.test(message)) return true;
     // Class 08: connection exception.
     if (/^08[0-9A-Z]{3}$/.test(code)) return true;
   }

@@ -1,6 +1,32 @@
 /** Value types every subgraph returns alike; `@shareable` lets the four define them identically. */
-import { GraphQLJSONObject } from 'graphql-scalars';
+import { type GraphQLScalarType, Kind } from 'graphql';
+import { GraphQLDateTimeISO, GraphQLJSONObject } from 'graphql-scalars';
 import { Directive, Field, ID, ObjectType } from 'type-graphql';
+import { badRequest } from '../problem.js';
+import { epochMillis, INSTANT_EXPECTED, isRfc3339Instant } from '../time.js';
+
+/**
+ * The scalar class of the graphql that type-graphql and graphql-scalars load (the CommonJS build):
+ * one made with the ES build's class, as this module imports it under the tests, is not taken for a type.
+ */
+const ScalarType = GraphQLDateTimeISO.constructor as typeof GraphQLScalarType;
+
+/** A DateTimeISO given as text, read with the services' one RFC 3339 check (lib/time.ts). */
+function instantOf(text: string): Date {
+  if (!isRfc3339Instant(text, { spaceSeparator: false })) throw badRequest('INVALID_QUERY', `A DateTimeISO must be ${INSTANT_EXPECTED}; got ${JSON.stringify(text.slice(0, 64))}.`);
+  return new Date(epochMillis(text));
+}
+
+/**
+ * graphql-scalars' DateTimeISO (the type of every `Date` of the graph: its name and its answers are
+ * unchanged), but it takes only the instants the services take, so that one outside years 0001 to
+ * 9999 is the client's mistake (BAD_USER_INPUT with a 400 problem), not PostgreSQL's (22008, a 500).
+ */
+export const DateTimeISO = new ScalarType({
+  ...GraphQLDateTimeISO.toConfig(),
+  parseValue: (value) => (typeof value === 'string' ? instantOf(value) : GraphQLDateTimeISO.parseValue(value)),
+  parseLiteral: (node, variables) => (node.kind === Kind.STRING ? instantOf(node.value) : GraphQLDateTimeISO.parseLiteral(node, variables)),
+});
 
 @Directive('@shareable')
 @ObjectType({ description: 'One state-changing request, as the admin log keeps it.' })

@@ -6,6 +6,7 @@ import { buildSubgraphSchema } from '@apollo/subgraph';
 import { printSchemaWithDirectives } from '@graphql-tools/utils';
 import { parse, type GraphQLField, type GraphQLSchema } from 'graphql';
 import { buildSchema, createResolversMap, type BuildSchemaOptions } from 'type-graphql';
+import { DateTimeISO } from './common-types.js';
 
 const FEDERATION_LINK = 'extend schema @link(url: "https://specs.apollo.dev/federation/v2.7", import: ["@key", "@shareable", "@external", "@requires", "@provides"])';
 
@@ -16,7 +17,7 @@ export type ReferenceResolvers = Record<string, (reference: Record<string, unkno
 type GraphQLResolverMap = NonNullable<Extract<Parameters<typeof buildSubgraphSchema>[0], { resolvers?: unknown }>['resolvers']>;
 
 export async function buildFederatedSchema(options: BuildSchemaOptions, references: ReferenceResolvers = {}): Promise<GraphQLSchema> {
-  const schema = await buildSchema({ ...options, skipCheck: true });
+  const schema = await buildSchema({ ...options, scalarsMap: [{ type: Date, scalar: DateTimeISO }], skipCheck: true });
   const resolvers = createResolversMap(schema) as GraphQLResolverMap;
   for (const [typeName, resolveReference] of Object.entries(references)) {
     resolvers[typeName] = { ...(resolvers[typeName] as object), __resolveReference: resolveReference } as GraphQLResolverMap[string];

@@ -108,7 +108,8 @@ export function serviceRootResolver(service: ServiceName, operations: ServiceOpe
         context.refusals.push({ action: info.fieldName, refusal });
         throw new ProblemError(refusal.status, refusal.code, refusal.detail);
       }
-      const fields = { ...info.schema.getMutationType()?.getFields(), ...(info.schema.getType(typeName) as GraphQLObjectType).getFields() };
+      // Query fields too: a route may need a role for a field the graph serves to anyone (POST /models/{id}/validate).
+      const fields = { ...info.schema.getQueryType()?.getFields(), ...info.schema.getMutationType()?.getFields(), ...(info.schema.getType(typeName) as GraphQLObjectType).getFields() };
       const unknown = refusals.find(({ refusal }) => !Object.hasOwn(fields, refusal.action) || refusal.action === info.fieldName);
       if (unknown) throw badRequest('INVALID_ACTION', `The ${service} service has no field ${unknown.refusal.action}.`);
       // Entries that cannot be itemised now are counted, and written with the counts (lib/audit/refusal-log.ts).

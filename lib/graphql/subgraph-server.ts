@@ -1,5 +1,5 @@
 import type { AddressInfo } from 'node:net';
-import { ApolloServer } from '@apollo/server';
+import { ApolloServer, type ApolloServerPlugin, type BaseContext } from '@apollo/server';
 import {
   ApolloServerPluginInlineTraceDisabled,
   ApolloServerPluginLandingPageDisabled,
@@ -8,9 +8,10 @@ import {
 } from '@apollo/server/plugin/disabled';
 import { fastifyApolloDrainPlugin, fastifyApolloHandler } from '@as-integrations/fastify';
 import Fastify from 'fastify';
+import { GraphQLError } from 'graphql';
 import type { GraphqlLimits, RuntimeConfig } from '../config/runtime.js';
 import { graphqlErrorHandler, refuseOtherMethods } from '../http/graphql-refusals.js';
-import { publicServerOptions } from '../http/server-options.js';
+import { publicServerOptions, refuseMalformedHost } from '../http/server-options.js';
 import { loggingOptions, logRequests } from '../ops/logging.js';
 import { graphqlTracingPlugin, serverTracer, traceRequests } from '../ops/tracing.js';
 import { adminLogPlugin } from './admin-log-plugin.js';
@@ -24,6 +25,27 @@ import { registerOperations } from '../ops/operations.js';
 
 /** Apollo's reporting and its CDN-hosted landing page, all off: nothing leaves the machine. */
 export const noPhoneHomePlugins = () => [ApolloServerPluginLandingPageDisabled(), ApolloServerPluginUsageReportingDisabled(), ApolloServerPluginSchemaReportingDisabled()];
+
+/**
+ * A subscription sent as an HTTP request: the graph has no Subscription type, which graphql-js 16
+ * does not check before execution, so it failed there as an internal error (a 500 at the gateway,
+ * logged as its fault). It is the client's mistake, refused 400 SUBSCRIPTION_NOT_SUPPORTED before
+ * anything runs, by the gateway and by each subgraph's own port alike.
+ */
+export function subscriptionRefusalPlugin<Context extends BaseContext>(): ApolloServerPlugin<Context> {
+  return {
+    async requestDidStart() {
+      return {
+        async didResolveOperation({ operation }) {
+          if (operation?.operation !== 'subscription') return;
+          throw new GraphQLError('This graph serves queries and mutations only: it has no Subscription type, so a subscription cannot be answered.', {
+            extensions: { code: 'SUBSCRIPTION_NOT_SUPPORTED', http: { status: 400 } },
+          });
+        },
+      };
+    },
+  };
+}
 
 export interface ListeningServer {
   url: string;
@@ -68,6 +90,7 @@ export async function serveSubgraph(subgraph: Subgraph, listen: { host: string; 
   const app = Fastify({ ...publicServerOptions({ bodyLimit, requestTimeoutMs: options.requestTimeoutMs }), ...loggingOptions(subgraph.name) });
   if (tracer) traceRequests(app, tracer);
   logRequests(app);
+  refuseMalformedHost(app);
   registerOperations(app, subgraph.operations, subgraph.name, subgraph.readiness);
   const formatError = formatServiceError(subgraph.name);
   const server = new ApolloServer<RequestContext>({
@@ -82,6 +105,7 @@ export async function serveSubgraph(subgraph: Subgraph, listen: { host: string; 
       faultLoggingPlugin<RequestContext>(formatError),
       operationMetricsPlugin(subgraph.metrics),
       ...armor.plugins,
+      subscriptionRefusalPlugin<RequestContext>(),
       ...(tracer ? [graphqlTracingPlugin<RequestContext>(tracer)] : []),
     ],
     validationRules: armor.validationRules,

@@ -7,7 +7,7 @@
  */
 import type { Socket } from 'node:net';
 import type { IncomingMessage, Server } from 'node:http';
-import type { FastifyHttpOptions, FastifyReply } from 'fastify';
+import type { FastifyHttpOptions, FastifyInstance, FastifyReply } from 'fastify';
 import { problem } from '../problem.js';
 import { PROBLEM_MEDIA_TYPE } from './request-problem.js';
 
@@ -75,6 +75,40 @@ export interface ServerLimits {
   bodyLimit: number;
   /** How long a client may take to send a whole request (default REQUEST_TIMEOUT_MS). */
   requestTimeoutMs?: number;
+}
+
+/**
+ * Whether a Host header names a host as RFC 9110 §7.2 has it (a name, an IPv4 address or a bracketed
+ * IPv6 one, and an optional port of at most 65535) and nothing more, as every URL a server writes
+ * from it needs: `a b`, `x:99999`, `[::1`, `%` or an empty Host make `new URL` throw, and `x/y` or
+ * `u@x` would make a URL that names something else.
+ */
+export function isWellFormedHost(host: string): boolean {
+  try {
+    const url = new URL(`http://${host}/`);
+    return url.host !== '' && url.username === '' && url.password === '' && url.pathname === '/' && url.search === '' && url.hash === '';
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Refuses a request whose Host is malformed (isWellFormedHost) with 400 problem+json, before any
+ * route sees it, as a connection-level refusal reads: it is not a request any route could answer,
+ * and what a route or refusal would write from its Host (an absolute problem type, a Location, a
+ * base URL) cannot be made. A request without a Host (HTTP/1.0) goes on.
+ */
+export function refuseMalformedHost(app: FastifyInstance): void {
+  app.addHook('onRequest', async (request, reply) => {
+    const { host } = request.headers;
+    if (host === undefined || isWellFormedHost(host)) return;
+    drainRefusedBody(request.raw, reply);
+    const details = problem(400, 'MALFORMED_HOST', 'The Host header must name a host: a domain name or an IP address (IPv6 in brackets), and an optional port up to 65535.');
+    return reply
+      .code(400)
+      .type(PROBLEM_MEDIA_TYPE)
+      .send(Buffer.from(JSON.stringify(details)));
+  });
 }
 
 /** Fastify options for a public server: body limit, timeouts, keep-alive, connection-level refusals. */

@@ -3,9 +3,10 @@
  * syntax error and any document over the token limit (graphql-armor parsed it in a plugin hook,
  * whose failure Apollo Server treats as its own), an operationName the document does not define
  * (the gateway's executor threw), and variables nested deep enough to overflow the stack when sent
- * on to a subgraph. Each is the client's mistake: a 400, and nothing written.
+ * on to a subgraph; and a subscription sent over HTTP (the graph has none). Each is the client's
+ * mistake: a 400, and nothing written.
  */
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { sharedTestStack, TOKENS, type SharedTestStack } from '../support/stack.js';
 
 let platform: SharedTestStack;
@@ -52,5 +53,26 @@ describe('request errors at the gateway are 400s', () => {
     expect(answer.status).toBe(400);
     expect(answer.body.errors?.[0]?.extensions?.code).toBe('INVALID_BODY');
     expect(await edges()).toEqual(before);
+  });
+
+  it('a subscription, which the graph does not serve, at the gateway and at a subgraph’s own port, logged as no fault of theirs', async () => {
+    // What the servers write at error level while the subscriptions are answered (their logs and console.error go to this process).
+    const written: string[] = [];
+    const stdout = vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => written.push(String(chunk)) > 0);
+    const stderr = vi.spyOn(console, 'error').mockImplementation((...line) => void written.push(line.join(' ')));
+    try {
+      const body = JSON.stringify({ query: 'subscription Live { __typename }' });
+      for (const url of [platform.stack.gateway.graphqlUrl, `${platform.stack.subgraphUrls.issuer}graphql`]) {
+        for (const accept of ['application/graphql-response+json', 'application/json']) {
+          const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept }, body });
+          const answer = (await response.json()) as { data?: unknown; errors?: { extensions?: { code?: string } }[] };
+          expect([response.status, answer.errors?.[0]?.extensions?.code, answer.data ?? null], `${url} ${accept}`).toEqual([400, 'SUBSCRIPTION_NOT_SUPPORTED', null]);
+        }
+      }
+    } finally {
+      stdout.mockRestore();
+      stderr.mockRestore();
+    }
+    expect(written.filter((line) => /"level":"error"|internal error/.test(line))).toEqual([]);
   });
 });

@@ -4,6 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { isDatabaseUnavailable } from '../../lib/db/unavailable.js';
 import { Prisma } from '../../prisma/trust/generated/client.js';
 
+/** Prisma's TransactionManagerError, as its transaction API throws it. */
+const transactionError = (reason: string) => Object.assign(new Error(`Transaction API error: ${reason}`), { name: 'TransactionManagerError', code: 'P2028' });
 const known = (code: string, cause?: unknown) => Object.assign(new Prisma.PrismaClientKnownRequestError('failed', { code, clientVersion: '7' }), cause ? { cause } : {});
 
 describe('isDatabaseUnavailable', () => {
@@ -22,10 +24,14 @@ describe('isDatabaseUnavailable', () => {
     expect(isDatabaseUnavailable(Object.assign(new Error('connection failure'), { code: '08006' }))).toBe(true);
     expect(isDatabaseUnavailable(new Error('outer', { cause: new Error('Connection terminated unexpectedly') }))).toBe(true);
     expect(isDatabaseUnavailable(new AggregateError([new Error('x'), Object.assign(new Error('refused'), { code: 'ECONNREFUSED' })]))).toBe(true);
+    // A transaction that found no free connection within its maxWait (the pool's own wait).
+    expect(isDatabaseUnavailable(transactionError('Unable to start a transaction in the given time.'))).toBe(true);
   });
 
   it('leaves every other failure alone', () => {
     expect(isDatabaseUnavailable(known('P2002'))).toBe(false);
+    // Prisma's other transaction API errors (P2028 too) are faults, e.g. a transaction that outlived its timeout.
+    expect(isDatabaseUnavailable(transactionError('A query cannot be executed on an expired transaction. The timeout for this transaction was 5000 ms.'))).toBe(false);
     expect(isDatabaseUnavailable(Object.assign(new Error('duplicate key'), { code: '23505' }))).toBe(false);
     expect(isDatabaseUnavailable(new pg.DatabaseError('syntax error', 10, 'error'))).toBe(false);
     expect(isDatabaseUnavailable(new TypeError("Cannot read properties of undefined (reading 'id')"))).toBe(false);

@@ -130,12 +130,13 @@ describe('every route that needs a role', () => {
 });
 
 describe('refused write and admin requests', () => {
-  const logOf = async () => (await platform.rest('issuer', '/admin/log?limit=500', { as: 'admin' })).body.entries as { id: string; actor: string; action: string; outcome: string }[];
-  /** What a few requests added to the issuer's admin log (the entries newer than its newest before them), as `actor action outcome` lines. */
-  async function logged(requests: () => Promise<unknown>): Promise<string[]> {
-    const newest = (await logOf())[0]?.id;
+  const logOf = async (service: ServiceName) =>
+    (await platform.rest(service, '/admin/log?limit=500', { as: 'admin' })).body.entries as { id: string; actor: string; action: string; outcome: string }[];
+  /** What a few requests added to a service's admin log (the entries newer than its newest before them), as `actor action outcome` lines. */
+  async function logged(requests: () => Promise<unknown>, service: ServiceName = 'issuer'): Promise<string[]> {
+    const newest = (await logOf(service))[0]?.id;
     await requests();
-    const entries = await logOf();
+    const entries = await logOf(service);
     const added = entries.findIndex((entry) => entry.id === newest);
     return entries
       .slice(0, added === -1 ? entries.length : added)
@@ -156,6 +157,15 @@ describe('refused write and admin requests', () => {
       'anonymous setIssuerApplicability MISSING_TOKEN',
       'test-writer upsertIssuerProfile INSUFFICIENT_ROLE',
     ]);
+  });
+
+  it('refused at the facade are in the admin log on every route that needs a role, under the field the route runs', async () => {
+    for (const { service, route } of guarded) {
+      // The route's field: the first of its operation (not its alias), below the service's own root field (`registry { adminLog }`).
+      const field = [...route.operation.matchAll(/\{\s*(?:\w+\s*:\s*)?(\w+)/g)].map((match) => match[1]).find((name) => name !== service);
+      const lines = await logged(() => fetch(`${platform.base(service)}${pathOf(route)}`, { method: route.method }), service);
+      expect(lines, `${service} ${route.method} ${route.path}`).toEqual([`anonymous ${field} MISSING_TOKEN`]);
+    }
   });
 
   it('refused in the graph are in the admin log too, whoever asked', async () => {

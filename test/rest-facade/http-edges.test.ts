@@ -125,7 +125,7 @@ describe('query strings', () => {
       '400 INVALID_QUERY limit must be at least 1',
       '400 INVALID_QUERY limit must be an integer',
       '400 INVALID_QUERY limit may be given once',
-      '400 INVALID_QUERY at must be an RFC 3339 date-time, e.g. 2026-01-31T12:00:00Z',
+      '400 INVALID_QUERY at must be an RFC 3339 date-time within years 0001 to 9999 in UTC, e.g. 2026-01-31T12:00:00Z',
       '400 INVALID_QUERY unknown query parameter colour; this path takes limit, at',
     ]);
   });

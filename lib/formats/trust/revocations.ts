@@ -37,6 +37,7 @@ import { canonicalBytes, decodeBase64Url, publicKeyFromJwk, verifyBytes } from '
 import { failure, success, type TrustResult } from './errors.js';
 import { keyIsCurrentAt, keyRevokedAt, signingAlgorithmOf, type NodeKey } from './keys.js';
 import { isNodeId, type TrustNode } from './nodes.js';
+import { INSTANT_EXPECTED } from '../../time.js';
 import { formatInstant, intervalContains, parseInstant, parseInterval, type Instant, type Interval } from './time.js';
 
 export const REVOCATION_REASONS = ['unspecified', 'keyCompromise', 'cACompromise', 'affiliationChanged', 'superseded', 'cessationOfOperation', 'privilegeWithdrawn', 'aACompromise'] as const;
@@ -125,7 +126,7 @@ export function declareRevocation(input: unknown, context: RevocationContext): T
   }
   const effectiveAtText = body.effective_at ?? formatInstant(context.now);
   const effectiveAt = parseInstant(effectiveAtText);
-  if (effectiveAt === undefined) return failure('INVALID_REVOCATION', 'effective_at must be an RFC 3339 date-time');
+  if (effectiveAt === undefined) return failure('INVALID_REVOCATION', `effective_at must be ${INSTANT_EXPECTED}`);
 
   const node = context.node(subject.node_id);
   if (!node) return failure('UNKNOWN_SUBJECT', `there is no node ${subject.node_id}`);
@@ -232,12 +233,12 @@ export function parseRevocationQuery(params: Readonly<Record<string, string | un
   for (const name of ['at', 'known_by'] as const) {
     if (params[name] === undefined) continue;
     const instant = parseInstant(params[name]);
-    if (instant === undefined) return failure('INVALID_QUERY', `${name} must be an RFC 3339 date-time`);
+    if (instant === undefined) return failure('INVALID_QUERY', `${name} must be ${INSTANT_EXPECTED}`);
     query[name] = instant;
   }
   if (params.window !== undefined) {
     const window = parseInterval(params.window);
-    if (!window) return failure('INVALID_QUERY', 'window must be an RFC 3339 interval start/end with start before end; an open end is empty or ".."');
+    if (!window) return failure('INVALID_QUERY', 'window must be an RFC 3339 interval start/end with start before end, each end within years 0001 to 9999 in UTC; an open end is empty or ".."');
     query.window = window;
   }
   if (params.subject !== undefined) {

@@ -88,7 +88,7 @@ export class SnapshotRepository {
         return toRecord(row);
       },
       // A large passport takes a while to write; the default 5 s would abort it halfway.
-      { maxWait: 10_000, timeout: 10 * 60_000 },
+      { timeout: 10 * 60_000 },
     );
   }
 

@@ -359,7 +359,7 @@ export class PassportRepository {
         await recordInTransaction(tx);
         return { event, head, status: next.status };
       },
-      { maxWait: 30_000, timeout: 30_000 },
+      { timeout: 30_000 },
     );
   }
 
@@ -396,7 +396,7 @@ export class PassportRepository {
         await recordInTransaction(tx);
         return pack;
       },
-      { maxWait: 30_000, timeout: 30_000 },
+      { timeout: 30_000 },
     );
   }
 }

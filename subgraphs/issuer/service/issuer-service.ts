@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { canonicalize } from '../../../lib/crypto/index.js';
 import type { KeyStore } from '../../../lib/keys/key-store.js';
 import { badRequest, conflict, notFound, ProblemError, refusing, unprocessable } from '../../../lib/problem.js';
-import { isRfc3339Instant, parseInstant } from '../../../lib/time.js';
+import { INSTANT_EXPECTED, isRfc3339Instant, parseInstant } from '../../../lib/time.js';
 import { LivePassportExists, RestoreUnacknowledged, type PassportRepository, type PassportRow, type PassportSummaryRow } from '../data/passport-repository.js';
 import { ANY_VERSION, type ProfileRepository } from '../data/profile-repository.js';
 import type { RestoreRecord, RestoreRepository } from '../data/restore-repository.js';
@@ -336,7 +336,7 @@ export class IssuerService {
    * unknown passport; a 404 NOT_YET_ISSUED problem when it was created after `at`.
    */
   async passportAt(id: string, atText: string): Promise<PassportAsOf | null> {
-    if (!isRfc3339Instant(atText)) throw badRequest('INVALID_QUERY', `at must be an RFC 3339 date-time, e.g. 2026-01-31T12:00:00Z; got ${JSON.stringify(atText.slice(0, 64))}`);
+    if (!isRfc3339Instant(atText)) throw badRequest('INVALID_QUERY', `at must be ${INSTANT_EXPECTED}; got ${JSON.stringify(atText.slice(0, 64))}`);
     const at = parseInstant(atText);
     const current = await this.findPassport(id);
     if (!current) return null;

@@ -133,7 +133,7 @@ export interface SeedOutcome {
 }
 
 /** Transactions that take a moment (the seed) get more than Prisma's 5 s default. */
-const LONG_TRANSACTION = { timeout: 30_000, maxWait: 10_000 };
+const LONG_TRANSACTION = { timeout: 30_000 };
 
 export class RecordRepository {
   constructor(private readonly prisma: PrismaClient) {}

@@ -3,6 +3,7 @@ import { formatRecordRef } from './identifiers.js';
 import { IN_FORCE_STATUSES, type RecordStatus, type RecordVersion } from './record.js';
 import { scopeOfBody } from './record-body.js';
 import { isJurisdiction, isProductCategory, scopeCovers } from './scope.js';
+import { INSTANT_EXPECTED } from '../../../lib/time.js';
 import { normalizeInstant } from './time.js';
 
 /** Which product category, jurisdiction and instant to answer for; an absent filter matches all. */
@@ -49,7 +50,7 @@ export function parseApplicabilityQuery(params: Readonly<Record<string, unknown>
     throw new RegistryError('INVALID_QUERY', `jurisdiction is an ISO 3166-1 alpha-2 code or EU; got ${JSON.stringify(jurisdiction)}`);
   }
   const instant = at === undefined ? now.toISOString() : typeof at === 'string' ? normalizeInstant(at, true) : undefined;
-  if (instant === undefined) throw new RegistryError('INVALID_QUERY', `at is an RFC 3339 date-time or date; got ${JSON.stringify(at)}`);
+  if (instant === undefined) throw new RegistryError('INVALID_QUERY', `at must be ${INSTANT_EXPECTED}, or a date of those years; got ${JSON.stringify(at)}`);
   return { productCategory: category, jurisdiction: region, at: instant };
 }
 

@@ -2,6 +2,7 @@ import { decodeBase64Url, encodeBase64Url } from '../../../lib/crypto/index.js';
 import { RegistryError } from './errors.js';
 import { isValidRecordId } from './identifiers.js';
 import { RECORD_STATUSES, isRecordStatus, type RecordStatus, type RecordVersion } from './record.js';
+import { INSTANT_EXPECTED } from '../../../lib/time.js';
 import { normalizeInstant } from './time.js';
 
 export const DEFAULT_PAGE_SIZE = 50;
@@ -86,7 +87,7 @@ export function parseListQuery(params: Readonly<Record<string, unknown>>): ListQ
     throw invalid(`id_prefix is the start of a record id; got ${JSON.stringify(idPrefix)}`);
   }
   const since = updatedSince === undefined ? null : typeof updatedSince === 'string' ? normalizeInstant(updatedSince) : undefined;
-  if (since === undefined) throw invalid(`updated_since is an RFC 3339 date-time; got ${JSON.stringify(updatedSince)}`);
+  if (since === undefined) throw invalid(`updated_since must be ${INSTANT_EXPECTED}; got ${JSON.stringify(updatedSince)}`);
   return {
     limit: parseLimit(params.limit),
     after: cursor === undefined ? null : decodeCursor(cursor),

@@ -2,6 +2,7 @@ import { RegistryError } from './errors.js';
 import { checkRecordId } from './identifiers.js';
 import type { RecordKind } from './kinds.js';
 import { checkRecordBody, windowOfBody, type JsonObject } from './record-body.js';
+import { INSTANT_EXPECTED } from '../../../lib/time.js';
 import { normalizeInstant } from './time.js';
 
 /**
@@ -100,7 +101,7 @@ export function latestVersions(versions: readonly RecordVersion[]): RecordVersio
 function instantOrNull(value: string | null | undefined, name: string): string | null {
   if (value === undefined || value === null) return null;
   const instant = normalizeInstant(value);
-  if (instant === undefined) throw new RegistryError('INVALID_RECORD', `${name} must be an RFC 3339 date-time; got ${JSON.stringify(value)}`);
+  if (instant === undefined) throw new RegistryError('INVALID_RECORD', `${name} must be ${INSTANT_EXPECTED}; got ${JSON.stringify(value)}`);
   return instant;
 }
 

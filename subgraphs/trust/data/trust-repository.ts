@@ -51,7 +51,7 @@ import { Prisma, type PrismaClient } from '../../../prisma/trust/generated/clien
 
 type Transaction = Prisma.TransactionClient;
 
-const TRANSACTION_OPTIONS = { maxWait: 10_000, timeout: 60_000 } as const;
+const TRANSACTION_OPTIONS = { timeout: 60_000 } as const;
 /** Prefix of the pg_advisory_xact_lock keys of node upserts; services share a database, so it is namespaced. */
 const NODE_LOCK = 'passport.trust.node:';
 /** Times a graph write is tried again after PostgreSQL broke a deadlock between two of them. */

@@ -30,6 +30,7 @@
 import { failure, success, type TrustResult } from '../../../lib/formats/trust/errors.js';
 import { normalizeJurisdiction } from '../../../lib/formats/trust/jurisdiction.js';
 import { isNodeId } from '../../../lib/formats/trust/nodes.js';
+import { INSTANT_EXPECTED } from '../../../lib/time.js';
 import { formatInstant, formatInstantShortest, parseInstant, wholeSecond, type Instant } from '../../../lib/formats/trust/time.js';
 
 export type EntryStatus = 'granted' | 'withdrawn';
@@ -104,7 +105,8 @@ export function registerTrustList(history: readonly TrustListChange[], input: un
   if (typeof body.framework !== 'string' || !TEXT.test(body.framework)) return failure('INVALID_TRUST_LIST', 'framework must be a name of 1 to 256 characters');
   if (history.length > 0) return failure('TRUST_LIST_EXISTS', `the trust list of ${jurisdiction} is already registered`);
   const nextUpdate = body.next_update === undefined ? wholeSecond(now + DEFAULT_UPDATE_PERIOD) : parseInstant(body.next_update);
-  if (nextUpdate === undefined || nextUpdate <= now) return failure('INVALID_TRUST_LIST', 'next_update must be an RFC 3339 date-time after now');
+  if (nextUpdate === undefined) return failure('INVALID_TRUST_LIST', `next_update must be ${INSTANT_EXPECTED}`);
+  if (nextUpdate <= now) return failure('INVALID_TRUST_LIST', 'next_update must be after now');
   return success({
     change: 'registration',
     sequence_number: 1,
@@ -152,7 +154,7 @@ export function upsertTrustListEntry(history: readonly TrustListChange[], input:
   let startingTime = existing?.status === 'granted' ? parseInstant(existing.status_starting_time)! : recorded;
   if (body.superseded_at !== undefined) {
     const supersededAt = parseInstant(body.superseded_at);
-    if (supersededAt === undefined) return failure('INVALID_ENTRY', 'superseded_at must be an RFC 3339 date-time');
+    if (supersededAt === undefined) return failure('INVALID_ENTRY', `superseded_at must be ${INSTANT_EXPECTED}`);
     if (!existing) return failure('UNKNOWN_ENTRY', `the list holds no entry ${body.id} to withdraw`);
     if (supersededAt > recorded) return failure('INVALID_ENTRY', `superseded_at lies after ${formatInstant(recorded)}; a withdrawal is recorded once it takes effect`);
     const since = parseInstant(existing.status_starting_time)!;

@@ -105,7 +105,11 @@ export class TrustGraphResolver {
     description:
       'Standing of a key at an instant: {kid, at, standing (valid, revoked, unknown, not_yet_valid, expired), node_id?, path? (edge ids from a root), reason?}. knownBy counts only revocations recorded by then.',
   })
-  async trustKeyStanding(@Arg('kid', () => String) kid: string, @Arg('at', () => Date) at: Date, @Arg('knownBy', () => String, { nullable: true }) knownBy?: string | null): Promise<object> {
+  async trustKeyStanding(
+    @Arg('kid', () => String) kid: string,
+    @Arg('at', () => Date) at: Date,
+    @Arg('knownBy', () => String, { nullable: true, description: 'RFC 3339 date-time: only revocations recorded by then count.' }) knownBy?: string | null,
+  ): Promise<object> {
     const knownByInstant = instantArgument('knownBy', knownBy);
     const answer = keyStandingAt(await this.deps.store.graphForKeys([kid]), kid, instantOf(at), knownByInstant);
     this.deps.metrics.keyStandingAnswered(answer.standing);

@@ -9,6 +9,9 @@ import { decodeGraphCursor, DEFAULT_GRAPH_PAGE, encodeGraphCursor, MAX_GRAPH_PAG
 import { orThrow, present, revocationOut, type TrustDependencies } from './shared.js';
 
 const FILTERS = "at = effective by then, knownBy = recorded by then, window = effective within start/end, subject = affecting that node or key (only its node's revocations are read), retroactive.";
+const AT = 'RFC 3339 date-time: effective by then (effective_at <= at).';
+const KNOWN_BY = 'RFC 3339 date-time: recorded by then (recorded_at <= knownBy).';
+const WINDOW = 'RFC 3339 interval start/end: effective_at within [start, end); either end may be empty or "..".';
 
 /** The filters of GET /revocations, as the domain reads them; a malformed one is a 400. */
 function revocationQuery(at?: string | null, knownBy?: string | null, window?: string | null, subject?: string | null, retroactive?: boolean | null): RevocationQuery {
@@ -31,9 +34,9 @@ export class RevocationResolver {
     description: `Revocations (${FILTERS}) in one answer, read from at most ${MAX_ONE_ANSWER_RECORDS} stored revocations; with more (and no subject to narrow the read) it is refused (TOO_MANY_REVOCATIONS) and read with trustRevocationPage, as GET /revocations does.`,
   })
   async trustRevocations(
-    @Arg('at', () => String, { nullable: true }) at?: string | null,
-    @Arg('knownBy', () => String, { nullable: true }) knownBy?: string | null,
-    @Arg('window', () => String, { nullable: true }) window?: string | null,
+    @Arg('at', () => String, { nullable: true, description: AT }) at?: string | null,
+    @Arg('knownBy', () => String, { nullable: true, description: KNOWN_BY }) knownBy?: string | null,
+    @Arg('window', () => String, { nullable: true, description: WINDOW }) window?: string | null,
     @Arg('subject', () => String, { nullable: true }) subject?: string | null,
     @Arg('retroactive', () => Boolean, { nullable: true }) retroactive?: boolean | null,
   ): Promise<RevocationType[]> {
@@ -55,9 +58,9 @@ export class RevocationResolver {
   async trustRevocationPage(
     @Arg('first', () => Int, { nullable: true, description: `Stored revocations read per page, 1 to ${MAX_GRAPH_PAGE}, default ${DEFAULT_GRAPH_PAGE}.` }) first: number | null,
     @Arg('after', () => String, { nullable: true, description: 'pageInfo.endCursor of the previous page.' }) after: string | null,
-    @Arg('at', () => String, { nullable: true }) at?: string | null,
-    @Arg('knownBy', () => String, { nullable: true }) knownBy?: string | null,
-    @Arg('window', () => String, { nullable: true }) window?: string | null,
+    @Arg('at', () => String, { nullable: true, description: AT }) at?: string | null,
+    @Arg('knownBy', () => String, { nullable: true, description: KNOWN_BY }) knownBy?: string | null,
+    @Arg('window', () => String, { nullable: true, description: WINDOW }) window?: string | null,
     @Arg('subject', () => String, { nullable: true }) subject?: string | null,
     @Arg('retroactive', () => Boolean, { nullable: true }) retroactive?: boolean | null,
   ): Promise<TrustRevocationPageType> {

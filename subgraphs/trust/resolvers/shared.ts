@@ -3,6 +3,7 @@ import DataLoader from 'dataloader';
 import { perRequest } from '../../../lib/graphql/batching.js';
 import type { Signer } from '../../../lib/crypto/index.js';
 import { badRequest, ProblemError } from '../../../lib/problem.js';
+import { INSTANT_EXPECTED } from '../../../lib/time.js';
 import type { TrustRepository } from '../data/trust-repository.js';
 import {
   httpStatusOf,
@@ -60,7 +61,7 @@ export function orThrow<T>(result: TrustResult<T>): T {
 export function instantArgument(name: string, text: string | null | undefined): Instant | undefined {
   if (text === null || text === undefined) return undefined;
   const instant = parseInstant(text);
-  if (instant === undefined) throw badRequest('INVALID_QUERY', `${name} must be an RFC 3339 date-time, e.g. 2026-01-31T12:00:00Z`);
+  if (instant === undefined) throw badRequest('INVALID_QUERY', `${name} must be ${INSTANT_EXPECTED}`);
   return instant;
 }
 

@@ -11,7 +11,7 @@ export class TrustListResolver {
 
   @Query(() => [TrustListType], { description: 'Trust lists as they stood at `at` (now by default), by jurisdiction and framework (GET /trust-lists).' })
   async trustLists(
-    @Arg('at', () => String, { nullable: true }) at?: string | null,
+    @Arg('at', () => String, { nullable: true, description: 'RFC 3339 date-time: the lists as they stood then (default now).' }) at?: string | null,
     @Arg('jurisdiction', () => String, { nullable: true }) jurisdiction?: string | null,
     @Arg('framework', () => String, { nullable: true }) framework?: string | null,
   ): Promise<TrustListType[]> {
@@ -32,7 +32,10 @@ export class TrustListResolver {
   }
 
   @Query(() => TrustListType, { description: 'One trust list exactly as it stood at `at` (now by default) (GET /trust-lists/{jur}).' })
-  async trustList(@Arg('jurisdiction', () => String) jurisdiction: string, @Arg('at', () => String, { nullable: true }) at?: string | null): Promise<TrustListType> {
+  async trustList(
+    @Arg('jurisdiction', () => String) jurisdiction: string,
+    @Arg('at', () => String, { nullable: true, description: 'RFC 3339 date-time: the list as it stood then (default now).' }) at?: string | null,
+  ): Promise<TrustListType> {
     const instant = instantArgument('at', at);
     const code = normalizeJurisdiction(jurisdiction);
     const list = code ? trustListAt(await this.deps.store.trustListHistory(code), instant) : undefined;
