@@ -5,6 +5,7 @@
  */
 import { GraphQLJSONObject } from 'graphql-scalars';
 import type { GraphQLResolveInfo } from 'graphql';
+import { Cost, ListSize } from './cost.js';
 import { Arg, Authorized, Ctx, FieldResolver, Info, Int, Mutation, ObjectType, Query, Resolver } from 'type-graphql';
 import { ROLES, refusalOf, type Role } from '../auth/tokens.js';
 import type { AdminLog } from '../audit/admin-log.js';
@@ -59,6 +60,7 @@ export function serviceRootResolver(service: ServiceName, operations: ServiceOpe
       return operations.discovery();
     }
 
+    @Cost(10)
     @FieldResolver(() => GraphQLJSONObject, { description: 'Liveness as signed JSON (detached JWS over the JCS form).' })
     health() {
       return operations.health();
@@ -70,6 +72,7 @@ export function serviceRootResolver(service: ServiceName, operations: ServiceOpe
     }
 
     @Authorized('admin')
+    @ListSize({ slicingArguments: ['first'], sizedFields: ['nodes'] })
     @FieldResolver(() => AdminLogPage, { description: 'State-changing requests, newest first.' })
     async adminLog(
       @Arg('first', () => Int, { nullable: true, defaultValue: 50, description: `Page size, 1 to ${ADMIN_LOG_MAX_PAGE}.` }) first: number,

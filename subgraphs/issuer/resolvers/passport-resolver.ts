@@ -4,6 +4,7 @@ import type { GraphQLResolveInfo } from 'graphql';
 import { Arg, Authorized, Ctx, FieldResolver, ID, Info, Mutation, Query, Resolver, Root } from 'type-graphql';
 import { asksOnly } from '../../../lib/graphql/selection.js';
 import { perRequest } from '../../../lib/graphql/batching.js';
+import { Cost, ListSize } from '../../../lib/graphql/cost.js';
 import { badRequest } from '../../../lib/problem.js';
 import type { IssuerService } from '../service/issuer-service.js';
 import type { PassportRow } from '../data/passport-repository.js';
@@ -12,6 +13,26 @@ import { CreatePassportInput, IssuedCredentialType, Passport, PassportAsOf, Pass
 
 /** Most passports one `passports(ids)` answers. */
 export const MAX_PASSPORTS_PER_QUERY = 500;
+
+/**
+ * What the fields whose work grows with a passport's log cost (lib/graphql/cost.ts: units of about
+ * 10 µs of CPU), measured on a log of LOG_EVENTS events (docs/benchmarks/graphql-cost.md).
+ */
+export const LOG_EVENTS = 300;
+export const WEIGHTS = {
+  /** Reading the log up to `at` and replaying it. */
+  readAt: 1000,
+  /** Reading, checking and hashing the whole log, every signature, the pack and the standing of its keys in trust. */
+  verdict: 7000,
+  /** Reading and parsing one event. */
+  event: 5,
+  /** Reading and hashing the whole log for a consistency proof: the proof's share of it per hash (about 20 for a log of LOG_EVENTS). */
+  proofHash: 150,
+  /** Signing a credential. */
+  credential: 10,
+  /** A passport read alone (not batched with the others of a request). */
+  lonePassport: 5,
+} as const;
 
 @Resolver(() => Passport)
 export class PassportResolver {
@@ -33,7 +54,9 @@ export class PassportResolver {
   })
   async passport(
     @Arg('id', () => ID) id: string,
-    @Arg('at', () => String, { nullable: true, description: 'RFC 3339 date-time with Z or an offset, inclusive; a future instant answers the state of now.' }) at?: string | null,
+    @Cost(WEIGHTS.readAt)
+    @Arg('at', () => String, { nullable: true, description: 'RFC 3339 date-time with Z or an offset, inclusive; a future instant answers the state of now.' })
+    at?: string | null,
   ): Promise<Passport | null> {
     if (at != null) {
       const view = await this.issuer.passportAt(id, at);
@@ -43,6 +66,7 @@ export class PassportResolver {
     return row ? Passport.from(row) : null;
   }
 
+  @ListSize({ assumedSize: MAX_PASSPORTS_PER_QUERY })
   @Query(() => [Passport], { nullable: 'items', description: `Passports by id, in the order asked (null for an unknown id); at most ${MAX_PASSPORTS_PER_QUERY}, read in one query.` })
   async passports(@Arg('ids', () => [ID]) ids: string[], @Info() info: GraphQLResolveInfo): Promise<(Passport | null)[]> {
     if (ids.length > MAX_PASSPORTS_PER_QUERY) throw badRequest('INVALID_QUERY', `ids may name at most ${MAX_PASSPORTS_PER_QUERY} passports.`);
@@ -74,18 +98,22 @@ export class PassportResolver {
     });
   }
 
+  @Cost(WEIGHTS.lonePassport)
   @FieldResolver(() => Passport, { nullable: true, description: 'The passport this one succeeds, or null.' })
   async predecessor(@Root() passport: Passport): Promise<Passport | null> {
     const row = passport.row.predecessorId === null ? null : await this.issuer.findPassport(passport.row.predecessorId);
     return row ? Passport.from(row) : null;
   }
 
+  @Cost(WEIGHTS.lonePassport)
   @FieldResolver(() => Passport, { nullable: true, description: 'The passport issued for the same identity after this one was revoked or reached its end of life, or null.' })
   async successor(@Root() passport: Passport): Promise<Passport | null> {
     const row = await this.issuer.findSuccessor(passport.row.id);
     return row ? Passport.from(row) : null;
   }
 
+  // One key per role, more after rotations.
+  @ListSize({ assumedSize: 5 })
   @FieldResolver(() => [PassportKeyUse], {
     description: 'Every key that signed for the passport (events, log head, latest pack) with its first and last use and its standing in trust then; loaded for all passports of a request at once.',
   })
@@ -93,11 +121,14 @@ export class PassportResolver {
     return (await this.#signingKeys(context).load(passport.fullRow)).map(PassportKeyUse.from);
   }
 
+  @Cost(WEIGHTS.event)
+  @ListSize({ assumedSize: LOG_EVENTS })
   @FieldResolver(() => [GraphQLJSONObject], { description: 'Every signed event the log head covers, verbatim, in sequence order.' })
   events(@Root() passport: Passport): Promise<unknown[]> {
     return this.issuer.events(passport.fullRow);
   }
 
+  @Cost(WEIGHTS.verdict)
   @FieldResolver(() => GraphQLJSONObject, {
     description: 'The full-pipeline verdict with coverage, as GET /passports/{id}/verdict returns it (asks the trust service for key standing).',
   })
@@ -105,6 +136,7 @@ export class PassportResolver {
     return this.issuer.verdict(passport.fullRow) as unknown as Promise<Record<string, unknown>>;
   }
 
+  @Cost(WEIGHTS.credential)
   @FieldResolver(() => IssuedCredentialType, {
     description: 'The UNTP Digital Product Passport credential (UNTP DPP 0.6.1) of the passport at its log head, as GET /passports/{id}/credential serves it; re-issued whenever the passport changes.',
   })
@@ -145,6 +177,8 @@ export class PassportResolver {
 export class PassportAsOfResolver {
   constructor(private readonly issuer: IssuerService) {}
 
+  @Cost(WEIGHTS.proofHash)
+  @ListSize({ assumedSize: 20 })
   @FieldResolver(() => [String], {
     description: "RFC 6962 consistency proof (hex node hashes) from the head at `at` to currentLogHead: the head then is a prefix of today's signed log (RFC 9162 §2.1.4.2). Reads the whole log.",
   })
