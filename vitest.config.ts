@@ -15,6 +15,7 @@ export const UNIT = [
   'test/foundation/system-packages.test.ts',
   'test/lib/admin-log.test.ts',
   'test/lib/crypto.test.ts',
+  'test/lib/graphql-cost.test.ts',
   'test/lib/database-unavailable.test.ts',
   'test/lib/process-hooks.test.ts',
   'test/lib/runtime-config.test.ts',

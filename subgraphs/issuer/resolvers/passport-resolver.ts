@@ -23,9 +23,9 @@ export const WEIGHTS = {
   /** Reading the log up to `at` and replaying it. */
   readAt: 1000,
   /** Reading, checking and hashing the whole log, every signature, the pack and the standing of its keys in trust. */
-  verdict: 7000,
+  verdict: 7500,
   /** Reading and parsing one event. */
-  event: 5,
+  event: 8,
   /** Reading and hashing the whole log for a consistency proof: the proof's share of it per hash (about 20 for a log of LOG_EVENTS). */
   proofHash: 150,
   /** Signing a credential. */
