@@ -132,8 +132,9 @@ export function operationCost({ schema, document, operation, variables }: Costed
     isObjectType,
   } = graphqlOf(schema);
   const coerced = getVariableValues(schema, operation.variableDefinitions ?? [], variables ?? {});
-  // Variables that do not fit are refused when the operation runs; until then they count as absent.
-  const values = coerced.coerced ?? {};
+  // Variables that do not fit their types: the operation is refused (BAD_USER_INPUT) before anything runs.
+  if (!coerced.coerced) return 0;
+  const values = coerced.coerced;
   const fragments = new Map<string, FragmentDefinitionNode>();
   for (const definition of document.definitions) if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
   const root = schema.getRootType(operation.operation);
@@ -165,6 +166,15 @@ export function operationCost({ schema, document, operation, variables }: Costed
     return Math.max(0, ...members.map((member) => fieldsOn(member, selectionSet).reduce((sum, field) => sum + fieldCost(member, field, sized), 0)));
   };
 
+  /** A field's arguments; none when they do not fit (the field then fails), so its lists count at their assumed size. */
+  const argumentsOf = (field: GraphQLField<unknown, unknown>, node: FieldNode): Record<string, unknown> => {
+    try {
+      return getArgumentValues(field, node, values);
+    } catch {
+      return {};
+    }
+  };
+
   const fieldCost = (parent: GraphQLCompositeType, node: FieldNode, sized: ReadonlyMap<string, number>): number => {
     const name = node.name.value;
     if (name.startsWith('__')) return 0;
@@ -172,7 +182,7 @@ export function operationCost({ schema, document, operation, variables }: Costed
     if (!field) return 0;
     const coordinate = `${parent.name}.${name}`;
     const named = getNamedType(field.type);
-    const args = getArgumentValues(field as GraphQLField<unknown, unknown>, node, values);
+    const args = argumentsOf(field as GraphQLField<unknown, unknown>, node);
     const own = annotations.weights.get(coordinate) ?? annotations.weights.get(named.name) ?? (isCompositeType(named) ? 1 : 0);
     const listSize = annotations.listSizes.get(coordinate);
     const slice = slicedSize(listSize, args);
@@ -218,7 +228,7 @@ function listArgumentSize(
 export function costRefusal(found: number, max: number): GraphQLError {
   return new GraphQLError(
     `The operation costs ${found} (the weight of each field it asks, times the size of the lists it asks for, docs/ONE-GRAPH.md); the limit is ${max} (setting GRAPHQL_MAX_COST).`,
-    { extensions: { code: 'GRAPHQL_VALIDATION_FAILED', limit: { setting: 'GRAPHQL_MAX_COST', value: max, found }, http: { status: 400 } } },
+    { extensions: { code: 'GRAPHQL_VALIDATION_FAILED', limit: { setting: 'GRAPHQL_MAX_COST', value: max, found } } },
   );
 }
 
@@ -234,7 +244,11 @@ export function costLimitPlugin<Context extends BaseContext>(annotations: CostAn
         async didResolveOperation({ schema, document, operation, request }) {
           if (!operation) return;
           const found = operationCost({ schema, document, operation, variables: request.variables }, annotations);
-          if (found > maxCost) throw costRefusal(found, maxCost);
+          if (found > maxCost) {
+            const refusal = costRefusal(found, maxCost);
+            // Thrown here, an error without a status would be answered 500.
+            throw new GraphQLError(refusal.message, { extensions: { ...refusal.extensions, http: { status: 400 } } });
+          }
         },
       };
     },

@@ -82,6 +82,11 @@ describe('the cost of an operation', () => {
     expect(cost('{ things { ... on Passport { verdict } ... on Snapshot { id } } }')).toBe(DEFAULT_LIST_SIZE * 7001);
   });
 
+  it('counts nothing of an operation whose variables do not fit (it is refused before anything runs), and lists with arguments that do not at their assumed size', () => {
+    expect(cost('query($ids: [ID!]!) { passports(ids: $ids) { verdict } }', {})).toBe(0);
+    expect(cost('{ passport(id: "p") { snapshots { chunks(count: "eight") } } }')).toBe(1 + DEFAULT_LIST_SIZE * (1 + DEFAULT_LIST_SIZE * 3000));
+  });
+
   it('charges a mutation its own cost', () => {
     expect(cost('mutation { touch { id } }')).toBe(MUTATION_COST + 1);
   });
