@@ -5,7 +5,7 @@
  */
 import { buildSchema, Kind, parse, type OperationDefinitionNode } from 'graphql';
 import { describe, expect, it } from 'vitest';
-import { costAnnotations, DEFAULT_LIST_SIZE, MUTATION_COST, operationCost } from '../../lib/graphql/cost.js';
+import { actualCostMeter, costAnnotations, DEFAULT_LIST_SIZE, MUTATION_COST, operationCost } from '../../lib/graphql/cost.js';
 
 const SDL = `
   directive @cost(weight: Int!) on ARGUMENT_DEFINITION | ENUM | FIELD_DEFINITION | INPUT_FIELD_DEFINITION | OBJECT | SCALAR
@@ -89,5 +89,20 @@ describe('the cost of an operation', () => {
 
   it('charges a mutation its own cost', () => {
     expect(cost('mutation { touch { id } }')).toBe(MUTATION_COST + 1);
+  });
+});
+
+describe('the actual cost of an operation', () => {
+  it('refuses the next subject past the budget, never the first, and keeps each operation apart', () => {
+    const charge = actualCostMeter(100);
+    const operation = {};
+    charge(operation, 150, 'p1', 'the verdict of p1');
+    charge(operation, 50, 'p1', 'the events of p1');
+    expect(() => charge(operation, 1, 'p2', 'the verdict of p2')).toThrow(expect.objectContaining({ extensions: expect.objectContaining({ code: 'COST_ACTUAL_TOO_EXPENSIVE' }) }));
+    charge({}, 90, 'p2', 'the verdict of p2');
+    const other = {};
+    charge(other, 60, 'p1', 'the verdict of p1');
+    charge(other, 40, 'p2', 'the verdict of p2');
+    expect(() => charge(other, 1, 'p3', 'the verdict of p3')).toThrow(/spent 100 of its 100/);
   });
 });

@@ -4,7 +4,7 @@ import type { GraphQLResolveInfo } from 'graphql';
 import { Arg, Authorized, Ctx, FieldResolver, ID, Info, Mutation, Query, Resolver, Root } from 'type-graphql';
 import { asksOnly } from '../../../lib/graphql/selection.js';
 import { perRequest } from '../../../lib/graphql/batching.js';
-import { Cost, ListSize } from '../../../lib/graphql/cost.js';
+import { Cost, ListSize, type actualCostMeter } from '../../../lib/graphql/cost.js';
 import { badRequest } from '../../../lib/problem.js';
 import type { IssuerService } from '../service/issuer-service.js';
 import type { PassportRow } from '../data/passport-repository.js';
@@ -34,6 +34,14 @@ export const WEIGHTS = {
   lonePassport: 5,
 } as const;
 
+/** What each event of a log costs the fields above: a log of any length charges its actual cost (actualCostMeter). */
+const PER_EVENT = {
+  readAt: WEIGHTS.readAt / LOG_EVENTS,
+  verdict: WEIGHTS.verdict / LOG_EVENTS,
+  event: WEIGHTS.event,
+  proof: (WEIGHTS.proofHash * 20) / LOG_EVENTS,
+};
+
 @Resolver(() => Passport)
 export class PassportResolver {
   /** Signing keys of every passport a request shows, in one batch. */
@@ -45,7 +53,11 @@ export class PassportResolver {
     { cacheKeyFn: (row) => row.id },
   );
 
-  constructor(private readonly issuer: IssuerService) {}
+  /** `charge`: what an operation spends on passports' logs as they are, held to GRAPHQL_MAX_COST (lib/graphql/cost.ts). */
+  constructor(
+    private readonly issuer: IssuerService,
+    private readonly charge: ReturnType<typeof actualCostMeter>,
+  ) {}
 
   @Query(() => Passport, {
     nullable: true,
@@ -56,10 +68,11 @@ export class PassportResolver {
     @Arg('id', () => ID) id: string,
     @Cost(WEIGHTS.readAt)
     @Arg('at', () => String, { nullable: true, description: 'RFC 3339 date-time with Z or an offset, inclusive; a future instant answers the state of now.' })
-    at?: string | null,
+    at: string | null | undefined,
+    @Ctx() context: object,
   ): Promise<Passport | null> {
     if (at != null) {
-      const view = await this.issuer.passportAt(id, at);
+      const view = await this.issuer.passportAt(id, at, (logSize) => this.charge(context, Math.ceil(logSize * PER_EVENT.readAt), id, `passport ${id} at ${at}`));
       return view ? Passport.asOf(view) : null;
     }
     const row = await this.issuer.findPassport(id);
@@ -124,7 +137,8 @@ export class PassportResolver {
   @Cost(WEIGHTS.event)
   @ListSize({ assumedSize: LOG_EVENTS })
   @FieldResolver(() => [GraphQLJSONObject], { description: 'Every signed event the log head covers, verbatim, in sequence order.' })
-  events(@Root() passport: Passport): Promise<unknown[]> {
+  events(@Root() passport: Passport, @Ctx() context: object): Promise<unknown[]> {
+    this.charge(context, Math.ceil(passport.row.logSize * PER_EVENT.event), passport.id, `the events of passport ${passport.id}`);
     return this.issuer.events(passport.fullRow);
   }
 
@@ -132,7 +146,8 @@ export class PassportResolver {
   @FieldResolver(() => GraphQLJSONObject, {
     description: 'The full-pipeline verdict with coverage, as GET /passports/{id}/verdict returns it (asks the trust service for key standing).',
   })
-  verdict(@Root() passport: Passport): Promise<Record<string, unknown>> {
+  verdict(@Root() passport: Passport, @Ctx() context: object): Promise<Record<string, unknown>> {
+    this.charge(context, Math.ceil(passport.row.logSize * PER_EVENT.verdict), passport.id, `the verdict of passport ${passport.id}`);
     return this.issuer.verdict(passport.fullRow) as unknown as Promise<Record<string, unknown>>;
   }
 
@@ -175,14 +190,18 @@ export class PassportResolver {
 
 @Resolver(() => PassportAsOf)
 export class PassportAsOfResolver {
-  constructor(private readonly issuer: IssuerService) {}
+  constructor(
+    private readonly issuer: IssuerService,
+    private readonly charge: ReturnType<typeof actualCostMeter>,
+  ) {}
 
   @Cost(WEIGHTS.proofHash)
   @ListSize({ assumedSize: 20 })
   @FieldResolver(() => [String], {
     description: "RFC 6962 consistency proof (hex node hashes) from the head at `at` to currentLogHead: the head then is a prefix of today's signed log (RFC 9162 §2.1.4.2). Reads the whole log.",
   })
-  consistencyProof(@Root() asOf: PassportAsOf): Promise<string[]> {
+  consistencyProof(@Root() asOf: PassportAsOf, @Ctx() context: object): Promise<string[]> {
+    this.charge(context, Math.ceil(asOf.view.current.logSize * PER_EVENT.proof), asOf.view.current.id, `the consistency proof of passport ${asOf.view.current.id}`);
     return this.issuer.consistencyProof(asOf.view);
   }
 }

@@ -333,15 +333,17 @@ export class IssuerService {
    * The passport as it stood at `at` (EN 18222 ReadDPPVersionByIdAndDate), from its log: the events
    * recorded up to `at` (inclusive), the status they lead to and the head signed over them. An `at`
    * in the future answers the state of now, which later events may still change. Null for an
-   * unknown passport; a 404 NOT_YET_ISSUED problem when it was created after `at`.
+   * unknown passport; a 404 NOT_YET_ISSUED problem when it was created after `at`. `reading` is told
+   * the log's size before it is read, and may refuse by throwing.
    */
-  async passportAt(id: string, atText: string): Promise<PassportAsOf | null> {
+  async passportAt(id: string, atText: string, reading: (logSize: number) => void = () => {}): Promise<PassportAsOf | null> {
     if (!isRfc3339Instant(atText)) throw badRequest('INVALID_QUERY', `at must be an RFC 3339 date-time, e.g. 2026-01-31T12:00:00Z; got ${JSON.stringify(atText.slice(0, 64))}`);
     const at = parseInstant(atText);
     const current = await this.findPassport(id);
     if (!current) return null;
     // Read after the row and bounded by its size: an append committing meanwhile (a future `at`)
     // cannot give a state past the head of the row it is checked against.
+    reading(current.logSize);
     const log = await this.#logsAt.load({ passportId: id, at, logSize: current.logSize });
     const signedHead = (log.texts.length === 0 ? current.emptyLogHead : log.lastHead) as SignedLogHead | null | undefined;
     const state = await refusing(
