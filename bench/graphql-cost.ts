@@ -1,25 +1,37 @@
 /**
- * What the costliest GraphQL requests cost in CPU, one at a time, on one in-process stack with a
- * long passport (300 events, a pack, snapshots) and a trust graph: each field whose work grows with
- * the data, asked once (the figures the weights of lib/graphql/cost.ts were set from), and the
- * costliest requests the limits allow.
+ * What GraphQL requests cost in CPU against what the cost limit counts for them (lib/graphql/cost.ts,
+ * docs/ONE-GRAPH.md "What a request may cost"), on one in-process stack with a long passport (300
+ * signed events, a pack, three snapshots) and a synthetic trust graph (9,000 nodes): each field whose
+ * work grows with the data, asked once (the figures the weights were set from), then the costliest
+ * requests the limits allow. Writes docs/benchmarks/graphql-cost.md.
  *
- *   npm run bench:graphql-cost -- [rounds]    (node --import tsx/esm bench/graphql-cost.ts)
+ *   npm run bench:graphql-cost -- [rounds]    (node --import tsx bench/graphql-cost.ts)
  *
- * CPU is this process's (process.cpuUsage: the gateway, the four subgraphs and the facade run in it)
- * plus PostgreSQL's (postmaster and backends, from /proc), median over the rounds.
+ * CPU is this process's (process.cpuUsage: the facade, the gateway and the four subgraphs run in it)
+ * and PostgreSQL's (postmaster and backends, from /proc), each the median over the rounds after one
+ * to warm up. The cost is the gateway's own count of the request (operationCost over the supergraph).
  */
 import { buildASTSchema, Kind, parse, type OperationDefinitionNode } from 'graphql';
 import pg from 'pg';
-import { costAnnotations, operationCost } from '../lib/graphql/cost.js';
 import { lockingPostmaster } from '../lib/db/embedded-postgres.js';
+import { costAnnotations, operationCost } from '../lib/graphql/cost.js';
 import { SyntheticTrustGraph } from '../test/support/synthetic-trust-graph.js';
-import { benchToken, cpuSeconds, median, openBench } from './support.js';
+import { BenchRun, benchToken, cpuSeconds, markdownTable, median, openBench, postWith, writeReport } from './support.js';
 
 const ROUNDS = Number(process.argv[2] ?? 3);
-const EVENTS = Number(process.env.EVENTS ?? 300);
+const EVENTS = 300;
+const TRUST_NODES = 9000;
 process.env.LOG_LEVEL ??= 'warn';
 const { token: WRITER, tokens } = benchToken('writer');
+const benchRun = new BenchRun('graphql-cost', 'node --import tsx bench/graphql-cost.ts');
+
+interface Measured {
+  label: string;
+  cost: number;
+  node: number;
+  postgres: number;
+  error?: string;
+}
 
 const bench = await openBench('graphql-cost');
 try {
@@ -32,14 +44,11 @@ try {
       headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
       body: JSON.stringify({ query, variables }),
     });
-    return (await response.json()) as { data?: any; errors?: any[] };
+    return (await response.json()) as { data?: unknown; errors?: { message: string }[] };
   };
-  const post = async (url: string, body: unknown) => {
-    const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${WRITER}` }, body: JSON.stringify(body) });
-    const text = await response.text();
-    if (response.status >= 300) throw new Error(`${url}: ${response.status} ${text}`);
-    return JSON.parse(text);
-  };
+  const post = postWith(WRITER);
+
+  // A passport of EVENTS events, appended through the graph as a writer would (50 a request), a pack and snapshots.
   const modelSchema = { type: 'object', properties: { chemistry: { enum: ['LFP', 'NMC'] } }, required: ['chemistry'] };
   await post(`${stack.facade.baseUrls.registry}/`, { kind: 'model', id: 'cost-battery', body: { title: 'cost-battery', schema: modelSchema } });
   const created = await post(`${stack.facade.baseUrls.issuer}/passports`, {
@@ -58,6 +67,17 @@ try {
   const midway = new Date(Date.now() - 1).toISOString();
   for (let i = 0; i < 3; i += 1) await post(`${stack.facade.baseUrls.archive}/snapshots`, { passport_id: id });
 
+  // A trust graph grown in SQL (test/support/synthetic-trust-graph.ts), as bench/trust-scale.ts grows its own.
+  const db = new pg.Client({ connectionString: bench.databaseUrl });
+  await db.connect();
+  bench.defer(() => db.end());
+  const graph = new SyntheticTrustGraph(db, 10);
+  await graph.growTo(TRUST_NODES);
+  await db.query('VACUUM (ANALYZE) trust.trust_node, trust.trust_node_version, trust.delegation_edge');
+  const at = new Date().toISOString();
+  const questions = (count: number) => graph.issuers.slice(0, count).map((node) => ({ kid: graph.keys[node]!.jwk.kid, at }));
+  const records = (await db.query<{ n: string }>('SELECT (SELECT count(*) FROM trust.trust_node) + (SELECT count(*) FROM trust.delegation_edge) AS n')).rows[0]!.n;
+
   const supergraph = parse(stack.gateway.supergraphSdl);
   const schema = buildASTSchema(supergraph, { assumeValidSDL: true });
   const annotations = costAnnotations(supergraph);
@@ -66,66 +86,111 @@ try {
     const operation = document.definitions.find((definition): definition is OperationDefinitionNode => definition.kind === Kind.OPERATION_DEFINITION)!;
     return operationCost({ schema, document, operation, variables }, annotations);
   };
-  const measure = async (label: string, query: string, variables: Record<string, unknown> = {}) => {
+  const measure = async (label: string, query: string, variables: Record<string, unknown> = {}): Promise<Measured> => {
     const node: number[] = [];
     const postgres: number[] = [];
-    let errors: unknown;
+    let error: string | undefined;
     for (let round = 0; round <= ROUNDS; round += 1) {
       const nodeBefore = process.cpuUsage();
       const postgresBefore = cpuSeconds(postmaster);
       const answer = await gql(query, variables);
       const spent = process.cpuUsage(nodeBefore);
-      errors = answer.errors?.[0];
+      error = answer.errors?.[0]?.message;
       if (round === 0) continue;
       node.push((spent.user + spent.system) / 1e6);
       postgres.push(cpuSeconds(postmaster) - postgresBefore);
     }
-    console.log(`| ${label} | ${estimate(query, variables)} | ${median(node).toFixed(3)} | ${median(postgres).toFixed(2)} | ${errors ? JSON.stringify(errors).slice(0, 160) : ''} |`);
+    const measured = { label, cost: estimate(query, variables), node: median(node), postgres: median(postgres), ...(error ? { error } : {}) };
+    console.error(`${label}: cost ${measured.cost}, ${measured.node.toFixed(3)} s node, ${measured.postgres.toFixed(2)} s PostgreSQL${error ? `, ${error.slice(0, 120)}` : ''}`);
+    return measured;
   };
-  console.log('| request | cost | node CPU s | PostgreSQL CPU s | error |');
-  console.log('|---|---:|---:|---:|---|');
-  await measure('passport { id }', 'query($id: ID!) { passport(id: $id) { id } }', { id });
-  await measure('passport { verdict }', 'query($id: ID!) { passport(id: $id) { verdict } }', { id });
-  await measure('passport { events }', 'query($id: ID!) { passport(id: $id) { events } }', { id });
-  await measure('passport(at) { id }', 'query($id: ID!, $at: String) { passport(id: $id, at: $at) { id } }', { id, at: midway });
-  await measure('passport(at) { asOf { consistencyProof } }', 'query($id: ID!, $at: String) { passport(id: $id, at: $at) { asOf { consistencyProof } } }', { id, at: midway });
-  await measure('passport { credential { jwt } }', 'query($id: ID!) { passport(id: $id) { credential { jwt } } }', { id });
-  await measure('passport { snapshots { chunks(8) } }', 'query($id: ID!) { passport(id: $id) { snapshots { chunks(from: 0, count: 8) } } }', { id });
-  await measure('passports(10 ids) { verdict }', 'query($ids: [ID!]!) { passports(ids: $ids) { verdict } }', { ids: Array(10).fill(id) });
-  await measure('10 aliases passport { verdict }', `query($id: ID!) { ${Array.from({ length: 10 }, (_, i) => `a${i}: passport(id: $id) { verdict }`).join(' ')} }`, { id });
-  await measure('passports(28 ids) { verdict }', 'query($ids: [ID!]!) { passports(ids: $ids) { verdict } }', { ids: Array(28).fill(id) });
-  await measure(
-    '15 aliases passport(at) { asOf { consistencyProof } verdict events }',
-    `query($id: ID!, $at: String) { ${Array.from({ length: 15 }, (_, i) => `a${i}: passport(id: $id, at: $at) { asOf { consistencyProof } verdict events }`).join(' ')} }`,
-    { id, at: midway },
+  const aliases = (count: number, field: string) => Array.from({ length: count }, (_, i) => `a${i}: ${field}`).join(' ');
+
+  const baseline = await measure('`passport(id:) { id }`', 'query($id: ID!) { passport(id: $id) { id } }', { id });
+  const fields = [
+    baseline,
+    await measure('`passport(id:) { verdict }`', 'query($id: ID!) { passport(id: $id) { verdict } }', { id }),
+    await measure('`passports(ids: 10) { verdict }`', 'query($ids: [ID!]!) { passports(ids: $ids) { verdict } }', { ids: Array(10).fill(id) }),
+    await measure('`passport(id:) { events }`', 'query($id: ID!) { passport(id: $id) { events } }', { id }),
+    await measure('`passport(id:, at:) { id }`', 'query($id: ID!, $at: String) { passport(id: $id, at: $at) { id } }', { id, at: midway }),
+    await measure('`passport(id:, at:) { asOf { consistencyProof } }`', 'query($id: ID!, $at: String) { passport(id: $id, at: $at) { asOf { consistencyProof } } }', { id, at: midway }),
+    await measure('`passports(ids: 100) { credential { jwt } }`', 'query($ids: [ID!]!) { passports(ids: $ids) { credential { jwt } } }', { ids: Array(100).fill(id) }),
+    await measure('`trustKeyStandings(questions: 100)`', 'query($q: [TrustKeyStandingQuestion!]!) { trustKeyStandings(questions: $q) { standing path { id } } }', { q: questions(100) }),
+    await measure('`trustKeyStandings(questions: 490)`', 'query($q: [TrustKeyStandingQuestion!]!) { trustKeyStandings(questions: $q) { standing path { id } } }', { q: questions(490) }),
+    await measure('`trustKeyStandings(questions: 1000)`', 'query($q: [TrustKeyStandingQuestion!]!) { trustKeyStandings(questions: $q) { standing path { id } } }', { q: questions(1000) }),
+    await measure(`\`trustGraph\` (${records} records)`, '{ trustGraph { nodes { id keys } edges { id credential } revocations { subject } } }'),
+    await measure('`trustGraphPage(first: 2000)`', '{ trustGraphPage(first: 2000) { nodes { id keys } edges { id credential } revocations { subject } } }'),
+    await measure('`trustKeyPath`', 'query($kid: String!) { trustKeyPath(kid: $kid) }', { kid: questions(1)[0]!.kid }),
+  ];
+  const costliest = [
+    await measure('`passports(ids: 26) { verdict }`', 'query($ids: [ID!]!) { passports(ids: $ids) { verdict } }', { ids: Array(26).fill(id) }),
+    await measure('26 aliases of `passport(id:) { verdict }`', `query($id: ID!) { ${aliases(26, 'passport(id: $id) { verdict }')} }`, { id }),
+    await measure(
+      '14 aliases of `passport(id:, at:) { asOf { consistencyProof } verdict events }`',
+      `query($id: ID!, $at: String) { ${aliases(14, 'passport(id: $id, at: $at) { asOf { consistencyProof } verdict events }')} }`,
+      {
+        id,
+        at: midway,
+      },
+    ),
+    await measure(
+      '`passports(ids: 74) { events credential { jwt } signingKeys { standingAtFirstUse { standing path { id } } standingAtLastUse { standing } } }`',
+      'query($ids: [ID!]!) { passports(ids: $ids) { events credential { jwt } signingKeys { standingAtFirstUse { standing path { id } } standingAtLastUse { standing } } } }',
+      { ids: Array(74).fill(id) },
+    ),
+    await measure('`trustKeyStandings(questions: 490) { standing path { id } }`', 'query($q: [TrustKeyStandingQuestion!]!) { trustKeyStandings(questions: $q) { standing path { id } } }', {
+      q: questions(490),
+    }),
+    await measure('2 aliases of `trustGraph`', `{ ${aliases(2, 'trustGraph { nodes { id keys } edges { id credential } revocations { subject } }')} }`),
+    await measure('60 aliases of `trustKeyPath`', `query($kid: String!) { ${aliases(60, 'trustKeyPath(kid: $kid)')} }`, { kid: questions(1)[0]!.kid }),
+    await measure("the issue's `passports(ids: 500) { verdict }` under 60 aliases", `query($ids: [ID!]!) { ${aliases(60, 'passports(ids: $ids) { verdict }')} }`, { ids: Array(500).fill(id) }),
+  ];
+
+  const seconds = (value: number) => value.toFixed(value < 0.1 ? 3 : 2);
+  const perUnit = (row: Measured) => (row.error || row.cost <= 1 ? '' : (((row.node - baseline.node) * 1e6) / row.cost).toFixed(1));
+  const fieldTable = markdownTable(
+    ['request', 'cost', 'CPU s (node)', 'CPU s (PostgreSQL)', 'µs of CPU a unit (less the first row)'],
+    fields.map((row) => [row.label, row.error ? `${row.cost} (refused)` : String(row.cost), row.error ? '' : seconds(row.node), row.error ? '' : seconds(row.postgres), perUnit(row)]),
+    ['left', 'right', 'right', 'right', 'right'],
   );
-  const db = new pg.Client({ connectionString: bench.databaseUrl });
-  await db.connect();
-  bench.defer(() => db.end());
-  const graph = new SyntheticTrustGraph(db, 10);
-  await graph.growTo(Number(process.env.TRUST_NODES ?? 9000));
-  await db.query('VACUUM (ANALYZE) trust.trust_node, trust.trust_node_version, trust.delegation_edge');
-  const kids = graph.issuers.slice(0, 1000).map((node) => graph.keys[node]!.jwk.kid);
-  const at = new Date().toISOString();
-  await measure('trustGraph { all }', '{ trustGraph { nodes { id keys } edges { id credential } revocations { subject } } }');
-  await measure('trustGraphPage(2000)', '{ trustGraphPage(first: 2000) { nodes { id keys } edges { id credential } revocations { subject } } }');
-  await measure('trustKeyStandings(1000)', 'query($q: [TrustKeyStandingQuestion!]!) { trustKeyStandings(questions: $q) { standing path { id } } }', { q: kids.map((kid) => ({ kid, at })) });
-  await measure('trustKeyStandings(500)', 'query($q: [TrustKeyStandingQuestion!]!) { trustKeyStandings(questions: $q) { standing path { id } } }', {
-    q: kids.slice(0, 500).map((kid) => ({ kid, at })),
-  });
-  await measure('trustKeyStandings(100)', 'query($q: [TrustKeyStandingQuestion!]!) { trustKeyStandings(questions: $q) { standing path { id } } }', {
-    q: kids.slice(0, 100).map((kid) => ({ kid, at })),
-  });
-  await measure('trustKeyStanding', 'query($kid: String!, $at: DateTimeISO!) { trustKeyStanding(kid: $kid, at: $at) }', { kid: kids[0], at });
-  await measure('trustKeyPath', 'query($kid: String!) { trustKeyPath(kid: $kid) }', { kid: kids[0] });
-  await measure('trustRevocations', '{ trustRevocations { subject } }');
-  await measure('trustAnchorBundle', '{ trustAnchorBundle }');
-  await measure('trustNode', '{ trustNode(id: "node-500") { id keys } }');
-  await measure('issuer adminLog(500)', '{ issuer { adminLog(first: 500) { nodes { id detail } } } }');
-  await measure('snapshots(100) { chunks(8) }', '{ snapshots(first: 100) { nodes { chunks(from: 0, count: 8) } } }');
-  await measure('registryRecords(500)', '{ registryRecords(kind: "model", first: 500) { nodes { id body } } }');
-  await measure('issuer health', '{ issuer { health } }');
-  await measure('issuerStatusList', '{ issuerStatusList(list: 0, purpose: "revocation") { jwt } }');
+  const costliestTable = markdownTable(
+    ['request', 'cost', 'CPU s (node)', 'CPU s (PostgreSQL)', 'answer'],
+    costliest.map((row) => [
+      row.label,
+      String(row.cost),
+      row.error?.startsWith('The operation costs') ? '' : seconds(row.node),
+      row.error?.startsWith('The operation costs') ? '' : seconds(row.postgres),
+      row.error ? row.error.replace(/\(the weight.*?\);/, '…;') : 'answered',
+    ]),
+    ['left', 'right', 'right', 'right', 'left'],
+  );
+  const allowed = costliest.filter((row) => !row.error?.startsWith('The operation costs'));
+  const worst = allowed.reduce((a, b) => (a.node + a.postgres >= b.node + b.postgres ? a : b));
+  const document = [
+    '# GraphQL request cost',
+    '',
+    benchRun.report(bench),
+    `- A passport of ${EVENTS} events (appended through the graph), a pack and three snapshots; a synthetic trust graph of ${TRUST_NODES.toLocaleString('en')} nodes (${records} nodes and edges); each request sent ${ROUNDS + 1} times to the gateway, the first to warm up, medians of the others`,
+    '',
+    'Fields whose work grows with the data, one request each, against what the cost limit counts for them (`lib/graphql/cost.ts`; a unit is meant to be about 10 µs of CPU, so GRAPHQL_MAX_COST 200,000 about 2 s). A refused request costs next to nothing.',
+    '',
+    fieldTable,
+    '',
+    'The costliest requests the limits allow (GRAPHQL_MAX_COST 200,000; aliases 60), and the one the issue found:',
+    '',
+    costliestTable,
+    '',
+  ].join('\n');
+  console.log(`\n${fieldTable}\n\n${costliestTable}\n`);
+  writeReport(
+    benchRun,
+    document,
+    [
+      { measure: `costliest request the limits allow (${worst.label.replaceAll('`', '')})`, value: `${(worst.node + worst.postgres).toFixed(2)} s of CPU`, target: '≈ 2 s' },
+      { measure: `verdict of ${EVENTS} events, of 10 in one request`, value: `${(((fields[2]!.node - baseline.node) / 10) * 1000).toFixed(0)} ms of CPU` },
+    ],
+    bench,
+  );
 } finally {
   await bench.close();
 }

@@ -29,7 +29,7 @@ export const WEIGHTS = {
   /** Reading and hashing the whole log for a consistency proof: the proof's share of it per hash (about 20 for a log of LOG_EVENTS). */
   proofHash: 150,
   /** Signing a credential. */
-  credential: 10,
+  credential: 50,
   /** A passport read alone (not batched with the others of a request). */
   lonePassport: 5,
 } as const;
