@@ -260,26 +260,29 @@ export function costLimitPlugin<Context extends BaseContext>(annotations: CostAn
  * What an operation has spent of the work whose size shows only as it runs: a passport's log is as
  * long as it is, and its weights assume one of a few hundred events. Each such field charges its
  * actual cost, in the same units, for its subject (a passport) before it runs; once the operation
- * would pass `budget`, the next is refused (400 COST_ACTUAL_TOO_EXPENSIVE, a field error) — unless
- * the operation has read no other subject, so that any one passport can be read and verified whole.
- * Kept per operation (its context object: Apollo Server gives each operation of a batch its own
- * copy), since one batch may carry several clients' operations.
+ * would pass `budget`, the next is refused (400 COST_ACTUAL_TOO_EXPENSIVE, a field error) — unless it
+ * is the first of its kind (`verdict`, `events`, …) for the only subject the operation has read, so
+ * that any one passport can be read and verified whole, however long its log. Kept per operation
+ * (its context object: Apollo Server gives each operation of a batch its own copy), since one batch
+ * may carry several clients' operations.
  */
 export function actualCostMeter(budget: number) {
-  const accounts = new WeakMap<object, { spent: number; subjects: Set<string> }>();
-  return (context: object, cost: number, subject: string, what: string): void => {
-    const account = accounts.get(context) ?? { spent: 0, subjects: new Set<string>() };
-    const others = account.subjects.size - (account.subjects.has(subject) ? 1 : 0);
-    if (others > 0 && account.spent + cost > budget) {
+  const accounts = new WeakMap<object, { spent: number; subjects: Set<string>; charged: Set<string> }>();
+  return (context: object, cost: number, subject: string, kind: string): void => {
+    const account = accounts.get(context) ?? { spent: 0, subjects: new Set<string>(), charged: new Set<string>() };
+    const charge = `${kind} of passport ${subject}`;
+    const firstOfItsKind = !account.charged.has(charge) && [...account.subjects].every((seen) => seen === subject);
+    if (!firstOfItsKind && account.spent + cost > budget) {
       throw new ProblemError(
         400,
         'COST_ACTUAL_TOO_EXPENSIVE',
-        `The operation has spent ${account.spent} of its ${budget} (GRAPHQL_MAX_COST) on passports' logs, and ${what} would take ${cost} more: the logs are longer than its estimate assumed. Ask for fewer passports in one request.`,
+        `The operation has spent ${account.spent} of its ${budget} (GRAPHQL_MAX_COST) on passports' logs, and the ${charge} would take ${cost} more: the logs are longer than its estimate assumed. Ask for fewer passports in one request.`,
         { budget, spent: account.spent, needed: cost },
       );
     }
     account.spent += cost;
     account.subjects.add(subject);
+    account.charged.add(charge);
     accounts.set(context, account);
   };
 }

@@ -93,16 +93,18 @@ describe('the cost of an operation', () => {
 });
 
 describe('the actual cost of an operation', () => {
-  it('refuses the next subject past the budget, never the first, and keeps each operation apart', () => {
+  it('refuses what passes the budget, but the first of each kind for the only passport read so far, and keeps each operation apart', () => {
     const charge = actualCostMeter(100);
     const operation = {};
-    charge(operation, 150, 'p1', 'the verdict of p1');
-    charge(operation, 50, 'p1', 'the events of p1');
-    expect(() => charge(operation, 1, 'p2', 'the verdict of p2')).toThrow(expect.objectContaining({ extensions: expect.objectContaining({ code: 'COST_ACTUAL_TOO_EXPENSIVE' }) }));
-    charge({}, 90, 'p2', 'the verdict of p2');
+    charge(operation, 150, 'p1', 'events');
+    charge(operation, 50, 'p1', 'verdict');
+    // The same passport's events again (an id asked twice) is work again.
+    expect(() => charge(operation, 1, 'p1', 'events')).toThrow(expect.objectContaining({ extensions: expect.objectContaining({ code: 'COST_ACTUAL_TOO_EXPENSIVE' }) }));
+    expect(() => charge(operation, 1, 'p2', 'verdict')).toThrow(/spent 200 of its 100 .* the verdict of passport p2 would take 1 more/);
+    charge({}, 90, 'p2', 'verdict');
     const other = {};
-    charge(other, 60, 'p1', 'the verdict of p1');
-    charge(other, 40, 'p2', 'the verdict of p2');
-    expect(() => charge(other, 1, 'p3', 'the verdict of p3')).toThrow(/spent 100 of its 100/);
+    charge(other, 60, 'p1', 'verdict');
+    charge(other, 40, 'p2', 'verdict');
+    expect(() => charge(other, 1, 'p3', 'verdict')).toThrow(/spent 100 of its 100/);
   });
 });

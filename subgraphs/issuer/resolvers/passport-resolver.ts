@@ -72,7 +72,7 @@ export class PassportResolver {
     @Ctx() context: object,
   ): Promise<Passport | null> {
     if (at != null) {
-      const view = await this.issuer.passportAt(id, at, (logSize) => this.charge(context, Math.ceil(logSize * PER_EVENT.readAt), id, `passport ${id} at ${at}`));
+      const view = await this.issuer.passportAt(id, at, (logSize) => this.charge(context, Math.ceil(logSize * PER_EVENT.readAt), id, `log at ${at}`));
       return view ? Passport.asOf(view) : null;
     }
     const row = await this.issuer.findPassport(id);
@@ -138,7 +138,7 @@ export class PassportResolver {
   @ListSize({ assumedSize: LOG_EVENTS })
   @FieldResolver(() => [GraphQLJSONObject], { description: 'Every signed event the log head covers, verbatim, in sequence order.' })
   events(@Root() passport: Passport, @Ctx() context: object): Promise<unknown[]> {
-    this.charge(context, Math.ceil(passport.row.logSize * PER_EVENT.event), passport.id, `the events of passport ${passport.id}`);
+    this.charge(context, Math.ceil(passport.row.logSize * PER_EVENT.event), passport.id, 'events');
     return this.issuer.events(passport.fullRow);
   }
 
@@ -147,7 +147,7 @@ export class PassportResolver {
     description: 'The full-pipeline verdict with coverage, as GET /passports/{id}/verdict returns it (asks the trust service for key standing).',
   })
   verdict(@Root() passport: Passport, @Ctx() context: object): Promise<Record<string, unknown>> {
-    this.charge(context, Math.ceil(passport.row.logSize * PER_EVENT.verdict), passport.id, `the verdict of passport ${passport.id}`);
+    this.charge(context, Math.ceil(passport.row.logSize * PER_EVENT.verdict), passport.id, 'verdict');
     return this.issuer.verdict(passport.fullRow) as unknown as Promise<Record<string, unknown>>;
   }
 
@@ -201,7 +201,7 @@ export class PassportAsOfResolver {
     description: "RFC 6962 consistency proof (hex node hashes) from the head at `at` to currentLogHead: the head then is a prefix of today's signed log (RFC 9162 §2.1.4.2). Reads the whole log.",
   })
   consistencyProof(@Root() asOf: PassportAsOf, @Ctx() context: object): Promise<string[]> {
-    this.charge(context, Math.ceil(asOf.view.current.logSize * PER_EVENT.proof), asOf.view.current.id, `the consistency proof of passport ${asOf.view.current.id}`);
+    this.charge(context, Math.ceil(asOf.view.current.logSize * PER_EVENT.proof), asOf.view.current.id, 'consistency proof');
     return this.issuer.consistencyProof(asOf.view);
   }
 }
