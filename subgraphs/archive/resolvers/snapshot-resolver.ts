@@ -11,7 +11,7 @@ export const MAX_SNAPSHOT_PAGE = 100;
 /** At most 8 chunks (8 MiB of archive) per request keeps every answer, and whoever relays it, bounded. */
 export const MAX_CHUNKS_PER_REQUEST = 8;
 /** What reading one chunk (1 MiB) from the database and sending it base64 through the gateway costs (lib/graphql/cost.ts). */
-export const CHUNK_WEIGHT = 3000;
+const CHUNK_WEIGHT = 3000;
 
 export interface SnapshotResolverDependencies {
   snapshots: SnapshotService;

@@ -18,8 +18,8 @@ export const MAX_PASSPORTS_PER_QUERY = 500;
  * What the fields whose work grows with a passport's log cost (lib/graphql/cost.ts: units of about
  * 10 µs of CPU), measured on a log of LOG_EVENTS events (docs/benchmarks/graphql-cost.md).
  */
-export const LOG_EVENTS = 300;
-export const WEIGHTS = {
+const LOG_EVENTS = 300;
+const WEIGHTS = {
   /** Reading the log up to `at` and replaying it. */
   readAt: 1000,
   /** Reading, checking and hashing the whole log, every signature, the pack and the standing of its keys in trust. */
