@@ -17,6 +17,7 @@ export const UNIT = [
   'test/lib/refusal-log.test.ts',
   'test/lib/crypto.test.ts',
   'test/lib/primitives.test.ts',
+  'test/lib/graphql-cost.test.ts',
   'test/lib/database-unavailable.test.ts',
   'test/lib/process-hooks.test.ts',
   'test/lib/replace-file.test.ts',

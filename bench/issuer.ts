@@ -184,7 +184,7 @@ try {
     }
   }
   const lastVerdict = verdictRuns.last.body;
-  const readRuns = await timed(VERDICT_RUNS, () => passports.eventTexts(long.id, VERDICT_EVENTS), { warmups: 0 });
+  const readRuns = await timed(VERDICT_RUNS, () => passports.eventTexts([{ passportId: long.id, logSize: VERDICT_EVENTS }]), { warmups: 0 });
   for (const texts of readRuns.results) if (texts.length !== VERDICT_EVENTS) throw new Error(`read ${texts.length} events`);
   const head = JSON.parse(JSON.stringify((await prisma.passport.findUniqueOrThrow({ where: { id: long.id } })).logHead));
   const domainRuns = await timed(VERDICT_RUNS, () => verifyLog(long.events, head, keys.resolveKey, long.id, long.texts), { warmups: 0 });

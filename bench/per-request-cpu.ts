@@ -29,7 +29,7 @@ import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { join } from 'node:path';
 import { lockingPostmaster } from '../lib/db/embedded-postgres.js';
-import { autocannonLoad, benchToken, cpuSeconds, median, openBench } from './support.js';
+import { autocannonLoad, benchToken, cpuSeconds, median, openBench, postWith } from './support.js';
 
 const ROUNDS = Number(process.argv[2] ?? 5);
 /** Requests per round of each kind, times `scale`: a count rather than a duration, so a slow stretch of a shared machine changes no round's work. */
@@ -56,12 +56,7 @@ try {
   const issuer = stack.facade.baseUrls.issuer;
   const postmaster = await lockingPostmaster(bench.clusterDir);
   if (postmaster === undefined) throw new Error('no postmaster');
-  const post = async (url: string, body: unknown) => {
-    const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${WRITER}` }, body: JSON.stringify(body) });
-    const text = await response.text();
-    if (response.status >= 300) throw new Error(`${url}: ${response.status} ${text}`);
-    return JSON.parse(text);
-  };
+  const post = postWith(WRITER);
   const schema = { type: 'object', properties: { chemistry: { enum: ['LFP', 'NMC'] } }, required: ['chemistry'] };
   await post(`${stack.facade.baseUrls.registry}/`, { kind: 'model', id: 'bench-battery', body: { title: 'bench-battery', schema } });
   const ids: string[] = [];

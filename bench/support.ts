@@ -27,7 +27,7 @@ export { BENCH_TOOLS, ensureBenchTools };
 export const SERVICES = ['trust', 'registry', 'issuer', 'archive'] as const;
 export type BenchService = (typeof SERVICES)[number];
 /** Every benchmark: one per service, and the platform's (gateways, REST facade, memory of `npm start`). */
-export const BENCHMARKS = [...SERVICES, 'trust-scale', 'verify-page', 'platform', 'ops-cost', 'passport-batches'] as const;
+export const BENCHMARKS = [...SERVICES, 'trust-scale', 'verify-page', 'platform', 'ops-cost', 'passport-batches', 'graphql-cost'] as const;
 /** Benchmarks run only when named (`npm run bench:national`: half an hour of the whole machine); docs/BENCHMARKS.md still shows their last figures. */
 export const ON_DEMAND_BENCHMARKS = ['national-scale'] as const;
 export type BenchName = (typeof BENCHMARKS)[number] | (typeof ON_DEMAND_BENCHMARKS)[number];
@@ -41,6 +41,16 @@ export { freePort } from '../test/support/free-port.js';
 export function benchToken(role: Role): { token: string; tokens: AccessTokens } {
   const token = `bench-${role}-${randomBytes(12).toString('hex')}`;
   return { token, tokens: new AccessTokens([{ name: `bench-${role}`, role, sha256: hashToken(token) }]) };
+}
+
+/** A JSON POST with `token` as bearer: its parsed answer, or an error naming the URL, status and body for any status from 300 on. */
+export function postWith(token: string) {
+  return async (url: string, body: unknown) => {
+    const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: JSON.stringify(body) });
+    const text = await response.text();
+    if (response.status >= 300) throw new Error(`${url}: ${response.status} ${text}`);
+    return JSON.parse(text);
+  };
 }
 
 export interface Bench {

@@ -132,6 +132,7 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
           gateway: gatewayForSubgraphs,
           operations,
           publicUrls: servicePublicUrls,
+          limits: config.graphqlLimits,
         });
         stoppers.push(() => subgraph.close());
         subgraphs.push(subgraph);

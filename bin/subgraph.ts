@@ -25,9 +25,15 @@ const kek = await Promise.resolve()
   .then(() => readKekFile(kekFile()))
   .catch(endOnKeyCustodyError);
 const operations = new Operations({ shutdownTimeoutMs: config.shutdown.timeoutMs, metrics: config.metrics.enabled });
-const subgraph = await SUBGRAPHS[service]({ databaseUrl, tokens: loadAccessTokens(), kek, gateway: gatewayClient(() => gatewayUrl), operations, publicUrls: publicUrlsOfConfig(config) }).catch(
-  endOnKeyCustodyError,
-);
+const subgraph = await SUBGRAPHS[service]({
+  databaseUrl,
+  tokens: loadAccessTokens(),
+  kek,
+  gateway: gatewayClient(() => gatewayUrl),
+  operations,
+  publicUrls: publicUrlsOfConfig(config),
+  limits: config.graphqlLimits,
+}).catch(endOnKeyCustodyError);
 const server = await serveSubgraph(subgraph, { host: config.host, port: config.subgraphPorts[service] }, subgraphServerOptions(config));
 const metrics = await serveMetrics(operations.metrics, { host: config.metrics.host, port: config.metrics.port ?? DEFAULT_METRICS_PORTS[service] }).catch(endOnStartFailure(undefined));
 console.log(`${service} subgraph: ${server.url}\nmetrics: ${metrics.url}`);

@@ -10,13 +10,35 @@
  * Unlike ours it has no request body limit: put it behind a proxy that has one (BODY_LIMIT_BYTES,
  * 1 MiB). test/gateway/hive-gateway.test.ts runs that command.
  */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
-import type { DocumentNode, GraphQLError, GraphQLSchema, ValidationRule } from 'graphql';
+import { Kind, parse, type DocumentNode, type GraphQLError, type GraphQLSchema, type OperationDefinitionNode, type ValidationRule } from 'graphql';
 import { loadRuntimeConfig } from '../lib/config/runtime.js';
+import { costAnnotations, costRefusal, operationCost, type CostAnnotations } from '../lib/graphql/cost.js';
 import { armorLimits } from '../lib/graphql/limits.js';
 import { formatGatewayError } from './refusals.js';
 
 const config = loadRuntimeConfig(process.env);
+
+/**
+ * The weights of the supergraph Hive Gateway serves (`@cost`, `@listSize`; lib/graphql/cost.ts): the
+ * file its command names (`supergraph <file>`), else the one `npm start` writes. Read at the first
+ * request, as Hive Gateway reads the file once it has loaded this configuration.
+ */
+let annotations: CostAnnotations | undefined;
+function supergraphAnnotations(): CostAnnotations {
+  const named = process.argv.indexOf('supergraph');
+  const file = named >= 0 && process.argv[named + 1] ? process.argv[named + 1]! : join(config.dataDir, 'supergraph.graphql');
+  annotations ??= costAnnotations(parse(readFileSync(file, 'utf8')));
+  return annotations;
+}
+
+/** The operation a request runs, as graphql-js picks it: the one named, or the only one. */
+function chosenOperation(document: DocumentNode, name: string | null | undefined): OperationDefinitionNode | undefined {
+  const operations = document.definitions.filter((definition): definition is OperationDefinitionNode => definition.kind === Kind.OPERATION_DEFINITION);
+  return name ? operations.find((operation) => operation.name?.value === name) : operations.length === 1 ? operations[0] : undefined;
+}
 
 type Validate = (schema: GraphQLSchema, document: DocumentNode, rules?: readonly ValidationRule[], ...rest: unknown[]) => readonly GraphQLError[];
 type Parse = (source: unknown, options?: object) => DocumentNode;
@@ -27,17 +49,20 @@ function isGraphQLError(error: unknown): error is GraphQLError {
 
 /**
  * The limits refused as the built-in gateway refuses them (gateway/index.ts, lib/graphql/limits.ts):
- * - armor's depth, alias, cost and directive rules throw out of graphql-js's validate; Apollo Server
+ * - armor's depth, alias and directive rules throw out of graphql-js's validate; Apollo Server
  *   answers that as a validation failure, but Hive Gateway (Yoga) would pass the bare error on with
  *   no code and status 200. Here the thrown GraphQLError becomes validate's result, which Yoga then
  *   answers as every validation error: GRAPHQL_VALIDATION_FAILED, status 400.
+ * - the cost (lib/graphql/cost.ts, from the supergraph's @cost and @listSize) is checked once the
+ *   operation is valid, with its variables, and refused as a validation error too.
  * - the token limit is graphql-js's own parse option, as ours has it (armor's token plugin would
  *   word it differently); a parse failure is GRAPHQL_PARSE_FAILED.
  * - the refusals are then worded as ours words them (gateway/refusals.ts): what was over which
  *   limit, the setting that raises it, and `extensions.limit`.
- * No GraphQLError is made here (errors are recognised by name and reworded in place), so this holds
- * whichever copy of graphql armor's errors come from; bench/tools links the project's, and with a
- * copy of its own Hive Gateway would also show its internal `extensions.http` on these errors.
+ * Armor's errors are recognised by name and reworded in place, so this holds whichever copy of
+ * graphql they come from; bench/tools links the project's, and with a copy of its own Hive Gateway
+ * would also show its internal `extensions.http` on them. The cost refusal is made with the
+ * project's graphql, the copy bench/tools links.
  */
 function refuseAsOurGateway() {
   const explain = formatGatewayError(config.graphqlLimits);
@@ -45,14 +70,21 @@ function refuseAsOurGateway() {
     onParse({ parseFn, setParseFn }: { parseFn: Parse; setParseFn: (parse: Parse) => void }) {
       setParseFn((source, options) => parseFn(source, { ...options, maxTokens: config.graphqlLimits.maxTokens }));
     },
-    onValidate({ validateFn, setValidationFn }: { validateFn: Validate; setValidationFn: (validate: Validate) => void }) {
-      setValidationFn((...args) => {
+    onValidate({ validateFn, setValidationFn, context }: { validateFn: Validate; setValidationFn: (validate: Validate) => void; context: unknown }) {
+      setValidationFn((schema, document, ...rest) => {
+        let errors: readonly GraphQLError[];
         try {
-          return validateFn(...args);
+          errors = validateFn(schema, document, ...rest);
         } catch (error) {
           if (isGraphQLError(error)) return [error];
           throw error;
         }
+        // The cost needs the variables (list sizes), which Yoga keeps in the context's params.
+        const params = (context as { params?: { operationName?: string | null; variables?: Record<string, unknown> | null } }).params;
+        const operation = chosenOperation(document, params?.operationName);
+        if (errors.length > 0 || !operation) return errors;
+        const found = operationCost({ schema, document, operation, variables: params?.variables ?? null }, supergraphAnnotations());
+        return found > config.graphqlLimits.maxCost ? [costRefusal(found, config.graphqlLimits.maxCost)] : errors;
       });
     },
     onResultProcess({ result }: { result: unknown }) {

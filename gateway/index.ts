@@ -12,7 +12,7 @@ import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
 import { fastifyApolloHandler } from '@as-integrations/fastify';
 import Fastify, { type FastifyReply } from 'fastify';
 import { ApolloGateway, type GraphQLDataSource, type GraphQLDataSourceProcessOptions } from '@apollo/gateway';
-import { GraphQLError } from 'graphql';
+import { GraphQLError, parse } from 'graphql';
 import type { GraphqlLimits } from '../lib/config/runtime.js';
 import { JSON_MEDIA_TYPE, MAX_JSON_DEPTH, parseJsonBody } from '../lib/http/json-body.js';
 import { RequestProblem } from '../lib/http/request-problem.js';
@@ -26,6 +26,7 @@ import { noPhoneHomePlugins, subscriptionRefusalPlugin, type ListeningServer } f
 import { faultLoggingPlugin, type LoggingContext } from '../lib/graphql/errors.js';
 import { composeSupergraph, type SubgraphEndpoint } from './composition.js';
 import { apolloArmor } from '../lib/graphql/limits.js';
+import { costAnnotations } from '../lib/graphql/cost.js';
 import { GATEWAY_CREDENTIAL_HEADER } from '../lib/graphql/gateway-credential.js';
 import { formatGatewayError } from './refusals.js';
 import { batchingPost, isQuery, parsedAnswer, type JsonPost } from './subgraph-batching.js';
@@ -297,7 +298,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       return new SubgraphDataSource(url!, metrics.enabled ? timedSubgraphPost(metrics, name, post) : post, options.subgraphSecret);
     },
   });
-  const armor = apolloArmor<GatewayContext>(options.limits, options.introspection);
+  const armor = apolloArmor<GatewayContext>(options.limits, options.introspection, costAnnotations(parse(supergraphSdl)));
   const formatError = formatGatewayError(options.limits);
   const apollo = new ApolloServer<GatewayContext>({
     gateway,

@@ -37,7 +37,6 @@ function explainRefusals(limits: GraphqlLimits): (formatted: GraphQLFormattedErr
   const armor: Record<string, { what: string; setting: string }> = {
     'Query depth': { what: 'The operation nests fields {found} levels deep', setting: 'GRAPHQL_MAX_DEPTH' },
     Aliases: { what: 'The operation has {found} aliases', setting: 'GRAPHQL_MAX_ALIASES' },
-    'Query Cost': { what: 'The operation costs {found} (2 per object field, 1 per leaf field, times 1.5 for each level of depth)', setting: 'GRAPHQL_MAX_COST' },
     Directives: { what: 'The operation has {found} directives', setting: 'fixed' },
   };
   const explained = (formatted: GraphQLFormattedError, message: string, limit?: Limit): GraphQLFormattedError => ({
@@ -47,7 +46,7 @@ function explainRefusals(limits: GraphqlLimits): (formatted: GraphQLFormattedErr
   });
 
   return (formatted) => {
-    const overArmor = /^Syntax Error: (Query depth|Aliases|Query Cost|Directives) limit of (\d+) exceeded, found ([\d.]+)\.$/.exec(formatted.message);
+    const overArmor = /^Syntax Error: (Query depth|Aliases|Directives) limit of (\d+) exceeded, found ([\d.]+)\.$/.exec(formatted.message);
     if (overArmor) {
       const { what, setting } = armor[overArmor[1]!]!;
       const limit = { setting, value: Number(overArmor[2]), found: Math.ceil(Number(overArmor[3])) };

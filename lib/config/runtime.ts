@@ -61,6 +61,7 @@ export function isLoopback(host: string): boolean {
 export interface GraphqlLimits {
   maxDepth: number;
   maxAliases: number;
+  /** The most an operation may cost by the schema's @cost and @listSize (lib/graphql/cost.ts). */
   maxCost: number;
   maxTokens: number;
 }
@@ -146,7 +147,8 @@ export function loadRuntimeConfig(env: NodeJS.ProcessEnv = process.env): Runtime
     graphqlLimits: {
       maxDepth: integer(env, 'GRAPHQL_MAX_DEPTH', 15),
       maxAliases: integer(env, 'GRAPHQL_MAX_ALIASES', 60),
-      maxCost: integer(env, 'GRAPHQL_MAX_COST', 20_000),
+      // About 2 s of CPU: a unit of cost is about 10 µs (lib/graphql/cost.ts).
+      maxCost: integer(env, 'GRAPHQL_MAX_COST', 200_000),
       maxTokens: integer(env, 'GRAPHQL_MAX_TOKENS', 5_000),
     },
   };

@@ -32,7 +32,14 @@ export function formatServiceError(service: string) {
     }
     const code = formatted.extensions?.code;
     if (typeof code === 'string' && REQUEST_ERROR_CODES.has(code)) {
-      return { message: formatted.message, ...(formatted.locations ? { locations: formatted.locations } : {}), ...(formatted.path ? { path: formatted.path } : {}), extensions: { code, ...origin } };
+      // A limit's refusal says which limit, for programs (lib/graphql/cost.ts, gateway/refusals.ts).
+      const limit = typeof formatted.extensions?.limit === 'object' ? { limit: formatted.extensions.limit } : {};
+      return {
+        message: formatted.message,
+        ...(formatted.locations ? { locations: formatted.locations } : {}),
+        ...(formatted.path ? { path: formatted.path } : {}),
+        extensions: { code, ...limit, ...origin },
+      };
     }
     const failed = origin.serviceName ?? service;
     if (isDatabaseUnavailable(original)) {

@@ -8,7 +8,8 @@ import { parse, type GraphQLField, type GraphQLSchema } from 'graphql';
 import { buildSchema, createResolversMap, type BuildSchemaOptions } from 'type-graphql';
 import { DateTimeISO } from './common-types.js';
 
-const FEDERATION_LINK = 'extend schema @link(url: "https://specs.apollo.dev/federation/v2.7", import: ["@key", "@shareable", "@external", "@requires", "@provides"])';
+// 2.9 brings @cost and @listSize (lib/graphql/cost.ts), which composition carries into the supergraph.
+const FEDERATION_LINK = 'extend schema @link(url: "https://specs.apollo.dev/federation/v2.9", import: ["@key", "@shareable", "@external", "@requires", "@provides", "@cost", "@listSize"])';
 
 /** `__resolveReference` per entity type name: how this subgraph loads an entity another one names. */
 export type ReferenceResolvers = Record<string, (reference: Record<string, unknown>, context: unknown) => unknown>;

@@ -5,6 +5,7 @@
  */
 import { GraphQLJSONObject } from 'graphql-scalars';
 import type { GraphQLObjectType, GraphQLResolveInfo } from 'graphql';
+import { Cost, ListSize } from './cost.js';
 import { Arg, Authorized, Ctx, FieldResolver, Info, Int, Mutation, ObjectType, Query, Resolver } from 'type-graphql';
 import type { AdminLog } from '../audit/admin-log.js';
 import type { RefusalLog } from '../audit/refusal-log.js';
@@ -61,6 +62,7 @@ export function serviceRootResolver(service: ServiceName, operations: ServiceOpe
       return operations.discovery();
     }
 
+    @Cost(10)
     @FieldResolver(() => GraphQLJSONObject, { description: 'Liveness as signed JSON (detached JWS over the JCS form).' })
     health() {
       return operations.health();
@@ -72,6 +74,7 @@ export function serviceRootResolver(service: ServiceName, operations: ServiceOpe
     }
 
     @Authorized('admin')
+    @ListSize({ slicingArguments: ['first'], sizedFields: ['nodes'] })
     @FieldResolver(() => AdminLogPage, { description: 'State-changing requests, newest first.' })
     async adminLog(
       @Arg('first', () => Int, { nullable: true, defaultValue: 50, description: `Page size, 1 to ${ADMIN_LOG_MAX_PAGE}.` }) first: number,

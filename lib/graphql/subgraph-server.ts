@@ -1,5 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { ApolloServer, type ApolloServerPlugin, type BaseContext } from '@apollo/server';
+import { printSubgraphSchema } from '@apollo/subgraph';
+import { parse } from 'graphql';
 import {
   ApolloServerPluginInlineTraceDisabled,
   ApolloServerPluginLandingPageDisabled,
@@ -19,6 +21,7 @@ import type { RequestContext } from './context.js';
 import { faultLoggingPlugin, formatServiceError } from './errors.js';
 import { gatewayCredentialPlugin } from './gateway-credential.js';
 import { apolloArmor, subgraphLimits } from './limits.js';
+import { costAnnotations } from './cost.js';
 import type { Subgraph } from './subgraph.js';
 import { operationMetricsPlugin } from '../ops/graphql-metrics.js';
 import { registerOperations } from '../ops/operations.js';
@@ -84,7 +87,7 @@ export function subgraphServerOptions(config: Pick<RuntimeConfig, 'graphqlLimits
  */
 export async function serveSubgraph(subgraph: Subgraph, listen: { host: string; port: number }, options: SubgraphServerOptions): Promise<ListeningServer> {
   // Introspection stays on: the gateway composes through `_service`; suggestions are harmless then.
-  const armor = apolloArmor<RequestContext>(subgraphLimits(options.limits), true);
+  const armor = apolloArmor<RequestContext>(subgraphLimits(options.limits), true, costAnnotations(parse(printSubgraphSchema(subgraph.schema))));
   const bodyLimit = options.bodyLimit * SUBGRAPH_BODY_LIMIT_FACTOR;
   const tracer = serverTracer(subgraph.name);
   const app = Fastify({ ...publicServerOptions({ bodyLimit, requestTimeoutMs: options.requestTimeoutMs }), ...loggingOptions(subgraph.name) });

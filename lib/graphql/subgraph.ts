@@ -10,7 +10,7 @@ import type { RefusalLog } from '../audit/refusal-log.js';
 import { refusalReportKey } from '../audit/refusal-report.js';
 import type { AccessTokens } from '../auth/tokens.js';
 import { publicUrlsOfConfig, type PublicUrls } from '../config/public-urls.js';
-import { loadRuntimeConfig } from '../config/runtime.js';
+import { loadRuntimeConfig, type GraphqlLimits } from '../config/runtime.js';
 import type { ServiceName } from '../config/services.js';
 import type { KeyEncryptionKeys } from '../keys/kek.js';
 import type { PrismaClientClass } from '../db/prisma.js';
@@ -29,7 +29,7 @@ export interface SubgraphDefinition<P extends ServicePrismaClient, D> {
   description: string;
   PrismaClient: PrismaClientClass<P>;
   /** Builds the service's own dependencies (repositories, domain services) on its kernel. */
-  open(kernel: ServiceKernel<P>, gateway: GatewayClient, publicUrls: PublicUrls): Promise<D> | D;
+  open(kernel: ServiceKernel<P>, gateway: GatewayClient, publicUrls: PublicUrls, limits: GraphqlLimits): Promise<D> | D;
   /** Resolver instances, given the dependencies. */
   resolvers(dependencies: D, kernel: ServiceKernel<P>): object[];
   references?(dependencies: D): ReferenceResolvers;
@@ -50,6 +50,8 @@ export interface SubgraphOptions {
   operations?: Operations;
   /** Every service's public base URL (lib/config/public-urls.ts), for what the service signs or publishes; default: as the environment configures them. */
   publicUrls?: PublicUrls;
+  /** The limits operations are held to (GRAPHQL_MAX_*), for work that shows its size only as it runs (cost.ts, actualCostMeter); default: as the environment configures them. */
+  limits?: GraphqlLimits;
 }
 
 export interface Subgraph {
@@ -76,10 +78,18 @@ const PLACE_PLATFORM_KEYS = 'mutation PlacePlatformKeys { placePlatformKeys { cr
 export type SubgraphFactory = (options: SubgraphOptions) => Promise<Subgraph>;
 
 export function defineSubgraph<P extends ServicePrismaClient, D>(definition: SubgraphDefinition<P, D>): SubgraphFactory {
-  return async ({ databaseUrl, tokens, gateway, kek, operations = new Operations(), publicUrls = publicUrlsOfConfig(loadRuntimeConfig(process.env)) }) => {
+  return async ({
+    databaseUrl,
+    tokens,
+    gateway,
+    kek,
+    operations = new Operations(),
+    publicUrls = publicUrlsOfConfig(loadRuntimeConfig(process.env)),
+    limits = loadRuntimeConfig(process.env).graphqlLimits,
+  }) => {
     const metrics = operations.metrics.forServer(definition.name);
     const kernel = await openServiceKernel(definition.name, definition.PrismaClient, databaseUrl, kek, metrics);
-    const dependencies = await definition.open(kernel, gateway, publicUrls);
+    const dependencies = await definition.open(kernel, gateway, publicUrls, limits);
     const RootResolver = serviceRootResolver(definition.name, {
       discovery: () => ({ service: definition.name, description: definition.description, ...definition.discovery?.(dependencies) }),
       health: () => kernel.health(),

@@ -1,3 +1,4 @@
+import { actualCostMeter } from '../../lib/graphql/cost.js';
 import { defineSubgraph } from '../../lib/graphql/subgraph.js';
 import type { ServiceKernel } from '../../lib/service/kernel.js';
 import { PrismaClient } from '../../prisma/issuer/generated/client.js';
@@ -28,7 +29,7 @@ export const createIssuerSubgraph = defineSubgraph({
   name: 'issuer',
   description: 'Creates digital product passports, appends server-signed typed events to their logs, mints Tier-A packs under a QR budget and computes full-pipeline verdicts with coverage.',
   PrismaClient,
-  open: (kernel: ServiceKernel<PrismaClient>, gateway, publicUrls) => {
+  open: (kernel: ServiceKernel<PrismaClient>, gateway, publicUrls, limits) => {
     const settings = { issuer: process.env.ISSUER_ID || 'passport-issuer', qrBudget: qrBudget(process.env), publicUrls };
     const issuer = new IssuerService(
       new PassportRepository(kernel.prisma, kernel.schema),
@@ -40,9 +41,10 @@ export const createIssuerSubgraph = defineSubgraph({
       settings,
       kernel.metrics,
     );
-    return { issuer };
+    // What one operation may spend on passports' logs as they are: the cost limit (lib/graphql/cost.ts).
+    return { issuer, charge: actualCostMeter(limits.maxCost) };
   },
-  resolvers: ({ issuer }) => [new PassportResolver(issuer), new PassportAsOfResolver(issuer), new IssuerAdminResolver(issuer), new CredentialResolver(issuer)],
+  resolvers: ({ issuer, charge }) => [new PassportResolver(issuer, charge), new PassportAsOfResolver(issuer, charge), new IssuerAdminResolver(issuer), new CredentialResolver(issuer)],
   references: ({ issuer }) => passportReferences(issuer),
   discovery: ({ issuer }) => ({
     qr_budget: issuer.settings.qrBudget,

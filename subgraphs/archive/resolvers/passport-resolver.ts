@@ -1,4 +1,5 @@
 /** The archive's part of the Passport entity: its snapshots, for every passport of a request in one query. */
+import { ListSize } from '../../../lib/graphql/cost.js';
 import { Ctx, FieldResolver, Resolver, Root } from 'type-graphql';
 import { perRequest } from '../../../lib/graphql/batching.js';
 import type { SnapshotRepository } from '../data/snapshot-repository.js';
@@ -18,6 +19,8 @@ export class PassportSnapshotsResolver {
 
   constructor(private readonly repository: SnapshotRepository) {}
 
+  // A passport is snapshotted a few times in its life.
+  @ListSize({ assumedSize: 20 })
   @FieldResolver(() => [Snapshot], { description: 'Every snapshot the archive holds of the passport, oldest first.' })
   snapshots(@Root() passport: ArchivedPassport, @Ctx() context: unknown): Promise<Snapshot[]> {
     return this.#snapshots(context).load(passport.id);

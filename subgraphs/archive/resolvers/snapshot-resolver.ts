@@ -1,4 +1,5 @@
 /** Thin resolvers over the snapshot service and repository; errors leave as RFC 9457 problems. */
+import { Cost, ListSize } from '../../../lib/graphql/cost.js';
 import { Arg, Authorized, FieldResolver, ID, Int, Mutation, Query, Resolver, Root } from 'type-graphql';
 import { PageInfo } from '../../../lib/graphql/common-types.js';
 import { badRequest, ProblemError } from '../../../lib/problem.js';
@@ -9,6 +10,8 @@ import type { SnapshotService } from '../service/snapshot-service.js';
 export const MAX_SNAPSHOT_PAGE = 100;
 /** At most 8 chunks (8 MiB of archive) per request keeps every answer, and whoever relays it, bounded. */
 export const MAX_CHUNKS_PER_REQUEST = 8;
+/** What reading one chunk (1 MiB) from the database and sending it base64 through the gateway costs (lib/graphql/cost.ts). */
+const CHUNK_WEIGHT = 3000;
 
 export interface SnapshotResolverDependencies {
   snapshots: SnapshotService;
@@ -40,6 +43,7 @@ export class SnapshotResolver {
     return record ? Snapshot.from(record) : null;
   }
 
+  @ListSize({ slicingArguments: ['first'], sizedFields: ['nodes'], assumedSize: 20, requireOneSlicingArgument: false })
   @Query(() => SnapshotConnection, { name: 'snapshots', description: 'Snapshots, oldest first, optionally of one passport and as they existed at an instant.' })
   async snapshots(
     @Arg('passportId', () => ID, { nullable: true }) passportId: string | null,
@@ -60,6 +64,8 @@ export class SnapshotResolver {
   }
 
   @Authorized('writer')
+  // Gathers the passport through the graph (its events and verdict among it) and bags it.
+  @Cost(10_000)
   @Mutation(() => Snapshot, {
     name: 'createSnapshot',
     description: 'Snapshots a passport: gathers it through the graph, stores its bag and the notarization of the bag in one transaction.',
@@ -68,6 +74,8 @@ export class SnapshotResolver {
     return Snapshot.from(await this.dependencies.snapshots.create(passportId));
   }
 
+  @Cost(CHUNK_WEIGHT)
+  @ListSize({ slicingArguments: ['count'] })
   @FieldResolver(() => [String], {
     description: `Chunks from..from+count-1 of the archive (at most ${MAX_CHUNKS_PER_REQUEST}), each base64 (RFC 4648 §4); fewer at the end.`,
   })

@@ -255,10 +255,6 @@ export class PassportRepository {
     return rows.sort((a, b) => rank(a) - rank(b));
   }
 
-  find(id: string): Promise<PassportRow | null> {
-    return this.prisma.passport.findUnique({ where: { id } });
-  }
-
   findSuccessor(id: string): Promise<PassportRow | null> {
     return this.prisma.passport.findUnique({ where: { predecessorId: id } });
   }
@@ -285,30 +281,46 @@ export class PassportRepository {
   }
 
   /**
-   * The canonical signed texts of the first `logSize` events, in sequence order: the log as a head of
-   * that size covers it. Events are only ever appended, so this is the log of a passport row read
-   * earlier even when appends have committed since (a reader never gets a head and a longer log).
+   * The canonical signed texts of the first `logSize` events of each log, in sequence order: the log
+   * as a head of that size covers it. Events are only ever appended, so this is the log of a passport
+   * row read earlier even when appends have committed since (a reader never gets a head and a longer
+   * log). One statement for them all, however many logs a request reads.
    */
-  async eventTexts(passportId: string, logSize: number): Promise<string[]> {
-    const rows = await this.prisma.passportEvent.findMany({ where: { passportId, seq: { lt: logSize } }, orderBy: { seq: 'asc' }, select: { canonical: true } });
-    return rows.map((row) => row.canonical);
+  async eventTexts(logs: readonly { passportId: string; logSize: number }[]): Promise<string[][]> {
+    if (logs.length === 0) return [];
+    const rows = await this.prisma.$queryRaw<{ i: bigint; canonical: string }[]>(Prisma.sql`
+      SELECT q.i, e.canonical
+      FROM unnest(${logs.map((log) => log.passportId)}::text[], ${logs.map((log) => log.logSize)}::int[]) WITH ORDINALITY AS q(passport_id, size, i)
+      JOIN ${this.#events} e ON e.passport_id = q.passport_id AND e.seq < q.size
+      ORDER BY q.i, e.seq`);
+    const texts = logs.map((): string[] => []);
+    for (const row of rows) texts[Number(row.i) - 1]!.push(row.canonical);
+    return texts;
   }
 
   /**
-   * The log as it stood at `at`, within the first `logSize` events (the head of a row read before):
-   * the canonical signed texts of the events recorded up to then, in
-   * sequence order, and the signed head kept with the last of them (null for an event appended
-   * before heads were kept). One scan of the primary key's range for this passport (passport_id,
-   * seq), no other index to maintain at each append: recorded_at never goes back along a log, so
-   * the events up to `at` are a prefix of it, and only they are sent.
+   * Each log as it stood at `at`, within its first `logSize` events (the head of a row read before):
+   * the canonical signed texts of the events recorded up to then, in sequence order, and the signed
+   * head kept with the last of them (null for an event appended before heads were kept). One
+   * statement for them all; for each, one scan of the primary key's range for its passport
+   * (passport_id, seq), no other index to maintain at each append: recorded_at never goes back
+   * along a log, so the events up to `at` are a prefix of it, and only they are sent.
    */
-  async logAt(passportId: string, at: Date, logSize: number): Promise<{ texts: string[]; lastHead: SignedLogHead | undefined }> {
-    const rows = await this.prisma.$queryRaw<{ canonical: string; log_head: string | null }[]>(Prisma.sql`
-      SELECT canonical, CASE WHEN lead(seq) OVER (ORDER BY seq) IS NULL THEN log_head::text END AS log_head
-      FROM ${this.#events} WHERE passport_id = ${passportId} AND seq < ${logSize} AND recorded_at <= ${at.toISOString()}::timestamptz
-      ORDER BY seq`);
-    const last = rows.at(-1)?.log_head;
-    return { texts: rows.map((row) => row.canonical), lastHead: last == null ? undefined : (JSON.parse(last) as SignedLogHead) };
+  async logsAt(questions: readonly { passportId: string; at: Date; logSize: number }[]): Promise<{ texts: string[]; lastHead: SignedLogHead | undefined }[]> {
+    if (questions.length === 0) return [];
+    const rows = await this.prisma.$queryRaw<{ i: bigint; canonical: string; log_head: string | null }[]>(Prisma.sql`
+      SELECT q.i, e.canonical, CASE WHEN lead(e.seq) OVER (PARTITION BY q.i ORDER BY e.seq) IS NULL THEN e.log_head::text END AS log_head
+      FROM unnest(${questions.map((question) => question.passportId)}::text[], ${questions.map((question) => question.at.toISOString())}::timestamptz[], ${questions.map((question) => question.logSize)}::int[])
+        WITH ORDINALITY AS q(passport_id, at, size, i)
+      JOIN ${this.#events} e ON e.passport_id = q.passport_id AND e.seq < q.size AND e.recorded_at <= q.at
+      ORDER BY q.i, e.seq`);
+    const logs = questions.map(() => ({ texts: [] as string[], lastHead: undefined as SignedLogHead | undefined }));
+    for (const row of rows) {
+      const log = logs[Number(row.i) - 1]!;
+      log.texts.push(row.canonical);
+      log.lastHead = row.log_head == null ? undefined : (JSON.parse(row.log_head) as SignedLogHead);
+    }
+    return logs;
   }
 
   /**

@@ -4,6 +4,7 @@ import type { GraphQLResolveInfo } from 'graphql';
 import { Arg, Authorized, Ctx, FieldResolver, ID, Info, Mutation, Query, Resolver, Root } from 'type-graphql';
 import { asksOnly } from '../../../lib/graphql/selection.js';
 import { perRequest } from '../../../lib/graphql/batching.js';
+import { Cost, ListSize, type actualCostMeter } from '../../../lib/graphql/cost.js';
 import { badRequest } from '../../../lib/problem.js';
 import type { IssuerService } from '../service/issuer-service.js';
 import type { PassportRow } from '../data/passport-repository.js';
@@ -12,6 +13,34 @@ import { CreatePassportInput, IssuedCredentialType, Passport, PassportAsOf, Pass
 
 /** Most passports one `passports(ids)` answers. */
 export const MAX_PASSPORTS_PER_QUERY = 500;
+
+/**
+ * What the fields whose work grows with a passport's log cost (lib/graphql/cost.ts: units of about
+ * 10 µs of CPU), measured on a log of LOG_EVENTS events (docs/benchmarks/graphql-cost.md).
+ */
+const LOG_EVENTS = 300;
+const WEIGHTS = {
+  /** Reading the log up to `at` and replaying it. */
+  readAt: 1000,
+  /** Reading, checking and hashing the whole log, every signature, the pack and the standing of its keys in trust. */
+  verdict: 7500,
+  /** Reading and parsing one event. */
+  event: 8,
+  /** Reading and hashing the whole log for a consistency proof: the proof's share of it per hash (about 20 for a log of LOG_EVENTS). */
+  proofHash: 150,
+  /** Signing a credential. */
+  credential: 50,
+  /** A passport read alone (not batched with the others of a request). */
+  lonePassport: 5,
+} as const;
+
+/** What each event of a log costs the fields above: a log of any length charges its actual cost (actualCostMeter). */
+const PER_EVENT = {
+  readAt: WEIGHTS.readAt / LOG_EVENTS,
+  verdict: WEIGHTS.verdict / LOG_EVENTS,
+  event: WEIGHTS.event,
+  proof: (WEIGHTS.proofHash * 20) / LOG_EVENTS,
+};
 
 @Resolver(() => Passport)
 export class PassportResolver {
@@ -24,7 +53,11 @@ export class PassportResolver {
     { cacheKeyFn: (row) => row.id },
   );
 
-  constructor(private readonly issuer: IssuerService) {}
+  /** `charge`: what an operation spends on passports' logs as they are, held to GRAPHQL_MAX_COST (lib/graphql/cost.ts). */
+  constructor(
+    private readonly issuer: IssuerService,
+    private readonly charge: ReturnType<typeof actualCostMeter>,
+  ) {}
 
   @Query(() => Passport, {
     nullable: true,
@@ -33,16 +66,20 @@ export class PassportResolver {
   })
   async passport(
     @Arg('id', () => ID) id: string,
-    @Arg('at', () => String, { nullable: true, description: 'RFC 3339 date-time with Z or an offset, inclusive; a future instant answers the state of now.' }) at?: string | null,
+    @Cost(WEIGHTS.readAt)
+    @Arg('at', () => String, { nullable: true, description: 'RFC 3339 date-time with Z or an offset, inclusive; a future instant answers the state of now.' })
+    at: string | null | undefined,
+    @Ctx() context: object,
   ): Promise<Passport | null> {
     if (at != null) {
-      const view = await this.issuer.passportAt(id, at);
+      const view = await this.issuer.passportAt(id, at, (logSize) => this.charge(context, Math.ceil(logSize * PER_EVENT.readAt), id, `log at ${at}`));
       return view ? Passport.asOf(view) : null;
     }
     const row = await this.issuer.findPassport(id);
     return row ? Passport.from(row) : null;
   }
 
+  @ListSize({ assumedSize: MAX_PASSPORTS_PER_QUERY })
   @Query(() => [Passport], { nullable: 'items', description: `Passports by id, in the order asked (null for an unknown id); at most ${MAX_PASSPORTS_PER_QUERY}, read in one query.` })
   async passports(@Arg('ids', () => [ID]) ids: string[], @Info() info: GraphQLResolveInfo): Promise<(Passport | null)[]> {
     if (ids.length > MAX_PASSPORTS_PER_QUERY) throw badRequest('INVALID_QUERY', `ids may name at most ${MAX_PASSPORTS_PER_QUERY} passports.`);
@@ -74,18 +111,22 @@ export class PassportResolver {
     });
   }
 
+  @Cost(WEIGHTS.lonePassport)
   @FieldResolver(() => Passport, { nullable: true, description: 'The passport this one succeeds, or null.' })
   async predecessor(@Root() passport: Passport): Promise<Passport | null> {
     const row = passport.row.predecessorId === null ? null : await this.issuer.findPassport(passport.row.predecessorId);
     return row ? Passport.from(row) : null;
   }
 
+  @Cost(WEIGHTS.lonePassport)
   @FieldResolver(() => Passport, { nullable: true, description: 'The passport issued for the same identity after this one was revoked or reached its end of life, or null.' })
   async successor(@Root() passport: Passport): Promise<Passport | null> {
     const row = await this.issuer.findSuccessor(passport.row.id);
     return row ? Passport.from(row) : null;
   }
 
+  // One key per role, more after rotations.
+  @ListSize({ assumedSize: 5 })
   @FieldResolver(() => [PassportKeyUse], {
     description: 'Every key that signed for the passport (events, log head, latest pack) with its first and last use and its standing in trust then; loaded for all passports of a request at once.',
   })
@@ -93,18 +134,24 @@ export class PassportResolver {
     return (await this.#signingKeys(context).load(passport.fullRow)).map(PassportKeyUse.from);
   }
 
+  @Cost(WEIGHTS.event)
+  @ListSize({ assumedSize: LOG_EVENTS })
   @FieldResolver(() => [GraphQLJSONObject], { description: 'Every signed event the log head covers, verbatim, in sequence order.' })
-  events(@Root() passport: Passport): Promise<unknown[]> {
+  events(@Root() passport: Passport, @Ctx() context: object): Promise<unknown[]> {
+    this.charge(context, Math.ceil(passport.row.logSize * PER_EVENT.event), passport.id, 'events');
     return this.issuer.events(passport.fullRow);
   }
 
+  @Cost(WEIGHTS.verdict)
   @FieldResolver(() => GraphQLJSONObject, {
     description: 'The full-pipeline verdict with coverage, as GET /passports/{id}/verdict returns it (asks the trust service for key standing).',
   })
-  verdict(@Root() passport: Passport): Promise<Record<string, unknown>> {
+  verdict(@Root() passport: Passport, @Ctx() context: object): Promise<Record<string, unknown>> {
+    this.charge(context, Math.ceil(passport.row.logSize * PER_EVENT.verdict), passport.id, 'verdict');
     return this.issuer.verdict(passport.fullRow) as unknown as Promise<Record<string, unknown>>;
   }
 
+  @Cost(WEIGHTS.credential)
   @FieldResolver(() => IssuedCredentialType, {
     description: 'The UNTP Digital Product Passport credential (UNTP DPP 0.6.1) of the passport at its log head, as GET /passports/{id}/credential serves it; re-issued whenever the passport changes.',
   })
@@ -145,12 +192,18 @@ export class PassportResolver {
 
 @Resolver(() => PassportAsOf)
 export class PassportAsOfResolver {
-  constructor(private readonly issuer: IssuerService) {}
+  constructor(
+    private readonly issuer: IssuerService,
+    private readonly charge: ReturnType<typeof actualCostMeter>,
+  ) {}
 
+  @Cost(WEIGHTS.proofHash)
+  @ListSize({ assumedSize: 20 })
   @FieldResolver(() => [String], {
     description: "RFC 6962 consistency proof (hex node hashes) from the head at `at` to currentLogHead: the head then is a prefix of today's signed log (RFC 9162 §2.1.4.2). Reads the whole log.",
   })
-  consistencyProof(@Root() asOf: PassportAsOf): Promise<string[]> {
+  consistencyProof(@Root() asOf: PassportAsOf, @Ctx() context: object): Promise<string[]> {
+    this.charge(context, Math.ceil(asOf.view.current.logSize * PER_EVENT.proof), asOf.view.current.id, 'consistency proof');
     return this.issuer.consistencyProof(asOf.view);
   }
 }

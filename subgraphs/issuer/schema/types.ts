@@ -1,6 +1,7 @@
 /** The issuer's GraphQL types: passports, appended events, packs, profiles, applicability and restores. */
 import { GraphQLJSONObject } from 'graphql-scalars';
 import { Directive, Field, ID, InputType, Int, ObjectType } from 'type-graphql';
+import { Cost, ListSize } from '../../../lib/graphql/cost.js';
 import type { PassportRow, PassportSummaryRow } from '../data/passport-repository.js';
 import type { ApplicabilityRecord, ProfileRecord } from '../data/profile-repository.js';
 import { ANY_VERSION } from '../data/profile-repository.js';
@@ -42,6 +43,9 @@ export class TrustKeyStandingReference {
   }
 }
 
+/** What the standing of a key that signed a passport costs (lib/graphql/cost.ts). */
+const KEY_USE_STANDING_WEIGHT = 20;
+
 @ObjectType('PassportKeyUse', { description: 'A key that signed for a passport in one role, from its first to its last signature, with its standing in trust at both ends.' })
 export class PassportKeyUse {
   @Field(() => String, { description: 'event (signed events), log_head (signed the current log head) or pack (signed the latest Tier-A pack).' })
@@ -56,9 +60,14 @@ export class PassportKeyUse {
   @Field(() => Date)
   lastUsed!: Date;
 
+  // The keys that sign passports are the platform's own few: their standings are answered together
+  // from the small part of the trust graph they hang from, unlike those of keys a caller names
+  // (trustKeyStandings, 400 each).
+  @Cost(KEY_USE_STANDING_WEIGHT)
   @Field(() => TrustKeyStandingReference, { description: 'The standing of the key when it first signed, answered by the trust service.' })
   standingAtFirstUse!: TrustKeyStandingReference;
 
+  @Cost(KEY_USE_STANDING_WEIGHT)
   @Field(() => TrustKeyStandingReference, { description: 'The standing of the key when it last signed, answered by the trust service.' })
   standingAtLastUse!: TrustKeyStandingReference;
 
@@ -429,6 +438,8 @@ export class PassportIdentityResolution {
   @Field(() => Passport, { nullable: true, description: 'The live passport; without one, the newest (revoked or at end of life); null when none was issued.' })
   current!: Passport | null;
 
+  // A few per identity: one live at a time, each after the last was revoked or reached its end.
+  @ListSize({ assumedSize: 20 })
   @Field(() => [Passport], { description: 'Every passport of the identity: the current one first, then the others newest first.' })
   passports!: Passport[];
 }

@@ -5,6 +5,7 @@
  */
 import type { DomainMetrics } from '../../../lib/ops/metrics.js';
 import { randomUUID } from 'node:crypto';
+import DataLoader from 'dataloader';
 import { canonicalize } from '../../../lib/crypto/index.js';
 import type { KeyStore } from '../../../lib/keys/key-store.js';
 import { badRequest, conflict, notFound, ProblemError, refusing, unprocessable } from '../../../lib/problem.js';
@@ -219,6 +220,25 @@ export class IssuerService {
     private readonly metrics: DomainMetrics,
   ) {}
 
+  /**
+   * Passport rows and logs are read in batches: everything asked in the same tick (aliases, the
+   * passports of a list, the representations of one `_entities` call, concurrent requests) is one
+   * statement, so that a request of many passports holds one of the pool's connections, not one per
+   * passport (60 aliased `passport(id, at) { asOf { consistencyProof } verdict }` emptied the pool).
+   * Nothing is cached: every load is a read of its own moment.
+   */
+  readonly #rows = new DataLoader<string, PassportRow | null>(
+    async (ids) => {
+      const rows = new Map((await this.passports.findMany(ids)).map((row) => [row.id, row]));
+      return ids.map((id) => rows.get(id) ?? null);
+    },
+    { cache: false },
+  );
+  readonly #logs = new DataLoader<{ passportId: string; logSize: number }, string[]>((logs) => this.passports.eventTexts(logs), { cache: false });
+  readonly #logsAt = new DataLoader<{ passportId: string; at: Date; logSize: number }, { texts: string[]; lastHead: SignedLogHead | undefined }>((questions) => this.passports.logsAt(questions), {
+    cache: false,
+  });
+
   /** The core document: who the passport speaks for, its type and class, its status. */
   static core(row: PassportRow): Record<string, unknown> {
     return { ...(row.core as Record<string, unknown>), status: row.status };
@@ -312,7 +332,7 @@ export class IssuerService {
   }
 
   async findPassport(id: string): Promise<PassportRow | null> {
-    return storable(id) ? this.passports.find(id) : null;
+    return storable(id) ? this.#rows.load(id) : null;
   }
 
   /** The passport that succeeds this one, if one was issued. */
@@ -333,16 +353,18 @@ export class IssuerService {
    * The passport as it stood at `at` (EN 18222 ReadDPPVersionByIdAndDate), from its log: the events
    * recorded up to `at` (inclusive), the status they lead to and the head signed over them. An `at`
    * in the future answers the state of now, which later events may still change. Null for an
-   * unknown passport; a 404 NOT_YET_ISSUED problem when it was created after `at`.
+   * unknown passport; a 404 NOT_YET_ISSUED problem when it was created after `at`. `reading` is told
+   * the log's size before it is read, and may refuse by throwing.
    */
-  async passportAt(id: string, atText: string): Promise<PassportAsOf | null> {
+  async passportAt(id: string, atText: string, reading: (logSize: number) => void = () => {}): Promise<PassportAsOf | null> {
     if (!isRfc3339Instant(atText)) throw badRequest('INVALID_QUERY', `at must be ${INSTANT_EXPECTED}; got ${JSON.stringify(atText.slice(0, 64))}`);
     const at = parseInstant(atText);
     const current = await this.findPassport(id);
     if (!current) return null;
     // Read after the row and bounded by its size: an append committing meanwhile (a future `at`)
     // cannot give a state past the head of the row it is checked against.
-    const log = await this.passports.logAt(id, at, current.logSize);
+    reading(current.logSize);
+    const log = await this.#logsAt.load({ passportId: id, at, logSize: current.logSize });
     const signedHead = (log.texts.length === 0 ? current.emptyLogHead : log.lastHead) as SignedLogHead | null | undefined;
     const state = await refusing(
       () =>
@@ -432,7 +454,7 @@ export class IssuerService {
   readonly #texts = new WeakMap<PassportRow, Promise<string[]>>();
   #eventTexts(row: PassportRow): Promise<string[]> {
     let texts = this.#texts.get(row);
-    if (!texts) this.#texts.set(row, (texts = this.passports.eventTexts(row.id, row.logSize)));
+    if (!texts) this.#texts.set(row, (texts = this.#logs.load({ passportId: row.id, logSize: row.logSize })));
     return texts;
   }
 
@@ -484,11 +506,12 @@ export class IssuerService {
     const events = texts.map(parseStored);
     const head = row.logHead as unknown as SignedLogHead;
     const resolveKey = this.keys.resolveKey;
-    const log = await verifyLog(events, head, resolveKey, row.id, texts);
     const pack = row.latestPack === null ? undefined : verifyPack(row.latestPack, resolveKey);
     const wellFormed = events.filter((event) => eventShapeProblem(event) === undefined) as EventRecord[];
     const uses = keyUses(wellFormed, head, pack);
-    const standing = await this.trust.standings(standingQuestions(uses));
+    // Asked before the log is checked: the verdicts of a request, whose logs arrive together, ask
+    // the trust service together (TrustClient), and its answer comes while the signatures are checked.
+    const [log, standing] = await Promise.all([verifyLog(events, head, resolveKey, row.id, texts), this.trust.standings(standingQuestions(uses))]);
     const verdict = assembleVerdict({
       passport: { id: row.id, status: row.status as PassportStatus },
       log,

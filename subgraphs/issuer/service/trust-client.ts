@@ -1,39 +1,56 @@
 /**
  * The trust service's standing of signing keys at instants, asked through the gateway with
- * `trustKeyStandings`: all of a verdict's questions in one request, answered from one read of the
- * trust graph.
+ * `trustKeyStandings`, answered from one read of the trust graph.
  */
+import DataLoader from 'dataloader';
 import type { GatewayClient } from '../../../lib/graphql/gateway-client.js';
 import { KEY_STANDINGS, type KeyStanding, type KeyStandingValue } from '../domain/index.js';
 
-/** Questions per request: the most one `trustKeyStandings` answers. */
-const QUESTIONS_PER_REQUEST = 1000;
+/**
+ * Questions per request to the gateway: a standing a caller names weighs 400, so
+ * 250 of them cost 100,000 (subgraphs/trust/resolvers/graph.ts, STANDING_WEIGHT), half of GRAPHQL_MAX_COST's default.
+ */
+const QUESTIONS_PER_REQUEST = 250;
 
 export type StandingAnswers = { answers: KeyStanding[] } | { unavailable: string };
 
+type Question = { kid: string; at: string };
+
 export class TrustClient {
-  constructor(private readonly gateway: GatewayClient) {}
+  /**
+   * The questions of every verdict resolved in the same tick (the passports of a list, aliases),
+   * put to the trust service together: one request, not one per verdict. Nothing is cached.
+   */
+  readonly #standings: DataLoader<Question, KeyStanding>;
+
+  constructor(gateway: GatewayClient) {
+    this.#standings = new DataLoader<Question, KeyStanding>(
+      async (questions) => {
+        const asked = [...new Map(questions.map((question) => [`${question.kid} ${question.at}`, question])).values()];
+        const data = await gateway.request<{ trustKeyStandings: ({ standing?: unknown; reason?: unknown } | null)[] }>(
+          'query IssuerKeyStandings($questions: [TrustKeyStandingQuestion!]!) { trustKeyStandings(questions: $questions) { standing reason } }',
+          { questions: asked.map(({ kid, at }) => ({ kid, at })) },
+        );
+        const answers = new Map(
+          asked.map((question, i): [string, KeyStanding] => {
+            const answer = data.trustKeyStandings[i];
+            const standing = (KEY_STANDINGS as readonly unknown[]).includes(answer?.standing) ? (answer!.standing as KeyStandingValue) : 'unknown';
+            // The question's own instant is kept, so the answer matches it whatever spelling trust echoes.
+            return [`${question.kid} ${question.at}`, { kid: question.kid, at: question.at, standing, ...(typeof answer?.reason === 'string' ? { reason: answer.reason } : {}) }];
+          }),
+        );
+        return questions.map((question) => answers.get(`${question.kid} ${question.at}`)!);
+      },
+      { cache: false, maxBatchSize: QUESTIONS_PER_REQUEST },
+    );
+  }
 
   /** Every question answered, or why the trust service could not answer (never a thrown error). */
-  async standings(questions: readonly { kid: string; at: string }[]): Promise<StandingAnswers> {
-    const answers: KeyStanding[] = [];
+  async standings(questions: readonly Question[]): Promise<StandingAnswers> {
     try {
-      for (let start = 0; start < questions.length; start += QUESTIONS_PER_REQUEST) {
-        const chunk = questions.slice(start, start + QUESTIONS_PER_REQUEST);
-        const data = await this.gateway.request<{ trustKeyStandings: ({ standing?: unknown; reason?: unknown } | null)[] }>(
-          'query IssuerKeyStandings($questions: [TrustKeyStandingQuestion!]!) { trustKeyStandings(questions: $questions) { standing reason } }',
-          { questions: chunk.map(({ kid, at }) => ({ kid, at })) },
-        );
-        chunk.forEach((question, i) => {
-          const answer = data.trustKeyStandings[i];
-          const standing = (KEY_STANDINGS as readonly unknown[]).includes(answer?.standing) ? (answer!.standing as KeyStandingValue) : 'unknown';
-          // The question's own instant is kept, so the answer matches it whatever spelling trust echoes.
-          answers.push({ kid: question.kid, at: question.at, standing, ...(typeof answer?.reason === 'string' ? { reason: answer.reason } : {}) });
-        });
-      }
+      return { answers: await Promise.all(questions.map((question) => this.#standings.load(question))) };
     } catch (error) {
       return { unavailable: (error as Error).message };
     }
-    return { answers };
   }
 }

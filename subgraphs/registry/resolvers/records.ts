@@ -3,6 +3,7 @@
  * rules, with domain errors mapped to RFC 9457 problems.
  */
 import { GraphQLJSON, GraphQLJSONObject } from 'graphql-scalars';
+import { Cost, ListSize } from '../../../lib/graphql/cost.js';
 import { Arg, Authorized, Ctx, ID, Int, Mutation, Query, Resolver } from 'type-graphql';
 import { perRequest } from '../../../lib/graphql/batching.js';
 import { PageInfo } from '../../../lib/graphql/common-types.js';
@@ -144,6 +145,7 @@ export class RegistryRecordResolver {
     return found ? toRecord(found) : null;
   }
 
+  @ListSize({ slicingArguments: ['first'], sizedFields: ['nodes'], assumedSize: 50, requireOneSlicingArgument: false })
   @Query(() => RegistryRecordPage, { description: "A page of one kind's records at their current versions, in id order." })
   async registryRecords(
     @Arg('kind', () => String) kind: string,
@@ -166,6 +168,8 @@ export class RegistryRecordResolver {
     return chain ? toSupersession(chain) : null;
   }
 
+  // A JSON Schema validation of a document up to the body limit.
+  @Cost(1000)
   @Query(() => GraphQLJSONObject, {
     description:
       'Validates a document against a model version (current unless given): { valid, model, errors: [{ pointer, keyword, message, schema_path, params }] }, every error with its JSON Pointer.',

@@ -4,6 +4,7 @@
  */
 import { PageInfo } from '../../../lib/graphql/common-types.js';
 import { GraphQLJSONObject } from 'graphql-scalars';
+import { ListSize } from '../../../lib/graphql/cost.js';
 import { Directive, Field, ID, InputType, Int, ObjectType } from 'type-graphql';
 
 @Directive('@key(fields: "id version")')
@@ -87,6 +88,7 @@ export class RegistrySupersession {
   @Field(() => Int, { description: 'The current version number.' })
   current!: number;
 
+  @ListSize({ assumedSize: 50 })
   @Field(() => [RegistrySupersessionLink])
   versions!: RegistrySupersessionLink[];
 }
@@ -144,9 +146,11 @@ export class RegistryApplicability {
   @Field(() => String, { nullable: true })
   jurisdiction!: string | null;
 
+  @ListSize({ assumedSize: 50 })
   @Field(() => [RegistryApplicable])
   models!: RegistryApplicable[];
 
+  @ListSize({ assumedSize: 50 })
   @Field(() => [RegistryApplicable])
   profiles!: RegistryApplicable[];
 }

@@ -1,5 +1,6 @@
 /** Nodes, delegation edges and key standings. */
 import { GraphQLJSON, GraphQLJSONObject } from 'graphql-scalars';
+import { Cost, ListSize } from '../../../lib/graphql/cost.js';
 import { Arg, Authorized, Ctx, ID, Int, Mutation, Query, Resolver } from 'type-graphql';
 import { PageInfo } from '../../../lib/graphql/common-types.js';
 import { badRequest } from '../../../lib/problem.js';
@@ -57,11 +58,15 @@ export const MAX_ONE_ANSWER_RECORDS = 20_000;
 
 /** Most questions one `trustKeyStandings` answers. */
 export const MAX_STANDING_QUESTIONS = 1000;
+/** What a standing of a key the caller names costs (lib/graphql/cost.ts). */
+export const STANDING_WEIGHT = 400;
 
 @Resolver()
 export class TrustGraphResolver {
   constructor(private readonly deps: TrustDependencies) {}
 
+  // Reading the whole graph in one snapshot: 18,500 records take 0.9 s, most of it reading and serialising (docs/benchmarks/graphql-cost.md).
+  @Cost(30_000)
   @Query(() => TrustGraphType, {
     description: `Every node, edge and revocation, credentials verbatim, read in one snapshot, in one answer: for graphs of at most ${MAX_ONE_ANSWER_RECORDS} records (nodes, edges and revocations together); a larger one is refused (GRAPH_TOO_LARGE) and read with trustGraphPage.`,
   })
@@ -79,6 +84,8 @@ export class TrustGraphResolver {
     return { nodes: nodes.map(nodeOut), edges: edges.map(edgeOut), revocations: revocations.map(revocationOut) };
   }
 
+  @Cost(3000)
+  @ListSize({ slicingArguments: ['first'], sizedFields: ['nodes', 'edges', 'revocations'], assumedSize: DEFAULT_GRAPH_PAGE, requireOneSlicingArgument: false })
   @Query(() => TrustGraphPageType, { description: 'The whole graph page by page, all pages in the snapshot of the first (GET /graph streams them).' })
   async trustGraphPage(
     @Arg('first', () => Int, { nullable: true, description: `Records (nodes, edges and revocations together) per page, 1 to ${MAX_GRAPH_PAGE}, default ${DEFAULT_GRAPH_PAGE}.` }) first: number | null,
@@ -101,6 +108,7 @@ export class TrustGraphResolver {
     return node && nodeOut(node);
   }
 
+  @Cost(STANDING_WEIGHT)
   @Query(() => GraphQLJSONObject, {
     description:
       'Standing of a key at an instant: {kid, at, standing (valid, revoked, unknown, not_yet_valid, expired), node_id?, path? (edge ids from a root), reason?}. knownBy counts only revocations recorded by then.',
@@ -116,6 +124,12 @@ export class TrustGraphResolver {
     return answer;
   }
 
+  // Each standing is a path search over the part of the graph the request's keys hang from, and a
+  // request's questions are answered together, so the work grows with their square: 1,000 distinct
+  // keys of a 9,000-node graph take 5 s, 100 take 0.13 s (docs/benchmarks/graphql-cost.md). The
+  // weight holds a request to about 500 of them (about 1.3 s).
+  @Cost(STANDING_WEIGHT)
+  @ListSize({ assumedSize: MAX_STANDING_QUESTIONS })
   @Query(() => [KeyStandingType], {
     description: `Standings of many keys at many instants, in the order asked, with the node, root and delegation path of each; all answered from one read of the part of the graph those keys hang from (at most ${MAX_STANDING_QUESTIONS}).`,
   })

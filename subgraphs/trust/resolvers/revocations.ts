@@ -1,4 +1,5 @@
 /** Revocations, bitemporal: what was revoked at `at`, as known by `known_by`. */
+import { ListSize } from '../../../lib/graphql/cost.js';
 import { Arg, Authorized, Int, Mutation, Query, Resolver } from 'type-graphql';
 import { PageInfo } from '../../../lib/graphql/common-types.js';
 import { badRequest } from '../../../lib/problem.js';
@@ -30,6 +31,7 @@ function revocationCursor(text: string): GraphCursor {
 export class RevocationResolver {
   constructor(private readonly deps: TrustDependencies) {}
 
+  @ListSize({ assumedSize: MAX_ONE_ANSWER_RECORDS })
   @Query(() => [RevocationType], {
     description: `Revocations (${FILTERS}) in one answer, read from at most ${MAX_ONE_ANSWER_RECORDS} stored revocations; with more (and no subject to narrow the read) it is refused (TOO_MANY_REVOCATIONS) and read with trustRevocationPage, as GET /revocations does.`,
   })
@@ -52,6 +54,7 @@ export class RevocationResolver {
     return page.revocations.filter((revocation) => revocationMatches(revocation, query)).map(revocationOut);
   }
 
+  @ListSize({ slicingArguments: ['first'], sizedFields: ['nodes'], assumedSize: DEFAULT_GRAPH_PAGE, requireOneSlicingArgument: false })
   @Query(() => TrustRevocationPageType, {
     description: `Revocations (${FILTERS}) page by page, all pages in the snapshot of the first (GET /revocations streams them). Each page reads up to \`first\` stored revocations and answers those that match, so a page may hold fewer, or none, and still have a next one. Ask every page with the same filters.`,
   })

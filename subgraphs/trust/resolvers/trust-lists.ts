@@ -1,4 +1,5 @@
 /** Trust lists per jurisdiction: append-only, answerable at any instant. */
+import { ListSize } from '../../../lib/graphql/cost.js';
 import { Arg, Authorized, Mutation, Query, Resolver } from 'type-graphql';
 import { badRequest, ProblemError } from '../../../lib/problem.js';
 import { normalizeJurisdiction, trustListAt, type TrustList } from '../domain/index.js';
@@ -9,6 +10,8 @@ import { entryOut, instantArgument, listOut, orThrow, present, type TrustDepende
 export class TrustListResolver {
   constructor(private readonly deps: TrustDependencies) {}
 
+  // A list per jurisdiction and framework.
+  @ListSize({ assumedSize: 50 })
   @Query(() => [TrustListType], { description: 'Trust lists as they stood at `at` (now by default), by jurisdiction and framework (GET /trust-lists).' })
   async trustLists(
     @Arg('at', () => String, { nullable: true, description: 'RFC 3339 date-time: the lists as they stood then (default now).' }) at?: string | null,

@@ -7,6 +7,7 @@
  * 5,000 cosignature outcomes would otherwise run for every field.
  */
 import { GraphQLJSON, GraphQLJSONObject } from 'graphql-scalars';
+import { ListSize } from '../../../lib/graphql/cost.js';
 import { Directive, Field, ID, InputType, Int, ObjectType } from 'type-graphql';
 import { PageInfo } from '../../../lib/graphql/common-types.js';
 
@@ -110,6 +111,7 @@ export class KeyStandingType {
   @Field(() => ID, { nullable: true, description: 'The root the delegation path starts from, when the standing is valid.' })
   rootId!: string | null;
 
+  @ListSize({ assumedSize: 5 })
   @Field(() => [DelegationEdgeType], { nullable: true, description: "The delegations from the root down to the node, when the standing is valid (empty for a root's own key)." })
   path!: DelegationEdgeType[] | null;
 
@@ -128,12 +130,16 @@ export class KeyStandingQuestionInput {
 
 @ObjectType('TrustGraph', { simpleResolvers: true, description: 'Every node, edge and revocation: enough to resolve any path offline, at any instant.' })
 export class TrustGraphType {
+  // At most MAX_ONE_ANSWER_RECORDS (resolvers/graph.ts) records together; any one list may hold them all.
+  @ListSize({ assumedSize: 20_000 })
   @Field(() => [TrustNodeType])
   nodes!: TrustNodeType[];
 
+  @ListSize({ assumedSize: 20_000 })
   @Field(() => [DelegationEdgeType])
   edges!: DelegationEdgeType[];
 
+  @ListSize({ assumedSize: 20_000 })
   @Field(() => [RevocationType], { description: 'Every revocation recorded, in recording order (a verifier applies them as of its own known_by).' })
   revocations!: RevocationType[];
 }
@@ -212,6 +218,7 @@ export class TrustListEntryType extends TrustListEntryStatusType {
   @Field(() => String)
   id!: string;
 
+  @ListSize({ assumedSize: 5 })
   @Field(() => [TrustListEntryStatusType], { description: 'Earlier status instances, newest first.' })
   history!: TrustListEntryStatusType[];
 }
@@ -233,6 +240,7 @@ export class TrustListType {
   @Field(() => String)
   nextUpdate!: string;
 
+  @ListSize({ assumedSize: 200 })
   @Field(() => [TrustListEntryType])
   entries!: TrustListEntryType[];
 }
@@ -329,6 +337,7 @@ export class MasterListType {
   @Field(() => WitnessSetType, { nullable: true })
   witnessSet!: WitnessSetType | null;
 
+  @ListSize({ assumedSize: 200 })
   @Field(() => [MasterListEntryType])
   entries!: MasterListEntryType[];
 }

@@ -1,0 +1,288 @@
+/**
+ * The cost of an operation, from the `@cost(weight:)` and `@listSize(...)` directives of the IBM
+ * GraphQL Cost Directive specification as Apollo Federation 2.9 composes them (the subgraphs import
+ * them from the federation spec; the supergraph carries them), so that Apollo Router's and Hive
+ * Gateway's demand control read the same weights as the built-in gateway (docs/ONE-GRAPH.md, "What
+ * a request may cost").
+ *
+ * A field costs, as Apollo Router's static estimate counts it: its list size × (its weight, else
+ * its type's, else 1 for an object and 0 for a leaf + the cost of its selection) + the weights of the
+ * arguments given. A list's size is, in order: what the parent field's slicing argument gives a field
+ * it names in `sizedFields`; the largest slicing argument given (or its default); the length of the
+ * one list argument of a field that answers one item per element (`passports(ids:)`,
+ * `trustKeyStandings(questions:)`, a subgraph's `_entities(representations:)`), at most its
+ * `assumedSize`; its `assumedSize`; else DEFAULT_LIST_SIZE. A mutation costs MUTATION_COST more.
+ * Weights are set from measured CPU: one unit is about 10 µs (docs/benchmarks/graphql-cost.md).
+ *
+ * Written here rather than taken from a library: graphql-armor's cost limit knows no directives,
+ * graphql-query-complexity's estimators cannot give a parent's slicing argument to its sized
+ * fields, and Hive Gateway's demand control is part of its runtime.
+ */
+import { createRequire } from 'node:module';
+import type { ApolloServerPlugin, BaseContext } from '@apollo/server';
+import * as esmGraphql from 'graphql';
+import {
+  GraphQLError,
+  Kind,
+  type ArgumentNode,
+  type DirectiveNode,
+  type DocumentNode,
+  type FieldNode,
+  type FragmentDefinitionNode,
+  type GraphQLCompositeType,
+  type GraphQLField,
+  type GraphQLSchema,
+  type OperationDefinitionNode,
+  type SelectionSetNode,
+} from 'graphql';
+import { Directive } from 'type-graphql';
+import { ProblemError } from '../problem.js';
+
+const requireModule = createRequire(import.meta.url);
+
+/**
+ * The graphql build a schema was made with, whose functions must read it: @apollo/subgraph and
+ * @apollo/gateway build theirs with the CommonJS one, whose types the ES module's checks refuse.
+ */
+function graphqlOf(schema: GraphQLSchema): typeof esmGraphql {
+  return schema instanceof esmGraphql.GraphQLSchema ? esmGraphql : (requireModule('graphql') as typeof esmGraphql);
+}
+
+/** The size of a list with no `@listSize` (Apollo Router's `list_size` setting plays this part). */
+export const DEFAULT_LIST_SIZE = 10;
+/** What a mutation costs on top of its fields, as Apollo Router counts it. */
+export const MUTATION_COST = 10;
+
+export interface ListSize {
+  assumedSize?: number;
+  slicingArguments?: string[];
+  sizedFields?: string[];
+}
+
+/** `@cost(weight:)` on a type-graphql class, field or resolver: what one of it costs, in units of about 10 µs of CPU. */
+export const Cost = (weight: number) => Directive(`@cost(weight: ${weight})`);
+
+/** `@listSize(...)` on a type-graphql field or resolver that returns a list (or, with `sizedFields`, a page of one). */
+export function ListSize(size: ListSize & { requireOneSlicingArgument?: boolean }) {
+  const members = Object.entries(size).map(([name, value]) => `${name}: ${JSON.stringify(value)}`);
+  return Directive(`@listSize(${members.join(', ')})`);
+}
+
+/** The weights and list sizes of a schema, by coordinate: `Type`, `Type.field`, `Type.field(argument:)`. */
+export interface CostAnnotations {
+  weights: ReadonlyMap<string, number>;
+  listSizes: ReadonlyMap<string, ListSize>;
+}
+
+function directiveArguments(directive: DirectiveNode): Record<string, unknown> {
+  const value = (node: ArgumentNode['value']): unknown => {
+    if (node.kind === Kind.INT) return Number(node.value);
+    if (node.kind === Kind.LIST) return node.values.map(value);
+    if (node.kind === Kind.STRING || node.kind === Kind.BOOLEAN) return node.value;
+    return undefined;
+  };
+  return Object.fromEntries((directive.arguments ?? []).map((argument) => [argument.name.value, value(argument.value)]));
+}
+
+/** The `@cost` and `@listSize` applications of an SDL document (a subgraph's or the supergraph's). */
+export function costAnnotations(sdl: DocumentNode): CostAnnotations {
+  const weights = new Map<string, number>();
+  const listSizes = new Map<string, ListSize>();
+  const note = (coordinate: string, directives: readonly DirectiveNode[] | undefined) => {
+    for (const directive of directives ?? []) {
+      const name = directive.name.value;
+      if (name === 'cost' || name === 'federation__cost') weights.set(coordinate, directiveArguments(directive).weight as number);
+      if (name === 'listSize' || name === 'federation__listSize') listSizes.set(coordinate, directiveArguments(directive) as ListSize);
+    }
+  };
+  for (const definition of sdl.definitions) {
+    if (!('name' in definition) || !definition.name || !('directives' in definition)) continue;
+    const type = definition.name.value;
+    note(type, definition.directives);
+    if (!('fields' in definition)) continue;
+    for (const field of definition.fields ?? []) {
+      const coordinate = `${type}.${field.name.value}`;
+      note(coordinate, field.directives);
+      for (const argument of 'arguments' in field ? (field.arguments ?? []) : []) note(`${coordinate}(${argument.name.value}:)`, argument.directives);
+    }
+  }
+  return { weights, listSizes };
+}
+
+export interface CostedOperation {
+  schema: GraphQLSchema;
+  document: DocumentNode;
+  operation: OperationDefinitionNode;
+  /** The request's variables as sent; coerced here as execution would. */
+  variables?: Record<string, unknown> | null;
+}
+
+/** The cost of one operation of a document against a schema annotated with `annotations`. */
+export function operationCost({ schema, document, operation, variables }: CostedOperation, annotations: CostAnnotations): number {
+  const {
+    getArgumentValues,
+    getDirectiveValues,
+    getNamedType,
+    getNullableType,
+    getVariableValues,
+    GraphQLIncludeDirective,
+    GraphQLSkipDirective,
+    isAbstractType,
+    isCompositeType,
+    isListType,
+    isObjectType,
+  } = graphqlOf(schema);
+  const coerced = getVariableValues(schema, operation.variableDefinitions ?? [], variables ?? {});
+  // Variables that do not fit their types: the operation is refused (BAD_USER_INPUT) before anything runs.
+  if (!coerced.coerced) return 0;
+  const values = coerced.coerced;
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  for (const definition of document.definitions) if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
+  const root = schema.getRootType(operation.operation);
+  if (!root) return 0;
+
+  const included = (node: FieldNode | { directives?: FieldNode['directives'] }) =>
+    getDirectiveValues(GraphQLSkipDirective, node, values)?.if !== true && getDirectiveValues(GraphQLIncludeDirective, node, values)?.if !== false;
+
+  /** The fields a selection set asks of an object of type `type` (fragments on other types left out), by response key. */
+  const fieldsOn = (type: GraphQLCompositeType, selectionSet: SelectionSetNode, into: FieldNode[] = [], seen = new Set<string>()): FieldNode[] => {
+    for (const selection of selectionSet.selections) {
+      if (!included(selection)) continue;
+      if (selection.kind === Kind.FIELD) into.push(selection);
+      else {
+        const fragment = selection.kind === Kind.FRAGMENT_SPREAD ? fragments.get(selection.name.value) : selection;
+        if (!fragment || (selection.kind === Kind.FRAGMENT_SPREAD && seen.has(selection.name.value))) continue;
+        if (selection.kind === Kind.FRAGMENT_SPREAD) seen.add(selection.name.value);
+        const condition = fragment.typeCondition && schema.getType(fragment.typeCondition.name.value);
+        if (condition && condition !== type && !(isAbstractType(condition) && isObjectType(type) && schema.isSubType(condition, type))) continue;
+        fieldsOn(type, fragment.selectionSet, into, seen);
+      }
+    }
+    return into;
+  };
+
+  /** The cost of a selection set on `type`: for an interface or union, that of its costliest member. */
+  const selectionCost = (type: GraphQLCompositeType, selectionSet: SelectionSetNode, sized: ReadonlyMap<string, number>): number => {
+    const members = isAbstractType(type) ? schema.getPossibleTypes(type) : [type];
+    return Math.max(0, ...members.map((member) => fieldsOn(member, selectionSet).reduce((sum, field) => sum + fieldCost(member, field, sized), 0)));
+  };
+
+  /** A field's arguments; none when they do not fit (the field then fails), so its lists count at their assumed size. */
+  const argumentsOf = (field: GraphQLField<unknown, unknown>, node: FieldNode): Record<string, unknown> => {
+    try {
+      return getArgumentValues(field, node, values);
+    } catch {
+      return {};
+    }
+  };
+
+  const fieldCost = (parent: GraphQLCompositeType, node: FieldNode, sized: ReadonlyMap<string, number>): number => {
+    const name = node.name.value;
+    if (name.startsWith('__')) return 0;
+    const field = 'getFields' in parent ? parent.getFields()[name] : undefined;
+    if (!field) return 0;
+    const coordinate = `${parent.name}.${name}`;
+    const named = getNamedType(field.type);
+    const args = argumentsOf(field as GraphQLField<unknown, unknown>, node);
+    const own = annotations.weights.get(coordinate) ?? annotations.weights.get(named.name) ?? (isCompositeType(named) ? 1 : 0);
+    const listSize = annotations.listSizes.get(coordinate);
+    const slice = slicedSize(listSize, args);
+    // A connection's page size goes to its list fields; without the slicing argument, the assumed size.
+    const pageSize = slice ?? listSize?.assumedSize ?? DEFAULT_LIST_SIZE;
+    const childSized = new Map(listSize?.sizedFields?.map((sizedField) => [sizedField, pageSize]) ?? []);
+    const children = node.selectionSet && isCompositeType(named) ? selectionCost(named, node.selectionSet, childSized) : 0;
+    const size = isListType(getNullableType(field.type))
+      ? (sized.get(name) ??
+        (listSize?.sizedFields ? undefined : slice) ??
+        listArgumentSize(field, args, listSize, (type) => isListType(getNullableType(type))) ??
+        listSize?.assumedSize ??
+        DEFAULT_LIST_SIZE)
+      : 1;
+    const argumentsCost = field.args.reduce((sum, argument) => sum + (args[argument.name] !== undefined ? (annotations.weights.get(`${coordinate}(${argument.name}:)`) ?? 0) : 0), 0);
+    return size * (own + children) + argumentsCost;
+  };
+
+  return (operation.operation === 'mutation' ? MUTATION_COST : 0) + selectionCost(root, operation.selectionSet, new Map());
+}
+
+/** The largest slicing argument given (or defaulted), when the field has any. */
+function slicedSize(listSize: ListSize | undefined, args: Record<string, unknown>): number | undefined {
+  const given = (listSize?.slicingArguments ?? []).map((name) => args[name]).filter((value): value is number => typeof value === 'number');
+  return given.length ? Math.max(...given) : undefined;
+}
+
+/** A list field answering one item per element of its one list argument: that list's length, at most its assumed size. */
+function listArgumentSize(
+  field: GraphQLField<unknown, unknown>,
+  args: Record<string, unknown>,
+  listSize: ListSize | undefined,
+  isList: (type: esmGraphql.GraphQLInputType) => boolean,
+): number | undefined {
+  const lists = field.args.filter((argument) => isList(argument.type));
+  if (lists.length !== 1) return undefined;
+  const given = args[lists[0]!.name];
+  if (!Array.isArray(given)) return undefined;
+  return listSize?.assumedSize === undefined ? given.length : Math.min(given.length, listSize.assumedSize);
+}
+
+/** The refusal of an operation over the limit, worded as the other limits are (gateway/refusals.ts). */
+export function costRefusal(found: number, max: number): GraphQLError {
+  return new GraphQLError(
+    `The operation costs ${found} (the weight of each field it asks, times the size of the lists it asks for, docs/ONE-GRAPH.md); the limit is ${max} (setting GRAPHQL_MAX_COST).`,
+    { extensions: { code: 'GRAPHQL_VALIDATION_FAILED', limit: { setting: 'GRAPHQL_MAX_COST', value: max, found } } },
+  );
+}
+
+/**
+ * Holds every operation to `maxCost` once it is parsed, validated and chosen, before anything runs
+ * (variables are needed for the sizes, so this is not a validation rule). Refused: GRAPHQL_VALIDATION_FAILED,
+ * with `extensions.limit`, as the other limits are.
+ */
+export function costLimitPlugin<Context extends BaseContext>(annotations: CostAnnotations, maxCost: number): ApolloServerPlugin<Context> {
+  return {
+    async requestDidStart() {
+      return {
+        async didResolveOperation({ schema, document, operation, request }) {
+          if (!operation) return;
+          const found = operationCost({ schema, document, operation, variables: request.variables }, annotations);
+          if (found > maxCost) {
+            const refusal = costRefusal(found, maxCost);
+            // Thrown here, an error without a status would be answered 500.
+            throw new GraphQLError(refusal.message, { extensions: { ...refusal.extensions, http: { status: 400 } } });
+          }
+        },
+      };
+    },
+  };
+}
+
+/**
+ * What an operation has spent of the work whose size shows only as it runs: a passport's log is as
+ * long as it is, and its weights assume one of a few hundred events. Each such field charges its
+ * actual cost, in the same units, for its subject (a passport) before it runs; once the operation
+ * would pass `budget`, the next is refused (400 COST_ACTUAL_TOO_EXPENSIVE, a field error) — unless it
+ * is the first of its kind (`verdict`, `events`, …) for the only subject the operation has read, so
+ * that any one passport can be read and verified whole, however long its log. Kept per operation
+ * (its context object: Apollo Server gives each operation of a batch its own copy), since one batch
+ * may carry several clients' operations.
+ */
+export function actualCostMeter(budget: number) {
+  const accounts = new WeakMap<object, { spent: number; subjects: Set<string>; charged: Set<string> }>();
+  return (context: object, cost: number, subject: string, kind: string): void => {
+    const account = accounts.get(context) ?? { spent: 0, subjects: new Set<string>(), charged: new Set<string>() };
+    const charge = `${kind} of passport ${subject}`;
+    const firstOfItsKind = !account.charged.has(charge) && [...account.subjects].every((seen) => seen === subject);
+    if (!firstOfItsKind && account.spent + cost > budget) {
+      throw new ProblemError(
+        400,
+        'COST_ACTUAL_TOO_EXPENSIVE',
+        `The operation has spent ${account.spent} of its ${budget} (GRAPHQL_MAX_COST) on passports' logs, and the ${charge} would take ${cost} more: the logs are longer than its estimate assumed. Ask for fewer passports in one request.`,
+        { budget, spent: account.spent, needed: cost },
+      );
+    }
+    account.spent += cost;
+    account.subjects.add(subject);
+    account.charged.add(charge);
+    accounts.set(context, account);
+  };
+}

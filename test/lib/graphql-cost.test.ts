@@ -1,0 +1,110 @@
+/**
+ * The cost of an operation from @cost and @listSize (lib/graphql/cost.ts), as Apollo Router counts
+ * it: list size × (weight, else 1 for an object and 0 for a leaf, + the selection), the sizes from
+ * slicing arguments (to the sized fields of a page), the length of a list of ids, an assumed size.
+ */
+import { buildSchema, Kind, parse, type OperationDefinitionNode } from 'graphql';
+import { describe, expect, it } from 'vitest';
+import { actualCostMeter, costAnnotations, DEFAULT_LIST_SIZE, MUTATION_COST, operationCost } from '../../lib/graphql/cost.js';
+
+const SDL = `
+  directive @cost(weight: Int!) on ARGUMENT_DEFINITION | ENUM | FIELD_DEFINITION | INPUT_FIELD_DEFINITION | OBJECT | SCALAR
+  directive @listSize(assumedSize: Int, slicingArguments: [String!], sizedFields: [String!], requireOneSlicingArgument: Boolean = true) on FIELD_DEFINITION
+  type Passport {
+    id: ID!
+    verdict: String @cost(weight: 7000)
+    events: [String!]! @cost(weight: 8) @listSize(assumedSize: 300)
+    snapshots: [Snapshot!]!
+    standing: Standing!
+  }
+  type Standing @cost(weight: 20) { standing: String }
+  type Snapshot { id: ID! chunks(count: Int!): [String!]! @cost(weight: 3000) @listSize(slicingArguments: ["count"]) }
+  type SnapshotPage { nodes: [Snapshot!]! pageInfo: PageInfo! }
+  type PageInfo { endCursor: String }
+  union Thing = Passport | Snapshot
+  type Query {
+    passport(id: ID!, at: String @cost(weight: 1000)): Passport
+    passports(ids: [ID!]!): [Passport]! @listSize(assumedSize: 500)
+    snapshots(first: Int = 20): SnapshotPage! @listSize(slicingArguments: ["first"], sizedFields: ["nodes"], requireOneSlicingArgument: false)
+    records(first: Int): SnapshotPage! @listSize(slicingArguments: ["first"], sizedFields: ["nodes"], assumedSize: 50, requireOneSlicingArgument: false)
+    things: [Thing!]!
+  }
+  type Mutation { touch: Passport }
+`;
+const schema = buildSchema(SDL);
+const annotations = costAnnotations(parse(SDL));
+
+function cost(query: string, variables: Record<string, unknown> = {}): number {
+  const document = parse(query);
+  const operation = document.definitions.find((definition): definition is OperationDefinitionNode => definition.kind === Kind.OPERATION_DEFINITION)!;
+  return operationCost({ schema, document, operation, variables }, annotations);
+}
+
+describe('the cost of an operation', () => {
+  it('counts 1 for an object, 0 for a leaf, and a field weight in place of its type', () => {
+    expect(cost('{ passport(id: "p") { id } }')).toBe(1);
+    expect(cost('{ passport(id: "p") { verdict } }')).toBe(7001);
+    expect(cost('{ passport(id: "p") { standing { standing } } }')).toBe(21);
+  });
+
+  it('adds the weight of an argument given, not of one left out', () => {
+    expect(cost('{ passport(id: "p", at: "2026-01-01T00:00:00Z") { id } }')).toBe(1001);
+    expect(cost('query($at: String) { passport(id: "p", at: $at) { id } }', {})).toBe(1);
+  });
+
+  it('multiplies a list by its assumed size, or by the default without one', () => {
+    expect(cost('{ passport(id: "p") { events } }')).toBe(1 + 300 * 8);
+    expect(cost('{ passport(id: "p") { snapshots { id } } }')).toBe(1 + DEFAULT_LIST_SIZE);
+  });
+
+  it('sizes a list of ids by the ids given, at most its assumed size, variables included', () => {
+    expect(cost('{ passports(ids: ["a", "b", "c"]) { verdict } }')).toBe(3 * 7001);
+    expect(cost('query($ids: [ID!]!) { passports(ids: $ids) { verdict } }', { ids: Array(28).fill('a') })).toBe(28 * 7001);
+    expect(cost('query($ids: [ID!]!) { passports(ids: $ids) { id } }', { ids: Array(900).fill('a') })).toBe(500);
+  });
+
+  it('sizes a list by its slicing argument, and a page by it through its sized fields (or their default)', () => {
+    expect(cost('{ passport(id: "p") { snapshots { chunks(count: 8) } } }')).toBe(1 + DEFAULT_LIST_SIZE * (1 + 8 * 3000));
+    expect(cost('{ snapshots(first: 100) { nodes { id } pageInfo { endCursor } } }')).toBe(1 + 100 + 1);
+    expect(cost('{ snapshots { nodes { id } } }')).toBe(1 + 20);
+    expect(cost('{ records { nodes { id } } }')).toBe(1 + 50);
+    expect(cost('query($n: Int) { records(first: $n) { nodes { id } } }', { n: 7 })).toBe(1 + 7);
+  });
+
+  it('counts every alias, fragment and inline fragment, and leaves out what @skip or @include drop', () => {
+    expect(cost('{ a: passport(id: "p") { verdict } b: passport(id: "q") { verdict } }')).toBe(2 * 7001);
+    expect(cost('{ passport(id: "p") { ...V } } fragment V on Passport { verdict }')).toBe(7001);
+    expect(cost('query($no: Boolean!) { passport(id: "p") { verdict @include(if: $no) id } }', { no: false })).toBe(1);
+    expect(cost('{ passport(id: "p") { verdict @skip(if: true) } }')).toBe(1);
+  });
+
+  it('counts a union or interface as its costliest member', () => {
+    expect(cost('{ things { ... on Passport { verdict } ... on Snapshot { id } } }')).toBe(DEFAULT_LIST_SIZE * 7001);
+  });
+
+  it('counts nothing of an operation whose variables do not fit (it is refused before anything runs), and lists with arguments that do not at their assumed size', () => {
+    expect(cost('query($ids: [ID!]!) { passports(ids: $ids) { verdict } }', {})).toBe(0);
+    expect(cost('{ passport(id: "p") { snapshots { chunks(count: "eight") } } }')).toBe(1 + DEFAULT_LIST_SIZE * (1 + DEFAULT_LIST_SIZE * 3000));
+  });
+
+  it('charges a mutation its own cost', () => {
+    expect(cost('mutation { touch { id } }')).toBe(MUTATION_COST + 1);
+  });
+});
+
+describe('the actual cost of an operation', () => {
+  it('refuses what passes the budget, but the first of each kind for the only passport read so far, and keeps each operation apart', () => {
+    const charge = actualCostMeter(100);
+    const operation = {};
+    charge(operation, 150, 'p1', 'events');
+    charge(operation, 50, 'p1', 'verdict');
+    // The same passport's events again (an id asked twice) is work again.
+    expect(() => charge(operation, 1, 'p1', 'events')).toThrow(expect.objectContaining({ extensions: expect.objectContaining({ code: 'COST_ACTUAL_TOO_EXPENSIVE' }) }));
+    expect(() => charge(operation, 1, 'p2', 'verdict')).toThrow(/spent 200 of its 100 .* the verdict of passport p2 would take 1 more/);
+    charge({}, 90, 'p2', 'verdict');
+    const other = {};
+    charge(other, 60, 'p1', 'verdict');
+    charge(other, 40, 'p2', 'verdict');
+    expect(() => charge(other, 1, 'p3', 'verdict')).toThrow(/spent 100 of its 100/);
+  });
+});
