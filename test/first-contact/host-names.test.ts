@@ -34,11 +34,11 @@ interface Written {
 function written(where: string, value: unknown, found: Written[] = []): Written[] {
   if (typeof value === 'string') {
     if (value.startsWith('did:web:')) found.push({ where: `${where}: ${value}`, host: decodeURIComponent(value.split(':')[2]!.split('#')[0]!) });
-    for (const [url] of value.matchAll(/https?:\/\/[^\s<>"]+/g)) {
-      const host = new URL(url).host;
-      if (LOOPBACK.has(new URL(url).hostname)) found.push({ where: `${where}: ${url}`, host });
+    for (const [text] of value.matchAll(/https?:\/\/[^\s<>"]+/g)) {
+      const url = new URL(text);
+      if (LOOPBACK.has(url.hostname)) found.push({ where: `${where}: ${text}`, host: url.host });
     }
-  } else if (Array.isArray(value)) value.forEach((item, index) => written(`${where}[${index}]`, item, found));
+  } else if (Array.isArray(value)) for (const [index, item] of value.entries()) written(`${where}[${index}]`, item, found);
   else if (value !== null && typeof value === 'object') for (const [name, member] of Object.entries(value)) written(`${where}.${name}`, member, found);
   return found;
 }
