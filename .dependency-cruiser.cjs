@@ -1,6 +1,8 @@
 /**
  * Dependency rules, checked by `npm run depcheck` (part of `npm test`). Layers from the bottom:
- * lib/ (crypto, formats, plumbing) ← subgraphs/<service>/ ← gateway/, rest-facade/ ← bin/;
+ * lib/ (crypto, formats, plumbing) ← subgraphs/<service>/, gateway/, rest-facade/ side by side (the
+ * gateway and the facade reach a service through the graph, and share its words through lib/formats)
+ * ← bin/;
  * verifier/ stands beside the services on lib/ alone, and its page (verifier/page/) on the verifier
  * library alone. test/ ← bench/ ← soak/ sit on top (each
  * may use the support of the ones before it) and nothing below them reaches up.
@@ -29,6 +31,14 @@ module.exports = {
       severity: 'error',
       from: { path: '^subgraphs/([^/]+)/' },
       to: { path: '^subgraphs/', pathNot: '^subgraphs/$1/' },
+    },
+    {
+      name: 'servers-through-the-graph',
+      comment:
+        "The gateway and the REST facade reach a service through the graph only; the wire words they share with it (statuses, kinds, checks) come from lib/formats, not from a copy or the service's code.",
+      severity: 'error',
+      from: { path: '^(gateway|rest-facade)/' },
+      to: { path: '^subgraphs/' },
     },
     {
       name: 'lib-stays-below',

@@ -72,7 +72,7 @@ try {
   let unknown = 0;
   const unknownId = () => `00000000-0000-4000-8000-${String((unknown += 1)).padStart(12, '0')}`;
   const unknownIds = (count: number) => Array.from({ length: count }, () => `${issuerPath}/passports/${unknownId()}`);
-  // What the facade asks for GET /passports/{id} (rest-facade/routes/issuer.ts), sent to the gateway or straight to the subgraph.
+  // What the facade asks for GET /passports/{id} (rest-facade/routes/issuer/operations.ts), sent to the gateway or straight to the subgraph.
   const passportQuery = (count: number) =>
     Array.from({ length: count }, () =>
       JSON.stringify({

@@ -6,7 +6,7 @@ import type { AccessTokens } from '../lib/auth/tokens.js';
 import type { KeyEncryptionKeys } from '../lib/keys/kek.js';
 import { serviceDatabaseUrl } from '../lib/config/database.js';
 import type { RuntimeConfig } from '../lib/config/runtime.js';
-import { publicUrls, servedBaseUrl } from '../lib/config/public-urls.js';
+import { publicUrlsOfConfig } from '../lib/config/public-urls.js';
 import { SERVICES, type ServiceName } from '../lib/config/services.js';
 import { startEmbeddedPostgres, type RunningPostgres } from '../lib/db/embedded-postgres.js';
 import type { ListeningServer } from '../lib/graphql/subgraph-server.js';
@@ -111,14 +111,9 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
       if (!gatewayUrl) throw new Error('the gateway is not started yet');
       return gatewayUrl;
     });
-    // Where the facade serves each service, once it listens (its ports may be chosen then); before, as configured.
+    // The facade's rule (lib/config/public-urls.ts) at the ports it binds, once it listens (it may choose them then); before, as configured.
     let facadeBaseUrls: Record<ServiceName, string> | undefined;
-    const served = (service: ServiceName) => {
-      const mount = config.mounts.find((candidate) => candidate.service === service)!;
-      const port = facadeBaseUrls ? Number(new URL(facadeBaseUrls[service]).port) : mount.port;
-      return servedBaseUrl(config.host, port, mount.prefix);
-    };
-    const servicePublicUrls = publicUrls(config.publicUrls, served);
+    const servicePublicUrls = publicUrlsOfConfig(config, (mount) => (facadeBaseUrls ? Number(new URL(facadeBaseUrls[mount.service]).port) : mount.port));
     const replicaUrls = {} as Record<ServiceName, string[]>;
     const subgraphs: Subgraph[] = [];
     // Built one after another: type-graphql keeps its build settings in static state.

@@ -53,7 +53,7 @@ export interface RouteResult {
 
 export interface RouteContext {
   service: ServiceName;
-  /** The service's public base URL: configured (`<SERVICE>_PUBLIC_URL`), else as the client reached it. */
+  /** The service's public base URL: configured (`<SERVICE>_PUBLIC_URL`), else where the facade serves it (lib/config/public-urls.ts). */
   baseUrl: string;
   /** Every service's public base URL, the same way. */
   publicUrls: Record<ServiceName, string>;

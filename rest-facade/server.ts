@@ -21,10 +21,11 @@ import { RefusalReports } from './refusal-reports.js';
 import { JSON_MEDIA_TYPE, parseJsonBody } from '../lib/http/json-body.js';
 import { openApiOptions, routeSchema, SHARED_SCHEMAS } from './openapi.js';
 import { PROBLEM_MEDIA_TYPE, RequestProblem } from '../lib/http/request-problem.js';
-import { drainRefusedBody, isWellFormedHost, publicServerOptions, refuseMalformedHost } from '../lib/http/server-options.js';
+import { drainRefusedBody, publicServerOptions, refuseMalformedHost } from '../lib/http/server-options.js';
 import { loggingOptions, logRequests, serverLogger } from '../lib/ops/logging.js';
 import { serverTracer, traceRequests } from '../lib/ops/tracing.js';
 import { problemFromGraphqlErrors, problemHeaders } from './problems.js';
+import { facadeUrls } from './public-urls.js';
 import type { Route, RouteContext, RouteRequest, ServiceRoutes } from './route-table.js';
 import { validatorCompiler } from './validation.js';
 import { verifyPageHandler } from './verify-page.js';
@@ -40,7 +41,7 @@ export interface FacadeMount {
 export interface FacadeOptions {
   host: string;
   mounts: readonly FacadeMount[];
-  /** Configured public base URLs (RuntimeConfig.publicUrls); a service without one is named as the request reached it. */
+  /** Configured public base URLs (RuntimeConfig.publicUrls); a service without one is named where the facade serves it (public-urls.ts). */
   publicUrls?: Partial<Record<ServiceName, string>>;
   tables: Record<ServiceName, ServiceRoutes>;
   gatewayUrl: string;
@@ -98,20 +99,19 @@ function problemOfFrameworkError(error: { code?: string; statusCode?: number; me
 }
 
 /**
- * A problem as the client gets it: its type an absolute link into /docs/problems on this origin, its
- * instance the path asked. A refusal made before the Host is checked (a path Fastify cannot route)
- * keeps the type relative when the Host names no origin.
+ * Sends a problem as the client gets it: its type an absolute link into /docs/problems at the
+ * request's public origin (`origin`, public-urls.ts), its instance the path asked.
  */
-function sendProblem(request: FastifyRequest, reply: FastifyReply, details: Problem, headers: Record<string, string> = {}): FastifyReply {
-  const instance = request.url.split('?')[0];
-  const host = request.headers.host ?? 'localhost';
-  const type = isWellFormedHost(host) ? new URL(details.type, `http://${host}`).href : details.type;
-  return reply
-    .code(details.status)
-    .headers(headers)
-    .type(PROBLEM_MEDIA_TYPE)
-    .send(Buffer.from(JSON.stringify({ ...details, type, instance })));
-}
+const problemSender = (origin: (request: FastifyRequest) => string) =>
+  function sendProblem(request: FastifyRequest, reply: FastifyReply, details: Problem, headers: Record<string, string> = {}): FastifyReply {
+    const instance = request.url.split('?')[0];
+    const type = new URL(details.type, origin(request)).href;
+    return reply
+      .code(details.status)
+      .headers(headers)
+      .type(PROBLEM_MEDIA_TYPE)
+      .send(Buffer.from(JSON.stringify({ ...details, type, instance })));
+  };
 
 /** Every method Node parses except CONNECT (which names no path), so each gets 405 where it does not apply. */
 const OTHER_METHODS = METHODS.filter((method) => method !== 'CONNECT');
@@ -192,24 +192,11 @@ export async function startFacade(options: FacadeOptions): Promise<RunningFacade
     refusalReports.add(service, { actor: principal?.name ?? 'anonymous', role: principal?.role ?? 'none', action, outcome: refusal.code, status: refusal.status, detail: refusal.detail });
   }
 
-  /**
-   * The base URL of every service for one request: the configured public one, else as this request
-   * reached the facade (its Host) for a service on the same port, and that host at the service's own
-   * port for one elsewhere.
-   */
-  function publicUrlsFor(request: FastifyRequest, port: number): Record<ServiceName, string> {
-    const host = request.headers.host ?? 'localhost';
-    const hostName = host.replace(/:\d+$/, '');
-    return Object.fromEntries(
-      options.mounts.map((mount) => {
-        const prefix = mount.prefix.replace(/\/+$/, '');
-        const derived = mount.port === port ? `http://${host}${prefix}` : `http://${hostName}:${ports.get(mount.port)}${prefix}`;
-        return [mount.service, options.publicUrls?.[mount.service] ?? derived];
-      }),
-    ) as Record<ServiceName, string>;
-  }
+  /** The public base URL of every service, the same for every request whatever its Host (public-urls.ts). */
+  const urls = facadeUrls(options, (port) => ports.get(port) ?? port);
+  const sendProblem = problemSender((request) => urls.problemOrigin(request.socket.localPort, request.url.split('?')[0]!));
 
-  async function answer(route: Route, table: ServiceRoutes, port: number, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+  async function answer(route: Route, table: ServiceRoutes, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
     const routeRequest: RouteRequest = {
       params: request.params as Record<string, string>,
       query: (request.query ?? {}) as RouteRequest['query'],
@@ -218,7 +205,7 @@ export async function startFacade(options: FacadeOptions): Promise<RunningFacade
       accept: request.headers.accept,
     };
     const authorization = request.headers.authorization;
-    const publicUrls = publicUrlsFor(request, port);
+    const publicUrls = urls.services();
     const context: RouteContext = {
       service: table.service,
       baseUrl: publicUrls[table.service],
@@ -251,7 +238,7 @@ export async function startFacade(options: FacadeOptions): Promise<RunningFacade
   }
 
   /** One service's routes under its prefix, with its OpenAPI document and its own 404 and 405s. */
-  async function mountService(instance: FastifyInstance, table: ServiceRoutes, prefix: string, port: number): Promise<() => unknown> {
+  async function mountService(instance: FastifyInstance, table: ServiceRoutes, prefix: string): Promise<() => unknown> {
     await instance.register(swagger, openApiOptions(table, prefix) as never);
     const methodsByPath = new Map<string, Set<string>>();
     for (const route of table.routes) {
@@ -277,7 +264,7 @@ export async function startFacade(options: FacadeOptions): Promise<RunningFacade
           drainRefusedBody(request.raw, reply);
           return sendProblem(request, reply, refused.details, refused.headers);
         },
-        handler: (request, reply) => answer(route, table, port, request, reply),
+        handler: (request, reply) => answer(route, table, request, reply),
       });
     }
     for (const [url, declared] of methodsByPath) {
@@ -381,15 +368,14 @@ export async function startFacade(options: FacadeOptions): Promise<RunningFacade
       const mount = options.mounts.find((candidate) => candidate.service === service);
       const document = documents.get(service);
       if (!mount || !document) return sendProblem(request, reply, problem(404, 'NOT_FOUND', `No service is named ${service}.`));
-      const hostName = (request.headers.host ?? options.host).replace(/:\d+$/, '');
-      const served = { ...(document() as Record<string, unknown>), servers: [{ url: `http://${hostName}:${ports.get(mount.port)}${mount.prefix}` }] };
+      const served = { ...(document() as Record<string, unknown>), servers: [{ url: urls.services()[service] }] };
       return reply.type('application/openapi+json').send(Buffer.from(JSON.stringify(served)));
     });
     for (const mount of mounts) {
       const prefix = mount.prefix.replace(/\/+$/, '');
       await app.register(
         async (instance) => {
-          documents.set(mount.service, await mountService(instance, options.tables[mount.service], prefix, mount.port));
+          documents.set(mount.service, await mountService(instance, options.tables[mount.service], prefix));
         },
         { prefix },
       );

@@ -29,7 +29,7 @@ export interface RuntimeConfig {
    * The public base URL of each service that has one configured (`<SERVICE>_PUBLIC_URL`, e.g.
    * `ISSUER_PUBLIC_URL=https://dpp.example.com/issuer`): what clients see behind a proxy, and what
    * every absolute URL the platform writes is made from (DESIGN §3, "Public identity"). A service
-   * without one is named as the request reached the facade.
+   * without one is named by where the facade serves it (public-urls.ts).
    */
   publicUrls: Partial<Record<ServiceName, string>>;
   introspection: boolean;

@@ -1,12 +1,19 @@
+/**
+ * Every service's route table. Each group of routes has a folder of the same four modules:
+ * `routes.ts` (the table: paths, parameters, roles, which operation, which mapper, which schema),
+ * `schemas.ts` (JSON Schemas of bodies and answers, with the examples the OpenAPI documents show),
+ * `operations.ts` (the GraphQL documents sent to the gateway) and `mappers.ts` (request to
+ * variables, data to answer: bodies, headers, streams, problems). `common/` is what every service
+ * has; the issuer's table adds `credentials/` (its W3C surface) and `digital-link/` (the GS1 resolver).
+ */
 import type { ServiceName } from '../../lib/config/services.js';
 import type { ServiceRoutes } from '../route-table.js';
-import { archiveRoutes } from './archive.js';
-import { commonRoutes } from './common.js';
-import { issuerRoutes } from './issuer.js';
-import { registryRoutes } from './registry.js';
-import { trustRoutes } from './trust.js';
+import { archiveRoutes } from './archive/routes.js';
+import { commonRoutes } from './common/routes.js';
+import { issuerRoutes } from './issuer/routes.js';
+import { registryRoutes } from './registry/routes.js';
+import { trustRoutes } from './trust/routes.js';
 
-/** Every service's route table. */
 export const ROUTE_TABLES: Record<ServiceName, ServiceRoutes> = {
   trust: { service: 'trust', title: 'Trust service', routes: [...commonRoutes('trust', { keyring: true }), ...trustRoutes] },
   registry: { service: 'registry', title: 'Registry service', routes: [...commonRoutes('registry', { keyring: false }), ...registryRoutes] },

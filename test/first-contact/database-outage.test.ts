@@ -10,7 +10,7 @@ import { request } from 'node:http';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { GRAPH_PAGE_SIZE } from '../../rest-facade/routes/trust.js';
+import { GRAPH_PAGE_SIZE } from '../../rest-facade/routes/trust/mappers.js';
 import { OwnPostgres } from '../support/own-postgres.js';
 import { startTestStack, type TestStack } from '../support/stack.js';
 

@@ -1,11 +1,11 @@
 /**
  * A client (or a scanner) sends a Host header that names no host: with a space, a port past 65535,
- * an unclosed IPv6 bracket, a lone `%`, or nothing. Every server of the platform writes URLs from
- * the Host (problem types, Location, base URLs, the Digital Link resolver's links; Apollo's request
- * URL at the gateway and the subgraphs), so each answers such a request 400 MALFORMED_HOST as
- * problem+json before any route sees it: never a 500 of its own (`ERR_INVALID_URL`), which would
- * also count against the servers' error ratio. A well-formed Host, an IPv6 literal among them, is
- * served as before.
+ * an unclosed IPv6 bracket, a lone `%`, or nothing. HTTP/1.1 has it refused (RFC 9112 §3.2), and the
+ * gateway and the subgraphs make Apollo's request URL from it, so every server answers such a
+ * request 400 MALFORMED_HOST as problem+json before any route sees it: never a 500 of its own
+ * (`ERR_INVALID_URL`), which would also count against the servers' error ratio. A well-formed Host,
+ * an IPv6 literal among them, is served, and changes nothing the platform writes: every absolute
+ * URL names where the service is served (lib/config/public-urls.ts; test/first-contact/host-names.test.ts).
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { rawGet } from '../support/raw-http.js';
@@ -50,13 +50,14 @@ describe('a malformed Host header', () => {
 });
 
 describe('a well-formed Host header', () => {
-  it('is served, an IPv6 literal with a port too, and names the origin of what is written from it', async () => {
+  it('is served, an IPv6 literal with a port too, and changes nothing written: what is written names where the service is served', async () => {
+    const issuer = platform.base('issuer');
     for (const host of ['[::1]:8443', 'dpp.example.com', 'DPP.Example.com:80']) {
-      const discovery = await rawGet(`${platform.base('issuer')}/`, { host });
+      const discovery = await rawGet(`${issuer}/`, { host });
       expect(discovery.status, discovery.body).toBe(200);
-      expect(JSON.parse(discovery.body).base_url.toLowerCase()).toBe(`http://${host.toLowerCase()}/issuer`);
-      const missing = await rawGet(`${platform.base('issuer')}/no-such-path`, { host });
-      expect([missing.status, JSON.parse(missing.body).type.toLowerCase()]).toEqual([404, `http://${host.toLowerCase().replace(/:80$/, '')}/docs/problems#not-found`]);
+      expect(JSON.parse(discovery.body).base_url).toBe(issuer);
+      const missing = await rawGet(`${issuer}/no-such-path`, { host });
+      expect([missing.status, JSON.parse(missing.body).type]).toEqual([404, `${new URL(issuer).origin}/docs/problems#not-found`]);
     }
   });
 });

@@ -1,6 +1,7 @@
 export * from './delegation.js';
 export * from './errors.js';
 export * from './jurisdiction.js';
+export * from './key-standing.js';
 export * from './keys.js';
 export * from './nodes.js';
 export * from './revocations.js';

@@ -54,6 +54,9 @@ export interface DidDocument {
   assertionMethod: string[];
 }
 
+/** The media type a DID document is served as (W3C DID Core, JSON-LD representation). */
+export const DID_MEDIA_TYPE = 'application/did+ld+json';
+
 export const DID_CONTEXTS = ['https://www.w3.org/ns/did/v1', 'https://w3id.org/security/jwk/v1'];
 
 /** The DID document of a DID over these keys; `alsoKnownAs` names the https base URL it stands for. */

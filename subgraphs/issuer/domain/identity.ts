@@ -12,14 +12,12 @@
  * identities compare equal.
  */
 import { IssuerError, type IdentityFailure } from '../../../lib/formats/issuer/errors.js';
-
-export const GRANULARITIES = ['model', 'batch', 'item'] as const;
-export type Granularity = (typeof GRANULARITIES)[number];
+import type { Granularity, IdentityScheme } from '../../../lib/formats/issuer/identity.js';
 
 export interface PassportIdentity {
   /** The identifier exactly as given. */
   uri: string;
-  scheme: 'gs1-digital-link' | 'epc-urn';
+  scheme: IdentityScheme;
   granularity: Granularity;
   /** GTIN-14, check digit verified. */
   gtin: string;

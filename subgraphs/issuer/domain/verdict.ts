@@ -13,6 +13,8 @@ import type { EventRecord } from '../../../lib/formats/issuer/event-log.js';
 import type { LogVerdict, SignatureFailure } from '../../../lib/formats/issuer/log-verdict.js';
 import type { PackCheck } from '../../../lib/formats/issuer/pack.js';
 import type { PassportStatus } from '../../../lib/formats/issuer/status.js';
+import type { KeyStandingValue } from '../../../lib/formats/trust/key-standing.js';
+import { VERDICT_CHECKS, type CheckOutcome, type VerdictCheck, type VerdictOutcome } from '../../../lib/formats/issuer/verdict-checks.js';
 
 export type SigningRole = 'event' | 'log_head' | 'pack';
 
@@ -28,9 +30,6 @@ export interface KeyUse {
  * The trust service's answer for one key at one instant (the contract's `trustKeyStanding`). Only
  * `valid` is good standing; `unknown` means trust cannot say, which leaves the check not run.
  */
-export const KEY_STANDINGS = ['valid', 'revoked', 'unknown', 'not_yet_valid', 'expired'] as const;
-export type KeyStandingValue = (typeof KEY_STANDINGS)[number];
-
 export interface KeyStanding {
   kid: string;
   at: string;
@@ -90,26 +89,9 @@ export function standingQuestions(uses: readonly KeyUse[]): { kid: string; at: s
   return [...questions.values()];
 }
 
-export const VERDICT_CHECKS = [
-  { check: 'log.chain', description: 'events are in order, of this passport, hash-chained, with non-decreasing recorded_at' },
-  { check: 'log.transitions', description: 'the events lead through legal status transitions (rule I6)' },
-  { check: 'log.status', description: "the passport's status is the status its events lead to" },
-  { check: 'log.head_signature', description: 'the log head is signed by the issuer, names this passport and covers the whole log' },
-  { check: 'log.root', description: "the RFC 6962 root of the events equals the signed head's root" },
-  { check: 'events.signatures', description: 'every event carries a valid Ed25519 signature and the Attested marker' },
-  { check: 'pack.signature', description: 'the latest Tier-A pack verifies (ES256 carrier signature; embedded log head for class verify-offline)' },
-  { check: 'pack.head', description: "the pack's log size and root equal the current log" },
-  { check: 'pack.status', description: "the pack's status equals the passport's current status" },
-  { check: 'key_standing.event', description: 'every event key was in good standing whenever it signed' },
-  { check: 'key_standing.log_head', description: 'the log head key was in good standing when it signed' },
-  { check: 'key_standing.pack', description: 'the pack carrier key was in good standing when it signed' },
-] as const;
-
-export type VerdictCheck = (typeof VERDICT_CHECKS)[number]['check'];
-
 export interface CheckResult {
   check: VerdictCheck;
-  outcome: 'passed' | 'failed' | 'not_run';
+  outcome: CheckOutcome;
   detail: string;
 }
 
@@ -127,7 +109,7 @@ export interface VerdictInput {
 
 export interface PassportVerdict {
   passport_id: string;
-  outcome: 'verified' | 'failed' | 'incomplete';
+  outcome: VerdictOutcome;
   log_verdict: Omit<LogVerdict, 'signatures'>;
   event_signature_audit: { verified: number; total: number; first_failing_seq: number | null; failures: SignatureFailure[] };
   pack_verdict: { present: boolean; ok: boolean; kid?: string; capability_class?: string; reason?: string; message?: string };

@@ -4,7 +4,8 @@
  */
 import DataLoader from 'dataloader';
 import type { GatewayClient } from '../../../lib/graphql/gateway-client.js';
-import { KEY_STANDINGS, type KeyStanding, type KeyStandingValue } from '../domain/index.js';
+import { KEY_STANDINGS, type KeyStandingValue } from '../../../lib/formats/trust/key-standing.js';
+import type { KeyStanding } from '../domain/index.js';
 
 /**
  * Questions per request to the gateway: a standing a caller names weighs 400, so

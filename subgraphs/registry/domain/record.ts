@@ -2,16 +2,11 @@ import { RegistryError } from './errors.js';
 import { checkRecordId } from './identifiers.js';
 import type { RecordKind } from './kinds.js';
 import { checkRecordBody, windowOfBody, type JsonObject } from './record-body.js';
+import { RECORD_STATUSES, type RecordStatus } from '../../../lib/formats/registry/records.js';
 import { INSTANT_EXPECTED } from '../../../lib/time.js';
 import { normalizeInstant } from './time.js';
 
-/**
- * Status of one record version. Versions are immutable, so a record changes status by gaining a
- * version: `draft` (proposed, not in force), `active` (in force), `deprecated` (in force, to be
- * replaced; new uses are discouraged), `withdrawn` (no longer in force; final).
- */
-export const RECORD_STATUSES = ['draft', 'active', 'deprecated', 'withdrawn'] as const;
-export type RecordStatus = (typeof RECORD_STATUSES)[number];
+export { RECORD_STATUSES, type RecordStatus } from '../../../lib/formats/registry/records.js';
 
 /**
  * Which status a new version may take after the latest version's status. A draft may only be

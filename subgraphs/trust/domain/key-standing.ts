@@ -1,25 +1,15 @@
 /**
- * The standing of a key at an instant, as other services ask it (e.g. the issuer's verdict about
- * the key that signed an event): does the trust graph vouch for that key then?
- *
- * - `unknown`: no node lists the key, or a node does but no delegation path from a root stands
- *   at that instant: the trust service cannot vouch for it either way;
- * - `not_yet_valid`: the instant lies before the key's `iat`;
- * - `expired`: the instant lies at or after the key's `exp`;
- * - `revoked`: the key, or its node, is revoked by then (its own `revoked` member or a recorded
- *   revocation effective by then, bitemporally: as recorded by `known_by` when given);
- * - `valid`: none of these, and a chain of delegations standing at that instant reaches the node
- *   from a root (`path`: the edge ids from the root down; empty for a root itself).
- * A key listed by several nodes stands as well as its best-standing node.
+ * The standing of a key at an instant (lib/formats/trust/key-standing.ts says what each value
+ * means), computed from the trust graph: does the graph vouch for that key then? `path` names the
+ * edge ids from a root down to a `valid` key's node (empty for a root itself). A key listed by
+ * several nodes stands as well as its best-standing node.
  */
 import { resolvePath, type DelegationEdge, type TrustGraph } from '../../../lib/formats/trust/delegation.js';
 import type { NodeKey } from '../../../lib/formats/trust/keys.js';
 import type { TrustNode } from '../../../lib/formats/trust/nodes.js';
+import type { KeyStandingValue } from '../../../lib/formats/trust/key-standing.js';
 import { keyRevokedFrom } from '../../../lib/formats/trust/revocations.js';
 import { formatInstant, instantFromUnixSeconds, type Instant } from '../../../lib/formats/trust/time.js';
-
-export const KEY_STANDINGS = ['valid', 'revoked', 'unknown', 'not_yet_valid', 'expired'] as const;
-export type KeyStandingValue = (typeof KEY_STANDINGS)[number];
 
 export interface KeyStanding {
   readonly kid: string;

@@ -26,7 +26,7 @@ import {
   STATUS_LIST_BYTES,
   verifyVcJwt,
 } from '../../../lib/formats/vc/index.js';
-import { credentialMediaType } from '../../../rest-facade/routes/issuer.js';
+import { credentialMediaType } from '../../../rest-facade/routes/credentials/mappers.js';
 import { statusBits, untpPassportCredential, type PassportCredentialState } from '../../../subgraphs/issuer/domain/untp-credential.js';
 import { PASSPORT_STATUSES } from '../../../lib/formats/issuer/status.js';
 import { validateIdentity } from '../../../subgraphs/issuer/domain/identity.js';

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { signLogHead } from '../../../lib/formats/issuer/checkpoint.js';
 import { verifyLog } from '../../../lib/formats/issuer/log-verdict.js';
 import { buildPackClaims, mintPack, verifyPack } from '../../../lib/formats/issuer/pack.js';
-import { assembleVerdict, keyUses, standingQuestions, VERDICT_CHECKS, type KeyStanding, type VerdictInput } from '../../../subgraphs/issuer/domain/verdict.js';
+import { assembleVerdict, keyUses, standingQuestions, type KeyStanding, type VerdictInput } from '../../../subgraphs/issuer/domain/verdict.js';
+import { VERDICT_CHECKS } from '../../../lib/formats/issuer/verdict-checks.js';
 import { appendEvent } from '../../../lib/formats/issuer/event-log.js';
 import { at, buildLog, ed25519Key, p256Key, resolverOf } from './fixtures.js';
 

@@ -1,0 +1,77 @@
+/**
+ * How the issuer's REST requests become GraphQL variables, and its GraphQL data REST answers. REST
+ * members are snake_case; event payloads are carried opaquely (EPCIS 2.0 member names stay
+ * camelCase inside `payload`), and signed documents pass through verbatim.
+ */
+import { RequestProblem } from '../../../lib/http/request-problem.js';
+import { problem, type Problem } from '../../../lib/problem.js';
+import type { RouteContext, RouteRequest } from '../../route-table.js';
+
+const object = (body: unknown): Record<string, unknown> => (body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : {});
+
+export function passportNotFound(): RequestProblem {
+  return new RequestProblem(problem(404, 'NOT_FOUND', 'The issuer has no passport with this id.'));
+}
+
+export const passportUrl = (context: RouteContext, id: string) => `${context.baseUrl}/passports/${encodeURIComponent(id)}`;
+
+/** POST /passports: the passport to create. */
+export function creationVariables({ body }: RouteRequest) {
+  const input = object(body);
+  const typeRef = input.type_ref;
+  return {
+    input: {
+      identity: input.identity,
+      granularity: input.granularity,
+      // Anything but an object goes to GraphQL as it is, which refuses it with a 400.
+      typeRef: typeRef !== null && typeof typeRef === 'object' && !Array.isArray(typeRef) ? { id: object(typeRef).id, version: object(typeRef).version } : typeRef,
+      configVector: input.config_vector,
+      capabilityClass: input.capability_class,
+    },
+  };
+}
+
+/** The one-live-passport refusal names the live passport; its URL is the facade's to write. */
+export function withLivePassportUrl(details: Problem, context: RouteContext): Problem {
+  return details.code === 'LIVE_PASSPORT_EXISTS' && typeof details.passport_id === 'string' ? { ...details, passport_url: passportUrl(context, details.passport_id) } : details;
+}
+
+/** GET /passports/{id}: the passport, at an instant with `at`, with its events and proof when asked. */
+export function passportVariables({ params, query }: RouteRequest) {
+  if (query.include_proof === true && query.at === undefined)
+    throw new RequestProblem(problem(400, 'INVALID_QUERY', 'include_proof needs at: the proof runs from the head at that instant to today’s'));
+  return { id: params.id, withEvents: query.include_events === true, at: query.at, asOf: query.at !== undefined, withProof: query.include_proof === true };
+}
+
+/** A passport as REST writes it: its events as `log`, and `as_of` only when asked about an instant. */
+export function passportOut({ events, as_of, ...passport }: Record<string, unknown>) {
+  return { ...passport, ...(events ? { log: events } : {}), ...(as_of ? { as_of } : {}) };
+}
+
+export function eventVariables({ params, body }: RouteRequest) {
+  const input = object(body);
+  return { passportId: params.id, type: input.type, payload: input.payload };
+}
+
+export function profileVariables({ body }: RouteRequest) {
+  const input = object(body);
+  return {
+    input: {
+      id: input.profile_id,
+      description: input.description,
+      capabilityClasses: input.capability_classes,
+      defaultCapabilityClass: input.default_capability_class,
+      claims: input.claims,
+    },
+  };
+}
+
+export function applicabilityVariables({ body }: RouteRequest) {
+  const input = object(body);
+  return { input: { modelId: input.model_id, modelVersion: input.model_version, profileId: input.profile_id } };
+}
+
+/** An upsert's answer: 201 with what was made, or 200 with what was replaced. */
+export function upserted({ created, ...record }: Record<string, unknown>) {
+  return { status: created ? 201 : 200, body: record };
+}
