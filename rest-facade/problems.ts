@@ -1,3 +1,10 @@
+/**
+ * The facade's problems (RFC 9457): made from a service's GraphQL errors and from Fastify's own
+ * refusals, and sent as the client gets them.
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { PROBLEM_MEDIA_TYPE, RequestProblem } from '../lib/http/request-problem.js';
+import { isWellFormedHost } from '../lib/http/server-options.js';
 import { problem, problemOf, type Problem } from '../lib/problem.js';
 
 interface GraphqlError {
@@ -31,4 +38,36 @@ export function problemFromGraphqlErrors(errors: readonly GraphqlError[]): Probl
   }
   const service = typeof first.extensions?.serviceName === 'string' ? first.extensions.serviceName : 'gateway';
   return problem(500, 'INTERNAL_ERROR', `The ${service} service failed to answer; the failure is logged.`);
+}
+
+export const tooLarge = (bodyLimit: number) => new RequestProblem(problem(413, 'BODY_TOO_LARGE', `The body exceeds ${bodyLimit} bytes.`, { limit: bodyLimit }));
+
+/** Fastify's own refusals (content type, size, framework) as the problems the facade documents. */
+export function problemOfFrameworkError(error: { code?: string; statusCode?: number; message: string }, bodyLimit: number): RequestProblem | undefined {
+  switch (error.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return tooLarge(bodyLimit);
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new RequestProblem(problem(415, 'UNSUPPORTED_MEDIA_TYPE', 'The body must be application/json.'), { 'accept-post': 'application/json' });
+    case 'FST_ERR_BAD_URL':
+      return new RequestProblem(problem(400, 'MALFORMED_PATH', 'The path is not validly percent-encoded.'));
+  }
+  if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) return new RequestProblem(problem(error.statusCode, 'BAD_REQUEST', error.message));
+  return undefined;
+}
+
+/**
+ * A problem as the client gets it: its type an absolute link into /docs/problems on this origin, its
+ * instance the path asked. A refusal made before the Host is checked (a path Fastify cannot route)
+ * keeps the type relative when the Host names no origin.
+ */
+export function sendProblem(request: FastifyRequest, reply: FastifyReply, details: Problem, headers: Record<string, string> = {}): FastifyReply {
+  const instance = request.url.split('?')[0];
+  const host = request.headers.host ?? 'localhost';
+  const type = isWellFormedHost(host) ? new URL(details.type, `http://${host}`).href : details.type;
+  return reply
+    .code(details.status)
+    .headers(headers)
+    .type(PROBLEM_MEDIA_TYPE)
+    .send(Buffer.from(JSON.stringify({ ...details, type, instance })));
 }
