@@ -3,8 +3,9 @@
  * enforces `Syntax Error:` (its own wording), graphql-js words the token limit as a parse failure,
  * and Apollo Server tells a client to change its code to enable introspection. Each is answered
  * here with what was over which limit and the setting that raises it, and keeps its code; a limit
- * also carries `extensions.limit` ({setting, value, found}) for programs. docs/GRAPHQL-ERRORS.md
- * lists every code with an example.
+ * also carries `extensions.limit` ({setting, value, found}) for programs. An operationName that
+ * names no operation is refused as the client's mistake. docs/GRAPHQL-ERRORS.md lists every code
+ * with an example.
  */
 import type { ApolloServerPlugin, BaseContext } from '@apollo/server';
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
