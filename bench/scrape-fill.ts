@@ -9,7 +9,8 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type pg from 'pg';
-import type { PlatformMetrics, ServerName } from '../lib/ops/metrics.js';
+import type { ServerName } from '../lib/config/services.js';
+import type { PlatformMetrics } from '../lib/ops/metrics.js';
 import { REPO_ROOT, seededDraws } from './support.js';
 
 export const CAPTURED_EXPOSITION = join(REPO_ROOT, 'bench', 'data', 'mixed-workload.prom');

@@ -9,15 +9,16 @@ import type { RuntimeConfig } from '../lib/config/runtime.js';
 import { publicUrlsOfConfig } from '../lib/config/public-urls.js';
 import { SERVICES, type ServiceName } from '../lib/config/services.js';
 import { startEmbeddedPostgres, type RunningPostgres } from '../lib/db/embedded-postgres.js';
-import type { ListeningServer } from '../lib/graphql/subgraph-server.js';
 import type { Subgraph } from '../lib/graphql/subgraph.js';
 import { deployServices } from '../lib/db/migrate.js';
 import { checkSealedKeys, storedKeys } from '../lib/keys/custody-check.js';
 import type { StoredKey } from '../lib/keys/key-store.js';
 import type { RunningGateway } from '../gateway/index.js';
 import type { RunningFacade } from '../rest-facade/server.js';
-import { DEFAULT_METRICS_PORTS, serveMetrics, type MetricsListener } from '../lib/ops/metrics-listener.js';
-import { Operations } from '../lib/ops/operations.js';
+import type { Operations } from '../lib/ops/operations.js';
+import type { EdgeOptions } from '../lib/server/edge-options.js';
+import type { ListeningServer } from '../lib/server/platform-server.js';
+import { openPart, type RunningPart } from './lifecycle.js';
 
 export interface StackOptions {
   config: RuntimeConfig;
@@ -29,7 +30,8 @@ export interface StackOptions {
   log?: (line: string) => void;
 }
 
-export interface RunningStack {
+/** The whole platform; its Operations are the six servers' metrics and shutdown state (SIGTERM fails their readiness first), its metrics listener their one Prometheus endpoint. */
+export interface RunningStack extends RunningPart {
   databaseUrl: string;
   /** The embedded cluster's folder; absent with DATABASE_URL. */
   clusterDir?: string;
@@ -43,14 +45,13 @@ export interface RunningStack {
   replicaStatements(): Record<ServiceName, number[]>;
   gateway: RunningGateway;
   facade: RunningFacade;
-  /** The six servers' metrics and shutdown state (SIGTERM fails their readiness first). */
-  operations: Operations;
-  /** The one Prometheus endpoint of all six servers (METRICS_HOST, METRICS_PORT). */
-  metrics: MetricsListener;
-  stop(): Promise<void>;
 }
 
-export async function startStack(options: StackOptions): Promise<RunningStack> {
+export function startStack(options: StackOptions): Promise<RunningStack> {
+  return openPart(options.config, 'stack', ({ operations, edge }) => startServers(options, operations, edge));
+}
+
+async function startServers(options: StackOptions, operations: Operations, edge: EdgeOptions): Promise<Omit<RunningStack, keyof RunningPart> & { stop(): Promise<void> }> {
   const { config } = options;
   const log = options.log ?? (() => {});
   const stoppers: (() => Promise<void>)[] = [];
@@ -59,9 +60,6 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
     stoppers.length = 0;
   };
   try {
-    const operations = new Operations({ shutdownTimeoutMs: config.shutdown.timeoutMs, metrics: config.metrics.enabled });
-    const metrics = await serveMetrics(operations.metrics, { host: config.metrics.host, port: config.metrics.port ?? DEFAULT_METRICS_PORTS.stack });
-    stoppers.push(() => metrics.stop());
     let postgres: RunningPostgres | undefined;
     if (!config.databaseUrl) {
       postgres = await startEmbeddedPostgres({ dataDir: config.dataDir, port: config.embeddedPort, log: (line) => log(`postgres: ${line}`) });
@@ -140,16 +138,14 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
     const subgraphUrls = Object.fromEntries(SERVICES.map((service) => [service, replicaUrls[service][0]!])) as Record<ServiceName, string>;
 
     const gateway = await startGateway({
+      ...edge,
       host: config.host,
       port: config.gatewayPort,
       subgraphs: SERVICES.map((service) => ({ name: service, url: subgraphUrls[service], replicas: replicaUrls[service] })),
       introspection: config.introspection,
-      bodyLimit: config.bodyLimit,
-      requestTimeoutMs: config.requestTimeoutMs,
       limits: config.graphqlLimits,
       ...(config.subgraphSecret ? { subgraphSecret: config.subgraphSecret } : {}),
       ...(options.supergraphFile ? { supergraphFile: options.supergraphFile } : {}),
-      operations,
     });
     stoppers.push(() => gateway.stop());
     gatewayUrl = gateway.graphqlUrl;
@@ -157,15 +153,13 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
     for (const service of SERVICES) await subgraphs.find((subgraph) => subgraph.name === service)!.graphReady();
 
     const facade = await startFacade({
+      ...edge,
       host: config.host,
       mounts: config.mounts,
       publicUrls: config.publicUrls,
       tables: ROUTE_TABLES,
       gatewayUrl: gateway.graphqlUrl,
       tokens: options.tokens,
-      bodyLimit: config.bodyLimit,
-      requestTimeoutMs: config.requestTimeoutMs,
-      operations,
     });
     stoppers.push(() => facade.stop());
     facadeBaseUrls = facade.baseUrls;
@@ -174,7 +168,7 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
       Object.fromEntries(SERVICES.map((service) => [service, subgraphs.filter((subgraph) => subgraph.name === service).map((subgraph) => subgraph.statements())])) as Record<ServiceName, number[]>;
     const sqlStatements = () =>
       Object.fromEntries(Object.entries(replicaStatements()).map(([service, counts]) => [service, counts.reduce((sum, count) => sum + count, 0)])) as Record<ServiceName, number>;
-    return { databaseUrl, ...(postgres ? { clusterDir: postgres.clusterDir } : {}), subgraphUrls, replicaUrls, sqlStatements, replicaStatements, gateway, facade, operations, metrics, stop };
+    return { databaseUrl, ...(postgres ? { clusterDir: postgres.clusterDir } : {}), subgraphUrls, replicaUrls, sqlStatements, replicaStatements, gateway, facade, stop };
   } catch (error) {
     await stop();
     throw error;

@@ -13,7 +13,7 @@ export interface SubgraphEndpoint {
   name: string;
   /** Where the schema is read from, and the subgraph's URL in the supergraph. */
   url: string;
-  /** Every replica's URL, `url` among them, when the subgraph runs more than once (gateway/index.ts spreads requests over them). */
+  /** Every replica's URL, `url` among them, when the subgraph runs more than once (gateway/subgraph-transport.ts spreads requests over them). */
   replicas?: readonly string[];
 }
 

@@ -48,7 +48,7 @@ function isGraphQLError(error: unknown): error is GraphQLError {
 }
 
 /**
- * The limits refused as the built-in gateway refuses them (gateway/index.ts, lib/graphql/limits.ts):
+ * The limits refused as the built-in gateway refuses them (gateway/apollo.ts, lib/graphql/limits.ts):
  * - armor's depth, alias and directive rules throw out of graphql-js's validate; Apollo Server
  *   answers that as a validation failure, but Hive Gateway (Yoga) would pass the bare error on with
  *   no code and status 200. Here the thrown GraphQLError becomes validate's result, which Yoga then

@@ -3,10 +3,12 @@
  * enforces `Syntax Error:` (its own wording), graphql-js words the token limit as a parse failure,
  * and Apollo Server tells a client to change its code to enable introspection. Each is answered
  * here with what was over which limit and the setting that raises it, and keeps its code; a limit
- * also carries `extensions.limit` ({setting, value, found}) for programs. docs/GRAPHQL-ERRORS.md
- * lists every code with an example.
+ * also carries `extensions.limit` ({setting, value, found}) for programs. An operationName that
+ * names no operation is refused as the client's mistake. docs/GRAPHQL-ERRORS.md lists every code
+ * with an example.
  */
-import type { GraphQLFormattedError } from 'graphql';
+import type { ApolloServerPlugin, BaseContext } from '@apollo/server';
+import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import type { GraphqlLimits } from '../lib/config/runtime.js';
 import { formatServiceError } from '../lib/graphql/errors.js';
 
@@ -22,6 +24,22 @@ export function formatGatewayError(limits: GraphqlLimits): (formatted: GraphQLFo
   const explain = explainRefusals(limits);
   return (formatted, error) => explain(format(withRequestCode(formatted), error));
 }
+
+/**
+ * An operationName the document does not define: Apollo Server leaves it to the gateway's executor,
+ * which throws a plain error that would be answered as an internal one. It is the client's mistake.
+ */
+export const unknownOperationPlugin: ApolloServerPlugin<BaseContext> = {
+  async requestDidStart() {
+    return {
+      async didResolveOperation({ operation, request }) {
+        if (operation) return;
+        const detail = request.operationName ? `Unknown operation named "${request.operationName}".` : 'The document defines several operations; operationName must name one.';
+        throw new GraphQLError(detail, { extensions: { code: 'OPERATION_RESOLUTION_FAILURE', http: { status: 400 } } });
+      },
+    };
+  },
+};
 
 /**
  * Apollo Server refuses a persisted query whose hash does not match it with HTTP 400 but no code

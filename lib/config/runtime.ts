@@ -2,7 +2,6 @@
  * Configuration of a running platform, read from the environment (see the README's table). Every
  * value has a default that runs the whole system on one machine.
  */
-import { REQUEST_TIMEOUT_MS } from '../http/server-options.js';
 import { dataDirectory, DEFAULT_EMBEDDED_PORT } from './database.js';
 import { SERVICES, type ServiceName } from './services.js';
 
@@ -73,6 +72,9 @@ function integer(env: NodeJS.ProcessEnv, name: string, fallback: number): number
   if (!Number.isInteger(value) || value < 0) throw new ConfigurationError(`${name} must be a non-negative integer, not ${raw}.`);
   return value;
 }
+
+/** How long a client may take to send a whole request by default (then 408; lib/http/server-options.ts). */
+export const REQUEST_TIMEOUT_MS = 20_000;
 
 /** REQUEST_TIMEOUT_MS: at least a second; Node reads 0 as no limit at all, which a slow client would hold a socket with. */
 function requestTimeout(env: NodeJS.ProcessEnv): number {

@@ -1,7 +1,7 @@
 /**
  * The limits every operation is held to, from the runtime configuration (GRAPHQL_MAX_*): depth,
  * aliases, tokens and directives by graphql-armor, cost by the schema's `@cost` and `@listSize`
- * (cost.ts). The built-in gateway (gateway/index.ts), the Hive Gateway configuration
+ * (cost.ts). The built-in gateway (gateway/apollo.ts), the Hive Gateway configuration
  * (gateway/hive-gateway.config.ts) and every subgraph (subgraph-server.ts) take the same, so no
  * door is softer than another and a replacement gateway refuses what ours refuses.
  */

@@ -1,4 +1,3 @@
-import type { AddressInfo } from 'node:net';
 import { ApolloServer, type ApolloServerPlugin, type BaseContext } from '@apollo/server';
 import { printSubgraphSchema } from '@apollo/subgraph';
 import { parse } from 'graphql';
@@ -8,14 +7,13 @@ import {
   ApolloServerPluginSchemaReportingDisabled,
   ApolloServerPluginUsageReportingDisabled,
 } from '@apollo/server/plugin/disabled';
-import { fastifyApolloDrainPlugin, fastifyApolloHandler } from '@as-integrations/fastify';
-import Fastify from 'fastify';
+import { fastifyApolloHandler } from '@as-integrations/fastify';
 import { GraphQLError } from 'graphql';
 import type { GraphqlLimits, RuntimeConfig } from '../config/runtime.js';
 import { graphqlErrorHandler, refuseOtherMethods } from '../http/graphql-refusals.js';
-import { publicServerOptions, refuseMalformedHost } from '../http/server-options.js';
-import { loggingOptions, logRequests } from '../ops/logging.js';
-import { graphqlTracingPlugin, serverTracer, traceRequests } from '../ops/tracing.js';
+import { graphqlTracingPlugin } from '../ops/tracing.js';
+import { edgeOptions, type EdgeOptions } from '../server/edge-options.js';
+import { buildPlatformServer, type ListeningServer } from '../server/platform-server.js';
 import { adminLogPlugin } from './admin-log-plugin.js';
 import type { RequestContext } from './context.js';
 import { faultLoggingPlugin, formatServiceError } from './errors.js';
@@ -24,7 +22,6 @@ import { apolloArmor, subgraphLimits } from './limits.js';
 import { costAnnotations } from './cost.js';
 import type { Subgraph } from './subgraph.js';
 import { operationMetricsPlugin } from '../ops/graphql-metrics.js';
-import { registerOperations } from '../ops/operations.js';
 
 /** Apollo's reporting and its CDN-hosted landing page, all off: nothing leaves the machine. */
 export const noPhoneHomePlugins = () => [ApolloServerPluginLandingPageDisabled(), ApolloServerPluginUsageReportingDisabled(), ApolloServerPluginSchemaReportingDisabled()];
@@ -50,11 +47,6 @@ export function subscriptionRefusalPlugin<Context extends BaseContext>(): Apollo
   };
 }
 
-export interface ListeningServer {
-  url: string;
-  stop(): Promise<void>;
-}
-
 /**
  * A gateway request of up to its body limit becomes subgraph requests that carry what other
  * subgraphs answered (entity representations), which may outgrow what the client sent: a subgraph
@@ -63,24 +55,24 @@ export interface ListeningServer {
  */
 export const SUBGRAPH_BODY_LIMIT_FACTOR = 4;
 
-export interface SubgraphServerOptions {
+/**
+ * The subgraph's edge options (lib/server/edge-options.ts), with the gateway's body limit: the
+ * subgraph takes SUBGRAPH_BODY_LIMIT_FACTOR times it. Its metrics and shutdown state are the subgraph's own (Subgraph.operations).
+ */
+export interface SubgraphServerOptions extends Omit<EdgeOptions, 'operations'> {
   limits: GraphqlLimits;
-  /** The gateway's body limit (BODY_LIMIT_BYTES); the subgraph's is SUBGRAPH_BODY_LIMIT_FACTOR times it. */
-  bodyLimit: number;
   /** With it, mutations are taken only from the gateway (gateway-credential.ts). */
   gatewaySecret?: string;
-  /** How long a client may take to send a whole request (REQUEST_TIMEOUT_MS). */
-  requestTimeoutMs?: number;
 }
 
 /** A subgraph's server options as the platform's configuration sets them (`npm start`, `npm run subgraph`). */
 export function subgraphServerOptions(config: Pick<RuntimeConfig, 'graphqlLimits' | 'bodyLimit' | 'requestTimeoutMs' | 'subgraphSecret'>): SubgraphServerOptions {
-  return { limits: config.graphqlLimits, bodyLimit: config.bodyLimit, requestTimeoutMs: config.requestTimeoutMs, ...(config.subgraphSecret ? { gatewaySecret: config.subgraphSecret } : {}) };
+  return { ...edgeOptions(config), limits: config.graphqlLimits, ...(config.subgraphSecret ? { gatewaySecret: config.subgraphSecret } : {}) };
 }
 
 /**
- * Serves a subgraph on Fastify with the gateway's connection rules (body limit, timeouts,
- * refusals; lib/http/server-options.ts). It holds every operation to the gateway's limits itself
+ * Serves a subgraph on the platform's server (lib/server/platform-server.ts), with the gateway's
+ * connection rules (body limit, timeouts, refusals). It holds every operation to the gateway's limits itself
  * (depth, aliases, cost, tokens, directives: `subgraphLimits`), so that a client who finds a
  * subgraph's port meets the same refusals as at the gateway, and one heavy query sent there cannot
  * hold the database. With `gatewaySecret` it takes mutations only from the gateway.
@@ -89,18 +81,15 @@ export async function serveSubgraph(subgraph: Subgraph, listen: { host: string; 
   // Introspection stays on: the gateway composes through `_service`; suggestions are harmless then.
   const armor = apolloArmor<RequestContext>(subgraphLimits(options.limits), true, costAnnotations(parse(printSubgraphSchema(subgraph.schema))));
   const bodyLimit = options.bodyLimit * SUBGRAPH_BODY_LIMIT_FACTOR;
-  const tracer = serverTracer(subgraph.name);
-  const app = Fastify({ ...publicServerOptions({ bodyLimit, requestTimeoutMs: options.requestTimeoutMs }), ...loggingOptions(subgraph.name) });
-  if (tracer) traceRequests(app, tracer);
-  logRequests(app);
-  refuseMalformedHost(app);
-  registerOperations(app, subgraph.operations, subgraph.name, subgraph.readiness);
+  const server = await buildPlatformServer(
+    subgraph.name,
+    { ...options, bodyLimit, operations: subgraph.operations },
+    { readiness: subgraph.readiness, errorHandler: graphqlErrorHandler(`${subgraph.name} subgraph`, bodyLimit) },
+  );
   const formatError = formatServiceError(subgraph.name);
-  const server = new ApolloServer<RequestContext>({
+  const apollo = new ApolloServer<RequestContext>({
     schema: subgraph.schema,
     plugins: [
-      // On stop, requests in flight are answered before the port closes.
-      fastifyApolloDrainPlugin(app),
       ...noPhoneHomePlugins(),
       ApolloServerPluginInlineTraceDisabled(),
       ...(options.gatewaySecret ? [gatewayCredentialPlugin<RequestContext>(options.gatewaySecret)] : []),
@@ -109,7 +98,7 @@ export async function serveSubgraph(subgraph: Subgraph, listen: { host: string; 
       operationMetricsPlugin(subgraph.metrics),
       ...armor.plugins,
       subscriptionRefusalPlugin<RequestContext>(),
-      ...(tracer ? [graphqlTracingPlugin<RequestContext>(tracer)] : []),
+      ...(server.tracer ? [graphqlTracingPlugin<RequestContext>(server.tracer)] : []),
     ],
     validationRules: armor.validationRules,
     parseOptions: armor.parseOptions,
@@ -123,19 +112,19 @@ export async function serveSubgraph(subgraph: Subgraph, listen: { host: string; 
     // request context and so one set of DataLoaders (gateway/subgraph-batching.ts).
     allowBatchedHttpRequests: true,
   });
-  await server.start();
-  app.setErrorHandler(graphqlErrorHandler(`${subgraph.name} subgraph`, bodyLimit));
+  await apollo.start();
+  // Once the requests in flight are answered (the server's one shutdown path).
+  server.app.addHook('onClose', () => apollo.stop());
   // Every path, as Apollo's standalone server answered before: a gateway may name the subgraph's URL with or without /graphql.
-  app.route({
+  server.app.route({
     method: ['GET', 'POST'],
     url: '*',
     exposeHeadRoute: false,
-    handler: fastifyApolloHandler(server, { context: async (request) => subgraph.context(request.headers.authorization, request.log) }),
+    handler: fastifyApolloHandler(apollo, { context: async (request) => subgraph.context(request.headers.authorization, request.log) }),
   });
-  refuseOtherMethods(app, '*');
-  await app.listen(listen);
+  refuseOtherMethods(server.app, '*');
   // The address bound, as Apollo's standalone server named it (the IPv6 any-address as localhost).
-  const { address, port } = app.server.address() as AddressInfo;
+  const { address, port } = await server.listen(listen);
   const host = address === '' || address === '::' ? 'localhost' : address;
-  return { url: `http://${host.includes(':') ? `[${host}]` : host}:${port}/`, stop: () => server.stop() };
+  return { url: `http://${host.includes(':') ? `[${host}]` : host}:${port}/`, stop: server.stop };
 }

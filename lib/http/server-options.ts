@@ -1,5 +1,5 @@
 /**
- * What every public HTTP server of the platform (the REST facade and the gateway) holds a client to,
+ * What every HTTP server of the platform (the REST facade, the gateway, each subgraph) holds a client to,
  * as Fastify options: how long it may take, and how a connection-level refusal reads. Node's
  * defaults let a client that stops sending hold a socket for five minutes, and answer an oversized
  * header block with a bare 431; here a slow client is let go with 408 within the request timeout
@@ -7,13 +7,13 @@
  */
 import type { Socket } from 'node:net';
 import type { IncomingMessage, Server } from 'node:http';
-import type { FastifyHttpOptions, FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyHttpOptions, FastifyReply } from 'fastify';
+import { REQUEST_TIMEOUT_MS } from '../config/runtime.js';
 import { problem } from '../problem.js';
 import { PROBLEM_MEDIA_TYPE } from './request-problem.js';
 
-/** How long a client may take to send its headers, and its whole request. */
+/** How long a client may take to send its headers (its whole request: REQUEST_TIMEOUT_MS, lib/config/runtime.ts). */
 export const HEADERS_TIMEOUT_MS = 10_000;
-export const REQUEST_TIMEOUT_MS = 20_000;
 const TIMEOUT_CHECK_INTERVAL_MS = 1_000;
 
 /**
@@ -92,25 +92,6 @@ export function isWellFormedHost(host: string): boolean {
   }
 }
 
-/**
- * Refuses a request whose Host is malformed (isWellFormedHost) with 400 problem+json, before any
- * route sees it, as a connection-level refusal reads: it is not a request any route could answer,
- * and what a route or refusal would write from its Host (an absolute problem type, a Location, a
- * base URL) cannot be made. A request without a Host (HTTP/1.0) goes on.
- */
-export function refuseMalformedHost(app: FastifyInstance): void {
-  app.addHook('onRequest', async (request, reply) => {
-    const { host } = request.headers;
-    if (host === undefined || isWellFormedHost(host)) return;
-    drainRefusedBody(request.raw, reply);
-    const details = problem(400, 'MALFORMED_HOST', 'The Host header must name a host: a domain name or an IP address (IPv6 in brackets), and an optional port up to 65535.');
-    return reply
-      .code(400)
-      .type(PROBLEM_MEDIA_TYPE)
-      .send(Buffer.from(JSON.stringify(details)));
-  });
-}
-
 /** Fastify options for a public server: body limit, timeouts, keep-alive, connection-level refusals. */
 export function publicServerOptions({ bodyLimit, requestTimeoutMs = REQUEST_TIMEOUT_MS }: ServerLimits) {
   return {
@@ -120,7 +101,7 @@ export function publicServerOptions({ bodyLimit, requestTimeoutMs = REQUEST_TIME
     keepAliveTimeout: 65_000,
     http: { headersTimeout: Math.min(HEADERS_TIMEOUT_MS, requestTimeoutMs), connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS },
     clientErrorHandler: (error: Error & { code?: string }, socket: Socket) => answerClientError(error, socket, requestTimeoutMs),
-    // A request that comes while the server closes is refused by registerOperations (lib/ops/operations.ts), in the server's own words.
+    // A request that comes while the server closes is refused by lib/server/shutdown.ts, in the server's own words.
     return503OnClosing: false,
   } satisfies FastifyHttpOptions<Server>;
 }

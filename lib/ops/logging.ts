@@ -7,9 +7,10 @@
 import { randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
 import type { IncomingMessage } from 'node:http';
-import { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { LogController, type FastifyBaseLogger } from 'fastify';
 import pino, { type Logger } from 'pino';
-import { requestTraceIds, serverServiceName, type ServerName } from './tracing.js';
+import type { ServerName } from '../config/services.js';
+import { serverServiceName } from './tracing.js';
 
 /** Wherever a request's or an answer's headers could appear in a logged object. */
 const REDACTED_PATHS = ['req.headers.authorization', 'req.headers.cookie', 'headers.authorization', 'headers.cookie', 'authorization', 'cookie', '*.authorization', '*.cookie'];
@@ -58,14 +59,14 @@ type Level = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
 
 /**
  * A request's logger (`request.log`, `reply.log`): its pino child, bound to the request id and the
- * trace ids logRequests finds, is made when a line is first written at an enabled level. At `warn`
+ * trace ids the request-logs plugin finds (lib/server/request-logs.ts), is made when a line is first written at an enabled level. At `warn`
  * most requests write none; a child per request (Fastify's default) and, with trace ids, one made
  * when they are known were much of what logging cost a request (docs/OPS-COST.md). Its
  * shape is the same for every request (nothing is redefined on the request or reply), which keeps
  * Fastify's own code on them fast.
  */
 class RequestLogger {
-  /** The request's trace ids, set by logRequests' first hook. */
+  /** The request's trace ids, set through bindTraceIds. */
   traceIds: pino.Bindings | undefined = undefined;
   #bound: Logger | undefined = undefined;
 
@@ -119,7 +120,7 @@ class RequestLogger {
   }
 }
 
-/** Fastify options that give a server its logger and request ids, and leave the request lines to logRequests. */
+/** Fastify options that give a server its logger and request ids, and leave the request lines to lib/server/request-logs.ts. */
 export function loggingOptions(server: ServerName) {
   return {
     loggerInstance: serverLogger(server) as FastifyBaseLogger,
@@ -130,28 +131,15 @@ export function loggingOptions(server: ServerName) {
   };
 }
 
-/** W3C traceparent: version-traceid-parentid-flags. */
-const TRACEPARENT = /^[\da-f]{2}-([\da-f]{32})-([\da-f]{16})-[\da-f]{2}$/;
-
 /**
- * One line per answered request. Its trace and span id are the request's server span's; with
- * tracing off, the caller's trace id from `traceparent`, so lines still join a caller's trace.
+ * Has a request's logger (loggingOptions) carry the request's trace ids on every line it writes from
+ * now on: Fastify logs a handler's failure through reply.log, the same logger, so both carry them.
  */
-export function logRequests(app: FastifyInstance): void {
-  app.addHook('onRequest', (request, _reply, done) => {
-    const traced = requestTraceIds(request);
-    const incoming = traced ? undefined : TRACEPARENT.exec(String(request.headers.traceparent ?? ''));
-    const ids = traced ?? (incoming ? { trace_id: incoming[1] } : undefined);
-    // Fastify logs a handler's failure through reply.log, the same RequestLogger: both carry the ids.
-    if (ids && request.log instanceof RequestLogger) request.log.traceIds = ids;
-    done();
-  });
-  app.addHook('onResponse', (request, reply, done) => {
-    const status = reply.statusCode;
-    if (status < 500 && !rootLogger().isLevelEnabled('info')) return done();
-    const line = { method: request.method, route: request.routeOptions.url ?? null, path: request.url.split('?')[0], status, duration_ms: Math.round(reply.elapsedTime * 100) / 100 };
-    if (status >= 500) request.log.error(line, 'request failed');
-    else request.log.info(line, 'request');
-    done();
-  });
+export function bindTraceIds(log: FastifyBaseLogger, ids: pino.Bindings): void {
+  if (log instanceof RequestLogger) log.traceIds = ids;
+}
+
+/** Whether lines at `info` are written (LOG_LEVEL): at `warn`, a request that succeeds writes none. */
+export function infoLogged(): boolean {
+  return rootLogger().isLevelEnabled('info');
 }

@@ -8,11 +8,8 @@
  */
 import type pg from 'pg';
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
+import { SERVER_NAMES, type ServerName } from '../config/services.js';
 import { HistogramFamily, type HistogramSeries } from './histograms.js';
-
-/** The six servers of the platform, as the `server` label names them. */
-export const SERVER_NAMES = ['facade', 'gateway', 'trust', 'registry', 'issuer', 'archive'] as const;
-export type ServerName = (typeof SERVER_NAMES)[number];
 
 /** OpenTelemetry's duration buckets for HTTP servers, in seconds. */
 const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10];

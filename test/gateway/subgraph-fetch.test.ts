@@ -1,5 +1,5 @@
 /**
- * The gateway's HTTP client to the subgraphs (gateway/index.ts sharingPost): identical
+ * The gateway's HTTP client to the subgraphs (gateway/subgraph-transport.ts sharingPost): identical
  * queries in flight at once go out once, and nothing else is shared — not across credentials, not
  * mutations, not after the answer has come. Queries started at once to one subgraph go out as one
  * batched request (gateway/subgraph-batching.ts), which the server below answers as Apollo Server
@@ -10,7 +10,8 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { RemoteGraphQLDataSource, type GraphQLDataSource } from '@apollo/gateway';
 import { GraphQLError } from 'graphql';
-import { SubgraphDataSource, sharingPost } from '../../gateway/index.js';
+import { SubgraphDataSource } from '../../gateway/data-source.js';
+import { sharingPost } from '../../gateway/subgraph-transport.js';
 import { GATEWAY_CREDENTIAL_HEADER } from '../../lib/graphql/gateway-credential.js';
 import { batchingPost, parsedAnswer, type JsonPost } from '../../gateway/subgraph-batching.js';
 import { jsonPoster } from '../../lib/http/post-json.js';

@@ -5,13 +5,13 @@
  * metrics are the shared no-op ones. The benchmark of what metrics cost (bench/ops-cost.ts) compares
  * against this.
  */
-import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { ConfigurationError, loadRuntimeConfig } from '../../lib/config/runtime.js';
 import { operationMetricsPlugin } from '../../lib/ops/graphql-metrics.js';
 import { NO_SERVER_METRICS } from '../../lib/ops/metrics.js';
 import { METRICS_OFF_URL, serveMetrics } from '../../lib/ops/metrics-listener.js';
-import { Operations, registerOperations } from '../../lib/ops/operations.js';
+import { Operations } from '../../lib/ops/operations.js';
+import { buildPlatformServer } from '../../lib/server/platform-server.js';
 
 describe('METRICS', () => {
   it('is on by default and takes on or off, nothing else', () => {
@@ -39,8 +39,7 @@ describe('METRICS', () => {
 
   it('off, adds no hook and counts nothing; the probes stay', async () => {
     const count = async (operations: Operations) => {
-      const app = Fastify();
-      registerOperations(app, operations, 'facade', {});
+      const { app } = await buildPlatformServer('facade', { operations, bodyLimit: 1024 }, { readiness: {} });
       app.get('/thing', async () => ({ ok: true }));
       expect((await app.inject({ method: 'GET', url: '/thing' })).statusCode).toBe(200);
       expect((await app.inject({ method: 'GET', url: '/livez' })).statusCode).toBe(200);

@@ -5,9 +5,10 @@
  * (problem+json, `connection: close`), and its line names its route.
  */
 import { randomBytes } from 'node:crypto';
-import { connect, type Socket } from 'node:net';
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../support/database.js';
+import { answersOf, refusesConnections } from '../support/raw-http.js';
 import { START_TIMEOUT_MS, startPlatformProcess, type PlatformProcess } from './platform-process.js';
 
 const WRITER = `writer-${randomBytes(16).toString('hex')}`;
@@ -30,35 +31,6 @@ afterAll(async () => {
 
 type Line = Record<string, any>;
 const jsonLines = (): Line[] => platform.lines.filter(({ text }) => text.startsWith('{')).map(({ text }) => JSON.parse(text) as Line);
-
-/** HTTP/1.1 answers read off a socket until it closes: status, headers and body of each. */
-function answersOf(socket: Socket): Promise<{ status: number; headers: Record<string, string>; body: string }[]> {
-  return new Promise((resolve, reject) => {
-    let received = Buffer.alloc(0);
-    socket.on('data', (chunk: Buffer) => (received = Buffer.concat([received, chunk])));
-    socket.once('error', reject);
-    socket.once('close', () => {
-      const answers = [];
-      let rest = received;
-      while (rest.length) {
-        const end = rest.indexOf('\r\n\r\n');
-        const [statusLine, ...headerLines] = rest.subarray(0, end).toString('latin1').split('\r\n');
-        const headers = Object.fromEntries(headerLines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]));
-        const length = Number(headers['content-length'] ?? 0);
-        answers.push({ status: Number(statusLine!.split(' ')[1]), headers, body: rest.subarray(end + 4, end + 4 + length).toString('utf8') });
-        rest = rest.subarray(end + 4 + length);
-      }
-      resolve(answers);
-    });
-  });
-}
-
-const refusesConnections = (port: number) =>
-  new Promise<boolean>((resolve) => {
-    const probe = connect(port, '127.0.0.1');
-    probe.once('connect', () => resolve(!probe.destroy()));
-    probe.once('error', () => resolve(true));
-  });
 
 describe('npm start with tracing off, its log lines JSON at info', () => {
   it('writes the lines of one REST request on the facade, the gateway and the subgraph with one request id', async () => {

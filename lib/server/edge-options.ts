@@ -1,0 +1,21 @@
+/**
+ * What every server of a process is built with (platform-server.ts), one key per edge feature an
+ * operator sets; apart from the server's code, so that a process reads it before it loads that code.
+ */
+import type { RuntimeConfig } from '../config/runtime.js';
+import type { Operations } from '../ops/operations.js';
+
+/** What every server of a process is built with: made once where the process starts (edgeOptions) and handed down. */
+export interface EdgeOptions {
+  /** Largest request body in bytes (BODY_LIMIT_BYTES; a subgraph takes a multiple of it). */
+  bodyLimit: number;
+  /** How long a client may take to send a whole request (REQUEST_TIMEOUT_MS). */
+  requestTimeoutMs?: number;
+  /** The process's metrics and shutdown state; a server built without them has its own. */
+  operations?: Operations;
+}
+
+/** The edge options of every server of a process, from its configuration. */
+export function edgeOptions(config: Pick<RuntimeConfig, 'bodyLimit' | 'requestTimeoutMs'>, operations?: Operations): EdgeOptions {
+  return { bodyLimit: config.bodyLimit, requestTimeoutMs: config.requestTimeoutMs, ...(operations ? { operations } : {}) };
+}
