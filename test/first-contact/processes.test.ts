@@ -20,6 +20,7 @@ import { lockingPostmaster } from '../../lib/db/embedded-postgres.js';
 import { createTestDatabase } from '../support/database.js';
 import { freePort } from '../support/free-port.js';
 import { LOOPBACK_PORTS_AT_LISTEN } from '../support/stack.js';
+import { newcomerEnv } from '../support/environment.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const asRoot = process.getuid?.() === 0;
@@ -79,7 +80,7 @@ interface Running {
 function launch(command: string, args: string[], env: Record<string, string> = {}): Running {
   const child = spawn(command, args, {
     cwd: ROOT,
-    env: { PATH: process.env.PATH!, HOME: process.env.HOME ?? folder, PASSPORT_ROOT_POSTGRES_DIR: placed, ...env },
+    env: newcomerEnv({ HOME: process.env.HOME ?? folder, PASSPORT_ROOT_POSTGRES_DIR: placed, ...env }),
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -166,7 +167,7 @@ describe('the platform under the signals containers and terminals send', { timeo
 
   it('with the platform stopped, npm run keys -- status and npm run db:migrate start its PostgreSQL themselves, answer, and stop it', async () => {
     const npmRun = (args: string[]) =>
-      promisify(execFile)('npm', ['run', ...args], { cwd: ROOT, env: { PATH: process.env.PATH!, HOME: process.env.HOME ?? folder, PASSPORT_DATA_DIR: dataDir, PASSPORT_ROOT_POSTGRES_DIR: placed } });
+      promisify(execFile)('npm', ['run', ...args], { cwd: ROOT, env: newcomerEnv({ HOME: process.env.HOME ?? folder, PASSPORT_DATA_DIR: dataDir, PASSPORT_ROOT_POSTGRES_DIR: placed }) });
     const keys = await npmRun(['keys', '--', 'status']);
     const listed = keys.stdout.split('\n').filter((line) => /^(trust|registry|issuer|archive) /.test(line));
     for (const service of SERVICES) expect(listed, keys.stdout).toContainEqual(expect.stringMatching(new RegExp(`^${service} +service +current +\\S+ +sealed under `)));

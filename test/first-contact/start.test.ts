@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { hashToken } from '../../lib/auth/tokens.js';
 import { freePort } from '../support/free-port.js';
 import { LOOPBACK_PORTS_AT_LISTEN } from '../support/stack.js';
+import { newcomerEnv } from '../support/environment.js';
 
 let folder: string;
 
@@ -35,7 +36,7 @@ interface Options {
 
 /** Runs bin/start.ts until it exits, or until `until` appears on its output (then it is stopped with Ctrl-C's signal). */
 function npmStart(env: Record<string, string>, until?: string, { as, cwd, whileRunning }: Options = {}): Promise<Run> {
-  const child = spawn(process.execPath, ['bin/run.mjs', 'bin/start.ts'], { env: { PATH: process.env.PATH!, ...LOOPBACK_PORTS_AT_LISTEN, ...env }, stdio: ['ignore', 'pipe', 'pipe'], cwd, ...as });
+  const child = spawn(process.execPath, ['bin/run.mjs', 'bin/start.ts'], { env: newcomerEnv({ ...LOOPBACK_PORTS_AT_LISTEN, ...env }), stdio: ['ignore', 'pipe', 'pipe'], cwd, ...as });
   let stdout = '';
   let stderr = '';
   let seen = false;
@@ -141,7 +142,7 @@ describe('npm start', { timeout: 90_000 }, () => {
         .sort(),
     );
 
-    const rotate = spawn(process.execPath, ['bin/run.mjs', 'bin/tokens.ts', 'rotate'], { env: { PATH: process.env.PATH!, PASSPORT_DATA_DIR: dataDir }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const rotate = spawn(process.execPath, ['bin/run.mjs', 'bin/tokens.ts', 'rotate'], { env: newcomerEnv({ PASSPORT_DATA_DIR: dataDir }), stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     rotate.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     expect(await new Promise((resolve) => rotate.once('exit', resolve))).toBe(0);
@@ -159,7 +160,7 @@ describe('npm start', { timeout: 90_000 }, () => {
       execFile(
         'script',
         ['-qec', `${process.execPath} bin/run.mjs bin/start.ts`, '/dev/null'],
-        { env: { PATH: process.env.PATH!, ...LOOPBACK_PORTS_AT_LISTEN, DATABASE_URL: `postgresql://someone:secret@127.0.0.1:${port}/passport`, PASSPORT_DATA_DIR: dataDir } },
+        { env: newcomerEnv({ ...LOOPBACK_PORTS_AT_LISTEN, DATABASE_URL: `postgresql://someone:secret@127.0.0.1:${port}/passport`, PASSPORT_DATA_DIR: dataDir }) },
         (error, stdout, stderr) => resolve({ code: error ? ((error.code as number | undefined) ?? null) : 0, stdout, stderr }),
       );
     });
