@@ -7,7 +7,7 @@
  */
 import { execFile, execFileSync, spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { chmod, chown, mkdir, mkdtemp, readdir, stat } from 'node:fs/promises';
+import { chmod, chown, mkdir, mkdtemp, readdir, readFile, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -186,13 +186,14 @@ describe('npm start', { timeout: 90_000 }, () => {
       await linkTree(process.cwd(), project, NOT_IN_A_CLONE);
       before = await readdir(placed).catch(() => undefined);
     });
-    // What these starts placed for the postgres user is theirs to remove; other installations' is left.
+    // What these starts placed for the postgres user is theirs to remove: the clusters of data folders in
+    // this file's folder, and a copy of the binaries (only this file's project closes them off). What
+    // other installations, and the files running beside this one as root, placed there is left.
     afterAll(async () => {
-      if (!before) {
-        await removeTree(placed);
-        return;
-      }
-      for (const entry of await readdir(placed).catch(() => [])) if (!before.includes(entry)) await removeTree(join(placed, entry));
+      const ours = async (entry: string) =>
+        !before?.includes(entry) && (entry.startsWith('binaries-') || (await readFile(join(placed, entry, 'data-folder'), 'utf8').catch(() => '')).startsWith(`${folder}/`));
+      for (const entry of await readdir(placed).catch(() => [])) if (await ours(entry)) await removeTree(join(placed, entry));
+      if (!before && (await readdir(placed).catch(() => [''])).length === 0) await removeTree(placed);
     });
 
     const runningOn = (stdout: string) => ({
