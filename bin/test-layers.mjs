@@ -2,7 +2,10 @@
 // `npm test`: first the system packages the tests need (bin/system-packages.ts: installs missing ones
 // as root with apt-get, else names the command) beside the commands' compiled build (bin/run.mjs, which
 // the integration tests' child processes run); then the type checks, lint and format check (biome.json) and the dependency rules
-// (.dependency-cruiser.cjs) side by side, since none needs another's result; then the unit layer (no
+// (.dependency-cruiser.cjs) side by side, since none needs another's result, and beside them the
+// benchmark tools installed unless they are (test/support/bench-tools.ts: Hive Gateway, which
+// test/gateway/hive-gateway.test.ts runs; on a fresh clone its install would stall a test worker
+// for half a minute and more); then the unit layer (no
 // PostgreSQL) with the integration layer starting beside it, since the integration layer's first
 // seconds go to starting PostgreSQL and migrating its template. The quick layers still fail first: a
 // failing layer stops the layers still running beside it and the steps after it. Each layer's time
@@ -44,6 +47,7 @@ const STEPS = [
     ['lint', ['biome', 'lint']],
     ['format', ['biome', 'format']],
     ['dependencies', ['depcruise', 'lib', 'subgraphs', 'gateway', 'rest-facade', 'verifier', 'bin', 'prisma', 'bench', 'soak', 'test', '--config', '.dependency-cruiser.cjs']],
+    ['benchmark tools (Hive Gateway, for its test)', ['node', '--import', 'tsx', 'test/support/bench-tools.ts']],
   ],
   [
     ['unit', ['vitest', 'run', '--project', 'unit', ...vitestArgs], CALLERS_SHELL],
