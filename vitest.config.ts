@@ -1,6 +1,11 @@
 import { relative } from 'node:path';
 import { defineConfig } from 'vitest/config';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
+import { dropPlatformSettings } from './test/support/environment.js';
+
+// Hermetic: none of the platform's settings in the caller's shell reaches the global setup, the
+// workers or what they start (test/support/environment.ts).
+dropPlatformSettings();
 
 /**
  * Two layers. `unit`: tests of plain modules (domains, crypto, route matching, the verifier on files)
@@ -13,6 +18,7 @@ export const UNIT = [
   'test/*/domain/**/*.test.ts',
   'test/foundation/prisma-clients.test.ts',
   'test/foundation/system-packages.test.ts',
+  'test/foundation/hermetic-suite.test.ts',
   'test/lib/admin-log.test.ts',
   'test/lib/refusal-log.test.ts',
   'test/lib/crypto.test.ts',

@@ -3,7 +3,8 @@
  * the platform keeps serving (docs/OPERATIONS.md, "Backup and restore"). The same database settings
  * as the platform: DATABASE_URL, or the embedded cluster of PASSPORT_DATA_DIR (running or not).
  */
-import { backup, BackupError } from '../lib/db/backup.js';
+import { backup } from '../lib/db/backup.js';
+import { BackupError } from '../lib/db/backup-file.js';
 
 const [file, ...rest] = process.argv.slice(2);
 if (!file || rest.length) {

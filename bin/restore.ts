@@ -8,7 +8,8 @@
  * `--mark-restored`: the same hold and list for a database restored by other means (pg_restore),
  * its trust graph's rows adopted, after this version's migrations are applied to it.
  */
-import { BackupError, HEADS_LISTED, markRestored, type RestoredHeads, restore } from '../lib/db/backup.js';
+import { BackupError } from '../lib/db/backup-file.js';
+import { HEADS_LISTED, markRestored, type RestoredHeads, restore } from '../lib/db/restore.js';
 import { kekFile } from '../lib/keys/kek.js';
 
 const USAGE = 'usage: npm run restore -- <file> [--force]  |  npm run restore -- --mark-restored';

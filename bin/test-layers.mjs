@@ -2,17 +2,40 @@
 // `npm test`: first the system packages the tests need (bin/system-packages.ts: installs missing ones
 // as root with apt-get, else names the command) beside the commands' compiled build (bin/run.mjs, which
 // the integration tests' child processes run); then the type checks, lint and format check (biome.json) and the dependency rules
-// (.dependency-cruiser.cjs) side by side, since none needs another's result; then the unit layer (no
+// (.dependency-cruiser.cjs) side by side, since none needs another's result, and beside them the
+// benchmark tools installed unless they are (test/support/bench-tools.ts: Hive Gateway, which
+// test/gateway/hive-gateway.test.ts runs; on a fresh clone its install would stall a test worker
+// for half a minute and more); then the unit layer (no
 // PostgreSQL) with the integration layer starting beside it, since the integration layer's first
 // seconds go to starting PostgreSQL and migrating its template. The quick layers still fail first: a
 // failing layer stops the layers still running beside it and the steps after it. Each layer's time
 // is printed. Beside others a layer's output is held until the layers listed before it have ended,
 // then shown whole and followed live, so layers' lines never interleave.
-// Arguments go to both vitest layers (e.g. `npm test -- --reporter=dot`).
+// Arguments go to both vitest layers (e.g. `npm test -- --reporter=dot`). The vitest layers run with
+// the platform's settings a caller's shell may hold (CALLERS_SHELL): the suite drops them
+// (test/support/environment.ts), and a test or a process it starts that still saw one would fail.
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 
 const vitestArgs = process.argv.slice(2);
+/** What an operator's shell may export: tokens, another data folder and database, debug logs, a trace collector, ports of their own. */
+const CALLERS_SHELL = {
+  PASSPORT_ADMIN_TOKEN: 'callers-shell-admin-token-0123456789',
+  PASSPORT_WRITER_TOKEN: 'callers-shell-writer-token-0123456789',
+  PASSPORT_DATA_DIR: '/nonexistent/callers-shell/data',
+  PASSPORT_KEK_FILE: '/nonexistent/callers-shell/passport.kek',
+  DATABASE_URL: 'postgresql://caller:secret@127.0.0.1:9/callers_shell',
+  EMBEDDED_PG_PORT: '9',
+  PGPASSWORD: 'callers-shell',
+  LOG_LEVEL: 'debug',
+  LOG_FORMAT: 'pretty',
+  OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9',
+  GATEWAY_PORT: '9',
+  FACADE_PORT: '9',
+  METRICS: 'off',
+  GRAPHQL_MAX_COST: '1',
+  ISSUER_QR_BUDGET: '100',
+};
 const STEPS = [
   [
     ['system packages', ['node', '--import', 'tsx', 'bin/system-packages.ts']],
@@ -24,10 +47,11 @@ const STEPS = [
     ['lint', ['biome', 'lint']],
     ['format', ['biome', 'format']],
     ['dependencies', ['depcruise', 'lib', 'subgraphs', 'gateway', 'rest-facade', 'verifier', 'bin', 'prisma', 'bench', 'soak', 'test', '--config', '.dependency-cruiser.cjs']],
+    ['benchmark tools (Hive Gateway, for its test)', ['node', '--import', 'tsx', 'test/support/bench-tools.ts']],
   ],
   [
-    ['unit', ['vitest', 'run', '--project', 'unit', ...vitestArgs]],
-    ['integration', ['vitest', 'run', '--project', 'integration', ...vitestArgs]],
+    ['unit', ['vitest', 'run', '--project', 'unit', ...vitestArgs], CALLERS_SHELL],
+    ['integration', ['vitest', 'run', '--project', 'integration', ...vitestArgs], CALLERS_SHELL],
   ],
 ];
 
@@ -43,14 +67,14 @@ for (const signal of ['SIGINT', 'SIGTERM'])
  * Starts one layer in a process group of its own (so it can be stopped with its children). The first
  * layer of a step writes to the terminal; the others' output is held until `show()`.
  */
-function startLayer(name, args, live) {
+function startLayer(name, args, live, settings = {}) {
   const started = performance.now();
   // The tools straight from node_modules/.bin (npx would add an npm start-up to every layer); a `node` layer on this Node itself.
   const command = args[0] === 'node' ? process.execPath : join('node_modules', '.bin', args[0]);
   const child = spawn(command, args.slice(1), {
     stdio: live ? 'inherit' : ['ignore', 'pipe', 'pipe'],
     detached: true,
-    env: { ...process.env, ...(process.stdout.isTTY && !live ? { FORCE_COLOR: '1' } : {}) },
+    env: { ...process.env, ...settings, ...(process.stdout.isTTY && !live ? { FORCE_COLOR: '1' } : {}) },
   });
   let held = live ? undefined : [];
   const write = (stream) => (chunk) => (held ? held.push([stream, chunk]) : stream.write(chunk));
@@ -87,7 +111,7 @@ function startLayer(name, args, live) {
 const results = [];
 for (const step of STEPS) {
   console.log(`\n== ${step.map(([name, args]) => `${name}: ${args.join(' ')}`).join('\n== ')}\n(side by side; the first shown as it runs, each other one once those before it have ended)`);
-  const layers = step.map(([name, args], index) => startLayer(name, args, index === 0));
+  const layers = step.map(([name, args, settings], index) => startLayer(name, args, index === 0, settings));
   // A failure stops whatever still runs beside it.
   for (const layer of layers)
     layer.ended.then(({ passed }) => {

@@ -2,9 +2,10 @@
  * Soak part: the authorization matrix. Every write path (POST) and every admin path of the route
  * tables gets an otherwise valid request with no token, malformed Authorization headers, unknown
  * bearer tokens and, on admin paths, the writer token; each must be refused (401, or 403 for the
- * under-privileged writer, as lib/auth/tokens.ts and DESIGN §3 decide) and change no table. The
- * same operations go straight to the gateway's /graphql with the same credentials. As a control,
- * the right token (and the admin token on writer paths) must be accepted.
+ * under-privileged writer, as lib/auth/tokens.ts and DESIGN §3 decide) and change no table but the
+ * admin logs, which must account for every refusal, itemised or counted (docs/DESIGN-NOTES.md,
+ * "Authentication"). The same operations go straight to the gateway's /graphql with the same
+ * credentials. As a control, the right token (and the admin token on writer paths) must be accepted.
  *
  *   SOAK_SEED=<seed> npm run soak -- authorization
  */
@@ -16,7 +17,7 @@ import type { SoakContext } from './context.js';
 import { allRoutes, fillPath, prng, seedFixtures, notRun, validRequest, type Fixtures, type ValidRequest } from './fixtures.js';
 import { excerpt, problemViolation, send, type RawAnswer } from './http.js';
 import { FailureLog, markdownTable, type SoakSection } from './report.js';
-import { ADMIN_LOG_TABLES, changedTables, watchTables } from './tables.js';
+import { ADMIN_LOG_TABLES, type AdminLogRow, changedTables, watchTables } from './tables.js';
 
 type CredentialKind = 'none' | 'malformed' | 'unknown' | 'writer';
 
@@ -41,7 +42,6 @@ function credentials(context: SoakContext, adminRoute: boolean): Credential[] {
   ];
 }
 
-/** The write paths (every POST) and the admin paths, each with its required role. */
 /**
  * The mutations only an admin may run: those of the admin paths of the route tables, and key
  * rotation and revocation (DESIGN-NOTES, keys), which no path maps.
@@ -57,6 +57,7 @@ function adminMutationNames(mutations: readonly string[]): Set<string> {
   return names;
 }
 
+/** The write paths (every POST) and the admin paths, each with its required role. */
 export function guardedRoutes(): { service: ServiceName; route: Route & { role: NonNullable<Route['role']> } }[] {
   const guarded = allRoutes().filter(({ route }) => route.method === 'POST' || route.path.startsWith('/admin/') || route.role);
   for (const { service, route } of guarded) {
@@ -154,6 +155,49 @@ async function everyMutation(context: SoakContext): Promise<{ name: string; docu
   });
 }
 
+/** The facade's refusal reports, which no token can sign (lib/audit/refusal-report.ts): refused 403 INVALID_SIGNATURE to anyone else. */
+const isRefusalReport = (mutation: string) => /ReportRefusals$/.test(mutation);
+const INVALID_SIGNATURE = { status: 403, code: 'INVALID_SIGNATURE' } as const;
+
+/** Refusals by `<service> <outcome>` (or by outcome alone where the service is not known), as made or as the admin logs count them. */
+class RefusalTally {
+  readonly #counts = new Map<string, number>();
+
+  add(key: string, count = 1): void {
+    this.#counts.set(key, (this.#counts.get(key) ?? 0) + count);
+  }
+
+  /** Where `logged` differs from these, each as a sentence. */
+  differences(logged: RefusalTally, where: string): string[] {
+    const keys = new Set([...this.#counts.keys(), ...logged.#counts.keys()]);
+    return [...keys]
+      .filter((key) => (this.#counts.get(key) ?? 0) !== (logged.#counts.get(key) ?? 0))
+      .map((key) => `${where}: the admin logs count ${logged.#counts.get(key) ?? 0} refusals ${key}, ${this.#counts.get(key) ?? 0} were made`);
+  }
+}
+
+/** The refusals new admin-log entries stand for (an itemised entry one, a counted one its count); any entry that is no refusal is a finding. */
+function loggedRefusals(entries: AdminLogRow[], outcomes: ReadonlySet<string>, byService: boolean, where: string, findings: string[]): RefusalTally {
+  const logged = new RefusalTally();
+  for (const entry of entries) {
+    if (outcomes.has(entry.outcome)) logged.add(byService ? `${entry.service} ${entry.outcome}` : entry.outcome, entry.count);
+    else findings.push(`${where} left an admin-log entry ${entry.service} ${entry.action} ${entry.outcome} (${entry.role})`);
+  }
+  return logged;
+}
+
+/**
+ * Brings each service's admin log up to every refusal made so far: a REST read of the log first sends
+ * the refusals the facade has gathered for that service, and the service writes its counts before it
+ * reads (docs/DESIGN-NOTES.md, "Authentication"). A granted read is not logged.
+ */
+async function settleAdminLogs(context: SoakContext): Promise<void> {
+  for (const service of Object.keys(context.stack.facade.baseUrls) as ServiceName[]) {
+    const answer = await send({ url: `${context.stack.facade.baseUrls[service]}/admin/log?limit=1`, method: 'GET', headers: { authorization: `Bearer ${context.tokens.admin}` } });
+    if (answer.status !== 200) throw new Error(`the ${service} admin log could not be read: ${answer.status} ${excerpt(answer.text)}`);
+  }
+}
+
 const cell = (statuses: number[]) => {
   if (statuses.length === 0) return '–';
   if (statuses.every((status) => status === 0)) return 'public read';
@@ -177,8 +221,11 @@ export async function runAuthorization(context: SoakContext, given?: Fixtures): 
   };
   const note = (service: ServiceName, route: Route, column: string, status: number) => (rowOf(service, route)[column] ??= []).push(status);
   let refusals = 0;
+  /** Refusal findings of the admin logs: entries that are no refusal, refusals not accounted for. */
+  const logFindings: string[] = [];
   let unauthorisedWrites = 0;
   let gatewayRefusals = 0;
+  let graphMutationRefusals = 0;
   let noValidRequest = 0;
 
   try {
@@ -194,12 +241,16 @@ export async function runAuthorization(context: SoakContext, given?: Fixtures): 
       }
     }
 
-    // 1. Through the REST facade: every refusal, then every table as it was, admin logs included.
+    // 1. Through the REST facade: every refusal, then every table as it was but the admin logs, which hold each refusal.
+    const outcomes = new Set(['MISSING_TOKEN', 'INVALID_TOKEN', 'INSUFFICIENT_ROLE', INVALID_SIGNATURE.code]);
+    const restMade = new RefusalTally();
+    await settleAdminLogs(context);
     const beforeRest = await tables.snapshot();
     for (const { service, route } of routes) {
       for (const credential of credentials(context, route.role === 'admin')) {
         const answer = await restRequest(context, service, route, requests.get(route)!, credential.header);
         refusals += 1;
+        restMade.add(`${service} ${credential.code}`);
         note(service, route, `REST ${credential.kind}`, answer.status);
         const where = `REST ${service} ${route.method} ${route.path} with ${credential.kind} credentials (${excerpt(credential.header ?? 'no header', 40)})`;
         if (answer.status >= 200 && answer.status < 300) unauthorisedWrites += 1;
@@ -212,9 +263,12 @@ export async function runAuthorization(context: SoakContext, given?: Fixtures): 
         }
       }
     }
+    await settleAdminLogs(context);
     const afterRest = await tables.snapshot();
-    const restChanges = changedTables(beforeRest, afterRest);
+    const restChanges = changedTables(beforeRest, afterRest, ADMIN_LOG_TABLES);
     for (const change of restChanges) failures.add(`refused REST requests changed ${change}`);
+    const restLogged = await tables.adminLogSince(beforeRest);
+    logFindings.push(...restMade.differences(loggedRefusals(restLogged, outcomes, true, 'refused REST requests', logFindings), 'refused REST requests'));
 
     // 2. Straight to the gateway: mutations and admin operations. A non-admin query (the registry's
     // validation) is a read, public in the graph as every read is (DESIGN §3); REST asks a token for it
@@ -222,13 +276,13 @@ export async function runAuthorization(context: SoakContext, given?: Fixtures): 
     const graphRoutes = routes.filter(({ route }) => route.role === 'admin' || /^\s*mutation\b/.test(route.operation));
     const publicReads = routes.filter(({ route }) => !graphRoutes.some((guarded) => guarded.route === route));
     for (const { service, route } of publicReads) note(service, route, 'GraphQL none', 0);
-    // The same credentials as above. An authenticated caller's
-    // refused mutation is written to the admin log by design (DESIGN §3: every state-changing
-    // request, with its outcome), so admin logs may only gain INSUFFICIENT_ROLE entries here.
+    // The same credentials as above; each refusal is logged by the service that refused it.
+    const gatewayMade = new RefusalTally();
     for (const { service, route } of graphRoutes) {
       for (const credential of credentials(context, route.role === 'admin')) {
         const answer = await graphqlRequest(context, route, requests.get(route)!, credential.header);
         gatewayRefusals += 1;
+        gatewayMade.add(`${service} ${credential.code}`);
         const outcome = graphqlOutcome(answer);
         note(service, route, `GraphQL ${credential.kind}`, outcome.status ?? answer.status);
         const where = `gateway ${route.operation.split(/[({]/)[0]!.trim()} (${service} ${route.path}) with ${credential.kind} credentials`;
@@ -241,25 +295,27 @@ export async function runAuthorization(context: SoakContext, given?: Fixtures): 
         }
       }
     }
+    await settleAdminLogs(context);
     const afterGateway = await tables.snapshot();
     const gatewayChanges = changedTables(afterRest, afterGateway, ADMIN_LOG_TABLES);
     for (const change of gatewayChanges) failures.add(`refused GraphQL requests changed ${change}`);
-    const logged = await tables.adminLogSince(afterRest);
-    const badLog = logged.filter((entry) => entry.outcome !== 'INSUFFICIENT_ROLE');
-    for (const entry of badLog) failures.add(`refused GraphQL request left an admin-log entry ${entry.service} ${entry.action} ${entry.outcome} (${entry.role})`);
+    const gatewayLogged = await tables.adminLogSince(afterRest);
+    logFindings.push(...gatewayMade.differences(loggedRefusals(gatewayLogged, outcomes, true, 'refused GraphQL requests', logFindings), 'refused GraphQL requests'));
 
-    // 2b. Every mutation of the graph, without credentials or with an unknown token: 401, nothing written.
+    // 2b. Every mutation of the graph, without credentials or with an unknown token: 401 (a refusal
+    // report, which no token signs: 403 INVALID_SIGNATURE), nothing written but the refusals' entries.
     const mutations = await everyMutation(context);
     const adminMutations = adminMutationNames(mutations.map((mutation) => mutation.name));
     const graphRows: string[][] = [];
+    const graphMade = new RefusalTally();
     const beforeGraph = await tables.snapshot();
     for (const { name, document } of mutations) {
       const statuses: string[] = [];
       // Admin mutations must refuse the writer token too (403).
       const adminOnly = adminMutations.has(name);
-      for (const credential of credentials(context, adminOnly).filter(
-        (candidate) => candidate.kind === 'none' || candidate.kind === 'writer' || candidate.header === `Bearer ${context.tokens.admin}x`,
-      )) {
+      for (const sent of credentials(context, adminOnly).filter((candidate) => candidate.kind === 'none' || candidate.kind === 'writer' || candidate.header === `Bearer ${context.tokens.admin}x`)) {
+        const credential = isRefusalReport(name) ? { ...sent, ...INVALID_SIGNATURE } : sent;
+        graphMade.add(credential.code);
         const answer = await send({
           url: context.stack.gateway.graphqlUrl,
           method: 'POST',
@@ -267,19 +323,25 @@ export async function runAuthorization(context: SoakContext, given?: Fixtures): 
           body: JSON.stringify({ query: document }),
         });
         gatewayRefusals += 1;
+        graphMutationRefusals += 1;
         const outcome = graphqlOutcome(answer);
         statuses.push(String(outcome.status ?? answer.status));
         if (outcome.data) unauthorisedWrites += 1;
-        if (outcome.status !== credential.status || outcome.data)
-          failures.add(`gateway mutation ${name} with ${credential.kind} credentials: ${outcome.status ?? answer.status} ${outcome.code ?? ''}: ${excerpt(answer.text)}`);
+        if (outcome.status !== credential.status || outcome.code !== credential.code || outcome.data)
+          failures.add(
+            `gateway mutation ${name} with ${credential.kind} credentials: ${outcome.status ?? answer.status} ${outcome.code ?? ''}, expected ${credential.status} ${credential.code}: ${excerpt(answer.text)}`,
+          );
       }
       graphRows.push([name, ...statuses.concat(adminOnly ? [] : ['–'])]);
     }
-    // The writer's refused key rotations are logged (INSUFFICIENT_ROLE), as every authenticated mutation is.
+    await settleAdminLogs(context);
     const afterGraph = await tables.snapshot();
     const graphChanges = changedTables(beforeGraph, afterGraph, ADMIN_LOG_TABLES);
-    for (const entry of await tables.adminLogSince(beforeGraph)) if (entry.outcome !== 'INSUFFICIENT_ROLE') graphChanges.push(`${entry.service}.admin_log: ${entry.action} ${entry.outcome}`);
     for (const change of graphChanges) failures.add(`unauthenticated mutations of the graph changed ${change}`);
+    // Which service a mutation belongs to is the supergraph's to say: counted by outcome over all four.
+    const graphLogged = await tables.adminLogSince(beforeGraph);
+    logFindings.push(...graphMade.differences(loggedRefusals(graphLogged, outcomes, false, 'refused mutations of the graph', logFindings), 'refused mutations of the graph'));
+    for (const finding of logFindings) failures.add(finding);
 
     // 3. Controls: the right token is accepted (with fresh valid requests), and so is admin on writer paths.
     let controls = 0;
@@ -339,9 +401,11 @@ export async function runAuthorization(context: SoakContext, given?: Fixtures): 
       '',
       markdownTable(['mutation', 'no token', 'unknown token', 'writer token (admin mutations)'], graphRows),
       '',
+      "The `<service>ReportRefusals` mutations take the REST facade's signed refusal reports, whatever the token: anyone else is refused 403 `INVALID_SIGNATURE` (docs/GRAPHQL-ERRORS.md).",
+      '',
       `Public reads in the graph, not refused there (REST asks a token because they are POSTs): ${publicReads.map(({ service, route }) => `${service} ${route.path}`).join(', ') || 'none'}.`,
       '',
-      `Tables changed by refused REST requests: ${restChanges.length ? restChanges.join('; ') : 'none'}. By refused GraphQL requests (admin logs aside): ${gatewayChanges.length ? gatewayChanges.join('; ') : 'none'}; admin-log entries they left: ${logged.length} (all INSUFFICIENT_ROLE by the writer token: DESIGN §3 logs every authenticated state-changing request with its outcome). Tables changed by the accepted controls: ${controlChanges.length}.`,
+      `Tables changed by refused requests, the admin logs aside: by REST ${restChanges.length ? restChanges.join('; ') : 'none'}; by GraphQL ${gatewayChanges.length ? gatewayChanges.join('; ') : 'none'}; by the graph's mutations ${graphChanges.length ? graphChanges.join('; ') : 'none'}. Every refusal is logged (docs/DESIGN-NOTES.md, "Authentication"): the first of a kind a minute itemised, the rest counted in one entry; the admin-log entries the refusals left, read after each service's log was brought up to date (a REST read of it sends the facade's gathered refusals first, and the service writes its counts): REST ${restLogged.length}, GraphQL ${gatewayLogged.length}, the graph's mutations ${graphLogged.length}, standing for ${refusals}, ${gatewayRefusals - graphMutationRefusals} and ${graphMutationRefusals} refusals. Tables changed by the accepted controls: ${controlChanges.length}.`,
     ].join('\n');
 
     return {
@@ -353,10 +417,11 @@ export async function runAuthorization(context: SoakContext, given?: Fixtures): 
         { measure: 'refused REST requests sent', value: refusals },
         { measure: 'refused GraphQL requests sent', value: gatewayRefusals },
         { measure: 'unauthorised writes (refusals answered 2xx or with data)', value: unauthorisedWrites, expected: 0 },
-        { measure: 'tables changed by refused requests', value: restChanges.length + gatewayChanges.length + badLog.length + graphChanges.length, expected: 0 },
+        { measure: 'tables changed by refused requests (the admin logs aside)', value: restChanges.length + gatewayChanges.length + graphChanges.length, expected: 0 },
+        { measure: 'refusals the admin logs miscount, and entries they left that are no refusal', value: logFindings.length, expected: 0 },
         {
           measure: 'mutations of the graph refused without valid credentials',
-          value: `${graphRows.filter((row) => row.slice(1, 3).every((status) => status === '401') && ['403', '–'].includes(row[3]!)).length} of ${mutations.length}`,
+          value: `${graphRows.filter(([name, ...row]) => (isRefusalReport(name!) ? row.slice(0, 2).every((status) => status === '403') : row.slice(0, 2).every((status) => status === '401')) && ['403', '–'].includes(row[2]!)).length} of ${mutations.length}`,
           expected: `${mutations.length} of ${mutations.length}`,
         },
         { measure: 'paths without a known valid request', value: noValidRequest, expected: 0 },

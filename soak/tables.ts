@@ -16,8 +16,18 @@ export type TablesSnapshot = Map<string, TableState>;
 export interface TableWatcher {
   snapshot(): Promise<TablesSnapshot>;
   /** Admin-log rows of every service with an id above those in `since`, for checking their outcomes. */
-  adminLogSince(since: TablesSnapshot): Promise<{ service: string; action: string; target: string | null; outcome: string; role: string }[]>;
+  adminLogSince(since: TablesSnapshot): Promise<AdminLogRow[]>;
   close(): Promise<void>;
+}
+
+export interface AdminLogRow {
+  service: string;
+  action: string;
+  target: string | null;
+  outcome: string;
+  role: string;
+  /** How many refusals the entry stands for: `detail.count` of a counted one, else 1 (lib/audit/refusal-log.ts). */
+  count: number;
 }
 
 const quote = (name: string) => `"${name.replaceAll('"', '""')}"`;
@@ -61,8 +71,8 @@ export async function watchTables(databaseUrl: string): Promise<TableWatcher> {
       if (!ids) throw new Error('not a snapshot of this watcher');
       const entries = [];
       for (const [service, max] of ids) {
-        const rows = await client.query<{ action: string; target: string | null; outcome: string; role: string }>(
-          `SELECT action, target, outcome, role FROM ${quote(service)}.admin_log WHERE id > $1::bigint ORDER BY id`,
+        const rows = await client.query<Omit<AdminLogRow, 'service'>>(
+          `SELECT action, target, outcome, role, coalesce((detail->>'count')::int, 1) AS count FROM ${quote(service)}.admin_log WHERE id > $1::bigint ORDER BY id`,
           [max],
         );
         entries.push(...rows.rows.map((row) => ({ service, ...row })));

@@ -15,16 +15,19 @@ export class NoPlatformDatabase extends Error {
   override name = 'NoPlatformDatabase';
 }
 
-/** Runs `work` with an environment whose DATABASE_URL leads to the platform's database (see above). */
-export async function withPlatformDatabase<T>(work: (env: NodeJS.ProcessEnv) => Promise<T>, env: NodeJS.ProcessEnv = process.env): Promise<T> {
+/**
+ * Runs `work` with an environment whose DATABASE_URL leads to the platform's database (see above).
+ * `create`: a data folder without a cluster gets one (a restore's), on the configured port.
+ */
+export async function withPlatformDatabase<T>(work: (env: NodeJS.ProcessEnv) => Promise<T>, env: NodeJS.ProcessEnv = process.env, { create = false } = {}): Promise<T> {
   if (env.DATABASE_URL || SERVICES.every((service) => env[`${service.toUpperCase()}_DATABASE_URL`])) return work(env);
   const cluster = readEmbeddedCluster(env);
-  if (!cluster) {
+  if (!cluster && !create) {
     throw new NoPlatformDatabase(`No platform database in ${dataDirectory(env)}: set PASSPORT_DATA_DIR to the data folder of the platform (npm start makes it), or DATABASE_URL to its database.`);
   }
-  if (!(await connectionFailure(clusterUrl(cluster)))) return work({ ...env, DATABASE_URL: clusterUrl(cluster) });
+  if (cluster && !(await connectionFailure(clusterUrl(cluster)))) return work({ ...env, DATABASE_URL: clusterUrl(cluster) });
   // The port it ran on last, unless another is configured.
-  const port = env.EMBEDDED_PG_PORT ? loadRuntimeConfig(env).embeddedPort : cluster.port;
+  const port = cluster && !env.EMBEDDED_PG_PORT ? cluster.port : loadRuntimeConfig(env).embeddedPort;
   const postgres = await startEmbeddedPostgres({ dataDir: dataDirectory(env), port });
   try {
     return await work({ ...env, DATABASE_URL: postgres.url });

@@ -72,12 +72,15 @@ export class StatementCounter {
 }
 
 /**
- * How long a request waits for one of the pool's connections, then fails as DATABASE_UNAVAILABLE
- * (503): a query, and a transaction of any service alike (Prisma's `maxWait`, 2 s unless set, which
- * made a busy pool answer 500 "Unable to start a transaction in the given time" before the pool's
- * own wait was up).
+ * DATABASE_WAIT_MS, default 10 s: how long a request waits for one of the pool's connections, then
+ * fails as DATABASE_UNAVAILABLE (503): a query, and a transaction of any service alike (Prisma's
+ * `maxWait`, 2 s unless set, which made a busy pool answer 500 "Unable to start a transaction in the
+ * given time" before the pool's own wait was up).
  */
-const DATABASE_WAIT_MS = 10_000;
+function databaseWaitMs(env: NodeJS.ProcessEnv = process.env): number {
+  const configured = Number(env.DATABASE_WAIT_MS ?? 10_000);
+  return Number.isInteger(configured) && configured > 0 ? configured : 10_000;
+}
 
 /** DATABASE_STATEMENT_TIMEOUT_MS, default 30 s: the longest any one SQL statement may run. */
 function statementTimeoutMs(env: NodeJS.ProcessEnv = process.env): number {
@@ -101,10 +104,11 @@ export function openPrismaClient<T>(Client: PrismaClientClass<T>, url: string, p
   const target = parseDatabaseUrl(url);
   const connectionString = new URL(url);
   connectionString.searchParams.delete('schema');
+  const wait = databaseWaitMs();
   const pool = new pg.Pool({
     connectionString: connectionString.toString(),
     max: poolSize,
-    connectionTimeoutMillis: DATABASE_WAIT_MS,
+    connectionTimeoutMillis: wait,
     // No statement holds a connection longer, so one heavy request cannot starve the others.
     options: `-c statement_timeout=${statementTimeoutMs()} -c idle_in_transaction_session_timeout=${statementTimeoutMs()}`,
   });
@@ -112,5 +116,5 @@ export function openPrismaClient<T>(Client: PrismaClientClass<T>, url: string, p
   if (observers.tracer) traceStatements(pool, observers.tracer, connectionString.pathname.slice(1));
   observers.watch?.(pool);
   // Every transaction's wait to begin, unless one sets its own (none does); each sets its own timeout.
-  return new Client({ adapter: new PrismaPg(pool, { schema: target.schema, disposeExternalPool: true }), transactionOptions: { maxWait: DATABASE_WAIT_MS } });
+  return new Client({ adapter: new PrismaPg(pool, { schema: target.schema, disposeExternalPool: true }), transactionOptions: { maxWait: wait } });
 }

@@ -10,6 +10,8 @@ import { IssuerAdminResolver } from './resolvers/admin-resolver.js';
 import { CredentialResolver } from './resolvers/credential-resolver.js';
 import { PassportAsOfResolver, PassportResolver } from './resolvers/passport-resolver.js';
 import { passportReferences } from './resolvers/references.js';
+import { IssuerAdminService } from './service/admin-service.js';
+import { CredentialService } from './service/credential-service.js';
 import { IssuerService } from './service/issuer-service.js';
 import { RegistryClient } from './service/registry-client.js';
 import { TrustClient } from './service/trust-client.js';
@@ -31,20 +33,20 @@ export const createIssuerSubgraph = defineSubgraph({
   PrismaClient,
   open: (kernel: ServiceKernel<PrismaClient>, gateway, publicUrls, limits) => {
     const settings = { issuer: process.env.ISSUER_ID || 'passport-issuer', qrBudget: qrBudget(process.env), publicUrls };
-    const issuer = new IssuerService(
-      new PassportRepository(kernel.prisma, kernel.schema),
-      new ProfileRepository(kernel.prisma),
-      new RestoreRepository(kernel.prisma),
-      new RegistryClient(gateway),
-      new TrustClient(gateway),
-      kernel.keys,
-      settings,
-      kernel.metrics,
-    );
+    const passports = new PassportRepository(kernel.prisma, kernel.schema);
+    const profiles = new ProfileRepository(kernel.prisma);
+    const issuer = new IssuerService(passports, profiles, new RegistryClient(gateway), new TrustClient(gateway), kernel.keys, settings, kernel.metrics);
+    const credentials = new CredentialService(passports, kernel.keys, settings);
+    const admin = new IssuerAdminService(profiles, new RestoreRepository(kernel.prisma));
     // What one operation may spend on passports' logs as they are: the cost limit (lib/graphql/cost.ts).
-    return { issuer, charge: actualCostMeter(limits.maxCost) };
+    return { issuer, credentials, admin, charge: actualCostMeter(limits.maxCost) };
   },
-  resolvers: ({ issuer, charge }) => [new PassportResolver(issuer, charge), new PassportAsOfResolver(issuer, charge), new IssuerAdminResolver(issuer), new CredentialResolver(issuer)],
+  resolvers: ({ issuer, credentials, admin, charge }) => [
+    new PassportResolver(issuer, credentials, charge),
+    new PassportAsOfResolver(issuer, charge),
+    new IssuerAdminResolver(admin),
+    new CredentialResolver(credentials),
+  ],
   references: ({ issuer }) => passportReferences(issuer),
   discovery: ({ issuer }) => ({
     qr_budget: issuer.settings.qrBudget,

@@ -1,7 +1,9 @@
 import { defineSubgraph } from '../../lib/graphql/subgraph.js';
 import type { KeyStore } from '../../lib/keys/key-store.js';
 import { PrismaClient } from '../../prisma/trust/generated/client.js';
-import { TrustRepository } from './data/trust-repository.js';
+import { GraphRepository } from './data/graph-repository.js';
+import { MasterListRepository } from './data/master-list-repository.js';
+import { TrustListRepository } from './data/trust-list-repository.js';
 import { AnchorBundleResolver } from './resolvers/anchors.js';
 import { TrustGraphResolver } from './resolvers/graph.js';
 import { MasterListResolver } from './resolvers/master-list.js';
@@ -28,16 +30,18 @@ export const createTrustSubgraph = defineSubgraph<PrismaClient, TrustDependencie
   description: 'Holds the trust graph (nodes and delegation edges), trust lists per jurisdiction, the witnessed master list and bitemporal revocations, and publishes the anchors a verifier pins.',
   PrismaClient,
   open: async (kernel, gateway) => {
-    const store = new TrustRepository(kernel.prisma, kernel.schema);
+    const graph = new GraphRepository(kernel.prisma, kernel.schema);
     // Before the graph is served: rows a restore brought from another cluster become visible.
-    await store.adoptForeignRows();
+    await graph.adoptForeignRows();
     return {
-      store,
+      graph,
+      trustLists: new TrustListRepository(kernel.prisma),
+      masterList: new MasterListRepository(kernel.prisma),
       masterListOrigin: masterListOrigin(kernel.keys),
       serviceSigner: () => kernel.keys.signer('service'),
-      placePlatformKeys: () => placePlatformKeys(gateway, store),
+      placePlatformKeys: () => placePlatformKeys(gateway, graph),
       metrics: kernel.metrics,
-      ...trustLoaders(store),
+      ...trustLoaders(graph),
     };
   },
   resolvers: (deps) => [new TrustGraphResolver(deps), new TrustListResolver(deps), new MasterListResolver(deps), new RevocationResolver(deps), new AnchorBundleResolver(deps)],

@@ -11,6 +11,7 @@ import MarkdownIt from 'markdown-it';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { scratchFolder } from '../support/scratch-folder.js';
 import { startTestStack, TOKENS, type TestStack } from '../support/stack.js';
+import { newcomerEnv } from '../support/environment.js';
 
 const root = join(import.meta.dirname, '..', '..');
 const DOCUMENTS = [
@@ -82,7 +83,7 @@ function runShell(script: string): Promise<{ code: number | null; stdout: string
   const facade = new URL(platform.base('trust')).origin;
   const gateway = new URL(platform.stack.gateway.graphqlUrl).origin;
   const text = script.replaceAll('http://127.0.0.1:3000', facade).replaceAll('http://127.0.0.1:4000', gateway);
-  const env = { PATH: process.env.PATH, HOME: folder, CURL_HOME: folder, LC_ALL: 'C.UTF-8', B: facade, A: TOKENS.admin, ADMIN: TOKENS.admin, W: TOKENS.writer };
+  const env = newcomerEnv({ HOME: folder, CURL_HOME: folder, LC_ALL: 'C.UTF-8', B: facade, A: TOKENS.admin, ADMIN: TOKENS.admin, W: TOKENS.writer });
   return new Promise((resolve, reject) => {
     const shell = spawn('bash', ['-c', `set -euo pipefail\n${text}`], { cwd: folder, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';

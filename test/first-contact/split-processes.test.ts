@@ -21,6 +21,7 @@ import { SERVICES, type ServiceName } from '../../lib/config/services.js';
 import { createTestDatabase } from '../support/database.js';
 import { freePort } from '../support/free-port.js';
 import { checkMetrics, startPrometheus } from '../support/prometheus.js';
+import { newcomerEnv } from '../support/environment.js';
 
 const ADMIN = 'split-admin-token-0123456789abcdef';
 const WRITER = 'split-writer-token-0123456789abcdef';
@@ -76,8 +77,7 @@ beforeAll(async () => {
   gateway = `http://127.0.0.1:${ports.gateway}/graphql`;
   facade = `http://127.0.0.1:${ports.facade}`;
   const subgraphPorts = Object.fromEntries(await Promise.all(SERVICES.map(async (service) => [service, await freePort()]))) as Record<ServiceName, number>;
-  env = {
-    PATH: process.env.PATH,
+  env = newcomerEnv({
     HOST: '127.0.0.1',
     DATABASE_URL: await createTestDatabase(),
     PASSPORT_KEK_FILE: join(folder, 'kek', 'passport.kek'),
@@ -86,7 +86,7 @@ beforeAll(async () => {
     GATEWAY_PORT: String(ports.gateway),
     FACADE_PORT: String(ports.facade),
     ...Object.fromEntries(SERVICES.map((service) => [`${service.toUpperCase()}_SUBGRAPH_PORT`, String(subgraphPorts[service])])),
-  };
+  });
   const kek = spawnSync(process.execPath, ['bin/run.mjs', 'bin/keys.ts', 'create-kek'], { env, encoding: 'utf8' });
   expect(kek.status, kek.stderr).toBe(0);
   // The trust subgraph is the one shut down with a request in flight (the last test).

@@ -7,7 +7,7 @@
  */
 import { execFile, execFileSync, spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { chmod, chown, mkdir, mkdtemp, readdir, stat } from 'node:fs/promises';
+import { chmod, chown, mkdir, mkdtemp, readdir, readFile, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { hashToken } from '../../lib/auth/tokens.js';
 import { freePort } from '../support/free-port.js';
 import { LOOPBACK_PORTS_AT_LISTEN } from '../support/stack.js';
+import { newcomerEnv } from '../support/environment.js';
 
 let folder: string;
 
@@ -35,7 +36,7 @@ interface Options {
 
 /** Runs bin/start.ts until it exits, or until `until` appears on its output (then it is stopped with Ctrl-C's signal). */
 function npmStart(env: Record<string, string>, until?: string, { as, cwd, whileRunning }: Options = {}): Promise<Run> {
-  const child = spawn(process.execPath, ['bin/run.mjs', 'bin/start.ts'], { env: { PATH: process.env.PATH!, ...LOOPBACK_PORTS_AT_LISTEN, ...env }, stdio: ['ignore', 'pipe', 'pipe'], cwd, ...as });
+  const child = spawn(process.execPath, ['bin/run.mjs', 'bin/start.ts'], { env: newcomerEnv({ ...LOOPBACK_PORTS_AT_LISTEN, ...env }), stdio: ['ignore', 'pipe', 'pipe'], cwd, ...as });
   let stdout = '';
   let stderr = '';
   let seen = false;
@@ -141,7 +142,7 @@ describe('npm start', { timeout: 90_000 }, () => {
         .sort(),
     );
 
-    const rotate = spawn(process.execPath, ['bin/run.mjs', 'bin/tokens.ts', 'rotate'], { env: { PATH: process.env.PATH!, PASSPORT_DATA_DIR: dataDir }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const rotate = spawn(process.execPath, ['bin/run.mjs', 'bin/tokens.ts', 'rotate'], { env: newcomerEnv({ PASSPORT_DATA_DIR: dataDir }), stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     rotate.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     expect(await new Promise((resolve) => rotate.once('exit', resolve))).toBe(0);
@@ -159,7 +160,7 @@ describe('npm start', { timeout: 90_000 }, () => {
       execFile(
         'script',
         ['-qec', `${process.execPath} bin/run.mjs bin/start.ts`, '/dev/null'],
-        { env: { PATH: process.env.PATH!, ...LOOPBACK_PORTS_AT_LISTEN, DATABASE_URL: `postgresql://someone:secret@127.0.0.1:${port}/passport`, PASSPORT_DATA_DIR: dataDir } },
+        { env: newcomerEnv({ ...LOOPBACK_PORTS_AT_LISTEN, DATABASE_URL: `postgresql://someone:secret@127.0.0.1:${port}/passport`, PASSPORT_DATA_DIR: dataDir }) },
         (error, stdout, stderr) => resolve({ code: error ? ((error.code as number | undefined) ?? null) : 0, stdout, stderr }),
       );
     });
@@ -185,13 +186,14 @@ describe('npm start', { timeout: 90_000 }, () => {
       await linkTree(process.cwd(), project, NOT_IN_A_CLONE);
       before = await readdir(placed).catch(() => undefined);
     });
-    // What these starts placed for the postgres user is theirs to remove; other installations' is left.
+    // What these starts placed for the postgres user is theirs to remove: the clusters of data folders in
+    // this file's folder, and a copy of the binaries (only this file's project closes them off). What
+    // other installations, and the files running beside this one as root, placed there is left.
     afterAll(async () => {
-      if (!before) {
-        await removeTree(placed);
-        return;
-      }
-      for (const entry of await readdir(placed).catch(() => [])) if (!before.includes(entry)) await removeTree(join(placed, entry));
+      const ours = async (entry: string) =>
+        !before?.includes(entry) && (entry.startsWith('binaries-') || (await readFile(join(placed, entry, 'data-folder'), 'utf8').catch(() => '')).startsWith(`${folder}/`));
+      for (const entry of await readdir(placed).catch(() => [])) if (await ours(entry)) await removeTree(join(placed, entry));
+      if (!before && (await readdir(placed).catch(() => [''])).length === 0) await removeTree(placed);
     });
 
     const runningOn = (stdout: string) => ({

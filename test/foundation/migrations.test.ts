@@ -12,6 +12,7 @@ import { draftMigration } from '../../prisma/tools/draft-migration.js';
 import { openSchemaEngine } from '../../prisma/tools/wasm-engine.js';
 import { createTestDatabase, sqlSessions } from '../support/database.js';
 import { scratchFolder } from '../support/scratch-folder.js';
+import { processEnv } from '../support/environment.js';
 
 const execFileAsync = promisify(execFile);
 // One connection per database for the tests' own statements (each new connection costs PostgreSQL ~34 ms of CPU).
@@ -55,7 +56,7 @@ describe('migrations', () => {
     const url = await draftsServer();
     const run = await execFileAsync(process.execPath, ['bin/run.mjs', 'prisma/tools/new-migration.ts', 'trust', 'drift_check'], {
       encoding: 'utf8',
-      env: { ...process.env, DATABASE_URL: url },
+      env: processEnv({ DATABASE_URL: url }),
     });
     expect(run.stdout).toBe('trust: the committed migrations already match prisma/trust/schema.prisma; nothing to write.\n');
     expect(committedMigrations('trust').filter((name) => name.endsWith('_drift_check'))).toEqual([]);
@@ -63,7 +64,7 @@ describe('migrations', () => {
 
   it('are applied by `npm run db:migrate` to the configured database, and a second run finds them up to date', async () => {
     const url = await createTestDatabase({ empty: true });
-    const run = (...args: string[]) => execFileAsync(process.execPath, ['bin/run.mjs', 'bin/migrate.ts', ...args], { encoding: 'utf8', env: { ...process.env, DATABASE_URL: url } });
+    const run = (...args: string[]) => execFileAsync(process.execPath, ['bin/run.mjs', 'bin/migrate.ts', ...args], { encoding: 'utf8', env: processEnv({ DATABASE_URL: url }) });
     const first = await run();
     for (const service of SERVICES) expect(first.stdout).toContain(`${service}: applied ${committedMigrations(service).join(', ')}`);
     expect((await run('trust')).stdout).toBe('trust: up to date\n');

@@ -19,6 +19,7 @@ import { appendEvent, createModel, createPassport, objectEvent, verifySignedJson
 import { readPackIndependently } from '../support/pack-reader.js';
 import { scratchFolder } from '../support/scratch-folder.js';
 import { LOOPBACK_PORTS_AT_LISTEN, startTestStack, testAccessTokens, TOKENS, type TestStack } from '../support/stack.js';
+import { newcomerEnv } from '../support/environment.js';
 
 const run = promisify(execFile);
 const TEST_KEK_FOR_UPGRADE = KeyEncryptionKeys.generate();
@@ -142,7 +143,7 @@ async function health(stack: TestStack, service: ServiceName): Promise<Record<st
 const getJson = (url: string) => fetch(url).then((response) => response.json() as Promise<Record<string, any>>);
 
 const npmRun = (args: string[], env: NodeJS.ProcessEnv) =>
-  run(process.execPath, ['bin/run.mjs', ...args], { cwd: join(import.meta.dirname, '..', '..'), env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env } }).then(
+  run(process.execPath, ['bin/run.mjs', ...args], { cwd: join(import.meta.dirname, '..', '..'), env: newcomerEnv({ HOME: process.env.HOME, ...env }) }).then(
     ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
     (error: { code: number; stdout: string; stderr: string }) => ({ code: error.code, stdout: error.stdout, stderr: error.stderr }),
   );

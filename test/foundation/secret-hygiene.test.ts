@@ -12,6 +12,7 @@ import { afterAll, expect, it } from 'vitest';
 import { freePort } from '../support/free-port.js';
 import { scratchFolder } from '../support/scratch-folder.js';
 import { SERVICES } from '../../lib/config/services.js';
+import { newcomerEnv } from '../support/environment.js';
 
 const root = join(import.meta.dirname, '..', '..');
 const folder = scratchFolder('secret-hygiene-');
@@ -26,8 +27,7 @@ afterAll(() => {
 });
 
 it('a full run shows no access token, key-encryption key or database password in its logs, its answers or its admin logs', { timeout: 180_000 }, async () => {
-  const env = {
-    PATH: process.env.PATH,
+  const env = newcomerEnv({
     HOME: process.env.HOME,
     PASSPORT_DATA_DIR: dataDir,
     PASSPORT_ADMIN_TOKEN: tokens.admin,
@@ -39,7 +39,7 @@ it('a full run shows no access token, key-encryption key or database password in
     METRICS_PORT: '0',
     ...Object.fromEntries(SERVICES.map((service) => [`${service.toUpperCase()}_SUBGRAPH_PORT`, '0'])),
     LOG_LEVEL: 'debug',
-  };
+  });
   let output = '';
   child = spawn(process.execPath, ['bin/run.mjs', 'bin/start.ts'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
   const exited = new Promise<number | null>((resolve) => child!.once('exit', resolve));

@@ -38,8 +38,8 @@ describe('docs/GRAPHQL-ERRORS.md', () => {
         if (file.startsWith('gateway/') || file === 'lib/auth/tokens.ts') for (const match of text.matchAll(/code: '([A-Z][A-Z0-9_]+)'/g)) codes.add(match[1]!);
       }
     }
-    const issuerService = await readFile('subgraphs/issuer/service/issuer-service.ts', 'utf8');
-    for (const code of membersAfter(issuerService, 'const STATUS_OF')) codes.add(code);
+    const issuerProblems = await readFile('subgraphs/issuer/service/problems.ts', 'utf8');
+    for (const code of membersAfter(issuerProblems, 'const STATUS_OF')) codes.add(code);
     const issuerErrors = await readFile('lib/formats/issuer/errors.ts', 'utf8');
     // Reasons of INVALID_IDENTITY (its `reason` member), documented in its row, not problem codes.
     const identityReasons = membersAfter(issuerErrors, 'export type IdentityFailure');

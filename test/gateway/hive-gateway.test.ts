@@ -15,6 +15,7 @@ import { ensureBenchTools } from '../support/bench-tools.js';
 import { freePort } from '../support/free-port.js';
 import { startTestStack, type TestStack } from '../support/stack.js';
 import { createModel, passportsAcrossServices, trustTheIssuer } from './support.js';
+import { processEnv } from '../support/environment.js';
 
 const MODEL = 'battery-hive';
 let platform: TestStack;
@@ -52,7 +53,7 @@ beforeAll(async () => {
   hiveUrl = `http://127.0.0.1:${port}/graphql`;
   // The settings ours takes; HOST is left unset, as an operator would.
   // LOG_LEVEL as an operator leaves it (the test run sets warn for its own stacks): Hive then says where it listens.
-  const env: NodeJS.ProcessEnv = { ...process.env, GATEWAY_PORT: String(port), GRAPHQL_INTROSPECTION: 'false', LOG_LEVEL: 'info' };
+  const env = processEnv({ GATEWAY_PORT: String(port), GRAPHQL_INTROSPECTION: 'false', LOG_LEVEL: 'info' });
   delete env.HOST;
   // Hive Gateway is a benchmark tool, installed apart from the project's own packages: here on first use.
   await ensureBenchTools();

@@ -26,6 +26,7 @@ import { drillTrustGraph } from '../support/drill-trust-graph.js';
 import { sql, createTestDatabase, spendTransactionIds } from '../support/database.js';
 import { freePort } from '../support/free-port.js';
 import { LOOPBACK_PORTS_AT_LISTEN, startTestStack, TEST_KEK, TOKENS, type TestStack } from '../support/stack.js';
+import { processEnv } from '../support/environment.js';
 
 /** At least 200, as the drill is specified (issue 28); made, read and appended to a batch per GraphQL operation. */
 const PASSPORTS = 200;
@@ -304,7 +305,7 @@ describe('a restore into a fresh data folder, started by npm start', () => {
     expect(sentence.split('\n')).toHaveLength(1);
     expect(sentence).toMatch(new RegExp(`sealed under key-encryption key ${TEST_KEK.current.id}, which ${wrong} does not hold .*: start with the key-encryption key file they were sealed under\\.$`));
 
-    const child = spawn(process.execPath, ['bin/run.mjs', 'bin/start.ts'], { env: { ...process.env, ...env, PASSPORT_KEK_FILE: rightKek() }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['bin/run.mjs', 'bin/start.ts'], { env: processEnv({ ...env, PASSPORT_KEK_FILE: rightKek() }), stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     child.stdout.on('data', (chunk) => (output += chunk));
     child.stderr.on('data', (chunk) => (output += chunk));

@@ -1,6 +1,7 @@
 /** Which failures mean "PostgreSQL cannot be reached" (503) and which are faults of their own (500, 4xx). */
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
+import { openPrismaClient } from '../../lib/db/prisma.js';
 import { isDatabaseUnavailable } from '../../lib/db/unavailable.js';
 import { Prisma } from '../../prisma/trust/generated/client.js';
 
@@ -39,5 +40,38 @@ describe('isDatabaseUnavailable', () => {
     const loop: { cause?: unknown } = {};
     loop.cause = loop;
     expect(isDatabaseUnavailable(loop)).toBe(false);
+  });
+});
+
+describe('the wait for a connection of a service’s pool', () => {
+  /** The pool's wait and the transactions' maxWait of a client as openPrismaClient makes it (nothing connects). */
+  function waits(): { pool: number | undefined; transaction: number | undefined } {
+    let pool: pg.Pool | undefined;
+    let options: { transactionOptions?: { maxWait?: number } } = {};
+    const client = openPrismaClient(
+      class {
+        constructor(given: typeof options) {
+          options = given;
+        }
+      },
+      'postgresql://passport@127.0.0.1:9/passport?schema=issuer',
+      10,
+      { watch: (watched) => (pool = watched) },
+    );
+    expect(client).toBeDefined();
+    return { pool: pool?.options.connectionTimeoutMillis, transaction: options.transactionOptions?.maxWait };
+  }
+
+  it('is 10 s for a query and a transaction alike, or DATABASE_WAIT_MS (test/first-contact/busy-pool.test.ts waits it out)', () => {
+    const configured = process.env.DATABASE_WAIT_MS;
+    try {
+      delete process.env.DATABASE_WAIT_MS;
+      expect(waits()).toEqual({ pool: 10_000, transaction: 10_000 });
+      process.env.DATABASE_WAIT_MS = '3000';
+      expect(waits()).toEqual({ pool: 3000, transaction: 3000 });
+    } finally {
+      if (configured === undefined) delete process.env.DATABASE_WAIT_MS;
+      else process.env.DATABASE_WAIT_MS = configured;
+    }
   });
 });

@@ -17,6 +17,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { awaitPreviousPostmaster, lockingPostmaster, startEmbeddedPostgres } from '../../lib/db/embedded-postgres.js';
 import { EmbeddedPostgresError } from '../../lib/db/postgres.js';
 import { freePort } from '../support/global-setup.js';
+import { processEnv } from '../support/environment.js';
 
 const moduleUrl = new URL('../../lib/db/embedded-postgres.ts', import.meta.url).href;
 const folders: string[] = [];
@@ -157,6 +158,7 @@ describe('an embedded cluster killed with SIGKILL', () => {
       setInterval(() => {}, 1000);`;
     const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
       cwd: fileURLToPath(new URL('../..', import.meta.url)),
+      env: processEnv(),
       detached: true,
       stdio: ['ignore', 'pipe', 'inherit'],
     });

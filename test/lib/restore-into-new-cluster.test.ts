@@ -13,10 +13,10 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { lstat, mkdtemp, readdir, rm, stat, symlink, unlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashToken } from '../../lib/auth/tokens.js';
-import { startEmbeddedPostgres, type RunningPostgres } from '../../lib/db/embedded-postgres.js';
+import { clusterDirectory, startEmbeddedPostgres, type RunningPostgres } from '../../lib/db/embedded-postgres.js';
 import { KeyEncryptionKeys, writeKekFile } from '../../lib/keys/kek.js';
 import { issuePassport, registryModel, type RestCaller } from '../archive/support/issuer-fixture.js';
 import { binCommand } from '../support/bin-command.js';
@@ -169,6 +169,10 @@ describe('npm run restore into a fresh data folder', () => {
     afterAll(async () => {
       await restored?.stop();
       await postgres?.stop();
+      if (!dataDir) return;
+      // As root the cluster is placed outside the data folder, for the postgres user to reach (README, "as root").
+      const cluster = dirname(await clusterDirectory(dataDir));
+      if (cluster !== dataDir) await rm(cluster, { recursive: true, force: true });
     });
 
     it('lists every node, edge and revocation of GET /trust/graph at once, as before the backup', async () => {

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { freePort } from '../support/free-port.js';
 import { LOOPBACK_PORTS_AT_LISTEN } from '../support/stack.js';
+import { newcomerEnv } from '../support/environment.js';
 
 export interface PlatformProcess {
   /** The facade's origin, e.g. http://127.0.0.1:40123 (services under /trust, /issuer, …). */
@@ -31,15 +32,14 @@ export async function startPlatformProcess(env: Record<string, string>): Promise
   const facadePort = await freePort();
   const child = spawn(process.execPath, ['bin/run.mjs', 'bin/start.ts'], {
     cwd: ROOT,
-    env: {
-      PATH: process.env.PATH ?? '',
+    env: newcomerEnv({
       HOME: process.env.HOME ?? dataDir,
       ...LOOPBACK_PORTS_AT_LISTEN,
       FACADE_PORT: String(facadePort),
       PASSPORT_DATA_DIR: join(dataDir, 'data'),
       LOG_FORMAT: 'json',
       ...env,
-    },
+    }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const lines: PlatformProcess['lines'] = [];

@@ -13,13 +13,14 @@ import openapiTS, { astToString } from 'openapi-typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ServiceName } from '../../lib/config/services.js';
 import { sharedTestStack, TOKENS, type SharedTestStack } from '../support/stack.js';
+import { processEnv } from '../support/environment.js';
 
 const run = promisify(execFile);
 const SERVICES: ServiceName[] = ['trust', 'registry', 'issuer', 'archive'];
 const ROOT = new URL('../../', import.meta.url).pathname;
 const bin = (name: string) => join(ROOT, 'node_modules', '.bin', name);
 /** Redocly sends no usage data and checks for no update. */
-const QUIET = { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true', NO_COLOR: '1' };
+const QUIET = processEnv({ REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true', NO_COLOR: '1' });
 
 let platform: SharedTestStack;
 let folder: string;
@@ -103,7 +104,10 @@ describe('a client generated from the served documents (openapi-typescript, open
 
   it('runs a flow against the platform: model, passport, event, pack, read back, verdict, a refusal', async () => {
     const serial = Date.now().toString(36);
-    const { stdout } = await run(process.execPath, ['--import', 'tsx', join(client, 'flow.ts'), platform.base('registry'), platform.base('issuer'), TOKENS.writer, serial], { cwd: ROOT });
+    const { stdout } = await run(process.execPath, ['--import', 'tsx', join(client, 'flow.ts'), platform.base('registry'), platform.base('issuer'), TOKENS.writer, serial], {
+      cwd: ROOT,
+      env: processEnv(),
+    });
     const seen = JSON.parse(stdout);
     expect(seen.created).toMatchObject({ status: 201, status_: 'draft' });
     expect(seen.created.location).toBe(`${platform.base('issuer')}/passports/${encodeURIComponent(seen.created.passportId)}`);

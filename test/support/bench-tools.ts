@@ -2,13 +2,15 @@
  * The benchmark-only tools (autocannon, Hive Gateway: bench/tools/package.json), installed from their
  * lockfile on first use by whatever needs them: a benchmark, or the test that runs Hive Gateway on a
  * machine where only `npm ci && npm test` ran. vitest runs two files at once and `npm ci` empties
- * node_modules first, so one process installs under a lock file while any other waits for it.
+ * node_modules first, so one process installs under a lock file while any other waits for it. Run as
+ * a command (`npm test` does, beside its static checks: some 900 packages, half a minute and more on a
+ * fresh clone, which the Hive Gateway test would otherwise wait out), it installs them unless installed.
  */
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { open, readFile, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 export const BENCH_TOOLS = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'bench', 'tools');
 /** npm writes it once an install is complete. */
@@ -58,3 +60,5 @@ export async function ensureBenchTools(): Promise<void> {
     }
   }
 }
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) await ensureBenchTools();

@@ -1,9 +1,10 @@
 /**
  * A bin/ command run as an operator runs it (`npm run <name>` is `node bin/run.mjs bin/<name>.ts`),
- * as its own process, without the database and data-folder settings of the test process.
+ * as its own process, with none of the platform's settings of the test process (test/support/environment.ts).
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import { processEnv } from './environment.js';
 
 const run = promisify(execFile);
 
@@ -15,9 +16,8 @@ export interface CommandOutcome {
 
 /** Runs `script` (e.g. `bin/backup.ts`) with `env` over a clean environment; resolves with its exit code and output, whatever the code. */
 export async function binCommand(script: string, args: string[], env: NodeJS.ProcessEnv): Promise<CommandOutcome> {
-  const clean = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^(DATABASE_URL|PASSPORT_|EMBEDDED_PG_PORT|[A-Z]+_DATABASE_URL)/.test(name)));
   try {
-    const { stdout, stderr } = await run(process.execPath, ['bin/run.mjs', script, ...args], { env: { ...clean, ...env }, timeout: 120_000 });
+    const { stdout, stderr } = await run(process.execPath, ['bin/run.mjs', script, ...args], { env: processEnv(env), timeout: 120_000 });
     return { code: 0, stdout, stderr };
   } catch (error) {
     const failed = error as CommandOutcome;

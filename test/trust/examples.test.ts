@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { sharedTestStack, TOKENS, type SharedTestStack } from '../support/stack.js';
+import { newcomerEnv } from '../support/environment.js';
 
 let platform: SharedTestStack;
 beforeAll(async () => {
@@ -16,8 +17,7 @@ beforeAll(async () => {
 /** The example's node ids end in SUFFIX: ids of this run's own on the worker's stack. */
 const SUFFIX = `test-${randomBytes(4).toString('hex')}`;
 
-const runExample = (script: string, env: Record<string, string>) =>
-  promisify(execFile)(process.execPath, [script], { env: { PATH: process.env.PATH ?? '', ...env }, cwd: process.cwd(), timeout: 30_000 });
+const runExample = (script: string, env: Record<string, string>) => promisify(execFile)(process.execPath, [script], { env: newcomerEnv(env), cwd: process.cwd(), timeout: 30_000 });
 
 describe('docs/examples/delegation-credential.mjs', () => {
   it('makes nodes and a jose JWT credential (NumericDate iat, no exp) that the trust service adds as an edge', async () => {

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runToEnd } from '../../verifier/cli.js';
 import { scratchFolder } from '../support/scratch-folder.js';
+import { processEnv } from '../support/environment.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -56,7 +57,7 @@ export async function cli(...args: string[]): Promise<CliRun> {
 /** Runs `node --import tsx verifier/cli.ts …` from the repository root, as a user would: for the runs whose subject is the command itself. */
 export function cliProcess(...args: string[]): Promise<CliRun> {
   return new Promise((resolve) => {
-    execFile(process.execPath, ['bin/run.mjs', 'verifier/cli.ts', ...args], { cwd: ROOT, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
+    execFile(process.execPath, ['bin/run.mjs', 'verifier/cli.ts', ...args], { cwd: ROOT, env: processEnv(), maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
       resolve(withReport(args, { code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout, stderr }));
     });
   });

@@ -1,12 +1,12 @@
 /** Profiles, applicability and restore acknowledgements, written by admins (POST /admin/profiles, /admin/applicability, /admin/restore/acknowledgement). */
 import { Arg, Authorized, Ctx, Mutation, Resolver } from 'type-graphql';
 import type { RequestContext } from '../../../lib/graphql/context.js';
-import type { IssuerService } from '../service/issuer-service.js';
+import type { IssuerAdminService } from '../service/admin-service.js';
 import { IssuerApplicability, IssuerApplicabilityInput, IssuerProfile, IssuerProfileInput, PlatformRestore } from '../schema/types.js';
 
 @Resolver()
 export class IssuerAdminResolver {
-  constructor(private readonly issuer: IssuerService) {}
+  constructor(private readonly issuer: IssuerAdminService) {}
 
   @Authorized('admin')
   @Mutation(() => IssuerProfile, { description: 'Creates or replaces a profile: capability classes and claims a type of passport gets.' })

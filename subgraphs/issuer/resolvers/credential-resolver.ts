@@ -1,12 +1,12 @@
 /** What the issuer publishes for the credential ecosystem: its did:web document, its status lists, and the JSON-LD context and vocabulary of its credentials' own terms. */
 import { GraphQLJSONObject } from 'graphql-scalars';
 import { Arg, Int, Query, Resolver } from 'type-graphql';
-import type { IssuerService } from '../service/issuer-service.js';
+import type { CredentialService } from '../service/credential-service.js';
 import { IssuedCredentialType } from '../schema/types.js';
 
 @Resolver()
 export class CredentialResolver {
-  constructor(private readonly issuer: IssuerService) {}
+  constructor(private readonly issuer: CredentialService) {}
 
   @Query(() => GraphQLJSONObject, { description: 'The issuer’s DID document (did:web of its public base URL): its keys as JsonWebKey verification methods.' })
   issuerDidDocument(): Record<string, unknown> {

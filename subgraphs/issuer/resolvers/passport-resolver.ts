@@ -6,6 +6,7 @@ import { asksOnly } from '../../../lib/graphql/selection.js';
 import { perRequest } from '../../../lib/graphql/batching.js';
 import { Cost, ListSize, type actualCostMeter } from '../../../lib/graphql/cost.js';
 import { badRequest } from '../../../lib/problem.js';
+import type { CredentialService } from '../service/credential-service.js';
 import type { IssuerService } from '../service/issuer-service.js';
 import type { PassportRow } from '../data/passport-repository.js';
 import type { KeyUse } from '../domain/index.js';
@@ -56,6 +57,7 @@ export class PassportResolver {
   /** `charge`: what an operation spends on passports' logs as they are, held to GRAPHQL_MAX_COST (lib/graphql/cost.ts). */
   constructor(
     private readonly issuer: IssuerService,
+    private readonly credentials: CredentialService,
     private readonly charge: ReturnType<typeof actualCostMeter>,
   ) {}
 
@@ -156,7 +158,7 @@ export class PassportResolver {
     description: 'The UNTP Digital Product Passport credential (UNTP DPP 0.6.1) of the passport at its log head, as GET /passports/{id}/credential serves it; re-issued whenever the passport changes.',
   })
   credential(@Root() passport: Passport): IssuedCredentialType {
-    return IssuedCredentialType.from(this.issuer.passportCredential(passport.fullRow));
+    return IssuedCredentialType.from(this.credentials.passportCredential(passport.fullRow));
   }
 
   @Authorized('writer')

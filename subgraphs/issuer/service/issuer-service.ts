@@ -1,18 +1,17 @@
 /**
- * The issuer's use cases over the domain, the data layer and the rest of the graph: create a
- * passport, append an event, mint a pack, compute the verdict, write profiles and applicability.
- * Domain refusals become RFC 9457 problems here.
+ * The issuer's passports over the domain, the data layer and the rest of the graph: create a
+ * passport, read it now or as of an instant, append an event, mint a pack, compute the verdict.
+ * Domain refusals become RFC 9457 problems here (problems.ts). Credentials: credential-service.ts;
+ * profiles, applicability and restores: admin-service.ts.
  */
 import type { DomainMetrics } from '../../../lib/ops/metrics.js';
 import { randomUUID } from 'node:crypto';
 import DataLoader from 'dataloader';
-import { canonicalize } from '../../../lib/crypto/index.js';
 import type { KeyStore } from '../../../lib/keys/key-store.js';
-import { badRequest, conflict, notFound, ProblemError, refusing, unprocessable } from '../../../lib/problem.js';
+import { badRequest, notFound, ProblemError, refusing, unprocessable } from '../../../lib/problem.js';
 import { INSTANT_EXPECTED, isRfc3339Instant, parseInstant } from '../../../lib/time.js';
-import { LivePassportExists, RestoreUnacknowledged, type PassportRepository, type PassportRow, type PassportSummaryRow } from '../data/passport-repository.js';
-import { ANY_VERSION, type ProfileRepository } from '../data/profile-repository.js';
-import type { RestoreRecord, RestoreRepository } from '../data/restore-repository.js';
+import type { PassportRepository, PassportRow, PassportSummaryRow } from '../data/passport-repository.js';
+import type { ProfileRepository } from '../data/profile-repository.js';
 import {
   assembleVerdict,
   buildPackClaims,
@@ -23,7 +22,6 @@ import {
   decodePack,
   eventShapeProblem,
   INITIAL_STATUS,
-  isCapabilityClass,
   isIssuerError,
   keyUses,
   mintPack,
@@ -34,26 +32,12 @@ import {
   validateIdentity,
   verifyLog,
   verifyPack,
-  didDocument,
-  didWebOf,
-  isStatusPurpose,
-  passportContext,
-  passportVocabulary,
-  signVcJwt,
-  statusListCredential,
-  statusListUrl,
-  untpPassportCredential,
-  verificationMethodId,
-  type DidDocument,
-  type PassportContext,
   type PassportIdentity,
-  type PassportCredentialState,
   GRANULARITIES,
   type CapabilityClass,
   type DecodedPack,
   type EventRecord,
   type Granularity,
-  type IssuerError,
   type KeyUse,
   type PassportState,
   type PassportStatus,
@@ -61,6 +45,7 @@ import {
   type SignedLogHead,
 } from '../domain/index.js';
 import type { PublicUrls } from '../../../lib/config/public-urls.js';
+import { heldByRestoreProblem, issuerProblem, livePassportProblem, refuseUnrepresentable } from './problems.js';
 import type { RegistryClient } from './registry-client.js';
 import type { TrustClient } from './trust-client.js';
 
@@ -71,13 +56,6 @@ export interface IssuerSettings {
   qrBudget: number;
   /** Each service's public base URL: the issuer's is its did:web and the prefix of every URL its credentials carry. */
   publicUrls: PublicUrls;
-}
-
-/** A credential as issued: the vc+jwt, the credential it secures and the DID URL of the key that signed it. */
-export interface IssuedCredential {
-  jwt: string;
-  credential: Record<string, unknown>;
-  kid: string;
 }
 
 export interface CreatePassportInput {
@@ -109,22 +87,6 @@ export interface PassportAsOf {
   current: PassportRow;
 }
 
-/** How each domain refusal is answered. */
-const STATUS_OF: Record<IssuerError['code'], number> = {
-  INVALID_IDENTITY: 422,
-  UNKNOWN_CAPABILITY_CLASS: 422,
-  ILLEGAL_TRANSITION: 409,
-  UNKNOWN_EVENT_TYPE: 422,
-  INVALID_EVENT_PAYLOAD: 422,
-  LOG_MISMATCH: 409,
-  CLOCK_REGRESSION: 409,
-  WRONG_SIGNING_ALGORITHM: 500,
-  INVALID_PACK_CLAIMS: 500,
-  PACK_OVER_BUDGET: 422,
-  INVALID_BUDGET: 500,
-  MALFORMED_PACK: 500,
-};
-
 /** The claims and carrier kid of a stored pack, or undefined when it cannot be decoded. */
 function packSigner(text: string): Pick<DecodedPack, 'claims' | 'kid'> | undefined {
   try {
@@ -135,63 +97,12 @@ function packSigner(text: string): Pick<DecodedPack, 'claims' | 'kid'> | undefin
   }
 }
 
-export function problemFromIssuerError(error: IssuerError): ProblemError {
-  return new ProblemError(STATUS_OF[error.code], error.code, error.message, { ...error.details });
-}
-
-/** The issuer's refusals as problems (for `refusing`); undefined for any other error. */
-function issuerProblem(error: unknown): ProblemError | undefined {
-  return isIssuerError(error) ? problemFromIssuerError(error) : undefined;
-}
-
-/** Seconds a client whose append an unacknowledged restore holds is told to wait: an operator has to act first. */
-const RESTORE_RETRY_AFTER_SECONDS = 60;
-
-/** An append held by an unacknowledged restore, as a problem (for `refusing`); undefined for any other error. */
-function heldByRestoreProblem(error: unknown): ProblemError | undefined {
-  if (!(error instanceof RestoreUnacknowledged)) return undefined;
-  const { restoredAt, snapshotAt } = error.restore;
-  return new ProblemError(
-    503,
-    'RESTORE_UNACKNOWLEDGED',
-    `The platform was restored at ${restoredAt}${snapshotAt ? ` to a backup as of ${snapshotAt}` : ''}, and appends are held until an admin acknowledges the restore (POST /admin/restore/acknowledgement), so that no sequence number signed before it is signed again.`,
-    { retry_after: RESTORE_RETRY_AFTER_SECONDS, restored_at: restoredAt, snapshot_at: snapshotAt },
-  );
-}
-
-/** The one-live-passport rule's refusal, naming the live passport (the REST facade adds its URL). */
-function livePassportProblem(error: unknown, identity: PassportIdentity): ProblemError | undefined {
-  if (!(error instanceof LivePassportExists)) return undefined;
-  return conflict(
-    'LIVE_PASSPORT_EXISTS',
-    `the ${identity.granularity} ${identity.digital_link} already has a live passport, ${error.live.id} (${error.live.status}); a new one may be issued once it is revoked or at end of life`,
-    { passport_id: error.live.id, passport_status: error.live.status, identity: identity.digital_link, granularity: identity.granularity },
-  );
-}
-
 /** What an identity resolves to: its canonical form and every passport issued for it, the current one first. */
 export interface IdentityPassports {
   identity: PassportIdentity;
   /** The live passport first; without one, the newest; then the others, newest first. */
   passports: PassportRow[];
 }
-
-/**
- * Documents are signed and hashed in their RFC 8785 form, which lone surrogates do not have; and
- * PostgreSQL's json and text cannot hold U+0000. Both are refused up front, never a 500.
- */
-function refuseUnrepresentable(value: unknown, member: string, options: { allowNul: boolean } = { allowNul: false }): void {
-  let text: string;
-  try {
-    text = canonicalize(value);
-  } catch (error) {
-    throw unprocessable('UNSUPPORTED_CHARACTER', `${member} has no RFC 8785 form: ${(error as Error).message}`);
-  }
-  if (!options.allowNul && text.includes('\\u0000')) throw unprocessable('UNSUPPORTED_CHARACTER', `${member} contains U+0000, which cannot be stored`);
-}
-
-/** The longest registry record id (the registry's RECORD_ID_PATTERN). */
-const MAX_MODEL_ID_LENGTH = 128;
 
 /** An id PostgreSQL text can hold (no U+0000); any other names no passport. */
 function storable(id: string): boolean {
@@ -206,13 +117,10 @@ function parseStored(text: string): unknown {
   }
 }
 
-const PROFILE_ID = /^[a-z][a-z0-9-]{0,63}$/;
-
 export class IssuerService {
   constructor(
     private readonly passports: PassportRepository,
     private readonly profiles: ProfileRepository,
-    private readonly restores: RestoreRepository,
     private readonly registry: RegistryClient,
     private readonly trust: TrustClient,
     private readonly keys: KeyStore,
@@ -520,121 +428,5 @@ export class IssuerService {
     });
     this.metrics.verdictGiven(verdict.outcome);
     return { ...verdict, computed_at: new Date().toISOString() };
-  }
-
-  /** The issuer's did:web and who it is, from its public base URL (read each time: a stack learns its ports once the facade listens). */
-  #issuerIdentity() {
-    const base = this.settings.publicUrls('issuer');
-    return { base, did: didWebOf(base), name: this.settings.issuer };
-  }
-
-  /** Signs a credential as vc+jwt with the current credential key, named by its verification method in the DID document. */
-  #issue(credential: Record<string, unknown>, did: string): IssuedCredential {
-    const signer = this.keys.signer('credential');
-    const kid = verificationMethodId(did, signer.kid);
-    return { jwt: signVcJwt(credential, signer, kid), credential, kid };
-  }
-
-  /** What the credential is made from: the passport as its log head leaves it. */
-  static state(row: PassportRow): PassportCredentialState {
-    return {
-      id: row.id,
-      identity: (row.core as unknown as { identity: PassportIdentity }).identity,
-      typeRef: { id: row.typeRefId, version: row.typeRefVersion },
-      manifest: row.configVector as Record<string, unknown>,
-      capabilityClass: row.capabilityClass,
-      claims: (row.claims as Record<string, unknown> | null) ?? {},
-      status: row.status as PassportStatus,
-      logHead: row.logHead as unknown as SignedLogHead,
-      statusIndex: row.statusIndex,
-      createdAt: row.createdAt.toISOString(),
-    };
-  }
-
-  /** The UNTP passport credential of the passport as the row holds it (re-issued whenever the row changes). */
-  passportCredential(row: PassportRow): IssuedCredential {
-    const issuer = this.#issuerIdentity();
-    const credential = untpPassportCredential(IssuerService.state(row), {
-      issuer: { did: issuer.did, name: issuer.name },
-      baseUrls: { issuer: issuer.base, registry: this.settings.publicUrls('registry'), archive: this.settings.publicUrls('archive') },
-    });
-    return this.#issue(credential, issuer.did);
-  }
-
-  /**
-   * The issuer's DID document: every key of its keyring not revoked, retired ones included (what they
-   * signed stays verifiable), as JsonWebKey verification methods; credential keys assert.
-   */
-  didDocument(): DidDocument {
-    const issuer = this.#issuerIdentity();
-    const keys = this.keys
-      .keyring()
-      .keys.filter((key) => key.revoked === undefined)
-      .map((key) => ({ kid: key.kid, jwk: key, asserts: key.purpose === 'credential' }));
-    return didDocument(issuer.did, keys, issuer.base);
-  }
-
-  /** The JSON-LD context of the terms its credentials add to VC 2.0 and UNTP, as served (passport-context.ts). */
-  passportContext(): PassportContext {
-    return passportContext(this.#issuerIdentity().base);
-  }
-
-  /** The vocabulary the context maps those terms into. */
-  passportVocabulary(): Record<string, unknown> {
-    return passportVocabulary(this.#issuerIdentity().base);
-  }
-
-  /** A Bitstring Status List credential, or null when there is no such list. */
-  async statusListCredential(purpose: string, list: number): Promise<IssuedCredential | null> {
-    if (!isStatusPurpose(purpose) || !Number.isSafeInteger(list) || list < 0 || list > 2 ** 31 - 1) return null;
-    const stored = await this.passports.statusList(purpose, list);
-    if (!stored) return null;
-    const issuer = this.#issuerIdentity();
-    const credential = statusListCredential({
-      url: statusListUrl(issuer.base, purpose, list),
-      issuer: { id: issuer.did, name: issuer.name },
-      purpose,
-      validFrom: stored.updatedAt,
-      bits: stored.bits,
-    });
-    return this.#issue(credential, issuer.did);
-  }
-
-  async upsertProfile(input: { id: string; description?: string | null; capabilityClasses: string[]; defaultCapabilityClass?: string | null; claims?: Record<string, unknown> | null }) {
-    if (!PROFILE_ID.test(input.id)) throw unprocessable('INVALID_PROFILE', 'profile_id is a lowercase token: ^[a-z][a-z0-9-]{0,63}$');
-    const unknown = input.capabilityClasses.filter((name) => !isCapabilityClass(name));
-    if (input.capabilityClasses.length === 0 || unknown.length > 0) {
-      throw unprocessable('UNKNOWN_CAPABILITY_CLASS', `capability_classes must be a non-empty list of ${CAPABILITY_CLASSES.join(', ')}`, {
-        capability_classes: input.capabilityClasses,
-      });
-    }
-    const classes = [...new Set(input.capabilityClasses)];
-    const defaultClass = input.defaultCapabilityClass ?? classes[0]!;
-    if (!classes.includes(defaultClass)) {
-      throw unprocessable('INVALID_PROFILE', `default_capability_class ${defaultClass} is not one of the profile's capability_classes`);
-    }
-    const claims = input.claims ?? {};
-    refuseUnrepresentable(claims, 'claims');
-    if (input.description != null) refuseUnrepresentable(input.description, 'description');
-    return this.profiles.upsertProfile({ id: input.id, description: input.description ?? null, capabilityClasses: classes, defaultCapabilityClass: defaultClass, claims });
-  }
-
-  /** Acknowledges the restores that hold appends (`by`: the admin's token name): the ones acknowledged, none when none did (a repeated acknowledgement). */
-  acknowledgeRestore(by: string): Promise<RestoreRecord[]> {
-    return this.restores.acknowledge(by, new Date());
-  }
-
-  async setApplicability(input: { modelId: string; modelVersion?: number | null; profileId: string }) {
-    if (input.modelId.trim() === '') throw badRequest('INVALID_REQUEST', 'model_id must not be empty');
-    // A registry record id has at most 128 characters; a longer one names no model, and one of a few
-    // thousand bytes overflowed the primary key's index (a 500 instead of a refusal).
-    if (input.modelId.length > MAX_MODEL_ID_LENGTH) throw unprocessable('INVALID_APPLICABILITY', `model_id is not a registry model id: at most ${MAX_MODEL_ID_LENGTH} characters`);
-    refuseUnrepresentable(input.modelId, 'model_id');
-    refuseUnrepresentable(input.profileId, 'profile_id');
-    if (input.modelVersion != null && input.modelVersion < 1) throw unprocessable('INVALID_APPLICABILITY', 'model_version is at least 1 (omit it for every version)');
-    if (!(await this.profiles.findProfile(input.profileId))) {
-      throw unprocessable('UNKNOWN_PROFILE', `no profile has id ${input.profileId}; write it with POST /admin/profiles first`, { profile_id: input.profileId });
-    }
-    return this.profiles.upsertApplicability({ modelId: input.modelId, modelVersion: input.modelVersion ?? ANY_VERSION, profileId: input.profileId });
   }
 }

@@ -18,8 +18,8 @@ export class AnchorBundleResolver {
       'The signed anchor bundle (GET /anchor-bundle): roots with all their keys, quorums, the witness set and the master-list origin, trust-list heads; narrowed to a jurisdiction when given.',
   })
   async trustAnchorBundle(@Arg('jurisdiction', () => String, { nullable: true }) jurisdiction?: string | null): Promise<object> {
-    const { store } = this.deps;
-    const [nodes, witnessSet, histories] = await Promise.all([store.nodesOfKinds(['root', 'quorum']), store.witnessSet(), store.trustListHistories()]);
+    const { graph, masterList } = this.deps;
+    const [nodes, witnessSet, histories] = await Promise.all([graph.nodesOfKinds(['root', 'quorum']), masterList.witnessSet(), this.deps.trustLists.trustListHistories()]);
     const trustLists = [...histories.values()].map((history) => trustListAt(history)).filter((list): list is TrustList => list !== undefined);
     const bundle = orThrow(
       buildAnchorBundle({
@@ -41,7 +41,7 @@ export class AnchorBundleResolver {
   })
   async trustKeyPath(@Arg('kid', () => String) kid: string): Promise<object> {
     // The syntax first: a kid that cannot name a key reads nothing.
-    const part = THUMBPRINT.test(kid) ? await this.deps.store.graphForKeys([kid]) : { nodes: [], edges: [] };
+    const part = THUMBPRINT.test(kid) ? await this.deps.graph.graphForKeys([kid]) : { nodes: [], edges: [] };
     const material = orThrow(buildKeyPathMaterial(kid, part, instantOf(new Date())));
     return signJson({ service: 'trust', ...material }, this.deps.serviceSigner());
   }

@@ -4,7 +4,7 @@ import { Cost, ListSize } from '../../../lib/graphql/cost.js';
 import { Arg, Authorized, Ctx, ID, Int, Mutation, Query, Resolver } from 'type-graphql';
 import { PageInfo } from '../../../lib/graphql/common-types.js';
 import { badRequest } from '../../../lib/problem.js';
-import { GRAPH_SECTIONS, type GraphCursor } from '../data/trust-repository.js';
+import { GRAPH_SECTIONS, type GraphCursor } from '../data/graph-repository.js';
 import { instantOf, isNodeId, keyStandingAt } from '../domain/index.js';
 import { DelegationEdgeAdditionType, KeyStandingQuestionInput, KeyStandingType, TrustGraphPageType, TrustGraphType, TrustNodeInput, TrustNodeType, TrustNodeUpsertType } from '../schema/types.js';
 import { edgeOut, instantArgument, nodeOut, orThrow, present, revocationOut, type TrustDependencies } from './shared.js';
@@ -77,9 +77,9 @@ export class TrustGraphResolver {
         `The trust graph holds more than ${MAX_ONE_ANSWER_RECORDS} records, too many for one answer: read it page by page with trustGraphPage (GET /trust/graph streams them).`,
       );
     // Clearly larger by PostgreSQL's statistics: refused without reading a record, however often it is asked.
-    if (((await this.deps.store.estimatedGraphRecords()) ?? 0) > 2 * MAX_ONE_ANSWER_RECORDS) throw tooLarge();
+    if (((await this.deps.graph.estimatedGraphRecords()) ?? 0) > 2 * MAX_ONE_ANSWER_RECORDS) throw tooLarge();
     // One page of one record more than allowed: the whole graph, or the proof that it is larger.
-    const { nodes, edges, revocations } = await this.deps.store.graphPage(MAX_ONE_ANSWER_RECORDS + 1);
+    const { nodes, edges, revocations } = await this.deps.graph.graphPage(MAX_ONE_ANSWER_RECORDS + 1);
     if (nodes.length + edges.length + revocations.length > MAX_ONE_ANSWER_RECORDS) throw tooLarge();
     return { nodes: nodes.map(nodeOut), edges: edges.map(edgeOut), revocations: revocations.map(revocationOut) };
   }
@@ -92,7 +92,7 @@ export class TrustGraphResolver {
     @Arg('after', () => String, { nullable: true, description: 'pageInfo.endCursor of the previous page.' }) after: string | null,
   ): Promise<TrustGraphPageType> {
     if (first !== null && (first < 1 || first > MAX_GRAPH_PAGE)) throw badRequest('INVALID_QUERY', `first must be between 1 and ${MAX_GRAPH_PAGE}.`);
-    const page = await this.deps.store.graphPage(first ?? DEFAULT_GRAPH_PAGE, after === null ? undefined : decodeGraphCursor(after));
+    const page = await this.deps.graph.graphPage(first ?? DEFAULT_GRAPH_PAGE, after === null ? undefined : decodeGraphCursor(after));
     return {
       version: page.version,
       nodes: page.nodes.map(nodeOut),
@@ -119,7 +119,7 @@ export class TrustGraphResolver {
     @Arg('knownBy', () => String, { nullable: true, description: 'RFC 3339 date-time: only revocations recorded by then count.' }) knownBy?: string | null,
   ): Promise<object> {
     const knownByInstant = instantArgument('knownBy', knownBy);
-    const answer = keyStandingAt(await this.deps.store.graphForKeys([kid]), kid, instantOf(at), knownByInstant);
+    const answer = keyStandingAt(await this.deps.graph.graphForKeys([kid]), kid, instantOf(at), knownByInstant);
     this.deps.metrics.keyStandingAnswered(answer.standing);
     return answer;
   }
@@ -155,7 +155,7 @@ export class TrustGraphResolver {
   @Mutation(() => TrustNodeUpsertType, { description: 'Creates a node or merges keys into it by kid (POST /nodes); the same kid with other key material is a 409.' })
   async upsertTrustNode(@Arg('input', () => TrustNodeInput) input: TrustNodeInput): Promise<TrustNodeUpsertType> {
     const body = present({ id: input.id, kind: input.kind, jurisdiction: input.jurisdiction, keys: input.keys, threshold: input.threshold, group_key: input.groupKey });
-    const { value, created } = orThrow(await this.deps.store.upsertNode(body));
+    const { value, created } = orThrow(await this.deps.graph.upsertNode(body));
     return { node: nodeOut(value), created };
   }
 
@@ -164,7 +164,7 @@ export class TrustGraphResolver {
     description: 'Validates a delegation credential (signed JSON or compact JWS) and adds it as an edge (POST /edges); a failing one is a 422 with the reason and adds nothing.',
   })
   async addTrustEdge(@Arg('credential', () => GraphQLJSON) credential: unknown): Promise<DelegationEdgeAdditionType> {
-    const judged = await this.deps.store.addEdge(credential);
+    const judged = await this.deps.graph.addEdge(credential);
     this.deps.metrics.delegationJudged(judged.ok ? 'accepted' : 'refused', judged.ok ? 'ACCEPTED' : judged.code);
     const { value, created } = orThrow(judged);
     return { edge: edgeOut(value), created };

@@ -13,7 +13,7 @@ export class MasterListResolver {
   @Cost(10_000)
   @Query(() => MasterListType, { description: 'The M-of-K shape, the witnesses and every entry with its live verdict (GET /master-list).' })
   async trustMasterList(): Promise<MasterListType> {
-    const [witnessSet, entries] = await Promise.all([this.deps.store.witnessSet(), this.deps.store.masterListEntries()]);
+    const [witnessSet, entries] = await Promise.all([this.deps.masterList.witnessSet(), this.deps.masterList.masterListEntries()]);
     return {
       origin: this.deps.masterListOrigin,
       shape: witnessSet ? `${witnessSet.m}-of-${witnessSet.keys.length}` : 'none',
@@ -27,15 +27,15 @@ export class MasterListResolver {
   @Authorized('writer')
   @Mutation(() => WitnessSetType, { description: 'Replaces the witness set (POST /master-list/witnesses): 1 <= m <= K distinct Ed25519 keys, else 422.' })
   async replaceTrustWitnessSet(@Arg('input', () => WitnessSetInput) input: WitnessSetInput): Promise<WitnessSetType> {
-    const stored = orThrow(await this.deps.store.replaceWitnessSet({ m: input.m, keys: input.keys }));
+    const stored = orThrow(await this.deps.masterList.replaceWitnessSet({ m: input.m, keys: input.keys }));
     return { m: stored.m, keys: [...stored.keys], recordedAt: stored.recorded_at };
   }
 
   @Authorized('writer')
   @Mutation(() => MasterListEntryType, { description: 'Upserts an entry with its cosignatures and verifies it at once (POST /master-list/entries).' })
   async upsertTrustMasterListEntry(@Arg('input', () => MasterListEntryInput) input: MasterListEntryInput): Promise<MasterListEntryType> {
-    const { entry, created } = orThrow(await this.deps.store.upsertMasterListEntry(present({ id: input.id, body: input.body, cosignatures: input.cosignatures })));
-    return { ...this.entryOut(entry, await this.deps.store.witnessSet()), created };
+    const { entry, created } = orThrow(await this.deps.masterList.upsertMasterListEntry(present({ id: input.id, body: input.body, cosignatures: input.cosignatures })));
+    return { ...this.entryOut(entry, await this.deps.masterList.witnessSet()), created };
   }
 
   private entryOut(entry: MasterListEntry, witnessSet: WitnessSet | undefined): MasterListEntryType {

@@ -3,7 +3,7 @@ import { ListSize } from '../../../lib/graphql/cost.js';
 import { Arg, Authorized, Int, Mutation, Query, Resolver } from 'type-graphql';
 import { PageInfo } from '../../../lib/graphql/common-types.js';
 import { badRequest } from '../../../lib/problem.js';
-import type { GraphCursor } from '../data/trust-repository.js';
+import type { GraphCursor } from '../data/graph-repository.js';
 import { parseRevocationQuery, revocationMatches, type RevocationQuery } from '../domain/index.js';
 import { RevocationInput, RevocationType, TrustRevocationPageType } from '../schema/types.js';
 import { decodeGraphCursor, DEFAULT_GRAPH_PAGE, encodeGraphCursor, MAX_GRAPH_PAGE, MAX_ONE_ANSWER_RECORDS } from './graph.js';
@@ -44,7 +44,7 @@ export class RevocationResolver {
   ): Promise<RevocationType[]> {
     const query = revocationQuery(at, knownBy, window, subject, retroactive);
     // One page of one more than allowed: all of them, or the proof that there are more.
-    const page = await this.deps.store.revocationPage(MAX_ONE_ANSWER_RECORDS, undefined, query.subject?.node_id);
+    const page = await this.deps.graph.revocationPage(MAX_ONE_ANSWER_RECORDS, undefined, query.subject?.node_id);
     if (page.next) {
       throw badRequest(
         'TOO_MANY_REVOCATIONS',
@@ -69,7 +69,7 @@ export class RevocationResolver {
   ): Promise<TrustRevocationPageType> {
     if (first !== null && (first < 1 || first > MAX_GRAPH_PAGE)) throw badRequest('INVALID_QUERY', `first must be between 1 and ${MAX_GRAPH_PAGE}.`);
     const query = revocationQuery(at, knownBy, window, subject, retroactive);
-    const page = await this.deps.store.revocationPage(first ?? DEFAULT_GRAPH_PAGE, after === null ? undefined : revocationCursor(after), query.subject?.node_id);
+    const page = await this.deps.graph.revocationPage(first ?? DEFAULT_GRAPH_PAGE, after === null ? undefined : revocationCursor(after), query.subject?.node_id);
     return {
       nodes: page.revocations.filter((revocation) => revocationMatches(revocation, query)).map(revocationOut),
       pageInfo: PageInfo.of(page.next ? encodeGraphCursor(page.next) : null),
@@ -82,7 +82,7 @@ export class RevocationResolver {
   })
   async declareTrustRevocation(@Arg('input', () => RevocationInput) input: RevocationInput): Promise<RevocationType> {
     const body = present({ subject: input.subject, reason: input.reason, effective_at: input.effectiveAt, attestation: input.attestation });
-    const revocation = orThrow(await this.deps.store.declareRevocation(body));
+    const revocation = orThrow(await this.deps.graph.declareRevocation(body));
     this.deps.metrics.revocationRecorded();
     return revocationOut(revocation);
   }

@@ -4,7 +4,9 @@ import { perRequest } from '../../../lib/graphql/batching.js';
 import type { Signer } from '../../../lib/crypto/index.js';
 import { badRequest, ProblemError } from '../../../lib/problem.js';
 import { INSTANT_EXPECTED } from '../../../lib/time.js';
-import type { TrustRepository } from '../data/trust-repository.js';
+import type { GraphRepository } from '../data/graph-repository.js';
+import type { MasterListRepository } from '../data/master-list-repository.js';
+import type { TrustListRepository } from '../data/trust-list-repository.js';
 import {
   httpStatusOf,
   instantOf,
@@ -23,7 +25,9 @@ import type { DomainMetrics } from '../../../lib/ops/metrics.js';
 import type { DelegationEdgeType, KeyStandingType, RevocationType, TrustListEntryType, TrustListType, TrustNodeType } from '../schema/types.js';
 
 export interface TrustDependencies {
-  store: TrustRepository;
+  graph: GraphRepository;
+  trustLists: TrustListRepository;
+  masterList: MasterListRepository;
   /** The origin line of this deployment's master list (master-list.ts). */
   masterListOrigin: string;
   /** The key anchor bundles are signed with. */
@@ -38,12 +42,12 @@ export interface TrustDependencies {
   standings: ReturnType<typeof keyStandingLoader>;
 }
 
-export function trustLoaders(store: TrustRepository): Pick<TrustDependencies, 'nodes' | 'standings'> {
+export function trustLoaders(graph: GraphRepository): Pick<TrustDependencies, 'nodes' | 'standings'> {
   return {
-    standings: keyStandingLoader(store),
+    standings: keyStandingLoader(graph),
     nodes: new DataLoader<string, TrustNode | null>(
       async (ids) => {
-        const found = new Map((await store.nodes(ids)).map((node) => [node.id, node]));
+        const found = new Map((await graph.nodes(ids)).map((node) => [node.id, node]));
         return ids.map((id) => found.get(id) ?? null);
       },
       { cache: false },
@@ -130,12 +134,12 @@ export function standingOut(detail: KeyStandingDetail): KeyStandingType {
  * representations of one `_entities` call included — is answered from one read of the part of the
  * graph those keys hang from.
  */
-export function keyStandingLoader(store: TrustRepository) {
+export function keyStandingLoader(graph: GraphRepository) {
   return perRequest<{ kid: string; at: Date }, KeyStandingType, string>(
     async (questions) => {
-      const graph = await store.graphForKeys(questions.map(({ kid }) => kid));
+      const part = await graph.graphForKeys(questions.map(({ kid }) => kid));
       return keyStandingDetails(
-        graph,
+        part,
         questions.map(({ kid, at }) => ({ kid, at: instantOf(at) })),
       ).map(standingOut);
     },

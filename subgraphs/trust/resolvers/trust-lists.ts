@@ -26,7 +26,7 @@ export class TrustListResolver {
     }
     const lists: TrustList[] = [];
     // One jurisdiction asked for: only its history is read, not every list's.
-    const histories = wanted === undefined ? (await this.deps.store.trustListHistories()).values() : [await this.deps.store.trustListHistory(wanted)];
+    const histories = wanted === undefined ? (await this.deps.trustLists.trustListHistories()).values() : [await this.deps.trustLists.trustListHistory(wanted)];
     for (const history of histories) {
       const list = trustListAt(history, instant);
       if (list && (framework === null || framework === undefined || list.framework === framework)) lists.push(list);
@@ -41,7 +41,7 @@ export class TrustListResolver {
   ): Promise<TrustListType> {
     const instant = instantArgument('at', at);
     const code = normalizeJurisdiction(jurisdiction);
-    const list = code ? trustListAt(await this.deps.store.trustListHistory(code), instant) : undefined;
+    const list = code ? trustListAt(await this.deps.trustLists.trustListHistory(code), instant) : undefined;
     if (!list) {
       const when = instant === undefined ? '' : ` at ${at}`;
       throw new ProblemError(404, 'UNKNOWN_TRUST_LIST', `No trust list is registered for ${jurisdiction}${when}.`);
@@ -53,7 +53,7 @@ export class TrustListResolver {
   @Mutation(() => TrustListType, { description: 'Registers the trust list of a jurisdiction (POST /trust-lists); a second list for it is a 409.' })
   async registerTrustList(@Arg('input', () => TrustListInput) input: TrustListInput): Promise<TrustListType> {
     const body = present({ jurisdiction: input.jurisdiction, framework: input.framework, next_update: input.nextUpdate });
-    return listOut(orThrow(await this.deps.store.registerTrustList(body)));
+    return listOut(orThrow(await this.deps.trustLists.registerTrustList(body)));
   }
 
   @Authorized('writer')
@@ -64,7 +64,7 @@ export class TrustListResolver {
     const code = normalizeJurisdiction(jurisdiction);
     if (!code) throw new ProblemError(404, 'UNKNOWN_TRUST_LIST', `No trust list is registered for ${jurisdiction}.`);
     const body = present({ id: input.id, service_type: input.serviceType, name: input.name, node_id: input.nodeId, superseded_at: input.supersededAt });
-    const { list, entry, changed, created } = orThrow(await this.deps.store.upsertTrustListEntry(code, body));
+    const { list, entry, changed, created } = orThrow(await this.deps.trustLists.upsertTrustListEntry(code, body));
     return { list: listOut(list), entry: entryOut(entry), changed, created };
   }
 }

@@ -7,14 +7,14 @@
 import { SERVICES } from '../../../lib/config/services.js';
 import type { GatewayClient } from '../../../lib/graphql/gateway-client.js';
 import { ProblemError } from '../../../lib/problem.js';
-import type { TrustRepository } from '../data/trust-repository.js';
+import type { GraphRepository } from '../data/graph-repository.js';
 import { httpStatusOf, platformRootNode, type TrustNode } from '../domain/index.js';
 
 const KEYRINGS = `query PlatformKeyrings { ${SERVICES.map((service) => `${service} { keyring }`).join(' ')} }`;
 
-export async function placePlatformKeys(gateway: GatewayClient, store: TrustRepository): Promise<{ node: TrustNode; created: boolean }> {
+export async function placePlatformKeys(gateway: GatewayClient, graph: GraphRepository): Promise<{ node: TrustNode; created: boolean }> {
   const answer = await gateway.request<Record<string, { keyring: { keys: Record<string, unknown>[] } }>>(KEYRINGS);
-  const placed = await store.upsertNode(platformRootNode(SERVICES.map((service) => answer[service]!.keyring)));
+  const placed = await graph.upsertNode(platformRootNode(SERVICES.map((service) => answer[service]!.keyring)));
   if (!placed.ok) throw new ProblemError(httpStatusOf(placed.code), placed.code, `The platform's keys do not fit its trust graph: ${placed.message}`);
   return { node: placed.value.value, created: placed.value.created };
 }

@@ -13,6 +13,7 @@ import { ed25519PublicJwk, generateSecretKey, jwkThumbprint, publicKeyOf, rawKey
 import { buildBag, notarizationRecipe, notarize, oaisMapping, snapshotBag, type BagLocation, type NotarizationRecipe, type OaisPart } from '../../../subgraphs/archive/domain/index.js';
 import { bagFromTar, parseBagInfo } from '../support/bagit-check.js';
 import { syntheticPassport } from '../support/synthetic-passport.js';
+import { newcomerEnv } from '../../support/environment.js';
 
 const run = promisify(execFile);
 const scratch = mkdtempSync(join(tmpdir(), 'recipe-test-'));
@@ -82,7 +83,7 @@ async function followRecipe(pinnedKid: string): Promise<{ failedStep?: number; o
     for (const file of step.files ?? []) writeFileSync(join(directory, file.name), fill(file.content));
     for (const command of step.run) {
       try {
-        const { stdout } = await run('sh', ['-c', fill(command)], { cwd: directory, env: { PATH: process.env.PATH, LC_ALL: 'C' } });
+        const { stdout } = await run('sh', ['-c', fill(command)], { cwd: directory, env: newcomerEnv({ LC_ALL: 'C' }) });
         output.push(stdout);
       } catch {
         return { failedStep: step.step, output };

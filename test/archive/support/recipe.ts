@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import type { NotarizationRecipe } from '../../../subgraphs/archive/domain/index.js';
+import { newcomerEnv } from '../../support/environment.js';
 
 const run = promisify(execFile);
 
@@ -30,7 +31,7 @@ export async function followRecipe(recipe: NotarizationRecipe, values: { id: str
       for (const file of step.files ?? []) writeFileSync(join(directory, file.name), fill(file.content));
       for (const command of step.run) {
         try {
-          const { stdout, stderr } = await run('sh', ['-c', fill(command)], { cwd: directory, env: { PATH: process.env.PATH, LC_ALL: 'C' }, maxBuffer: 64 * 1024 * 1024 });
+          const { stdout, stderr } = await run('sh', ['-c', fill(command)], { cwd: directory, env: newcomerEnv({ LC_ALL: 'C' }), maxBuffer: 64 * 1024 * 1024 });
           output += stdout + stderr;
         } catch (error) {
           const failed = error as { stdout?: string; stderr?: string };

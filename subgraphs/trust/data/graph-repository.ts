@@ -1,7 +1,5 @@
 /**
- * The trust service's records in PostgreSQL. Rows carry the domain's documents (as JSON) plus the
- * columns that keys, uniqueness and ordering need; every decision is the domain's, made on rows
- * loaded inside the transaction that writes its outcome.
+ * The trust graph in PostgreSQL: nodes, delegation edges and revocations.
  *
  * Scale: a question or a write reads only the part of the graph it concerns (`graphPart`): the
  * nodes it names, every node from which a delegation path leads to them (one lookup of the edges
@@ -12,95 +10,32 @@
  * Concurrency: an edge write locks the rows of the nodes its validation reads (its issuer's
  * ancestors and its subject), in id order, so writes in disjoint parts of the graph proceed in
  * parallel while two writes that could together close a cycle, or one that depends on a node
- * another changes, are serialized. A node's upserts are serialized by a lock on its id, a trust
- * list's changes by a lock on its row, so sequence numbers never repeat or skip. Master-list
- * entries and witness sets are single-row writes.
+ * another changes, are serialized. A node's upserts are serialized by a lock on its id.
  */
 import {
   declareRevocation,
   delegationParties,
   delegationCredentialId,
-  failure,
   instantOf,
   isNodeId,
-  normalizeJurisdiction,
-  registerTrustList,
   revocationParties,
   success,
-  trustListAt,
   upsertNode,
-  upsertTrustListEntry,
   validateDelegation,
-  validateMasterListEntry,
-  validateWitnessSet,
   type DelegationEdge,
-  type Instant,
-  type MasterListEntry,
   type Revocation,
   type TrustGraph,
-  type TrustList,
-  type TrustListChange,
-  type TrustListEntry,
   type TrustNode,
-  type TrustErrorCode,
   type TrustResult,
-  type WitnessSet,
 } from '../domain/index.js';
 import { recordInTransaction } from '../../../lib/audit/admin-log.js';
 import { Prisma, type PrismaClient } from '../../../prisma/trust/generated/client.js';
+import { asJson, now, storable, type Transaction, TRANSACTION_OPTIONS, type Written } from './storage.js';
 
-type Transaction = Prisma.TransactionClient;
-
-const TRANSACTION_OPTIONS = { timeout: 60_000 } as const;
 /** Prefix of the pg_advisory_xact_lock keys of node upserts; services share a database, so it is namespaced. */
 const NODE_LOCK = 'passport.trust.node:';
 /** Times a graph write is tried again after PostgreSQL broke a deadlock between two of them. */
 const DEADLOCK_RETRIES = 3;
-
-export interface Written<T> {
-  readonly value: T;
-  /** False when the write found the same record already stored. */
-  readonly created: boolean;
-}
-
-export interface StoredWitnessSet extends WitnessSet {
-  readonly recorded_at: string;
-}
-
-const asJson = (value: unknown) => value as Prisma.InputJsonValue;
-const now = (): Instant => instantOf(new Date());
-
-/** A string PostgreSQL's jsonb cannot hold: U+0000, or a lone surrogate. */
-// biome-ignore lint/suspicious/noControlCharactersInRegex: U+0000 is what it finds
-const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
-
-/** Walks the document with its own stack: opaque members may nest deeper than the call stack allows. */
-function hasUnstorableText(document: unknown): boolean {
-  const pending: unknown[] = [document];
-  while (pending.length > 0) {
-    const value = pending.pop();
-    if (typeof value === 'string') {
-      if (UNSTORABLE.test(value)) return true;
-    } else if (Array.isArray(value)) {
-      pending.push(...value);
-    } else if (typeof value === 'object' && value !== null) {
-      for (const [key, member] of Object.entries(value)) {
-        if (UNSTORABLE.test(key)) return true;
-        pending.push(member);
-      }
-    }
-  }
-  return false;
-}
-
-/** Refuses, as the input's own validation failure, text the database could not store. */
-function storable<C extends TrustErrorCode>(document: unknown, code: C): TrustResult<true, C> {
-  return hasUnstorableText(document) ? failure(code, 'text must not contain U+0000 or unpaired surrogates') : success(true);
-}
-
-function isUniqueViolation(error: unknown): boolean {
-  return error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002';
-}
 
 /** PostgreSQL aborted the transaction to break a deadlock (40P01) or a serialization conflict. */
 function isDeadlock(error: unknown): boolean {
@@ -142,7 +77,7 @@ interface GraphPartRow {
   revocations: Revocation[];
 }
 
-export class TrustRepository {
+export class GraphRepository {
   readonly #node: Prisma.Sql;
   readonly #edge: Prisma.Sql;
   readonly #revocation: Prisma.Sql;
@@ -308,32 +243,6 @@ export class TrustRepository {
     return { nodes: part!.nodes, edges: part!.edges, revocations: part!.revocations };
   }
 
-  /** Every list's history, by jurisdiction. */
-  async trustListHistories(): Promise<Map<string, TrustListChange[]>> {
-    const rows = await this.prisma.trustListChange.findMany({ orderBy: [{ jurisdiction: 'asc' }, { sequenceNumber: 'asc' }] });
-    const histories = new Map<string, TrustListChange[]>();
-    for (const row of rows) {
-      const history = histories.get(row.jurisdiction) ?? [];
-      history.push(row.document as unknown as TrustListChange);
-      histories.set(row.jurisdiction, history);
-    }
-    return histories;
-  }
-
-  async trustListHistory(jurisdiction: string): Promise<TrustListChange[]> {
-    return loadTrustListHistory(this.prisma, jurisdiction);
-  }
-
-  async witnessSet(): Promise<StoredWitnessSet | undefined> {
-    const row = await this.prisma.witnessSet.findFirst({ orderBy: { id: 'desc' } });
-    return row ? { m: row.m, keys: row.keys as unknown as WitnessSet['keys'], recorded_at: row.recordedAt.toISOString() } : undefined;
-  }
-
-  async masterListEntries(): Promise<MasterListEntry[]> {
-    const rows = await this.prisma.masterListEntry.findMany({ orderBy: { id: 'asc' } });
-    return rows.map((row) => ({ id: row.id, body: row.body as MasterListEntry['body'], cosignatures: row.cosignatures as unknown as MasterListEntry['cosignatures'] }));
-  }
-
   // Graph writes
 
   /** Creates a node or merges keys into it (keys.ts, nodes.ts). */
@@ -400,85 +309,6 @@ export class TrustRepository {
     });
   }
 
-  // Trust lists
-
-  async registerTrustList(input: unknown): Promise<TrustResult<TrustList>> {
-    const jurisdiction = normalizeJurisdiction((input as { jurisdiction?: unknown } | null)?.jurisdiction);
-    const history = jurisdiction ? await this.trustListHistory(jurisdiction) : [];
-    const registered = registerTrustList(history, input, now());
-    if (!registered.ok) return registered;
-    const fit = storable(registered.value, 'INVALID_TRUST_LIST');
-    if (!fit.ok) return fit;
-    const change = registered.value;
-    if (change.change !== 'registration') throw new Error('a registration records a registration change');
-    try {
-      await this.prisma.$transaction(async (tx) => {
-        await tx.trustList.create({ data: { jurisdiction: change.jurisdiction, framework: change.framework, sequenceNumber: change.sequence_number } });
-        await tx.trustListChange.create({ data: changeRow(change.jurisdiction, change) });
-        await recordInTransaction(tx);
-      }, TRANSACTION_OPTIONS);
-    } catch (error) {
-      // Another request registered the same jurisdiction between the read and the write.
-      if (isUniqueViolation(error)) return failure('TRUST_LIST_EXISTS', `the trust list of ${change.jurisdiction} is already registered`);
-      throw error;
-    }
-    return success(trustListAt([change])!);
-  }
-
-  /** Upserts one entry under a lock on the list's row; an unchanged restatement records nothing. */
-  upsertTrustListEntry(jurisdiction: string, input: unknown): Promise<TrustResult<{ list: TrustList; entry: TrustListEntry; changed: boolean; created: boolean }>> {
-    return this.prisma.$transaction(async (tx) => {
-      // A no-op update takes the row lock that orders concurrent changes of this list.
-      const locked = await tx.trustList.updateMany({ where: { jurisdiction }, data: { sequenceNumber: { increment: 0 } } });
-      if (locked.count === 0) return failure('UNKNOWN_TRUST_LIST', `no trust list is registered for ${jurisdiction}`);
-      const history = await loadTrustListHistory(tx, jurisdiction);
-      const upserted = upsertTrustListEntry(history, input, now());
-      if (!upserted.ok) return upserted;
-      const fit = storable(upserted.value.change, 'INVALID_ENTRY');
-      if (!fit.ok) return fit;
-      const { change, list, created } = upserted.value;
-      if (change) {
-        await tx.trustListChange.create({ data: changeRow(jurisdiction, change) });
-        await tx.trustList.update({ where: { jurisdiction }, data: { sequenceNumber: change.sequence_number } });
-        await recordInTransaction(tx);
-      }
-      const id = (input as { id: string }).id;
-      return success({ list, entry: list.entries.find((entry) => entry.id === id)!, changed: change !== undefined, created });
-    }, TRANSACTION_OPTIONS);
-  }
-
-  // Master list
-
-  async replaceWitnessSet(input: unknown): Promise<TrustResult<StoredWitnessSet>> {
-    const checked = validateWitnessSet(input);
-    if (!checked.ok) return checked;
-    const fit = storable(checked.value, 'INVALID_WITNESS_SET');
-    if (!fit.ok) return fit;
-    const row = await this.prisma.$transaction(async (tx) => {
-      const created = await tx.witnessSet.create({ data: { m: checked.value.m, keys: asJson(checked.value.keys) } });
-      await recordInTransaction(tx);
-      return created;
-    }, TRANSACTION_OPTIONS);
-    return success({ ...checked.value, recorded_at: row.recordedAt.toISOString() });
-  }
-
-  /** Stores the entry, replacing one of the same id; `created` says whether there was none. */
-  async upsertMasterListEntry(input: unknown): Promise<TrustResult<{ entry: MasterListEntry; created: boolean }>> {
-    const checked = validateMasterListEntry(input);
-    if (!checked.ok) return checked;
-    const fit = storable(checked.value, 'INVALID_MASTER_LIST_ENTRY');
-    if (!fit.ok) return fit;
-    const { id, body, cosignatures } = checked.value;
-    const created = await this.prisma.$transaction(async (tx) => {
-      // Inserted unless the id is taken (no race between a read and the insert), else replaced.
-      const inserted = await tx.masterListEntry.createMany({ data: [{ id, body: asJson(body), cosignatures: asJson(cosignatures) }], skipDuplicates: true });
-      if (inserted.count === 0) await tx.masterListEntry.update({ where: { id }, data: { body: asJson(body), cosignatures: asJson(cosignatures) } });
-      await recordInTransaction(tx);
-      return inserted.count === 1;
-    }, TRANSACTION_OPTIONS);
-    return success({ entry: checked.value, created });
-  }
-
   /** A graph write in a transaction of its own, tried again when PostgreSQL broke a deadlock with another. */
   private async graphWrite<T>(run: (tx: Transaction) => Promise<T>): Promise<T> {
     for (let attempt = 0; ; attempt += 1) {
@@ -491,16 +321,7 @@ export class TrustRepository {
   }
 }
 
-type Reader = Pick<PrismaClient, 'trustNode' | 'delegationEdge' | 'revocation' | 'trustListChange' | '$queryRaw'> | Transaction;
-
-async function loadTrustListHistory(db: Reader, jurisdiction: string): Promise<TrustListChange[]> {
-  const rows = await db.trustListChange.findMany({ where: { jurisdiction }, orderBy: { sequenceNumber: 'asc' } });
-  return rows.map((row) => row.document as unknown as TrustListChange);
-}
-
-function changeRow(jurisdiction: string, change: TrustListChange) {
-  return { jurisdiction, sequenceNumber: change.sequence_number, recordedAt: new Date(change.recorded_at), document: asJson(change) };
-}
+type Reader = Pick<PrismaClient, 'trustNode' | 'delegationEdge' | 'revocation' | '$queryRaw'> | Transaction;
 
 /**
  * The edge id a credential would get, when it has one of the two credential forms and can be

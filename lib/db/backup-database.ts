@@ -1,0 +1,56 @@
+/**
+ * The database a backup reads or a restore writes: the one that holds the four services' schemas,
+ * found as the platform's other commands find it (lib/db/platform-database.ts).
+ */
+import pg from 'pg';
+import { serviceDatabaseUrl } from '../config/database.js';
+import { SERVICES, type ServiceName } from '../config/services.js';
+import { BackupError } from './backup-file.js';
+import { NoPlatformDatabase, withPlatformDatabase } from './platform-database.js';
+import { clientConfig, parseDatabaseUrl } from './postgres.js';
+
+export const quote = (identifier: string) => `"${identifier.replaceAll('"', '""')}"`;
+export const qualified = (schema: string, table: string) => `${quote(schema)}.${quote(table)}`;
+
+export interface Database {
+  /** The database holding the four schemas, without a schema. */
+  target: ReturnType<typeof parseDatabaseUrl>;
+  schemas: Record<ServiceName, string>;
+  /** Each service's URL, with its schema. */
+  urls: Record<ServiceName, string>;
+}
+
+/** The one database that holds every service's schema, or the sentence saying they are apart. */
+function locate(env: NodeJS.ProcessEnv): Database {
+  const urls = SERVICES.map((service) => serviceDatabaseUrl(service, env));
+  const targets = urls.map(parseDatabaseUrl);
+  const where = (target: (typeof targets)[number]) => `${target.host}:${target.port}/${target.database}`;
+  if (new Set(targets.map(where)).size > 1) {
+    throw new BackupError(
+      'The services’ schemas are in different databases, and one snapshot spans one database: point DATABASE_URL (or every <SERVICE>_DATABASE_URL) at the one database holding all four.',
+    );
+  }
+  const byService = <T>(values: T[]) => Object.fromEntries(SERVICES.map((service, i) => [service, values[i]!])) as Record<ServiceName, T>;
+  return { target: targets[0]!, schemas: byService(targets.map((target) => target.schema)), urls: byService(urls) };
+}
+
+/**
+ * Runs `work` against the platform's database (withPlatformDatabase); `create` makes the embedded
+ * cluster of a data folder that has none yet (a restore's).
+ */
+export async function withBackupDatabase<T>(env: NodeJS.ProcessEnv, create: boolean, work: (database: Database) => Promise<T>): Promise<T> {
+  try {
+    return await withPlatformDatabase((found) => work(locate(found)), env, { create });
+  } catch (error) {
+    throw error instanceof NoPlatformDatabase ? new BackupError(error.message) : error;
+  }
+}
+
+/** A session of its own for the whole backup or restore. */
+export async function connect(database: Database): Promise<pg.Client> {
+  const client = new pg.Client(clientConfig(database.target, database.target.database));
+  await client.connect();
+  // A backup of a large database is one long transaction; the services' own timeouts do not apply to it.
+  await client.query('SET statement_timeout = 0; SET idle_in_transaction_session_timeout = 0');
+  return client;
+}
