@@ -10,6 +10,7 @@ import type { AddressInfo } from 'node:net';
 import type { Tracer } from '@opentelemetry/api';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import type { ServerName } from '../config/services.js';
+import { ConfigurationError } from '../config/runtime.js';
 import { publicServerOptions } from '../http/server-options.js';
 import { loggingOptions } from '../ops/logging.js';
 import type { ServerMetrics } from '../ops/metrics.js';
@@ -74,9 +75,33 @@ export async function buildPlatformServer(name: ServerName, edge: EdgeOptions, o
     tracer,
     metrics,
     async listen(at) {
-      await app.listen(at);
+      await app.listen(at).catch((error: unknown) => {
+        throw listenFailure(name, at, error);
+      });
       return app.server.address() as AddressInfo;
     },
     stop: () => closeGracefully(app, operations.shutdownTimeoutMs),
   };
 }
+
+/**
+ * A port that is taken or not ours to bind, as the one sentence a start ends with (bin/lifecycle.ts)
+ * rather than Node's stack trace; other failures go on as they are.
+ */
+function listenFailure(name: ServerName, at: { port?: number; host?: string }, error: unknown): unknown {
+  const code = (error as NodeJS.ErrnoException).code;
+  const where = `${at.host ?? 'localhost'}:${at.port ?? 0}`;
+  if (code === 'EADDRINUSE') return new ConfigurationError(`the ${name} server cannot listen on ${where}: another process listens there; stop it, or set ${PORT_SETTING[name]} to another port.`);
+  if (code === 'EACCES') return new ConfigurationError(`the ${name} server may not listen on ${where}: ports below 1024 need privileges; set ${PORT_SETTING[name]} to another port.`);
+  return error;
+}
+
+/** The setting that moves each server's port (lib/config/runtime.ts). */
+const PORT_SETTING: Record<ServerName, string> = {
+  facade: 'FACADE_PORT (or <SERVICE>_REST_PORT)',
+  gateway: 'GATEWAY_PORT',
+  trust: 'TRUST_SUBGRAPH_PORT',
+  registry: 'REGISTRY_SUBGRAPH_PORT',
+  issuer: 'ISSUER_SUBGRAPH_PORT',
+  archive: 'ARCHIVE_SUBGRAPH_PORT',
+};
