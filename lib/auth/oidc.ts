@@ -88,6 +88,7 @@ type KeySet = ReturnType<typeof createRemoteJWKSet>;
 class ProviderLine {
   #failures = 0;
   #retryAt = 0;
+  #lastFailure = '';
 
   constructor(readonly timing: OidcTiming) {}
 
@@ -109,13 +110,14 @@ class ProviderLine {
 
   refuseWhileDown(): void {
     const wait = this.#retryAt - Date.now();
-    if (wait > 0) throw new IdentityProviderUnavailable(Math.ceil(wait / 1000), 'the provider failed before; it is asked again once Retry-After has passed');
+    if (wait > 0) throw new IdentityProviderUnavailable(Math.ceil(wait / 1000), `${this.#lastFailure} (not asked again until Retry-After has passed)`);
   }
 
   failed(reason: string): IdentityProviderUnavailable {
     const wait = Math.min(this.timing.retryMs * 2 ** this.#failures, this.timing.maxRetryMs);
     this.#failures += 1;
     this.#retryAt = Date.now() + wait;
+    this.#lastFailure = reason;
     return new IdentityProviderUnavailable(Math.max(1, Math.ceil(wait / 1000)), reason);
   }
 }
