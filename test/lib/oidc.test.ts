@@ -6,10 +6,14 @@
  */
 import { createPublicKey, verify } from 'node:crypto';
 import { type JWK, SignJWT, generateKeyPair } from 'jose';
+import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AccessTokens } from '../../lib/auth/tokens.js';
 import { IdentityProviderUnavailable, openIdAuthenticator, type OidcTiming } from '../../lib/auth/oidc.js';
 import { loadOidcConfig, type OidcConfig } from '../../lib/config/oidc.js';
 import { ConfigurationError } from '../../lib/config/runtime.js';
+import type { ServiceRoutes } from '../../rest-facade/route-table.js';
+import { startFacade } from '../../rest-facade/server.js';
 import { freePort } from '../support/free-port.js';
 import { type MachineClient, type OpenIdProvider, type SigningKey, signingKey, startOpenIdProvider } from '../support/openid-provider.js';
 
@@ -217,5 +221,59 @@ describe('PASSPORT_OIDC_* settings', () => {
     expect(() => configOf('https://sso.example.com', { PASSPORT_OIDC_ALGORITHMS: 'HS256' })).toThrow(ConfigurationError);
     expect(() => configOf('http://sso.example.com')).toThrow(/https issuer URL/);
     expect(() => loadOidcConfig({ PASSPORT_OIDC_ISSUER: 'https://sso.example.com' })).toThrow(/PASSPORT_OIDC_AUDIENCE must be set/);
+  });
+});
+
+describe("the facade's OpenAPI document", () => {
+  let gateway: Server;
+
+  beforeAll(async () => {
+    gateway = createServer((_request, response) => response.end('{}'));
+    await new Promise<void>((resolve) => gateway.listen(0, '127.0.0.1', resolve));
+  });
+
+  afterAll(async () => {
+    await new Promise((resolve) => gateway.close(resolve));
+  });
+
+  it('offers the provider’s access tokens as an openIdConnect scheme beside the bearer tokens where a token is needed', async () => {
+    const table: ServiceRoutes = {
+      service: 'registry',
+      title: 'Registry stand-in',
+      routes: [
+        { method: 'GET', path: '/{id}', summary: 'read', operation: 'query { read }', variables: () => ({}), result: () => ({ body: {} }), responses: { 200: { description: 'It.' } } },
+        {
+          method: 'POST',
+          path: '/',
+          summary: 'write',
+          role: 'writer',
+          operation: 'mutation { write }',
+          variables: () => ({}),
+          result: () => ({ body: {} }),
+          responses: { 201: { description: 'Made.' } },
+        },
+      ],
+    };
+    const oidc = configOf('https://sso.example.com/realms/dpp');
+    const facade = await startFacade({
+      host: '127.0.0.1',
+      mounts: [{ service: 'registry', port: 0, prefix: '/registry' }],
+      tables: { registry: table } as never,
+      gatewayUrl: `http://127.0.0.1:${(gateway.address() as { port: number }).port}/graphql`,
+      tokens: new AccessTokens([]),
+      oidc,
+      bodyLimit: 1024 * 1024,
+    });
+    try {
+      const document = (await (await fetch(`${facade.url}/docs/registry/openapi.json`)).json()) as {
+        components: { securitySchemes: Record<string, unknown> };
+        paths: Record<string, Record<string, { security: unknown[] }>>;
+      };
+      expect(document.components.securitySchemes.openIdConnect).toMatchObject({ type: 'openIdConnect', openIdConnectUrl: 'https://sso.example.com/realms/dpp/.well-known/openid-configuration' });
+      expect(document.paths['/']!.post!.security).toEqual([{ bearer: ['writer'] }, { openIdConnect: [] }]);
+      expect(document.paths['/{id}']!.get!.security).toEqual([]);
+    } finally {
+      await facade.stop();
+    }
   });
 });
