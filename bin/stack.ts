@@ -5,6 +5,7 @@
 import type { AccessTokens } from '../lib/auth/tokens.js';
 import type { KeyEncryptionKeys } from '../lib/keys/kek.js';
 import { serviceDatabaseUrl } from '../lib/config/database.js';
+import type { OidcConfig } from '../lib/config/oidc.js';
 import type { RuntimeConfig } from '../lib/config/runtime.js';
 import { publicUrlsOfConfig } from '../lib/config/public-urls.js';
 import { SERVICES, type ServiceName } from '../lib/config/services.js';
@@ -23,6 +24,8 @@ import { openPart, type RunningPart } from './lifecycle.js';
 export interface StackOptions {
   config: RuntimeConfig;
   tokens: AccessTokens;
+  /** The OpenID provider whose access tokens are taken (lib/config/oidc.ts); undefined: none. */
+  oidc?: OidcConfig;
   /** The key-encryption key the services' private signing keys are sealed under. */
   kek: KeyEncryptionKeys;
   /** Where the composed supergraph SDL is written. */
@@ -160,6 +163,7 @@ async function startServers(options: StackOptions, operations: Operations, edge:
       tables: ROUTE_TABLES,
       gatewayUrl: gateway.graphqlUrl,
       tokens: options.tokens,
+      ...(options.oidc && { oidc: options.oidc }),
     });
     stoppers.push(() => facade.stop());
     facadeBaseUrls = facade.baseUrls;

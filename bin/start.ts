@@ -2,6 +2,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { createTokensOnFirstStart, loadAccessTokens, tokenLines, tokensFile, writeNewTokensFile } from '../lib/auth/tokens.js';
+import { loadOidcConfig } from '../lib/config/oidc.js';
 import { embeddedPostgresUnreachable } from '../lib/db/embedded-postgres.js';
 import { EmbeddedPostgresError } from '../lib/db/postgres.js';
 import { SERVICES } from '../lib/config/services.js';
@@ -15,6 +16,8 @@ await runPart({
   async start(config) {
     // Six servers in this process: each keeps its own service name in traces and logs.
     serversShareThisProcess();
+    // A setting that cannot be used stops the start before anything is made.
+    const oidc = loadOidcConfig();
     const unreachable = config.databaseUrl ? undefined : await embeddedPostgresUnreachable(config.dataDir);
     if (unreachable) throw new EmbeddedPostgresError(unreachable);
     // Every mode writes here (supergraph SDL, token hashes, the embedded cluster), so it exists first.
@@ -43,6 +46,7 @@ await runPart({
     return startStack({
       config,
       tokens: loadAccessTokens(),
+      ...(oidc && { oidc }),
       kek: kek.keys,
       supergraphFile: join(config.dataDir, 'supergraph.graphql'),
       log: (line) => {

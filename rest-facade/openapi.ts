@@ -3,6 +3,7 @@
  * requests (validation.ts) and make the OpenAPI 3.1 document (@fastify/swagger).
  */
 import type { FastifySchema } from 'fastify';
+import type { OidcConfig } from '../lib/config/oidc.js';
 import { PLATFORM_VERSION } from '../lib/service/kernel.js';
 import { PROBLEM_MEDIA_TYPE } from '../lib/http/request-problem.js';
 import { problem } from '../lib/problem.js';
@@ -154,10 +155,20 @@ export function routeSchema(route: Route): FastifySchema & Record<string, unknow
 export const SHARED_SCHEMAS: JsonSchema[] = [{ $id: 'Problem', ...PROBLEM_SCHEMA }];
 
 /**
+ * With an OpenID provider configured, an operation that takes a bearer token takes the provider's
+ * access token too: the `openIdConnect` scheme, as an alternative requirement. Its scopes stay empty;
+ * the roles come from the configured roles claim (docs/OPERATORS.md, "OpenID Connect").
+ */
+function withOpenIdConnect(schema: unknown): unknown {
+  const security = (schema as { security?: unknown[] } | undefined)?.security;
+  return security?.length ? { ...(schema as object), security: [...security, { openIdConnect: [] }] } : schema;
+}
+
+/**
  * @fastify/swagger's options for one service's document: paths relative to the service's base
  * address (its prefix is the server URL's, filled in per request).
  */
-export function openApiOptions(table: ServiceRoutes, prefix: string) {
+export function openApiOptions(table: ServiceRoutes, prefix: string, oidc?: Pick<OidcConfig, 'discoveryUrl' | 'rolesClaim'>) {
   return {
     openapi: {
       openapi: '3.1.0',
@@ -166,9 +177,20 @@ export function openApiOptions(table: ServiceRoutes, prefix: string) {
         version: PLATFORM_VERSION,
         description: `REST interface of the ${table.service} service; each operation runs the GraphQL operation given in x-graphql-operation through the gateway.`,
       },
-      components: { securitySchemes: { bearer: { type: 'http' as const, scheme: 'bearer', description: 'Tokens with the role writer (writes) or admin (writes and /admin/*).' } } },
+      components: {
+        securitySchemes: {
+          bearer: { type: 'http' as const, scheme: 'bearer', description: 'Tokens with the role writer (writes) or admin (writes and /admin/*).' },
+          ...(oidc && {
+            openIdConnect: {
+              type: 'openIdConnect' as const,
+              openIdConnectUrl: oidc.discoveryUrl,
+              description: `Access tokens (JWT) of the platform's OpenID provider, by the client-credentials grant, sent as a bearer token; the roles are those of the ${oidc.rolesClaim} claim.`,
+            },
+          }),
+        },
+      },
     },
-    transform: ({ schema, url }: { schema: unknown; url: string }) => ({ schema, url: url.slice(prefix.length) || '/' }),
+    transform: ({ schema, url }: { schema: unknown; url: string }) => ({ schema: oidc ? withOpenIdConnect(schema) : schema, url: url.slice(prefix.length) || '/' }),
     // `Problem#` becomes `#/components/schemas/Problem`.
     refResolver: { buildLocalReference: (json: JsonSchema) => String(json.$id) },
   };

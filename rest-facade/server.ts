@@ -6,6 +6,7 @@
  * every refusal, from the framework or a service, is an RFC 9457 problem (problems.ts).
  */
 import type { AccessTokens } from '../lib/auth/tokens.js';
+import type { OidcConfig } from '../lib/config/oidc.js';
 import type { ServiceMount } from '../lib/config/runtime.js';
 import type { ServiceName } from '../lib/config/services.js';
 import { Operations, peerReady } from '../lib/ops/operations.js';
@@ -29,6 +30,8 @@ export interface FacadeOptions extends EdgeOptions {
   tables: Record<ServiceName, ServiceRoutes>;
   gatewayUrl: string;
   tokens: AccessTokens;
+  /** The OpenID provider whose access tokens are taken (lib/config/oidc.ts); undefined: none. */
+  oidc?: OidcConfig;
 }
 
 export interface RunningFacade extends ListeningServer {
@@ -52,6 +55,7 @@ export async function startFacade(options: FacadeOptions): Promise<RunningFacade
     edge: { ...options, operations: options.operations ?? new Operations() },
     bodyLimit: options.bodyLimit,
     tokens: options.tokens,
+    ...(options.oidc && { oidc: options.oidc }),
     tables: options.tables,
     readiness: { gateway: peerReady(new URL('/readyz', options.gatewayUrl).href, 'the gateway') },
     pages: facadePages({ gatewayUrl: options.gatewayUrl, mounts: options.mounts, publicUrls, sendProblem }),

@@ -3,6 +3,7 @@ import { METHODS } from 'node:http';
 import swagger from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
 import type { AccessTokens } from '../lib/auth/tokens.js';
+import type { OidcConfig } from '../lib/config/oidc.js';
 import type { RequestProblem } from '../lib/http/request-problem.js';
 import { drainRefusedBody } from '../lib/http/server-options.js';
 import { problem } from '../lib/problem.js';
@@ -18,13 +19,15 @@ export const OTHER_METHODS = METHODS.filter((method) => method !== 'CONNECT');
 export interface ServiceMounting extends RouteAnswering {
   bodyLimit: number;
   tokens: AccessTokens;
+  /** The OpenID provider whose access tokens are taken, for the OpenAPI document's security scheme. */
+  oidc?: OidcConfig;
   refusals: RefusalReporter;
   sendProblem: SendProblem;
 }
 
 /** Registers the routes on `instance` (the prefix's own Fastify context); the service's OpenAPI document, made when first asked for. */
 export async function mountService(instance: FastifyInstance, table: ServiceRoutes, prefix: string, facade: ServiceMounting): Promise<() => unknown> {
-  await instance.register(swagger, openApiOptions(table, prefix) as never);
+  await instance.register(swagger, openApiOptions(table, prefix, facade.oidc) as never);
   const methodsByPath = new Map<string, Set<string>>();
   for (const route of table.routes) {
     const url = route.path.replace(/\{(\w+)\}/g, ':$1');
