@@ -11,11 +11,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadRuntimeConfig } from '../../lib/config/runtime.js';
 import { SERVICES, type ServiceName } from '../../lib/config/services.js';
 import { startGateway, type RunningGateway } from '../../gateway/index.js';
-import { startTestStack, TOKENS, type TestStack } from '../support/stack.js';
-import { createModel, passportsAcrossServices, trustTheIssuer } from './support.js';
+import { sharedTestStack, TOKENS, type SharedTestStack } from '../support/stack.js';
+import { createModel, passportsAcrossServices, SHARED_TRUST, trustTheIssuerOnce } from './support.js';
 
 const MODEL = 'battery-aliases';
-let platform: TestStack;
+let platform: SharedTestStack;
 let gateway: RunningGateway;
 let ids: string[];
 const proxies: Server[] = [];
@@ -37,9 +37,9 @@ async function countingProxy(service: ServiceName, target: string): Promise<stri
 }
 
 beforeAll(async () => {
-  platform = await startTestStack();
+  platform = await sharedTestStack();
   await createModel(platform, MODEL);
-  await trustTheIssuer(platform, { root: 'root-aliases', issuer: 'issuer-aliases' });
+  await trustTheIssuerOnce(platform);
   ids = await passportsAcrossServices(platform, MODEL, 30);
   const subgraphs = await Promise.all(SERVICES.map(async (service) => ({ name: service, url: await countingProxy(service, platform.stack.subgraphUrls[service]) })));
   gateway = await startGateway({ host: '127.0.0.1', port: 0, subgraphs, introspection: false, bodyLimit: 1024 * 1024, limits: loadRuntimeConfig({}).graphqlLimits });
@@ -50,7 +50,6 @@ afterAll(async () => {
     proxy.closeAllConnections();
     proxy.close();
   }
-  await platform?.stop();
 });
 
 /** One request with an aliased `passport(id:)` per id, as a client writes it. */
@@ -89,7 +88,7 @@ describe('aliased root fields', () => {
       for (const [index, passport] of passports.entries()) {
         expect(passport).toMatchObject({ id: ids[index], typeRecord: { id: MODEL, version: 1, kind: 'model' }, snapshots: [{ sha512: expect.stringMatching(/^[0-9a-f]{128}$/) }] });
         expect(passport.signingKeys.length).toBeGreaterThan(0);
-        for (const use of passport.signingKeys) expect(use.standingAtFirstUse).toMatchObject({ standing: 'valid', rootId: 'root-aliases' });
+        for (const use of passport.signingKeys) expect(use.standingAtFirstUse).toMatchObject({ standing: 'valid', rootId: SHARED_TRUST.root });
       }
       figures[count] = { requests: sent, sql };
       console.log(`${count} aliased passport(id:) fields, subgraph HTTP requests/SQL statements: ${JSON.stringify(perService)}`);
@@ -105,7 +104,7 @@ describe('aliased root fields', () => {
     const snapshotIds: string[] = [];
     for (const [index, passport] of Object.entries((await measured(aliasedPassports(30))).result.data!)) snapshotIds[Number(index.slice(1))] = passport.snapshots[0].id;
     const aliased = (count: number) =>
-      `{ ${Array.from({ length: count }, (_, i) => `s${i}: snapshot(id: "${snapshotIds[i]}") { id passport { id status } } r${i}: ${i % 2 ? `registryRecord(id: "${MODEL}")` : `registryModel(id: "${MODEL}", version: 1)`} { id version kind } t${i}: trustNode(id: "issuer-aliases") { id kind }`).join('\n')} }`;
+      `{ ${Array.from({ length: count }, (_, i) => `s${i}: snapshot(id: "${snapshotIds[i]}") { id passport { id status } } r${i}: ${i % 2 ? `registryRecord(id: "${MODEL}")` : `registryModel(id: "${MODEL}", version: 1)`} { id version kind } t${i}: trustNode(id: "${SHARED_TRUST.issuer}") { id kind }`).join('\n')} }`;
     await measured(aliased(2));
     const five = await measured(aliased(5));
     const twenty = await measured(aliased(20));

@@ -9,26 +9,25 @@ import { mkdir } from 'node:fs/promises';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHROMIUM, closeContexts, sharedBrowser } from '../support/browser.js';
-import { startTestStack, type TestStack } from '../support/stack.js';
-import { createModel, passportsAcrossServices, trustTheIssuer } from './support.js';
+import { sharedTestStack, type SharedTestStack } from '../support/stack.js';
+import { createModel, passportsAcrossServices, SHARED_TRUST, trustTheIssuerOnce } from './support.js';
 
 const MODEL = 'battery-graphiql';
 
-let platform: TestStack;
+let platform: SharedTestStack;
 let browser: Browser;
 let ids: string[];
 
 beforeAll(async () => {
   if (!existsSync(CHROMIUM)) throw new Error(`Chromium is required at ${CHROMIUM} (Debian package chromium; npm test's first layer installs it: bin/system-packages.ts)`);
-  platform = await startTestStack();
+  platform = await sharedTestStack();
   await createModel(platform, MODEL);
-  await trustTheIssuer(platform, { root: 'root-graphiql', issuer: 'issuer-graphiql' });
+  await trustTheIssuerOnce(platform);
   ids = await passportsAcrossServices(platform, MODEL, 2);
   browser = await sharedBrowser();
 }, 180_000);
 afterAll(async () => {
   await closeContexts(browser);
-  await platform?.stop();
 });
 
 const isLocal = (url: string) => {
@@ -76,7 +75,7 @@ describe('GraphiQL', () => {
     expect(shown).toContain(`"id": "${MODEL}"`);
     expect(shown).toContain('"kind": "model"');
     expect(shown).toContain('"standing": "valid"');
-    expect(shown).toContain('"rootId": "root-graphiql"');
+    expect(shown).toContain(`"rootId": "${SHARED_TRUST.root}"`);
     const text = await page
       .locator('.result-window .CodeMirror')
       .first()

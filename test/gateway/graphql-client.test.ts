@@ -5,7 +5,7 @@
 import { cacheExchange, Client, fetchExchange, gql } from '@urql/core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { sharedTestStack, TOKENS, type SharedTestStack } from '../support/stack.js';
-import { createModel, PASSPORTS_ACROSS_SERVICES, passportsAcrossServices, trustTheIssuer } from './support.js';
+import { createModel, PASSPORTS_ACROSS_SERVICES, passportsAcrossServices, SHARED_TRUST, trustTheIssuerOnce } from './support.js';
 
 const MODEL = 'battery-urql';
 let platform: SharedTestStack;
@@ -14,7 +14,7 @@ let ids: string[];
 beforeAll(async () => {
   platform = await sharedTestStack();
   await createModel(platform, MODEL);
-  await trustTheIssuer(platform, { root: 'root-urql', issuer: 'issuer-urql' });
+  await trustTheIssuerOnce(platform);
   ids = await passportsAcrossServices(platform, MODEL, 3);
 }, 180_000);
 
@@ -46,7 +46,7 @@ describe('urql through the gateway', () => {
       expect(passport.snapshots).toEqual([expect.objectContaining({ __typename: 'Snapshot', sha512: expect.stringMatching(/^[0-9a-f]{128}$/) })]);
       expect(passport.signingKeys.length).toBeGreaterThanOrEqual(2);
       for (const use of passport.signingKeys) {
-        expect(use.standingAtFirstUse).toMatchObject({ __typename: 'TrustKeyStanding', standing: 'valid', rootId: 'root-urql', node: { id: 'issuer-urql' } });
+        expect(use.standingAtFirstUse).toMatchObject({ __typename: 'TrustKeyStanding', standing: 'valid', rootId: SHARED_TRUST.root, node: { id: SHARED_TRUST.issuer } });
       }
     }
   });

@@ -13,12 +13,12 @@ import { stripVTControlCharacters } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBenchTools } from '../support/bench-tools.js';
 import { freePort } from '../support/free-port.js';
-import { startTestStack, type TestStack } from '../support/stack.js';
-import { createModel, passportsAcrossServices, trustTheIssuer } from './support.js';
+import { sharedTestStack, type SharedTestStack } from '../support/stack.js';
+import { createModel, passportsAcrossServices, trustTheIssuerOnce } from './support.js';
 import { processEnv } from '../support/environment.js';
 
 const MODEL = 'battery-hive';
-let platform: TestStack;
+let platform: SharedTestStack;
 let directory: string;
 let hive: ChildProcess | undefined;
 let hiveUrl: string;
@@ -42,9 +42,9 @@ async function ask(url: string, query: string) {
 }
 
 beforeAll(async () => {
-  platform = await startTestStack();
+  platform = await sharedTestStack();
   await createModel(platform, MODEL);
-  await trustTheIssuer(platform, { root: 'root-hive', issuer: 'issuer-hive' });
+  await trustTheIssuerOnce(platform);
   ids = await passportsAcrossServices(platform, MODEL, 2);
   directory = await mkdtemp(join(tmpdir(), 'hive-'));
   const file = join(directory, 'supergraph.graphql');
@@ -89,7 +89,6 @@ afterAll(async () => {
     await exited;
   }
   if (directory) await rm(directory, { recursive: true, force: true });
-  await platform?.stop();
 });
 
 describe('Hive Gateway as docs/ONE-GRAPH.md configures it', () => {

@@ -40,6 +40,27 @@ export async function trustTheIssuer(platform: SharedTestStack, names = { root: 
   expect(edge.status, JSON.stringify(edge.body)).toBe(201);
 }
 
+/** The names trust vouches for the issuer under on the worker's shared stack. */
+export const SHARED_TRUST = { root: 'root-shared-stack', issuer: 'issuer-shared-stack' } as const;
+
+const sharedTrust = new WeakMap<SharedTestStack, Promise<void>>();
+
+/**
+ * trustTheIssuer on the worker's shared stack (sharedTestStack), once for all its files, under
+ * SHARED_TRUST's names: a second holder of the same keys would answer their standing through
+ * whichever came first, so the files on that stack share this one.
+ */
+export function trustTheIssuerOnce(platform: SharedTestStack): Promise<typeof SHARED_TRUST> {
+  let trusted = sharedTrust.get(platform);
+  if (!trusted) {
+    trusted = trustTheIssuer(platform, SHARED_TRUST);
+    // A failed attempt is not kept: the next file tries again rather than inherit the error.
+    trusted.catch(() => sharedTrust.delete(platform));
+    sharedTrust.set(platform, trusted);
+  }
+  return trusted.then(() => SHARED_TRUST);
+}
+
 /**
  * `count` passports of one model, each with an event (and, every `packEvery`th, a pack), each with
  * a snapshot; created `parallel` at a time. Returns their ids in creation order.

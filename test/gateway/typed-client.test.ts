@@ -14,18 +14,18 @@ import { generate } from '@graphql-codegen/cli';
 import { Client, fetchExchange } from '@urql/core';
 import type { DocumentNode } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestStack, type TestStack } from '../support/stack.js';
-import { createModel, passportsAcrossServices, trustTheIssuer } from './support.js';
+import { sharedTestStack, type SharedTestStack } from '../support/stack.js';
+import { createModel, passportsAcrossServices, SHARED_TRUST, trustTheIssuerOnce } from './support.js';
 
 const MODEL = 'battery-typed-client';
-let platform: TestStack;
+let platform: SharedTestStack;
 let ids: string[];
 let directory: string;
 
 beforeAll(async () => {
-  platform = await startTestStack();
+  platform = await sharedTestStack();
   await createModel(platform, MODEL);
-  await trustTheIssuer(platform, { root: 'root-typed', issuer: 'issuer-typed' });
+  await trustTheIssuerOnce(platform);
   ids = await passportsAcrossServices(platform, MODEL, 3);
   // Inside the project, so that the generated code finds the packages it imports.
   await mkdir('node_modules/.cache', { recursive: true });
@@ -33,7 +33,6 @@ beforeAll(async () => {
 }, 300_000);
 afterAll(async () => {
   if (directory) await rm(directory, { recursive: true, force: true });
-  await platform?.stop();
 });
 
 /** The README's query (named, as a generated client wants) and every example of docs/ONE-GRAPH.md. */
@@ -99,7 +98,7 @@ export { ReadmePassportDocument };
     const readme = await run('ReadmePassport', { id: ids[0] });
     expect(readme.passport).toMatchObject({ status: 'draft', typeRecord: { id: MODEL, version: 1, kind: 'model' }, snapshots: [{ sha512: expect.stringMatching(/^[0-9a-f]{128}$/) }] });
     const eventKey = readme.passport.signingKeys.find((use: { role: string }) => use.role === 'event');
-    expect(eventKey.standingAtFirstUse).toMatchObject({ standing: 'valid', rootId: 'root-typed' });
+    expect(eventKey.standingAtFirstUse).toMatchObject({ standing: 'valid', rootId: SHARED_TRUST.root });
 
     const across = await run('PassportsAcrossServices', { ids });
     expect(across.passports.map((passport: { id: string }) => passport.id)).toEqual(ids);
