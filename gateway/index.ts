@@ -11,6 +11,7 @@ import { JSON_MEDIA_TYPE, MAX_JSON_DEPTH, parseJsonBody } from '../lib/http/json
 import { RequestProblem } from '../lib/http/request-problem.js';
 import { peerReady } from '../lib/ops/operations.js';
 import { problem } from '../lib/problem.js';
+import { answerOptions } from '../lib/server/cross-origin.js';
 import type { EdgeOptions } from '../lib/server/edge-options.js';
 import { buildPlatformServer, type ListeningServer } from '../lib/server/platform-server.js';
 import { startGatewayGraphql } from './apollo.js';
@@ -84,8 +85,10 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       return typeof body === 'string' ? reply.code(requestErrorStatus(reply.statusCode, reply.getHeader('content-type') as string | undefined, body)).send(body) : body;
     },
   });
-  // Apollo Server names the methods /graphql takes; every other one is refused the same way.
-  refuseOtherMethods(app, '/graphql');
+  // Apollo Server names the methods /graphql takes; OPTIONS says so (and answers an allowed origin's
+  // preflight, lib/server/cross-origin.ts); every other one is refused the same way.
+  answerOptions(app, '/graphql', ['GET', 'POST']);
+  refuseOtherMethods(app, '/graphql', ['OPTIONS']);
   serveGraphiql(app);
 
   const { port } = await server.listen({ port: options.port, host: options.host });

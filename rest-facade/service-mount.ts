@@ -7,6 +7,7 @@ import type { OidcConfig } from '../lib/config/oidc.js';
 import type { RequestProblem } from '../lib/http/request-problem.js';
 import { drainRefusedBody } from '../lib/http/server-options.js';
 import { problem } from '../lib/problem.js';
+import { answerOptions } from '../lib/server/cross-origin.js';
 import { actionOf, credentialRefusal, refusalProblem, type RefusalReporter } from './access.js';
 import { openApiOptions, routeSchema } from './openapi.js';
 import { type SendProblem, tooLarge } from './problems.js';
@@ -57,8 +58,10 @@ export async function mountService(instance: FastifyInstance, table: ServiceRout
   }
   for (const [url, declared] of methodsByPath) {
     const allow = declared.has('GET') ? [...declared, 'HEAD'] : [...declared];
+    // OPTIONS names them too, and answers an allowed origin's preflight (lib/server/cross-origin.ts).
+    answerOptions(instance, url, allow);
     instance.route({
-      method: OTHER_METHODS.filter((method) => !allow.includes(method)),
+      method: OTHER_METHODS.filter((method) => !allow.includes(method) && method !== 'OPTIONS'),
       url,
       schema: { hide: true } as never,
       onRequest: async (request, reply) => {

@@ -35,6 +35,8 @@ export interface RuntimeConfig {
   bodyLimit: number;
   /** How long a client may take to send a whole request to the facade, the gateway or a subgraph (then 408). */
   requestTimeoutMs: number;
+  /** Origins whose browser pages may call the facade and the gateway (CORS_ALLOWED_ORIGINS); `*` any, without credentials; none: same-origin only. */
+  corsOrigins: string[];
   graphqlLimits: GraphqlLimits;
   /**
    * The gateway's credential to its subgraphs (`SUBGRAPH_SECRET`): sent with every request the
@@ -91,6 +93,28 @@ function metricsSwitch(env: NodeJS.ProcessEnv): boolean {
   throw new ConfigurationError(`METRICS must be on or off, not ${env.METRICS}.`);
 }
 
+/**
+ * CORS_ALLOWED_ORIGINS: origins as browsers write them (`https://app.example.com`, a port if not the
+ * scheme's), separated by commas, or `*`. A path, a trailing slash or a mistyped scheme would never
+ * equal a browser's Origin header, so it is refused at start rather than silently allowing nothing.
+ */
+function corsOrigins(env: NodeJS.ProcessEnv): string[] {
+  const listed = (env.CORS_ALLOWED_ORIGINS ?? '')
+    .split(',')
+    .map((origin) => origin.trim())
+    .filter(Boolean);
+  for (const origin of listed) {
+    let serialized: string | undefined;
+    try {
+      serialized = new URL(origin).origin;
+    } catch {}
+    if (origin !== '*' && serialized !== origin) {
+      throw new ConfigurationError(`CORS_ALLOWED_ORIGINS must list origins like https://app.example.com (scheme, host, port if not the default; no path), or *, not ${origin}.`);
+    }
+  }
+  return listed;
+}
+
 /** `<SERVICE>_PUBLIC_URL`: an absolute http(s) URL without query or fragment; kept without a trailing slash. */
 function publicUrls(env: NodeJS.ProcessEnv): Partial<Record<ServiceName, string>> {
   const urls: Partial<Record<ServiceName, string>> = {};
@@ -144,6 +168,7 @@ export function loadRuntimeConfig(env: NodeJS.ProcessEnv = process.env): Runtime
     introspection: (env.GRAPHQL_INTROSPECTION ?? 'true') !== 'false',
     bodyLimit: integer(env, 'BODY_LIMIT_BYTES', 1024 * 1024),
     requestTimeoutMs: requestTimeout(env),
+    corsOrigins: corsOrigins(env),
     metrics: { enabled: metricsSwitch(env), host: env.METRICS_HOST || '127.0.0.1', ...(env.METRICS_PORT ? { port: integer(env, 'METRICS_PORT', 0) } : {}) },
     shutdown: { delayMs: integer(env, 'SHUTDOWN_DELAY_MS', 0), timeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000) },
     graphqlLimits: {

@@ -67,7 +67,12 @@ export interface SubgraphServerOptions extends Omit<EdgeOptions, 'operations'> {
 
 /** A subgraph's server options as the platform's configuration sets them (`npm start`, `npm run subgraph`). */
 export function subgraphServerOptions(config: Pick<RuntimeConfig, 'graphqlLimits' | 'bodyLimit' | 'requestTimeoutMs' | 'subgraphSecret'>): SubgraphServerOptions {
-  return { ...edgeOptions(config), limits: config.graphqlLimits, ...(config.subgraphSecret ? { gatewaySecret: config.subgraphSecret } : {}) };
+  // No CORS origins: a subgraph's port is the gateway's to call, never a browser page's.
+  return {
+    ...edgeOptions({ bodyLimit: config.bodyLimit, requestTimeoutMs: config.requestTimeoutMs }),
+    limits: config.graphqlLimits,
+    ...(config.subgraphSecret ? { gatewaySecret: config.subgraphSecret } : {}),
+  };
 }
 
 /**

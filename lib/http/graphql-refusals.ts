@@ -45,10 +45,13 @@ export function graphqlErrorHandler(name: string, bodyLimit: number) {
   };
 }
 
-/** Every method but GET and POST at `url` answered 405 with Allow: GraphQL over HTTP is served with those two. */
-export function refuseOtherMethods(app: FastifyInstance, url: string): void {
+/**
+ * Every method but GET and POST at `url` answered 405 with Allow: GraphQL over HTTP is served with those two.
+ * `answeredElsewhere`: methods the server answers at `url` itself (the gateway's OPTIONS, for CORS).
+ */
+export function refuseOtherMethods(app: FastifyInstance, url: string, answeredElsewhere: readonly string[] = []): void {
   app.route({
-    method: METHODS.filter((method) => !['GET', 'POST', 'CONNECT'].includes(method) && app.supportedMethods.includes(method)),
+    method: METHODS.filter((method) => !['GET', 'POST', 'CONNECT', ...answeredElsewhere].includes(method) && app.supportedMethods.includes(method)),
     url,
     handler: async (_request, reply) => sendGraphqlRefusal(reply, 405, 'METHOD_NOT_ALLOWED', 'GraphQL is served with GET and POST.', { allow: 'GET, POST' }),
   });

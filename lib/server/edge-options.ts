@@ -11,11 +11,18 @@ export interface EdgeOptions {
   bodyLimit: number;
   /** How long a client may take to send a whole request (REQUEST_TIMEOUT_MS). */
   requestTimeoutMs?: number;
+  /** Origins whose pages may call the server from a browser (CORS_ALLOWED_ORIGINS; cross-origin.ts); none by default. */
+  corsOrigins?: readonly string[];
   /** The process's metrics and shutdown state; a server built without them has its own. */
   operations?: Operations;
 }
 
-/** The edge options of every server of a process, from its configuration. */
-export function edgeOptions(config: Pick<RuntimeConfig, 'bodyLimit' | 'requestTimeoutMs'>, operations?: Operations): EdgeOptions {
-  return { bodyLimit: config.bodyLimit, requestTimeoutMs: config.requestTimeoutMs, ...(operations ? { operations } : {}) };
+/** The edge options of every server of a process, from its configuration (a subgraph's without the CORS origins). */
+export function edgeOptions(config: Pick<RuntimeConfig, 'bodyLimit' | 'requestTimeoutMs'> & Partial<Pick<RuntimeConfig, 'corsOrigins'>>, operations?: Operations): EdgeOptions {
+  return {
+    bodyLimit: config.bodyLimit,
+    requestTimeoutMs: config.requestTimeoutMs,
+    ...(config.corsOrigins ? { corsOrigins: config.corsOrigins } : {}),
+    ...(operations ? { operations } : {}),
+  };
 }

@@ -2,8 +2,9 @@
  * The one way a server of the platform is built, for all six (the REST facade, the gateway, each
  * subgraph): Fastify with the platform's logger and request ids, its body and header limits and
  * connection-level refusals (lib/http/server-options.ts), then each edge feature as a plugin,
- * registered in this one order: request tracing, request logs, the malformed-Host refusal, request
- * durations, the shutdown-time refusal, the probes. A feature added here is every server's; one an
+ * registered in this one order: request tracing, request logs, CORS (before any refusal, so that a
+ * page of an allowed origin can read it), the malformed-Host refusal, request durations, the
+ * shutdown-time refusal, the probes. A feature added here is every server's; one an
  * operator sets is one key of EdgeOptions, made from the configuration in edgeOptions.
  */
 import type { AddressInfo } from 'node:net';
@@ -16,6 +17,7 @@ import { loggingOptions } from '../ops/logging.js';
 import type { ServerMetrics } from '../ops/metrics.js';
 import { Operations, type ReadinessCheck } from '../ops/operations.js';
 import { serverTracer } from '../ops/tracing.js';
+import { crossOrigin } from './cross-origin.js';
 import { malformedHostRefusal } from './malformed-host.js';
 import { probes } from './probes.js';
 import { requestLogs } from './request-logs.js';
@@ -66,6 +68,7 @@ export async function buildPlatformServer(name: ServerName, edge: EdgeOptions, o
   if (own.errorHandler) app.setErrorHandler(own.errorHandler);
   await app.register(requestTracing, { tracer });
   await app.register(requestLogs);
+  await app.register(crossOrigin, { origins: edge.corsOrigins ?? [] });
   await app.register(malformedHostRefusal);
   await app.register(requestMetrics, { metrics });
   await app.register(shutdownRefusal, { server: name });

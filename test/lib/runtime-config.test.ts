@@ -23,3 +23,16 @@ describe('REQUEST_TIMEOUT_MS', () => {
     expect(() => loadRuntimeConfig({ REQUEST_TIMEOUT_MS: 'soon' })).toThrow(ConfigurationError);
   });
 });
+
+describe('CORS_ALLOWED_ORIGINS', () => {
+  it('is none unless set, else origins as a browser writes them, or *; a path or slash, which no Origin header equals, is refused', () => {
+    expect(loadRuntimeConfig({}).corsOrigins).toEqual([]);
+    expect(loadRuntimeConfig({ CORS_ALLOWED_ORIGINS: 'https://app.example.com, http://127.0.0.1:8080' }).corsOrigins).toEqual(['https://app.example.com', 'http://127.0.0.1:8080']);
+    expect(loadRuntimeConfig({ CORS_ALLOWED_ORIGINS: '*' }).corsOrigins).toEqual(['*']);
+    for (const origin of ['https://app.example.com/', 'https://app.example.com/app', 'app.example.com', 'https://APP.example.com', 'https://app.example.com:443']) {
+      expect(() => loadRuntimeConfig({ CORS_ALLOWED_ORIGINS: origin })).toThrow(
+        `CORS_ALLOWED_ORIGINS must list origins like https://app.example.com (scheme, host, port if not the default; no path), or *, not ${origin}.`,
+      );
+    }
+  });
+});
