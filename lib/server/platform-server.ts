@@ -3,7 +3,7 @@
  * subgraph): Fastify with the platform's logger and request ids, its body and header limits and
  * connection-level refusals (lib/http/server-options.ts), then each edge feature as a plugin,
  * registered in this one order: request tracing, request logs, the malformed-Host refusal, request
- * durations, the shutdown-time refusal, the probes. A feature added here is every server's; one an
+ * durations, the shutdown-time refusal, the rate limits (the facade's and the gateway's), the probes. A feature added here is every server's; one an
  * operator sets is one key of EdgeOptions, made from the configuration in edgeOptions.
  */
 import type { AddressInfo } from 'node:net';
@@ -17,6 +17,7 @@ import { Operations, type ReadinessCheck } from '../ops/operations.js';
 import { serverTracer } from '../ops/tracing.js';
 import { malformedHostRefusal } from './malformed-host.js';
 import { probes } from './probes.js';
+import { rateLimits } from './rate-limits.js';
 import { requestLogs } from './request-logs.js';
 import { requestMetrics } from './request-metrics.js';
 import { requestTracing } from './request-tracing.js';
@@ -68,6 +69,8 @@ export async function buildPlatformServer(name: ServerName, edge: EdgeOptions, o
   await app.register(malformedHostRefusal);
   await app.register(requestMetrics, { metrics });
   await app.register(shutdownRefusal, { server: name });
+  // The clients' faces; a subgraph's requests come from the gateway, which counted them.
+  if (edge.rateLimiting && (name === 'facade' || name === 'gateway')) await app.register(rateLimits, { rateLimiting: edge.rateLimiting, tokens: edge.tokens, metrics });
   await app.register(probes, { server: name, operations, metrics, checks: own.readiness });
   return {
     app,
