@@ -4,6 +4,7 @@
  * from the first, requests go to each in turn.
  */
 import { join } from 'node:path';
+import { loadAccessTokens } from '../lib/auth/tokens.js';
 import { SERVICES } from '../lib/config/services.js';
 import { startGateway } from '../gateway/index.js';
 import { openPart, runPart } from './lifecycle.js';
@@ -13,6 +14,7 @@ await runPart({
     openPart(config, 'gateway', ({ edge }) =>
       startGateway({
         ...edge,
+        tokens: loadAccessTokens(),
         host: config.host,
         port: config.gatewayPort,
         subgraphs: SERVICES.map((name) => {

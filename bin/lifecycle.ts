@@ -39,10 +39,12 @@ export async function openPart<T extends { stop(): Promise<void> }>(
 ): Promise<Omit<T, 'stop'> & RunningPart> {
   const operations = new Operations({ shutdownTimeoutMs: config.shutdown.timeoutMs, metrics: config.metrics.enabled });
   const metrics = await serveMetrics(operations.metrics, { host: config.metrics.host, port: config.metrics.port ?? DEFAULT_METRICS_PORTS[part] });
+  const edge = edgeOptions(config, operations);
   let started: T;
   try {
-    started = await start({ config, operations, edge: edgeOptions(config, operations) });
+    started = await start({ config, operations, edge });
   } catch (error) {
+    await edge.rateLimiting?.allowance.close();
     await metrics.stop();
     throw error;
   }
@@ -52,6 +54,7 @@ export async function openPart<T extends { stop(): Promise<void> }>(
     metrics,
     async stop() {
       await started.stop();
+      await edge.rateLimiting?.allowance.close();
       await metrics.stop();
     },
   };

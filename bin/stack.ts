@@ -19,6 +19,7 @@ import type { RunningFacade } from '../rest-facade/server.js';
 import type { Operations } from '../lib/ops/operations.js';
 import type { EdgeOptions } from '../lib/server/edge-options.js';
 import type { ListeningServer } from '../lib/server/platform-server.js';
+import { countedHeaders } from '../lib/server/rate-limits.js';
 import { openPart, type RunningPart } from './lifecycle.js';
 
 export interface StackOptions {
@@ -111,7 +112,7 @@ async function startServers(options: StackOptions, operations: Operations, edge:
     const gatewayForSubgraphs = gatewayClient(() => {
       if (!gatewayUrl) throw new Error('the gateway is not started yet');
       return gatewayUrl;
-    });
+    }, countedHeaders(options.tokens));
     // The facade's rule (lib/config/public-urls.ts) at the ports it binds, once it listens (it may choose them then); before, as configured.
     let facadeBaseUrls: Record<ServiceName, string> | undefined;
     const servicePublicUrls = publicUrlsOfConfig(config, (mount) => (facadeBaseUrls ? Number(new URL(facadeBaseUrls[mount.service]).port) : mount.port));
@@ -142,6 +143,7 @@ async function startServers(options: StackOptions, operations: Operations, edge:
 
     const gateway = await startGateway({
       ...edge,
+      tokens: options.tokens,
       host: config.host,
       port: config.gatewayPort,
       subgraphs: SERVICES.map((service) => ({ name: service, url: subgraphUrls[service], replicas: replicaUrls[service] })),

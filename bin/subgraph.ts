@@ -5,6 +5,7 @@ import { publicUrlsOfConfig } from '../lib/config/public-urls.js';
 import { isServiceName, SERVICES } from '../lib/config/services.js';
 import { kekFile, readKekFile } from '../lib/keys/kek.js';
 import { gatewayClient } from '../lib/graphql/gateway-client.js';
+import { countedHeaders } from '../lib/server/rate-limits.js';
 import type { Subgraph } from '../lib/graphql/subgraph.js';
 import { serveSubgraph, subgraphServerOptions } from '../lib/graphql/subgraph-server.js';
 import { deployMigrations } from '../lib/db/migrate.js';
@@ -26,11 +27,12 @@ const running = await runPart({
     const gatewayUrl = process.env.GATEWAY_URL ?? `http://${config.host}:${config.gatewayPort}/graphql`;
     const kek = await readKekFile(kekFile());
     return openPart(config, service, async ({ operations }) => {
+      const tokens = loadAccessTokens();
       const subgraph = await SUBGRAPHS[service]({
         databaseUrl: url,
-        tokens: loadAccessTokens(),
+        tokens,
         kek,
-        gateway: gatewayClient(() => gatewayUrl),
+        gateway: gatewayClient(() => gatewayUrl, countedHeaders(tokens)),
         operations,
         publicUrls: publicUrlsOfConfig(config),
         limits: config.graphqlLimits,

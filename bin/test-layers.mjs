@@ -34,6 +34,7 @@ const CALLERS_SHELL = {
   FACADE_PORT: '9',
   METRICS: 'off',
   GRAPHQL_MAX_COST: '1',
+  RATE_LIMITS: 'anonymous=1/3600,writer=1/3600,admin=1/3600,loopback=counted',
   ISSUER_QR_BUDGET: '100',
 };
 const STEPS = [

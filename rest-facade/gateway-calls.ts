@@ -8,12 +8,15 @@ import { problemFromGraphqlErrors, problemHeaders } from './problems.js';
 /** `requestId`: the request's own, passed on (`x-request-id`) so that every server's log lines of it carry it, traced or not. */
 export type GatewayCall = (operation: string, variables: Record<string, unknown>, authorization: string | undefined, requestId?: string) => Promise<Record<string, unknown>>;
 
-/** Calls over kept-alive sockets to the gateway, over node:http rather than fetch (see lib/http/post-json.ts). */
-export function gatewayCaller(gatewayUrl: string, tracer: Tracer | undefined): GatewayCall {
+/**
+ * Calls over kept-alive sockets to the gateway, over node:http rather than fetch (see lib/http/post-json.ts);
+ * `sent`: headers every call carries (the rate limits' credential of requests already counted, lib/server/rate-limits.ts).
+ */
+export function gatewayCaller(gatewayUrl: string, tracer: Tracer | undefined, sent: Record<string, string> = {}): GatewayCall {
   const postToGateway = jsonPoster({ tracer });
   return async (operation, variables, authorization, requestId) => {
     let answer: JsonAnswer;
-    const headers: Record<string, string> = requestId ? { 'x-request-id': requestId } : {};
+    const headers: Record<string, string> = requestId ? { ...sent, 'x-request-id': requestId } : { ...sent };
     if (authorization) headers.authorization = authorization;
     try {
       answer = await postToGateway(gatewayUrl, JSON.stringify({ query: operation, variables }), headers);

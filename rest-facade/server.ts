@@ -13,6 +13,7 @@ import { Operations, peerReady } from '../lib/ops/operations.js';
 import { serverTracer } from '../lib/ops/tracing.js';
 import type { EdgeOptions } from '../lib/server/edge-options.js';
 import type { ListeningServer, PlatformServer } from '../lib/server/platform-server.js';
+import { countedHeaders } from '../lib/server/rate-limits.js';
 import { refusalReporter } from './access.js';
 import { gatewayCaller } from './gateway-calls.js';
 import { facadePages } from './pages.js';
@@ -40,7 +41,8 @@ export interface RunningFacade extends ListeningServer {
 }
 
 export async function startFacade(options: FacadeOptions): Promise<RunningFacade> {
-  const callGateway = gatewayCaller(options.gatewayUrl, serverTracer('facade'));
+  // What the facade asks the gateway for a request is counted once, here.
+  const callGateway = gatewayCaller(options.gatewayUrl, serverTracer('facade'), countedHeaders(options.tokens));
   const refusals = refusalReporter(options.tokens, callGateway);
   /** Configured port → bound port (they differ when 0 asks for any free port). */
   const ports = new Map<number, number>();

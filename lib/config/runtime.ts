@@ -48,7 +48,31 @@ export interface RuntimeConfig {
   metrics: { enabled: boolean; host: string; port?: number };
   /** On SIGTERM: how long readiness fails before the ports close (SHUTDOWN_DELAY_MS), and how long requests in flight are given to finish (SHUTDOWN_TIMEOUT_MS). */
   shutdown: { delayMs: number; timeoutMs: number };
+  /** What each client of the facade and the gateway may ask in a window (RATE_LIMITS); undefined: off. */
+  rateLimits?: RateLimits;
 }
+
+/** Who a rate limit is for: a request without a valid token, or a token's role. */
+export const RATE_LIMIT_ROLES = ['anonymous', 'writer', 'admin'] as const;
+export type RateLimitRole = (typeof RATE_LIMIT_ROLES)[number];
+
+/** A quota of requests per window, as the RateLimit-Policy header field states it (q, w). */
+export interface RateLimitPolicy {
+  quota: number;
+  windowSeconds: number;
+}
+
+export interface RateLimits {
+  policies: Record<RateLimitRole, RateLimitPolicy>;
+  /** Whether clients on this machine's loopback (the platform's own parts, its operator, its tests and benchmarks) are counted too. */
+  loopback: 'exempt' | 'counted';
+}
+
+/** RATE_LIMITS unset: a client may ask this much a minute; loopback is exempt. */
+export const DEFAULT_RATE_LIMITS: RateLimits = {
+  policies: { anonymous: { quota: 1200, windowSeconds: 60 }, writer: { quota: 12_000, windowSeconds: 60 }, admin: { quota: 12_000, windowSeconds: 60 } },
+  loopback: 'exempt',
+};
 
 /** A setting that cannot be used, said in one sentence (bin/ prints it and exits 1). */
 export class ConfigurationError extends Error {}
@@ -115,6 +139,29 @@ function corsOrigins(env: NodeJS.ProcessEnv): string[] {
   return listed;
 }
 
+/**
+ * RATE_LIMITS: `off`, or items separated by commas that change the defaults: `<role>=<quota>/<seconds>`
+ * (anonymous, writer, admin) and `loopback=exempt|counted`, e.g. `anonymous=600/60,loopback=counted`.
+ */
+function rateLimits(env: NodeJS.ProcessEnv): RateLimits | undefined {
+  const raw = env.RATE_LIMITS?.trim();
+  if (raw === undefined || raw === '') return DEFAULT_RATE_LIMITS;
+  if (raw === 'off') return undefined;
+  const limits: RateLimits = { policies: { ...DEFAULT_RATE_LIMITS.policies }, loopback: DEFAULT_RATE_LIMITS.loopback };
+  for (const item of raw.split(',').map((part) => part.trim())) {
+    const loopback = /^loopback=(exempt|counted)$/.exec(item);
+    const policy = /^(anonymous|writer|admin)=(\d+)\/(\d+)s?$/.exec(item);
+    if (loopback) limits.loopback = loopback[1] as RateLimits['loopback'];
+    else if (policy && Number(policy[2]) > 0 && Number(policy[3]) > 0) limits.policies[policy[1] as RateLimitRole] = { quota: Number(policy[2]), windowSeconds: Number(policy[3]) };
+    else {
+      throw new ConfigurationError(
+        `RATE_LIMITS must be off, or items like anonymous=1200/60 (a role, then requests per window in seconds, both above 0) and loopback=exempt|counted separated by commas; ${JSON.stringify(item)} is neither.`,
+      );
+    }
+  }
+  return limits;
+}
+
 /** `<SERVICE>_PUBLIC_URL`: an absolute http(s) URL without query or fragment; kept without a trailing slash. */
 function publicUrls(env: NodeJS.ProcessEnv): Partial<Record<ServiceName, string>> {
   const urls: Partial<Record<ServiceName, string>> = {};
@@ -146,6 +193,7 @@ export function loadRuntimeConfig(env: NodeJS.ProcessEnv = process.env): Runtime
     return { service, port: ownPort ? integer(env, `${service.toUpperCase()}_REST_PORT`, facadePort) : facadePort, prefix };
   });
   const host = env.HOST ?? '127.0.0.1';
+  const limits = rateLimits(env);
   const subgraphSecret = env.SUBGRAPH_SECRET || undefined;
   if (subgraphSecret !== undefined && subgraphSecret.length < 16) throw new ConfigurationError('SUBGRAPH_SECRET must be at least 16 characters long.');
   if (!isLoopback(host) && !subgraphSecret) {
@@ -171,6 +219,7 @@ export function loadRuntimeConfig(env: NodeJS.ProcessEnv = process.env): Runtime
     corsOrigins: corsOrigins(env),
     metrics: { enabled: metricsSwitch(env), host: env.METRICS_HOST || '127.0.0.1', ...(env.METRICS_PORT ? { port: integer(env, 'METRICS_PORT', 0) } : {}) },
     shutdown: { delayMs: integer(env, 'SHUTDOWN_DELAY_MS', 0), timeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000) },
+    ...(limits ? { rateLimits: limits } : {}),
     graphqlLimits: {
       maxDepth: integer(env, 'GRAPHQL_MAX_DEPTH', 15),
       maxAliases: integer(env, 'GRAPHQL_MAX_ALIASES', 60),

@@ -11,14 +11,15 @@ export interface GatewayClient {
   request<T = Record<string, unknown>>(query: string, variables?: Record<string, unknown>, authorization?: string): Promise<T>;
 }
 
-export function gatewayClient(url: () => string): GatewayClient {
+/** `headers`: sent with every request (the rate limits' credential of requests already counted, lib/server/rate-limits.ts). */
+export function gatewayClient(url: () => string, headers: Record<string, string> = {}): GatewayClient {
   // Kept-alive sockets over node:http, as the facade asks the gateway (lib/http/post-json.ts).
   const post = jsonPoster();
   return {
     async request<T>(query: string, variables: Record<string, unknown> = {}, authorization?: string): Promise<T> {
       let answer: JsonAnswer;
       try {
-        answer = await post(url(), JSON.stringify({ query, variables }), authorization === undefined ? {} : { authorization });
+        answer = await post(url(), JSON.stringify({ query, variables }), authorization === undefined ? headers : { ...headers, authorization });
       } catch {
         throw new ProblemError(503, 'GATEWAY_UNAVAILABLE', 'The GraphQL gateway does not answer.');
       }

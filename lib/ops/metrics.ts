@@ -57,6 +57,8 @@ export interface ServerMetrics {
   readinessProbed(checks: readonly string[], unmet: Readonly<Record<string, string>>): void;
   /** Reports a pg pool's connections in use, idle and waiting at every scrape, until the function returned is called. */
   watchPool(pool: pg.Pool): () => void;
+  /** A request refused 429 for its client's rate limit (lib/server/rate-limits.ts), by the client's role. */
+  rateLimited(role: string): void;
 }
 
 const nothing = () => {};
@@ -80,6 +82,7 @@ export const NO_SERVER_METRICS: ServerMetrics = Object.freeze({
   databaseQueryDone: nothing,
   readinessProbed: nothing,
   watchPool: () => nothing,
+  rateLimited: nothing,
 });
 
 /** The longest of KNOWN_STATEMENTS: a statement's first word is read no further. */
@@ -184,6 +187,7 @@ export class PlatformMetrics {
     labelNames: ['server', 'check'] as const,
     registers: [this.registry],
   });
+  readonly rateLimited = this.#counter('passport_rate_limited_requests_total', "Requests refused 429 for their client's rate limit (RATE_LIMITS), by the client's role.", ['role']);
   readonly passportsCreated = this.#counter('passport_passports_created_total', 'Passports created.');
   readonly eventsAppended = this.#counter('passport_events_appended_total', "Events appended to passports' logs, by event type.", ['event_type']);
   readonly packsMinted = this.#counter('passport_packs_minted_total', 'Tier-A packs minted.');
@@ -330,6 +334,7 @@ export class PlatformMetrics {
         metrics.#pools.push(watched);
         return () => void metrics.#pools.splice(metrics.#pools.indexOf(watched), 1);
       },
+      rateLimited: (role) => this.rateLimited.inc({ server, role }),
     };
   }
 }

@@ -2,8 +2,12 @@
  * What every server of a process is built with (platform-server.ts), one key per edge feature an
  * operator sets; apart from the server's code, so that a process reads it before it loads that code.
  */
+import type { AccessTokens } from '../auth/tokens.js';
+import { baseDatabaseUrl } from '../config/database.js';
 import type { RuntimeConfig } from '../config/runtime.js';
 import type { Operations } from '../ops/operations.js';
+import type { RateLimiting } from './rate-limits.js';
+import { SharedAllowance } from './shared-allowance.js';
 
 /** What every server of a process is built with: made once where the process starts (edgeOptions) and handed down. */
 export interface EdgeOptions {
@@ -15,14 +19,27 @@ export interface EdgeOptions {
   corsOrigins?: readonly string[];
   /** The process's metrics and shutdown state; a server built without them has its own. */
   operations?: Operations;
+  /** The facade's and the gateway's rate limits (RATE_LIMITS), one allowance for the process; absent: off. */
+  rateLimiting?: RateLimiting;
+  /** The access tokens, by which the rate limits know a client's role. */
+  tokens?: AccessTokens;
 }
 
 /** The edge options of every server of a process, from its configuration (a subgraph's without the CORS origins). */
-export function edgeOptions(config: Pick<RuntimeConfig, 'bodyLimit' | 'requestTimeoutMs'> & Partial<Pick<RuntimeConfig, 'corsOrigins'>>, operations?: Operations): EdgeOptions {
+export function edgeOptions(
+  config: Pick<RuntimeConfig, 'bodyLimit' | 'requestTimeoutMs'> & Partial<Pick<RuntimeConfig, 'corsOrigins' | 'rateLimits' | 'databaseUrl' | 'dataDir'>>,
+  operations?: Operations,
+): EdgeOptions {
   return {
     bodyLimit: config.bodyLimit,
     requestTimeoutMs: config.requestTimeoutMs,
     ...(config.corsOrigins ? { corsOrigins: config.corsOrigins } : {}),
     ...(operations ? { operations } : {}),
+    ...(config.rateLimits ? { rateLimiting: { limits: config.rateLimits, allowance: processAllowance(config) } } : {}),
   };
+}
+
+/** The process's shared allowance, on the platform's database (the embedded one is found once it has started). */
+function processAllowance(config: Partial<Pick<RuntimeConfig, 'databaseUrl' | 'dataDir'>>): SharedAllowance {
+  return new SharedAllowance(() => config.databaseUrl ?? baseDatabaseUrl(config.dataDir ? { PASSPORT_DATA_DIR: config.dataDir } : {}));
 }

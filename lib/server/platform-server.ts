@@ -4,7 +4,7 @@
  * connection-level refusals (lib/http/server-options.ts), then each edge feature as a plugin,
  * registered in this one order: request tracing, request logs, CORS (before any refusal, so that a
  * page of an allowed origin can read it), the malformed-Host refusal, request durations, the
- * shutdown-time refusal, the probes. A feature added here is every server's; one an
+ * shutdown-time refusal, the rate limits (the facade's and the gateway's), the probes. A feature added here is every server's; one an
  * operator sets is one key of EdgeOptions, made from the configuration in edgeOptions.
  */
 import type { AddressInfo } from 'node:net';
@@ -20,6 +20,7 @@ import { serverTracer } from '../ops/tracing.js';
 import { crossOrigin } from './cross-origin.js';
 import { malformedHostRefusal } from './malformed-host.js';
 import { probes } from './probes.js';
+import { rateLimits } from './rate-limits.js';
 import { requestLogs } from './request-logs.js';
 import { requestMetrics } from './request-metrics.js';
 import { requestTracing } from './request-tracing.js';
@@ -72,6 +73,8 @@ export async function buildPlatformServer(name: ServerName, edge: EdgeOptions, o
   await app.register(malformedHostRefusal);
   await app.register(requestMetrics, { metrics });
   await app.register(shutdownRefusal, { server: name });
+  // The clients' faces; a subgraph's requests come from the gateway, which counted them.
+  if (edge.rateLimiting && (name === 'facade' || name === 'gateway')) await app.register(rateLimits, { rateLimiting: edge.rateLimiting, tokens: edge.tokens, metrics });
   await app.register(probes, { server: name, operations, metrics, checks: own.readiness });
   return {
     app,

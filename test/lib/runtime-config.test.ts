@@ -1,6 +1,6 @@
 /** The configuration read from the environment: what an operator who sets HOST gets told. */
 import { describe, expect, it } from 'vitest';
-import { ConfigurationError, loadRuntimeConfig } from '../../lib/config/runtime.js';
+import { ConfigurationError, DEFAULT_RATE_LIMITS, loadRuntimeConfig } from '../../lib/config/runtime.js';
 
 describe('HOST beyond loopback', () => {
   it('needs SUBGRAPH_SECRET, said in one sentence naming the setting and how to make one', () => {
@@ -34,5 +34,18 @@ describe('CORS_ALLOWED_ORIGINS', () => {
         `CORS_ALLOWED_ORIGINS must list origins like https://app.example.com (scheme, host, port if not the default; no path), or *, not ${origin}.`,
       );
     }
+  });
+});
+
+describe('RATE_LIMITS', () => {
+  it('is on by default with loopback exempt; items replace their defaults; off turns it off; anything else is refused in one sentence', () => {
+    expect(loadRuntimeConfig({}).rateLimits).toEqual(DEFAULT_RATE_LIMITS);
+    expect(loadRuntimeConfig({ RATE_LIMITS: 'off' }).rateLimits).toBeUndefined();
+    expect(loadRuntimeConfig({ RATE_LIMITS: 'anonymous=600/30s, loopback=counted' }).rateLimits).toEqual({
+      policies: { ...DEFAULT_RATE_LIMITS.policies, anonymous: { quota: 600, windowSeconds: 30 } },
+      loopback: 'counted',
+    });
+    for (const value of ['anonymous=0/60', 'writer=10/0', 'guest=10/60', 'anonymous=10', 'loopback=maybe'])
+      expect(() => loadRuntimeConfig({ RATE_LIMITS: value })).toThrow(/^RATE_LIMITS must be off, or items like anonymous=1200\/60 .*; ".*" is neither\.$/);
   });
 });

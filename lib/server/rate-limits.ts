@@ -1,0 +1,119 @@
+/**
+ * Rate limits, an edge feature of the REST facade and the gateway (the subgraphs take their requests
+ * from the gateway, where they were counted): each client may make its role's quota of requests per
+ * window (RATE_LIMITS), for the platform as a whole, whichever replica it reaches (shared-allowance.ts).
+ * A client is its bearer token when the platform knows the token (by the token's SHA-256: no store is
+ * keyed by the secret), else its address (the socket's: the platform has no trusted-proxy setting, so
+ * behind a proxy every client is the proxy). Counted first, before any other work for the request: a
+ * client over its quota is answered 429 before its credentials are judged, its body read or anything
+ * reported, with Retry-After and the RateLimit and RateLimit-Policy fields of the IETF httpapi draft
+ * (draft-ietf-httpapi-ratelimit-headers-11/-12), which every counted answer carries.
+ *
+ * Requests the platform's own parts send on a counted request's behalf (the facade's to the gateway,
+ * a subgraph's through the gateway) carry COUNTED_HEADER, a credential derived from the access
+ * tokens, and are not counted again.
+ */
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import { hashToken, readCredentials, type AccessTokens } from '../auth/tokens.js';
+import type { RateLimitPolicy, RateLimitRole, RateLimits } from '../config/runtime.js';
+import { RequestProblem } from '../http/request-problem.js';
+import type { ServerMetrics } from '../ops/metrics.js';
+import { problem } from '../problem.js';
+import type { Admission, SharedAllowance } from './shared-allowance.js';
+
+/** What the rate limits of a process are made of: made once per process (edge-options.ts), shared by its servers. */
+export interface RateLimiting {
+  limits: RateLimits;
+  allowance: SharedAllowance;
+}
+
+export const COUNTED_HEADER = 'passport-counted';
+
+/** Reservations one request waits for at most (each grants its waiters a lease); past them it is admitted, as without the database. */
+const MAX_RESERVATIONS = 100;
+
+/** The credential of requests already counted, from the platform's token hashes (which no client holds); undefined without tokens. */
+export function countedCredential(tokens: AccessTokens | undefined): string | undefined {
+  if (!tokens?.size) return undefined;
+  const hashes = tokens
+    .toJSON()
+    .map((entry) => entry.sha256)
+    .sort();
+  return createHmac('sha256', 'passport rate limits').update(hashes.join('\n')).digest('base64url');
+}
+
+/** The headers a part of the platform sends with a request made for one already counted. */
+export function countedHeaders(tokens: AccessTokens | undefined): Record<string, string> {
+  const credential = countedCredential(tokens);
+  return credential ? { [COUNTED_HEADER]: credential } : {};
+}
+
+interface Client {
+  key: string;
+  role: RateLimitRole;
+}
+
+const isLoopbackAddress = (address: string | undefined) => address !== undefined && (address.startsWith('127.') || address === '::1' || address.startsWith('::ffff:127.'));
+
+export interface RateLimitOptions {
+  rateLimiting: RateLimiting;
+  tokens: AccessTokens | undefined;
+  metrics: ServerMetrics;
+}
+
+export const rateLimits = fp<RateLimitOptions>(
+  async (app, { rateLimiting: { limits, allowance }, tokens, metrics }) => {
+    const counted = countedCredential(tokens);
+    const countedBytes = counted === undefined ? undefined : Buffer.from(counted);
+    const policyFields = Object.fromEntries(Object.entries(limits.policies).map(([role, { quota, windowSeconds }]) => [role, `"${role}";q=${quota};w=${windowSeconds}`]));
+
+    const clientOf = (request: FastifyRequest): Client | undefined => {
+      if (limits.loopback === 'exempt' && isLoopbackAddress(request.socket.remoteAddress)) return undefined;
+      const sent = request.headers[COUNTED_HEADER];
+      if (countedBytes && typeof sent === 'string' && sent.length === countedBytes.length && timingSafeEqual(Buffer.from(sent), countedBytes)) return undefined;
+      const credentials = readCredentials(request.headers.authorization);
+      const principal = credentials.kind === 'bearer' ? tokens?.authenticate(credentials.token) : undefined;
+      // An unknown or malformed credential is anonymous: keyed by it, a client could take a new quota with every made-up token.
+      if (principal && credentials.kind === 'bearer') return { key: `token:${hashToken(credentials.token)}`, role: principal.role };
+      return { key: `address:${request.socket.remoteAddress}`, role: 'anonymous' };
+    };
+
+    /** Answers the admission: its fields on the answer, or the 429 (the server's error handler words it). */
+    const answer = (client: Client, policy: RateLimitPolicy, admission: Admission, reply: FastifyReply, done: (error?: Error) => void) => {
+      const fields = { ratelimit: `"${client.role}";r=${admission.remaining};t=${admission.resetSeconds}`, 'ratelimit-policy': policyFields[client.role]! };
+      if (admission.admitted) {
+        reply.headers(fields);
+        return done();
+      }
+      metrics.rateLimited(client.role);
+      const detail = `This client has made its ${policy.quota} requests of this ${policy.windowSeconds}-second window (role ${client.role}); send more in ${admission.resetSeconds} s.`;
+      done(new RequestProblem(problem(429, 'RATE_LIMITED', detail, { 'violated-policies': [client.role] }), { 'retry-after': String(admission.resetSeconds), ...fields }));
+    };
+
+    app.addHook('onRequest', (request, reply, done) => {
+      const route = request.routeOptions.url;
+      if (route === '/livez' || route === '/readyz') return done();
+      const client = clientOf(request);
+      if (!client) return done();
+      const policy = limits.policies[client.role];
+      // The client's first request of the window here, or its lease is spent: a reservation, then the same question. A
+      // reservation leaves a lease, an exhausted quota or the database unavailable, and admitNow answers; requests that
+      // waited for the same one may find its lease spent by the first of them, and ask for the next.
+      const decide = (reservations: number): void => {
+        const admission = allowance.admitNow(client.key, policy) ?? (reservations === MAX_RESERVATIONS ? { admitted: true, remaining: 0, resetSeconds: 1 } : undefined);
+        if (admission) {
+          answer(client, policy, admission, reply, done);
+          return;
+        }
+        void allowance.reserve(client.key, policy).then((failure) => {
+          if (failure) request.log.warn({ err: failure }, 'the rate limits cannot reach the database: each process counts on its own until it answers (docs/OPERATIONS.md, "Rate limits")');
+          decide(reservations + 1);
+        });
+      };
+      decide(0);
+    });
+  },
+  { name: 'passport-rate-limits', fastify: '5.x' },
+);
