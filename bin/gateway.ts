@@ -22,12 +22,14 @@ await runPart({
             .split(',')
             .map((url) => url.trim())
             .filter(Boolean);
-          return { name, url: replicas[0]!, replicas };
+          return { name, url: replicas[0]!, replicas, timeoutMs: config.subgraphTimeoutsMs[name] };
         }),
         introspection: config.introspection,
         limits: config.graphqlLimits,
         ...(config.subgraphSecret ? { subgraphSecret: config.subgraphSecret } : {}),
         supergraphFile: join(config.dataDir, 'supergraph.graphql'),
+        subgraphCircuitOpenMs: config.subgraphCircuitOpenMs,
+        supergraphPollIntervalMs: config.supergraphPollIntervalMs,
       }),
     ),
   lines: (gateway) => [`gateway: ${gateway.graphqlUrl}`, `GraphiQL: ${gateway.graphiqlUrl}`, `metrics: ${gateway.metrics.url}`],

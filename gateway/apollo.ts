@@ -3,12 +3,11 @@
  * (data-source.ts, subgraph-transport.ts), run by Apollo Server with the platform's plugins and the
  * limits every operation is held to.
  */
-import { ApolloGateway } from '@apollo/gateway';
+import { ApolloGateway, type SupergraphSdlHook } from '@apollo/gateway';
 import { ApolloServer } from '@apollo/server';
 import type { Tracer } from '@opentelemetry/api';
-import { parse } from 'graphql';
 import type { GraphqlLimits } from '../lib/config/runtime.js';
-import { costAnnotations } from '../lib/graphql/cost.js';
+import type { CostAnnotations } from '../lib/graphql/cost.js';
 import { faultLoggingPlugin } from '../lib/graphql/errors.js';
 import { apolloArmor } from '../lib/graphql/limits.js';
 import { noPhoneHomePlugins, subscriptionRefusalPlugin } from '../lib/graphql/subgraph-server.js';
@@ -16,18 +15,22 @@ import { jsonPoster } from '../lib/http/post-json.js';
 import { operationMetricsPlugin } from '../lib/ops/graphql-metrics.js';
 import type { ServerMetrics } from '../lib/ops/metrics.js';
 import { graphqlTracingPlugin } from '../lib/ops/tracing.js';
-import type { SubgraphEndpoint } from './composition.js';
 import { SubgraphDataSource, type GatewayContext } from './data-source.js';
 import { formatGatewayError, unknownOperationPlugin } from './refusals.js';
 import { batchingPost } from './subgraph-batching.js';
-import { roundRobin, sharingPost, timedSubgraphPost } from './subgraph-transport.js';
+import type { SubgraphInstances } from './subgraph-instances.js';
+import { sharingPost, timedSubgraphPost } from './subgraph-transport.js';
 
 // @apollo/gateway reports usage to Apollo unless this is set before it is constructed.
 process.env.APOLLO_TELEMETRY_DISABLED = '1';
 
 export interface GatewayGraphqlOptions {
-  supergraphSdl: string;
-  subgraphs: readonly SubgraphEndpoint[];
+  /** The supergraph at start, and its later versions through `update` (supergraph-updates.ts). */
+  supergraph: { supergraphSdl: string; hook: SupergraphSdlHook };
+  /** Each subgraph's instances, by name: where its requests go, with deadlines and breakers. */
+  subgraphs: ReadonlyMap<string, SubgraphInstances>;
+  /** The supergraph's @cost and @listSize, which the cost limit reads at every request (kept up to date by the caller). */
+  costs: CostAnnotations;
   /** Whether clients may introspect the composed schema (GraphiQL needs it). */
   introspection: boolean;
   limits: GraphqlLimits;
@@ -40,17 +43,25 @@ export interface GatewayGraphqlOptions {
 /** Apollo Server over the composed supergraph, started. */
 export async function startGatewayGraphql(options: GatewayGraphqlOptions): Promise<ApolloServer<GatewayContext>> {
   const { tracer, metrics } = options.server;
-  const subgraphPost = sharingPost(batchingPost(jsonPoster({ tracer })));
+  // One source per subgraph, kept across supergraph updates (@apollo/gateway asks for it again then).
+  const sources = new Map<string, SubgraphDataSource>();
   const gateway = new ApolloGateway({
-    supergraphSdl: options.supergraphSdl,
+    supergraphSdl: options.supergraph.hook,
     buildService: ({ name, url }) => {
-      const replicas = options.subgraphs.find((subgraph) => subgraph.name === name)?.replicas ?? [];
-      const post = replicas.length > 1 ? roundRobin(replicas, subgraphPost) : subgraphPost;
-      // With METRICS=off the subgraph fetches are not timed at all.
-      return new SubgraphDataSource(url!, metrics.enabled ? timedSubgraphPost(metrics, name, post) : post, options.subgraphSecret);
+      let source = sources.get(name);
+      if (!source) {
+        const instances = options.subgraphs.get(name);
+        if (!instances) throw new Error(`the supergraph names a subgraph ${name} the gateway was not given`);
+        // Deadlines and breakers per HTTP request (below batching); the instances in turn per fetch.
+        const post = instances.spread(sharingPost(batchingPost(instances.guarded(jsonPoster({ tracer, timeoutMs: instances.timeoutMs })))));
+        // With METRICS=off the subgraph fetches are not timed at all.
+        source = new SubgraphDataSource(url!, metrics.enabled ? timedSubgraphPost(metrics, name, post) : post, options.subgraphSecret);
+        sources.set(name, source);
+      }
+      return source;
     },
   });
-  const armor = apolloArmor<GatewayContext>(options.limits, options.introspection, costAnnotations(parse(options.supergraphSdl)));
+  const armor = apolloArmor<GatewayContext>(options.limits, options.introspection, options.costs);
   const formatError = formatGatewayError(options.limits);
   const apollo = new ApolloServer<GatewayContext>({
     gateway,

@@ -8,6 +8,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'graphql';
+import { SUBGRAPH_TIMEOUT_MS } from '../lib/config/runtime.js';
 
 export interface SubgraphEndpoint {
   name: string;
@@ -15,18 +16,31 @@ export interface SubgraphEndpoint {
   url: string;
   /** Every replica's URL, `url` among them, when the subgraph runs more than once (gateway/subgraph-transport.ts spreads requests over them). */
   replicas?: readonly string[];
+  /** How long the gateway waits for its answers (SUBGRAPH_TIMEOUT_MS, <SERVICE>_SUBGRAPH_TIMEOUT_MS); SUBGRAPH_TIMEOUT_MS's default unless set. */
+  timeoutMs?: number;
 }
 
-async function fetchSubgraphSdl(endpoint: SubgraphEndpoint): Promise<string> {
-  const response = await fetch(endpoint.url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ query: '{ _service { sdl } }' }),
-  });
-  const body = (await response.json()) as { data?: { _service?: { sdl?: string } }; errors?: unknown[] };
-  const sdl = body.data?._service?.sdl;
-  if (!sdl) throw new Error(`subgraph ${endpoint.name} at ${endpoint.url} returned no SDL: ${JSON.stringify(body.errors ?? body)}`);
-  return sdl;
+/** The subgraph's SDL, from `url`, else from the first other replica that gives it, each within the subgraph's deadline. */
+export async function fetchSubgraphSdl(endpoint: SubgraphEndpoint): Promise<string> {
+  const urls = [endpoint.url, ...(endpoint.replicas ?? []).filter((url) => url !== endpoint.url)];
+  let failure: unknown;
+  for (const url of urls) {
+    try {
+      const response = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ query: '{ _service { sdl } }' }),
+        signal: AbortSignal.timeout(endpoint.timeoutMs ?? SUBGRAPH_TIMEOUT_MS),
+      });
+      const body = (await response.json()) as { data?: { _service?: { sdl?: string } }; errors?: unknown[] };
+      const sdl = body.data?._service?.sdl;
+      if (sdl) return sdl;
+      failure = new Error(`subgraph ${endpoint.name} at ${url} returned no SDL: ${JSON.stringify(body.errors ?? body)}`);
+    } catch (error) {
+      failure = error;
+    }
+  }
+  throw failure;
 }
 
 export async function composeSupergraph(endpoints: readonly SubgraphEndpoint[]): Promise<string> {

@@ -8,9 +8,10 @@ import { GraphQLError } from 'graphql';
 import type { JsonAnswer } from '../lib/http/post-json.js';
 import type { LoggingContext } from '../lib/graphql/errors.js';
 import { GATEWAY_CREDENTIAL_HEADER } from '../lib/graphql/gateway-credential.js';
-import { problemOf } from '../lib/problem.js';
+import { problem, problemOf } from '../lib/problem.js';
 import { cacheHint } from './cache-hint.js';
 import { parsedAnswer, type JsonPost } from './subgraph-batching.js';
+import { SubgraphUnavailable } from './subgraph-instances.js';
 
 /** What the gateway's Apollo Server knows of a request, and passes on to the subgraphs. */
 export interface GatewayContext extends LoggingContext {
@@ -59,7 +60,12 @@ export class SubgraphDataSource implements GraphQLDataSource<GatewayContext> {
     if (this.subgraphSecret) headers[GATEWAY_CREDENTIAL_HEADER] = this.subgraphSecret;
     const { query, http: _http, ...rest } = request;
     if (!query) throw new Error('Missing query');
-    const answer = await this.post(this.url, JSON.stringify({ query, ...rest }), headers);
+    let answer: JsonAnswer;
+    try {
+      answer = await this.post(this.url, JSON.stringify({ query, ...rest }), headers);
+    } catch (error) {
+      throw error instanceof SubgraphUnavailable ? unavailableError(error) : error;
+    }
     if (answer.status < 200 || answer.status > 299) throw this.errorFromAnswer(answer);
     const body = answerBody(answer);
     if (typeof body !== 'object' || body === null) throw new Error(`Expected JSON response body, but received: ${String(body)}`);
@@ -88,4 +94,15 @@ export class SubgraphDataSource implements GraphQLDataSource<GatewayContext> {
       extensions: { response: { url: this.url, status: answer.status, statusText: answer.statusText, body }, ...(code ? { code } : {}) },
     });
   }
+}
+
+/**
+ * A subgraph that could not be asked: the fields it owns are null with this error, the other
+ * subgraphs' fields answer. Its problem is a 504 when the subgraph did not answer by its deadline,
+ * a 503 when it cannot be reached or its circuit is open; the REST facade answers with it.
+ */
+function unavailableError(error: SubgraphUnavailable): GraphQLError {
+  const status = error.reason === 'deadline' ? 504 : 503;
+  const details = problem(status, 'SUBGRAPH_UNAVAILABLE', error.message, { subgraph: error.subgraph, reason: error.reason, retry_after: error.retryAfterSeconds });
+  return new GraphQLError(error.message, { extensions: { code: 'SUBGRAPH_UNAVAILABLE', serviceName: error.subgraph, problem: details } });
 }

@@ -14,10 +14,15 @@ import { problem } from '../lib/problem.js';
 import { answerOptions } from '../lib/server/cross-origin.js';
 import type { EdgeOptions } from '../lib/server/edge-options.js';
 import { buildPlatformServer, type ListeningServer } from '../lib/server/platform-server.js';
+import { parse } from 'graphql';
+import { costAnnotations } from '../lib/graphql/cost.js';
+import { SUBGRAPH_CIRCUIT_OPEN_MS, SUBGRAPH_TIMEOUT_MS, SUPERGRAPH_POLL_INTERVAL_MS } from '../lib/config/runtime.js';
 import { startGatewayGraphql } from './apollo.js';
 import { composeSupergraph, type SubgraphEndpoint } from './composition.js';
 import { serveGraphiql } from './graphiql.js';
 import { requestErrorStatus } from './response-status.js';
+import { SubgraphInstances } from './subgraph-instances.js';
+import { SupergraphUpdates } from './supergraph-updates.js';
 
 export interface GatewayOptions extends EdgeOptions {
   host: string;
@@ -30,31 +35,75 @@ export interface GatewayOptions extends EdgeOptions {
   limits: GraphqlLimits;
   /** Sent to every subgraph as the gateway's credential (SUBGRAPH_SECRET), when configured. */
   subgraphSecret?: string;
+  /** How long an open circuit of a subgraph instance refuses before it is probed (SUBGRAPH_CIRCUIT_OPEN_MS). */
+  subgraphCircuitOpenMs?: number;
+  /** How often the subgraphs' SDL is read for a changed supergraph (SUPERGRAPH_POLL_INTERVAL_MS); 0: only on SIGUSR2. */
+  supergraphPollIntervalMs?: number;
 }
 
 export interface RunningGateway extends ListeningServer {
   graphqlUrl: string;
   graphiqlUrl: string;
-  supergraphSdl: string;
+  /** The supergraph the gateway serves now. */
+  readonly supergraphSdl: string;
+  /** Looks for a changed supergraph now, as the poll and SIGUSR2 do. */
+  checkSupergraph: SupergraphUpdates['check'];
 }
 
 export async function startGateway(options: GatewayOptions): Promise<RunningGateway> {
   const supergraphSdl = await composeSupergraph(options.subgraphs);
-  if (options.supergraphFile) {
+  const writeSupergraph = async (sdl: string) => {
+    if (!options.supergraphFile) return;
     // The data folder of a gateway run on its own may not exist yet.
     await mkdir(dirname(options.supergraphFile), { recursive: true });
-    await writeFile(options.supergraphFile, supergraphSdl);
-  }
+    await writeFile(options.supergraphFile, sdl);
+  };
+  await writeSupergraph(supergraphSdl);
+  const instanceUrls = (endpoint: SubgraphEndpoint) => (endpoint.replicas?.length ? endpoint.replicas : [endpoint.url]);
   // The gateway listens once the supergraph is composed; ready then means every subgraph replica is ready.
-  const subgraphReadiness = options.subgraphs.flatMap(({ name, url, replicas }) =>
-    (replicas?.length ? replicas : [url]).map((replica, index, all) => [all.length > 1 ? `${name}#${index + 1}` : name, peerReady(new URL('/readyz', replica).href, `the ${name} subgraph`)] as const),
+  const subgraphReadiness = options.subgraphs.flatMap((endpoint) =>
+    instanceUrls(endpoint).map(
+      (replica, index, all) => [all.length > 1 ? `${endpoint.name}#${index + 1}` : endpoint.name, peerReady(new URL('/readyz', replica).href, `the ${endpoint.name} subgraph`)] as const,
+    ),
   );
+  const subgraphs = new Map<string, SubgraphInstances>();
   const server = await buildPlatformServer('gateway', options, {
     readiness: Object.fromEntries(subgraphReadiness),
+    // Each instance's circuit, by the names the checks have.
+    readinessDetail: () => ({ circuits: Object.assign({}, ...[...subgraphs.values()].map((instances) => instances.circuits())) }),
     errorHandler: graphqlErrorHandler('gateway', options.bodyLimit),
     fastify: { exposeHeadRoutes: true },
   });
-  const apollo = await startGatewayGraphql({ ...options, supergraphSdl, server });
+  const { log } = server.app;
+  for (const endpoint of options.subgraphs) {
+    const instances = new SubgraphInstances({
+      name: endpoint.name,
+      urls: instanceUrls(endpoint),
+      timeoutMs: endpoint.timeoutMs ?? SUBGRAPH_TIMEOUT_MS,
+      circuitOpenMs: options.subgraphCircuitOpenMs ?? SUBGRAPH_CIRCUIT_OPEN_MS,
+      onCircuitChange: (instance, state) => {
+        server.metrics.subgraphCircuitChanged(endpoint.name, instance, state);
+        if (state === 'open') log.warn({ subgraph: endpoint.name, instance }, `circuit open: ${instance} is not asked until it is probed`);
+        else if (state === 'closed') log.info({ subgraph: endpoint.name, instance }, `circuit closed: ${instance} answers again`);
+      },
+      onRetry: () => server.metrics.subgraphFetchRetried(endpoint.name),
+    });
+    subgraphs.set(endpoint.name, instances);
+  }
+  const costs = costAnnotations(parse(supergraphSdl));
+  const supergraph = new SupergraphUpdates({
+    subgraphs: options.subgraphs,
+    supergraphSdl,
+    pollIntervalMs: options.supergraphPollIntervalMs ?? SUPERGRAPH_POLL_INTERVAL_MS,
+    log,
+    metrics: server.metrics,
+    onUpdate: async (sdl) => {
+      // Requests from now on are costed by the new supergraph's @cost and @listSize.
+      Object.assign(costs, costAnnotations(parse(sdl)));
+      await writeSupergraph(sdl);
+    },
+  });
+  const apollo = await startGatewayGraphql({ ...options, supergraph, subgraphs, costs, server });
   // Once the requests in flight are answered (the server's one shutdown path).
   server.app.addHook('onClose', () => apollo.stop());
 
@@ -93,5 +142,14 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
 
   const { port } = await server.listen({ port: options.port, host: options.host });
   const base = `http://${options.host}:${port}`;
-  return { url: base, graphqlUrl: `${base}/graphql`, graphiqlUrl: `${base}/graphiql/`, supergraphSdl, stop: server.stop };
+  return {
+    url: base,
+    graphqlUrl: `${base}/graphql`,
+    graphiqlUrl: `${base}/graphiql/`,
+    get supergraphSdl() {
+      return supergraph.supergraphSdl;
+    },
+    checkSupergraph: () => supergraph.check(),
+    stop: server.stop,
+  };
 }

@@ -1,11 +1,13 @@
 /**
  * How the gateway's requests reach the subgraphs: JSON POSTs over node:http (lib/http/post-json.ts),
  * batched (subgraph-batching.ts), shared while identical ones are in flight, spread over a
- * subgraph's replicas and timed. Each is a JsonPost wrapped around the next; gateway/index.ts stacks them.
+ * subgraph's replicas with deadlines and circuit breakers (subgraph-instances.ts) and timed. Each
+ * is a JsonPost wrapped around the next; gateway/apollo.ts stacks them.
  */
 import { jsonPoster, type JsonAnswer } from '../lib/http/post-json.js';
 import type { ServerMetrics } from '../lib/ops/metrics.js';
 import { isQuery, type JsonPost } from './subgraph-batching.js';
+import { networkErrorType, SubgraphUnavailable } from './subgraph-instances.js';
 
 /** An answer with a refusal of the caller's credentials or role in it (or text that looks like one). */
 const MAY_CARRY_REFUSAL = /"code":"(MISSING_TOKEN|INVALID_TOKEN|INSUFFICIENT_ROLE)"/;
@@ -56,17 +58,7 @@ export function sharingPost(post: JsonPost = jsonPoster()): JsonPost {
   };
 }
 
-/**
- * A subgraph run as several replicas (processes on one PostgreSQL, each serving the same schema) gets
- * its requests in turn. Replicas keep no state between requests that another could miss: every read
- * and write goes to the database, whose locks order concurrent writes (docs/SCALING.md).
- */
-export function roundRobin(replicas: readonly string[], post: JsonPost): JsonPost {
-  let next = 0;
-  return (_url, body, headers) => post(replicas[next++ % replicas.length]!, body, headers);
-}
-
-/** Times each request to one subgraph, and counts those that fail (by network error code or HTTP status). */
+/** Times each request to one subgraph, and counts those that fail (by network error code, deadline, open circuit or HTTP status). */
 export function timedSubgraphPost(metrics: ServerMetrics, subgraph: string, post: JsonPost): JsonPost {
   return async (url, body, headers) => {
     const started = performance.now();
@@ -76,8 +68,7 @@ export function timedSubgraphPost(metrics: ServerMetrics, subgraph: string, post
       metrics.subgraphFetchDone(subgraph, ok ? 'success' : 'error', (performance.now() - started) / 1000, ok ? undefined : String(answer.status));
       return answer;
     } catch (error) {
-      const code = (error as { code?: unknown }).code;
-      metrics.subgraphFetchDone(subgraph, 'error', (performance.now() - started) / 1000, typeof code === 'string' && /^E[A-Z_]+$/.test(code) ? code : 'network');
+      metrics.subgraphFetchDone(subgraph, 'error', (performance.now() - started) / 1000, error instanceof SubgraphUnavailable ? error.errorType : networkErrorType(error));
       throw error;
     }
   };

@@ -30,6 +30,7 @@ const TITLES: Record<number, string> = {
   500: 'Internal Server Error',
   502: 'Bad Gateway',
   503: 'Service Unavailable',
+  504: 'Gateway Timeout',
 };
 
 /**

@@ -34,18 +34,24 @@ const PROBLEM_STATUSES: Record<number, { description: string; code: string; deta
   422: { description: 'Well-formed but invalid', code: 'INVALID_TRUST_LIST', detail: 'next_update must be after now' },
   502: { description: 'An upstream answer could not be used', code: 'BAD_GATEWAY_ANSWER', detail: 'The gateway answered 500 without data.' },
   503: {
-    description: 'The database or the gateway does not answer (see Retry-After)',
+    description: 'The database, the gateway or a subgraph does not answer (see Retry-After)',
     code: 'DATABASE_UNAVAILABLE',
     detail: 'The issuer service cannot reach its database; try again shortly.',
     extensions: { retry_after: 5 },
+  },
+  504: {
+    description: 'A subgraph did not answer within its deadline (see Retry-After)',
+    code: 'SUBGRAPH_UNAVAILABLE',
+    detail: 'The archive subgraph did not answer within 10000 ms.',
+    extensions: { subgraph: 'archive', reason: 'deadline', retry_after: 5 },
   },
 };
 
 /**
  * Problems every route may answer: a bad path or query, no such resource, a method not allowed, an
- * upstream answer without data, a missing database or gateway.
+ * upstream answer without data, a missing database, gateway or subgraph, a subgraph past its deadline.
  */
-const EVERY_ROUTE = [400, 404, 405, 502, 503];
+const EVERY_ROUTE = [400, 404, 405, 502, 503, 504];
 
 const PROBLEM_SCHEMA: JsonSchema = {
   type: 'object',
@@ -69,6 +75,7 @@ const STATUS_HEADERS: Record<number, Record<string, JsonSchema>> = {
   401: { 'WWW-Authenticate': { type: 'string', pattern: '^Bearer ', description: 'The Bearer challenge (RFC 6750).' } },
   405: { Allow: { type: 'string', description: 'The methods the path takes, e.g. "GET, HEAD".' } },
   503: { 'Retry-After': { type: 'string', pattern: '^[0-9]+$', description: 'Seconds to wait before trying again.' } },
+  504: { 'Retry-After': { type: 'string', pattern: '^[0-9]+$', description: 'Seconds to wait before trying again.' } },
 };
 
 /** The example of a problem status on one path. */

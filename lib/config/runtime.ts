@@ -46,6 +46,12 @@ export interface RuntimeConfig {
   subgraphSecret?: string;
   /** Whether Prometheus metrics are kept and served (METRICS=on|off), and where (METRICS_HOST, METRICS_PORT); without a port, the part's default (lib/ops/metrics-listener.ts). */
   metrics: { enabled: boolean; host: string; port?: number };
+  /** How long the gateway waits for each subgraph's answer (SUBGRAPH_TIMEOUT_MS, <SERVICE>_SUBGRAPH_TIMEOUT_MS), then answers without its fields. */
+  subgraphTimeoutsMs: Record<ServiceName, number>;
+  /** How long an open circuit of a subgraph instance refuses before one request probes it (SUBGRAPH_CIRCUIT_OPEN_MS). */
+  subgraphCircuitOpenMs: number;
+  /** How often the gateway reads the subgraphs' SDL for a changed supergraph (SUPERGRAPH_POLL_INTERVAL_MS); 0: only on SIGUSR2. */
+  supergraphPollIntervalMs: number;
   /** On SIGTERM: how long readiness fails before the ports close (SHUTDOWN_DELAY_MS), and how long requests in flight are given to finish (SHUTDOWN_TIMEOUT_MS). */
   shutdown: { delayMs: number; timeoutMs: number };
   /** What each client of the facade and the gateway may ask in a window (RATE_LIMITS); undefined: off. */
@@ -107,6 +113,26 @@ function requestTimeout(env: NodeJS.ProcessEnv): number {
   const value = integer(env, 'REQUEST_TIMEOUT_MS', REQUEST_TIMEOUT_MS);
   if (value < 1000) throw new ConfigurationError(`REQUEST_TIMEOUT_MS must be at least 1000 (a second), not ${value}.`);
   return value;
+}
+
+/** How long the gateway waits for a subgraph's whole answer unless configured. */
+export const SUBGRAPH_TIMEOUT_MS = 10_000;
+/** How long an open circuit refuses before it is probed, unless configured. */
+export const SUBGRAPH_CIRCUIT_OPEN_MS = 5_000;
+/** How often the gateway reads the subgraphs' SDL unless configured. */
+export const SUPERGRAPH_POLL_INTERVAL_MS = 10_000;
+
+/** SUBGRAPH_TIMEOUT_MS for every subgraph, <SERVICE>_SUBGRAPH_TIMEOUT_MS for one: at least 100 ms (0 would be no deadline at all). */
+function subgraphTimeouts(env: NodeJS.ProcessEnv): Record<ServiceName, number> {
+  const all = integer(env, 'SUBGRAPH_TIMEOUT_MS', SUBGRAPH_TIMEOUT_MS);
+  return Object.fromEntries(
+    SERVICES.map((service) => {
+      const name = env[`${service.toUpperCase()}_SUBGRAPH_TIMEOUT_MS`] ? `${service.toUpperCase()}_SUBGRAPH_TIMEOUT_MS` : 'SUBGRAPH_TIMEOUT_MS';
+      const value = integer(env, name, all);
+      if (value < 100) throw new ConfigurationError(`${name} must be at least 100 (milliseconds), not ${value}.`);
+      return [service, value];
+    }),
+  ) as Record<ServiceName, number>;
 }
 
 /** METRICS: `on` (the default) or `off`; off, the servers keep no metrics and serve no metrics listener (the probes stay). */
@@ -218,6 +244,9 @@ export function loadRuntimeConfig(env: NodeJS.ProcessEnv = process.env): Runtime
     requestTimeoutMs: requestTimeout(env),
     corsOrigins: corsOrigins(env),
     metrics: { enabled: metricsSwitch(env), host: env.METRICS_HOST || '127.0.0.1', ...(env.METRICS_PORT ? { port: integer(env, 'METRICS_PORT', 0) } : {}) },
+    subgraphTimeoutsMs: subgraphTimeouts(env),
+    subgraphCircuitOpenMs: integer(env, 'SUBGRAPH_CIRCUIT_OPEN_MS', SUBGRAPH_CIRCUIT_OPEN_MS),
+    supergraphPollIntervalMs: integer(env, 'SUPERGRAPH_POLL_INTERVAL_MS', SUPERGRAPH_POLL_INTERVAL_MS),
     shutdown: { delayMs: integer(env, 'SHUTDOWN_DELAY_MS', 0), timeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000) },
     ...(limits ? { rateLimits: limits } : {}),
     graphqlLimits: {

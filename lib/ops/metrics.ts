@@ -52,6 +52,12 @@ export interface ServerMetrics {
   httpRequestDone(route: string, method: string, status: number, seconds: number): void;
   graphqlOperationDone(operationName: string | null | undefined, operationType: string, outcome: 'success' | 'error', seconds: number): void;
   subgraphFetchDone(subgraph: string, outcome: 'success' | 'error', seconds: number, errorType?: string): void;
+  /** A subgraph instance's circuit breaker is now in `state` (gateway/subgraph-instances.ts). */
+  subgraphCircuitChanged(subgraph: string, instance: string, state: CircuitStateName): void;
+  /** A query to a subgraph that failed to connect was sent again to another instance. */
+  subgraphFetchRetried(subgraph: string): void;
+  /** The gateway looked for a changed supergraph: switched to it, found none, or kept the old one (gateway/supergraph-updates.ts). */
+  supergraphChecked(outcome: SupergraphCheckOutcome): void;
   databaseQueryDone(sql: string, seconds: number, failed: boolean): void;
   /** The outcome of a readiness probe: which of its checks failed (feeds passport_ready and passport_readiness_check_unmet). */
   readinessProbed(checks: readonly string[], unmet: Readonly<Record<string, string>>): void;
@@ -60,6 +66,10 @@ export interface ServerMetrics {
   /** A request refused 429 for its client's rate limit (lib/server/rate-limits.ts), by the client's role. */
   rateLimited(role: string): void;
 }
+
+export type CircuitStateName = 'closed' | 'open' | 'half-open';
+const CIRCUIT_STATES: readonly CircuitStateName[] = ['closed', 'open', 'half-open'];
+export type SupergraphCheckOutcome = 'updated' | 'unchanged' | 'composition_failed' | 'fetch_failed';
 
 const nothing = () => {};
 /** A server's metrics with METRICS=off: nothing is observed, nothing is kept. */
@@ -79,6 +89,9 @@ export const NO_SERVER_METRICS: ServerMetrics = Object.freeze({
   httpRequestDone: nothing,
   graphqlOperationDone: nothing,
   subgraphFetchDone: nothing,
+  subgraphCircuitChanged: nothing,
+  subgraphFetchRetried: nothing,
+  supergraphChecked: nothing,
   databaseQueryDone: nothing,
   readinessProbed: nothing,
   watchPool: () => nothing,
@@ -162,6 +175,20 @@ export class PlatformMetrics {
     labelNames: ['server', 'subgraph', 'error_type'] as const,
     registers: [this.registry],
   });
+  readonly subgraphCircuits = new Gauge({
+    name: 'graphql_gateway_subgraph_circuit_state',
+    help: "Whether a subgraph instance's circuit breaker is in the state (1) or not (0): closed (requests sent), open (refused until probed), half-open (one request probing).",
+    labelNames: ['server', 'subgraph', 'instance', 'state'] as const,
+    registers: [this.registry],
+  });
+  readonly subgraphRetries = this.#counter('graphql_gateway_subgraph_fetch_retries_total', 'Queries to a subgraph that failed to connect and were sent again to another instance, by subgraph.', [
+    'subgraph',
+  ]);
+  readonly supergraphChecks = this.#counter(
+    'graphql_gateway_supergraph_checks_total',
+    "The gateway's looks for a changed supergraph, by outcome: updated (switched to it), unchanged, composition_failed or fetch_failed (the old one kept).",
+    ['outcome'],
+  );
   readonly poolConnections = new Gauge({
     name: 'db_client_connections_usage',
     help: 'Connections of the PostgreSQL pools, by state used or idle (OpenTelemetry db.client.connections.usage; its newer name db.client.connection.count would end in _count, which Prometheus keeps for histograms).',
@@ -319,6 +346,11 @@ export class PlatformMetrics {
         series[outcome].observe(seconds);
         if (outcome === 'error') metrics.subgraphFetchErrors.inc({ server, subgraph, error_type: errorType ?? 'unknown' });
       },
+      subgraphCircuitChanged(subgraph, instance, state) {
+        for (const each of CIRCUIT_STATES) metrics.subgraphCircuits.set({ server, subgraph, instance, state: each }, each === state ? 1 : 0);
+      },
+      subgraphFetchRetried: (subgraph) => metrics.subgraphRetries.inc({ server, subgraph }),
+      supergraphChecked: (outcome) => metrics.supergraphChecks.inc({ server, outcome }),
       databaseQueryDone(sql, seconds, failed) {
         const verb = statementVerb(sql);
         let series = statementSeries.get(verb);

@@ -31,6 +31,8 @@ import { closeGracefully, shutdownRefusal } from './shutdown.js';
 export interface ServerOwnOptions {
   /** The conditions of its readiness probe, by the names the probe reports. */
   readiness: Record<string, ReadinessCheck>;
+  /** More its readiness probe reports, ready or not (the gateway: each subgraph instance's circuit). */
+  readinessDetail?: () => Record<string, unknown>;
   /**
    * How it answers a refusal (problem+json, or GraphQL's error shape). Set before the edge's plugins,
    * so that every route answers in it, theirs too (the probes' shutdown-time 503).
@@ -75,7 +77,7 @@ export async function buildPlatformServer(name: ServerName, edge: EdgeOptions, o
   await app.register(shutdownRefusal, { server: name });
   // The clients' faces; a subgraph's requests come from the gateway, which counted them.
   if (edge.rateLimiting && (name === 'facade' || name === 'gateway')) await app.register(rateLimits, { rateLimiting: edge.rateLimiting, tokens: edge.tokens, metrics });
-  await app.register(probes, { server: name, operations, metrics, checks: own.readiness });
+  await app.register(probes, { server: name, operations, metrics, checks: own.readiness, ...(own.readinessDetail ? { detail: own.readinessDetail } : {}) });
   return {
     app,
     tracer,

@@ -17,10 +17,12 @@ export interface ProbeOptions {
   metrics: ServerMetrics;
   /** The server's readiness conditions, by the names its probe reports. */
   checks: Record<string, ReadinessCheck>;
+  /** More the probe reports, ready or not. */
+  detail?: () => Record<string, unknown>;
 }
 
 export const probes = fp<ProbeOptions>(
-  async (app, { server, operations, metrics, checks }) => {
+  async (app, { server, operations, metrics, checks, detail }) => {
     const probe = { schema: { hide: true } as never };
     app.get('/livez', probe, async (_request, reply) => reply.type('application/json').send(LIVE));
     app.get('/readyz', probe, async (_request, reply) => {
@@ -28,8 +30,8 @@ export const probes = fp<ProbeOptions>(
       const failed = Object.keys(unmet);
       metrics.readinessProbed(Object.keys(checks), unmet);
       // Buffers, so that Fastify adds no charset to the media types.
-      if (failed.length === 0) return reply.type('application/json').send(Buffer.from(JSON.stringify({ status: 'ready', server, checks: Object.keys(checks) })));
-      const details = problem(503, 'NOT_READY', `The ${server} is not ready: ${failed.map((name) => `${name} (${unmet[name]})`).join(', ')}.`, { server, unmet });
+      if (failed.length === 0) return reply.type('application/json').send(Buffer.from(JSON.stringify({ status: 'ready', server, checks: Object.keys(checks), ...detail?.() })));
+      const details = problem(503, 'NOT_READY', `The ${server} is not ready: ${failed.map((name) => `${name} (${unmet[name]})`).join(', ')}.`, { server, unmet, ...detail?.() });
       return reply
         .code(503)
         .type(PROBLEM_MEDIA_TYPE)

@@ -49,3 +49,17 @@ describe('RATE_LIMITS', () => {
       expect(() => loadRuntimeConfig({ RATE_LIMITS: value })).toThrow(/^RATE_LIMITS must be off, or items like anonymous=1200\/60 .*; ".*" is neither\.$/);
   });
 });
+
+describe('SUBGRAPH_TIMEOUT_MS', () => {
+  it('is 10 s for every subgraph unless set, one subgraph may have its own, and at least 100 ms: 0 would be no deadline at all', () => {
+    expect(loadRuntimeConfig({}).subgraphTimeoutsMs).toEqual({ trust: 10_000, registry: 10_000, issuer: 10_000, archive: 10_000 });
+    expect(loadRuntimeConfig({ SUBGRAPH_TIMEOUT_MS: '3000', ARCHIVE_SUBGRAPH_TIMEOUT_MS: '30000' }).subgraphTimeoutsMs).toEqual({ trust: 3000, registry: 3000, issuer: 3000, archive: 30_000 });
+    expect(() => loadRuntimeConfig({ SUBGRAPH_TIMEOUT_MS: '0' })).toThrow('SUBGRAPH_TIMEOUT_MS must be at least 100 (milliseconds), not 0.');
+    expect(() => loadRuntimeConfig({ ISSUER_SUBGRAPH_TIMEOUT_MS: '50' })).toThrow('ISSUER_SUBGRAPH_TIMEOUT_MS must be at least 100 (milliseconds), not 50.');
+  });
+
+  it('comes with a circuit that waits 5 s before its probe and a supergraph read every 10 s unless set', () => {
+    expect(loadRuntimeConfig({})).toMatchObject({ subgraphCircuitOpenMs: 5000, supergraphPollIntervalMs: 10_000 });
+    expect(loadRuntimeConfig({ SUBGRAPH_CIRCUIT_OPEN_MS: '1000', SUPERGRAPH_POLL_INTERVAL_MS: '0' })).toMatchObject({ subgraphCircuitOpenMs: 1000, supergraphPollIntervalMs: 0 });
+  });
+});
