@@ -6,12 +6,12 @@
 import { ApolloGateway } from '@apollo/gateway';
 import { ApolloServer } from '@apollo/server';
 import type { Tracer } from '@opentelemetry/api';
-import { parse } from 'graphql';
+import { parse, type GraphQLSchema, type ValidationRule } from 'graphql';
 import type { GraphqlLimits } from '../lib/config/runtime.js';
-import { costAnnotations } from '../lib/graphql/cost.js';
+import { costAnnotations, type CostAnnotations } from '../lib/graphql/cost.js';
 import { faultLoggingPlugin } from '../lib/graphql/errors.js';
 import { apolloArmor } from '../lib/graphql/limits.js';
-import { noPhoneHomePlugins, subscriptionRefusalPlugin } from '../lib/graphql/subgraph-server.js';
+import { GATEWAY_SUBSCRIPTIONS, noPhoneHomePlugins, subscriptionRefusalPlugin } from '../lib/graphql/subgraph-server.js';
 import { jsonPoster } from '../lib/http/post-json.js';
 import { operationMetricsPlugin } from '../lib/ops/graphql-metrics.js';
 import type { ServerMetrics } from '../lib/ops/metrics.js';
@@ -37,8 +37,17 @@ export interface GatewayGraphqlOptions {
   server: { tracer: Tracer | undefined; metrics: ServerMetrics };
 }
 
-/** Apollo Server over the composed supergraph, started. */
-export async function startGatewayGraphql(options: GatewayGraphqlOptions): Promise<ApolloServer<GatewayContext>> {
+/** Apollo Server over the composed supergraph, started, and what the gateway's subscriptions are checked by (gateway/live/). */
+export interface GatewayGraphql {
+  apollo: ApolloServer<GatewayContext>;
+  /** The API schema @apollo/gateway serves, built from the supergraph. */
+  schema(): GraphQLSchema;
+  annotations: CostAnnotations;
+  validationRules: readonly ValidationRule[];
+  formatError: ReturnType<typeof formatGatewayError>;
+}
+
+export async function startGatewayGraphql(options: GatewayGraphqlOptions): Promise<GatewayGraphql> {
   const { tracer, metrics } = options.server;
   const subgraphPost = sharingPost(batchingPost(jsonPoster({ tracer })));
   const gateway = new ApolloGateway({
@@ -50,7 +59,12 @@ export async function startGatewayGraphql(options: GatewayGraphqlOptions): Promi
       return new SubgraphDataSource(url!, metrics.enabled ? timedSubgraphPost(metrics, name, post) : post, options.subgraphSecret);
     },
   });
-  const armor = apolloArmor<GatewayContext>(options.limits, options.introspection, costAnnotations(parse(options.supergraphSdl)));
+  let apiSchema: GraphQLSchema | undefined;
+  gateway.onSchemaLoadOrUpdate(({ apiSchema: loaded }) => {
+    apiSchema = loaded;
+  });
+  const annotations = costAnnotations(parse(options.supergraphSdl));
+  const armor = apolloArmor<GatewayContext>(options.limits, options.introspection, annotations);
   const formatError = formatGatewayError(options.limits);
   const apollo = new ApolloServer<GatewayContext>({
     gateway,
@@ -60,7 +74,7 @@ export async function startGatewayGraphql(options: GatewayGraphqlOptions): Promi
       faultLoggingPlugin<GatewayContext>(formatError),
       ...armor.plugins,
       unknownOperationPlugin,
-      subscriptionRefusalPlugin<GatewayContext>(),
+      subscriptionRefusalPlugin<GatewayContext>(GATEWAY_SUBSCRIPTIONS),
       ...(tracer ? [graphqlTracingPlugin<GatewayContext>(tracer)] : []),
     ],
     parseOptions: armor.parseOptions,
@@ -77,5 +91,5 @@ export async function startGatewayGraphql(options: GatewayGraphqlOptions): Promi
     introspection: options.introspection,
   });
   await apollo.start();
-  return apollo;
+  return { apollo, schema: () => apiSchema!, annotations, validationRules: armor.validationRules, formatError };
 }
