@@ -6,11 +6,12 @@
 import { ApolloGateway, type SupergraphSdlHook } from '@apollo/gateway';
 import { ApolloServer } from '@apollo/server';
 import type { Tracer } from '@opentelemetry/api';
+import type { GraphQLSchema, ValidationRule } from 'graphql';
 import type { GraphqlLimits } from '../lib/config/runtime.js';
 import type { CostAnnotations } from '../lib/graphql/cost.js';
 import { faultLoggingPlugin } from '../lib/graphql/errors.js';
 import { apolloArmor } from '../lib/graphql/limits.js';
-import { noPhoneHomePlugins, subscriptionRefusalPlugin } from '../lib/graphql/subgraph-server.js';
+import { GATEWAY_SUBSCRIPTIONS, noPhoneHomePlugins, subscriptionRefusalPlugin } from '../lib/graphql/subgraph-server.js';
 import { jsonPoster } from '../lib/http/post-json.js';
 import { operationMetricsPlugin } from '../lib/ops/graphql-metrics.js';
 import type { ServerMetrics } from '../lib/ops/metrics.js';
@@ -40,8 +41,17 @@ export interface GatewayGraphqlOptions {
   server: { tracer: Tracer | undefined; metrics: ServerMetrics };
 }
 
-/** Apollo Server over the composed supergraph, started. */
-export async function startGatewayGraphql(options: GatewayGraphqlOptions): Promise<ApolloServer<GatewayContext>> {
+/** Apollo Server over the composed supergraph, started, and what the gateway's subscriptions are checked by (gateway/live/). */
+export interface GatewayGraphql {
+  apollo: ApolloServer<GatewayContext>;
+  /** The API schema @apollo/gateway serves, built from the supergraph. */
+  schema(): GraphQLSchema;
+  annotations: CostAnnotations;
+  validationRules: readonly ValidationRule[];
+  formatError: ReturnType<typeof formatGatewayError>;
+}
+
+export async function startGatewayGraphql(options: GatewayGraphqlOptions): Promise<GatewayGraphql> {
   const { tracer, metrics } = options.server;
   // One source per subgraph, kept across supergraph updates (@apollo/gateway asks for it again then).
   const sources = new Map<string, SubgraphDataSource>();
@@ -61,6 +71,10 @@ export async function startGatewayGraphql(options: GatewayGraphqlOptions): Promi
       return source;
     },
   });
+  let apiSchema: GraphQLSchema | undefined;
+  gateway.onSchemaLoadOrUpdate(({ apiSchema: loaded }) => {
+    apiSchema = loaded;
+  });
   const armor = apolloArmor<GatewayContext>(options.limits, options.introspection, options.costs);
   const formatError = formatGatewayError(options.limits);
   const apollo = new ApolloServer<GatewayContext>({
@@ -71,7 +85,7 @@ export async function startGatewayGraphql(options: GatewayGraphqlOptions): Promi
       faultLoggingPlugin<GatewayContext>(formatError),
       ...armor.plugins,
       unknownOperationPlugin,
-      subscriptionRefusalPlugin<GatewayContext>(),
+      subscriptionRefusalPlugin<GatewayContext>(GATEWAY_SUBSCRIPTIONS),
       ...(tracer ? [graphqlTracingPlugin<GatewayContext>(tracer)] : []),
     ],
     parseOptions: armor.parseOptions,
@@ -88,5 +102,5 @@ export async function startGatewayGraphql(options: GatewayGraphqlOptions): Promi
     introspection: options.introspection,
   });
   await apollo.start();
-  return apollo;
+  return { apollo, schema: () => apiSchema!, annotations: options.costs, validationRules: armor.validationRules, formatError };
 }

@@ -5,6 +5,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { fastifyApolloHandler } from '@as-integrations/fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { GraphqlLimits } from '../lib/config/runtime.js';
 import { graphqlErrorHandler, refuseOtherMethods } from '../lib/http/graphql-refusals.js';
 import { JSON_MEDIA_TYPE, MAX_JSON_DEPTH, parseJsonBody } from '../lib/http/json-body.js';
@@ -19,6 +20,10 @@ import { costAnnotations } from '../lib/graphql/cost.js';
 import { SUBGRAPH_CIRCUIT_OPEN_MS, SUBGRAPH_TIMEOUT_MS, SUPERGRAPH_POLL_INTERVAL_MS } from '../lib/config/runtime.js';
 import { startGatewayGraphql } from './apollo.js';
 import { composeSupergraph, type SubgraphEndpoint } from './composition.js';
+import { ChangeNotices } from './live/change-notices.js';
+import { LIVE_FEEDS } from './live/feeds.js';
+import { LiveSubscriptions } from './live/live-subscription.js';
+import { asksForEventStream, liveTransport } from './live/transport.js';
 import { serveGraphiql } from './graphiql.js';
 import { requestErrorStatus } from './response-status.js';
 import { SubgraphInstances } from './subgraph-instances.js';
@@ -103,9 +108,15 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       await writeSupergraph(sdl);
     },
   });
-  const apollo = await startGatewayGraphql({ ...options, supergraph, subgraphs, costs, server });
+  const graphql = await startGatewayGraphql({ ...options, supergraph, subgraphs, costs, server });
+  const { apollo } = graphql;
+  const notices = new ChangeNotices(new Map(LIVE_FEEDS.map(({ service }) => [service, options.subgraphs.find((subgraph) => subgraph.name === service)!.url])), options.subgraphSecret);
+  const live = new LiveSubscriptions({ ...graphql, notices, limits: options.limits });
   // Once the requests in flight are answered (the server's one shutdown path).
-  server.app.addHook('onClose', () => apollo.stop());
+  server.app.addHook('onClose', async () => {
+    notices.close();
+    await apollo.stop();
+  });
 
   const { app } = server;
   app.removeAllContentTypeParsers();
@@ -124,16 +135,17 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   app.setNotFoundHandler((_request, reply) => reply.code(404).type('application/json; charset=utf-8').send(Buffer.from('{"error":"not found"}')));
 
   const serveGraphql = fastifyApolloHandler(apollo, { context: async (request) => ({ authorization: request.headers.authorization, requestId: request.id, log: request.log }) });
-  app.route({
-    method: ['GET', 'POST'],
-    url: '/graphql',
-    exposeHeadRoute: false,
-    handler: async (request, reply) => {
-      // The integration types its route as answering strings; this route also rewrites the status.
-      const body = await serveGraphql.call(app, request as never, reply as never);
-      return typeof body === 'string' ? reply.code(requestErrorStatus(reply.statusCode, reply.getHeader('content-type') as string | undefined, body)).send(body) : body;
-    },
-  });
+  const transport = await liveTransport(app, live, { maxPayload: options.bodyLimit });
+  const handler = async (request: FastifyRequest, reply: FastifyReply) => {
+    // Subscriptions over GraphQL over SSE (gateway/live/).
+    if (asksForEventStream(request)) return transport.serveEventStream(request, reply);
+    // The integration types its route as answering strings; this route also rewrites the status.
+    const body = await serveGraphql.call(app, request as never, reply as never);
+    return typeof body === 'string' ? reply.code(requestErrorStatus(reply.statusCode, reply.getHeader('content-type') as string | undefined, body)).send(body) : body;
+  };
+  // GET also takes the WebSocket upgrade of graphql-ws.
+  app.route({ method: 'GET', url: '/graphql', exposeHeadRoute: false, handler, wsHandler: transport.wsHandler });
+  app.route({ method: 'POST', url: '/graphql', handler });
   // Apollo Server names the methods /graphql takes; OPTIONS says so (and answers an allowed origin's
   // preflight, lib/server/cross-origin.ts); every other one is refused the same way.
   answerOptions(app, '/graphql', ['GET', 'POST']);

@@ -44,7 +44,7 @@ const requireModule = createRequire(import.meta.url);
  * The graphql build a schema was made with, whose functions must read it: @apollo/subgraph and
  * @apollo/gateway build theirs with the CommonJS one, whose types the ES module's checks refuse.
  */
-function graphqlOf(schema: GraphQLSchema): typeof esmGraphql {
+export function graphqlOf(schema: GraphQLSchema): typeof esmGraphql {
   return schema instanceof esmGraphql.GraphQLSchema ? esmGraphql : (requireModule('graphql') as typeof esmGraphql);
 }
 

@@ -17,13 +17,14 @@ export type ReferenceResolvers = Record<string, (reference: Record<string, unkno
 /** The resolver map @apollo/subgraph takes (its package does not export the type by name). */
 type GraphQLResolverMap = NonNullable<Extract<Parameters<typeof buildSubgraphSchema>[0], { resolvers?: unknown }>['resolvers']>;
 
-export async function buildFederatedSchema(options: BuildSchemaOptions, references: ReferenceResolvers = {}): Promise<GraphQLSchema> {
+/** `subscriptions`: SDL of a Subscription type the gateway serves (lib/graphql/subgraph.ts), composed with the rest. */
+export async function buildFederatedSchema(options: BuildSchemaOptions, references: ReferenceResolvers = {}, subscriptions = ''): Promise<GraphQLSchema> {
   const schema = await buildSchema({ ...options, scalarsMap: [{ type: Date, scalar: DateTimeISO }], skipCheck: true });
   const resolvers = createResolversMap(schema) as GraphQLResolverMap;
   for (const [typeName, resolveReference] of Object.entries(references)) {
     resolvers[typeName] = { ...(resolvers[typeName] as object), __resolveReference: resolveReference } as GraphQLResolverMap[string];
   }
-  return omittedArgumentsAsNull(buildSubgraphSchema([{ typeDefs: parse(`${FEDERATION_LINK}\n${printSchemaWithDirectives(schema)}`), resolvers }]));
+  return omittedArgumentsAsNull(buildSubgraphSchema([{ typeDefs: parse(`${FEDERATION_LINK}\n${printSchemaWithDirectives(schema)}\n${subscriptions}`), resolvers }]));
 }
 
 /**

@@ -15,6 +15,7 @@ import { graphqlTracingPlugin } from '../ops/tracing.js';
 import { edgeOptions, type EdgeOptions } from '../server/edge-options.js';
 import { buildPlatformServer, type ListeningServer } from '../server/platform-server.js';
 import { adminLogPlugin } from './admin-log-plugin.js';
+import { serveChangeStream } from './change-stream.js';
 import type { RequestContext } from './context.js';
 import { faultLoggingPlugin, formatServiceError } from './errors.js';
 import { gatewayCredentialPlugin } from './gateway-credential.js';
@@ -27,18 +28,19 @@ import { operationMetricsPlugin } from '../ops/graphql-metrics.js';
 export const noPhoneHomePlugins = () => [ApolloServerPluginLandingPageDisabled(), ApolloServerPluginUsageReportingDisabled(), ApolloServerPluginSchemaReportingDisabled()];
 
 /**
- * A subscription sent as an HTTP request: the graph has no Subscription type, which graphql-js 16
- * does not check before execution, so it failed there as an internal error (a 500 at the gateway,
- * logged as its fault). It is the client's mistake, refused 400 SUBSCRIPTION_NOT_SUPPORTED before
- * anything runs, by the gateway and by each subgraph's own port alike.
+ * A subscription sent as a plain HTTP request (a query's POST or GET): graphql-js 16 would run it as
+ * far as execution and fail there as an internal error (a 500, logged as the server's fault). It is
+ * the client's mistake, refused 400 SUBSCRIPTION_NOT_SUPPORTED before anything runs, with where
+ * subscriptions are served (`servedAt`): the gateway's two protocols (gateway/live/), which a
+ * subgraph's own port does not serve.
  */
-export function subscriptionRefusalPlugin<Context extends BaseContext>(): ApolloServerPlugin<Context> {
+export function subscriptionRefusalPlugin<Context extends BaseContext>(servedAt: string): ApolloServerPlugin<Context> {
   return {
     async requestDidStart() {
       return {
         async didResolveOperation({ operation }) {
           if (operation?.operation !== 'subscription') return;
-          throw new GraphQLError('This graph serves queries and mutations only: it has no Subscription type, so a subscription cannot be answered.', {
+          throw new GraphQLError(`A subscription is not answered as a plain HTTP request. ${servedAt}`, {
             extensions: { code: 'SUBSCRIPTION_NOT_SUPPORTED', http: { status: 400 } },
           });
         },
@@ -46,6 +48,10 @@ export function subscriptionRefusalPlugin<Context extends BaseContext>(): Apollo
     },
   };
 }
+
+/** Where a subscription is served, for a client that sent one as a plain HTTP request to the gateway. */
+export const GATEWAY_SUBSCRIPTIONS =
+  'Subscribe at /graphql over graphql-ws (a WebSocket, subprotocol graphql-transport-ws) or GraphQL over Server-Sent Events (this request with Accept: text/event-stream).';
 
 /**
  * A gateway request of up to its body limit becomes subgraph requests that carry what other
@@ -102,7 +108,7 @@ export async function serveSubgraph(subgraph: Subgraph, listen: { host: string; 
       faultLoggingPlugin<RequestContext>(formatError),
       operationMetricsPlugin(subgraph.metrics),
       ...armor.plugins,
-      subscriptionRefusalPlugin<RequestContext>(),
+      subscriptionRefusalPlugin<RequestContext>("Subscriptions are served by the gateway's /graphql (graphql-ws, or GraphQL over Server-Sent Events)."),
       ...(server.tracer ? [graphqlTracingPlugin<RequestContext>(server.tracer)] : []),
     ],
     validationRules: armor.validationRules,
@@ -120,6 +126,7 @@ export async function serveSubgraph(subgraph: Subgraph, listen: { host: string; 
   await apollo.start();
   // Once the requests in flight are answered (the server's one shutdown path).
   server.app.addHook('onClose', () => apollo.stop());
+  if (subgraph.changes) serveChangeStream(server.app, subgraph.changes, options.gatewaySecret);
   // Every path, as Apollo's standalone server answered before: a gateway may name the subgraph's URL with or without /graphql.
   server.app.route({
     method: ['GET', 'POST'],

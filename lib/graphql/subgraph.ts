@@ -21,6 +21,7 @@ import { buildFederatedSchema, type ReferenceResolvers } from './federation.js';
 import type { GatewayClient } from './gateway-client.js';
 import { serviceRootResolver } from './service-root.js';
 import { Operations, type ReadinessCheck } from '../ops/operations.js';
+import { ChangeListener, changeChannel } from '../db/change-feed.js';
 import type { ServerMetrics } from '../ops/metrics.js';
 
 export interface SubgraphDefinition<P extends ServicePrismaClient, D> {
@@ -35,6 +36,11 @@ export interface SubgraphDefinition<P extends ServicePrismaClient, D> {
   references?(dependencies: D): ReferenceResolvers;
   /** Members the service adds to its discovery document. */
   discovery?(dependencies: D): Record<string, unknown>;
+  /**
+   * The SDL of a `Subscription` type of fields the gateway serves (gateway/live/) from queries of
+   * this service, woken by the notices it sends on its change channel (lib/db/change-feed.ts).
+   */
+  subscriptions?: string;
   /** Work that needs the other services, run once the whole graph answers through the gateway. */
   graphReady?(dependencies: D, gateway: GatewayClient): Promise<void>;
 }
@@ -67,6 +73,8 @@ export interface Subgraph {
   readiness: Record<string, ReadinessCheck>;
   /** A request's context: its caller, and its logger (the request's, bound to its ids). */
   context(authorization: string | undefined, log: FastifyBaseLogger): RequestContext;
+  /** The service's change notices, for the gateway's live subscriptions (served at GET /changes); absent for a service without subscriptions. */
+  changes?: ChangeListener;
   /** Runs the definition's graphReady, if any: call it once the gateway serves every subgraph. */
   graphReady(): Promise<void>;
   close(): Promise<void>;
@@ -114,9 +122,13 @@ export function defineSubgraph<P extends ServicePrismaClient, D>(definition: Sub
         validate: false,
       },
       definition.references?.(dependencies),
+      definition.subscriptions,
     );
     resolveMutationsWithPendingEntries(schema);
+    // LISTENs only while the gateway follows it: one connection for every subscriber.
+    const changes = definition.subscriptions ? new ChangeListener(databaseUrl, changeChannel(kernel.schema)) : undefined;
     return {
+      ...(changes ? { changes } : {}),
       name: definition.name,
       schema,
       adminLog: kernel.adminLog,
@@ -127,7 +139,10 @@ export function defineSubgraph<P extends ServicePrismaClient, D>(definition: Sub
       readiness: kernel.readiness,
       context: (authorization, log) => requestContext(tokens, authorization, log),
       graphReady: async () => definition.graphReady?.(dependencies, gateway),
-      close: () => kernel.close(),
+      close: async () => {
+        await changes?.close();
+        await kernel.close();
+      },
     };
   };
 }

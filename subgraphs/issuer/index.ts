@@ -9,6 +9,7 @@ import { CAPABILITY_CLASS_CATALOGUE, DEFAULT_QR_BUDGET, EVENT_CATALOGUE, PACK_CL
 import { IssuerAdminResolver } from './resolvers/admin-resolver.js';
 import { CredentialResolver } from './resolvers/credential-resolver.js';
 import { PassportAsOfResolver, PassportResolver } from './resolvers/passport-resolver.js';
+import { PASSPORT_EVENTS_SUBSCRIPTION, PassportEventResolver } from './resolvers/passport-event-resolver.js';
 import { passportReferences } from './resolvers/references.js';
 import { IssuerAdminService } from './service/admin-service.js';
 import { CredentialService } from './service/credential-service.js';
@@ -44,10 +45,12 @@ export const createIssuerSubgraph = defineSubgraph({
   resolvers: ({ issuer, credentials, admin, charge }) => [
     new PassportResolver(issuer, credentials, charge),
     new PassportAsOfResolver(issuer, charge),
+    new PassportEventResolver(issuer),
     new IssuerAdminResolver(admin),
     new CredentialResolver(credentials),
   ],
   references: ({ issuer }) => passportReferences(issuer),
+  subscriptions: PASSPORT_EVENTS_SUBSCRIPTION,
   discovery: ({ issuer }) => ({
     qr_budget: issuer.settings.qrBudget,
     pack_prefix: PACK_PREFIX,

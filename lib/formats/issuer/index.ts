@@ -4,6 +4,7 @@ export * from './catalogue.js';
 export * from './checkpoint.js';
 export * from './cose.js';
 export * from './errors.js';
+export * from './event-cursor.js';
 export * from './event-log.js';
 export * from './identity.js';
 export * from './log-verdict.js';

@@ -7,6 +7,7 @@
  * append costs O(log n) whatever the length of the log.
  */
 import { recordInTransaction } from '../../../lib/audit/admin-log.js';
+import { changeChannel, changePayload } from '../../../lib/db/change-feed.js';
 import { Prisma, type PrismaClient } from '../../../prisma/issuer/generated/client.js';
 import { canonicalize, type Signer } from '../../../lib/crypto/index.js';
 import {
@@ -20,6 +21,7 @@ import {
   LIVE_STATUSES,
   STATUS_LIST_BYTES,
   STATUS_PURPOSES,
+  eventCursor,
   type EventRecord,
   type LogState,
   type PassportStatus,
@@ -76,6 +78,17 @@ const SUMMARY_COLUMNS = {
 } as const satisfies Prisma.PassportSelect;
 
 export type PassportSummaryRow = Pick<PassportRow, keyof typeof SUMMARY_COLUMNS>;
+
+/** The feed of a passport's events (lib/db/change-feed.ts): keyed by passport id, the cursor is the event's. */
+export const PASSPORT_EVENTS_FEED = 'passport-events';
+
+/** A stored event as a subscriber reads it. */
+export interface StoredEventRow {
+  seq: number;
+  type: string;
+  recordedAt: Date;
+  canonical: string;
+}
 
 /** A creation refused by the one-live-passport rule: the identity's live passport. */
 export class LivePassportExists extends Error {
@@ -147,6 +160,8 @@ export class PassportRepository {
   readonly #events: Prisma.Sql;
   readonly #statusLists: Prisma.Sql;
   readonly #restores: Prisma.Sql;
+  /** The service's change channel, notified with each event appended. */
+  readonly changeChannel: string;
 
   constructor(
     private readonly prisma: PrismaClient,
@@ -157,6 +172,7 @@ export class PassportRepository {
     this.#events = qualified('passport_event');
     this.#statusLists = qualified('status_list');
     this.#restores = qualified('restore');
+    this.changeChannel = changeChannel(schema);
   }
 
   /** Makes the lists of every purpose that a new status index falls in, all clear, unless they exist. */
@@ -299,6 +315,25 @@ export class PassportRepository {
   }
 
   /**
+   * Up to `first` events of a passport's log after sequence number `afterSeq`, in sequence order;
+   * undefined when the passport does not exist. One statement: the passport's existence and the
+   * range of the primary key (passport_id, seq).
+   */
+  async eventsAfter(passportId: string, afterSeq: number, first: number): Promise<StoredEventRow[] | undefined> {
+    const rows = await this.prisma.$queryRaw<{ seq: number | null; type: string | null; recorded_at: Date | null; canonical: string | null }[]>(Prisma.sql`
+      SELECT e.seq, e.type, e.recorded_at, e.canonical
+      FROM ${this.#table} p
+      LEFT JOIN LATERAL (
+        SELECT seq, type, recorded_at, canonical FROM ${this.#events}
+        WHERE passport_id = p.id AND seq > ${afterSeq} ORDER BY seq LIMIT ${first}
+      ) e ON true
+      WHERE p.id = ${passportId}
+      ORDER BY e.seq`);
+    if (rows.length === 0) return undefined;
+    return rows.filter((row) => row.seq !== null).map((row) => ({ seq: row.seq!, type: row.type!, recordedAt: row.recorded_at!, canonical: row.canonical! }));
+  }
+
+  /**
    * Each log as it stood at `at`, within its first `logSize` events (the head of a row read before):
    * the canonical signed texts of the events recorded up to then, in sequence order, and the signed
    * head kept with the last of them (null for an event appended before heads were kept). One
@@ -353,7 +388,9 @@ export class PassportRepository {
         const { event, state: next } = appendEvent(state, input, eventSigner, now);
         const head = signLogHead(passportId, next.frontier, eventSigner, now);
         const canonical = canonicalize(event);
-        // The event row and the passport row in one statement: one round trip under the lock.
+        // The event row, the passport row and the change notice (delivered at commit, to wake the
+        // passport's subscribers) in one statement: one round trip under the lock.
+        const notice = changePayload({ feed: PASSPORT_EVENTS_FEED, key: passportId, cursor: eventCursor(event.seq) });
         await tx.$executeRaw(Prisma.sql`
           WITH appended AS (
             INSERT INTO ${this.#events} (passport_id, seq, type, recorded_at, kid, canonical, log_head)
@@ -366,6 +403,7 @@ export class PassportRepository {
               last_event = ${canonical},
               log_head = ${JSON.stringify(head)}::jsonb,
               updated_at = ${event.recorded_at}::timestamptz
+          FROM (SELECT pg_notify(${this.changeChannel}, ${notice})) AS notified
           WHERE id = ${passportId}`);
         if (next.status !== state.status) await this.#writeStatusBits(tx, row.status_index, state.status, next.status, now);
         await recordInTransaction(tx);

@@ -2,7 +2,8 @@
 import { GraphQLJSONObject } from 'graphql-scalars';
 import { Directive, Field, ID, InputType, Int, ObjectType } from 'type-graphql';
 import { Cost, ListSize } from '../../../lib/graphql/cost.js';
-import type { PassportRow, PassportSummaryRow } from '../data/passport-repository.js';
+import type { PassportRow, PassportSummaryRow, StoredEventRow } from '../data/passport-repository.js';
+import { eventCursor } from '../domain/index.js';
 import type { ApplicabilityRecord, ProfileRecord } from '../data/profile-repository.js';
 import { ANY_VERSION } from '../data/profile-repository.js';
 import type { RestoreRecord } from '../data/restore-repository.js';
@@ -218,6 +219,38 @@ export class Passport {
       predecessorId: row.predecessorId,
       row,
     });
+  }
+}
+
+@ObjectType('PassportEvent', {
+  description: "An event of a passport's log, as its subscribers receive it (Subscription.passportEvents): the signed record, and its cursor to resume after it.",
+})
+export class PassportEvent {
+  @Field(() => String, { description: 'Where a subscription resumes after this event (`after:`; REST: `Last-Event-ID`): its sequence number in decimal.' })
+  cursor!: string;
+
+  @Field(() => ID)
+  passportId!: string;
+
+  @Field(() => Int, { description: 'Its position in the log, from 0.' })
+  seq!: number;
+
+  @Field(() => String, { description: 'The event type (the event catalogue of GET /).' })
+  type!: string;
+
+  @Field(() => Date)
+  recordedAt!: Date;
+
+  /** The canonical signed text, as stored. */
+  canonical!: string;
+
+  @Field(() => GraphQLJSONObject, { description: 'The signed event record, verbatim (Ed25519 detached JWS over its JCS form).' })
+  get record(): Record<string, unknown> {
+    return JSON.parse(this.canonical) as Record<string, unknown>;
+  }
+
+  static from(passportId: string, row: StoredEventRow): PassportEvent {
+    return Object.assign(new PassportEvent(), { cursor: eventCursor(row.seq), passportId, seq: row.seq, type: row.type, recordedAt: row.recordedAt, canonical: row.canonical });
   }
 }
 

@@ -10,7 +10,7 @@ import DataLoader from 'dataloader';
 import type { KeyStore } from '../../../lib/keys/key-store.js';
 import { badRequest, notFound, ProblemError, refusing, unprocessable } from '../../../lib/problem.js';
 import { INSTANT_EXPECTED, isRfc3339Instant, parseInstant } from '../../../lib/time.js';
-import type { PassportRepository, PassportRow, PassportSummaryRow } from '../data/passport-repository.js';
+import type { PassportRepository, PassportRow, PassportSummaryRow, StoredEventRow } from '../data/passport-repository.js';
 import type { ProfileRepository } from '../data/profile-repository.js';
 import {
   assembleVerdict,
@@ -20,6 +20,7 @@ import {
   hashToHex,
   leafHash,
   decodePack,
+  eventCursorSeq,
   eventShapeProblem,
   INITIAL_STATUS,
   isIssuerError,
@@ -241,6 +242,17 @@ export class IssuerService {
 
   async findPassport(id: string): Promise<PassportRow | null> {
     return storable(id) ? this.#rows.load(id) : null;
+  }
+
+  /**
+   * Up to `first` events of a passport's log after the event of cursor `after` (from the first
+   * without one), in log order: what a subscriber to the passport's events reads, replaying and live
+   * alike; undefined for an unknown passport. A text that is no cursor is a 400 INVALID_CURSOR.
+   */
+  async eventsAfter(passportId: string, after: string | null, first: number): Promise<StoredEventRow[] | undefined> {
+    const afterSeq = after === null ? -1 : eventCursorSeq(after);
+    if (afterSeq === undefined) throw badRequest('INVALID_CURSOR', 'after must be the cursor of an event of the passport (its sequence number, as events carry it).');
+    return storable(passportId) ? this.passports.eventsAfter(passportId, afterSeq, first) : undefined;
   }
 
   /** The passport that succeeds this one, if one was issued. */

@@ -1,0 +1,312 @@
+/**
+ * A subscription as the gateway serves it (@apollo/gateway executes none): checked by the same rules
+ * as a query (token, depth, alias and cost limits, validation), then turned into a query of the feed's
+ * read field with the subscriber's selection (feeds.ts), which runs through the gateway's own Apollo
+ * Server and query planner, so that fields of other subgraphs resolve as in any query. The query is
+ * run after the subscriber's cursor at once (the replay: what happened since `after`) and again each
+ * time the service's notices wake the subscription (change-notices.ts); each item read is one event,
+ * delivered in order, and its cursor is where the next read starts. Reads, not notices, decide what
+ * is delivered, so nothing is missed or delivered twice across the switch from replay to live, a
+ * lost notice or a reconnection.
+ */
+import type { ApolloServer } from '@apollo/server';
+import type { DocumentNode, ExecutionResult, FieldNode, GraphQLError, GraphQLFormattedError, GraphQLSchema, OperationDefinitionNode, ValidationRule } from 'graphql';
+import { Kind } from 'graphql';
+import type { GraphqlLimits } from '../../lib/config/runtime.js';
+import { costRefusal, graphqlOf, operationCost, type CostAnnotations } from '../../lib/graphql/cost.js';
+import type { GatewayContext } from '../data-source.js';
+import type { ChangeNotices } from './change-notices.js';
+import { LIVE_FEEDS, type LiveFeed } from './feeds.js';
+
+/** What a client sends: the GraphQL-over-HTTP request parameters, as graphql-ws and graphql-sse carry them. */
+export interface SubscriptionRequest {
+  query?: unknown;
+  variables?: unknown;
+  operationName?: unknown;
+}
+
+/** A subscription checked and planned: the feed, its key and cursor, and the read query. */
+export interface PlannedSubscription {
+  /** The subscription as sent, parsed and checked. */
+  document: DocumentNode;
+  feed: LiveFeed;
+  key: string;
+  after: string | null;
+  /** Where the client finds each event in `data`: the subscription field's alias or name. */
+  responseKey: string;
+  /** Whether the client asked for `cursor` itself (else it is read, and left out of what is delivered). */
+  asksCursor: boolean;
+  /** The read query: the subscription's selection on the feed's read field, after `$liveCursor`. */
+  readQuery: string;
+  operationName: string | undefined;
+  variables: Record<string, unknown>;
+  /** Events one read asks for: as many as the cost limit allows (each costs what the subscription does), at most MAX_PAGE. */
+  pageSize: number;
+}
+
+/** What one read gives: an ExecutionResult per item, the cursor after the last, whether the page was full; or the errors of a failed read. */
+type Read = { events: ExecutionResult[]; cursor: string | null; full: boolean } | { errors: readonly GraphQLFormattedError[]; unknownKey?: boolean };
+
+/** Most events one read asks for; the read field's own maximum. */
+const MAX_PAGE = 100;
+/** The waits between reads that failed (a subgraph or its database away): the stream stays open and loses nothing. */
+const RETRY_MS = [500, 1_000, 2_000, 5_000, 10_000] as const;
+const CURSOR_VARIABLE = 'liveCursor';
+
+export interface LiveSubscriptionOptions {
+  apollo: ApolloServer<GatewayContext>;
+  /** The gateway's API schema, as @apollo/gateway built it from the supergraph. */
+  schema: () => GraphQLSchema;
+  notices: ChangeNotices;
+  limits: GraphqlLimits;
+  annotations: CostAnnotations;
+  /** The validation rules of every operation at the gateway (graphql-armor's). */
+  validationRules: readonly ValidationRule[];
+  /** The gateway's formatError: a refusal reads as at /graphql. */
+  formatError: (formatted: GraphQLFormattedError, error: unknown) => GraphQLFormattedError;
+}
+
+export class LiveSubscriptions {
+  readonly #options: LiveSubscriptionOptions;
+
+  constructor(options: LiveSubscriptionOptions) {
+    this.#options = options;
+  }
+
+  /** The schema subscriptions are checked against. */
+  schema(): GraphQLSchema {
+    return this.#options.schema();
+  }
+
+  #refusal(error: GraphQLError): GraphQLFormattedError {
+    return this.#options.formatError(error.toJSON(), error);
+  }
+
+  /** Checks a subscription as the gateway checks a query, and plans its reads; the refusals otherwise. */
+  plan(request: SubscriptionRequest): PlannedSubscription | GraphQLFormattedError[] {
+    const schema = this.#options.schema();
+    const gql = graphqlOf(schema);
+    const { limits } = this.#options;
+    const refuse = (message: string, code: string) => [this.#refusal(new gql.GraphQLError(message, { extensions: { code } }))];
+    if (typeof request.query !== 'string' || request.query === '') return refuse('A subscription needs a `query` string.', 'BAD_REQUEST');
+    if (request.variables != null && (typeof request.variables !== 'object' || Array.isArray(request.variables))) return refuse('`variables` must be an object.', 'BAD_REQUEST');
+    if (request.operationName != null && typeof request.operationName !== 'string') return refuse('`operationName` must be a string.', 'BAD_REQUEST');
+    const variables = (request.variables ?? {}) as Record<string, unknown>;
+    const operationName = (request.operationName ?? undefined) as string | undefined;
+    let document: DocumentNode;
+    try {
+      document = gql.parse(request.query, { maxTokens: limits.maxTokens });
+    } catch (error) {
+      return [this.#refusal(Object.assign(error as GraphQLError, { extensions: { code: 'GRAPHQL_PARSE_FAILED' } }))];
+    }
+    const invalid = gql.validate(schema, document, [...gql.specifiedRules, ...this.#options.validationRules]);
+    if (invalid.length) return invalid.map((error) => this.#refusal(Object.assign(error, { extensions: { code: 'GRAPHQL_VALIDATION_FAILED', ...error.extensions } })));
+    const operation = gql.getOperationAST(document, operationName);
+    if (!operation)
+      return refuse(operationName ? `Unknown operation named "${operationName}".` : 'The document defines several operations; operationName must name one.', 'OPERATION_RESOLUTION_FAILURE');
+    if (operation.operation !== 'subscription') {
+      return refuse('Over graphql-ws and GraphQL over SSE the gateway serves subscriptions; send queries and mutations as HTTP requests to /graphql.', 'BAD_REQUEST');
+    }
+    const coerced = gql.getVariableValues(schema, operation.variableDefinitions ?? [], variables);
+    if (coerced.errors) return coerced.errors.map((error) => this.#refusal(Object.assign(error, { extensions: { code: 'BAD_USER_INPUT' } })));
+    const perEvent = operationCost({ schema, document, operation, variables }, this.#options.annotations);
+    if (perEvent > limits.maxCost) return [this.#refusal(costRefusal(perEvent, limits.maxCost))];
+
+    // Validation leaves one root field (SingleFieldSubscriptionsRule), a field of the schema.
+    const field = operation.selectionSet.selections[0] as FieldNode;
+    const feed = LIVE_FEEDS.find((candidate) => candidate.field === field.name.value);
+    if (!feed) return refuse(`The gateway serves no subscription ${field.name.value}.`, 'SUBSCRIPTION_NOT_SUPPORTED');
+    const definition = schema.getSubscriptionType()!.getFields()[feed.field]!;
+    const args = gql.getArgumentValues(definition, field, coerced.coerced);
+    const responseKey = field.alias?.value ?? field.name.value;
+    const pageSize = Math.max(1, Math.min(MAX_PAGE, Math.floor(limits.maxCost / Math.max(1, perEvent))));
+    const { readQuery, unusedVariable } = readOperation(gql, document, operation, field, feed, responseKey, pageSize);
+    const readVariables = { ...variables };
+    if (unusedVariable) delete readVariables[unusedVariable];
+    return {
+      document,
+      feed,
+      key: String(args[feed.keyArgument]),
+      after: (args.after as string | null | undefined) ?? null,
+      responseKey,
+      asksCursor: field.selectionSet?.selections.some((selection) => selection.kind === Kind.FIELD && (selection.alias ?? selection.name).value === 'cursor') ?? false,
+      readQuery,
+      operationName,
+      variables: readVariables,
+      pageSize,
+    };
+  }
+
+  /**
+   * The events of a planned subscription: its first read at once (a refusal of it, e.g. an unknown
+   * key, is the subscription's answer), then a stream that reads again whenever woken.
+   */
+  async open(planned: PlannedSubscription, context: GatewayContext): Promise<AsyncIterableIterator<ExecutionResult> | ExecutionResult> {
+    const bell = new Bell();
+    // Watched before the first read: a notice that comes while it runs rings for the next.
+    const unwatch = this.#options.notices.watch(planned.feed.service, planned.feed.feed, planned.key, () => bell.ring());
+    const first = await this.#read(planned, planned.after, context);
+    if ('errors' in first) {
+      unwatch();
+      const unknown = first.unknownKey && planned.feed.unknownKey(planned.key);
+      return { errors: unknown ? [{ message: unknown.detail, extensions: { code: unknown.code } }] : first.errors } as ExecutionResult;
+    }
+    const read = (cursor: string | null) => this.#read(planned, cursor, context);
+    return stream(first, read, bell, unwatch);
+  }
+
+  async #read(planned: PlannedSubscription, cursor: string | null, context: GatewayContext): Promise<Read> {
+    const response = await this.#options.apollo.executeOperation(
+      { query: planned.readQuery, variables: { ...planned.variables, [CURSOR_VARIABLE]: cursor }, ...(planned.operationName ? { operationName: planned.operationName } : {}) },
+      { contextValue: { ...context } },
+    );
+    if (response.body.kind !== 'single') throw new Error('a read of a live feed was answered incrementally');
+    const { data, errors } = response.body.singleResult;
+    const items = (data as Record<string, unknown> | null | undefined)?.[planned.responseKey] as Record<string, unknown>[] | null | undefined;
+    if (!items) return errors?.length ? { errors } : { errors: [], unknownKey: true };
+    let last = cursor;
+    const events = items.map((item, index): ExecutionResult => {
+      last = item.cursor as string;
+      const event = planned.asksCursor ? item : withoutCursor(item);
+      // An error of one event's field (its path: key, index, …) goes with that event.
+      const own = errors?.filter((error) => error.path?.[0] === planned.responseKey && error.path[1] === index).map((error) => ({ ...error, path: [planned.responseKey, ...error.path!.slice(2)] }));
+      return { data: { [planned.responseKey]: event }, ...(own?.length ? { errors: own as unknown as GraphQLError[] } : {}) };
+    });
+    return { events, cursor: last, full: items.length >= planned.pageSize };
+  }
+}
+
+function withoutCursor(item: Record<string, unknown>): Record<string, unknown> {
+  const { cursor: _cursor, ...rest } = item;
+  return rest;
+}
+
+/**
+ * The read query of a subscription: the same document with the operation a query whose one field is
+ * the feed's read field (under the subscription's response key), with the subscription's arguments,
+ * `after: $liveCursor`, `first: <page size>` and `cursor` added to the selection. A variable the
+ * subscription used only for `after` is no longer used, and is left out.
+ */
+function readOperation(
+  gql: ReturnType<typeof graphqlOf>,
+  document: DocumentNode,
+  operation: OperationDefinitionNode,
+  field: FieldNode,
+  feed: LiveFeed,
+  responseKey: string,
+  pageSize: number,
+): { readQuery: string; unusedVariable: string | undefined } {
+  const afterValue = field.arguments?.find((argument) => argument.name.value === 'after')?.value;
+  let unusedVariable: string | undefined;
+  if (afterValue?.kind === Kind.VARIABLE) {
+    let uses = 0;
+    gql.visit(document, { VariableDefinition: () => false, Variable: (node) => void (node.name.value === afterValue.name.value && (uses += 1)) });
+    if (uses === 1) unusedVariable = afterValue.name.value;
+  }
+  const name = (value: string) => ({ kind: Kind.NAME, value }) as const;
+  const readField: FieldNode = {
+    ...field,
+    alias: name(responseKey),
+    name: name(feed.readField),
+    arguments: [
+      ...(field.arguments ?? []).filter((argument) => argument.name.value !== 'after'),
+      { kind: Kind.ARGUMENT, name: name('after'), value: { kind: Kind.VARIABLE, name: name(CURSOR_VARIABLE) } },
+      { kind: Kind.ARGUMENT, name: name('first'), value: { kind: Kind.INT, value: String(pageSize) } },
+    ],
+    selectionSet: { kind: Kind.SELECTION_SET, selections: [...(field.selectionSet?.selections ?? []), { kind: Kind.FIELD, name: name('cursor') }] },
+  };
+  const readDefinition: OperationDefinitionNode = {
+    ...operation,
+    operation: gql.OperationTypeNode.QUERY,
+    variableDefinitions: [
+      ...(operation.variableDefinitions ?? []).filter((definition) => definition.variable.name.value !== unusedVariable),
+      { kind: Kind.VARIABLE_DEFINITION, variable: { kind: Kind.VARIABLE, name: name(CURSOR_VARIABLE) }, type: { kind: Kind.NAMED_TYPE, name: name('String') } },
+    ],
+    selectionSet: { kind: Kind.SELECTION_SET, selections: [readField] },
+  };
+  // The other operations of the document are left out; its fragments stay.
+  const definitions = document.definitions.filter((definition) => definition.kind === Kind.FRAGMENT_DEFINITION);
+  return { readQuery: gql.print({ kind: Kind.DOCUMENT, definitions: [readDefinition, ...definitions] }), unusedVariable };
+}
+
+/** Wakes a stream waiting for its next read; a ring while none waits is kept for the next wait. */
+class Bell {
+  #rung = false;
+  #closed = false;
+  #waiting: (() => void) | undefined;
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  ring(): void {
+    this.#rung = true;
+    this.#waiting?.();
+  }
+
+  close(): void {
+    this.#closed = true;
+    this.#waiting?.();
+  }
+
+  /** Until rung (now, if it was rung since the last wait) or closed. */
+  async wait(): Promise<void> {
+    if (!this.#rung && !this.#closed) await new Promise<void>((resolve) => (this.#waiting = resolve));
+    this.#waiting = undefined;
+    this.#rung = false;
+  }
+
+  /** Until `ms` have passed or it is closed. */
+  async sleep(ms: number): Promise<void> {
+    if (this.#closed) return;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      this.#waiting = () => {
+        if (!this.#closed) return;
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+    this.#waiting = undefined;
+  }
+}
+
+/** The events of the first read, then of each read after the last cursor, woken by `bell`; ended (and unwatched) by `return`. */
+function stream(first: Extract<Read, { events: unknown }>, read: (cursor: string | null) => Promise<Read>, bell: Bell, unwatch: () => void): AsyncIterableIterator<ExecutionResult> {
+  async function* events(): AsyncGenerator<ExecutionResult> {
+    try {
+      let page = first;
+      for (;;) {
+        yield* page.events;
+        if (!page.full) await bell.wait();
+        let next: Read | undefined;
+        for (let attempt = 0; !bell.closed; attempt += 1) {
+          next = await read(page.cursor);
+          if ('events' in next) break;
+          // A subgraph or its database away: read again later, from the same cursor.
+          await bell.sleep(RETRY_MS[Math.min(attempt, RETRY_MS.length - 1)]!);
+        }
+        if (bell.closed || !next || !('events' in next)) return;
+        page = next;
+      }
+    } finally {
+      unwatch();
+    }
+  }
+  const iterator = events();
+  return {
+    next: () => iterator.next(),
+    return: (value?: unknown) => {
+      // Rung closed first: a stream waiting for a notice would not see the return before its next event.
+      bell.close();
+      return iterator.return(value as undefined);
+    },
+    throw: (error?: unknown) => {
+      bell.close();
+      return iterator.throw(error);
+    },
+    [Symbol.asyncIterator]() {
+      return this;
+    },
+  };
+}

@@ -1,0 +1,117 @@
+/**
+ * A service's change notices: what wakes the platform's live subscriptions (gateway/live/). A
+ * service appends to one of its append-only tables and, in the same transaction, notifies its
+ * channel (PostgreSQL NOTIFY, delivered at commit, never for a rolled-back append) with the feed,
+ * the key and the cursor of what it appended. A notice only wakes a reader: what happened is read
+ * from the table after the reader's cursor, so a notice lost (a listener reconnecting, the database
+ * restarted) loses nothing; a listener that (re)connects says so (`onResync`), and every reader reads
+ * again.
+ *
+ * One listener per service process, one database connection, whatever the number of subscribers.
+ */
+import pg from 'pg';
+import { clientConfig, parseDatabaseUrl } from './postgres.js';
+
+/** The channel of a service's notices: one per service schema, so that two platforms on one database do not wake each other. */
+export const changeChannel = (schema: string): string => `${schema}.changes`;
+
+/** One notice: `feed` (e.g. `passport-events`), the key it concerns (a passport id), the cursor of what was appended. */
+export interface ChangeNotice {
+  feed: string;
+  key: string;
+  cursor: string;
+}
+
+/** A notice's payload: three fields separated by spaces (keys and cursors hold none). */
+export const changePayload = ({ feed, key, cursor }: ChangeNotice): string => `${feed} ${key} ${cursor}`;
+
+export function parseChangePayload(payload: string): ChangeNotice | undefined {
+  const [feed, key, cursor, ...rest] = payload.split(' ');
+  return feed && key && cursor && rest.length === 0 ? { feed, key, cursor } : undefined;
+}
+
+export interface ChangeListenerEvents {
+  onNotice(notice: ChangeNotice): void;
+  /** Listening (again): notices may have been missed meanwhile, so every reader reads its table again. */
+  onResync(): void;
+}
+
+/** How long the listener waits before connecting again after losing its connection, at most. */
+const MAX_RECONNECT_MS = 5_000;
+
+/**
+ * LISTENs on a service's channel over one connection of its own (a pool's connection cannot hold a
+ * LISTEN), reconnecting with backoff while the database is away.
+ */
+export class ChangeListener {
+  readonly #url: string;
+  readonly #channel: string;
+  readonly #listeners = new Set<ChangeListenerEvents>();
+  #client: pg.Client | undefined;
+  #closed = false;
+  #retry: NodeJS.Timeout | undefined;
+  #delayMs = 100;
+  #listening = false;
+
+  constructor(databaseUrl: string, channel: string) {
+    this.#url = databaseUrl;
+    this.#channel = channel;
+  }
+
+  /** Whether the listener holds its LISTEN now. */
+  get listening(): boolean {
+    return this.#listening;
+  }
+
+  /** Starts listening on the first subscriber; `events.onResync` is called once listening. */
+  subscribe(events: ChangeListenerEvents): () => void {
+    this.#listeners.add(events);
+    if (this.#listening) events.onResync();
+    else if (!this.#client && !this.#retry) void this.#connect();
+    return () => this.#listeners.delete(events);
+  }
+
+  async #connect(): Promise<void> {
+    this.#retry = undefined;
+    if (this.#closed) return;
+    const target = parseDatabaseUrl(this.#url);
+    const client = new pg.Client({ ...clientConfig(target, target.database), keepAlive: true });
+    this.#client = client;
+    const lost = () => {
+      if (this.#client !== client) return;
+      this.#client = undefined;
+      this.#listening = false;
+      client.removeAllListeners('notification');
+      void client.end().catch(() => undefined);
+      if (this.#closed) return;
+      this.#retry = setTimeout(() => void this.#connect(), this.#delayMs);
+      this.#delayMs = Math.min(this.#delayMs * 2, MAX_RECONNECT_MS);
+    };
+    client.on('error', lost);
+    client.on('end', lost);
+    client.on('notification', ({ channel, payload }) => {
+      const notice = channel === this.#channel && payload !== undefined ? parseChangePayload(payload) : undefined;
+      if (notice) for (const listener of this.#listeners) listener.onNotice(notice);
+    });
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${pg.escapeIdentifier(this.#channel)}`);
+    } catch {
+      lost();
+      return;
+    }
+    if (this.#client !== client) return;
+    this.#listening = true;
+    this.#delayMs = 100;
+    for (const listener of this.#listeners) listener.onResync();
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    clearTimeout(this.#retry);
+    const client = this.#client;
+    this.#client = undefined;
+    this.#listening = false;
+    await client?.end().catch(() => undefined);
+  }
+}

@@ -1,0 +1,48 @@
+/**
+ * A passport's events as its subscribers read them: the gateway serves Subscription.passportEvents
+ * (gateway/live/) by reading this query after each subscriber's cursor, so the replay and the live
+ * events are the same rows, read with the subscriber's credentials and its selection.
+ */
+import { Arg, FieldResolver, ID, Int, Query, Resolver, Root } from 'type-graphql';
+import { ListSize } from '../../../lib/graphql/cost.js';
+import { badRequest } from '../../../lib/problem.js';
+import type { IssuerService } from '../service/issuer-service.js';
+import { Passport, PassportEvent } from '../schema/types.js';
+
+/** Most events one read answers; a subscriber behind by more reads again. */
+export const MAX_EVENTS_PER_READ = 100;
+
+/** The subscription the gateway serves from this query; composed into the supergraph (gateway/live/feeds.ts). */
+export const PASSPORT_EVENTS_SUBSCRIPTION = `
+type Subscription {
+  "Each event appended to a passport's log, in log order: with \`after\`, first every event after that cursor (none missed, none twice), then each new one as it is appended. Served by the gateway over graphql-ws and GraphQL over SSE; the selection may reach every field of the graph, e.g. the passport's verdict or its snapshots."
+  passportEvents(passportId: ID!, after: String): PassportEvent!
+}
+`;
+
+@Resolver(() => PassportEvent)
+export class PassportEventResolver {
+  constructor(private readonly issuer: IssuerService) {}
+
+  @ListSize({ slicingArguments: ['first'] })
+  @Query(() => [PassportEvent], {
+    nullable: true,
+    description: `Up to \`first\` (at most ${MAX_EVENTS_PER_READ}) events of a passport's log after the cursor \`after\` (from the first without one), in log order; null for an unknown passport. What Subscription.passportEvents delivers.`,
+  })
+  async passportEventsAfter(
+    @Arg('passportId', () => ID) passportId: string,
+    @Arg('after', () => String, { nullable: true }) after: string | null,
+    @Arg('first', () => Int, { defaultValue: 10 }) first: number,
+  ): Promise<PassportEvent[] | null> {
+    if (first < 1 || first > MAX_EVENTS_PER_READ) throw badRequest('INVALID_QUERY', `first must be from 1 to ${MAX_EVENTS_PER_READ}.`);
+    const rows = await this.issuer.eventsAfter(passportId, after, first);
+    return rows ? rows.map((row) => PassportEvent.from(passportId, row)) : null;
+  }
+
+  @FieldResolver(() => Passport, { description: 'The passport as it is now (not as of the event).' })
+  async passport(@Root() event: PassportEvent): Promise<Passport> {
+    const row = await this.issuer.findPassport(event.passportId);
+    // Passports are never deleted.
+    return Passport.from(row!);
+  }
+}
