@@ -18,7 +18,7 @@
  *   the wait doubling with each failure up to maxRetryMs. Nothing else rejects.
  */
 import { createRemoteJWKSet, customFetch, decodeJwt, decodeProtectedHeader, errors, type JWTPayload, jwtVerify } from 'jose';
-import type { OidcConfig } from '../config/oidc.js';
+import { isSecureProviderUrl, type OidcConfig } from '../config/oidc.js';
 import { RequestProblem } from '../http/request-problem.js';
 import { problem } from '../problem.js';
 
@@ -104,9 +104,13 @@ class ProviderLine {
       await response.body?.cancel();
       throw this.failed(`${url} answered ${response.status}`);
     }
-    this.#failures = 0;
     return response;
   };
+
+  /** A step with the provider went through (discovery, or a token judged with its key set): a later failure waits the shortest time again. */
+  recovered(): void {
+    this.#failures = 0;
+  }
 
   refuseWhileDown(): void {
     const wait = this.#retryAt - Date.now();
@@ -159,12 +163,12 @@ export function openIdAuthenticator(config: OidcConfig, timing: Partial<OidcTimi
       throw line.failed(`${config.discoveryUrl} is not JSON`);
     }
     if (document.issuer !== config.issuer) throw line.failed(`${config.discoveryUrl} names the issuer ${String(document.issuer)}, not ${config.issuer}`);
-    let jwksUri: URL;
+    let jwksUri: URL | undefined;
     try {
       jwksUri = new URL(String(document.jwks_uri));
-    } catch {
-      throw line.failed(`${config.discoveryUrl} names no jwks_uri`);
-    }
+    } catch {}
+    if (!jwksUri || !isSecureProviderUrl(jwksUri)) throw line.failed(`${config.discoveryUrl} names no https jwks_uri`);
+    line.recovered();
     return createRemoteJWKSet(jwksUri, {
       cooldownDuration: settings.cooldownMs,
       cacheMaxAge: settings.cacheMaxAgeMs,
@@ -194,12 +198,14 @@ export function openIdAuthenticator(config: OidcConfig, timing: Partial<OidcTimi
         currentDate: new Date(settings.now()),
         requiredClaims: ['exp', 'sub'],
       });
+      line.recovered();
       return payload;
     } catch (error) {
       if (error instanceof IdentityProviderUnavailable) throw error;
       if (providerFault(error)) throw line.failed(`the key set: ${(error as Error).message}`);
-      if (error instanceof errors.JOSEError) return undefined;
-      throw error;
+      if (!(error instanceof errors.JOSEError)) throw error;
+      line.recovered();
+      return undefined;
     }
   }
 

@@ -26,14 +26,18 @@ export interface OidcConfig {
   rolesClaim: string;
 }
 
-/** An http(s) URL without query or fragment; http only on loopback, since the keys that decide who a caller is come from there. */
+/** Whether the provider may be asked at this URL: https, or http on loopback only, since the keys that decide who a caller is come from there. */
+export function isSecureProviderUrl(url: URL): boolean {
+  return url.protocol === 'https:' || (url.protocol === 'http:' && isLoopback(url.hostname.replace(/^\[|\]$/g, '')));
+}
+
+/** A secure provider URL without query or fragment. */
 function issuerUrl(raw: string): string {
   let url: URL | undefined;
   try {
     url = new URL(raw);
   } catch {}
-  const secure = url?.protocol === 'https:' || (url?.protocol === 'http:' && isLoopback(url.hostname.replace(/^\[|\]$/g, '')));
-  if (!url || !secure || url.search !== '' || url.hash !== '' || url.username !== '' || url.password !== '') {
+  if (!url || !isSecureProviderUrl(url) || url.search !== '' || url.hash !== '' || url.username !== '' || url.password !== '') {
     throw new ConfigurationError(
       `PASSPORT_OIDC_ISSUER must be the provider's https issuer URL without query or fragment (http on loopback only), e.g. https://sso.example.com/realms/dpp, not ${raw}.`,
     );

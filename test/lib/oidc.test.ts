@@ -196,6 +196,33 @@ describe('the OpenID provider', () => {
     }
   });
 
+  it('failing is asked again only after Retry-After, which doubles with each failure in a row', async () => {
+    let asked = 0;
+    const failing = createServer((_request, response) => {
+      asked += 1;
+      response.writeHead(500).end();
+    });
+    await new Promise<void>((resolve) => failing.listen(0, '127.0.0.1', resolve));
+    try {
+      const issuer = `http://127.0.0.1:${(failing.address() as { port: number }).port}`;
+      const token = await forged({}, 'rsa-1', issuer);
+      const oidc = openIdAuthenticator(configOf(issuer));
+      const retryAfter = () =>
+        oidc.authenticate(token).then(
+          () => undefined,
+          (error: IdentityProviderUnavailable) => error.retryAfterSeconds,
+        );
+      expect(await retryAfter()).toBe(1);
+      expect(await Promise.all(Array.from({ length: 20 }, retryAfter))).toEqual(Array.from({ length: 20 }, () => 1));
+      expect(asked).toBe(1);
+      await sleep(1_050);
+      expect(await retryAfter()).toBe(2);
+      expect(asked).toBe(2);
+    } finally {
+      await new Promise((resolve) => failing.close(resolve));
+    }
+  });
+
   it('whose discovery document names another issuer is not trusted: 503, with the reason for the log', async () => {
     const oidc = openIdAuthenticator(configOf(`${provider.issuer}/`));
     await expect(oidc.authenticate(await forged({}, 'rsa-1', `${provider.issuer}/`))).rejects.toMatchObject({ reason: expect.stringContaining(`names the issuer ${provider.issuer},`) });
