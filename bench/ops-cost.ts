@@ -90,7 +90,13 @@ const SCRAPES = 25;
 const LOG_LEVEL = 'warn';
 const SAMPLE_RATIO = 0.1;
 const PROFILE_DIR = process.env.OPS_COST_PROFILE;
-const printOnly = process.argv.includes('--print') || Boolean(PROFILE_DIR) || Boolean(process.env.OPS_COST_ONLY);
+/**
+ * OPS_COST_BASELINE=<another checkout> (e.g. `git worktree add /tmp/main main`, its node_modules
+ * installed): off and control run that checkout's platform with metrics on, as metrics and metrics-b
+ * run this one's, so that "metrics" reads what this checkout's changes cost at their defaults.
+ */
+const BASELINE = process.env.OPS_COST_BASELINE;
+const printOnly = process.argv.includes('--print') || Boolean(PROFILE_DIR) || Boolean(process.env.OPS_COST_ONLY) || Boolean(BASELINE);
 
 // ---------------------------------------------------------------------------------------------
 // The OTLP/HTTP receiver: answers 200 to every export, counts requests and bytes. Loopback only.
@@ -497,7 +503,8 @@ try {
     const nodeFlags = PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${join(PROFILE_DIR, name)}`] : [];
     target.platform = await PlatformProcess.prepare({
       dataDir: join(root, name),
-      env: { ...BASE_ENV, ...CONFIGS[name].env },
+      env: { ...BASE_ENV, ...CONFIGS[name].env, ...(BASELINE && GROUPS.off.includes(name as never) ? { METRICS: 'on' } : {}) },
+      ...(BASELINE && GROUPS.off.includes(name as never) ? { root: BASELINE } : {}),
       nodeFlags,
       log: (line) => {
         target.lines += 1;

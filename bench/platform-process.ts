@@ -22,6 +22,8 @@ export interface PlatformProcessOptions {
   /** Extra environment for the child (its LOG_LEVEL included; `info` when not given). */
   env?: NodeJS.ProcessEnv;
   log?: (line: string) => void;
+  /** Another checkout whose platform to run (its code and build), e.g. main's beside a branch's; this one unless given. */
+  root?: string;
 }
 
 export type Tokens = Record<Role, string>;
@@ -100,8 +102,9 @@ export class PlatformProcess {
     // As `npm start` runs it (bin/run.mjs: the compiled build); modules to load first may be TypeScript, so tsx comes with them.
     const extra = this.options.imports ?? [];
     const imports = (extra.length ? ['tsx', ...extra] : []).flatMap((module) => ['--import', module]);
-    const child = spawn(process.execPath, [...(this.options.nodeFlags ?? []), ...imports, join(REPO_ROOT, 'bin', 'run.mjs'), 'bin/start.ts'], {
-      cwd: REPO_ROOT,
+    const root = this.options.root ?? REPO_ROOT;
+    const child = spawn(process.execPath, [...(this.options.nodeFlags ?? []), ...imports, join(root, 'bin', 'run.mjs'), 'bin/start.ts'], {
+      cwd: root,
       env: this.env,
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -11,6 +11,8 @@ import { isQuery, type JsonPost } from './subgraph-batching.js';
 
 /** Failed requests in a row that open an instance's circuit. */
 export const FAILURES_TO_OPEN = 5;
+/** When a client may ask again after a deadline or a failed connection (an open circuit says its own). */
+const RETRY_AFTER_SECONDS = 5;
 
 const STATE_NAMES: Record<CircuitState, CircuitStateName> = {
   [CircuitState.Closed]: 'closed',
@@ -110,15 +112,15 @@ export class SubgraphInstances {
    */
   guarded(post: JsonPost): JsonPost {
     return async (url, body, headers) => {
-      const instance = this.#byUrl.get(url);
-      if (!instance) return post(url, body, headers);
+      // spread() sends to instances' URLs only.
+      const instance = this.#byUrl.get(url)!;
       if (instance.breaker.state === CircuitState.HalfOpen) throw this.#circuitOpen(instance);
       try {
         return await instance.breaker.execute(() => post(url, body, headers));
       } catch (error) {
         if (error instanceof BrokenCircuitError) throw this.#circuitOpen(instance);
-        if (error instanceof DeadlineExceeded) throw new SubgraphUnavailable(this.name, 'deadline', `The ${this.name} subgraph did not answer within ${error.timeoutMs} ms.`, 5, { cause: error });
-        throw new SubgraphUnavailable(this.name, 'connection', `The ${this.name} subgraph cannot be reached (${networkErrorType(error)}).`, 5, { cause: error });
+        if (error instanceof DeadlineExceeded) throw new SubgraphUnavailable(this.name, 'deadline', `The ${this.name} subgraph did not answer within ${error.timeoutMs} ms.`, RETRY_AFTER_SECONDS, { cause: error });
+        throw new SubgraphUnavailable(this.name, 'connection', `The ${this.name} subgraph cannot be reached (${networkErrorType(error)}).`, RETRY_AFTER_SECONDS, { cause: error });
       }
     };
   }

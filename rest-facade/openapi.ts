@@ -42,7 +42,7 @@ const PROBLEM_STATUSES: Record<number, { description: string; code: string; deta
   504: {
     description: 'A subgraph did not answer within its deadline (see Retry-After)',
     code: 'SUBGRAPH_UNAVAILABLE',
-    detail: 'The archive subgraph did not answer within 10000 ms.',
+    detail: 'The archive subgraph did not answer within 30000 ms.',
     extensions: { subgraph: 'archive', reason: 'deadline', retry_after: 5 },
   },
 };

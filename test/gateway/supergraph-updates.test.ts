@@ -86,7 +86,7 @@ async function graphql(gateway: RunningGateway, query: string, variables: Record
   return (await response.json()) as { data?: any; errors?: any[] };
 }
 
-async function until(condition: () => boolean | Promise<boolean>, what: string, ms = 15_000): Promise<void> {
+async function until(condition: () => boolean | Promise<boolean>, what: string, ms = 30_000): Promise<void> {
   const deadline = Date.now() + ms;
   while (!(await condition())) {
     if (Date.now() > deadline) throw new Error(`not within ${ms} ms: ${what}`);
@@ -101,7 +101,7 @@ beforeAll(async () => {
   platform = await sharedTestStack();
   await createModel(platform, 'supergraph-updates-model');
   passportId = (await createPassport(platform, 'supergraph-updates-model')).passport_id;
-}, 60_000);
+}, 120_000);
 
 afterEach(async () => {
   for (const gateway of gateways.splice(0)) await gateway.stop();
@@ -138,7 +138,7 @@ describe('a subgraph deployed with a changed schema', () => {
     for (const answer of answers) expect(answer.data).toEqual({ passport: { id: passportId }, notice: expect.stringMatching(/^v[12]$/) });
     expect(answers.at(-1)!.data.notice).toBe('v2');
     expect(await checks(operations, 'updated')).toBeGreaterThanOrEqual(1);
-  }, 60_000);
+  }, 90_000);
 
   it('that does not compose leaves the old supergraph in place, and a log line and a metric say why (looked for on SIGUSR2)', async () => {
     const standIn = await StandIn.start('v1');
@@ -154,6 +154,8 @@ describe('a subgraph deployed with a changed schema', () => {
       lines.push(String(chunk));
       return write(chunk, ...rest);
     });
+    // Unheard, the signal would end this process: the gateway listens for it.
+    expect(process.listenerCount('SIGUSR2')).toBeGreaterThan(0);
     process.kill(process.pid, 'SIGUSR2');
     await until(async () => (await checks(operations, 'composition_failed')) === 1, 'the check counted');
 
@@ -166,5 +168,5 @@ describe('a subgraph deployed with a changed schema', () => {
     // The same schemas again are not composed again, nor logged again; the check still counts.
     expect(await gateway.checkSupergraph()).toBe('composition_failed');
     expect(lines.filter((line) => line.includes('supergraph kept'))).toHaveLength(1);
-  }, 60_000);
+  }, 90_000);
 });

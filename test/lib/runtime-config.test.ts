@@ -51,8 +51,8 @@ describe('RATE_LIMITS', () => {
 });
 
 describe('SUBGRAPH_TIMEOUT_MS', () => {
-  it('is 10 s for every subgraph unless set, one subgraph may have its own, and at least 100 ms: 0 would be no deadline at all', () => {
-    expect(loadRuntimeConfig({}).subgraphTimeoutsMs).toEqual({ trust: 10_000, registry: 10_000, issuer: 10_000, archive: 10_000 });
+  it('is 30 s for every subgraph unless set, one subgraph may have its own, and at least 100 ms: 0 would be no deadline at all', () => {
+    expect(loadRuntimeConfig({}).subgraphTimeoutsMs).toEqual({ trust: 30_000, registry: 30_000, issuer: 30_000, archive: 30_000 });
     expect(loadRuntimeConfig({ SUBGRAPH_TIMEOUT_MS: '3000', ARCHIVE_SUBGRAPH_TIMEOUT_MS: '30000' }).subgraphTimeoutsMs).toEqual({ trust: 3000, registry: 3000, issuer: 3000, archive: 30_000 });
     expect(() => loadRuntimeConfig({ SUBGRAPH_TIMEOUT_MS: '0' })).toThrow('SUBGRAPH_TIMEOUT_MS must be at least 100 (milliseconds), not 0.');
     expect(() => loadRuntimeConfig({ ISSUER_SUBGRAPH_TIMEOUT_MS: '50' })).toThrow('ISSUER_SUBGRAPH_TIMEOUT_MS must be at least 100 (milliseconds), not 50.');
