@@ -35,6 +35,8 @@ export interface RuntimeConfig {
   bodyLimit: number;
   /** How long a client may take to send a whole request to the facade, the gateway or a subgraph (then 408). */
   requestTimeoutMs: number;
+  /** Answers at least this large are compressed for a client that accepts it (COMPRESSION_MIN_BYTES); undefined: off. */
+  compressionMinBytes: number | undefined;
   /** Origins whose browser pages may call the facade and the gateway (CORS_ALLOWED_ORIGINS); `*` any, without credentials; none: same-origin only. */
   corsOrigins: string[];
   graphqlLimits: GraphqlLimits;
@@ -115,6 +117,14 @@ function corsOrigins(env: NodeJS.ProcessEnv): string[] {
   return listed;
 }
 
+/** COMPRESSION_MIN_BYTES: the smallest answer compressed (1024 unless set), or `off`. */
+function compressionMinBytes(env: NodeJS.ProcessEnv): number | undefined {
+  const raw = env.COMPRESSION_MIN_BYTES?.trim() ?? '';
+  if (raw.toLowerCase() === 'off') return undefined;
+  if (raw !== '' && !/^\d+$/.test(raw)) throw new ConfigurationError(`COMPRESSION_MIN_BYTES must be a number of bytes or off, not ${raw}.`);
+  return raw === '' ? 1024 : Number(raw);
+}
+
 /** `<SERVICE>_PUBLIC_URL`: an absolute http(s) URL without query or fragment; kept without a trailing slash. */
 function publicUrls(env: NodeJS.ProcessEnv): Partial<Record<ServiceName, string>> {
   const urls: Partial<Record<ServiceName, string>> = {};
@@ -169,6 +179,7 @@ export function loadRuntimeConfig(env: NodeJS.ProcessEnv = process.env): Runtime
     bodyLimit: integer(env, 'BODY_LIMIT_BYTES', 1024 * 1024),
     requestTimeoutMs: requestTimeout(env),
     corsOrigins: corsOrigins(env),
+    compressionMinBytes: compressionMinBytes(env),
     metrics: { enabled: metricsSwitch(env), host: env.METRICS_HOST || '127.0.0.1', ...(env.METRICS_PORT ? { port: integer(env, 'METRICS_PORT', 0) } : {}) },
     shutdown: { delayMs: integer(env, 'SHUTDOWN_DELAY_MS', 0), timeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000) },
     graphqlLimits: {

@@ -36,3 +36,12 @@ describe('CORS_ALLOWED_ORIGINS', () => {
     }
   });
 });
+
+describe('COMPRESSION_MIN_BYTES', () => {
+  it('is 1024 unless set, a number of bytes, or off', () => {
+    expect(loadRuntimeConfig({}).compressionMinBytes).toBe(1024);
+    expect(loadRuntimeConfig({ COMPRESSION_MIN_BYTES: '4096' }).compressionMinBytes).toBe(4096);
+    expect(loadRuntimeConfig({ COMPRESSION_MIN_BYTES: 'off' }).compressionMinBytes).toBeUndefined();
+    expect(() => loadRuntimeConfig({ COMPRESSION_MIN_BYTES: 'on' })).toThrow('COMPRESSION_MIN_BYTES must be a number of bytes or off, not on.');
+  });
+});
