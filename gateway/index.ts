@@ -5,7 +5,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { fastifyApolloHandler } from '@as-integrations/fastify';
-import type { GraphqlLimits } from '../lib/config/runtime.js';
+import type { GraphqlLimits, TrustedDocumentsSetting } from '../lib/config/runtime.js';
 import { graphqlErrorHandler, refuseOtherMethods } from '../lib/http/graphql-refusals.js';
 import { JSON_MEDIA_TYPE, MAX_JSON_DEPTH, parseJsonBody } from '../lib/http/json-body.js';
 import { RequestProblem } from '../lib/http/request-problem.js';
@@ -17,6 +17,7 @@ import { buildPlatformServer, type ListeningServer } from '../lib/server/platfor
 import { startGatewayGraphql } from './apollo.js';
 import { composeSupergraph, type SubgraphEndpoint } from './composition.js';
 import { serveGraphiql } from './graphiql.js';
+import { trustedDocumentsResolver } from './trusted-documents.js';
 import { requestErrorStatus } from './response-status.js';
 
 export interface GatewayOptions extends EdgeOptions {
@@ -30,6 +31,8 @@ export interface GatewayOptions extends EdgeOptions {
   limits: GraphqlLimits;
   /** Sent to every subgraph as the gateway's credential (SUBGRAPH_SECRET), when configured. */
   subgraphSecret?: string;
+  /** Which documents run (TRUSTED_DOCUMENTS); by default any, the platform's also by id. */
+  trustedDocuments?: TrustedDocumentsSetting;
 }
 
 export interface RunningGateway extends ListeningServer {
@@ -39,6 +42,7 @@ export interface RunningGateway extends ListeningServer {
 }
 
 export async function startGateway(options: GatewayOptions): Promise<RunningGateway> {
+  const resolveDocument = trustedDocumentsResolver(options.trustedDocuments ?? { only: false, files: [] });
   const supergraphSdl = await composeSupergraph(options.subgraphs);
   if (options.supergraphFile) {
     // The data folder of a gateway run on its own may not exist yet.
@@ -80,6 +84,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     url: '/graphql',
     exposeHeadRoute: false,
     handler: async (request, reply) => {
+      if (resolveDocument(request, reply)) return reply;
       // The integration types its route as answering strings; this route also rewrites the status.
       const body = await serveGraphql.call(app, request as never, reply as never);
       return typeof body === 'string' ? reply.code(requestErrorStatus(reply.statusCode, reply.getHeader('content-type') as string | undefined, body)).send(body) : body;

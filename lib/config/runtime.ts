@@ -35,6 +35,8 @@ export interface RuntimeConfig {
   bodyLimit: number;
   /** How long a client may take to send a whole request to the facade, the gateway or a subgraph (then 408). */
   requestTimeoutMs: number;
+  /** Which GraphQL documents the gateway runs (TRUSTED_DOCUMENTS): any, or only registered ones. */
+  trustedDocuments: TrustedDocumentsSetting;
   /** Answers at least this large are compressed for a client that accepts it (COMPRESSION_MIN_BYTES); undefined: off. */
   compressionMinBytes: number | undefined;
   /** Origins whose browser pages may call the facade and the gateway (CORS_ALLOWED_ORIGINS); `*` any, without credentials; none: same-origin only. */
@@ -50,6 +52,17 @@ export interface RuntimeConfig {
   metrics: { enabled: boolean; host: string; port?: number };
   /** On SIGTERM: how long readiness fails before the ports close (SHUTDOWN_DELAY_MS), and how long requests in flight are given to finish (SHUTDOWN_TIMEOUT_MS). */
   shutdown: { delayMs: number; timeoutMs: number };
+}
+
+/**
+ * TRUSTED_DOCUMENTS: `off` (the default) runs any document; `on` only the platform's own documents
+ * (lib/graphql/platform-documents.json); a comma-separated list of manifest files only those and
+ * the platform's (gateway/trusted-documents.ts).
+ */
+export interface TrustedDocumentsSetting {
+  only: boolean;
+  /** Manifests beside the platform's: JSON objects of SHA-256 (hex) → document. */
+  files: string[];
 }
 
 /** A setting that cannot be used, said in one sentence (bin/ prints it and exits 1). */
@@ -117,6 +130,19 @@ function corsOrigins(env: NodeJS.ProcessEnv): string[] {
   return listed;
 }
 
+function trustedDocuments(env: NodeJS.ProcessEnv): TrustedDocumentsSetting {
+  const raw = env.TRUSTED_DOCUMENTS?.trim() ?? '';
+  if (raw === '' || raw.toLowerCase() === 'off') return { only: false, files: [] };
+  if (raw.toLowerCase() === 'on') return { only: true, files: [] };
+  return {
+    only: true,
+    files: raw
+      .split(',')
+      .map((file) => file.trim())
+      .filter(Boolean),
+  };
+}
+
 /** COMPRESSION_MIN_BYTES: the smallest answer compressed (1024 unless set), or `off`. */
 function compressionMinBytes(env: NodeJS.ProcessEnv): number | undefined {
   const raw = env.COMPRESSION_MIN_BYTES?.trim() ?? '';
@@ -180,6 +206,7 @@ export function loadRuntimeConfig(env: NodeJS.ProcessEnv = process.env): Runtime
     requestTimeoutMs: requestTimeout(env),
     corsOrigins: corsOrigins(env),
     compressionMinBytes: compressionMinBytes(env),
+    trustedDocuments: trustedDocuments(env),
     metrics: { enabled: metricsSwitch(env), host: env.METRICS_HOST || '127.0.0.1', ...(env.METRICS_PORT ? { port: integer(env, 'METRICS_PORT', 0) } : {}) },
     shutdown: { delayMs: integer(env, 'SHUTDOWN_DELAY_MS', 0), timeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000) },
     graphqlLimits: {

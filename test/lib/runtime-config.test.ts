@@ -45,3 +45,11 @@ describe('COMPRESSION_MIN_BYTES', () => {
     expect(() => loadRuntimeConfig({ COMPRESSION_MIN_BYTES: 'on' })).toThrow('COMPRESSION_MIN_BYTES must be a number of bytes or off, not on.');
   });
 });
+
+describe('TRUSTED_DOCUMENTS', () => {
+  it('is off unless set; on, or a list of manifest files beside the platform’s', () => {
+    expect(loadRuntimeConfig({}).trustedDocuments).toEqual({ only: false, files: [] });
+    expect(loadRuntimeConfig({ TRUSTED_DOCUMENTS: 'on' }).trustedDocuments).toEqual({ only: true, files: [] });
+    expect(loadRuntimeConfig({ TRUSTED_DOCUMENTS: '/etc/a.json, /etc/b.json' }).trustedDocuments).toEqual({ only: true, files: ['/etc/a.json', '/etc/b.json'] });
+  });
+});
