@@ -27,6 +27,7 @@ await runPart({
         introspection: config.introspection,
         limits: config.graphqlLimits,
         ...(config.subgraphSecret ? { subgraphSecret: config.subgraphSecret } : {}),
+        trustedDocuments: config.trustedDocuments,
         supergraphFile: join(config.dataDir, 'supergraph.graphql'),
         subgraphCircuitOpenMs: config.subgraphCircuitOpenMs,
         supergraphPollIntervalMs: config.supergraphPollIntervalMs,

@@ -14,7 +14,8 @@ import type { PrismaClientClass } from '../lib/db/prisma.js';
 import { kekFile, KeyCustodyError, KeyEncryptionKeys, writeKekFile } from '../lib/keys/kek.js';
 import type { KeyRepository } from '../lib/keys/key-store.js';
 import type { KeyStoreClient } from '../lib/keys/prisma-key-repository.js';
-import { KEY_PURPOSES } from '../lib/keys/purposes.js';
+import { KEY_PURPOSES, rotateKeyOperation } from '../lib/keys/purposes.js';
+import { gatewayRequestBody } from '../lib/graphql/trusted-documents.js';
 
 type KeyClientClass = PrismaClientClass<KeyStoreClient & { $disconnect(): Promise<void> }>;
 
@@ -59,7 +60,7 @@ async function rotate(service: string, purpose: string): Promise<void> {
   const response = await fetch(gatewayUrl, {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-    body: JSON.stringify({ query: `mutation Rotate($purpose: String!) { ${field}(purpose: $purpose) }`, variables: { purpose } }),
+    body: gatewayRequestBody(rotateKeyOperation(service), { purpose }),
   }).catch(() => {
     throw new CommandError(`No platform answers at ${gatewayUrl}: start it (npm start), or set GATEWAY_URL to its gateway.`);
   });

@@ -152,6 +152,7 @@ async function startServers(options: StackOptions, operations: Operations, edge:
       introspection: config.introspection,
       limits: config.graphqlLimits,
       ...(config.subgraphSecret ? { subgraphSecret: config.subgraphSecret } : {}),
+      trustedDocuments: config.trustedDocuments,
       ...(options.supergraphFile ? { supergraphFile: options.supergraphFile } : {}),
     });
     stoppers.push(() => gateway.stop());

@@ -6,7 +6,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { fastifyApolloHandler } from '@as-integrations/fastify';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { GraphqlLimits } from '../lib/config/runtime.js';
+import type { GraphqlLimits, TrustedDocumentsSetting } from '../lib/config/runtime.js';
 import { graphqlErrorHandler, refuseOtherMethods } from '../lib/http/graphql-refusals.js';
 import { JSON_MEDIA_TYPE, MAX_JSON_DEPTH, parseJsonBody } from '../lib/http/json-body.js';
 import { RequestProblem } from '../lib/http/request-problem.js';
@@ -25,6 +25,7 @@ import { LIVE_FEEDS } from './live/feeds.js';
 import { LiveSubscriptions } from './live/live-subscription.js';
 import { asksForEventStream, liveTransport } from './live/transport.js';
 import { serveGraphiql } from './graphiql.js';
+import { trustedDocumentsResolver } from './trusted-documents.js';
 import { requestErrorStatus } from './response-status.js';
 import { SubgraphInstances } from './subgraph-instances.js';
 import { SupergraphUpdates } from './supergraph-updates.js';
@@ -44,6 +45,8 @@ export interface GatewayOptions extends EdgeOptions {
   subgraphCircuitOpenMs?: number;
   /** How often the subgraphs' SDL is read for a changed supergraph (SUPERGRAPH_POLL_INTERVAL_MS); 0: only on SIGUSR2. */
   supergraphPollIntervalMs?: number;
+  /** Which documents run (TRUSTED_DOCUMENTS); by default any, the platform's also by id. */
+  trustedDocuments?: TrustedDocumentsSetting;
 }
 
 export interface RunningGateway extends ListeningServer {
@@ -56,6 +59,7 @@ export interface RunningGateway extends ListeningServer {
 }
 
 export async function startGateway(options: GatewayOptions): Promise<RunningGateway> {
+  const resolveDocument = trustedDocumentsResolver(options.trustedDocuments ?? { only: false, files: [] });
   const supergraphSdl = await composeSupergraph(options.subgraphs);
   const writeSupergraph = async (sdl: string) => {
     if (!options.supergraphFile) return;
@@ -137,6 +141,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const serveGraphql = fastifyApolloHandler(apollo, { context: async (request) => ({ authorization: request.headers.authorization, requestId: request.id, log: request.log }) });
   const transport = await liveTransport(app, live, { maxPayload: options.bodyLimit });
   const handler = async (request: FastifyRequest, reply: FastifyReply) => {
+    // A document named by its id (TRUSTED_DOCUMENTS) is looked up first, for queries and subscriptions alike.
+    if (resolveDocument(request, reply)) return reply;
     // Subscriptions over GraphQL over SSE (gateway/live/).
     if (asksForEventStream(request)) return transport.serveEventStream(request, reply);
     // The integration types its route as answering strings; this route also rewrites the status.

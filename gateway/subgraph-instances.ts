@@ -119,7 +119,8 @@ export class SubgraphInstances {
         return await instance.breaker.execute(() => post(url, body, headers));
       } catch (error) {
         if (error instanceof BrokenCircuitError) throw this.#circuitOpen(instance);
-        if (error instanceof DeadlineExceeded) throw new SubgraphUnavailable(this.name, 'deadline', `The ${this.name} subgraph did not answer within ${error.timeoutMs} ms.`, RETRY_AFTER_SECONDS, { cause: error });
+        if (error instanceof DeadlineExceeded)
+          throw new SubgraphUnavailable(this.name, 'deadline', `The ${this.name} subgraph did not answer within ${error.timeoutMs} ms.`, RETRY_AFTER_SECONDS, { cause: error });
         throw new SubgraphUnavailable(this.name, 'connection', `The ${this.name} subgraph cannot be reached (${networkErrorType(error)}).`, RETRY_AFTER_SECONDS, { cause: error });
       }
     };

@@ -47,6 +47,9 @@ export interface RefusalReporter {
   flush(service?: ServiceName): Promise<void>;
 }
 
+/** The mutation that reports a service's refusals to it. */
+export const refusalReportOperation = (service: ServiceName) => `mutation ReportRefusals($report: String!, $signature: String!) { ${service}ReportRefusals(report: $report, signature: $signature) }`;
+
 /**
  * A write or admin operation refused here never reaches its service, which keeps every refused
  * write and admin request in its admin log: the refusals are gathered and reported to it, signed,
@@ -57,11 +60,7 @@ export function refusalReporter(tokens: AccessTokens, callGateway: GatewayCall):
   const reportKey = refusalReportKey(tokens);
   const reports = new RefusalReports(async (service: ServiceName, refusals: RefusalsOfAKind[]) => {
     try {
-      await callGateway(
-        `mutation ReportRefusals($report: String!, $signature: String!) { ${service}ReportRefusals(report: $report, signature: $signature) }`,
-        { ...signRefusalReport(reportKey!, refusals) },
-        undefined,
-      );
+      await callGateway(refusalReportOperation(service), { ...signRefusalReport(reportKey!, refusals) }, undefined);
     } catch (error) {
       const count = refusals.reduce((sum, kind) => sum + kind.count, 0);
       serverLogger('facade').error({ err: error instanceof RequestProblem ? error.details : error }, `the ${service} service did not take a report of ${count} refusals; it is sent again shortly`);

@@ -1,5 +1,6 @@
 /** The facade's GraphQL operations, sent to the gateway; a failed answer becomes the problem it stands for. */
 import type { Tracer } from '@opentelemetry/api';
+import { gatewayRequestBody } from '../lib/graphql/trusted-documents.js';
 import { RequestProblem } from '../lib/http/request-problem.js';
 import { jsonPoster, type JsonAnswer } from '../lib/http/post-json.js';
 import { problem } from '../lib/problem.js';
@@ -19,7 +20,7 @@ export function gatewayCaller(gatewayUrl: string, tracer: Tracer | undefined, se
     const headers: Record<string, string> = requestId ? { ...sent, 'x-request-id': requestId } : { ...sent };
     if (authorization) headers.authorization = authorization;
     try {
-      answer = await postToGateway(gatewayUrl, JSON.stringify({ query: operation, variables }), headers);
+      answer = await postToGateway(gatewayUrl, gatewayRequestBody(operation, variables), headers);
     } catch {
       throw new RequestProblem(problem(503, 'GATEWAY_UNAVAILABLE', 'The GraphQL gateway does not answer.'), { 'retry-after': '5' });
     }

@@ -16,6 +16,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Plugin } from 'esbuild';
+import { gatewayRequestBody } from '../lib/graphql/trusted-documents.js';
 import { jsonPoster } from '../lib/http/post-json.js';
 import { notModified } from './conditional.js';
 
@@ -72,12 +73,15 @@ const KEY_PATH_QUERY = 'query VerifyPageKeyPath($kid: String!) { trustKeyPath(ki
 
 const LATEST_QUERY = 'query VerifyPageLatest($id: ID!) { passport(id: $id) { status logHead } }';
 
+/** The page's questions to the graph, for the platform's trusted documents (bin/platform-documents.ts). */
+export const VERIFY_PAGE_QUERIES = [ANCHORS_QUERY, KEY_PATH_QUERY, LATEST_QUERY];
+
 /** The page's files and the pinned bundle; `gatewayUrl` answers the anchors query. */
 export function verifyPageHandler(options: { gatewayUrl: string }): PageHandler {
   const post = jsonPoster({ maxSockets: 4 });
   /** The data of a query through the gateway; an error or no data fails the file (503, logged). */
   const ask = async <T>(query: string, variables?: Record<string, unknown>): Promise<T> => {
-    const answer = await post(options.gatewayUrl, JSON.stringify({ query, ...(variables && { variables }) }));
+    const answer = await post(options.gatewayUrl, gatewayRequestBody(query, variables));
     const payload = JSON.parse(answer.text) as { data?: T; errors?: unknown[] };
     if (!payload.data || payload.errors?.length) throw new Error(`the gateway did not answer ${/query (\w+)/.exec(query)?.[1]}: ${answer.text.slice(0, 200)}`);
     return payload.data;

@@ -35,6 +35,10 @@ export interface RuntimeConfig {
   bodyLimit: number;
   /** How long a client may take to send a whole request to the facade, the gateway or a subgraph (then 408). */
   requestTimeoutMs: number;
+  /** Which GraphQL documents the gateway runs (TRUSTED_DOCUMENTS): any, or only registered ones. */
+  trustedDocuments: TrustedDocumentsSetting;
+  /** Answers at least this large are compressed for a client that accepts it (COMPRESSION_MIN_BYTES); undefined: off. */
+  compressionMinBytes: number | undefined;
   /** Origins whose browser pages may call the facade and the gateway (CORS_ALLOWED_ORIGINS); `*` any, without credentials; none: same-origin only. */
   corsOrigins: string[];
   graphqlLimits: GraphqlLimits;
@@ -79,6 +83,17 @@ export const DEFAULT_RATE_LIMITS: RateLimits = {
   policies: { anonymous: { quota: 1200, windowSeconds: 60 }, writer: { quota: 12_000, windowSeconds: 60 }, admin: { quota: 12_000, windowSeconds: 60 } },
   loopback: 'exempt',
 };
+
+/**
+ * TRUSTED_DOCUMENTS: `off` (the default) runs any document; `on` only the platform's own documents
+ * (lib/graphql/platform-documents.json); a comma-separated list of manifest files only those and
+ * the platform's (gateway/trusted-documents.ts).
+ */
+export interface TrustedDocumentsSetting {
+  only: boolean;
+  /** Manifests beside the platform's: JSON objects of SHA-256 (hex) → document. */
+  files: string[];
+}
 
 /** A setting that cannot be used, said in one sentence (bin/ prints it and exits 1). */
 export class ConfigurationError extends Error {}
@@ -192,6 +207,28 @@ function rateLimits(env: NodeJS.ProcessEnv): RateLimits | undefined {
   return limits;
 }
 
+/** TRUSTED_DOCUMENTS: off, on, or manifest files (TrustedDocumentsSetting). */
+function trustedDocuments(env: NodeJS.ProcessEnv): TrustedDocumentsSetting {
+  const raw = env.TRUSTED_DOCUMENTS?.trim() ?? '';
+  if (raw === '' || raw.toLowerCase() === 'off') return { only: false, files: [] };
+  if (raw.toLowerCase() === 'on') return { only: true, files: [] };
+  return {
+    only: true,
+    files: raw
+      .split(',')
+      .map((file) => file.trim())
+      .filter(Boolean),
+  };
+}
+
+/** COMPRESSION_MIN_BYTES: the smallest answer compressed (1024 unless set), or `off`. */
+function compressionMinBytes(env: NodeJS.ProcessEnv): number | undefined {
+  const raw = env.COMPRESSION_MIN_BYTES?.trim() ?? '';
+  if (raw.toLowerCase() === 'off') return undefined;
+  if (raw !== '' && !/^\d+$/.test(raw)) throw new ConfigurationError(`COMPRESSION_MIN_BYTES must be a number of bytes or off, not ${raw}.`);
+  return raw === '' ? 1024 : Number(raw);
+}
+
 /** `<SERVICE>_PUBLIC_URL`: an absolute http(s) URL without query or fragment; kept without a trailing slash. */
 function publicUrls(env: NodeJS.ProcessEnv): Partial<Record<ServiceName, string>> {
   const urls: Partial<Record<ServiceName, string>> = {};
@@ -247,6 +284,8 @@ export function loadRuntimeConfig(env: NodeJS.ProcessEnv = process.env): Runtime
     bodyLimit: integer(env, 'BODY_LIMIT_BYTES', 1024 * 1024),
     requestTimeoutMs: requestTimeout(env),
     corsOrigins: corsOrigins(env),
+    compressionMinBytes: compressionMinBytes(env),
+    trustedDocuments: trustedDocuments(env),
     metrics: { enabled: metricsSwitch(env), host: env.METRICS_HOST || '127.0.0.1', ...(env.METRICS_PORT ? { port: integer(env, 'METRICS_PORT', 0) } : {}) },
     subgraphTimeoutsMs: subgraphTimeouts(env),
     subgraphCircuitOpenMs: integer(env, 'SUBGRAPH_CIRCUIT_OPEN_MS', SUBGRAPH_CIRCUIT_OPEN_MS),

@@ -5,6 +5,7 @@
  */
 import { jsonPoster, type JsonAnswer } from '../http/post-json.js';
 import { problemOf, ProblemError } from '../problem.js';
+import { gatewayRequestBody } from './trusted-documents.js';
 
 export interface GatewayClient {
   /** `authorization`: the caller's header, when asking on its behalf (a write that follows another). */
@@ -19,7 +20,7 @@ export function gatewayClient(url: () => string, headers: Record<string, string>
     async request<T>(query: string, variables: Record<string, unknown> = {}, authorization?: string): Promise<T> {
       let answer: JsonAnswer;
       try {
-        answer = await post(url(), JSON.stringify({ query, variables }), authorization === undefined ? headers : { ...headers, authorization });
+        answer = await post(url(), gatewayRequestBody(query, variables), authorization === undefined ? headers : { ...headers, authorization });
       } catch {
         throw new ProblemError(503, 'GATEWAY_UNAVAILABLE', 'The GraphQL gateway does not answer.');
       }

@@ -72,10 +72,10 @@ export interface SubgraphServerOptions extends Omit<EdgeOptions, 'operations'> {
 }
 
 /** A subgraph's server options as the platform's configuration sets them (`npm start`, `npm run subgraph`). */
-export function subgraphServerOptions(config: Pick<RuntimeConfig, 'graphqlLimits' | 'bodyLimit' | 'requestTimeoutMs' | 'subgraphSecret'>): SubgraphServerOptions {
+export function subgraphServerOptions(config: Pick<RuntimeConfig, 'graphqlLimits' | 'bodyLimit' | 'requestTimeoutMs' | 'compressionMinBytes' | 'subgraphSecret'>): SubgraphServerOptions {
   // No CORS origins: a subgraph's port is the gateway's to call, never a browser page's.
   return {
-    ...edgeOptions({ bodyLimit: config.bodyLimit, requestTimeoutMs: config.requestTimeoutMs }),
+    ...edgeOptions({ bodyLimit: config.bodyLimit, requestTimeoutMs: config.requestTimeoutMs, compressionMinBytes: config.compressionMinBytes }),
     limits: config.graphqlLimits,
     ...(config.subgraphSecret ? { gatewaySecret: config.subgraphSecret } : {}),
   };

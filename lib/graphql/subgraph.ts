@@ -81,7 +81,7 @@ export interface Subgraph {
 }
 
 /** The trust graph vouches for every service's keys (docs/KEYS.md): a key change is placed there at once, by the admin who made it. */
-const PLACE_PLATFORM_KEYS = 'mutation PlacePlatformKeys { placePlatformKeys { created } }';
+export const PLACE_PLATFORM_KEYS = 'mutation PlacePlatformKeys { placePlatformKeys { created } }';
 
 export type SubgraphFactory = (options: SubgraphOptions) => Promise<Subgraph>;
 

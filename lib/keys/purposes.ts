@@ -22,3 +22,6 @@ export const KEY_PURPOSES: Record<ServiceName, readonly KeyPurpose[]> = {
   ],
   archive: [serviceKey(), { purpose: 'notary', alg: 'Ed25519', signs: ['notarizations of snapshots'] }],
 };
+
+/** The mutation `npm run keys -- rotate` sends the gateway: the running service rotates its key itself. */
+export const rotateKeyOperation = (service: ServiceName) => `mutation Rotate($purpose: String!) { ${service}RotateKey(purpose: $purpose) }`;

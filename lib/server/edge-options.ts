@@ -15,6 +15,8 @@ export interface EdgeOptions {
   bodyLimit: number;
   /** How long a client may take to send a whole request (REQUEST_TIMEOUT_MS). */
   requestTimeoutMs?: number;
+  /** Answers at least this large are compressed for a client that accepts it (COMPRESSION_MIN_BYTES, compression.ts); undefined: none. */
+  compressionMinBytes?: number | undefined;
   /** Origins whose pages may call the server from a browser (CORS_ALLOWED_ORIGINS; cross-origin.ts); none by default. */
   corsOrigins?: readonly string[];
   /** The process's metrics and shutdown state; a server built without them has its own. */
@@ -27,12 +29,13 @@ export interface EdgeOptions {
 
 /** The edge options of every server of a process, from its configuration (a subgraph's without the CORS origins). */
 export function edgeOptions(
-  config: Pick<RuntimeConfig, 'bodyLimit' | 'requestTimeoutMs'> & Partial<Pick<RuntimeConfig, 'corsOrigins' | 'rateLimits' | 'databaseUrl' | 'dataDir'>>,
+  config: Pick<RuntimeConfig, 'bodyLimit' | 'requestTimeoutMs' | 'compressionMinBytes'> & Partial<Pick<RuntimeConfig, 'corsOrigins' | 'rateLimits' | 'databaseUrl' | 'dataDir'>>,
   operations?: Operations,
 ): EdgeOptions {
   return {
     bodyLimit: config.bodyLimit,
     requestTimeoutMs: config.requestTimeoutMs,
+    compressionMinBytes: config.compressionMinBytes,
     ...(config.corsOrigins ? { corsOrigins: config.corsOrigins } : {}),
     ...(operations ? { operations } : {}),
     ...(config.rateLimits ? { rateLimiting: { limits: config.rateLimits, allowance: processAllowance(config) } } : {}),

@@ -3,8 +3,9 @@
  * subgraph): Fastify with the platform's logger and request ids, its body and header limits and
  * connection-level refusals (lib/http/server-options.ts), then each edge feature as a plugin,
  * registered in this one order: request tracing, request logs, CORS (before any refusal, so that a
- * page of an allowed origin can read it), the malformed-Host refusal, request durations, the
- * shutdown-time refusal, the rate limits (the facade's and the gateway's), the probes. A feature added here is every server's; one an
+ * page of an allowed origin can read it), content codings (compressed answers, decoded bodies), the
+ * malformed-Host refusal, request durations, the shutdown-time refusal, the rate limits (the
+ * facade's and the gateway's), the probes. A feature added here is every server's; one an
  * operator sets is one key of EdgeOptions, made from the configuration in edgeOptions.
  */
 import type { AddressInfo } from 'node:net';
@@ -17,6 +18,7 @@ import { loggingOptions } from '../ops/logging.js';
 import type { ServerMetrics } from '../ops/metrics.js';
 import { Operations, type ReadinessCheck } from '../ops/operations.js';
 import { serverTracer } from '../ops/tracing.js';
+import { compression } from './compression.js';
 import { crossOrigin } from './cross-origin.js';
 import { malformedHostRefusal } from './malformed-host.js';
 import { probes } from './probes.js';
@@ -72,6 +74,7 @@ export async function buildPlatformServer(name: ServerName, edge: EdgeOptions, o
   await app.register(requestTracing, { tracer });
   await app.register(requestLogs);
   await app.register(crossOrigin, { origins: edge.corsOrigins ?? [] });
+  await app.register(compression, { bodyLimit: edge.bodyLimit, minBytes: edge.compressionMinBytes });
   await app.register(malformedHostRefusal);
   await app.register(requestMetrics, { metrics });
   await app.register(shutdownRefusal, { server: name });

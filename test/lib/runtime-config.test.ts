@@ -63,3 +63,20 @@ describe('SUBGRAPH_TIMEOUT_MS', () => {
     expect(loadRuntimeConfig({ SUBGRAPH_CIRCUIT_OPEN_MS: '1000', SUPERGRAPH_POLL_INTERVAL_MS: '0' })).toMatchObject({ subgraphCircuitOpenMs: 1000, supergraphPollIntervalMs: 0 });
   });
 });
+
+describe('COMPRESSION_MIN_BYTES', () => {
+  it('is 1024 unless set, a number of bytes, or off', () => {
+    expect(loadRuntimeConfig({}).compressionMinBytes).toBe(1024);
+    expect(loadRuntimeConfig({ COMPRESSION_MIN_BYTES: '4096' }).compressionMinBytes).toBe(4096);
+    expect(loadRuntimeConfig({ COMPRESSION_MIN_BYTES: 'off' }).compressionMinBytes).toBeUndefined();
+    expect(() => loadRuntimeConfig({ COMPRESSION_MIN_BYTES: 'on' })).toThrow('COMPRESSION_MIN_BYTES must be a number of bytes or off, not on.');
+  });
+});
+
+describe('TRUSTED_DOCUMENTS', () => {
+  it('is off unless set; on, or a list of manifest files beside the platform’s', () => {
+    expect(loadRuntimeConfig({}).trustedDocuments).toEqual({ only: false, files: [] });
+    expect(loadRuntimeConfig({ TRUSTED_DOCUMENTS: 'on' }).trustedDocuments).toEqual({ only: true, files: [] });
+    expect(loadRuntimeConfig({ TRUSTED_DOCUMENTS: '/etc/a.json, /etc/b.json' }).trustedDocuments).toEqual({ only: true, files: ['/etc/a.json', '/etc/b.json'] });
+  });
+});

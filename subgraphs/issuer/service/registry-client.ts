@@ -17,11 +17,11 @@ export type TypeRefCheck =
   | { ok: false; reason: 'UNKNOWN_MODEL' }
   | { ok: false; reason: 'INVALID_CONFIG_VECTOR'; errors: ValidationError[] };
 
-const MODEL_QUERY = `query IssuerTypeRef($id: ID!, $version: Int) {
+export const MODEL_QUERY = `query IssuerTypeRef($id: ID!, $version: Int) {
   registryModel(id: $id, version: $version) { id version kind status }
 }`;
 
-const VALIDATE_QUERY = `query IssuerValidateConfigVector($id: ID!, $version: Int, $document: JSON!) {
+export const VALIDATE_QUERY = `query IssuerValidateConfigVector($id: ID!, $version: Int, $document: JSON!) {
   registryValidateDocument(modelId: $id, version: $version, document: $document)
 }`;
 

@@ -13,6 +13,8 @@ import type { KeyStanding } from '../domain/index.js';
  */
 const QUESTIONS_PER_REQUEST = 250;
 
+export const KEY_STANDINGS_QUERY = 'query IssuerKeyStandings($questions: [TrustKeyStandingQuestion!]!) { trustKeyStandings(questions: $questions) { standing reason } }';
+
 export type StandingAnswers = { answers: KeyStanding[] } | { unavailable: string };
 
 type Question = { kid: string; at: string };
@@ -28,10 +30,7 @@ export class TrustClient {
     this.#standings = new DataLoader<Question, KeyStanding>(
       async (questions) => {
         const asked = [...new Map(questions.map((question) => [`${question.kid} ${question.at}`, question])).values()];
-        const data = await gateway.request<{ trustKeyStandings: ({ standing?: unknown; reason?: unknown } | null)[] }>(
-          'query IssuerKeyStandings($questions: [TrustKeyStandingQuestion!]!) { trustKeyStandings(questions: $questions) { standing reason } }',
-          { questions: asked.map(({ kid, at }) => ({ kid, at })) },
-        );
+        const data = await gateway.request<{ trustKeyStandings: ({ standing?: unknown; reason?: unknown } | null)[] }>(KEY_STANDINGS_QUERY, { questions: asked.map(({ kid, at }) => ({ kid, at })) });
         const answers = new Map(
           asked.map((question, i): [string, KeyStanding] => {
             const answer = data.trustKeyStandings[i];

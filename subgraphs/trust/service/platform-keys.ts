@@ -10,7 +10,7 @@ import { ProblemError } from '../../../lib/problem.js';
 import type { GraphRepository } from '../data/graph-repository.js';
 import { httpStatusOf, platformRootNode, type TrustNode } from '../domain/index.js';
 
-const KEYRINGS = `query PlatformKeyrings { ${SERVICES.map((service) => `${service} { keyring }`).join(' ')} }`;
+export const KEYRINGS = `query PlatformKeyrings { ${SERVICES.map((service) => `${service} { keyring }`).join(' ')} }`;
 
 export async function placePlatformKeys(gateway: GatewayClient, graph: GraphRepository): Promise<{ node: TrustNode; created: boolean }> {
   const answer = await gateway.request<Record<string, { keyring: { keys: Record<string, unknown>[] } }>>(KEYRINGS);
