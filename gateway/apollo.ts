@@ -50,7 +50,9 @@ export async function startGatewayGraphql(options: GatewayGraphqlOptions): Promi
       return new SubgraphDataSource(url!, metrics.enabled ? timedSubgraphPost(metrics, name, post) : post, options.subgraphSecret);
     },
   });
-  const armor = apolloArmor<GatewayContext>(options.limits, options.introspection, costAnnotations(parse(options.supergraphSdl)));
+  const armor = apolloArmor<GatewayContext>(options.limits, options.introspection, costAnnotations(parse(options.supergraphSdl)), (type, estimated, actual) =>
+    metrics.graphqlOperationCost(type, estimated, actual),
+  );
   const formatError = formatGatewayError(options.limits);
   const apollo = new ApolloServer<GatewayContext>({
     gateway,
