@@ -29,6 +29,7 @@ export const UNIT = [
   'test/lib/replace-file.test.ts',
   'test/lib/runtime-config.test.ts',
   'test/lib/oidc.test.ts',
+  'test/lib/rate-limit-clients.test.ts',
   'test/lib/metrics-off.test.ts',
   'test/ops/histograms.test.ts',
   'test/ops/metrics-listener.test.ts',

@@ -15,7 +15,10 @@
  * - info (only when OPS_COST_ONLY names it): metrics on, tracing off, LOG_LEVEL=info (a JSON line per request);
  * - unsampled: tracing on as in "tracing" but OTEL_TRACES_SAMPLER=always_off, so that no request is
  *   sampled: what tracing costs every request, apart from the sampled tenth's spans (one platform);
- * - metrics-b and tracing-b: a second platform of metrics and of tracing (GROUPS below).
+ * - metrics-b and tracing-b: a second platform of metrics and of tracing (GROUPS below);
+ * - limits-off, limits-counted (only when OPS_COST_ONLY names them): metrics on with RATE_LIMITS=off,
+ *   and with every request counted (loopback counted, quotas no load reaches), so that "metrics"
+ *   against limits-off is what the rate limits cost at their defaults, limits-counted what counting does.
  *
  * All log at LOG_LEVEL=warn unless said. Goals (issue "Operable in production", item 7): metrics cost
  * at most 3 % of throughput against off, tracing at 10 % at most 10 %; one scrape of /metrics after
@@ -130,6 +133,11 @@ const CONFIGS = {
   'tracing-b': { label: `metrics on, tracing on at ${SAMPLE_RATIO * 100} %, a second platform`, env: TRACING_ENV },
   info: { label: 'metrics on, tracing off, LOG_LEVEL=info (a line per request)', env: { METRICS: 'on', LOG_LEVEL: 'info' } },
   unsampled: { label: 'metrics on, tracing on with nothing sampled (always_off): what every request pays for tracing', env: { ...TRACING_ENV, OTEL_TRACES_SAMPLER: 'always_off' } },
+  'limits-off': { label: 'metrics on, tracing off, RATE_LIMITS=off: what the rate limits at their defaults cost is "metrics" against it', env: { METRICS: 'on', RATE_LIMITS: 'off' } },
+  'limits-counted': {
+    label: 'metrics on, tracing off, every request counted (loopback counted, quotas no load reaches): the counting path, PostgreSQL leases included',
+    env: { METRICS: 'on', RATE_LIMITS: 'anonymous=1000000000/60,writer=1000000000/60,admin=1000000000/60,loopback=counted' },
+  },
 } as const;
 type ConfigName = keyof typeof CONFIGS;
 /**
@@ -140,14 +148,21 @@ type ConfigName = keyof typeof CONFIGS;
  * life (off against control, round by round in one run: +5.2, −3.3, −1.6, −1.1, −2.1, +1.2 %), so every
  * round starts new processes, and a run of R rounds compares 2R processes of each configuration.
  */
-const GROUPS = { off: ['off', 'control'], metrics: ['metrics', 'metrics-b'], tracing: ['tracing', 'tracing-b'], info: ['info'], unsampled: ['unsampled'] } as const satisfies Record<
-  string,
-  readonly ConfigName[]
->;
+const GROUPS = {
+  off: ['off', 'control'],
+  metrics: ['metrics', 'metrics-b'],
+  tracing: ['tracing', 'tracing-b'],
+  info: ['info'],
+  unsampled: ['unsampled'],
+  'limits-off': ['limits-off'],
+  'limits-counted': ['limits-counted'],
+} as const satisfies Record<string, readonly ConfigName[]>;
 type GroupName = keyof typeof GROUPS;
 /** OPS_COST_ONLY=metrics,info: off and these only (printed, no report), e.g. for CPU profiles. */
 const ONLY = process.env.OPS_COST_ONLY?.split(',').map((name) => name.trim());
-const NAMES = (Object.keys(CONFIGS) as ConfigName[]).filter((name) => name === 'off' || (ONLY ? ONLY.includes(name) : name !== 'info'));
+/** Run only when named: info, and the rate limits' configurations (issue 45, item 8). */
+const NAMED_ONLY: readonly ConfigName[] = ['info', 'limits-off', 'limits-counted'];
+const NAMES = (Object.keys(CONFIGS) as ConfigName[]).filter((name) => name === 'off' || (ONLY ? ONLY.includes(name) : !NAMED_ONLY.includes(name)));
 /** Rounds, each with new processes of every platform: as many as platforms by default, so that each is started first once (inOrderOf). */
 const ROUNDS = Number(process.env.OPS_COST_ROUNDS ?? NAMES.length);
 

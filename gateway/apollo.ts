@@ -75,7 +75,7 @@ export async function startGatewayGraphql(options: GatewayGraphqlOptions): Promi
   gateway.onSchemaLoadOrUpdate(({ apiSchema: loaded }) => {
     apiSchema = loaded;
   });
-  const armor = apolloArmor<GatewayContext>(options.limits, options.introspection, options.costs);
+  const armor = apolloArmor<GatewayContext>(options.limits, options.introspection, options.costs, (type, estimated, actual) => metrics.graphqlOperationCost(type, estimated, actual));
   const formatError = formatGatewayError(options.limits);
   const apollo = new ApolloServer<GatewayContext>({
     gateway,

@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import { Kind, parse, type DocumentNode, type GraphQLError, type GraphQLSchema, type OperationDefinitionNode, type ValidationRule } from 'graphql';
 import { loadRuntimeConfig } from '../lib/config/runtime.js';
-import { costAnnotations, costRefusal, operationCost, type CostAnnotations } from '../lib/graphql/cost.js';
+import { actualCost, costAnnotations, costRefusal, operationCost, type CostAnnotations } from '../lib/graphql/cost.js';
 import { armorLimits } from '../lib/graphql/limits.js';
 import { formatGatewayError } from './refusals.js';
 
@@ -59,6 +59,8 @@ function isGraphQLError(error: unknown): error is GraphQLError {
  *   word it differently); a parse failure is GRAPHQL_PARSE_FAILED.
  * - the refusals are then worded as ours words them (gateway/refusals.ts): what was over which
  *   limit, the setting that raises it, and `extensions.limit`.
+ * - an operation that ran is answered with `extensions.cost` {estimated, actual, max}, as ours
+ *   (lib/graphql/cost.ts, costLimitPlugin).
  * Armor's errors are recognised by name and reworded in place, so this holds whichever copy of
  * graphql they come from; bench/tools links the project's, and with a copy of its own Hive Gateway
  * would also show its internal `extensions.http` on them. The cost refusal is made with the
@@ -86,6 +88,19 @@ function refuseAsOurGateway() {
         const found = operationCost({ schema, document, operation, variables: params?.variables ?? null }, supergraphAnnotations());
         return found > config.graphqlLimits.maxCost ? [costRefusal(found, config.graphqlLimits.maxCost)] : errors;
       });
+    },
+    onExecute({ args }: { args: { schema: GraphQLSchema; document: DocumentNode; operationName?: string | null; variableValues?: Record<string, unknown> | null } }) {
+      return {
+        onExecuteDone({ result }: { result: unknown }) {
+          const operation = chosenOperation(args.document, args.operationName);
+          if (!operation || !result || typeof result !== 'object' || Symbol.asyncIterator in result) return;
+          const answered = result as { data?: Record<string, unknown> | null; extensions?: Record<string, unknown> };
+          const costed = { schema: args.schema, document: args.document, operation, variables: args.variableValues ?? null };
+          const annotations = supergraphAnnotations();
+          const cost = { estimated: operationCost(costed, annotations), actual: actualCost(costed, annotations, answered.data), max: config.graphqlLimits.maxCost };
+          answered.extensions = { ...answered.extensions, cost };
+        },
+      };
     },
     onResultProcess({ result }: { result: unknown }) {
       const errors = (result as { errors?: unknown[] } | null)?.errors;

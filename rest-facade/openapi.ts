@@ -32,6 +32,12 @@ const PROBLEM_STATUSES: Record<number, { description: string; code: string; deta
   413: { description: 'Body too large', code: 'BODY_TOO_LARGE', detail: 'The body exceeds 1048576 bytes.', extensions: { limit: 1048576 } },
   415: { description: 'Body is not application/json (see Accept-Post)', code: 'UNSUPPORTED_MEDIA_TYPE', detail: 'The body must be application/json.' },
   422: { description: 'Well-formed but invalid', code: 'INVALID_TRUST_LIST', detail: 'next_update must be after now' },
+  429: {
+    description: "The client has made its role's quota of requests of this window (RATE_LIMITS; see Retry-After and RateLimit)",
+    code: 'RATE_LIMITED',
+    detail: 'This client has made its 1200 requests of this 60-second window (role anonymous); send more in 17 s.',
+    extensions: { 'violated-policies': ['anonymous'] },
+  },
   502: { description: 'An upstream answer could not be used', code: 'BAD_GATEWAY_ANSWER', detail: 'The gateway answered 500 without data.' },
   503: {
     description: 'The database, the gateway or a subgraph does not answer (see Retry-After)',
@@ -48,10 +54,11 @@ const PROBLEM_STATUSES: Record<number, { description: string; code: string; deta
 };
 
 /**
- * Problems every route may answer: a bad path or query, no such resource, a method not allowed, an
- * upstream answer without data, a missing database, gateway or subgraph, a subgraph past its deadline.
+ * Problems every route may answer: a bad path or query, no such resource, a method not allowed, a
+ * client over its rate, an upstream answer without data, a missing database, gateway or subgraph, a
+ * subgraph past its deadline.
  */
-const EVERY_ROUTE = [400, 404, 405, 502, 503, 504];
+const EVERY_ROUTE = [400, 404, 405, 429, 502, 503, 504];
 
 const PROBLEM_SCHEMA: JsonSchema = {
   type: 'object',
@@ -74,6 +81,11 @@ const STATUS_HEADERS: Record<number, Record<string, JsonSchema>> = {
   304: { ETag: { type: 'string', description: 'The current entity tag, as If-None-Match named it.' } },
   401: { 'WWW-Authenticate': { type: 'string', pattern: '^Bearer ', description: 'The Bearer challenge (RFC 6750).' } },
   405: { Allow: { type: 'string', description: 'The methods the path takes, e.g. "GET, HEAD".' } },
+  429: {
+    'Retry-After': { type: 'string', pattern: '^[0-9]+$', description: 'Seconds until the window ends.' },
+    RateLimit: { type: 'string', description: 'What is left of the quota and when the window ends (draft-ietf-httpapi-ratelimit-headers), e.g. "anonymous";r=0;t=17.' },
+    'RateLimit-Policy': { type: 'string', description: 'The quota and its window in seconds, e.g. "anonymous";q=1200;w=60.' },
+  },
   503: { 'Retry-After': { type: 'string', pattern: '^[0-9]+$', description: 'Seconds to wait before trying again.' } },
   504: { 'Retry-After': { type: 'string', pattern: '^[0-9]+$', description: 'Seconds to wait before trying again.' } },
 };

@@ -117,8 +117,27 @@ export interface CostedOperation {
   variables?: Record<string, unknown> | null;
 }
 
-/** The cost of one operation of a document against a schema annotated with `annotations`. */
-export function operationCost({ schema, document, operation, variables }: CostedOperation, annotations: CostAnnotations): number {
+/** A field of the operation as the cost counts it: what one of it costs, and how its list is sized. */
+interface CostedField {
+  /** Its named type, and whether its selection is counted (a composite type with a selection set). */
+  named: esmGraphql.GraphQLNamedType;
+  composite: boolean;
+  isList: boolean;
+  /** Its weight, else its type's, else 1 for an object and 0 for a leaf. */
+  own: number;
+  /** The weights of the arguments given. */
+  argumentsCost: number;
+  args: Record<string, unknown>;
+  field: GraphQLField<unknown, unknown>;
+  listSize: ListSize | undefined;
+}
+
+/**
+ * What the estimate and the actual cost share: the operation's fields on each type as the schema
+ * types them (fragments resolved, `@skip`/`@include` applied) and each field's own cost; undefined
+ * when the variables do not fit (the operation is refused, BAD_USER_INPUT, before anything runs).
+ */
+function costWalk({ schema, document, operation, variables }: CostedOperation, annotations: CostAnnotations) {
   const {
     getArgumentValues,
     getDirectiveValues,
@@ -133,13 +152,12 @@ export function operationCost({ schema, document, operation, variables }: Costed
     isObjectType,
   } = graphqlOf(schema);
   const coerced = getVariableValues(schema, operation.variableDefinitions ?? [], variables ?? {});
-  // Variables that do not fit their types: the operation is refused (BAD_USER_INPUT) before anything runs.
-  if (!coerced.coerced) return 0;
+  if (!coerced.coerced) return undefined;
   const values = coerced.coerced;
   const fragments = new Map<string, FragmentDefinitionNode>();
   for (const definition of document.definitions) if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
   const root = schema.getRootType(operation.operation);
-  if (!root) return 0;
+  if (!root) return undefined;
 
   const included = (node: FieldNode | { directives?: FieldNode['directives'] }) =>
     getDirectiveValues(GraphQLSkipDirective, node, values)?.if !== true && getDirectiveValues(GraphQLIncludeDirective, node, values)?.if !== false;
@@ -161,12 +179,6 @@ export function operationCost({ schema, document, operation, variables }: Costed
     return into;
   };
 
-  /** The cost of a selection set on `type`: for an interface or union, that of its costliest member. */
-  const selectionCost = (type: GraphQLCompositeType, selectionSet: SelectionSetNode, sized: ReadonlyMap<string, number>): number => {
-    const members = isAbstractType(type) ? schema.getPossibleTypes(type) : [type];
-    return Math.max(0, ...members.map((member) => fieldsOn(member, selectionSet).reduce((sum, field) => sum + fieldCost(member, field, sized), 0)));
-  };
-
   /** A field's arguments; none when they do not fit (the field then fails), so its lists count at their assumed size. */
   const argumentsOf = (field: GraphQLField<unknown, unknown>, node: FieldNode): Record<string, unknown> => {
     try {
@@ -176,33 +188,109 @@ export function operationCost({ schema, document, operation, variables }: Costed
     }
   };
 
-  const fieldCost = (parent: GraphQLCompositeType, node: FieldNode, sized: ReadonlyMap<string, number>): number => {
+  /** A field of `parent` as the cost counts it; undefined for introspection and fields the type does not have. */
+  const costedField = (parent: GraphQLCompositeType, node: FieldNode): CostedField | undefined => {
     const name = node.name.value;
-    if (name.startsWith('__')) return 0;
-    const field = 'getFields' in parent ? parent.getFields()[name] : undefined;
-    if (!field) return 0;
+    if (name.startsWith('__')) return undefined;
+    const field = 'getFields' in parent ? (parent.getFields()[name] as GraphQLField<unknown, unknown> | undefined) : undefined;
+    if (!field) return undefined;
     const coordinate = `${parent.name}.${name}`;
     const named = getNamedType(field.type);
-    const args = argumentsOf(field as GraphQLField<unknown, unknown>, node);
-    const own = annotations.weights.get(coordinate) ?? annotations.weights.get(named.name) ?? (isCompositeType(named) ? 1 : 0);
-    const listSize = annotations.listSizes.get(coordinate);
+    const args = argumentsOf(field, node);
+    return {
+      named,
+      composite: Boolean(node.selectionSet) && isCompositeType(named),
+      isList: isListType(getNullableType(field.type)),
+      own: annotations.weights.get(coordinate) ?? annotations.weights.get(named.name) ?? (isCompositeType(named) ? 1 : 0),
+      argumentsCost: field.args.reduce((sum, argument) => sum + (args[argument.name] !== undefined ? (annotations.weights.get(`${coordinate}(${argument.name}:)`) ?? 0) : 0), 0),
+      args,
+      field,
+      listSize: annotations.listSizes.get(coordinate),
+    };
+  };
+
+  /** The object types a selection on `type` may meet: itself, or an interface's or union's members. */
+  const membersOf = (type: GraphQLCompositeType) => (isAbstractType(type) ? schema.getPossibleTypes(type) : [type]);
+
+  return { root, fieldsOn, costedField, membersOf, isListInput: (type: esmGraphql.GraphQLInputType) => isListType(getNullableType(type)) };
+}
+
+/** The cost of one operation of a document against a schema annotated with `annotations`, before it runs: the estimate. */
+export function operationCost(costed: CostedOperation, annotations: CostAnnotations): number {
+  const walk = costWalk(costed, annotations);
+  // Variables that do not fit their types: the operation is refused (BAD_USER_INPUT) before anything runs.
+  if (!walk) return 0;
+
+  /** The cost of a selection set on `type`: for an interface or union, that of its costliest member. */
+  const selectionCost = (type: GraphQLCompositeType, selectionSet: SelectionSetNode, sized: ReadonlyMap<string, number>): number =>
+    Math.max(0, ...walk.membersOf(type).map((member) => walk.fieldsOn(member, selectionSet).reduce((sum, field) => sum + fieldCost(member, field, sized), 0)));
+
+  const fieldCost = (parent: GraphQLCompositeType, node: FieldNode, sized: ReadonlyMap<string, number>): number => {
+    const costed = walk.costedField(parent, node);
+    if (!costed) return 0;
+    const { listSize, args } = costed;
     const slice = slicedSize(listSize, args);
     // A connection's page size goes to its list fields; without the slicing argument, the assumed size.
     const pageSize = slice ?? listSize?.assumedSize ?? DEFAULT_LIST_SIZE;
     const childSized = new Map(listSize?.sizedFields?.map((sizedField) => [sizedField, pageSize]) ?? []);
-    const children = node.selectionSet && isCompositeType(named) ? selectionCost(named, node.selectionSet, childSized) : 0;
-    const size = isListType(getNullableType(field.type))
-      ? (sized.get(name) ??
-        (listSize?.sizedFields ? undefined : slice) ??
-        listArgumentSize(field, args, listSize, (type) => isListType(getNullableType(type))) ??
-        listSize?.assumedSize ??
-        DEFAULT_LIST_SIZE)
+    const children = costed.composite ? selectionCost(costed.named as GraphQLCompositeType, node.selectionSet!, childSized) : 0;
+    const size = costed.isList
+      ? (sized.get(node.name.value) ?? (listSize?.sizedFields ? undefined : slice) ?? listArgumentSize(costed.field, args, listSize, walk.isListInput) ?? listSize?.assumedSize ?? DEFAULT_LIST_SIZE)
       : 1;
-    const argumentsCost = field.args.reduce((sum, argument) => sum + (args[argument.name] !== undefined ? (annotations.weights.get(`${coordinate}(${argument.name}:)`) ?? 0) : 0), 0);
-    return size * (own + children) + argumentsCost;
+    return size * (costed.own + children) + costed.argumentsCost;
   };
 
-  return (operation.operation === 'mutation' ? MUTATION_COST : 0) + selectionCost(root, operation.selectionSet, new Map());
+  return (costed.operation.operation === 'mutation' ? MUTATION_COST : 0) + selectionCost(walk.root, costed.operation.selectionSet, new Map());
+}
+
+/**
+ * The cost of an operation as it ran: the same weights, with every list at the size it was answered
+ * (Apollo Router's "actual" cost). A field absent from the answer (its parent null, an error) costs
+ * nothing, an object answered null its own weight (its resolver ran), a list its items.
+ */
+export function actualCost(costed: CostedOperation, annotations: CostAnnotations, data: Record<string, unknown> | null | undefined): number {
+  const walk = costWalk(costed, annotations);
+  if (!walk || !data) return 0;
+  // A list of 500 items asks the same questions 500 times: each answered once.
+  const fields = new Map<SelectionSetNode, Map<GraphQLCompositeType, FieldNode[]>>();
+  const fieldsOn = (type: GraphQLCompositeType, selectionSet: SelectionSetNode) => {
+    let byType = fields.get(selectionSet);
+    if (!byType) fields.set(selectionSet, (byType = new Map()));
+    let found = byType.get(type);
+    if (!found) byType.set(type, (found = walk.fieldsOn(type, selectionSet)));
+    return found;
+  };
+  const costedFields = new Map<FieldNode, Map<GraphQLCompositeType, CostedField | undefined>>();
+  const costedField = (parent: GraphQLCompositeType, node: FieldNode) => {
+    let byParent = costedFields.get(node);
+    if (!byParent) costedFields.set(node, (byParent = new Map()));
+    if (!byParent.has(parent)) byParent.set(parent, walk.costedField(parent, node));
+    return byParent.get(parent);
+  };
+
+  const selectionCost = (type: GraphQLCompositeType, selectionSet: SelectionSetNode, value: Record<string, unknown>): number => {
+    const typename = value.__typename;
+    const members = walk.membersOf(type);
+    const answered = typeof typename === 'string' ? members.filter((member) => member.name === typename) : members;
+    return Math.max(0, ...answered.map((member) => fieldsOn(member, selectionSet).reduce((sum, node) => sum + fieldCost(member, node, value), 0)));
+  };
+
+  const valueCost = (costed: CostedField, node: FieldNode, value: unknown): number => {
+    if (value === null || value === undefined) return 0;
+    if (Array.isArray(value)) return value.reduce((sum: number, item) => sum + valueCost(costed, node, item), 0);
+    return costed.own + (costed.composite && typeof value === 'object' ? selectionCost(costed.named as GraphQLCompositeType, node.selectionSet!, value as Record<string, unknown>) : 0);
+  };
+
+  const fieldCost = (parent: GraphQLCompositeType, node: FieldNode, parentValue: Record<string, unknown>): number => {
+    const key = node.alias?.value ?? node.name.value;
+    if (!(key in parentValue)) return 0;
+    const costed = costedField(parent, node);
+    if (!costed) return 0;
+    const value = parentValue[key];
+    return (value === null && !costed.isList ? costed.own : valueCost(costed, node, value)) + costed.argumentsCost;
+  };
+
+  return (costed.operation.operation === 'mutation' ? MUTATION_COST : 0) + selectionCost(walk.root, costed.operation.selectionSet, data);
 }
 
 /** The largest slicing argument given (or defaulted), when the field has any. */
@@ -233,14 +321,21 @@ export function costRefusal(found: number, max: number): GraphQLError {
   );
 }
 
+/** Where the gateway reports each operation's estimated and actual cost (its metrics), beside the answer's `extensions.cost`. */
+export type CostReport = (operationType: string, estimated: number, actual: number) => void;
+
 /**
  * Holds every operation to `maxCost` once it is parsed, validated and chosen, before anything runs
  * (variables are needed for the sizes, so this is not a validation rule). Refused: GRAPHQL_VALIDATION_FAILED,
- * with `extensions.limit`, as the other limits are.
+ * with `extensions.limit`, as the other limits are. With `report` (the gateway's), an operation that
+ * ran is answered with `extensions.cost` {estimated, actual, max} (Hive Gateway's demand control names
+ * the first and last so) and both costs are reported.
  */
-export function costLimitPlugin<Context extends BaseContext>(annotations: CostAnnotations, maxCost: number): ApolloServerPlugin<Context> {
+export function costLimitPlugin<Context extends BaseContext>(annotations: CostAnnotations, maxCost: number, report?: CostReport): ApolloServerPlugin<Context> {
   return {
     async requestDidStart() {
+      let estimated: number | undefined;
+      let ran = false;
       return {
         async didResolveOperation({ schema, document, operation, request }) {
           if (!operation) return;
@@ -250,7 +345,20 @@ export function costLimitPlugin<Context extends BaseContext>(annotations: CostAn
             // Thrown here, an error without a status would be answered 500.
             throw new GraphQLError(refusal.message, { extensions: { ...refusal.extensions, http: { status: 400 } } });
           }
+          estimated = found;
         },
+        ...(report && {
+          async executionDidStart() {
+            ran = true;
+          },
+          async willSendResponse({ schema, document, operation, request, response }) {
+            if (!ran || estimated === undefined || !operation || !document || response.body.kind !== 'single') return;
+            const result = response.body.singleResult;
+            const actual = actualCost({ schema, document, operation, variables: request.variables }, annotations, result.data);
+            result.extensions = { ...result.extensions, cost: { estimated, actual, max: maxCost } };
+            report(operation.operation, estimated, actual);
+          },
+        }),
       };
     },
   };

@@ -8,7 +8,7 @@
 import type { ApolloServerOptions, ApolloServerPlugin, BaseContext } from '@apollo/server';
 import { ApolloArmor } from '@escape.tech/graphql-armor';
 import type { GraphqlLimits } from '../config/runtime.js';
-import { costLimitPlugin, type CostAnnotations } from './cost.js';
+import { costLimitPlugin, type CostAnnotations, type CostReport } from './cost.js';
 
 /** Most directives in one operation; fixed, as no honest query comes near it. */
 export const MAX_DIRECTIVES = 50;
@@ -28,15 +28,16 @@ export function armorLimits(limits: GraphqlLimits, introspection: boolean) {
 
 /**
  * What an Apollo Server (the gateway's or a subgraph's) needs to hold operations to `limits`: armor's
- * plugins and validation rules, the cost limit over the schema's `annotations`, and the token limit as
+ * plugins and validation rules, the cost limit over the schema's `annotations` (with `costReport`, the
+ * gateway's, each operation's estimated and actual cost reported), and the token limit as
  * graphql-js's own parse option — armor's token plugin parses in a hook whose failure Apollo answers
  * with 500, so every syntax error became one.
  */
-export function apolloArmor<Context extends BaseContext>(limits: GraphqlLimits, introspection: boolean, annotations: CostAnnotations) {
+export function apolloArmor<Context extends BaseContext>(limits: GraphqlLimits, introspection: boolean, annotations: CostAnnotations, costReport?: CostReport) {
   const armor = new ApolloArmor({ ...armorLimits(limits, introspection), maxTokens: { enabled: false } }).protect();
   return {
     // graphql-armor's types come from @apollo/server's CommonJS build; the plugins are the same objects.
-    plugins: [...(armor.plugins as unknown as ApolloServerPlugin<Context>[]), costLimitPlugin<Context>(annotations, limits.maxCost)],
+    plugins: [...(armor.plugins as unknown as ApolloServerPlugin<Context>[]), costLimitPlugin<Context>(annotations, limits.maxCost, costReport)],
     validationRules: armor.validationRules,
     parseOptions: { maxTokens: limits.maxTokens },
   } satisfies Partial<ApolloServerOptions<Context>>;

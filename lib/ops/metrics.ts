@@ -16,6 +16,9 @@ const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75,
 /** Database statements are mostly sub-millisecond: finer buckets at the bottom. */
 const QUERY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
+/** Buckets of an operation's cost, in the units of GRAPHQL_MAX_COST (about 10 µs of CPU each; 200,000 by default). */
+const COST_BUCKETS = [10, 100, 1_000, 10_000, 50_000, 100_000, 200_000, 400_000];
+
 /** How often Node's event-loop delay is sampled for nodejs_eventloop_lag_*, in milliseconds. */
 const EVENT_LOOP_SAMPLE_MS = 100;
 
@@ -65,6 +68,8 @@ export interface ServerMetrics {
   watchPool(pool: pg.Pool): () => void;
   /** A request refused 429 for its client's rate limit (lib/server/rate-limits.ts), by the client's role. */
   rateLimited(role: string): void;
+  /** An operation the gateway ran: its cost as estimated before it ran and as it ran (lib/graphql/cost.ts). */
+  graphqlOperationCost(operationType: string, estimated: number, actual: number): void;
 }
 
 export type CircuitStateName = 'closed' | 'open' | 'half-open';
@@ -96,6 +101,7 @@ export const NO_SERVER_METRICS: ServerMetrics = Object.freeze({
   readinessProbed: nothing,
   watchPool: () => nothing,
   rateLimited: nothing,
+  graphqlOperationCost: nothing,
 });
 
 /** The longest of KNOWN_STATEMENTS: a statement's first word is read no further. */
@@ -122,7 +128,7 @@ export function statementVerb(sql: string): string {
 }
 
 /**
- * The four request histogram families, kept by our own accumulators (lib/ops/histograms.ts) rather than
+ * The request histogram families, kept by our own accumulators (lib/ops/histograms.ts) rather than
  * prom-client's Histogram: an observation then adds to numbers, with no string or object made. Each
  * server's series are a shard of the family, written together (docs/OPS-COST.md).
  */
@@ -152,6 +158,12 @@ function requestHistograms() {
       ['server', 'db_system_name', 'db_operation_name', 'outcome'],
       QUERY_BUCKETS,
     ),
+    operationCost: new HistogramFamily(
+      'graphql_gateway_operation_cost',
+      "Cost of the GraphQL operations the gateway ran (@cost/@listSize, GRAPHQL_MAX_COST's units), estimated before it ran and actual (the lists as answered), by operation type.",
+      ['server', 'graphql_operation_type', 'cost_kind'],
+      COST_BUCKETS,
+    ),
   };
 }
 
@@ -162,8 +174,17 @@ export class PlatformMetrics {
   readonly #histograms = requestHistograms();
   readonly #shards = new Map(
     SERVER_NAMES.map((server) => {
-      const { httpDuration, graphqlDuration, subgraphFetchDuration, queryDuration } = this.#histograms;
-      return [server, { httpDuration: httpDuration.shard(), graphqlDuration: graphqlDuration.shard(), subgraphFetchDuration: subgraphFetchDuration.shard(), queryDuration: queryDuration.shard() }];
+      const { httpDuration, graphqlDuration, subgraphFetchDuration, queryDuration, operationCost } = this.#histograms;
+      return [
+        server,
+        {
+          httpDuration: httpDuration.shard(),
+          graphqlDuration: graphqlDuration.shard(),
+          subgraphFetchDuration: subgraphFetchDuration.shard(),
+          queryDuration: queryDuration.shard(),
+          operationCost: operationCost.shard(),
+        },
+      ];
     }),
   );
   readonly #pools: { server: ServerName; pool: pg.Pool }[] = [];
@@ -297,13 +318,14 @@ export class PlatformMetrics {
   forServer(server: ServerName): ServerMetrics {
     if (!this.enabled) return NO_SERVER_METRICS;
     const metrics = this;
-    const { httpDuration, graphqlDuration, subgraphFetchDuration, queryDuration } = this.#shards.get(server)!;
+    const { httpDuration, graphqlDuration, subgraphFetchDuration, queryDuration, operationCost } = this.#shards.get(server)!;
     // Each series is found by its labels' values in nested maps, made at its first observation.
     type Series = HistogramSeries;
     const httpSeries = new Map<string, Map<string, Map<number, Series>>>();
     const operationSeries = new Map<string, Map<string, Record<'success' | 'error', Series>>>();
     const fetchSeries = new Map<string, Record<'success' | 'error', Series>>();
     const statementSeries = new Map<string, Record<'success' | 'error', Series>>();
+    const costSeries = new Map<string, { estimated: Series; actual: Series }>();
     const byOutcome = (series: (labelValues: readonly string[]) => Series, labelValues: readonly string[]) => ({
       success: series([...labelValues, 'success']),
       error: series([...labelValues, 'error']),
@@ -367,6 +389,12 @@ export class PlatformMetrics {
         return () => void metrics.#pools.splice(metrics.#pools.indexOf(watched), 1);
       },
       rateLimited: (role) => this.rateLimited.inc({ server, role }),
+      graphqlOperationCost(operationType, estimated, actual) {
+        let series = costSeries.get(operationType);
+        if (!series) costSeries.set(operationType, (series = { estimated: operationCost([server, operationType, 'estimated']), actual: operationCost([server, operationType, 'actual']) }));
+        series.estimated.observe(estimated);
+        series.actual.observe(actual);
+      },
     };
   }
 }

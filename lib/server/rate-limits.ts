@@ -4,7 +4,7 @@
  * window (RATE_LIMITS), for the platform as a whole, whichever replica it reaches (shared-allowance.ts).
  * A client is its bearer token when the platform knows the token (by the token's SHA-256: no store is
  * keyed by the secret), else its address (the socket's: the platform has no trusted-proxy setting, so
- * behind a proxy every client is the proxy). Counted first, before any other work for the request: a
+ * behind a proxy every client is the proxy; an IPv6 address's /64). Counted first, before any other work for the request: a
  * client over its quota is answered 429 before its credentials are judged, its body read or anything
  * reported, with Retry-After and the RateLimit and RateLimit-Policy fields of the IETF httpapi draft
  * (draft-ietf-httpapi-ratelimit-headers-11/-12), which every counted answer carries.
@@ -55,6 +55,23 @@ interface Client {
   role: RateLimitRole;
 }
 
+/**
+ * The client an address stands for: an IPv4 address itself, an IPv6 address its /64 (one subscriber's
+ * network, which hands its hosts any of 2^64 addresses: keyed by address, each would be a new quota).
+ */
+export function addressClient(address: string): string {
+  const bare = address.split('%')[0]!;
+  if (!bare.includes(':') || /^::ffff:\d+\.\d+\.\d+\.\d+$/i.test(bare)) return bare.replace(/^::ffff:/i, '');
+  const [head = '', tail] = bare.split('::');
+  const before = head ? head.split(':') : [];
+  const after = tail ? tail.split(':') : [];
+  const groups = tail === undefined ? before : [...before, ...Array<string>(Math.max(0, 8 - before.length - after.length)).fill('0'), ...after];
+  return `${groups
+    .slice(0, 4)
+    .map((group) => Number.parseInt(group || '0', 16).toString(16))
+    .join(':')}::/64`;
+}
+
 const isLoopbackAddress = (address: string | undefined) => address !== undefined && (address.startsWith('127.') || address === '::1' || address.startsWith('::ffff:127.'));
 
 export interface RateLimitOptions {
@@ -77,7 +94,7 @@ export const rateLimits = fp<RateLimitOptions>(
       const principal = credentials.kind === 'bearer' ? tokens?.authenticate(credentials.token) : undefined;
       // An unknown or malformed credential is anonymous: keyed by it, a client could take a new quota with every made-up token.
       if (principal && credentials.kind === 'bearer') return { key: `token:${hashToken(credentials.token)}`, role: principal.role };
-      return { key: `address:${request.socket.remoteAddress}`, role: 'anonymous' };
+      return { key: `address:${addressClient(request.socket.remoteAddress ?? '')}`, role: 'anonymous' };
     };
 
     /** Answers the admission: its fields on the answer, or the 429 (the server's error handler words it). */

@@ -179,3 +179,33 @@ describe('logs longer than the weights assume (300 events)', () => {
     for (const id of ids) expect((await small.graphql('query($id: ID!) { passport(id: $id) { events } }', { id })).data.passport.events).toHaveLength(301);
   }, 120_000);
 });
+
+describe('what an operation costs, as the gateway reports it', () => {
+  const series = (exposition: string, kind: 'estimated' | 'actual') =>
+    Number(new RegExp(`^graphql_gateway_operation_cost_sum\\{server="gateway",graphql_operation_type="query",cost_kind="${kind}"\\} (\\S+)$`, 'm').exec(exposition)?.[1] ?? 0);
+
+  it('is in the answer (estimated before it ran, actual as the lists were answered) and in the metrics; 500 ids with verdicts are refused where 10 are not', async () => {
+    const ask = (selection: string, ids: string[]) =>
+      fetch(platform.stack.gateway.graphqlUrl, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ query: `query Listed($ids: [ID!]!) { passports(ids: $ids) { ${selection} } }`, variables: { ids } }),
+      }).then((response) => response.json() as Promise<any>);
+    // Ten ids, one of a passport that exists: ten verdicts estimated (10 × (1 + 7,500)), one answered.
+    const tenIds = [long, ...Array.from({ length: 9 }, (_, i) => `${UNKNOWN}-${i}`)];
+    const verdicts = await ask('verdict', tenIds);
+    expect(verdicts.errors).toBeUndefined();
+    expect(verdicts.extensions.cost).toEqual({ estimated: 75_010, actual: 7_501, max: 200_000 });
+    expect((await ask('verdict', Array(500).fill(UNKNOWN))).errors?.[0]?.extensions).toMatchObject({
+      code: 'GRAPHQL_VALIDATION_FAILED',
+      limit: { setting: 'GRAPHQL_MAX_COST', found: 500 * 7_501 },
+    });
+
+    // A verdict asks the trust service through the gateway, an operation of its own: the metrics are read over one that asks nothing more.
+    const before = await platform.stack.operations.metrics.exposition();
+    expect((await ask('id', tenIds)).extensions.cost).toEqual({ estimated: 10, actual: 1, max: 200_000 });
+    const after = await platform.stack.operations.metrics.exposition();
+    expect(series(after, 'estimated') - series(before, 'estimated')).toBe(10);
+    expect(series(after, 'actual') - series(before, 'actual')).toBe(1);
+  });
+});

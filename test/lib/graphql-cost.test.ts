@@ -5,7 +5,7 @@
  */
 import { buildSchema, Kind, parse, type OperationDefinitionNode } from 'graphql';
 import { describe, expect, it } from 'vitest';
-import { actualCostMeter, costAnnotations, DEFAULT_LIST_SIZE, MUTATION_COST, operationCost } from '../../lib/graphql/cost.js';
+import { actualCost, actualCostMeter, costAnnotations, DEFAULT_LIST_SIZE, MUTATION_COST, operationCost } from '../../lib/graphql/cost.js';
 
 const SDL = `
   directive @cost(weight: Int!) on ARGUMENT_DEFINITION | ENUM | FIELD_DEFINITION | INPUT_FIELD_DEFINITION | OBJECT | SCALAR
@@ -39,6 +39,42 @@ function cost(query: string, variables: Record<string, unknown> = {}): number {
   const operation = document.definitions.find((definition): definition is OperationDefinitionNode => definition.kind === Kind.OPERATION_DEFINITION)!;
   return operationCost({ schema, document, operation, variables }, annotations);
 }
+
+/** The cost of an operation as it ran, given what it answered. */
+function costAnswered(query: string, data: Record<string, unknown> | null, variables: Record<string, unknown> = {}): number {
+  const document = parse(query);
+  const operation = document.definitions.find((definition): definition is OperationDefinitionNode => definition.kind === Kind.OPERATION_DEFINITION)!;
+  return actualCost({ schema, document, operation, variables }, annotations, data);
+}
+
+describe('the actual cost of an operation', () => {
+  it('counts each list at the size it was answered, by alias, with the same weights as the estimate', () => {
+    const query = '{ a: passports(ids: ["p", "q", "r"]) { verdict events } b: passport(id: "s") { id } }';
+    expect(cost(query)).toBe(3 * (1 + 7000 + 300 * 8) + 1);
+    const data = { a: [{ verdict: 'verified', events: ['x', 'y'] }, null, { verdict: null, events: [] }], b: { id: 's' } };
+    // Two passports answered (the null one costs nothing), two events; verdict's weight whether it answered null or not.
+    expect(costAnswered(query, data)).toBe(2 * (1 + 7000) + 2 * 8 + 1);
+  });
+
+  it('counts an object answered null its own weight, a field the answer lacks nothing, and a mutation its extra', () => {
+    expect(costAnswered('{ passport(id: "p", at: "2026-01-01T00:00:00Z") { standing { standing } } }', { passport: null })).toBe(1 + 1000);
+    expect(costAnswered('{ passport(id: "p") { id } }', {})).toBe(0);
+    expect(costAnswered('{ passport(id: "p") { id } }', null)).toBe(0);
+    expect(costAnswered('mutation { touch { id } }', { touch: { id: 'p' } })).toBe(MUTATION_COST + 1);
+  });
+
+  it('counts a union member by its __typename when the answer names it', () => {
+    const query = '{ things { __typename ... on Passport { verdict } ... on Snapshot { chunks(count: 2) } } }';
+    expect(
+      costAnswered(query, {
+        things: [
+          { __typename: 'Snapshot', chunks: ['a', 'b'] },
+          { __typename: 'Passport', verdict: 'verified' },
+        ],
+      }),
+    ).toBe(1 + 2 * 3000 + (1 + 7000));
+  });
+});
 
 describe('the cost of an operation', () => {
   it('counts 1 for an object, 0 for a leaf, and a field weight in place of its type', () => {
