@@ -1,13 +1,15 @@
 /**
  * A subscription is held to the rules of a query, as a client meets them over graphql-ws and GraphQL
  * over SSE: depth, alias and cost limits refuse it with the limit's setting, and one connection and
- * one client hold at most so many subscriptions (GRAPHQL_MAX_SUBSCRIPTIONS_PER_CONNECTION, _PER_CLIENT).
+ * one client hold at most so many subscriptions (GRAPHQL_MAX_SUBSCRIPTIONS_PER_CONNECTION, _PER_CLIENT);
+ * and the operator's side: the metrics of connections, subscriptions, events and lag, and the close
+ * code 1012 when the platform stops.
  */
 import { createClient as createSseClient } from 'graphql-sse';
 import { createClient as createWsClient, type Client } from 'graphql-ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { createModel, createPassport } from '../issuer/support.js';
+import { createModel, createPassport, PAYLOADS } from '../issuer/support.js';
 import { startTestStack, type TestStack } from '../support/stack.js';
 
 let platform: TestStack;
@@ -19,7 +21,8 @@ beforeAll(async () => {
   passportId = (await createPassport(platform, 'battery-live-limits')).passport_id;
 }, 180_000);
 
-afterAll(() => platform?.stop());
+let stopped = false;
+afterAll(() => (stopped ? undefined : platform?.stop()));
 
 const wsClient = () => createWsClient({ url: platform.stack.gateway.graphqlUrl.replace(/^http/, 'ws'), webSocketImpl: WebSocket, lazy: false, retryAttempts: 0 });
 const EVENTS = 'subscription($id: ID!) { passportEvents(passportId: $id) { cursor } }';
@@ -73,5 +76,39 @@ describe('subscriptions under the limits of a query', () => {
       await first.dispose();
       await second.dispose();
     }
+  });
+
+  it('are counted: connections and subscriptions open, events delivered, the lag of live ones', async () => {
+    const client = wsClient();
+    try {
+      const got: unknown[] = [];
+      client.subscribe({ query: EVENTS, variables: { id: passportId } }, { next: (result) => void got.push(result), error: () => {}, complete: () => {} });
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      const appended = await platform.rest('issuer', `/passports/${passportId}/events`, { body: { type: 'ObjectEvent', payload: PAYLOADS.ObjectEvent!() }, as: 'writer' });
+      expect(appended.status).toBe(201);
+      for (let waited = 0; got.length === 0 && waited < 100; waited += 1) await new Promise((resolve) => setTimeout(resolve, 100));
+      const exposition = await platform.stack.operations.metrics.exposition();
+      expect(exposition).toMatch(/graphql_subscription_connections\{server="gateway",protocol="graphql-ws"\} [1-9]/);
+      expect(exposition).toMatch(/graphql_subscriptions\{server="gateway",subscription="passportEvents"\} [1-9]/);
+      expect(exposition).toMatch(/graphql_subscription_events_total\{server="gateway",subscription="passportEvents"\} [1-9]/);
+      expect(exposition).toMatch(/graphql_subscription_delivery_lag_seconds_count\{server="gateway",subscription="passportEvents"\} [1-9]/);
+    } finally {
+      await client.dispose();
+    }
+  });
+
+  it('on shutdown, close each graphql-ws connection with 1012 (service restart), so that clients reconnect and resume', async () => {
+    const closed = new Promise<number>((resolve) => {
+      const socket = new WebSocket(platform.stack.gateway.graphqlUrl.replace(/^http/, 'ws'), 'graphql-transport-ws');
+      socket.on('open', () => socket.send(JSON.stringify({ type: 'connection_init' })));
+      socket.on('message', (message) => {
+        if (JSON.parse(String(message)).type === 'connection_ack') socket.send(JSON.stringify({ id: '1', type: 'subscribe', payload: { query: EVENTS, variables: { id: passportId } } }));
+      });
+      socket.on('close', (code) => resolve(code));
+    });
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    stopped = true;
+    await platform.stop();
+    expect(await closed).toBe(1012);
   });
 });
