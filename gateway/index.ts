@@ -115,7 +115,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   const graphql = await startGatewayGraphql({ ...options, supergraph, subgraphs, costs, server });
   const { apollo } = graphql;
   const notices = new ChangeNotices(new Map(LIVE_FEEDS.map(({ service }) => [service, options.subgraphs.find((subgraph) => subgraph.name === service)!.url])), options.subgraphSecret);
-  const live = new LiveSubscriptions({ ...graphql, notices, limits: options.limits });
+  const live = new LiveSubscriptions({ ...graphql, notices, limits: options.limits, metrics: server.metrics.live });
   // Once the requests in flight are answered (the server's one shutdown path).
   server.app.addHook('onClose', async () => {
     notices.close();
@@ -139,7 +139,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   app.setNotFoundHandler((_request, reply) => reply.code(404).type('application/json; charset=utf-8').send(Buffer.from('{"error":"not found"}')));
 
   const serveGraphql = fastifyApolloHandler(apollo, { context: async (request) => ({ authorization: request.headers.authorization, requestId: request.id, log: request.log }) });
-  const transport = await liveTransport(app, live, { maxPayload: options.bodyLimit });
+  const transport = await liveTransport(app, live, { maxPayload: options.bodyLimit, limits: options.limits, metrics: server.metrics.live });
   const handler = async (request: FastifyRequest, reply: FastifyReply) => {
     // A document named by its id (TRUSTED_DOCUMENTS) is looked up first, for queries and subscriptions alike.
     if (resolveDocument(request, reply)) return reply;

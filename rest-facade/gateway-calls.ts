@@ -2,6 +2,7 @@
 import type { Tracer } from '@opentelemetry/api';
 import { gatewayRequestBody } from '../lib/graphql/trusted-documents.js';
 import { RequestProblem } from '../lib/http/request-problem.js';
+import { createClient } from 'graphql-sse';
 import { jsonPoster, type JsonAnswer } from '../lib/http/post-json.js';
 import { problem } from '../lib/problem.js';
 import { problemFromGraphqlErrors, problemHeaders } from './problems.js';
@@ -36,5 +37,32 @@ export function gatewayCaller(gatewayUrl: string, tracer: Tracer | undefined, se
     }
     if (!payload.data) throw new RequestProblem(problem(502, 'BAD_GATEWAY_ANSWER', `The gateway answered ${answer.status} without data.`));
     return payload.data;
+  };
+}
+
+/** A subscription at the gateway: its events' `data`, as they come; a refusal is thrown as the problem it stands for. */
+export type GatewaySubscription = (operation: string, variables: Record<string, unknown>, authorization: string | undefined, requestId?: string) => AsyncIterable<Record<string, unknown>>;
+
+/**
+ * Subscribes at the gateway over GraphQL over SSE (graphql-sse's client, one connection per
+ * subscription). It does not retry: the facade's own client resumes from its last event id, so a
+ * retry here with the first cursor would deliver events twice.
+ */
+export function gatewaySubscriber(gatewayUrl: string): GatewaySubscription {
+  return async function* subscribe(operation, variables, authorization, requestId) {
+    const headers: Record<string, string> = requestId ? { 'x-request-id': requestId } : {};
+    if (authorization) headers.authorization = authorization;
+    const client = createClient({ url: gatewayUrl, singleConnection: false, retryAttempts: 0, headers });
+    try {
+      for await (const { data, errors } of client.iterate<Record<string, unknown>>({ query: operation, variables })) {
+        if (errors?.length) {
+          const details = problemFromGraphqlErrors(errors as unknown as { message: string; extensions?: Record<string, unknown> }[]);
+          throw new RequestProblem(details, problemHeaders(details));
+        }
+        if (data) yield data;
+      }
+    } finally {
+      client.dispose();
+    }
   };
 }

@@ -28,6 +28,11 @@ const PROBLEM_STATUSES: Record<number, { description: string; code: string; deta
   403: { description: 'The token lacks the required role', code: 'INSUFFICIENT_ROLE', detail: 'This operation needs the role admin; the token has the role writer.' },
   404: { description: 'No such resource', code: 'NOT_FOUND', detail: 'The issuer has no passport with this id.' },
   405: { description: 'Method not allowed (see Allow)', code: 'METHOD_NOT_ALLOWED', detail: 'PUT is not allowed on /healthz; allowed: GET, HEAD.' },
+  406: {
+    description: 'None of the media types the route serves is acceptable (see its 200)',
+    code: 'NOT_ACCEPTABLE',
+    detail: "A passport's events are served as an event stream: send Accept: text/event-stream.",
+  },
   409: { description: 'Conflict with the current state', code: 'ILLEGAL_TRANSITION', detail: 'A passport in status active cannot take the event reinstated.', extensions: { rule: 'I6' } },
   413: { description: 'Body too large', code: 'BODY_TOO_LARGE', detail: 'The body exceeds 1048576 bytes.', extensions: { limit: 1048576 } },
   415: { description: 'Body is not application/json (see Accept-Post)', code: 'UNSUPPORTED_MEDIA_TYPE', detail: 'The body must be application/json.' },

@@ -7,12 +7,13 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ServiceName } from '../lib/config/services.js';
 import { RequestProblem } from '../lib/http/request-problem.js';
 import { notModified } from './conditional.js';
-import type { GatewayCall } from './gateway-calls.js';
+import type { GatewayCall, GatewaySubscription } from './gateway-calls.js';
 import type { Route, RouteContext, RouteRequest, ServiceRoutes } from './route-table.js';
 
 /** What answering a route needs of the facade around it. */
 export interface RouteAnswering {
   callGateway: GatewayCall;
+  subscribeGateway: GatewaySubscription;
   /** Sends the refusals gathered for a service before its admin log is read (access.ts). */
   flushRefusals(service: ServiceName): Promise<void>;
   /** The public base URL of every service, the same for every request whatever its Host (public-urls.ts). */
@@ -26,6 +27,7 @@ export async function answerRoute(route: Route, table: ServiceRoutes, request: F
     body: request.body,
     ifNoneMatch: request.headers['if-none-match'],
     accept: request.headers.accept,
+    lastEventId: request.headers['last-event-id'] as string | undefined,
   };
   const authorization = request.headers.authorization;
   const publicUrls = facade.publicUrls();
@@ -36,6 +38,7 @@ export async function answerRoute(route: Route, table: ServiceRoutes, request: F
     routes: table.routes,
     request: routeRequest,
     graphql: (operation, more) => facade.callGateway(operation, more, authorization, request.id),
+    subscribe: (operation, more) => facade.subscribeGateway(operation, more, authorization, request.id),
   };
   if (route.readsAdminLog) await facade.flushRefusals(table.service);
   let data: Record<string, unknown>;

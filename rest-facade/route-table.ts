@@ -33,6 +33,8 @@ export interface RouteRequest {
   ifNoneMatch?: string;
   /** The Accept header, for the routes that negotiate their answer (the Digital Link resolver, credentials). */
   accept?: string;
+  /** An event stream's Last-Event-ID: the id of the last event the client received, where it resumes. */
+  lastEventId?: string;
 }
 
 /** What a route answers: the body is JSON unless `raw` bytes or a `stream` are given. */
@@ -63,6 +65,8 @@ export interface RouteContext {
   request: RouteRequest;
   /** Runs a further operation through the gateway with the caller's credentials, e.g. for the next page of a streamed body. */
   graphql(operation: string, variables: Record<string, unknown>): Promise<Record<string, any>>;
+  /** Subscribes at the gateway with the caller's credentials: each event's data, e.g. for an event stream. */
+  subscribe(operation: string, variables: Record<string, unknown>): AsyncIterable<Record<string, any>>;
 }
 
 export interface Route {

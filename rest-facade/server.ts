@@ -15,7 +15,7 @@ import type { EdgeOptions } from '../lib/server/edge-options.js';
 import type { ListeningServer, PlatformServer } from '../lib/server/platform-server.js';
 import { countedHeaders } from '../lib/server/rate-limits.js';
 import { refusalReporter } from './access.js';
-import { gatewayCaller } from './gateway-calls.js';
+import { gatewayCaller, gatewaySubscriber } from './gateway-calls.js';
 import { facadePages } from './pages.js';
 import { servePort } from './port-server.js';
 import { problemSender } from './problems.js';
@@ -62,6 +62,7 @@ export async function startFacade(options: FacadeOptions): Promise<RunningFacade
     readiness: { gateway: peerReady(new URL('/readyz', options.gatewayUrl).href, 'the gateway') },
     pages: facadePages({ gatewayUrl: options.gatewayUrl, mounts: options.mounts, publicUrls, sendProblem }),
     callGateway,
+    subscribeGateway: gatewaySubscriber(options.gatewayUrl),
     refusals,
     flushRefusals: (service: ServiceName) => refusals.flush(service),
     publicUrls,

@@ -11,7 +11,8 @@ import type { ServiceName } from '../../lib/config/services.js';
 import { GATEWAY_CREDENTIAL_HEADER } from '../../lib/graphql/gateway-credential.js';
 import { CHANGES_PATH } from '../../lib/graphql/change-stream.js';
 
-type Wake = () => void;
+/** Wakes a subscription; `at`: when the append that woke it was made (ms since the epoch), absent for a resync. */
+type Wake = (at?: number) => void;
 
 /** How long after a refused or failed stream the gateway opens it again. */
 const REOPEN_MS = 1_000;
@@ -66,8 +67,8 @@ class ServiceNotices {
 
   #listen(source: EventSource, feed: string): void {
     source.addEventListener(feed, (event) => {
-      const [key] = event.data.split(' ');
-      for (const wake of this.#watchers.get(feed)?.get(key ?? '') ?? []) wake();
+      const [key, , at] = event.data.split(' ');
+      for (const wake of this.#watchers.get(feed)?.get(key ?? '') ?? []) wake(Number(at) || undefined);
     });
   }
 

@@ -13,6 +13,7 @@ import type { ApolloServer } from '@apollo/server';
 import type { DocumentNode, ExecutionResult, FieldNode, GraphQLError, GraphQLFormattedError, GraphQLSchema, OperationDefinitionNode, ValidationRule } from 'graphql';
 import { Kind } from 'graphql';
 import type { GraphqlLimits } from '../../lib/config/runtime.js';
+import type { LiveMetrics } from '../../lib/ops/metrics.js';
 import { costRefusal, graphqlOf, operationCost, type CostAnnotations } from '../../lib/graphql/cost.js';
 import type { GatewayContext } from '../data-source.js';
 import type { ChangeNotices } from './change-notices.js';
@@ -62,6 +63,7 @@ export interface LiveSubscriptionOptions {
   annotations: CostAnnotations;
   /** The validation rules of every operation at the gateway (graphql-armor's). */
   validationRules: readonly ValidationRule[];
+  metrics: LiveMetrics;
   /** The gateway's formatError: a refusal reads as at /graphql. */
   formatError: (formatted: GraphQLFormattedError, error: unknown) => GraphQLFormattedError;
 }
@@ -100,7 +102,7 @@ export class LiveSubscriptions {
       return [this.#refusal(Object.assign(error as GraphQLError, { extensions: { code: 'GRAPHQL_PARSE_FAILED' } }))];
     }
     const invalid = gql.validate(schema, document, [...gql.specifiedRules, ...this.#options.validationRules]);
-    if (invalid.length) return invalid.map((error) => this.#refusal(Object.assign(error, { extensions: { code: 'GRAPHQL_VALIDATION_FAILED', ...error.extensions } })));
+    if (invalid.length) return invalid.map((error) => this.#refusal(Object.assign(error, { extensions: { ...error.extensions, code: 'GRAPHQL_VALIDATION_FAILED' } })));
     const operation = gql.getOperationAST(document, operationName);
     if (!operation)
       return refuse(operationName ? `Unknown operation named "${operationName}".` : 'The document defines several operations; operationName must name one.', 'OPERATION_RESOLUTION_FAILURE');
@@ -138,21 +140,50 @@ export class LiveSubscriptions {
   }
 
   /**
+   * Whether the caller may follow this subscription: the one place where object-level rules (the
+   * operators' and audiences' of issue 44) are checked before a subscription opens. Today reads are
+   * public, so every caller may; each read runs with the caller's credentials besides, so that what a
+   * subgraph refuses a query it refuses in the replay and live alike.
+   */
+  mayFollow(_planned: PlannedSubscription, _caller: GatewayContext): GraphQLFormattedError | undefined {
+    return undefined;
+  }
+
+  /**
    * The events of a planned subscription: its first read at once (a refusal of it, e.g. an unknown
    * key, is the subscription's answer), then a stream that reads again whenever woken.
    */
-  async open(planned: PlannedSubscription, context: GatewayContext): Promise<AsyncIterableIterator<ExecutionResult> | ExecutionResult> {
+  async open(planned: PlannedSubscription, context: GatewayContext, ended: () => void = () => {}): Promise<AsyncIterableIterator<ExecutionResult> | ExecutionResult> {
+    const refused = this.mayFollow(planned, context);
+    if (refused) {
+      ended();
+      return { errors: [refused] } as unknown as ExecutionResult;
+    }
     const bell = new Bell();
     // Watched before the first read: a notice that comes while it runs rings for the next.
-    const unwatch = this.#options.notices.watch(planned.feed.service, planned.feed.feed, planned.key, () => bell.ring());
+    const unwatch = this.#options.notices.watch(planned.feed.service, planned.feed.feed, planned.key, (at) => bell.ring(at));
     const first = await this.#read(planned, planned.after, context);
     if ('errors' in first) {
       unwatch();
+      ended();
       const unknown = first.unknownKey && planned.feed.unknownKey(planned.key);
       return { errors: unknown ? [{ message: unknown.detail, extensions: { code: unknown.code } }] : first.errors } as ExecutionResult;
     }
     const read = (cursor: string | null) => this.#read(planned, cursor, context);
-    return stream(first, read, bell, unwatch);
+    const { metrics } = this.#options;
+    const field = planned.feed.field;
+    metrics.subscriptionOpened(field);
+    return stream(
+      first,
+      read,
+      bell,
+      (appendedAt) => metrics.eventDelivered(field, appendedAt === undefined ? undefined : (Date.now() - appendedAt) / 1000),
+      () => {
+        metrics.subscriptionClosed(field);
+        unwatch();
+        ended();
+      },
+    );
   }
 
   async #read(planned: PlannedSubscription, cursor: string | null, context: GatewayContext): Promise<Read> {
@@ -232,6 +263,8 @@ function readOperation(
 /** Wakes a stream waiting for its next read; a ring while none waits is kept for the next wait. */
 class Bell {
   #rung = false;
+  /** When the earliest append rung for since the last wait was made (ms since the epoch). */
+  #rungFor: number | undefined;
   #closed = false;
   #waiting: (() => void) | undefined;
 
@@ -239,8 +272,9 @@ class Bell {
     return this.#closed;
   }
 
-  ring(): void {
+  ring(appendedAt?: number): void {
     this.#rung = true;
+    if (appendedAt !== undefined) this.#rungFor = Math.min(this.#rungFor ?? appendedAt, appendedAt);
     this.#waiting?.();
   }
 
@@ -249,11 +283,14 @@ class Bell {
     this.#waiting?.();
   }
 
-  /** Until rung (now, if it was rung since the last wait) or closed. */
-  async wait(): Promise<void> {
+  /** Until rung (now, if it was rung since the last wait) or closed; when the earliest append it was rung for was made. */
+  async wait(): Promise<number | undefined> {
     if (!this.#rung && !this.#closed) await new Promise<void>((resolve) => (this.#waiting = resolve));
+    const appendedAt = this.#rungFor;
     this.#waiting = undefined;
     this.#rung = false;
+    this.#rungFor = undefined;
+    return appendedAt;
   }
 
   /** Until `ms` have passed or it is closed. */
@@ -271,14 +308,28 @@ class Bell {
   }
 }
 
-/** The events of the first read, then of each read after the last cursor, woken by `bell`; ended (and unwatched) by `return`. */
-function stream(first: Extract<Read, { events: unknown }>, read: (cursor: string | null) => Promise<Read>, bell: Bell, unwatch: () => void): AsyncIterableIterator<ExecutionResult> {
+/**
+ * The events of the first read, then of each read after the last cursor, woken by `bell`; ended by
+ * `return`. `delivered` is told of each event, with when the append that woke its read was made
+ * (none for the replay).
+ */
+function stream(
+  first: Extract<Read, { events: unknown }>,
+  read: (cursor: string | null) => Promise<Read>,
+  bell: Bell,
+  delivered: (appendedAt: number | undefined) => void,
+  ended: () => void,
+): AsyncIterableIterator<ExecutionResult> {
   async function* events(): AsyncGenerator<ExecutionResult> {
     try {
       let page = first;
+      let appendedAt: number | undefined;
       for (;;) {
-        yield* page.events;
-        if (!page.full) await bell.wait();
+        for (const event of page.events) {
+          yield event;
+          delivered(appendedAt);
+        }
+        if (!page.full) appendedAt = await bell.wait();
         let next: Read | undefined;
         for (let attempt = 0; !bell.closed; attempt += 1) {
           next = await read(page.cursor);
@@ -290,7 +341,7 @@ function stream(first: Extract<Read, { events: unknown }>, read: (cursor: string
         page = next;
       }
     } finally {
-      unwatch();
+      ended();
     }
   }
   const iterator = events();

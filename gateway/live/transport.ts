@@ -13,6 +13,8 @@ import type { ExecutionResult, GraphQLFormattedError } from 'graphql';
 import { createHandler as createSseHandler } from 'graphql-sse/lib/use/fastify';
 import type { Context as WsContext } from 'graphql-ws';
 import { makeHandler as makeWsHandler } from 'graphql-ws/use/@fastify/websocket';
+import type { GraphqlLimits } from '../../lib/config/runtime.js';
+import type { LiveMetrics } from '../../lib/ops/metrics.js';
 import type { GatewayContext } from '../data-source.js';
 import type { LiveSubscriptions, PlannedSubscription } from './live-subscription.js';
 
@@ -20,6 +22,8 @@ import type { LiveSubscriptions, PlannedSubscription } from './live-subscription
 interface SubscriptionContext extends Record<PropertyKey, unknown> {
   planned: PlannedSubscription;
   caller: GatewayContext;
+  /** Gives back its place in the client's quota. */
+  release: () => void;
 }
 
 /** WebSocket close code 1012 (Service Restart): the client reconnects, and resumes from its cursor. */
@@ -41,6 +45,32 @@ const asErrors = (formatted: readonly GraphQLFormattedError[]) => formatted.map(
 /** Whether a request asks for GraphQL over SSE (graphql-sse compares the header whole). */
 export const asksForEventStream = (request: FastifyRequest) => request.headers.accept === 'text/event-stream';
 
+/**
+ * The subscriptions open from each client address, over both protocols: one client cannot hold more
+ * than `max` (GRAPHQL_MAX_SUBSCRIPTIONS_PER_CLIENT) of the gateway's memory and reads.
+ */
+class ClientQuota {
+  readonly #open = new Map<string, number>();
+  constructor(readonly max: number) {}
+
+  /** Counts one more for `client`; the release, or undefined when it has `max` open. */
+  take(client: string): (() => void) | undefined {
+    const open = this.#open.get(client) ?? 0;
+    if (open >= this.max) return undefined;
+    this.#open.set(client, open + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const left = (this.#open.get(client) ?? 1) - 1;
+      if (left === 0) this.#open.delete(client);
+      else this.#open.set(client, left);
+    };
+  }
+}
+
+const limitRefusal = (message: string, setting: string, value: number): GraphQLFormattedError => ({ message, extensions: { code: 'SUBSCRIPTION_LIMIT', limit: { setting, value } } });
+
 export interface LiveTransport {
   /** Serves a request for an event stream (asksForEventStream). */
   serveEventStream(request: FastifyRequest, reply: FastifyReply): Promise<void>;
@@ -49,8 +79,16 @@ export interface LiveTransport {
 }
 
 /** Registers @fastify/websocket on the gateway's server; the routes take the handlers returned. */
-export async function liveTransport(app: FastifyInstance, live: LiveSubscriptions, options: { maxPayload: number }): Promise<LiveTransport> {
+export async function liveTransport(
+  app: FastifyInstance,
+  live: LiveSubscriptions,
+  options: { maxPayload: number; limits: Pick<GraphqlLimits, 'maxSubscriptionsPerConnection' | 'maxSubscriptionsPerClient'>; metrics: LiveMetrics },
+): Promise<LiveTransport> {
   const eventStreams = new Set<FastifyReply>();
+  const { maxSubscriptionsPerConnection, maxSubscriptionsPerClient } = options.limits;
+  const quota = new ClientQuota(maxSubscriptionsPerClient);
+  const overClientQuota = () =>
+    limitRefusal(`This client has ${maxSubscriptionsPerClient} subscriptions open, the most one client may hold.`, 'GRAPHQL_MAX_SUBSCRIPTIONS_PER_CLIENT', maxSubscriptionsPerClient);
   await app.register(fastifyWebsocket, {
     options: { maxPayload: options.maxPayload },
     // On shutdown each client is told to reconnect (to this gateway restarted, or another), and resumes from its cursor.
@@ -65,19 +103,33 @@ export async function liveTransport(app: FastifyInstance, live: LiveSubscription
   const wsHandler = makeWsHandler({
     onConnect(ctx) {
       authorizations.set(ctx, connectionAuthorization(ctx.connectionParams, ctx.extra.request));
+      options.metrics.connectionOpened('graphql-ws');
       return true;
     },
+    onDisconnect: () => options.metrics.connectionClosed('graphql-ws'),
     onSubscribe(ctx, _id, payload) {
+      // graphql-ws has reserved this one's id already.
+      if (Object.keys(ctx.subscriptions).length > maxSubscriptionsPerConnection) {
+        return asErrors([
+          limitRefusal(
+            `This connection has ${maxSubscriptionsPerConnection} subscriptions open, the most one connection may hold; complete one first.`,
+            'GRAPHQL_MAX_SUBSCRIPTIONS_PER_CONNECTION',
+            maxSubscriptionsPerConnection,
+          ),
+        ]);
+      }
       const planned = live.plan(payload);
       if (Array.isArray(planned)) return asErrors(planned);
+      const release = quota.take(ctx.extra.request.ip);
+      if (!release) return asErrors([overClientQuota()]);
       const authorization = authorizations.get(ctx);
       const caller: GatewayContext = { requestId: ctx.extra.request.id, log: ctx.extra.request.log, ...(authorization ? { authorization } : {}) };
       // Checked by plan(); graphql-ws reads the operation's type from the document, and calls subscribe.
-      return { schema: live.schema(), document: planned.document, contextValue: { planned, caller } };
+      return { schema: live.schema(), document: planned.document, contextValue: { planned, caller, release } };
     },
     subscribe: ({ contextValue }) => {
-      const { planned, caller } = contextValue as SubscriptionContext;
-      return live.open(planned, caller);
+      const { planned, caller, release } = contextValue as SubscriptionContext;
+      return live.open(planned, caller, release);
     },
     // Events carry their errors formatted already.
     onNext: (_ctx, _id, _payload, _args, result) => result as ExecutionResult,
@@ -90,8 +142,10 @@ export async function liveTransport(app: FastifyInstance, live: LiveSubscription
       const planned = live.plan(params);
       if (Array.isArray(planned)) return [JSON.stringify({ errors: planned }), { status: 400, statusText: 'Bad Request', headers: { 'content-type': 'application/json; charset=utf-8' } }];
       const fastifyRequest = request.raw as FastifyRequest;
+      const release = quota.take(fastifyRequest.ip);
+      if (!release) return [JSON.stringify({ errors: [overClientQuota()] }), { status: 429, statusText: 'Too Many Requests', headers: { 'content-type': 'application/json; charset=utf-8' } }];
       const { authorization } = fastifyRequest.headers;
-      return live.open(planned, { requestId: fastifyRequest.id, log: fastifyRequest.log, ...(authorization ? { authorization } : {}) });
+      return live.open(planned, { requestId: fastifyRequest.id, log: fastifyRequest.log, ...(authorization ? { authorization } : {}) }, release);
     },
   });
 
@@ -101,10 +155,12 @@ export async function liveTransport(app: FastifyInstance, live: LiveSubscription
       // The handler writes the response itself.
       reply.hijack();
       eventStreams.add(reply);
+      options.metrics.connectionOpened('graphql-sse');
       try {
         await sseHandler(request, reply);
       } finally {
         eventStreams.delete(reply);
+        options.metrics.connectionClosed('graphql-sse');
       }
     },
   };

@@ -110,6 +110,9 @@ export interface GraphqlLimits {
   /** The most an operation may cost by the schema's @cost and @listSize (lib/graphql/cost.ts). */
   maxCost: number;
   maxTokens: number;
+  /** Subscriptions open at once on one graphql-ws connection, and from one client address over both protocols (gateway/live/). */
+  maxSubscriptionsPerConnection: number;
+  maxSubscriptionsPerClient: number;
 }
 
 function integer(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
@@ -298,6 +301,8 @@ export function loadRuntimeConfig(env: NodeJS.ProcessEnv = process.env): Runtime
       // About 2 s of CPU: a unit of cost is about 10 µs (lib/graphql/cost.ts).
       maxCost: integer(env, 'GRAPHQL_MAX_COST', 200_000),
       maxTokens: integer(env, 'GRAPHQL_MAX_TOKENS', 5_000),
+      maxSubscriptionsPerConnection: integer(env, 'GRAPHQL_MAX_SUBSCRIPTIONS_PER_CONNECTION', 100),
+      maxSubscriptionsPerClient: integer(env, 'GRAPHQL_MAX_SUBSCRIPTIONS_PER_CLIENT', 5_000),
     },
   };
 }

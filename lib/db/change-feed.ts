@@ -15,19 +15,24 @@ import { clientConfig, parseDatabaseUrl } from './postgres.js';
 /** The channel of a service's notices: one per service schema, so that two platforms on one database do not wake each other. */
 export const changeChannel = (schema: string): string => `${schema}.changes`;
 
-/** One notice: `feed` (e.g. `passport-events`), the key it concerns (a passport id), the cursor of what was appended. */
+/**
+ * One notice: `feed` (e.g. `passport-events`), the key it concerns (a passport id), the cursor of
+ * what was appended, and when (milliseconds since the epoch, the append's clock: what the gateway
+ * measures its delivery lag from).
+ */
 export interface ChangeNotice {
   feed: string;
   key: string;
   cursor: string;
+  at: number;
 }
 
-/** A notice's payload: three fields separated by spaces (keys and cursors hold none). */
-export const changePayload = ({ feed, key, cursor }: ChangeNotice): string => `${feed} ${key} ${cursor}`;
+/** A notice's payload: four fields separated by spaces (keys and cursors hold none). */
+export const changePayload = ({ feed, key, cursor, at }: ChangeNotice): string => `${feed} ${key} ${cursor} ${at}`;
 
 export function parseChangePayload(payload: string): ChangeNotice | undefined {
-  const [feed, key, cursor, ...rest] = payload.split(' ');
-  return feed && key && cursor && rest.length === 0 ? { feed, key, cursor } : undefined;
+  const [feed, key, cursor, at, ...rest] = payload.split(' ');
+  return feed && key && cursor && at && /^\d+$/.test(at) && rest.length === 0 ? { feed, key, cursor, at: Number(at) } : undefined;
 }
 
 export interface ChangeListenerEvents {

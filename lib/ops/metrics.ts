@@ -7,7 +7,7 @@
  * docs/OPERATIONS.md lists every metric.
  */
 import type pg from 'pg';
-import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { SERVER_NAMES, type ServerName } from '../config/services.js';
 import { HistogramFamily, type HistogramSeries } from './histograms.js';
 
@@ -47,6 +47,16 @@ export interface DomainMetrics {
   keyPlacementFailed(stage: 'start' | 'rotation'): void;
 }
 
+/** What the gateway counts of its subscriptions (gateway/live/), by protocol (`graphql-ws`, `graphql-sse`) and subscription field. */
+export interface LiveMetrics {
+  connectionOpened(protocol: string): void;
+  connectionClosed(protocol: string): void;
+  subscriptionOpened(field: string): void;
+  subscriptionClosed(field: string): void;
+  /** An event delivered; `lagSeconds`: from its append's notice to its delivery, for an event delivered live (not replayed). */
+  eventDelivered(field: string, lagSeconds: number | undefined): void;
+}
+
 /** Metrics of one server, its `server` label fixed once so the hot path allocates no label object for it. */
 export interface ServerMetrics {
   /** False with METRICS=off: every call below does nothing, and callers add no hook or plugin for it. */
@@ -70,6 +80,7 @@ export interface ServerMetrics {
   rateLimited(role: string): void;
   /** An operation the gateway ran: its cost as estimated before it ran and as it ran (lib/graphql/cost.ts). */
   graphqlOperationCost(operationType: string, estimated: number, actual: number): void;
+  readonly live: LiveMetrics;
 }
 
 export type CircuitStateName = 'closed' | 'open' | 'half-open';
@@ -102,6 +113,7 @@ export const NO_SERVER_METRICS: ServerMetrics = Object.freeze({
   watchPool: () => nothing,
   rateLimited: nothing,
   graphqlOperationCost: nothing,
+  live: Object.freeze({ connectionOpened: nothing, connectionClosed: nothing, subscriptionOpened: nothing, subscriptionClosed: nothing, eventDelivered: nothing }),
 });
 
 /** The longest of KNOWN_STATEMENTS: a statement's first word is read no further. */
@@ -239,6 +251,26 @@ export class PlatformMetrics {
   readonly passportsCreated = this.#counter('passport_passports_created_total', 'Passports created.');
   readonly eventsAppended = this.#counter('passport_events_appended_total', "Events appended to passports' logs, by event type.", ['event_type']);
   readonly packsMinted = this.#counter('passport_packs_minted_total', 'Tier-A packs minted.');
+  readonly liveConnections = new Gauge({
+    name: 'graphql_subscription_connections',
+    help: 'Connections open for subscriptions at the gateway, by protocol (graphql-ws, graphql-sse).',
+    labelNames: ['server', 'protocol'] as const,
+    registers: [this.registry],
+  });
+  readonly liveSubscriptions = new Gauge({
+    name: 'graphql_subscriptions',
+    help: 'Subscriptions open at the gateway, by subscription field.',
+    labelNames: ['server', 'subscription'] as const,
+    registers: [this.registry],
+  });
+  readonly liveEvents = this.#counter('graphql_subscription_events_total', 'Events delivered to subscribers, by subscription field (replayed and live).', ['subscription']);
+  readonly liveLag = new Histogram({
+    name: 'graphql_subscription_delivery_lag_seconds',
+    help: "From an append's change notice (taken in its transaction) to the delivery of its event to a subscriber, by subscription field; live events only.",
+    labelNames: ['server', 'subscription'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [this.registry],
+  });
   readonly verdicts = this.#counter('passport_verdicts_total', 'Verdicts computed, by outcome.', ['outcome']);
   readonly delegations = this.#counter('passport_delegations_total', 'Delegation credentials judged, by outcome (accepted or refused) and code.', ['outcome', 'code']);
   readonly revocations = this.#counter('passport_revocations_total', 'Revocations recorded.');
@@ -394,6 +426,16 @@ export class PlatformMetrics {
         if (!series) costSeries.set(operationType, (series = { estimated: operationCost([server, operationType, 'estimated']), actual: operationCost([server, operationType, 'actual']) }));
         series.estimated.observe(estimated);
         series.actual.observe(actual);
+      },
+      live: {
+        connectionOpened: (protocol) => metrics.liveConnections.inc({ server, protocol }),
+        connectionClosed: (protocol) => metrics.liveConnections.dec({ server, protocol }),
+        subscriptionOpened: (subscription) => metrics.liveSubscriptions.inc({ server, subscription }),
+        subscriptionClosed: (subscription) => metrics.liveSubscriptions.dec({ server, subscription }),
+        eventDelivered(subscription, lagSeconds) {
+          metrics.liveEvents.inc({ server, subscription });
+          if (lagSeconds !== undefined) metrics.liveLag.observe({ server, subscription }, lagSeconds);
+        },
       },
     };
   }

@@ -350,6 +350,10 @@ describe('real answers of every path', () => {
     expect((await i('/passports/{id}', `/passports/${id}?at=${encodeURIComponent(created.body.core.created_at)}`)).status).toBe(200);
     expect((await i('/passports/{id}', `/passports/${id}?at=2000-01-01T00:00:00Z`)).status).toBe(404);
     expect((await i('/passports/{id}', `/passports/${id}?at=yesterday`)).status).toBe(400);
+    // The event stream's refusals (its 200 is a stream without end: test/issuer/event-stream.test.ts).
+    expect((await i('/passports/{id}/events', `/passports/${id}/events`, { headers: { accept: 'application/json' } })).status).toBe(406);
+    expect((await i('/passports/{id}/events', '/passports/no-such/events', { headers: { accept: 'text/event-stream' } })).status).toBe(404);
+    expect((await i('/passports/{id}/events', `/passports/${id}/events?after=x`, { headers: { accept: 'text/event-stream' } })).status).toBe(400);
     expect((await i('/passports/{id}/verdict', `/passports/${id}/verdict`)).status).toBe(200);
     expect((await i('/passports/{id}/verdict', '/passports/no-such/verdict')).status).toBe(404);
     const fresh = await createPassport(platform, 'oa-battery');

@@ -3,9 +3,11 @@
  * members are snake_case; event payloads are carried opaquely (EPCIS 2.0 member names stay
  * camelCase inside `payload`), and signed documents pass through verbatim.
  */
+import Negotiator from 'negotiator';
 import { RequestProblem } from '../../../lib/http/request-problem.js';
 import { problem, type Problem } from '../../../lib/problem.js';
-import type { RouteContext, RouteRequest } from '../../route-table.js';
+import type { RouteContext, RouteRequest, RouteResult } from '../../route-table.js';
+import { PASSPORT_EVENTS } from './operations.js';
 
 const object = (body: unknown): Record<string, unknown> => (body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : {});
 
@@ -74,4 +76,35 @@ export function applicabilityVariables({ body }: RouteRequest) {
 /** An upsert's answer: 201 with what was made, or 200 with what was replaced. */
 export function upserted({ created, ...record }: Record<string, unknown>) {
   return { status: created ? 201 : 200, body: record };
+}
+
+export const EVENT_STREAM_MEDIA_TYPE = 'text/event-stream';
+
+/** How long an EventSource waits before it reconnects after the stream ends (SSE `retry:`). */
+const RECONNECT_MS = 1_000;
+
+/**
+ * The variables of a passport's event stream: where it resumes, Last-Event-ID (an EventSource
+ * reconnecting) before `after` (a first connection). Refused 406 unless the client accepts an event stream.
+ */
+export function eventStreamVariables(request: RouteRequest): Record<string, unknown> {
+  if (!new Negotiator({ headers: { accept: request.accept ?? '*/*' } }).mediaType([EVENT_STREAM_MEDIA_TYPE])) {
+    throw new RequestProblem(problem(406, 'NOT_ACCEPTABLE', "A passport's events are served as an event stream: send Accept: text/event-stream."));
+  }
+  return { id: request.params.id, after: request.lastEventId ?? request.query.after ?? null };
+}
+
+/** A passport's events as Server-Sent Events: each signed record as `data`, its cursor as `id`; first the reconnection delay. */
+export function passportEventStream(data: Record<string, any>, context: RouteContext): RouteResult {
+  if (!data.events) throw passportNotFound();
+  const variables = eventStreamVariables(context.request);
+  const encoder = new TextEncoder();
+  async function* stream(): AsyncGenerator<Uint8Array> {
+    yield encoder.encode(`retry: ${RECONNECT_MS}\n\n`);
+    for await (const { event } of context.subscribe(PASSPORT_EVENTS, variables)) {
+      yield encoder.encode(`id: ${event.cursor}\ndata: ${JSON.stringify(event.record)}\n\n`);
+    }
+  }
+  // Proxies must pass each event on as it comes (nginx buffers unless told).
+  return { headers: { 'content-type': EVENT_STREAM_MEDIA_TYPE, 'cache-control': 'no-store', 'x-accel-buffering': 'no' }, stream: stream() };
 }

@@ -15,6 +15,11 @@ export const APPEND_EVENT = `mutation AppendPassportEvent($passportId: ID!, $typ
   appended: appendPassportEvent(passportId: $passportId, type: $type, payload: $payload) { event log_head: logHead status }
 }`;
 
+/** Whether the passport exists and the cursor is one, before its event stream opens. */
+export const EVENTS_AFTER = `query PassportEventsAfter($id: ID!, $after: String) { events: passportEventsAfter(passportId: $id, after: $after, first: 1) { cursor } }`;
+
+export const PASSPORT_EVENTS = `subscription PassportEvents($id: ID!, $after: String) { event: passportEvents(passportId: $id, after: $after) { cursor record } }`;
+
 export const MINT_PACK = `mutation MintPassportPack($passportId: ID!) {
   pack: mintPassportPack(passportId: $passportId) { passport_id: passportId text size budget kid claims minted_at: mintedAt }
 }`;

@@ -6,7 +6,9 @@ import { digitalLinkRoutes } from '../digital-link/routes.js';
 import {
   applicabilityVariables,
   creationVariables,
+  eventStreamVariables,
   eventVariables,
+  passportEventStream,
   passportNotFound,
   passportOut,
   passportUrl,
@@ -76,6 +78,26 @@ export const issuerRoutes: Route[] = [
       },
     },
     problems: [401, 409, 422],
+  },
+  {
+    method: 'GET',
+    path: '/passports/{id}/events',
+    summary: "The passport's events as Server-Sent Events (Accept: text/event-stream): every event after the cursor, then each new one as it is appended, in log order; resumable with Last-Event-ID",
+    params: passportIdParam,
+    query: { after: { type: 'string', description: 'Start after the event of this cursor (its seq), as Last-Event-ID does on a reconnection; without either, from the first event.' } },
+    operation: operations.EVENTS_AFTER,
+    variables: eventStreamVariables,
+    result: passportEventStream,
+    responses: {
+      200: {
+        description:
+          'An event stream: `retry:` first, then per event `id:` (its cursor, the seq) and `data:` (the signed event, as the log holds it). An EventSource reconnects by itself and sends the last id as Last-Event-ID, so it misses nothing and gets nothing twice; on shutdown the stream ends and the client resumes on the next instance.',
+        mediaType: 'text/event-stream',
+        schema: { type: 'string' },
+        example: 'retry: 1000\n\nid: 0\ndata: {"seq":0,"type":"ObjectEvent","trust":"Attested","kid":"…","signature":"…"}\n\n',
+      },
+    },
+    problems: [406],
   },
   {
     method: 'POST',

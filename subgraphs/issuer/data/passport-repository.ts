@@ -390,7 +390,7 @@ export class PassportRepository {
         const canonical = canonicalize(event);
         // The event row, the passport row and the change notice (delivered at commit, to wake the
         // passport's subscribers) in one statement: one round trip under the lock.
-        const notice = changePayload({ feed: PASSPORT_EVENTS_FEED, key: passportId, cursor: eventCursor(event.seq) });
+        const notice = changePayload({ feed: PASSPORT_EVENTS_FEED, key: passportId, cursor: eventCursor(event.seq), at: now.getTime() });
         await tx.$executeRaw(Prisma.sql`
           WITH appended AS (
             INSERT INTO ${this.#events} (passport_id, seq, type, recorded_at, kid, canonical, log_head)

@@ -1,0 +1,114 @@
+/**
+ * A subscription is held to the rules of a query, as a client meets them over graphql-ws and GraphQL
+ * over SSE: depth, alias and cost limits refuse it with the limit's setting, and one connection and
+ * one client hold at most so many subscriptions (GRAPHQL_MAX_SUBSCRIPTIONS_PER_CONNECTION, _PER_CLIENT);
+ * and the operator's side: the metrics of connections, subscriptions, events and lag, and the close
+ * code 1012 when the platform stops.
+ */
+import { createClient as createSseClient } from 'graphql-sse';
+import { createClient as createWsClient, type Client } from 'graphql-ws';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { createModel, createPassport, PAYLOADS } from '../issuer/support.js';
+import { startTestStack, type TestStack } from '../support/stack.js';
+
+let platform: TestStack;
+let passportId = '';
+
+beforeAll(async () => {
+  platform = await startTestStack({ env: { GRAPHQL_MAX_SUBSCRIPTIONS_PER_CONNECTION: '2', GRAPHQL_MAX_SUBSCRIPTIONS_PER_CLIENT: '3' } });
+  await createModel(platform, 'battery-live-limits');
+  passportId = (await createPassport(platform, 'battery-live-limits')).passport_id;
+}, 180_000);
+
+let stopped = false;
+afterAll(() => (stopped ? undefined : platform?.stop()));
+
+const wsClient = () => createWsClient({ url: platform.stack.gateway.graphqlUrl.replace(/^http/, 'ws'), webSocketImpl: WebSocket, lazy: false, retryAttempts: 0 });
+const EVENTS = 'subscription($id: ID!) { passportEvents(passportId: $id) { cursor } }';
+
+/** The first thing a subscription answers: a result, or its error; it stays open otherwise. */
+function firstAnswer(client: Client, query: string, variables: Record<string, unknown> = { id: passportId }): Promise<any> {
+  return new Promise((resolve) => {
+    client.subscribe({ query, variables }, { next: (result) => resolve(result), error: (error) => resolve({ error }), complete: () => resolve('complete') });
+  });
+}
+
+/** Opens a subscription on a passport without events: it answers nothing while it stays open. */
+function holdOpen(client: Client): Promise<unknown> {
+  return Promise.race([firstAnswer(client, EVENTS), new Promise((resolve) => setTimeout(() => resolve('open'), 1_500))]);
+}
+
+describe('subscriptions under the limits of a query', () => {
+  it('refuses a subscription too deep, with too many aliases or too costly, naming the setting', async () => {
+    const client = wsClient();
+    try {
+      const deep = `subscription($id: ID!) { passportEvents(passportId: $id) { passport { predecessor { predecessor { predecessor { predecessor { predecessor { predecessor { predecessor { predecessor { predecessor { predecessor { predecessor { predecessor { predecessor { id } } } } } } } } } } } } } } } }`;
+      expect(await firstAnswer(client, deep)).toMatchObject({ error: [{ extensions: { code: 'GRAPHQL_VALIDATION_FAILED', limit: { setting: 'GRAPHQL_MAX_DEPTH' } } }] });
+      const aliases = `subscription($id: ID!) { passportEvents(passportId: $id) { ${Array.from({ length: 61 }, (_, index) => `a${index}: cursor`).join(' ')} } }`;
+      expect(await firstAnswer(client, aliases)).toMatchObject({ error: [{ extensions: { limit: { setting: 'GRAPHQL_MAX_ALIASES' } } }] });
+      const costly = `subscription($id: ID!) { passportEvents(passportId: $id) { passport { ${Array.from({ length: 30 }, (_, index) => `v${index}: verdict`).join(' ')} } } }`;
+      expect(await firstAnswer(client, costly)).toMatchObject({ error: [{ extensions: { limit: { setting: 'GRAPHQL_MAX_COST' } } }] });
+    } finally {
+      await client.dispose();
+    }
+  });
+
+  it('holds one connection and one client to their most subscriptions, over both protocols', async () => {
+    const first = wsClient();
+    const second = wsClient();
+    const sse = createSseClient({ url: platform.stack.gateway.graphqlUrl, singleConnection: false, retryAttempts: 0 });
+    try {
+      expect(await holdOpen(first)).toBe('open');
+      expect(await holdOpen(first)).toBe('open');
+      expect(await firstAnswer(first, EVENTS)).toMatchObject({ error: [{ extensions: { code: 'SUBSCRIPTION_LIMIT', limit: { setting: 'GRAPHQL_MAX_SUBSCRIPTIONS_PER_CONNECTION', value: 2 } } }] });
+      // The client's third, on another connection; its fourth is refused whatever the protocol.
+      expect(await holdOpen(second)).toBe('open');
+      expect(await firstAnswer(second, EVENTS)).toMatchObject({ error: [{ extensions: { code: 'SUBSCRIPTION_LIMIT', limit: { setting: 'GRAPHQL_MAX_SUBSCRIPTIONS_PER_CLIENT', value: 3 } } }] });
+      const overSse = await new Promise<unknown>((resolve) => sse.subscribe({ query: EVENTS, variables: { id: passportId } }, { next: resolve, error: resolve, complete: () => resolve('complete') }));
+      expect(String(overSse)).toMatch(/429|GRAPHQL_MAX_SUBSCRIPTIONS_PER_CLIENT/);
+      // Closing a connection gives its places back.
+      await first.dispose();
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(await holdOpen(second)).toBe('open');
+    } finally {
+      sse.dispose();
+      await first.dispose();
+      await second.dispose();
+    }
+  });
+
+  it('are counted: connections and subscriptions open, events delivered, the lag of live ones', async () => {
+    const client = wsClient();
+    try {
+      const got: unknown[] = [];
+      client.subscribe({ query: EVENTS, variables: { id: passportId } }, { next: (result) => void got.push(result), error: () => {}, complete: () => {} });
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      const appended = await platform.rest('issuer', `/passports/${passportId}/events`, { body: { type: 'ObjectEvent', payload: PAYLOADS.ObjectEvent!() }, as: 'writer' });
+      expect(appended.status).toBe(201);
+      for (let waited = 0; got.length === 0 && waited < 100; waited += 1) await new Promise((resolve) => setTimeout(resolve, 100));
+      const exposition = await platform.stack.operations.metrics.exposition();
+      expect(exposition).toMatch(/graphql_subscription_connections\{server="gateway",protocol="graphql-ws"\} [1-9]/);
+      expect(exposition).toMatch(/graphql_subscriptions\{server="gateway",subscription="passportEvents"\} [1-9]/);
+      expect(exposition).toMatch(/graphql_subscription_events_total\{server="gateway",subscription="passportEvents"\} [1-9]/);
+      expect(exposition).toMatch(/graphql_subscription_delivery_lag_seconds_count\{server="gateway",subscription="passportEvents"\} [1-9]/);
+    } finally {
+      await client.dispose();
+    }
+  });
+
+  it('on shutdown, close each graphql-ws connection with 1012 (service restart), so that clients reconnect and resume', async () => {
+    const closed = new Promise<number>((resolve) => {
+      const socket = new WebSocket(platform.stack.gateway.graphqlUrl.replace(/^http/, 'ws'), 'graphql-transport-ws');
+      socket.on('open', () => socket.send(JSON.stringify({ type: 'connection_init' })));
+      socket.on('message', (message) => {
+        if (JSON.parse(String(message)).type === 'connection_ack') socket.send(JSON.stringify({ id: '1', type: 'subscribe', payload: { query: EVENTS, variables: { id: passportId } } }));
+      });
+      socket.on('close', (code) => resolve(code));
+    });
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    stopped = true;
+    await platform.stop();
+    expect(await closed).toBe(1012);
+  });
+});
