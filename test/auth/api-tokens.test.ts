@@ -87,9 +87,11 @@ describe('an API token', () => {
   });
 
   it('expired, is refused everywhere at once, though the servers still hold it', async () => {
-    const expiresAt = Date.now() + 1_500;
+    const expiresAt = Date.now() + 3_000;
     const { secret } = (await issue(ourAdmin, { role: 'admin', label: 'short', expires_at: new Date(expiresAt).toISOString() })).body;
-    expect(await statusesEverywhere(secret)).toEqual({ facade: 200, gateway: 'ok', subgraph: 'ok' });
+    const before = await statusesEverywhere(secret);
+    // On a machine too loaded to ask three servers in 3 s the token expired meanwhile: only what follows is shown then.
+    if (Date.now() < expiresAt) expect(before).toEqual({ facade: 200, gateway: 'ok', subgraph: 'ok' });
     await new Promise((resolve) => setTimeout(resolve, expiresAt - Date.now() + 50));
     expect(await statusesEverywhere(secret)).toEqual({ facade: 401, gateway: 'INVALID_TOKEN', subgraph: 'INVALID_TOKEN' });
   });

@@ -1,5 +1,5 @@
 /** How the token routes' REST requests become GraphQL variables, and the tokens REST answers (snake_case). */
-import type { RouteRequest } from '../../route-table.js';
+import type { RouteContext, RouteRequest } from '../../route-table.js';
 
 const object = (body: unknown): Record<string, unknown> => (body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : {});
 
@@ -14,6 +14,9 @@ export function creationVariables({ body }: RouteRequest) {
 export const listVariables = ({ query }: RouteRequest) => (query.operator === undefined ? {} : { operator: query.operator });
 
 export const revocationVariables = ({ params, query }: RouteRequest) => ({ id: params.id, ...listVariables({ query } as RouteRequest) });
+
+/** The list that holds an operator's tokens (the platform's: no operator named, as the platform admin reads it). */
+export const listUrl = (context: RouteContext, operator: string | null) => `${context.baseUrl}/admin/tokens${operator === null ? '' : `?operator=${encodeURIComponent(operator)}`}`;
 
 export function tokenOut(token: Record<string, unknown>) {
   return {

@@ -1,6 +1,7 @@
 /** API tokens on the issuer (issue 44 item 2a, docs/OPERATORS.md "Tokens"): issued, listed and revoked by admins. */
 import type { Route } from '../../route-table.js';
-import { creationVariables, listVariables, revocationVariables, tokenOut } from './mappers.js';
+import { location } from '../../schemas.js';
+import { creationVariables, listVariables, listUrl, revocationVariables, tokenOut } from './mappers.js';
 import * as operations from './operations.js';
 import * as schemas from './schemas.js';
 
@@ -17,8 +18,18 @@ export const tokenRoutes: Route[] = [
     body: schemas.tokenBody,
     operation: operations.CREATE_TOKEN,
     variables: creationVariables,
-    result: (data) => ({ status: 201, headers: { 'cache-control': 'no-store' }, body: { ...tokenOut(data.created.token), secret: data.created.secret } }),
-    responses: { 201: { description: 'The token and its secret, shown this once (never stored: only its SHA-256 is).', ...schemas.created } },
+    result: (data, context) => ({
+      status: 201,
+      headers: { location: listUrl(context, data.created.token.operator), 'cache-control': 'no-store' },
+      body: { ...tokenOut(data.created.token), secret: data.created.secret },
+    }),
+    responses: {
+      201: {
+        headers: location('The list of its operator’s tokens, which holds it (without the secret).'),
+        description: 'The token and its secret, shown this once (never stored: only its SHA-256 is).',
+        ...schemas.created,
+      },
+    },
     problems: [401, 403, 409],
   },
   {
