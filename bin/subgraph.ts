@@ -1,4 +1,6 @@
 /** `npm run subgraph -- <service>`: one service's subgraph on its own, migrations applied first. */
+import { openPlatformIdentity } from '../lib/auth/authentication.js';
+import { loadOidcConfig } from '../lib/config/oidc.js';
 import { loadAccessTokens } from '../lib/auth/tokens.js';
 import { serviceDatabaseUrl } from '../lib/config/database.js';
 import { publicUrlsOfConfig } from '../lib/config/public-urls.js';
@@ -24,13 +26,18 @@ const running = await runPart({
     const url = serviceDatabaseUrl(service);
     databaseUrl = url;
     await deployMigrations(service, url);
+    const identityUrl = serviceDatabaseUrl('identity');
+    await deployMigrations('identity', identityUrl);
     const gatewayUrl = process.env.GATEWAY_URL ?? `http://${config.host}:${config.gatewayPort}/graphql`;
     const kek = await readKekFile(kekFile());
+    const tokens = loadAccessTokens();
+    const identity = openPlatformIdentity(tokens, identityUrl, loadOidcConfig());
     return openPart(config, service, async ({ operations }) => {
       const tokens = loadAccessTokens();
       const subgraph = await SUBGRAPHS[service]({
         databaseUrl: url,
         tokens,
+        identity,
         kek,
         gateway: gatewayClient(() => gatewayUrl, countedHeaders(tokens)),
         operations,
@@ -44,6 +51,7 @@ const running = await runPart({
         async stop() {
           await server.stop();
           await subgraph.close();
+          await identity.close();
         },
       };
     });

@@ -21,22 +21,7 @@ import { createRemoteJWKSet, customFetch, decodeJwt, decodeProtectedHeader, erro
 import { isSecureProviderUrl, type OidcConfig } from '../config/oidc.js';
 import { RequestProblem } from '../http/request-problem.js';
 import { problem } from '../problem.js';
-
-export type Role = 'admin' | 'writer' | 'reader' | 'legitimate-interest' | 'authority';
-
-export interface Principal {
-  name: string;
-  operator: string | null;
-  roles: readonly Role[];
-  /** What authenticated the caller: here the JWT's `sub`. */
-  credential: string;
-}
-
-export interface Authenticator {
-  authenticate(token: string): Promise<Principal | undefined>;
-}
-
-const ROLES: readonly Role[] = ['admin', 'writer', 'reader', 'legitimate-interest', 'authority'];
+import { type Authenticator, ROLES, type Role } from './tokens.js';
 
 /** How far a token's `exp` and `nbf` may be off the platform's clock: the provider's clock is another machine's. */
 export const CLOCK_TOLERANCE_SECONDS = 30;

@@ -1,6 +1,8 @@
 /**
- * Bearer tokens and their roles (DESIGN §3): reads are public; `writer` may make the ordinary
- * writes, `admin` may also use `/admin/*`. Only SHA-256 hashes of tokens are kept.
+ * Bearer tokens, who they stand for, and their roles (DESIGN §3, issue 44): reads are public;
+ * `writer` may make the ordinary writes, `admin` may also use `/admin/*`. A token is recognised by a
+ * chain of authenticators (authenticatorChain): the configured tokens here, then the identity
+ * store's (lib/auth/authentication.ts), then an OpenID provider's. Only SHA-256 hashes are kept.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
@@ -9,17 +11,61 @@ import { dirname, join } from 'node:path';
 import { dataDirectory } from '../config/database.js';
 import { replaceFile } from '../files.js';
 
-export const ROLES = ['writer', 'admin'] as const;
+/**
+ * What a token may do: `admin` everything of its operator (or, without one, of the platform),
+ * `writer` the ordinary writes, `reader` reads, `legitimate-interest` and `authority` the restricted
+ * reads of those audiences (issue 44).
+ */
+export const ROLES = ['admin', 'writer', 'reader', 'legitimate-interest', 'authority'] as const;
 export type Role = (typeof ROLES)[number];
 
+/** The roles of the configured tokens (PASSPORT_ADMIN_TOKEN, PASSPORT_WRITER_TOKEN, the tokens file). */
+export const CONFIGURED_ROLES = ['admin', 'writer'] as const;
+export type ConfiguredRole = (typeof CONFIGURED_ROLES)[number];
+
+/** Who a valid credential stands for. */
 export interface Principal {
   name: string;
-  role: Role;
+  /** The operator it acts for; null: the platform itself. */
+  operator: string | null;
+  roles: readonly Role[];
+  /** The credential: an issued token's id, a configured token's name, or a JWT's `sub`. */
+  credential: string;
+}
+
+/** One way of recognising a bearer token; undefined when it is not one of its own (or no longer valid). */
+export interface Authenticator {
+  authenticate(token: string): Promise<Principal | undefined>;
+}
+
+/**
+ * Authenticators asked in turn, the first that knows the token answering. A token none knows has
+ * asked them all, whatever the reason each had, so the answer and its path are the same for an
+ * unknown, an expired and a revoked token.
+ */
+export function authenticatorChain(...links: readonly Authenticator[]): Authenticator {
+  return {
+    async authenticate(token) {
+      for (const link of links) {
+        const principal = await link.authenticate(token);
+        if (principal) return principal;
+      }
+      return undefined;
+    },
+  };
+}
+
+/** The operator a configured writer token writes for: the one every platform has (prisma/identity). */
+const CONFIGURED_WRITER_OPERATOR = 'default';
+
+/** How the admin log names a principal's roles. */
+export function rolesOf(principal: Principal | undefined): string {
+  return principal ? principal.roles.join(',') : 'none';
 }
 
 export interface TokenHash {
   name: string;
-  role: Role;
+  role: ConfiguredRole;
   /** Hex SHA-256 of the token. */
   sha256: string;
 }
@@ -33,7 +79,11 @@ export function grants(role: Role, required: Role): boolean {
   return role === 'admin' || role === required;
 }
 
-export class AccessTokens {
+/**
+ * The configured tokens (PASSPORT_ADMIN_TOKEN, PASSPORT_WRITER_TOKEN or the tokens file): an admin
+ * token is the platform's admin, a writer token writes for the default operator.
+ */
+export class AccessTokens implements Authenticator {
   readonly #hashes: readonly TokenHash[];
   /** The hashes as bytes, decoded once: every authenticated request compares against them. */
   readonly #digests: readonly { entry: TokenHash; digest: Buffer }[];
@@ -48,10 +98,17 @@ export class AccessTokens {
   }
 
   /** The principal a bearer token stands for, or undefined when the token is unknown. */
-  authenticate(token: string): Principal | undefined {
+  async authenticate(token: string): Promise<Principal | undefined> {
+    return this.recognise(token);
+  }
+
+  /** authenticate's answer at once: for what must know a configured token before any work (lib/server/rate-limits.ts). */
+  recognise(token: string): Principal | undefined {
     const digest = Buffer.from(hashToken(token), 'hex');
     for (const { entry, digest: known } of this.#digests) {
-      if (known.length === digest.length && timingSafeEqual(known, digest)) return { name: entry.name, role: entry.role };
+      if (known.length === digest.length && timingSafeEqual(known, digest)) {
+        return { name: entry.name, operator: entry.role === 'admin' ? null : CONFIGURED_WRITER_OPERATOR, roles: [entry.role], credential: entry.name };
+      }
     }
     return undefined;
   }
@@ -70,10 +127,10 @@ export interface Caller {
   badCredentials: boolean;
 }
 
-export function identify(tokens: AccessTokens, header: string | undefined): Caller {
+export async function identify(authenticator: Authenticator, header: string | undefined): Promise<Caller> {
   const credentials = readCredentials(header);
   if (credentials.kind === 'none') return { badCredentials: false };
-  const principal = credentials.kind === 'bearer' ? tokens.authenticate(credentials.token) : undefined;
+  const principal = credentials.kind === 'bearer' ? await authenticator.authenticate(credentials.token) : undefined;
   return principal ? { principal, badCredentials: false } : { badCredentials: true };
 }
 
@@ -94,8 +151,8 @@ export function refusalOf(caller: Caller, roles: readonly Role[]): Refusal | und
       ? { status: 401, code: 'INVALID_TOKEN', detail: 'The bearer token is not valid.' }
       : { status: 401, code: 'MISSING_TOKEN', detail: 'This operation needs a bearer token.' };
   }
-  if (roles.length === 0 || roles.some((role) => grants(principal.role, role))) return undefined;
-  return { status: 403, code: 'INSUFFICIENT_ROLE', detail: `This operation needs the role ${roles.join(' or ')}; the token has the role ${principal.role}.` };
+  if (roles.length === 0 || roles.some((role) => principal.roles.some((held) => grants(held, role)))) return undefined;
+  return { status: 403, code: 'INSUFFICIENT_ROLE', detail: `This operation needs the role ${roles.join(' or ')}; the token has the role ${principal.roles.join(' and ')}.` };
 }
 
 /** The `WWW-Authenticate` challenge of a 401 (RFC 6750 §3): the scheme, and whether the token itself was the trouble. */
@@ -129,16 +186,16 @@ export function loadAccessTokens(env: NodeJS.ProcessEnv = process.env): AccessTo
 }
 
 /** A new admin and writer token, and the hashes that are all that is kept of them. */
-function newTokens(): { tokens: Record<Role, string>; hashes: TokenHash[] } {
-  const tokens: Record<Role, string> = { admin: randomBytes(24).toString('base64url'), writer: randomBytes(24).toString('base64url') };
-  return { tokens, hashes: ROLES.map((role) => ({ name: role, role, sha256: hashToken(tokens[role]) })) };
+function newTokens(): { tokens: Record<ConfiguredRole, string>; hashes: TokenHash[] } {
+  const tokens: Record<ConfiguredRole, string> = { admin: randomBytes(24).toString('base64url'), writer: randomBytes(24).toString('base64url') };
+  return { tokens, hashes: CONFIGURED_ROLES.map((role) => ({ name: role, role, sha256: hashToken(tokens[role]) })) };
 }
 
 /**
  * On first start with no tokens configured: makes an admin and a writer token, stores their hashes
  * and returns the tokens themselves, which the caller prints at once. Returns undefined otherwise.
  */
-export async function createTokensOnFirstStart(env: NodeJS.ProcessEnv = process.env): Promise<Record<Role, string> | undefined> {
+export async function createTokensOnFirstStart(env: NodeJS.ProcessEnv = process.env): Promise<Record<ConfiguredRole, string> | undefined> {
   if (loadAccessTokens(env).size > 0) return undefined;
   const { tokens, hashes } = newTokens();
   const file = tokensFile(env);
@@ -148,8 +205,8 @@ export async function createTokensOnFirstStart(env: NodeJS.ProcessEnv = process.
 }
 
 /** One `role token` line each, as a start shows them on a terminal. */
-export function tokenLines(tokens: Record<Role, string>): string[] {
-  return ROLES.map((role) => `${role.padEnd(7)} ${tokens[role]}`);
+export function tokenLines(tokens: Record<ConfiguredRole, string>): string[] {
+  return CONFIGURED_ROLES.map((role) => `${role.padEnd(7)} ${tokens[role]}`);
 }
 
 /**
@@ -157,7 +214,7 @@ export function tokenLines(tokens: Record<Role, string>): string[] {
  * made instead of printing them: beside the tokens file, readable by this user only, made anew (a file
  * or link already there is replaced, never written through: lib/files.ts). Returns the file's path.
  */
-export async function writeNewTokensFile(tokens: Record<Role, string>, env: NodeJS.ProcessEnv = process.env): Promise<string> {
+export async function writeNewTokensFile(tokens: Record<ConfiguredRole, string>, env: NodeJS.ProcessEnv = process.env): Promise<string> {
   const file = join(dirname(tokensFile(env)), 'new-tokens.txt');
   await replaceFile(file, (handle) => handle.writeFile(`${tokenLines(tokens).join('\n')}\n`));
   return file;
@@ -168,7 +225,7 @@ export async function writeNewTokensFile(tokens: Record<Role, string>, env: Node
  * working at the next start) and returns the new tokens. The file is replaced whole, by rename, so
  * it never holds half a list. Refused when the tokens come from the environment.
  */
-export async function rotateStoredTokens(env: NodeJS.ProcessEnv = process.env): Promise<Record<Role, string>> {
+export async function rotateStoredTokens(env: NodeJS.ProcessEnv = process.env): Promise<Record<ConfiguredRole, string>> {
   if (env.PASSPORT_ADMIN_TOKEN || env.PASSPORT_WRITER_TOKEN) {
     throw new Error('The tokens are configured by PASSPORT_ADMIN_TOKEN / PASSPORT_WRITER_TOKEN: change them there, not in the tokens file.');
   }

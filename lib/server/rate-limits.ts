@@ -91,9 +91,9 @@ export const rateLimits = fp<RateLimitOptions>(
       const sent = request.headers[COUNTED_HEADER];
       if (countedBytes && typeof sent === 'string' && sent.length === countedBytes.length && timingSafeEqual(Buffer.from(sent), countedBytes)) return undefined;
       const credentials = readCredentials(request.headers.authorization);
-      const principal = credentials.kind === 'bearer' ? tokens?.authenticate(credentials.token) : undefined;
+      const principal = credentials.kind === 'bearer' ? tokens?.recognise(credentials.token) : undefined;
       // An unknown or malformed credential is anonymous: keyed by it, a client could take a new quota with every made-up token.
-      if (principal && credentials.kind === 'bearer') return { key: `token:${hashToken(credentials.token)}`, role: principal.role };
+      if (principal && credentials.kind === 'bearer') return { key: `token:${hashToken(credentials.token)}`, role: principal.roles.includes('admin') ? 'admin' : 'writer' };
       return { key: `address:${addressClient(request.socket.remoteAddress ?? '')}`, role: 'anonymous' };
     };
 

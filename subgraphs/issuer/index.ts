@@ -6,6 +6,8 @@ import { PassportRepository } from './data/passport-repository.js';
 import { ProfileRepository } from './data/profile-repository.js';
 import { RestoreRepository } from './data/restore-repository.js';
 import { CAPABILITY_CLASS_CATALOGUE, DEFAULT_QR_BUDGET, EVENT_CATALOGUE, PACK_CLAIM_KEYS, PACK_PREFIX, PASSPORT_STATUSES, TRANSITIONS, VERDICT_CHECKS } from './domain/index.js';
+import { TokenAdministration } from '../../lib/auth/token-administration.js';
+import { AccessTokenResolver } from './resolvers/access-token-resolver.js';
 import { IssuerAdminResolver } from './resolvers/admin-resolver.js';
 import { CredentialResolver } from './resolvers/credential-resolver.js';
 import { PassportAsOfResolver, PassportResolver } from './resolvers/passport-resolver.js';
@@ -32,7 +34,7 @@ export const createIssuerSubgraph = defineSubgraph({
   name: 'issuer',
   description: 'Creates digital product passports, appends server-signed typed events to their logs, mints Tier-A packs under a QR budget and computes full-pipeline verdicts with coverage.',
   PrismaClient,
-  open: (kernel: ServiceKernel<PrismaClient>, gateway, publicUrls, limits) => {
+  open: (kernel: ServiceKernel<PrismaClient>, gateway, publicUrls, limits, identity) => {
     const settings = { issuer: process.env.ISSUER_ID || 'passport-issuer', qrBudget: qrBudget(process.env), publicUrls };
     const passports = new PassportRepository(kernel.prisma, kernel.schema);
     const profiles = new ProfileRepository(kernel.prisma);
@@ -40,13 +42,14 @@ export const createIssuerSubgraph = defineSubgraph({
     const credentials = new CredentialService(passports, kernel.keys, settings);
     const admin = new IssuerAdminService(profiles, new RestoreRepository(kernel.prisma));
     // What one operation may spend on passports' logs as they are: the cost limit (lib/graphql/cost.ts).
-    return { issuer, credentials, admin, charge: actualCostMeter(limits.maxCost) };
+    return { issuer, credentials, admin, tokens: new TokenAdministration(identity.store), charge: actualCostMeter(limits.maxCost) };
   },
-  resolvers: ({ issuer, credentials, admin, charge }) => [
+  resolvers: ({ issuer, credentials, admin, tokens, charge }) => [
     new PassportResolver(issuer, credentials, charge),
     new PassportAsOfResolver(issuer, charge),
     new PassportEventResolver(issuer),
     new IssuerAdminResolver(admin),
+    new AccessTokenResolver(tokens),
     new CredentialResolver(credentials),
   ],
   references: ({ issuer }) => passportReferences(issuer),

@@ -1,7 +1,7 @@
 /**
  * Secret hygiene over a full run of `npm start` (bin/start.ts with its embedded PostgreSQL, every log
- * line on): the access tokens, the key-encryption key and the database password never appear in its
- * output, in the output of `npm run keys`, in any answer (errors included) or in any admin log.
+ * line on): the access tokens (configured, and issued by the identity store: but in the answer that
+ * issues one), the key-encryption key and the database password never appear in its output, in the output of `npm run keys`, in any answer (errors included) or in any admin log.
  */
 import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -89,6 +89,21 @@ it('a full run shows no access token, key-encryption key or database password in
   const status = await keys(['status'], tokens.admin);
   expect(status).toContain('sealed under kek-');
 
+  // An issued token: its secret is in the answer that creates it (not kept among the answers checked), then only used.
+  const issuing = await fetch(`${rest.issuer}/admin/tokens`, {
+    method: 'POST',
+    headers: { ...bearer(tokens.admin), 'content-type': 'application/json' },
+    body: JSON.stringify({ operator: 'default', role: 'admin', label: 'hygiene' }),
+  });
+  expect(issuing.status).toBe(201);
+  const issued = (await issuing.json()) as { id: string; secret: string };
+  expect(await call(`${rest.issuer}/admin/tokens`, { headers: bearer(issued.secret) })).toBe(200);
+  expect(await call(gateway, { method: 'POST', headers: { ...bearer(issued.secret), 'content-type': 'application/json' }, body: JSON.stringify({ query: '{ accessTokens { id label } }' }) })).toBe(
+    200,
+  );
+  expect(await call(`${rest.issuer}/admin/tokens/${issued.id}/revocation?operator=default`, { method: 'POST', headers: bearer(tokens.admin) })).toBe(200);
+  expect(await call(`${rest.issuer}/admin/tokens`, { headers: bearer(issued.secret) })).toBe(401);
+
   const adminLogs: string[] = [];
   for (const service of SERVICES) {
     const response = await fetch(`${rest[service]}/admin/log?limit=500`, { headers: bearer(tokens.admin) });
@@ -119,6 +134,7 @@ it('a full run shows no access token, key-encryption key or database password in
     'admin token': [tokens.admin],
     'writer token': [tokens.writer],
     'unknown token': [stranger],
+    'issued token': [issued.secret],
     'key-encryption key': [kek[0]!, kekBytes.toString('hex'), kekBytes.toString('base64')],
     'database password': [password, encodeURIComponent(password)],
   };

@@ -386,6 +386,17 @@ describe('real answers of every path', () => {
     expect((await i('/admin/restore/acknowledgement', '/admin/restore/acknowledgement', { method: 'POST', as: 'writer' })).status).toBe(403);
     expect((await i('/admin/restore/acknowledgement', '/admin/restore/acknowledgement', { method: 'POST', as: 'admin' })).status).toBe(200);
     expect((await i('/admin/restore/acknowledgement', '/admin/restore/acknowledgement', { method: 'POST', as: 'admin' })).body).toEqual({ acknowledged: [] });
+    // API tokens: issued (with the secret once), listed, revoked; an unknown operator and token are 404s, a suspended operator's a 409.
+    const issued = await i('/admin/tokens', '/admin/tokens', { body: { operator: 'default', role: 'reader', label: 'oa', expires_at: new Date(Date.now() + 3_600_000).toISOString() }, as: 'admin' });
+    expect(issued.status).toBe(201);
+    expect((await i('/admin/tokens', '/admin/tokens', { body: { operator: 'oa-nobody', role: 'reader', label: 'oa' }, as: 'admin' })).status).toBe(404);
+    expect((await i('/admin/tokens', '/admin/tokens', { body: { role: 'reader', label: 'oa' }, as: 'writer' })).status).toBe(403);
+    expect((await i('/admin/tokens', '/admin/tokens?operator=default', { as: 'admin' })).status).toBe(200);
+    expect((await i('/admin/tokens', '/admin/tokens', { as: 'admin' })).status).toBe(200);
+    expect((await i('/admin/tokens/{id}/revocation', `/admin/tokens/${issued.body.id}/revocation?operator=default`, { method: 'POST', as: 'admin' })).status).toBe(200);
+    expect((await i('/admin/tokens/{id}/revocation', `/admin/tokens/${issued.body.id}/revocation`, { method: 'POST', as: 'admin' })).status).toBe(404);
+    await sql(platform.databaseUrl, "INSERT INTO identity.operator (id, name, status, suspended_at) VALUES ('oa-suspended', 'OA', 'suspended', now())");
+    expect((await i('/admin/tokens', '/admin/tokens', { body: { operator: 'oa-suspended', role: 'reader', label: 'oa' }, as: 'admin' })).status).toBe(409);
     // The Digital Link resolver, at every granularity: the linkset of an identity with a passport, a 404 for one without.
     const values: Record<string, string> = { gtin: '09520123456788', variant: 'OA-V', lot: 'OA-L', serial: 'OA-S' };
     for (const template of Object.keys(documents.issuer.paths).filter((path) => path.startsWith('/01/'))) {
