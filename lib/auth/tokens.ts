@@ -8,6 +8,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { dataDirectory } from '../config/database.js';
 import { replaceFile } from '../files.js';
+import { DEFAULT_OPERATOR } from './operators.js';
 
 export const ROLES = ['writer', 'admin'] as const;
 export type Role = (typeof ROLES)[number];
@@ -15,6 +16,10 @@ export type Role = (typeof ROLES)[number];
 export interface Principal {
   name: string;
   role: Role;
+  /** The operator the caller acts for; null for the platform itself (the platform admin). */
+  operator: string | null;
+  /** What authenticated the caller, as events and logs record it: the token's name (later a token id, or a JWT's `sub`). */
+  credential: string;
 }
 
 export interface TokenHash {
@@ -31,6 +36,11 @@ export function hashToken(token: string): string {
 /** Does a principal of this role hold the required role? Admins may do what writers may. */
 export function grants(role: Role, required: Role): boolean {
   return role === 'admin' || role === required;
+}
+
+/** The admin token is the platform's (operator null); the writer token writes for the default operator. */
+function principalOf(entry: TokenHash): Principal {
+  return { name: entry.name, role: entry.role, operator: entry.role === 'admin' ? null : DEFAULT_OPERATOR, credential: entry.name };
 }
 
 export class AccessTokens {
@@ -51,7 +61,7 @@ export class AccessTokens {
   authenticate(token: string): Principal | undefined {
     const digest = Buffer.from(hashToken(token), 'hex');
     for (const { entry, digest: known } of this.#digests) {
-      if (known.length === digest.length && timingSafeEqual(known, digest)) return { name: entry.name, role: entry.role };
+      if (known.length === digest.length && timingSafeEqual(known, digest)) return principalOf(entry);
     }
     return undefined;
   }

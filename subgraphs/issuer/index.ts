@@ -15,6 +15,7 @@ import { CredentialService } from './service/credential-service.js';
 import { IssuerService } from './service/issuer-service.js';
 import { RegistryClient } from './service/registry-client.js';
 import { TrustClient } from './service/trust-client.js';
+import { OperatorSigning, type OperatorLookup } from './service/operator-signing.js';
 
 /** ISSUER_QR_BUDGET: the largest pack in characters; default one QR code of version 22 at level M. */
 function qrBudget(env: NodeJS.ProcessEnv): number {
@@ -35,7 +36,11 @@ export const createIssuerSubgraph = defineSubgraph({
     const settings = { issuer: process.env.ISSUER_ID || 'passport-issuer', qrBudget: qrBudget(process.env), publicUrls };
     const passports = new PassportRepository(kernel.prisma, kernel.schema);
     const profiles = new ProfileRepository(kernel.prisma);
-    const issuer = new IssuerService(passports, profiles, new RegistryClient(gateway), new TrustClient(gateway), kernel.keys, settings, kernel.metrics);
+    // Until the identity store is merged in: an operator is known by its keys.
+    const operators: OperatorLookup = { findOperator: async (id) => (kernel.keys.hasOperator(id) ? { id, status: 'active' } : undefined) };
+    const trust = new TrustClient(gateway);
+    const signing = new OperatorSigning(kernel.keys, operators, trust);
+    const issuer = new IssuerService(passports, profiles, new RegistryClient(gateway), trust, kernel.keys, signing, settings, kernel.metrics);
     const credentials = new CredentialService(passports, kernel.keys, settings);
     const admin = new IssuerAdminService(profiles, new RestoreRepository(kernel.prisma));
     // What one operation may spend on passports' logs as they are: the cost limit (lib/graphql/cost.ts).

@@ -1,0 +1,26 @@
+/**
+ * Operators (docs/OPERATORS.md): the economic operators one platform serves, each writing and
+ * signing only its own passports. What a caller acts as: its operator, or, for the platform admin
+ * (operator null), the default operator, which holds what the platform held before operators.
+ */
+import type { Principal } from './tokens.js';
+
+/** The operator that owns everything of before operators; it always exists. */
+export const DEFAULT_OPERATOR = 'default';
+
+/** An operator id: a short lowercase slug (`default`, `acme`, `acme-recycling`). */
+export const OPERATOR_ID = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
+
+export function isOperatorId(value: unknown): value is string {
+  return typeof value === 'string' && OPERATOR_ID.test(value);
+}
+
+/** The operator a caller creates passports for: its own; the platform's own callers create the default operator's. */
+export function actingOperator(principal: Pick<Principal, 'operator'>): string {
+  return principal.operator ?? DEFAULT_OPERATOR;
+}
+
+/** Whether a caller may write to what an operator owns: its own, or anything for the platform itself. */
+export function mayWriteFor(principal: Pick<Principal, 'operator'>, owner: string): boolean {
+  return principal.operator === null || principal.operator === owner;
+}
