@@ -50,6 +50,11 @@ export class CredentialService {
     return { base, did: didWebOf(base), name: issuerNameOf(this.settings, operator) };
   }
 
+  /** An operator's did:web. */
+  operatorDid(operator: string): string {
+    return this.#issuerIdentity(operator).did;
+  }
+
   /** Signs a credential as vc+jwt with the operator's current credential key, named by its verification method in the operator's DID document. */
   #issue(credential: Record<string, unknown>, did: string, operator = DEFAULT_OPERATOR): IssuedCredential {
     const signer = this.keys.signer('credential', operator);
