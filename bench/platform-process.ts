@@ -7,7 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { hashToken, type Role } from '../lib/auth/tokens.js';
+import { hashToken, type ConfiguredRole } from '../lib/auth/tokens.js';
 import { clusterUrl, readEmbeddedCluster } from '../lib/config/database.js';
 import { lockingPostmaster } from '../lib/db/embedded-postgres.js';
 import { SERVICES, type ServiceName } from '../lib/config/services.js';
@@ -24,7 +24,7 @@ export interface PlatformProcessOptions {
   log?: (line: string) => void;
 }
 
-export type Tokens = Record<Role, string>;
+export type Tokens = Record<ConfiguredRole, string>;
 
 /**
  * Platforms started and not yet stopped. Each runs in a process group of its own, which the

@@ -16,7 +16,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import pg from 'pg';
 import { startStack, type RunningStack } from '../bin/stack.js';
-import { AccessTokens, hashToken, type Role } from '../lib/auth/tokens.js';
+import { AccessTokens, hashToken, type ConfiguredRole } from '../lib/auth/tokens.js';
 import { loadRuntimeConfig } from '../lib/config/runtime.js';
 import { startEmbeddedPostgres } from '../lib/db/embedded-postgres.js';
 import { KeyEncryptionKeys } from '../lib/keys/kek.js';
@@ -38,7 +38,7 @@ export type BenchName = (typeof BENCHMARKS)[number] | (typeof ON_DEMAND_BENCHMAR
 export { freePort } from '../test/support/free-port.js';
 
 /** A fresh bearer token of `role` and the token table that knows it. */
-export function benchToken(role: Role): { token: string; tokens: AccessTokens } {
+export function benchToken(role: ConfiguredRole): { token: string; tokens: AccessTokens } {
   const token = `bench-${role}-${randomBytes(12).toString('hex')}`;
   return { token, tokens: new AccessTokens([{ name: `bench-${role}`, role, sha256: hashToken(token) }]) };
 }

@@ -1,11 +1,11 @@
 /**
- * `npm run db:migrate [-- <service>…]`: applies the committed migrations of the named services (all
- * four by default) to the configured database (DATABASE_URL, <SERVICE>_DATABASE_URL or the embedded
+ * `npm run db:migrate [-- <service>…]`: applies the committed migrations of the named services and
+ * identity store (all five by default) to the configured database (DATABASE_URL, <SERVICE>_DATABASE_URL or the embedded
  * cluster of the data folder, started for the command when the platform is not running), as
  * `npm start` does before serving.
  */
 import { serviceDatabaseUrl } from '../lib/config/database.js';
-import { isServiceName, SERVICES } from '../lib/config/services.js';
+import { DATABASE_SCHEMAS, isSchemaName } from '../lib/config/services.js';
 import { deployMigrations } from '../lib/db/migrate.js';
 import { NoPlatformDatabase, withPlatformDatabase } from '../lib/db/platform-database.js';
 import { explainDatabaseFailure } from '../lib/db/postgres.js';
@@ -14,13 +14,13 @@ import { explainDatabaseFailure } from '../lib/db/postgres.js';
 class MigrationRefused extends Error {}
 
 const named = process.argv.slice(2);
-const unknown = named.filter((name) => !isServiceName(name));
+const unknown = named.filter((name) => !isSchemaName(name));
 if (unknown.length) {
-  console.error(`unknown service ${unknown.join(', ')}; usage: npm run db:migrate [-- <${SERVICES.join('|')}>…]`);
+  console.error(`unknown service ${unknown.join(', ')}; usage: npm run db:migrate [-- <${DATABASE_SCHEMAS.join('|')}>…]`);
   process.exit(2);
 }
 await withPlatformDatabase(async (env) => {
-  for (const service of named.length ? named.filter(isServiceName) : SERVICES) {
+  for (const service of named.length ? named.filter(isSchemaName) : DATABASE_SCHEMAS) {
     const url = serviceDatabaseUrl(service, env);
     const applied = await deployMigrations(service, url).catch((error: unknown) => {
       const why = explainDatabaseFailure(error, url, 'Cannot migrate');

@@ -7,7 +7,7 @@ import type { KeyEncryptionKeys } from '../lib/keys/kek.js';
 import { serviceDatabaseUrl } from '../lib/config/database.js';
 import type { RuntimeConfig } from '../lib/config/runtime.js';
 import { publicUrlsOfConfig } from '../lib/config/public-urls.js';
-import { SERVICES, type ServiceName } from '../lib/config/services.js';
+import { DATABASE_SCHEMAS, SERVICES, type SchemaName, type ServiceName } from '../lib/config/services.js';
 import { startEmbeddedPostgres, type RunningPostgres } from '../lib/db/embedded-postgres.js';
 import type { Subgraph } from '../lib/graphql/subgraph.js';
 import { deployServices } from '../lib/db/migrate.js';
@@ -71,24 +71,25 @@ async function startServers(options: StackOptions, operations: Operations, edge:
       }
     }
     const databaseUrl = config.databaseUrl ?? postgres!.url;
-    const serviceUrl = (service: ServiceName) => serviceDatabaseUrl(service, { ...process.env, DATABASE_URL: databaseUrl });
+    const serviceUrl = (service: SchemaName) => serviceDatabaseUrl(service, { ...process.env, DATABASE_URL: databaseUrl });
 
-    // The services' checks on one session where their URLs share a database (lib/db/migrate.ts
-    // deployServices). Every check ends before a failure is reported.
+    // The services' checks (and the identity store's) on one session where their URLs share a database
+    // (lib/db/migrate.ts deployServices). Every check ends before a failure is reported.
     // Each service's stored keys are read on its migration session (no connection of its own).
     const stored: Partial<Record<ServiceName, StoredKey[]>> = {};
-    const migrated = await deployServices(
-      SERVICES.map((service) => ({
+    const migrated = await deployServices([
+      ...SERVICES.map((service) => ({
         service,
         url: serviceUrl(service),
-        afterwards: async (client) => {
+        afterwards: async (client: Parameters<typeof storedKeys>[0]) => {
           stored[service] = await storedKeys(client);
         },
       })),
-    );
+      { service: 'identity', url: serviceUrl('identity') },
+    ]);
     for (const [index, outcome] of migrated.entries()) {
       if (outcome.status === 'rejected') throw outcome.reason;
-      if (outcome.value.length) log(`${SERVICES[index]}: applied migrations ${outcome.value.join(', ')}`);
+      if (outcome.value.length) log(`${DATABASE_SCHEMAS[index]}: applied migrations ${outcome.value.join(', ')}`);
     }
     // A key-encryption key that does not open the sealed keys (a wrong or lost KEK file) ends the start
     // here, in the key store's words, before the servers' code is loaded. A PKCS#11 token is the kernel's to open.

@@ -23,6 +23,7 @@ const running = await runPart({
     const url = serviceDatabaseUrl(service);
     databaseUrl = url;
     await deployMigrations(service, url);
+    await deployMigrations('identity', serviceDatabaseUrl('identity'));
     const gatewayUrl = process.env.GATEWAY_URL ?? `http://${config.host}:${config.gatewayPort}/graphql`;
     const kek = await readKekFile(kekFile());
     return openPart(config, service, async ({ operations }) => {

@@ -25,6 +25,7 @@ const CALLERS_SHELL = {
   PASSPORT_DATA_DIR: '/nonexistent/callers-shell/data',
   PASSPORT_KEK_FILE: '/nonexistent/callers-shell/passport.kek',
   DATABASE_URL: 'postgresql://caller:secret@127.0.0.1:9/callers_shell',
+  IDENTITY_DATABASE_URL: 'postgresql://caller:secret@127.0.0.1:9/callers_shell?schema=identity',
   EMBEDDED_PG_PORT: '9',
   PGPASSWORD: 'callers-shell',
   LOG_LEVEL: 'debug',

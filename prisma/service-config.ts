@@ -2,12 +2,12 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'prisma/config';
 import { baseDatabaseUrl, serviceDatabaseUrl } from '../lib/config/database.js';
-import type { ServiceName } from '../lib/config/services.js';
+import type { SchemaName } from '../lib/config/services.js';
 
 const prismaDirectory = dirname(fileURLToPath(import.meta.url));
 
-/** The Prisma CLI configuration of one service: its schema, migrations and database. */
-export function serviceConfig(service: ServiceName) {
+/** The Prisma CLI configuration of one service (or the identity store): its schema, migrations and database. */
+export function serviceConfig(service: SchemaName) {
   return defineConfig({
     schema: join(prismaDirectory, service, 'schema.prisma'),
     migrations: { path: join(prismaDirectory, service, 'migrations') },
@@ -16,6 +16,6 @@ export function serviceConfig(service: ServiceName) {
   });
 }
 
-function hasDatabase(service: ServiceName): boolean {
+function hasDatabase(service: SchemaName): boolean {
   return Boolean(process.env[`${service.toUpperCase()}_DATABASE_URL`] ?? baseDatabaseUrl());
 }

@@ -10,8 +10,17 @@ import { dataDirectory } from '../config/database.js';
 import { replaceFile } from '../files.js';
 import { DEFAULT_OPERATOR } from './operators.js';
 
-export const ROLES = ['writer', 'admin'] as const;
+/**
+ * What a token may do: `admin` everything of its operator (or, without one, of the platform),
+ * `writer` the ordinary writes, `reader` reads, `legitimate-interest` and `authority` the restricted
+ * reads of those audiences (issue 44).
+ */
+export const ROLES = ['admin', 'writer', 'reader', 'legitimate-interest', 'authority'] as const;
 export type Role = (typeof ROLES)[number];
+
+/** The roles of the configured tokens (PASSPORT_ADMIN_TOKEN, PASSPORT_WRITER_TOKEN, the tokens file). */
+export const CONFIGURED_ROLES = ['admin', 'writer'] as const;
+export type ConfiguredRole = (typeof CONFIGURED_ROLES)[number];
 
 export interface Principal {
   name: string;
@@ -24,7 +33,7 @@ export interface Principal {
 
 export interface TokenHash {
   name: string;
-  role: Role;
+  role: ConfiguredRole;
   /** Hex SHA-256 of the token. */
   sha256: string;
 }
@@ -139,16 +148,16 @@ export function loadAccessTokens(env: NodeJS.ProcessEnv = process.env): AccessTo
 }
 
 /** A new admin and writer token, and the hashes that are all that is kept of them. */
-function newTokens(): { tokens: Record<Role, string>; hashes: TokenHash[] } {
-  const tokens: Record<Role, string> = { admin: randomBytes(24).toString('base64url'), writer: randomBytes(24).toString('base64url') };
-  return { tokens, hashes: ROLES.map((role) => ({ name: role, role, sha256: hashToken(tokens[role]) })) };
+function newTokens(): { tokens: Record<ConfiguredRole, string>; hashes: TokenHash[] } {
+  const tokens: Record<ConfiguredRole, string> = { admin: randomBytes(24).toString('base64url'), writer: randomBytes(24).toString('base64url') };
+  return { tokens, hashes: CONFIGURED_ROLES.map((role) => ({ name: role, role, sha256: hashToken(tokens[role]) })) };
 }
 
 /**
  * On first start with no tokens configured: makes an admin and a writer token, stores their hashes
  * and returns the tokens themselves, which the caller prints at once. Returns undefined otherwise.
  */
-export async function createTokensOnFirstStart(env: NodeJS.ProcessEnv = process.env): Promise<Record<Role, string> | undefined> {
+export async function createTokensOnFirstStart(env: NodeJS.ProcessEnv = process.env): Promise<Record<ConfiguredRole, string> | undefined> {
   if (loadAccessTokens(env).size > 0) return undefined;
   const { tokens, hashes } = newTokens();
   const file = tokensFile(env);
@@ -158,8 +167,8 @@ export async function createTokensOnFirstStart(env: NodeJS.ProcessEnv = process.
 }
 
 /** One `role token` line each, as a start shows them on a terminal. */
-export function tokenLines(tokens: Record<Role, string>): string[] {
-  return ROLES.map((role) => `${role.padEnd(7)} ${tokens[role]}`);
+export function tokenLines(tokens: Record<ConfiguredRole, string>): string[] {
+  return CONFIGURED_ROLES.map((role) => `${role.padEnd(7)} ${tokens[role]}`);
 }
 
 /**
@@ -167,7 +176,7 @@ export function tokenLines(tokens: Record<Role, string>): string[] {
  * made instead of printing them: beside the tokens file, readable by this user only, made anew (a file
  * or link already there is replaced, never written through: lib/files.ts). Returns the file's path.
  */
-export async function writeNewTokensFile(tokens: Record<Role, string>, env: NodeJS.ProcessEnv = process.env): Promise<string> {
+export async function writeNewTokensFile(tokens: Record<ConfiguredRole, string>, env: NodeJS.ProcessEnv = process.env): Promise<string> {
   const file = join(dirname(tokensFile(env)), 'new-tokens.txt');
   await replaceFile(file, (handle) => handle.writeFile(`${tokenLines(tokens).join('\n')}\n`));
   return file;
@@ -178,7 +187,7 @@ export async function writeNewTokensFile(tokens: Record<Role, string>, env: Node
  * working at the next start) and returns the new tokens. The file is replaced whole, by rename, so
  * it never holds half a list. Refused when the tokens come from the environment.
  */
-export async function rotateStoredTokens(env: NodeJS.ProcessEnv = process.env): Promise<Record<Role, string>> {
+export async function rotateStoredTokens(env: NodeJS.ProcessEnv = process.env): Promise<Record<ConfiguredRole, string>> {
   if (env.PASSPORT_ADMIN_TOKEN || env.PASSPORT_WRITER_TOKEN) {
     throw new Error('The tokens are configured by PASSPORT_ADMIN_TOKEN / PASSPORT_WRITER_TOKEN: change them there, not in the tokens file.');
   }

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import type { ServiceName } from './services.js';
+import type { SchemaName } from './services.js';
 
 /** Where the embedded PostgreSQL keeps its cluster and this installation keeps its local state. */
 export function dataDirectory(env: NodeJS.ProcessEnv = process.env): string {
@@ -38,10 +38,10 @@ export function baseDatabaseUrl(env: NodeJS.ProcessEnv = process.env): string | 
 }
 
 /**
- * A service's database URL: `<SERVICE>_DATABASE_URL` when set, else the base URL narrowed to the
- * service's own PostgreSQL schema (Prisma's `?schema=` parameter).
+ * A service's database URL (or the identity store's): `<SERVICE>_DATABASE_URL` (`IDENTITY_DATABASE_URL`)
+ * when set, else the base URL narrowed to its own PostgreSQL schema (Prisma's `?schema=` parameter).
  */
-export function serviceDatabaseUrl(service: ServiceName, env: NodeJS.ProcessEnv = process.env): string {
+export function serviceDatabaseUrl(service: SchemaName, env: NodeJS.ProcessEnv = process.env): string {
   const own = env[`${service.toUpperCase()}_DATABASE_URL`];
   if (own) return own;
   const base = baseDatabaseUrl(env);

@@ -2,6 +2,18 @@
 export const SERVICES = ['trust', 'registry', 'issuer', 'archive'] as const;
 export type ServiceName = (typeof SERVICES)[number];
 
+/**
+ * The platform's PostgreSQL schemas, each with its Prisma schema and migrations: one per service,
+ * and the identity store (operators and their access tokens, lib/auth/identity-store.ts), which
+ * every server reads and no service owns.
+ */
+export const DATABASE_SCHEMAS = [...SERVICES, 'identity'] as const;
+export type SchemaName = (typeof DATABASE_SCHEMAS)[number];
+
+export function isSchemaName(value: string): value is SchemaName {
+  return (DATABASE_SCHEMAS as readonly string[]).includes(value);
+}
+
 export function isServiceName(value: string): value is ServiceName {
   return (SERVICES as readonly string[]).includes(value);
 }

@@ -1,10 +1,11 @@
 /**
- * The database a backup reads or a restore writes: the one that holds the four services' schemas,
+ * The database a backup reads or a restore writes: the one that holds the four services' schemas
+ * and the identity store's,
  * found as the platform's other commands find it (lib/db/platform-database.ts).
  */
 import pg from 'pg';
 import { serviceDatabaseUrl } from '../config/database.js';
-import { SERVICES, type ServiceName } from '../config/services.js';
+import { DATABASE_SCHEMAS, type SchemaName } from '../config/services.js';
 import { BackupError } from './backup-file.js';
 import { NoPlatformDatabase, withPlatformDatabase } from './platform-database.js';
 import { clientConfig, parseDatabaseUrl } from './postgres.js';
@@ -13,24 +14,24 @@ export const quote = (identifier: string) => `"${identifier.replaceAll('"', '""'
 export const qualified = (schema: string, table: string) => `${quote(schema)}.${quote(table)}`;
 
 export interface Database {
-  /** The database holding the four schemas, without a schema. */
+  /** The database holding the five schemas, without a schema. */
   target: ReturnType<typeof parseDatabaseUrl>;
-  schemas: Record<ServiceName, string>;
-  /** Each service's URL, with its schema. */
-  urls: Record<ServiceName, string>;
+  schemas: Record<SchemaName, string>;
+  /** Each service's URL (and the identity store's), with its schema. */
+  urls: Record<SchemaName, string>;
 }
 
 /** The one database that holds every service's schema, or the sentence saying they are apart. */
 function locate(env: NodeJS.ProcessEnv): Database {
-  const urls = SERVICES.map((service) => serviceDatabaseUrl(service, env));
+  const urls = DATABASE_SCHEMAS.map((schema) => serviceDatabaseUrl(schema, env));
   const targets = urls.map(parseDatabaseUrl);
   const where = (target: (typeof targets)[number]) => `${target.host}:${target.port}/${target.database}`;
   if (new Set(targets.map(where)).size > 1) {
     throw new BackupError(
-      'The services’ schemas are in different databases, and one snapshot spans one database: point DATABASE_URL (or every <SERVICE>_DATABASE_URL) at the one database holding all four.',
+      'The services’ schemas are in different databases, and one snapshot spans one database: point DATABASE_URL (or every <SERVICE>_DATABASE_URL and IDENTITY_DATABASE_URL) at the one database holding all five.',
     );
   }
-  const byService = <T>(values: T[]) => Object.fromEntries(SERVICES.map((service, i) => [service, values[i]!])) as Record<ServiceName, T>;
+  const byService = <T>(values: T[]) => Object.fromEntries(DATABASE_SCHEMAS.map((schema, i) => [schema, values[i]!])) as Record<SchemaName, T>;
   return { target: targets[0]!, schemas: byService(targets.map((target) => target.schema)), urls: byService(urls) };
 }
 

@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { createReadStream, existsSync } from 'node:fs';
 import { createGunzip, createGzip, type Gzip } from 'node:zlib';
-import { SERVICES, type ServiceName } from '../config/services.js';
+import { DATABASE_SCHEMAS, type ServiceName } from '../config/services.js';
 
 /** Why a backup or restore cannot go on; its message is one sentence for the operator. */
 export class BackupError extends Error {
@@ -43,7 +43,8 @@ export interface BackupManifest {
    * a restored platform starts only with a KEK file that holds them.
    */
   kekIds: string[];
-  services: Record<ServiceName, ServiceManifest>;
+  /** Each service's schema, and the identity store's (absent from backups made before it existed). */
+  services: Record<ServiceName, ServiceManifest> & { identity?: ServiceManifest };
   /** The token hashes of the data folder's tokens file, when it has one (hashes only, never tokens). */
   tokenHashes?: unknown;
 }
@@ -161,7 +162,7 @@ export async function readBackup(file: string): Promise<BackupManifest> {
       if (frame.kind !== 'manifest') throw wrong('its first frame is not the manifest');
       manifest = parse<BackupManifest>(frame);
       if (manifest.format !== 1) throw wrong(`format ${manifest.format} is not format 1`);
-      for (const service of SERVICES) for (const table of manifest.services[service]?.tables ?? []) expected.push(`${service}.${table.name}`);
+      for (const schema of DATABASE_SCHEMAS) for (const table of manifest.services[schema]?.tables ?? []) expected.push(`${schema}.${table.name}`);
       expected.reverse();
     } else if (frame.kind === 'table') {
       const { service, table } = parse<{ service: string; table: string }>(frame);

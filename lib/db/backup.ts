@@ -1,6 +1,6 @@
 /**
- * Backup of the four services' schemas (docs/OPERATIONS.md, "Backup and restore"): a logical export,
- * every table of the four schemas read with `COPY … TO STDOUT` in ONE repeatable-read, read-only
+ * Backup of the four services' schemas and the identity store's (docs/OPERATIONS.md, "Backup and
+ * restore"): a logical export, every table of the five schemas read with `COPY … TO STDOUT` in ONE repeatable-read, read-only
  * transaction, so it is one consistent snapshot while writes go on, written as a backup file
  * (lib/db/backup-file.ts). No `pg_dump` is used: the embedded PostgreSQL ships none, and Debian's
  * client (15) refuses a 17 server. Restoring it: lib/db/restore.ts.
@@ -11,8 +11,8 @@ import type pg from 'pg';
 import { to as copyTo } from 'pg-copy-streams';
 import { tokensFile } from '../auth/tokens.js';
 import { replaceFile, writeChunks } from '../files.js';
-import { SERVICES, type ServiceName } from '../config/services.js';
-import { type BackupManifest, BackupError, FrameWriter, type ServiceManifest, type TableManifest } from './backup-file.js';
+import { DATABASE_SCHEMAS } from '../config/services.js';
+import { type BackupManifest, BackupError, FrameWriter, type TableManifest } from './backup-file.js';
 import { connect, type Database, qualified, quote, withBackupDatabase } from './backup-database.js';
 
 export interface BackupResult {
@@ -57,9 +57,9 @@ async function tablesOf(client: pg.Client, schema: string): Promise<TableManifes
 
 async function describe(client: pg.Client, database: Database, env: NodeJS.ProcessEnv): Promise<BackupManifest> {
   const facts = await client.query<{ version: string; num: string; at: Date }>("SELECT current_setting('server_version') AS version, current_setting('server_version_num') AS num, now() AS at");
-  const services = {} as Record<ServiceName, ServiceManifest>;
+  const services = {} as BackupManifest['services'];
   const kekIds = new Set<string>();
-  for (const service of SERVICES) {
+  for (const service of DATABASE_SCHEMAS) {
     const schema = database.schemas[service];
     const tables = await tablesOf(client, schema);
     if (!tables.length) throw new BackupError(`Schema "${schema}" of the ${service} service holds no table: point the backup at the platform's database (it starts with the migrations applied).`);
@@ -103,7 +103,7 @@ async function describe(client: pg.Client, database: Database, env: NodeJS.Proce
 }
 
 /**
- * Writes one consistent snapshot of the four schemas to `file`, replaced whole when complete
+ * Writes one consistent snapshot of the five schemas to `file`, replaced whole when complete
  * (lib/files.ts replaceFile: a staging file no planted link can redirect, mode 0600).
  */
 export async function backup(file: string, env: NodeJS.ProcessEnv = process.env): Promise<BackupResult> {
@@ -132,15 +132,15 @@ export async function backup(file: string, env: NodeJS.ProcessEnv = process.env)
   });
 }
 
-/** Every table of the four schemas into `writer`, in one repeatable-read transaction. */
+/** Every table of the five schemas into `writer`, in one repeatable-read transaction. */
 async function writeSnapshot(client: pg.Client, database: Database, env: NodeJS.ProcessEnv, writer: FrameWriter): Promise<Omit<BackupResult, 'bytes'>> {
   await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
   const manifest = await describe(client, database, env);
   await writer.start();
   await writer.frame('manifest', JSON.stringify(manifest));
   let rows = 0;
-  for (const service of SERVICES) {
-    const { schema, tables } = manifest.services[service];
+  for (const service of DATABASE_SCHEMAS) {
+    const { schema, tables } = manifest.services[service]!;
     for (const table of tables) {
       await writer.frame('table', JSON.stringify({ service, table: table.name }));
       const copy = client.query(copyTo(`COPY ${qualified(schema, table.name)} (${table.columns.map(quote).join(', ')}) TO STDOUT`));

@@ -16,7 +16,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import type { ServiceName } from '../config/services.js';
+import type { SchemaName } from '../config/services.js';
 import { clientConfig, parseDatabaseUrl, type DatabaseTarget } from './postgres.js';
 
 /** The advisory lock key Prisma's schema engine takes around migrations; sharing it serialises us with it too. */
@@ -24,7 +24,7 @@ export const PRISMA_MIGRATION_LOCK = 72707369;
 
 const prismaDirectory = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'prisma');
 
-export function migrationsDirectory(service: ServiceName): string {
+export function migrationsDirectory(service: SchemaName): string {
   return join(prismaDirectory, service, 'migrations');
 }
 
@@ -155,9 +155,9 @@ export async function runMigration(client: pg.ClientBase, migration: Migration):
   ]);
 }
 
-/** One service's part of deployServices. */
+/** One service's part of deployServices (or the identity store's). */
 export interface ServiceMigration extends MigrateOptions {
-  service: ServiceName;
+  service: SchemaName;
   url: string;
 }
 
@@ -200,6 +200,6 @@ export async function deployServices(services: readonly ServiceMigration[]): Pro
 }
 
 /** Applies a service's committed migrations to its schema. Returns the names applied. */
-export function deployMigrations(service: ServiceName, url: string, options: MigrateOptions = {}): Promise<string[]> {
+export function deployMigrations(service: SchemaName, url: string, options: MigrateOptions = {}): Promise<string[]> {
   return applyMigrations(url, migrationsDirectory(service), options);
 }

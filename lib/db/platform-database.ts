@@ -6,7 +6,7 @@
  */
 import { clusterUrl, dataDirectory, readEmbeddedCluster } from '../config/database.js';
 import { loadRuntimeConfig } from '../config/runtime.js';
-import { SERVICES } from '../config/services.js';
+import { DATABASE_SCHEMAS } from '../config/services.js';
 import { startEmbeddedPostgres } from './embedded-postgres.js';
 import { connectionFailure } from './postgres.js';
 
@@ -20,7 +20,7 @@ export class NoPlatformDatabase extends Error {
  * `create`: a data folder without a cluster gets one (a restore's), on the configured port.
  */
 export async function withPlatformDatabase<T>(work: (env: NodeJS.ProcessEnv) => Promise<T>, env: NodeJS.ProcessEnv = process.env, { create = false } = {}): Promise<T> {
-  if (env.DATABASE_URL || SERVICES.every((service) => env[`${service.toUpperCase()}_DATABASE_URL`])) return work(env);
+  if (env.DATABASE_URL || DATABASE_SCHEMAS.every((schema) => env[`${schema.toUpperCase()}_DATABASE_URL`])) return work(env);
   const cluster = readEmbeddedCluster(env);
   if (!cluster && !create) {
     throw new NoPlatformDatabase(`No platform database in ${dataDirectory(env)}: set PASSPORT_DATA_DIR to the data folder of the platform (npm start makes it), or DATABASE_URL to its database.`);

@@ -14,13 +14,13 @@ import { tokensFile } from '../auth/tokens.js';
 import { isKekId, kekFile, KeyCustodyError, readKekFile } from '../keys/kek.js';
 import { replaceFile, writeChunks } from '../files.js';
 import { dataDirectory } from '../config/database.js';
-import { SERVICES, type ServiceName } from '../config/services.js';
+import { DATABASE_SCHEMAS, type SchemaName, SERVICES } from '../config/services.js';
 import { type BackupManifest, BackupError, readBackup, readFrames } from './backup-file.js';
 import { connect, type Database, qualified, quote, withBackupDatabase } from './backup-database.js';
 import { deployServices, type Migration, migrationsDirectory, PRISMA_MIGRATION_LOCK, prepareSchema, readMigrations, runMigration } from './migrate.js';
 
 export interface RestoreOptions {
-  /** Replace the four schemas when the target already has them. */
+  /** Replace the five schemas when the target already has them. */
   force?: boolean;
 }
 
@@ -47,7 +47,7 @@ export interface RestoreResult {
 export const HEADS_LISTED = 20;
 
 /**
- * Restores a backup into the configured database: refused when any of the four schemas exists there
+ * Restores a backup into the configured database: refused when any of the five schemas exists there
  * (unless `force`, which replaces them) or when the KEK file lacks a key-encryption key the backup's
  * signing keys are sealed under, checked whole before anything is written, then applied in one
  * transaction: the backup's migrations, every table's rows, the sequences, the migrations this
@@ -64,7 +64,7 @@ export async function restore(file: string, options: RestoreOptions = {}, env: N
       await client.query('BEGIN');
       // A start applying migrations meanwhile waits for this restore, and the reverse.
       await client.query('SELECT pg_advisory_xact_lock($1)', [PRISMA_MIGRATION_LOCK]);
-      const schemas = SERVICES.map((service) => database.schemas[service]);
+      const schemas = DATABASE_SCHEMAS.map((schema) => database.schemas[schema]);
       const present = await client.query<{ nspname: string }>('SELECT nspname FROM pg_namespace WHERE nspname = ANY($1) ORDER BY nspname', [schemas]);
       if (present.rows.length && !options.force) {
         throw new BackupError(
@@ -72,26 +72,27 @@ export async function restore(file: string, options: RestoreOptions = {}, env: N
         );
       }
       for (const { nspname } of present.rows) await client.query(`DROP SCHEMA ${quote(nspname)} CASCADE`);
-      for (const service of SERVICES) {
+      for (const service of DATABASE_SCHEMAS) {
         await client.query(`SET LOCAL search_path = ${quote(database.schemas[service])}`);
         await prepareSchema(client, database.schemas[service]);
         for (const migration of migrations[service].backup) await runMigration(client, migration);
       }
-      const tables = SERVICES.flatMap((service) => manifest.services[service].tables.map((table) => ({ service, table, name: qualified(database.schemas[service], table.name) })));
+      const tables = DATABASE_SCHEMAS.flatMap((service) => (manifest.services[service]?.tables ?? []).map((table) => ({ service, table, name: qualified(database.schemas[service], table.name) })));
       // Rows some migrations seed are replaced by the backup's; triggers would derive rows the backup already holds.
       await client.query(`TRUNCATE ${tables.map((table) => table.name).join(', ')}`);
       for (const table of tables) await client.query(`ALTER TABLE ${table.name} DISABLE TRIGGER USER`);
       const rows = await load(client, file, manifest, database);
-      for (const service of SERVICES) {
-        for (const sequence of manifest.services[service].sequences) {
+      for (const service of DATABASE_SCHEMAS) {
+        for (const sequence of manifest.services[service]?.sequences ?? []) {
           await client.query('SELECT setval($1::regclass, $2::bigint, $3)', [qualified(database.schemas[service], sequence.name), sequence.lastValue, sequence.isCalled]);
         }
       }
       // Deferred foreign keys are checked now: ALTER TABLE refuses a table with checks pending.
       await client.query('SET CONSTRAINTS ALL IMMEDIATE');
       for (const table of tables) await client.query(`ALTER TABLE ${table.name} ENABLE TRIGGER USER`);
-      // As the next start would apply them, so that what follows finds the schemas of this version.
-      for (const service of SERVICES) {
+      // As the next start would apply them, so that what follows finds the schemas of this version
+      // (a backup made before the identity store gets all of its migrations: the default operator).
+      for (const service of DATABASE_SCHEMAS) {
         await client.query(`SET LOCAL search_path = ${quote(database.schemas[service])}`);
         for (const migration of migrations[service].later) await runMigration(client, migration);
       }
@@ -160,6 +161,7 @@ export async function markRestored(env: NodeJS.ProcessEnv = process.env): Promis
   return withBackupDatabase(env, false, async (database) => {
     const client = await connect(database);
     try {
+      // The identity store may be missing (a dump made before it existed): the migrations below make it.
       const schemas = SERVICES.map((service) => database.schemas[service]);
       const present = await client.query<{ nspname: string }>('SELECT nspname FROM pg_namespace WHERE nspname = ANY($1)', [schemas]);
       const missing = schemas.filter((schema) => !present.rows.some((row) => row.nspname === schema));
@@ -168,7 +170,7 @@ export async function markRestored(env: NodeJS.ProcessEnv = process.env): Promis
           `The database ${database.target.host}:${database.target.port}/${database.target.database} holds no schema ${missing.map((schema) => `"${schema}"`).join(', ')}: mark a database restored from a dump of the platform, or restore a backup file with npm run restore -- <file>.`,
         );
       }
-      for (const outcome of await deployServices(SERVICES.map((service) => ({ service, url: database.urls[service] })))) {
+      for (const outcome of await deployServices(DATABASE_SCHEMAS.map((service) => ({ service, url: database.urls[service] })))) {
         if (outcome.status === 'rejected') throw new BackupError(`The restored schemas could not be brought to this version: ${(outcome.reason as Error).message}.`);
       }
       await client.query('BEGIN');
@@ -202,7 +204,7 @@ async function restoredHeads(client: pg.ClientBase, database: Database, passport
   return { passports, file };
 }
 
-type CheckoutMigrations = Record<ServiceName, { backup: Migration[]; later: Migration[] }>;
+type CheckoutMigrations = Record<SchemaName, { backup: Migration[]; later: Migration[] }>;
 
 /**
  * The backup's migrations as this checkout has them, and the ones it has beyond them; or the sentence
@@ -210,10 +212,10 @@ type CheckoutMigrations = Record<ServiceName, { backup: Migration[]; later: Migr
  */
 async function checkoutMigrations(manifest: BackupManifest): Promise<CheckoutMigrations> {
   const result = {} as CheckoutMigrations;
-  for (const service of SERVICES) {
+  for (const service of DATABASE_SCHEMAS) {
     const checkout = await readMigrations(migrationsDirectory(service));
     const available = new Map(checkout.map((migration) => [migration.name, migration]));
-    const backup = manifest.services[service].migrations.map(({ name, checksum }) => {
+    const backup = (manifest.services[service]?.migrations ?? []).map(({ name, checksum }) => {
       const migration = available.get(name);
       if (!migration || migration.checksum !== checksum) {
         throw new BackupError(
@@ -235,8 +237,8 @@ async function load(client: pg.Client, file: string, manifest: BackupManifest, d
   let current = '';
   for await (const frame of readFrames(file)) {
     if (frame.kind === 'table') {
-      const { service, table } = JSON.parse(frame.payload.toString()) as { service: ServiceName; table: string };
-      const columns = manifest.services[service].tables.find((candidate) => candidate.name === table)!.columns;
+      const { service, table } = JSON.parse(frame.payload.toString()) as { service: SchemaName; table: string };
+      const columns = manifest.services[service]!.tables.find((candidate) => candidate.name === table)!.columns;
       current = `${service}.${table}`;
       copy = client.query(copyFrom(`COPY ${qualified(database.schemas[service], table)} (${columns.map(quote).join(', ')}) FROM STDIN`));
       done = finished(copy);

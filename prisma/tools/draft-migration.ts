@@ -10,7 +10,7 @@ import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import type { ServiceName } from '../../lib/config/services.js';
+import type { SchemaName } from '../../lib/config/services.js';
 import { deployMigrations } from '../../lib/db/migrate.js';
 import { ensureDatabase, parseDatabaseUrl } from '../../lib/db/postgres.js';
 import { openSchemaEngine } from './wasm-engine.js';
@@ -19,7 +19,7 @@ import { openSchemaEngine } from './wasm-engine.js';
  * The next migration's SQL for `service`, whose database is `targetUrl` (only its server is used:
  * the scratch database sits beside it); undefined when the committed migrations already match the schema.
  */
-export async function draftMigration(service: ServiceName, targetUrl: string): Promise<string | undefined> {
+export async function draftMigration(service: SchemaName, targetUrl: string): Promise<string | undefined> {
   const schemaFile = join(dirname(fileURLToPath(import.meta.url)), '..', service, 'schema.prisma');
   const target = new URL(targetUrl);
   const scratchName = `${parseDatabaseUrl(target.toString()).database}_migration_${process.pid}_${service}`;

@@ -1,4 +1,4 @@
-// `npm run db:generate`: regenerates the four services' Prisma clients (prisma/*/generated, committed,
+// `npm run db:generate`: regenerates the four services' and the identity store's Prisma clients (prisma/*/generated, committed,
 // so a deployment needs no Prisma CLI). Run it after editing a schema.prisma.
 // `node prisma/tools/generate.mjs <folder>` writes them to <folder>/<service>/generated instead, from
 // copies of the schemas, which is how test/foundation/prisma-clients.test.ts compares them.
@@ -36,9 +36,9 @@ function generate(service) {
   return new Promise((resolve) => child.once('close', (status) => resolve({ status, output })));
 }
 
-// The four side by side (each CLI spends most of its time loading itself), each one's output shown
+// The five side by side (each CLI spends most of its time loading itself), each one's output shown
 // whole, in order.
-const runs = await Promise.all(['trust', 'registry', 'issuer', 'archive'].map(generate));
+const runs = await Promise.all(['trust', 'registry', 'issuer', 'archive', 'identity'].map(generate));
 for (const { output } of runs) for (const [stream, chunk] of output) stream.write(chunk);
 const failed = runs.find(({ status }) => status !== 0);
 if (failed) process.exit(failed.status ?? 1);

@@ -9,13 +9,13 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { serviceDatabaseUrl } from '../../lib/config/database.js';
-import { isServiceName, SERVICES } from '../../lib/config/services.js';
+import { DATABASE_SCHEMAS, isSchemaName } from '../../lib/config/services.js';
 import { migrationsDirectory } from '../../lib/db/migrate.js';
 import { draftMigration } from './draft-migration.js';
 
 const [service = '', name = ''] = process.argv.slice(2);
-if (!isServiceName(service) || !/^[a-z0-9_]+$/.test(name)) {
-  console.error(`usage: npm run db:migration -- <${SERVICES.join('|')}> <name_in_snake_case>`);
+if (!isSchemaName(service) || !/^[a-z0-9_]+$/.test(name)) {
+  console.error(`usage: npm run db:migration -- <${DATABASE_SCHEMAS.join('|')}> <name_in_snake_case>`);
   process.exit(2);
 }
 

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { withSchema } from '../../lib/config/database.js';
-import { SERVICES } from '../../lib/config/services.js';
+import { DATABASE_SCHEMAS, SERVICES, type SchemaName } from '../../lib/config/services.js';
 import { applyMigrations, deployMigrations, deployServices, MigrationError, migrationsDirectory, readMigrations } from '../../lib/db/migrate.js';
 import { bitAt } from '../../lib/formats/vc/index.js';
 import { draftMigration } from '../../prisma/tools/draft-migration.js';
@@ -21,24 +21,27 @@ afterAll(endSql);
 // The migration folders the tests copy and change; removed when the file ends, failing or not.
 const scratch = scratchFolder('migrations-');
 
-const committedMigrations = (service: (typeof SERVICES)[number]) =>
+const committedMigrations = (service: SchemaName) =>
   readdirSync(migrationsDirectory(service), { withFileTypes: true })
     .filter((entry) => entry.isDirectory())
     .map((entry) => entry.name)
     .sort();
 
 describe('migrations', () => {
-  it('apply to an empty database, each service in its own schema, and only once', async () => {
+  it('apply to an empty database, each service (and the identity store) in its own schema, and only once', async () => {
     const url = await createTestDatabase({ empty: true });
-    for (const service of SERVICES) {
+    for (const service of DATABASE_SCHEMAS) {
       expect(await deployMigrations(service, withSchema(url, service))).toEqual(committedMigrations(service));
       expect(await deployMigrations(service, withSchema(url, service))).toEqual([]);
     }
-    const tables = await sql<{ table_schema: string; table_name: string }>(url, `SELECT table_schema, table_name FROM information_schema.tables WHERE table_schema = ANY($1)`, [SERVICES]);
+    const tables = await sql<{ table_schema: string; table_name: string }>(url, `SELECT table_schema, table_name FROM information_schema.tables WHERE table_schema = ANY($1)`, [DATABASE_SCHEMAS]);
     for (const service of SERVICES) {
       const own = tables.rows.filter((row) => row.table_schema === service).map((row) => row.table_name);
       expect(own).toEqual(expect.arrayContaining(['_prisma_migrations', 'signing_key', 'admin_log']));
     }
+    const identity = tables.rows.filter((row) => row.table_schema === 'identity').map((row) => row.table_name);
+    expect(identity.sort()).toEqual(['_prisma_migrations', 'access_token', 'operator']);
+    expect((await sql(url, 'SELECT id, status FROM identity.operator')).rows).toEqual([{ id: 'default', status: 'active' }]);
     const stray = await sql(url, `SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'`);
     expect(stray.rowCount).toBe(0);
   });
@@ -48,7 +51,7 @@ describe('migrations', () => {
   // work's scratch databases sit beside the one it is given, which it does not touch: one serves all.
   let drafts: Promise<string> | undefined;
   const draftsServer = () => (drafts ??= createTestDatabase({ empty: true }));
-  it.each(SERVICES.filter((service) => service !== 'trust'))('of %s match its Prisma schema exactly (npm run db:migration finds nothing to write)', async (service) => {
+  it.each(DATABASE_SCHEMAS.filter((service) => service !== 'trust'))('of %s match its Prisma schema exactly (npm run db:migration finds nothing to write)', async (service) => {
     expect(await draftMigration(service, withSchema(await draftsServer(), service))).toBeUndefined();
   });
 
@@ -66,7 +69,7 @@ describe('migrations', () => {
     const url = await createTestDatabase({ empty: true });
     const run = (...args: string[]) => execFileAsync(process.execPath, ['bin/run.mjs', 'bin/migrate.ts', ...args], { encoding: 'utf8', env: processEnv({ DATABASE_URL: url }) });
     const first = await run();
-    for (const service of SERVICES) expect(first.stdout).toContain(`${service}: applied ${committedMigrations(service).join(', ')}`);
+    for (const service of DATABASE_SCHEMAS) expect(first.stdout).toContain(`${service}: applied ${committedMigrations(service).join(', ')}`);
     expect((await run('trust')).stdout).toBe('trust: up to date\n');
     await expect(run('trust', 'nonsense')).rejects.toMatchObject({ code: 2, stderr: expect.stringContaining('unknown service nonsense') });
   });

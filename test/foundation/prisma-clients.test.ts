@@ -5,7 +5,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { expect, test } from 'vitest';
-import { SERVICES } from '../../lib/config/services.js';
+import { DATABASE_SCHEMAS } from '../../lib/config/services.js';
 import { scratchFolder } from '../support/scratch-folder.js';
 
 const root = join(import.meta.dirname, '..', '..');
@@ -23,7 +23,7 @@ test('the committed clients are what prisma generate makes of the schemas', { ti
     (error: { code: number | string; stderr: string }) => ({ status: error.code, stderr: error.stderr }),
   );
   expect(run.status, run.stderr).toBe(0);
-  for (const service of SERVICES) {
+  for (const service of DATABASE_SCHEMAS) {
     const fresh = filesUnder(join(scratch, service, 'generated'));
     const committed = filesUnder(join(root, 'prisma', service, 'generated'));
     expect([...committed.keys()].sort(), `${service}: files (run npm run db:generate)`).toEqual([...fresh.keys()].sort());

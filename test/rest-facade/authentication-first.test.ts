@@ -115,7 +115,7 @@ describe('every route that needs a role', () => {
 
       // The mistakes are real ones: with the right token each is refused for what it is, after authentication.
       it('refuses the same mistakes of a caller with the right role as malformed', async () => {
-        const authorization = `Bearer ${TOKENS[route.role!]}`;
+        const authorization = `Bearer ${TOKENS[route.role as keyof typeof TOKENS]}`;
         const query = await send(service, route, MISTAKES[1], authorization);
         expect([query.status, JSON.parse(query.text).code], query.text).toEqual([400, 'INVALID_QUERY']);
         if (route.method !== 'POST') return;

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { withSchema } from '../../lib/config/database.js';
-import { SERVICES } from '../../lib/config/services.js';
+import { DATABASE_SCHEMAS } from '../../lib/config/services.js';
 import { startEmbeddedPostgres } from '../../lib/db/embedded-postgres.js';
 import { deployMigrations } from '../../lib/db/migrate.js';
 
@@ -36,7 +36,7 @@ export default async function setup(project: TestProject) {
   await admin.query(`CREATE DATABASE ${TEMPLATE_DATABASE}`);
   await admin.end();
   const template = postgres.url.replace(/\/[^/]*$/, `/${TEMPLATE_DATABASE}`);
-  for (const service of SERVICES) await deployMigrations(service, withSchema(template, service));
+  for (const schema of DATABASE_SCHEMAS) await deployMigrations(schema, withSchema(template, schema));
   project.provide('postgresUrl', postgres.url);
   return async () => {
     await postgres.stop();

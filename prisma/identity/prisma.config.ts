@@ -1,0 +1,3 @@
+import { serviceConfig } from '../service-config.js';
+
+export default serviceConfig('identity');
