@@ -5,11 +5,11 @@
  */
 import type { Principal } from './tokens.js';
 
-/** The operator that owns everything of before operators; it always exists. */
+/** The operator every platform has from its first migration (the identity store's): it owns everything of before operators. */
 export const DEFAULT_OPERATOR = 'default';
 
-/** An operator id: a short lowercase slug (`default`, `acme`, `acme-recycling`). */
-export const OPERATOR_ID = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
+/** An operator's id: a lowercase slug of 1 to 40 letters, digits and inner hyphens (`default`, `acme-batteries`). */
+export const OPERATOR_ID = /^[a-z0-9](?:[a-z0-9-]{0,38}[a-z0-9])?$/;
 
 export function isOperatorId(value: unknown): value is string {
   return typeof value === 'string' && OPERATOR_ID.test(value);

@@ -37,6 +37,8 @@ export interface SubgraphDefinition<P extends ServicePrismaClient, D> {
   discovery?(dependencies: D): Record<string, unknown>;
   /** Work that needs the other services, run once the whole graph answers through the gateway. */
   graphReady?(dependencies: D, gateway: GatewayClient): Promise<void>;
+  /** Lets go of what `open` opened beyond the kernel (another store's pool), before the kernel closes. */
+  close?(dependencies: D): Promise<void>;
 }
 
 export interface SubgraphOptions {
@@ -127,7 +129,13 @@ export function defineSubgraph<P extends ServicePrismaClient, D>(definition: Sub
       readiness: kernel.readiness,
       context: (authorization, log) => requestContext(tokens, authorization, log),
       graphReady: async () => definition.graphReady?.(dependencies, gateway),
-      close: () => kernel.close(),
+      close: async () => {
+        try {
+          await definition.close?.(dependencies);
+        } finally {
+          await kernel.close();
+        }
+      },
     };
   };
 }

@@ -76,11 +76,13 @@ function newStoredKey(vault: KeyVault, purpose: KeyPurpose, operator: string | n
   return { ...vault.generate(purpose.purpose, purpose.alg), operator, createdAt: now, expiresAt: null, revokedAt: null, revocationReason: null };
 }
 
-/** The operator a purpose's keys sign for: the given one for a per-operator purpose, else the platform (null). */
+/**
+ * The operator a purpose's keys sign for: for a per-operator purpose the given one, else the default
+ * operator (whose keys were the service's before operators: `keys rotate issuer event` rotates its);
+ * for any other purpose the platform (null).
+ */
 function ownerOf(purpose: KeyPurpose, operator: string | undefined): string | null {
-  if (!purpose.perOperator) return null;
-  if (operator === undefined) throw new Error(`"${purpose.purpose}" keys sign for an operator: name one`);
-  return operator;
+  return purpose.perOperator ? (operator ?? DEFAULT_OPERATOR) : null;
 }
 
 const seconds = (date: Date) => Math.floor(date.getTime() / 1000);
@@ -110,7 +112,7 @@ export class KeyStore {
     if (sealedNow.length) await repository.storeCustody(sealedNow);
     store.#keys = keys;
     for (const purpose of purposes) {
-      const operator = ownerOf(purpose, DEFAULT_OPERATOR);
+      const operator = ownerOf(purpose, undefined);
       if (!store.#currentKey(purpose.purpose, operator)) await repository.add(newStoredKey(vault, purpose, operator));
     }
     store.#keys = await repository.all();

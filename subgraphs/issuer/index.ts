@@ -15,7 +15,11 @@ import { CredentialService } from './service/credential-service.js';
 import { IssuerService } from './service/issuer-service.js';
 import { RegistryClient } from './service/registry-client.js';
 import { TrustClient } from './service/trust-client.js';
-import { OperatorSigning, type OperatorLookup } from './service/operator-signing.js';
+import { OperatorSigning } from './service/operator-signing.js';
+import { OperatorService } from './service/operator-service.js';
+import { OperatorResolver } from './resolvers/operator-resolver.js';
+import { IdentityStore } from '../../lib/auth/identity-store.js';
+import { identityDatabaseUrlBeside } from '../../lib/config/database.js';
 
 /** ISSUER_QR_BUDGET: the largest pack in characters; default one QR code of version 22 at level M. */
 function qrBudget(env: NodeJS.ProcessEnv): number {
@@ -36,23 +40,25 @@ export const createIssuerSubgraph = defineSubgraph({
     const settings = { issuer: process.env.ISSUER_ID || 'passport-issuer', qrBudget: qrBudget(process.env), publicUrls };
     const passports = new PassportRepository(kernel.prisma, kernel.schema);
     const profiles = new ProfileRepository(kernel.prisma);
-    // Until the identity store is merged in: an operator is known by its keys.
-    const operators: OperatorLookup = { findOperator: async (id) => (kernel.keys.hasOperator(id) ? { id, status: 'active' } : undefined) };
+    const operators = IdentityStore.open(identityDatabaseUrlBeside(kernel.databaseUrl));
     const trust = new TrustClient(gateway);
     const signing = new OperatorSigning(kernel.keys, operators, trust);
     const issuer = new IssuerService(passports, profiles, new RegistryClient(gateway), trust, kernel.keys, signing, settings, kernel.metrics);
     const credentials = new CredentialService(passports, kernel.keys, settings);
+    const operatorService = new OperatorService(operators, kernel.keys, gateway);
     const admin = new IssuerAdminService(profiles, new RestoreRepository(kernel.prisma));
     // What one operation may spend on passports' logs as they are: the cost limit (lib/graphql/cost.ts).
-    return { issuer, credentials, admin, charge: actualCostMeter(limits.maxCost) };
+    return { issuer, credentials, admin, operators: operatorService, identity: operators, charge: actualCostMeter(limits.maxCost) };
   },
-  resolvers: ({ issuer, credentials, admin, charge }) => [
+  resolvers: ({ issuer, credentials, admin, operators, charge }) => [
+    new OperatorResolver(operators, credentials),
     new PassportResolver(issuer, credentials, charge),
     new PassportAsOfResolver(issuer, charge),
     new IssuerAdminResolver(admin),
     new CredentialResolver(credentials),
   ],
   references: ({ issuer }) => passportReferences(issuer),
+  close: ({ identity }) => identity.close(),
   discovery: ({ issuer }) => ({
     qr_budget: issuer.settings.qrBudget,
     pack_prefix: PACK_PREFIX,

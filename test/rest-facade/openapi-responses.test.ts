@@ -382,6 +382,16 @@ describe('real answers of every path', () => {
     expect((await i('/admin/restore/acknowledgement', '/admin/restore/acknowledgement', { method: 'POST', as: 'writer' })).status).toBe(403);
     expect((await i('/admin/restore/acknowledgement', '/admin/restore/acknowledgement', { method: 'POST', as: 'admin' })).status).toBe(200);
     expect((await i('/admin/restore/acknowledgement', '/admin/restore/acknowledgement', { method: 'POST', as: 'admin' })).body).toEqual({ acknowledged: [] });
+    // Operators: created (then its creation repeated), listed, read, its DID document, suspended.
+    const operator = { id: `oa-${process.pid}`, name: 'OA operator' };
+    expect((await i('/operators', '/operators', { body: operator, as: 'admin' })).status).toBe(201);
+    expect((await i('/operators', '/operators', { body: operator, as: 'admin' })).status).toBe(200);
+    expect((await i('/operators', '/operators', { as: 'admin' })).status).toBe(200);
+    expect((await i('/operators/{id}', `/operators/${operator.id}`, { as: 'admin' })).status).toBe(200);
+    const operatorDid = await i('/operators/{id}/did.json', `/operators/${operator.id}/did.json`);
+    expect(operatorDid.status).toBe(200);
+    expect((await i('/operators/{id}/did.json', `/operators/${operator.id}/did.json`, { headers: { 'if-none-match': operatorDid.headers.get('etag')! } })).status).toBe(304);
+    expect((await i('/operators/{id}/suspension', `/operators/${operator.id}/suspension`, { method: 'POST', as: 'admin' })).status).toBe(200);
     // The Digital Link resolver, at every granularity: the linkset of an identity with a passport, a 404 for one without.
     const values: Record<string, string> = { gtin: '09520123456788', variant: 'OA-V', lot: 'OA-L', serial: 'OA-S' };
     for (const template of Object.keys(documents.issuer.paths).filter((path) => path.startsWith('/01/'))) {

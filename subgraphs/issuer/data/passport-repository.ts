@@ -20,6 +20,7 @@ import {
   LIVE_STATUSES,
   STATUS_LIST_BYTES,
   STATUS_PURPOSES,
+  type EventActor,
   type EventRecord,
   type LogState,
   type PassportStatus,
@@ -351,7 +352,11 @@ export class PassportRepository {
    * an unacknowledged restore (RestoreUnacknowledged). Returns undefined when the passport does not
    * exist or is another operator's than the writer's.
    */
-  async append(passportId: string, input: { type: string; payload: unknown }, writer: PassportWriter): Promise<{ event: EventRecord; head: SignedLogHead; status: PassportStatus } | undefined> {
+  async append(
+    passportId: string,
+    input: { type: string; payload: unknown; actor?: EventActor },
+    writer: PassportWriter,
+  ): Promise<{ event: EventRecord; head: SignedLogHead; status: PassportStatus } | undefined> {
     return this.prisma.$transaction(
       async (tx) => {
         // The restore's hold is read in the statement that locks the row: no statement more per append.

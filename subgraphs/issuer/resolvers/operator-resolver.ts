@@ -16,7 +16,7 @@ function refuseUnlessPlatform(context: RequestContext, own?: string): void {
 @Resolver()
 export class OperatorResolver {
   constructor(
-    private readonly operators: OperatorService,
+    private readonly service: OperatorService,
     private readonly credentials: CredentialService,
   ) {}
 
@@ -26,14 +26,14 @@ export class OperatorResolver {
   @Query(() => [OperatorType], { description: 'Every operator, by id (platform admin).' })
   async operators(@Ctx() context: RequestContext): Promise<OperatorType[]> {
     refuseUnlessPlatform(context);
-    return (await this.operators.list()).map(this.#out);
+    return (await this.service.list()).map(this.#out);
   }
 
   @Authorized('admin')
   @Query(() => OperatorType, { nullable: true, description: 'One operator (platform admin, or that operator’s admin); null when unknown.' })
   async operator(@Arg('id', () => ID) id: string, @Ctx() context: RequestContext): Promise<OperatorType | null> {
     refuseUnlessPlatform(context, id);
-    const view = await this.operators.find(id);
+    const view = await this.service.find(id);
     return view ? this.#out(view) : null;
   }
 
@@ -44,18 +44,19 @@ export class OperatorResolver {
   })
   async createOperator(@Arg('input', () => OperatorInput) input: OperatorInput, @Ctx() context: RequestContext): Promise<OperatorCreationType> {
     refuseUnlessPlatform(context);
-    const { operator, created } = await this.operators.create(input, context.authorization);
+    const { operator, created } = await this.service.create(input, context.authorization);
     return Object.assign(new OperatorCreationType(), { operator: this.#out(operator), created });
   }
 
   @Authorized('admin')
   @Mutation(() => OperatorType, {
     nullable: true,
-    description: 'Suspends an operator: its writes are refused, its trust node revoked from now; what it signed before stays verifiable (POST /operators/{id}/suspension). Platform admin; null when unknown.',
+    description:
+      'Suspends an operator: its writes are refused, its trust node revoked from now; what it signed before stays verifiable (POST /operators/{id}/suspension). Platform admin; null when unknown.',
   })
   async suspendOperator(@Arg('id', () => ID) id: string, @Ctx() context: RequestContext): Promise<OperatorType | null> {
     refuseUnlessPlatform(context);
-    const view = await this.operators.suspend(id, context.authorization);
+    const view = await this.service.suspend(id, context.authorization);
     return view ? this.#out(view) : null;
   }
 }

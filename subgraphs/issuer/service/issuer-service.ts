@@ -383,12 +383,13 @@ export class IssuerService {
   }
 
   /** Appends an event to a passport of the caller's operator (any passport, for the platform itself); another operator's is not found. */
-  async appendEvent(passportId: string, input: { type: string; payload: Record<string, unknown> }, writer: Pick<Principal, 'operator'>) {
+  async appendEvent(passportId: string, input: { type: string; payload: Record<string, unknown> }, writer: Pick<Principal, 'operator' | 'credential'>) {
     // Events are stored as their canonical text, where U+0000 is an escape like any other.
     refuseUnrepresentable(input.payload, 'payload', { allowNul: true });
     if (!storable(passportId)) throw notFound(`No passport has id ${passportId}.`);
     const appended = await refusing(
-      () => this.passports.append(passportId, input, this.signing.writer(writer)),
+      // Who appended it is part of what the event's signature covers (item 5, docs/OPERATORS.md).
+      () => this.passports.append(passportId, { ...input, actor: { operator: writer.operator, credential: writer.credential } }, this.signing.writer(writer)),
       (error) => issuerProblem(error) ?? heldByRestoreProblem(error),
     );
     if (!appended) throw notFound(`No passport has id ${passportId}.`);

@@ -52,7 +52,8 @@ export class OperatorService {
    * suspended operator is not made to sign again (409 OPERATOR_SUSPENDED).
    */
   async create(input: { id: string; name: string }, authorization: string | undefined): Promise<{ operator: OperatorView; created: boolean }> {
-    if (!isOperatorId(input.id)) throw badRequest('INVALID_OPERATOR', `An operator's id is a lowercase slug of letters, digits and inner hyphens (e.g. acme-batteries); ${JSON.stringify(input.id)} is not.`);
+    if (!isOperatorId(input.id))
+      throw badRequest('INVALID_OPERATOR', `An operator's id is a lowercase slug of letters, digits and inner hyphens (e.g. acme-batteries); ${JSON.stringify(input.id)} is not.`);
     const existing = await this.store.findOperator(input.id);
     if (existing?.status === 'suspended') throw conflict('OPERATOR_SUSPENDED', `The operator ${input.id} is suspended; it is not made to sign again.`);
     const operator = existing ?? (await this.store.createOperator(input));

@@ -6,7 +6,17 @@ import { PageInfo } from '../../../lib/graphql/common-types.js';
 import { badRequest } from '../../../lib/problem.js';
 import { GRAPH_SECTIONS, type GraphCursor } from '../data/graph-repository.js';
 import { instantOf, isNodeId, keyStandingAt } from '../domain/index.js';
-import { DelegationEdgeAdditionType, KeyStandingQuestionInput, PlatformKeysPlacementType, KeyStandingType, TrustGraphPageType, TrustGraphType, TrustNodeInput, TrustNodeType, TrustNodeUpsertType } from '../schema/types.js';
+import {
+  DelegationEdgeAdditionType,
+  KeyStandingQuestionInput,
+  PlatformKeysPlacementType,
+  KeyStandingType,
+  TrustGraphPageType,
+  TrustGraphType,
+  TrustNodeInput,
+  TrustNodeType,
+  TrustNodeUpsertType,
+} from '../schema/types.js';
 import { edgeOut, instantArgument, nodeOut, orThrow, present, revocationOut, type TrustDependencies } from './shared.js';
 
 /** Records per page of `trustGraphPage`: at most, and when not asked. */
