@@ -1,22 +1,43 @@
-/** `npm run facade`: the REST facade alone, talking to the gateway at `GATEWAY_URL`. */
+/**
+ * `npm run facade`: the REST facade alone, talking to the gateway at `GATEWAY_URL`; it recognises
+ * the identity store's tokens in the platform's database (IDENTITY_DATABASE_URL or DATABASE_URL).
+ */
+import { openPlatformIdentity } from '../lib/auth/authentication.js';
 import { loadAccessTokens } from '../lib/auth/tokens.js';
+import { serviceDatabaseUrl } from '../lib/config/database.js';
 import { SERVICES } from '../lib/config/services.js';
+import { deployMigrations } from '../lib/db/migrate.js';
 import { ROUTE_TABLES } from '../rest-facade/routes/index.js';
 import { startFacade } from '../rest-facade/server.js';
 import { openPart, runPart } from './lifecycle.js';
 
+let identityUrl: string | undefined;
 await runPart({
-  start: (config) =>
-    openPart(config, 'facade', ({ edge }) =>
-      startFacade({
+  databaseUrl: () => identityUrl,
+  async start(config) {
+    identityUrl = serviceDatabaseUrl('identity');
+    await deployMigrations('identity', identityUrl);
+    const tokens = loadAccessTokens();
+    const identity = openPlatformIdentity(tokens, identityUrl);
+    return openPart(config, 'facade', async ({ edge }) => {
+      const facade = await startFacade({
         ...edge,
         host: config.host,
         mounts: config.mounts,
         publicUrls: config.publicUrls,
         tables: ROUTE_TABLES,
         gatewayUrl: process.env.GATEWAY_URL ?? `http://${config.host}:${config.gatewayPort}/graphql`,
-        tokens: loadAccessTokens(),
-      }),
-    ),
+        tokens,
+        identity,
+      });
+      return {
+        ...facade,
+        async stop() {
+          await facade.stop();
+          await identity.close();
+        },
+      };
+    });
+  },
   lines: (facade) => [...SERVICES.map((service) => `${service}: ${facade.baseUrls[service]}`), `metrics: ${facade.metrics.url}`],
 });

@@ -2,6 +2,7 @@
  * The whole platform in one process: PostgreSQL (embedded unless a URL is given), the four
  * subgraphs, the gateway and the REST facade. `npm start` runs it; the tests start it too.
  */
+import { openPlatformIdentity } from '../lib/auth/authentication.js';
 import type { AccessTokens } from '../lib/auth/tokens.js';
 import type { KeyEncryptionKeys } from '../lib/keys/kek.js';
 import { serviceDatabaseUrl } from '../lib/config/database.js';
@@ -95,6 +96,11 @@ async function startServers(options: StackOptions, operations: Operations, edge:
     // here, in the key store's words, before the servers' code is loaded. A PKCS#11 token is the kernel's to open.
     if (!process.env.PASSPORT_PKCS11_MODULE) for (const service of SERVICES) checkSealedKeys(service, options.kek, stored[service] ?? []);
 
+    // One identity store and authenticator chain for the six servers: they recognise the same tokens,
+    // and a revocation made through one is forgotten by all at once.
+    const identity = openPlatformIdentity(options.tokens, serviceUrl('identity'));
+    stoppers.push(() => identity.close());
+
     // The servers' code (Apollo, type-graphql, the Prisma clients, Fastify: most of what a start loads)
     // once the database has answered, so a start that cannot reach it says so without loading them.
     const [{ gatewayClient }, { serveSubgraph, subgraphServerOptions }, { startGateway }, { ROUTE_TABLES }, { startFacade }, { SUBGRAPHS }] = await Promise.all([
@@ -122,6 +128,7 @@ async function startServers(options: StackOptions, operations: Operations, edge:
         const subgraph: Subgraph = await SUBGRAPHS[service]({
           databaseUrl: serviceUrl(service),
           tokens: options.tokens,
+          identity,
           kek: options.kek,
           gateway: gatewayForSubgraphs,
           operations,
@@ -161,6 +168,7 @@ async function startServers(options: StackOptions, operations: Operations, edge:
       tables: ROUTE_TABLES,
       gatewayUrl: gateway.graphqlUrl,
       tokens: options.tokens,
+      identity,
     });
     stoppers.push(() => facade.stop());
     facadeBaseUrls = facade.baseUrls;

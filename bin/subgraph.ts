@@ -1,4 +1,5 @@
 /** `npm run subgraph -- <service>`: one service's subgraph on its own, migrations applied first. */
+import { openPlatformIdentity } from '../lib/auth/authentication.js';
 import { loadAccessTokens } from '../lib/auth/tokens.js';
 import { serviceDatabaseUrl } from '../lib/config/database.js';
 import { publicUrlsOfConfig } from '../lib/config/public-urls.js';
@@ -23,13 +24,17 @@ const running = await runPart({
     const url = serviceDatabaseUrl(service);
     databaseUrl = url;
     await deployMigrations(service, url);
-    await deployMigrations('identity', serviceDatabaseUrl('identity'));
+    const identityUrl = serviceDatabaseUrl('identity');
+    await deployMigrations('identity', identityUrl);
     const gatewayUrl = process.env.GATEWAY_URL ?? `http://${config.host}:${config.gatewayPort}/graphql`;
     const kek = await readKekFile(kekFile());
+    const tokens = loadAccessTokens();
+    const identity = openPlatformIdentity(tokens, identityUrl);
     return openPart(config, service, async ({ operations }) => {
       const subgraph = await SUBGRAPHS[service]({
         databaseUrl: url,
-        tokens: loadAccessTokens(),
+        tokens,
+        identity,
         kek,
         gateway: gatewayClient(() => gatewayUrl),
         operations,
@@ -43,6 +48,7 @@ const running = await runPart({
         async stop() {
           await server.stop();
           await subgraph.close();
+          await identity.close();
         },
       };
     });

@@ -7,7 +7,7 @@
 import { type FieldNode, Kind, type OperationDefinitionNode, parse } from 'graphql';
 import type { RefusalsOfAKind } from '../lib/audit/refusal-log.js';
 import { refusalReportKey, signRefusalReport } from '../lib/audit/refusal-report.js';
-import { challengeOf, identify, refusalOf, type AccessTokens, type Caller, type Refusal } from '../lib/auth/tokens.js';
+import { challengeOf, identify, refusalOf, rolesOf, type AccessTokens, type Authenticator, type Caller, type Refusal } from '../lib/auth/tokens.js';
 import type { ServiceName } from '../lib/config/services.js';
 import { RequestProblem } from '../lib/http/request-problem.js';
 import { serverLogger } from '../lib/ops/logging.js';
@@ -22,9 +22,9 @@ export interface Denied {
 }
 
 /** Who is refused a route, and why, if anyone is. */
-export function credentialRefusal(route: Route, authorization: string | undefined, tokens: AccessTokens): Denied | undefined {
+export async function credentialRefusal(route: Route, authorization: string | undefined, authenticator: Authenticator): Promise<Denied | undefined> {
   if (!route.role) return undefined;
-  const caller = identify(tokens, authorization);
+  const caller = await identify(authenticator, authorization);
   const refusal = refusalOf(caller, [route.role]);
   return refusal ? { caller, refusal } : undefined;
 }
@@ -72,7 +72,7 @@ export function refusalReporter(tokens: AccessTokens, callGateway: GatewayCall):
     report(service, action, { caller, refusal }) {
       if (!reportKey) return;
       const { principal } = caller;
-      reports.add(service, { actor: principal?.name ?? 'anonymous', role: principal?.role ?? 'none', action, outcome: refusal.code, status: refusal.status, detail: refusal.detail });
+      reports.add(service, { actor: principal?.name ?? 'anonymous', role: rolesOf(principal), action, outcome: refusal.code, status: refusal.status, detail: refusal.detail });
     },
     flush: (service) => reports.flush(service),
   };

@@ -166,7 +166,16 @@ export function openApiOptions(table: ServiceRoutes, prefix: string) {
         version: PLATFORM_VERSION,
         description: `REST interface of the ${table.service} service; each operation runs the GraphQL operation given in x-graphql-operation through the gateway.`,
       },
-      components: { securitySchemes: { bearer: { type: 'http' as const, scheme: 'bearer', description: 'Tokens with the role writer (writes) or admin (writes and /admin/*).' } } },
+      components: {
+        securitySchemes: {
+          bearer: {
+            type: 'http' as const,
+            scheme: 'bearer',
+            description:
+              'API tokens (RFC 6750), each for one operator (or the platform) and role: writer (writes), admin (writes and /admin/*), reader, legitimate-interest, authority; issued at POST /issuer/admin/tokens, or configured (PASSPORT_ADMIN_TOKEN: the platform admin; PASSPORT_WRITER_TOKEN: a writer of the operator default). An unknown, expired or revoked token is 401 INVALID_TOKEN alike.',
+          },
+        },
+      },
     },
     transform: ({ schema, url }: { schema: unknown; url: string }) => ({ schema, url: url.slice(prefix.length) || '/' }),
     // `Problem#` becomes `#/components/schemas/Problem`.

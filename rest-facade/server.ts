@@ -5,6 +5,7 @@
  * GraphQL operation to the gateway (gateway-calls.ts) and maps the answer back (route-answer.ts);
  * every refusal, from the framework or a service, is an RFC 9457 problem (problems.ts).
  */
+import type { PlatformIdentity } from '../lib/auth/authentication.js';
 import type { AccessTokens } from '../lib/auth/tokens.js';
 import type { ServiceMount } from '../lib/config/runtime.js';
 import type { ServiceName } from '../lib/config/services.js';
@@ -28,7 +29,10 @@ export interface FacadeOptions extends EdgeOptions {
   publicUrls?: Partial<Record<ServiceName, string>>;
   tables: Record<ServiceName, ServiceRoutes>;
   gatewayUrl: string;
+  /** The configured tokens; the refusal reports' key is derived from them (lib/audit/refusal-report.ts). */
   tokens: AccessTokens;
+  /** The identity store and the authenticators every server shares (lib/auth/authentication.ts); without it only the configured tokens are recognised. */
+  identity?: PlatformIdentity;
 }
 
 export interface RunningFacade extends ListeningServer {
@@ -51,7 +55,7 @@ export async function startFacade(options: FacadeOptions): Promise<RunningFacade
     // One process state for every port, the facade's own when it is started without one.
     edge: { ...options, operations: options.operations ?? new Operations() },
     bodyLimit: options.bodyLimit,
-    tokens: options.tokens,
+    authenticator: options.identity?.authenticator ?? options.tokens,
     tables: options.tables,
     readiness: { gateway: peerReady(new URL('/readyz', options.gatewayUrl).href, 'the gateway') },
     pages: facadePages({ gatewayUrl: options.gatewayUrl, mounts: options.mounts, publicUrls, sendProblem }),

@@ -2,13 +2,13 @@
 import { METHODS } from 'node:http';
 import swagger from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
-import type { AccessTokens } from '../lib/auth/tokens.js';
-import type { RequestProblem } from '../lib/http/request-problem.js';
+import type { Authenticator } from '../lib/auth/tokens.js';
+import { RequestProblem } from '../lib/http/request-problem.js';
 import { drainRefusedBody } from '../lib/http/server-options.js';
-import { problem } from '../lib/problem.js';
+import { problem, ProblemError } from '../lib/problem.js';
 import { actionOf, credentialRefusal, refusalProblem, type RefusalReporter } from './access.js';
 import { openApiOptions, routeSchema } from './openapi.js';
-import { type SendProblem, tooLarge } from './problems.js';
+import { problemHeaders, type SendProblem, tooLarge } from './problems.js';
 import { answerRoute, type RouteAnswering } from './route-answer.js';
 import type { ServiceRoutes } from './route-table.js';
 
@@ -17,7 +17,7 @@ export const OTHER_METHODS = METHODS.filter((method) => method !== 'CONNECT');
 
 export interface ServiceMounting extends RouteAnswering {
   bodyLimit: number;
-  tokens: AccessTokens;
+  authenticator: Authenticator;
   refusals: RefusalReporter;
   sendProblem: SendProblem;
 }
@@ -41,9 +41,15 @@ export async function mountService(instance: FastifyInstance, table: ServiceRout
         let refused: RequestProblem | undefined;
         if (Number(request.headers['content-length']) > facade.bodyLimit) refused = tooLarge(facade.bodyLimit);
         else {
-          const denied = credentialRefusal(route, request.headers.authorization, facade.tokens);
-          if (denied) facade.refusals.report(table.service, action!, denied);
-          refused = denied && refusalProblem(denied.refusal);
+          try {
+            const denied = await credentialRefusal(route, request.headers.authorization, facade.authenticator);
+            if (denied) facade.refusals.report(table.service, action!, denied);
+            refused = denied && refusalProblem(denied.refusal);
+          } catch (error) {
+            // The identity store out of reach: 503 with Retry-After, as any missing database.
+            if (!(error instanceof ProblemError)) throw error;
+            refused = new RequestProblem(error.problem, problemHeaders(error.problem));
+          }
         }
         if (!refused) return;
         drainRefusedBody(request.raw, reply);

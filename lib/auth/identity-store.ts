@@ -109,6 +109,8 @@ export class IdentityStore {
   readonly #prisma: PrismaClient;
   /** The operator table, schema-qualified, for the one raw statement (a row lock). */
   readonly #operatorTable: Prisma.Sql;
+  /** Told when a token stops being valid here (a revocation, a suspension), so caches forget at once. */
+  readonly #revoked = new Set<() => void>();
 
   constructor(prisma: PrismaClient, schema: string) {
     this.#prisma = prisma;
@@ -122,6 +124,15 @@ export class IdentityStore {
 
   close(): Promise<void> {
     return this.#prisma.$disconnect();
+  }
+
+  /** Calls `listener` after each revocation or suspension made through this store. */
+  onRevocation(listener: () => void): void {
+    this.#revoked.add(listener);
+  }
+
+  #notify(): void {
+    for (const listener of this.#revoked) listener();
   }
 
   // Operators --------------------------------------------------------------------------------
@@ -153,7 +164,8 @@ export class IdentityStore {
    * Suspending a suspended operator changes nothing. Undefined for an unknown operator.
    */
   async suspendOperator(id: string): Promise<Operator | undefined> {
-    await this.#prisma.operator.updateMany({ where: { id, status: 'active' }, data: { status: 'suspended', suspendedAt: new Date() } });
+    const { count } = await this.#prisma.operator.updateMany({ where: { id, status: 'active' }, data: { status: 'suspended', suspendedAt: new Date() } });
+    if (count) this.#notify();
     return this.findOperator(id);
   }
 
@@ -199,7 +211,8 @@ export class IdentityStore {
    * revocation. Undefined when there is no such token of that operator.
    */
   async revokeToken(id: string, operator: string | null): Promise<IssuedToken | undefined> {
-    await this.#prisma.accessToken.updateMany({ where: { id, operatorId: operator, revokedAt: null }, data: { revokedAt: new Date() } });
+    const { count } = await this.#prisma.accessToken.updateMany({ where: { id, operatorId: operator, revokedAt: null }, data: { revokedAt: new Date() } });
+    if (count) this.#notify();
     return this.findToken(id, operator);
   }
 

@@ -3,8 +3,6 @@
  * signing only its own passports. What a caller acts as: its operator, or, for the platform admin
  * (operator null), the default operator, which holds what the platform held before operators.
  */
-import type { Principal } from './tokens.js';
-
 /** The operator every platform has from its first migration (the identity store's): it owns everything of before operators. */
 export const DEFAULT_OPERATOR = 'default';
 
@@ -15,12 +13,7 @@ export function isOperatorId(value: unknown): value is string {
   return typeof value === 'string' && OPERATOR_ID.test(value);
 }
 
-/** The operator a caller creates passports for: its own; the platform's own callers create the default operator's. */
-export function actingOperator(principal: Pick<Principal, 'operator'>): string {
+/** The operator a caller (its principal) creates passports for: its own; the platform's own callers create the default operator's. */
+export function actingOperator(principal: { operator: string | null }): string {
   return principal.operator ?? DEFAULT_OPERATOR;
-}
-
-/** Whether a caller may write to what an operator owns: its own, or anything for the platform itself. */
-export function mayWriteFor(principal: Pick<Principal, 'operator'>, owner: string): boolean {
-  return principal.operator === null || principal.operator === owner;
 }

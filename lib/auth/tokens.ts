@@ -1,6 +1,8 @@
 /**
- * Bearer tokens and their roles (DESIGN §3): reads are public; `writer` may make the ordinary
- * writes, `admin` may also use `/admin/*`. Only SHA-256 hashes of tokens are kept.
+ * Bearer tokens, who they stand for, and their roles (DESIGN §3, issue 44): reads are public;
+ * `writer` may make the ordinary writes, `admin` may also use `/admin/*`. A token is recognised by a
+ * chain of authenticators (authenticatorChain): the configured tokens here, then the identity
+ * store's (lib/auth/authentication.ts), then an OpenID provider's. Only SHA-256 hashes are kept.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
@@ -22,13 +24,41 @@ export type Role = (typeof ROLES)[number];
 export const CONFIGURED_ROLES = ['admin', 'writer'] as const;
 export type ConfiguredRole = (typeof CONFIGURED_ROLES)[number];
 
+/** Who a valid credential stands for. */
 export interface Principal {
   name: string;
-  role: Role;
-  /** The operator the caller acts for; null for the platform itself (the platform admin). */
+  /** The operator it acts for; null: the platform itself. */
   operator: string | null;
-  /** What authenticated the caller, as events and logs record it: the token's name (later a token id, or a JWT's `sub`). */
+  roles: readonly Role[];
+  /** The credential: an issued token's id, a configured token's name, or a JWT's `sub`. */
   credential: string;
+}
+
+/** One way of recognising a bearer token; undefined when it is not one of its own (or no longer valid). */
+export interface Authenticator {
+  authenticate(token: string): Promise<Principal | undefined>;
+}
+
+/**
+ * Authenticators asked in turn, the first that knows the token answering. A token none knows has
+ * asked them all, whatever the reason each had, so the answer and its path are the same for an
+ * unknown, an expired and a revoked token.
+ */
+export function authenticatorChain(...links: readonly Authenticator[]): Authenticator {
+  return {
+    async authenticate(token) {
+      for (const link of links) {
+        const principal = await link.authenticate(token);
+        if (principal) return principal;
+      }
+      return undefined;
+    },
+  };
+}
+
+/** How the admin log names a principal's roles. */
+export function rolesOf(principal: Principal | undefined): string {
+  return principal ? principal.roles.join(',') : 'none';
 }
 
 export interface TokenHash {
@@ -47,12 +77,11 @@ export function grants(role: Role, required: Role): boolean {
   return role === 'admin' || role === required;
 }
 
-/** The admin token is the platform's (operator null); the writer token writes for the default operator. */
-function principalOf(entry: TokenHash): Principal {
-  return { name: entry.name, role: entry.role, operator: entry.role === 'admin' ? null : DEFAULT_OPERATOR, credential: entry.name };
-}
-
-export class AccessTokens {
+/**
+ * The configured tokens (PASSPORT_ADMIN_TOKEN, PASSPORT_WRITER_TOKEN or the tokens file): an admin
+ * token is the platform's admin, a writer token writes for the default operator.
+ */
+export class AccessTokens implements Authenticator {
   readonly #hashes: readonly TokenHash[];
   /** The hashes as bytes, decoded once: every authenticated request compares against them. */
   readonly #digests: readonly { entry: TokenHash; digest: Buffer }[];
@@ -67,10 +96,12 @@ export class AccessTokens {
   }
 
   /** The principal a bearer token stands for, or undefined when the token is unknown. */
-  authenticate(token: string): Principal | undefined {
+  async authenticate(token: string): Promise<Principal | undefined> {
     const digest = Buffer.from(hashToken(token), 'hex');
     for (const { entry, digest: known } of this.#digests) {
-      if (known.length === digest.length && timingSafeEqual(known, digest)) return principalOf(entry);
+      if (known.length === digest.length && timingSafeEqual(known, digest)) {
+        return { name: entry.name, operator: entry.role === 'admin' ? null : DEFAULT_OPERATOR, roles: [entry.role], credential: entry.name };
+      }
     }
     return undefined;
   }
@@ -89,10 +120,10 @@ export interface Caller {
   badCredentials: boolean;
 }
 
-export function identify(tokens: AccessTokens, header: string | undefined): Caller {
+export async function identify(authenticator: Authenticator, header: string | undefined): Promise<Caller> {
   const credentials = readCredentials(header);
   if (credentials.kind === 'none') return { badCredentials: false };
-  const principal = credentials.kind === 'bearer' ? tokens.authenticate(credentials.token) : undefined;
+  const principal = credentials.kind === 'bearer' ? await authenticator.authenticate(credentials.token) : undefined;
   return principal ? { principal, badCredentials: false } : { badCredentials: true };
 }
 
@@ -113,8 +144,8 @@ export function refusalOf(caller: Caller, roles: readonly Role[]): Refusal | und
       ? { status: 401, code: 'INVALID_TOKEN', detail: 'The bearer token is not valid.' }
       : { status: 401, code: 'MISSING_TOKEN', detail: 'This operation needs a bearer token.' };
   }
-  if (roles.length === 0 || roles.some((role) => grants(principal.role, role))) return undefined;
-  return { status: 403, code: 'INSUFFICIENT_ROLE', detail: `This operation needs the role ${roles.join(' or ')}; the token has the role ${principal.role}.` };
+  if (roles.length === 0 || roles.some((role) => principal.roles.some((held) => grants(held, role)))) return undefined;
+  return { status: 403, code: 'INSUFFICIENT_ROLE', detail: `This operation needs the role ${roles.join(' or ')}; the token has the role ${principal.roles.join(' and ')}.` };
 }
 
 /** The `WWW-Authenticate` challenge of a 401 (RFC 6750 §3): the scheme, and whether the token itself was the trouble. */

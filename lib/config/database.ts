@@ -51,11 +51,6 @@ export function serviceDatabaseUrl(service: SchemaName, env: NodeJS.ProcessEnv =
   return withSchema(base, service);
 }
 
-/** The identity store's URL for a server given its service's: `IDENTITY_DATABASE_URL`, else the schema `identity` of the same database. */
-export function identityDatabaseUrlBeside(serviceUrl: string, env: NodeJS.ProcessEnv = process.env): string {
-  return env.IDENTITY_DATABASE_URL || withSchema(serviceUrl, 'identity');
-}
-
 export function withSchema(url: string, schema: string): string {
   const parsed = new URL(url);
   parsed.searchParams.set('schema', schema);

@@ -2,6 +2,7 @@ import type { ApolloServerPlugin } from '@apollo/server';
 import type { GraphQLResolveInfo, GraphQLSchema } from 'graphql';
 import { PendingEntry, withPendingEntry, type AdminLog } from '../audit/admin-log.js';
 import type { RefusalLog } from '../audit/refusal-log.js';
+import { rolesOf } from '../auth/tokens.js';
 import { problemOf } from '../problem.js';
 import type { RequestContext } from './context.js';
 
@@ -37,7 +38,7 @@ export function adminLogPlugin(adminLog: AdminLog, refusalLog: RefusalLog): Apol
           const refused = contextValue.refusals.splice(0);
           if (!refused.length) return;
           const at = new Date();
-          const [actor, role] = [contextValue.principal?.name ?? 'anonymous', contextValue.principal?.role ?? 'none'];
+          const [actor, role] = [contextValue.principal?.name ?? 'anonymous', rolesOf(contextValue.principal)];
           // The answer waits for its log entries, as for mutations below.
           await refusalLog
             .record(
@@ -52,7 +53,7 @@ export function adminLogPlugin(adminLog: AdminLog, refusalLog: RefusalLog): Apol
           return {
             willResolveField({ info, args }: { info: GraphQLResolveInfo; args: Record<string, unknown> }) {
               if (info.parentType.name !== 'Mutation') return;
-              const pending = new PendingEntry({ actor: principal.name, role: principal.role, operator: principal.operator, action: info.fieldName, target: targetOf(args) });
+              const pending = new PendingEntry({ actor: principal.name, role: rolesOf(principal), operator: principal.operator, action: info.fieldName, target: targetOf(args) });
               contextValue.pendingEntries.set(info.path.key, pending);
               return (error: Error | null) => {
                 if (!error && pending.inTransaction) return;

@@ -1,5 +1,5 @@
 import type { AuthChecker } from 'type-graphql';
-import { challengeOf, identify, refusalOf, type AccessTokens, type Caller, type Refusal, type Role } from '../auth/tokens.js';
+import { challengeOf, identify, refusalOf, type Authenticator, type Caller, type Refusal, type Role } from '../auth/tokens.js';
 import type { PendingEntry } from '../audit/admin-log.js';
 import { ProblemError } from '../problem.js';
 import type { FastifyBaseLogger } from 'fastify';
@@ -21,8 +21,8 @@ export interface RequestContext extends Caller, LoggingContext {
   authorization?: string;
 }
 
-export function requestContext(tokens: AccessTokens, authorization: string | undefined, log: FastifyBaseLogger): RequestContext {
-  return { ...identify(tokens, authorization), log, pendingEntries: new Map(), httpRequest: {}, refusals: [], ...(authorization !== undefined && { authorization }) };
+export async function requestContext(authenticator: Authenticator, authorization: string | undefined, log: FastifyBaseLogger): Promise<RequestContext> {
+  return { ...(await identify(authenticator, authorization)), log, pendingEntries: new Map(), httpRequest: {}, refusals: [], ...(authorization !== undefined && { authorization }) };
 }
 
 /**

@@ -8,8 +8,10 @@ import type { GraphQLSchema } from 'graphql';
 import type { AdminLog } from '../audit/admin-log.js';
 import type { RefusalLog } from '../audit/refusal-log.js';
 import { refusalReportKey } from '../audit/refusal-report.js';
+import { openPlatformIdentity, type PlatformIdentity } from '../auth/authentication.js';
 import type { AccessTokens } from '../auth/tokens.js';
 import { publicUrlsOfConfig, type PublicUrls } from '../config/public-urls.js';
+import { withSchema } from '../config/database.js';
 import { loadRuntimeConfig, type GraphqlLimits } from '../config/runtime.js';
 import type { ServiceName } from '../config/services.js';
 import type { KeyEncryptionKeys } from '../keys/kek.js';
@@ -29,7 +31,7 @@ export interface SubgraphDefinition<P extends ServicePrismaClient, D> {
   description: string;
   PrismaClient: PrismaClientClass<P>;
   /** Builds the service's own dependencies (repositories, domain services) on its kernel. */
-  open(kernel: ServiceKernel<P>, gateway: GatewayClient, publicUrls: PublicUrls, limits: GraphqlLimits): Promise<D> | D;
+  open(kernel: ServiceKernel<P>, gateway: GatewayClient, publicUrls: PublicUrls, limits: GraphqlLimits, identity: PlatformIdentity): Promise<D> | D;
   /** Resolver instances, given the dependencies. */
   resolvers(dependencies: D, kernel: ServiceKernel<P>): object[];
   references?(dependencies: D): ReferenceResolvers;
@@ -37,13 +39,17 @@ export interface SubgraphDefinition<P extends ServicePrismaClient, D> {
   discovery?(dependencies: D): Record<string, unknown>;
   /** Work that needs the other services, run once the whole graph answers through the gateway. */
   graphReady?(dependencies: D, gateway: GatewayClient): Promise<void>;
-  /** Lets go of what `open` opened beyond the kernel (another store's pool), before the kernel closes. */
-  close?(dependencies: D): Promise<void>;
 }
 
 export interface SubgraphOptions {
   databaseUrl: string;
+  /** The configured tokens; the refusal reports' key is derived from them (lib/audit/refusal-report.ts). */
   tokens: AccessTokens;
+  /**
+   * The identity store and the authenticators every server shares (lib/auth/authentication.ts);
+   * without it the subgraph opens its own, on IDENTITY_DATABASE_URL or the identity schema beside its own.
+   */
+  identity?: PlatformIdentity;
   /** Seals and opens the service's private signing keys (lib/keys/kek.ts). */
   kek: KeyEncryptionKeys;
   /** The rest of the graph, for services that read other services' data. */
@@ -68,7 +74,7 @@ export interface Subgraph {
   /** The conditions of its readiness probe (database reachable and migrated, keys unsealed). */
   readiness: Record<string, ReadinessCheck>;
   /** A request's context: its caller, and its logger (the request's, bound to its ids). */
-  context(authorization: string | undefined, log: FastifyBaseLogger): RequestContext;
+  context(authorization: string | undefined, log: FastifyBaseLogger): Promise<RequestContext>;
   /** Runs the definition's graphReady, if any: call it once the gateway serves every subgraph. */
   graphReady(): Promise<void>;
   close(): Promise<void>;
@@ -83,6 +89,7 @@ export function defineSubgraph<P extends ServicePrismaClient, D>(definition: Sub
   return async ({
     databaseUrl,
     tokens,
+    identity: shared,
     gateway,
     kek,
     operations = new Operations(),
@@ -91,7 +98,8 @@ export function defineSubgraph<P extends ServicePrismaClient, D>(definition: Sub
   }) => {
     const metrics = operations.metrics.forServer(definition.name);
     const kernel = await openServiceKernel(definition.name, definition.PrismaClient, databaseUrl, kek, metrics);
-    const dependencies = await definition.open(kernel, gateway, publicUrls, limits);
+    const identity = shared ?? openPlatformIdentity(tokens, process.env.IDENTITY_DATABASE_URL || withSchema(databaseUrl, 'identity'));
+    const dependencies = await definition.open(kernel, gateway, publicUrls, limits, identity);
     const RootResolver = serviceRootResolver(definition.name, {
       discovery: () => ({ service: definition.name, description: definition.description, ...definition.discovery?.(dependencies) }),
       health: () => kernel.health(),
@@ -127,14 +135,11 @@ export function defineSubgraph<P extends ServicePrismaClient, D>(definition: Sub
       operations,
       metrics,
       readiness: kernel.readiness,
-      context: (authorization, log) => requestContext(tokens, authorization, log),
+      context: (authorization, log) => requestContext(identity.authenticator, authorization, log),
       graphReady: async () => definition.graphReady?.(dependencies, gateway),
       close: async () => {
-        try {
-          await definition.close?.(dependencies);
-        } finally {
-          await kernel.close();
-        }
+        await kernel.close();
+        if (!shared) await identity.close();
       },
     };
   };

@@ -28,8 +28,6 @@ export interface ServicePrismaClient extends KeyStoreClient, AdminLogClient {
 
 export interface ServiceKernel<P extends ServicePrismaClient> {
   name: ServiceName;
-  /** The service's database URL (its schema's). */
-  databaseUrl: string;
   prisma: P;
   /** The PostgreSQL schema the service's tables live in, for raw SQL (e.g. SELECT … FOR UPDATE). */
   schema: string;
@@ -81,7 +79,6 @@ export async function openServiceKernel<P extends ServicePrismaClient>(
   const refusals = new RefusalLog(prisma);
   return {
     name,
-    databaseUrl,
     prisma,
     schema,
     keys,

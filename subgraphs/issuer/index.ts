@@ -6,6 +6,8 @@ import { PassportRepository } from './data/passport-repository.js';
 import { ProfileRepository } from './data/profile-repository.js';
 import { RestoreRepository } from './data/restore-repository.js';
 import { CAPABILITY_CLASS_CATALOGUE, DEFAULT_QR_BUDGET, EVENT_CATALOGUE, PACK_CLAIM_KEYS, PACK_PREFIX, PASSPORT_STATUSES, TRANSITIONS, VERDICT_CHECKS } from './domain/index.js';
+import { TokenAdministration } from '../../lib/auth/token-administration.js';
+import { AccessTokenResolver } from './resolvers/access-token-resolver.js';
 import { IssuerAdminResolver } from './resolvers/admin-resolver.js';
 import { CredentialResolver } from './resolvers/credential-resolver.js';
 import { PassportAsOfResolver, PassportResolver } from './resolvers/passport-resolver.js';
@@ -18,8 +20,6 @@ import { TrustClient } from './service/trust-client.js';
 import { OperatorSigning } from './service/operator-signing.js';
 import { OperatorService } from './service/operator-service.js';
 import { OperatorResolver } from './resolvers/operator-resolver.js';
-import { IdentityStore } from '../../lib/auth/identity-store.js';
-import { identityDatabaseUrlBeside } from '../../lib/config/database.js';
 
 /** ISSUER_QR_BUDGET: the largest pack in characters; default one QR code of version 22 at level M. */
 function qrBudget(env: NodeJS.ProcessEnv): number {
@@ -36,11 +36,11 @@ export const createIssuerSubgraph = defineSubgraph({
   name: 'issuer',
   description: 'Creates digital product passports, appends server-signed typed events to their logs, mints Tier-A packs under a QR budget and computes full-pipeline verdicts with coverage.',
   PrismaClient,
-  open: (kernel: ServiceKernel<PrismaClient>, gateway, publicUrls, limits) => {
+  open: (kernel: ServiceKernel<PrismaClient>, gateway, publicUrls, limits, identity) => {
     const settings = { issuer: process.env.ISSUER_ID || 'passport-issuer', qrBudget: qrBudget(process.env), publicUrls };
     const passports = new PassportRepository(kernel.prisma, kernel.schema);
     const profiles = new ProfileRepository(kernel.prisma);
-    const operators = IdentityStore.open(identityDatabaseUrlBeside(kernel.databaseUrl));
+    const operators = identity.store;
     const trust = new TrustClient(gateway);
     const signing = new OperatorSigning(kernel.keys, operators, trust);
     const issuer = new IssuerService(passports, profiles, new RegistryClient(gateway), trust, kernel.keys, signing, settings, kernel.metrics);
@@ -48,17 +48,17 @@ export const createIssuerSubgraph = defineSubgraph({
     const operatorService = new OperatorService(operators, kernel.keys, gateway);
     const admin = new IssuerAdminService(profiles, new RestoreRepository(kernel.prisma));
     // What one operation may spend on passports' logs as they are: the cost limit (lib/graphql/cost.ts).
-    return { issuer, credentials, admin, operators: operatorService, identity: operators, charge: actualCostMeter(limits.maxCost) };
+    return { issuer, credentials, admin, operators: operatorService, tokens: new TokenAdministration(identity.store), charge: actualCostMeter(limits.maxCost) };
   },
-  resolvers: ({ issuer, credentials, admin, operators, charge }) => [
+  resolvers: ({ issuer, credentials, admin, operators, tokens, charge }) => [
     new OperatorResolver(operators, credentials),
     new PassportResolver(issuer, credentials, charge),
     new PassportAsOfResolver(issuer, charge),
     new IssuerAdminResolver(admin),
+    new AccessTokenResolver(tokens),
     new CredentialResolver(credentials),
   ],
   references: ({ issuer }) => passportReferences(issuer),
-  close: ({ identity }) => identity.close(),
   discovery: ({ issuer }) => ({
     qr_budget: issuer.settings.qrBudget,
     pack_prefix: PACK_PREFIX,

@@ -34,7 +34,7 @@ describe('docs/GRAPHQL-ERRORS.md', () => {
     for (const directory of ['lib', 'gateway', 'subgraphs', 'rest-facade']) {
       for (const file of await sources(directory)) {
         const text = await readFile(file, 'utf8');
-        for (const match of text.matchAll(/(?:badRequest|conflict|unprocessable|ProblemError|problem)\(\s*(?:\d{3},\s*)?'([A-Z][A-Z0-9_]+)'/g)) codes.add(match[1]!);
+        for (const match of text.matchAll(/(?:badRequest|conflict|unprocessable|ProblemError|IdentityRefusal|problem)\(\s*(?:\d{3},\s*)?'([A-Z][A-Z0-9_]+)'/g)) codes.add(match[1]!);
         if (file.startsWith('gateway/') || file === 'lib/auth/tokens.ts') for (const match of text.matchAll(/code: '([A-Z][A-Z0-9_]+)'/g)) codes.add(match[1]!);
       }
     }

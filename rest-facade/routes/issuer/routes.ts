@@ -4,6 +4,7 @@ import { location } from '../../schemas.js';
 import { credentialRoutes } from '../credentials/routes.js';
 import { digitalLinkRoutes } from '../digital-link/routes.js';
 import { operatorRoutes } from '../operators/routes.js';
+import { tokenRoutes } from '../tokens/routes.js';
 import {
   applicabilityVariables,
   creationVariables,
@@ -152,5 +153,6 @@ export const issuerRoutes: Route[] = [
     problems: [401, 403],
   },
   ...operatorRoutes,
+  ...tokenRoutes,
   ...digitalLinkRoutes,
 ];

@@ -1,0 +1,85 @@
+/**
+ * How every server of the platform recognises a bearer token: the configured tokens, then the tokens
+ * the identity store issued (then, when configured, an OpenID provider's access tokens). The four
+ * subgraphs and the facade each hold one PlatformIdentity (`npm start` one for all six), so they
+ * recognise the same tokens.
+ */
+import { LRUCache } from 'lru-cache';
+import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from '../db/unavailable.js';
+import { ProblemError } from '../problem.js';
+import { IdentityStore, sha256Hex, type TokenHolder } from './identity-store.js';
+import { type AccessTokens, type Authenticator, authenticatorChain, type Principal } from './tokens.js';
+
+/**
+ * How long a server keeps what the identity store said of a token: a revoked token, or one of an
+ * operator just suspended, is refused everywhere within this time (at once by the process that
+ * revoked or suspended it). docs/OPERATORS.md, "Tokens".
+ */
+export const TOKEN_CACHE_MS = 5_000;
+
+/** Tokens a server keeps at most, valid and unknown together: a flood of made-up tokens cannot grow it. */
+const CACHED_TOKENS = 10_000;
+
+/** What the store said of a token's hash: its holder, or none. */
+interface Answer {
+  holder: TokenHolder | undefined;
+}
+
+/** The principal an issued token stands for; its name says its label and id, as the admin log shows it. */
+export function principalOf(holder: TokenHolder): Principal {
+  return { name: `${holder.label} [${holder.id}]`, operator: holder.operator, roles: [holder.role], credential: holder.id };
+}
+
+/**
+ * The identity store's tokens, each answer kept TOKEN_CACHE_MS by the secret's hash (never the
+ * secret); concurrent requests with one token share one lookup. A token's expiry is checked at each
+ * use, cached or not.
+ */
+export class IssuedTokenAuthenticator implements Authenticator {
+  readonly #store: Pick<IdentityStore, 'tokenHolder'>;
+  readonly #cache: LRUCache<string, Answer, string>;
+
+  /** `now`: the clock of the cache's time (a test's own, to see the bound without waiting). */
+  constructor(store: Pick<IdentityStore, 'tokenHolder'>, { ttlMs = TOKEN_CACHE_MS, now }: { ttlMs?: number; now?: () => number } = {}) {
+    this.#store = store;
+    this.#cache = new LRUCache<string, Answer, string>({
+      max: CACHED_TOKENS,
+      ttl: ttlMs,
+      // Each check reads the clock: a cached clock reading could outlive the bound by its resolution.
+      ttlResolution: 0,
+      ...(now ? { perf: { now } } : {}),
+      fetchMethod: async (_hash, _stale, { context }) => ({ holder: await this.#store.tokenHolder(context) }),
+    });
+  }
+
+  /** Throws 503 DATABASE_UNAVAILABLE when the store cannot be asked: a token it may know is neither taken nor refused. */
+  async authenticate(token: string): Promise<Principal | undefined> {
+    const answer = await this.#cache.fetch(sha256Hex(token), { context: token }).catch((error: unknown) => {
+      if (!isDatabaseUnavailable(error)) throw error;
+      throw new ProblemError(503, 'DATABASE_UNAVAILABLE', 'The identity store cannot reach its database to check the token; try again shortly.', { retry_after: DATABASE_RETRY_AFTER_SECONDS });
+    });
+    const holder = answer?.holder;
+    if (!holder || (holder.expiresAt && holder.expiresAt.getTime() <= Date.now())) return undefined;
+    return principalOf(holder);
+  }
+
+  /** Forgets every answer: called when this process revokes a token or suspends an operator. */
+  forget(): void {
+    this.#cache.clear();
+  }
+}
+
+/** The identity store and the authenticator chain a server recognises tokens with. */
+export interface PlatformIdentity {
+  store: IdentityStore;
+  authenticator: Authenticator;
+  close(): Promise<void>;
+}
+
+/** The configured tokens, then the identity store's at `identityUrl` (its `?schema=` the identity schema). */
+export function openPlatformIdentity(tokens: AccessTokens, identityUrl: string): PlatformIdentity {
+  const store = IdentityStore.open(identityUrl);
+  const issued = new IssuedTokenAuthenticator(store);
+  store.onRevocation(() => issued.forget());
+  return { store, authenticator: authenticatorChain(tokens, issued), close: () => store.close() };
+}
