@@ -3,7 +3,9 @@
  * operator over REST; it gets its own keys in the issuer keyring, its own node in the trust graph
  * delegated from the platform's, and its own did:web; suspending it revokes that node from then on.
  */
+import * as jose from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
+import * as verifier from '../../verifier/index.js';
 import { sharedTestStack, type SharedTestStack } from '../support/stack.js';
 import { appendEvent, createModel, createPassport, keyring, PAYLOADS, verifySignedJson } from './support.js';
 
@@ -111,5 +113,85 @@ describe('who did it (item 5)', () => {
     await createPassport(platform, MODEL);
     const entries = (await platform.rest('issuer', '/admin/log?limit=50', { as: 'admin' })).body.entries as { action: string; operator: string | null; actor: string }[];
     expect(entries.find((entry) => entry.action === 'createPassport' && entry.actor === 'test-writer')?.operator).toBe('default');
+  });
+});
+
+describe("an operator's passports", () => {
+  const OWNER = `owner-${process.pid}`;
+  let writer: { id: string; secret: string };
+  const as = (secret: string) => ({ authorization: `Bearer ${secret}` });
+
+  beforeAll(async () => {
+    expect((await platform.rest('issuer', '/operators', { body: { id: OWNER, name: 'Owner Ltd' }, as: 'admin' })).status).toBe(201);
+    const token = await platform.rest('issuer', '/admin/tokens', { body: { operator: OWNER, role: 'writer', label: 'line 1' }, as: 'admin' });
+    expect(token.status, token.text).toBe(201);
+    writer = { id: token.body.token?.id ?? token.body.id, secret: token.body.secret };
+  });
+
+  it("are signed with its keys, name its did:web, verify along platform → operator → key; another operator's writer does not find them", async () => {
+    const created = await platform.rest('issuer', '/passports', {
+      body: { identity: `https://id.gs1.org/01/09520123456788/21/OWN-${process.pid}`, type_ref: { id: MODEL, version: 1 }, config_vector: { chemistry: 'LFP' }, capability_class: 'verify-offline' },
+      headers: as(writer.secret),
+    });
+    expect(created.status, created.text).toBe(201);
+    const id = created.body.passport_id as string;
+    expect(created.body.core.issuer).toBe(OWNER);
+    const keys = (await keyring(platform)).filter((key) => (key as { operator?: string }).operator === OWNER);
+    const kidOf = (purpose: string) => keys.find((key) => (key as { purpose?: string }).purpose === purpose)!.kid;
+    expect(created.body.log_head.signature).toContain('.');
+
+    const appended = await platform.rest('issuer', `/passports/${id}/events`, { body: { type: 'activated', payload: PAYLOADS.activated!() }, headers: as(writer.secret) });
+    expect(appended.status, appended.text).toBe(201);
+    expect(appended.body.event.kid).toBe(kidOf('event'));
+    expect(appended.body.event.actor).toEqual({ operator: OWNER, credential: writer.id });
+    const pack = await platform.rest('issuer', `/passports/${id}/pack`, { method: 'POST', headers: as(writer.secret) });
+    expect(pack.status, pack.text).toBe(201);
+    expect([pack.body.kid, pack.body.claims.iss]).toEqual([kidOf('carrier'), OWNER]);
+
+    // The default operator's writer meets a passport it may not know as one that does not exist; nothing changes.
+    const foreign = await appendEvent(platform, id, 'ObjectEvent', PAYLOADS.ObjectEvent!());
+    expect([foreign.status, foreign.body.code]).toEqual([404, 'NOT_FOUND']);
+    expect((await platform.rest('issuer', `/passports/${id}/pack`, { method: 'POST', as: 'writer' })).status).toBe(404);
+    expect((await platform.rest('issuer', `/passports/${id}`)).body.log_size).toBe(1);
+    const { passport_id: theirs } = await createPassport(platform, MODEL);
+    expect((await platform.rest('issuer', `/passports/${theirs}/events`, { body: { type: 'activated', payload: PAYLOADS.activated!() }, headers: as(writer.secret) })).status).toBe(404);
+    // The refusal is in the admin log, under the operator the refused writer acted for.
+    const entries = (await platform.rest('issuer', '/admin/log?limit=50', { as: 'admin' })).body.entries as { action: string; outcome: string; operator: string; detail: { detail?: string } | null }[];
+    const refusal = entries.find((entry) => entry.action === 'appendPassportEvent' && entry.outcome === 'NOT_FOUND' && entry.detail?.detail?.includes(id));
+    expect(refusal?.operator).toBe('default');
+
+    // The verifier (the library the command line and /verify/ run) walks platform → operator → key and names the operator.
+    const anchorBundle = (await platform.rest('trust', '/anchor-bundle')).body;
+    const trustKeyring = (await platform.rest('trust', '/keyring')).body;
+    const keyPath = (await platform.rest('trust', `/keys/${pack.body.kid}/path`)).body;
+    const report = await verifier.verifyMaterial({ kind: 'pack', text: pack.body.text, keyPath }, verifier.pinsFrom({ anchorBundle, keySets: [trustKeyring] }));
+    expect(report.verdict, JSON.stringify(report.findings)).toBe('valid');
+    expect(report.findings.find((finding) => finding.check === 'pack.operator')?.message).toContain(`operator ${OWNER}`);
+
+    // Its credential names its did:web, and verifies with jose under the key its DID document lists.
+    const credential = await platform.rest('issuer', `/passports/${id}/credential`, { headers: { accept: 'application/vc+jwt' } });
+    const jwt = credential.text;
+    const header = jose.decodeProtectedHeader(jwt);
+    const did = (await platform.rest('issuer', `/operators/${OWNER}/did.json`)).body;
+    expect(String(header.kid).startsWith(`${did.id}#`)).toBe(true);
+    const method = did.verificationMethod.find((candidate: { id: string }) => candidate.id === header.kid);
+    const { payload } = await jose.compactVerify(jwt, await jose.importJWK(method.publicKeyJwk, 'Ed25519'));
+    expect(JSON.parse(new TextDecoder().decode(payload)).issuer.id).toBe(did.id);
+
+    // Suspended, it writes nothing more, the platform admin included; what it signed before still verifies.
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    const suspended = await platform.rest('issuer', `/operators/${OWNER}/suspension`, { method: 'POST', as: 'admin' });
+    expect([suspended.status, suspended.body.status]).toEqual([200, 'suspended']);
+    const refused = await platform.rest('issuer', `/passports/${id}/events`, { body: { type: 'ObjectEvent', payload: PAYLOADS.ObjectEvent!() }, as: 'admin' });
+    expect([refused.status, refused.body.code]).toEqual([403, 'OPERATOR_SUSPENDED']);
+    expect((await platform.rest('issuer', `/passports/${id}/events`, { body: { type: 'ObjectEvent', payload: PAYLOADS.ObjectEvent!() }, headers: as(writer.secret) })).status).toBe(401);
+    expect((await platform.rest('issuer', `/passports/${id}`)).body.log_size).toBe(1);
+    const keyPathNow = (await platform.rest('trust', `/keys/${pack.body.kid}/path`)).body;
+    const later = await verifier.verifyMaterial(
+      { kind: 'pack', text: pack.body.text, keyPath: keyPathNow },
+      verifier.pinsFrom({ anchorBundle: (await platform.rest('trust', '/anchor-bundle')).body, keySets: [trustKeyring] }),
+    );
+    expect(later.verdict, JSON.stringify(later.findings)).toBe('valid');
+    expect(later.findings.find((finding) => finding.check === 'pack.revocations')?.message).toContain('privilegeWithdrawn');
   });
 });

@@ -36,7 +36,7 @@ export interface OperatorView extends OperatorRecord {
 }
 
 const PLACE_KEYS = 'mutation PlaceOperatorKeys { placePlatformKeys { operators } }';
-const REVOKE_NODE = 'mutation RevokeOperatorNode($input: RevocationInput!) { declareTrustRevocation(input: $input) { subject } }';
+const REVOKE_NODE = 'mutation RevokeOperatorNode($input: TrustRevocationInput!) { declareTrustRevocation(input: $input) { subject } }';
 const NODE_REVOCATIONS = 'query OperatorNodeRevocations($subject: String!) { trustRevocations(subject: $subject) { subject } }';
 
 export class OperatorService {
