@@ -7,7 +7,7 @@ import { RequestProblem } from '../../../lib/http/request-problem.js';
 import { problem, type Problem } from '../../../lib/problem.js';
 import type { RouteContext, RouteRequest } from '../../route-table.js';
 
-const object = (body: unknown): Record<string, unknown> => (body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : {});
+export const object = (body: unknown): Record<string, unknown> => (body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : {});
 
 export function passportNotFound(): RequestProblem {
   return new RequestProblem(problem(404, 'NOT_FOUND', 'The issuer has no passport with this id.'));

@@ -2,8 +2,7 @@
 import { RequestProblem } from '../../../lib/http/request-problem.js';
 import { problem } from '../../../lib/problem.js';
 import type { RouteContext, RouteRequest } from '../../route-table.js';
-
-const object = (body: unknown): Record<string, unknown> => (body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : {});
+import { object } from '../issuer/mappers.js';
 
 export function operatorNotFound(): RequestProblem {
   return new RequestProblem(problem(404, 'NOT_FOUND', 'The platform has no operator with this id.'));
