@@ -71,6 +71,7 @@ async function newPassport(capabilityClass = 'identify'): Promise<string> {
   await passports.create(
     {
       id,
+      operator: 'default',
       identity,
       digitalLink: identity,
       granularity: 'item',

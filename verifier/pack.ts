@@ -10,6 +10,7 @@ import { verifyLogHead } from '../lib/formats/issuer/checkpoint.js';
 import { verifyCoseSign1 } from '../lib/formats/issuer/cose.js';
 import { decodePack, packLogHead, verifyPack, type DecodedPack, type PackClaims } from '../lib/formats/issuer/pack.js';
 import type { TrustNode } from '../lib/formats/trust/nodes.js';
+import { operatorOfNode } from '../lib/formats/trust/operators.js';
 import type { Revocation } from '../lib/formats/trust/revocations.js';
 import { parseInstant } from '../lib/formats/trust/time.js';
 import { delegationPath, firstRevocation, keyStandingFinding, noPinnedAnchors } from './path.js';
@@ -84,6 +85,8 @@ export interface TrustPathPackVerification extends PackVerification {
   readonly issuer?: TrustNode;
   /** That path's nodes, from the root to the issuer. */
   readonly path?: readonly string[];
+  /** The operator that signed, when the issuer is an operator's node (`operator:<id>`, docs/OPERATORS.md). */
+  readonly operator?: string;
   /** The embedded log head: verified under a key of the issuer, absent (class identify or trace), or signed by a key the issuer does not list. */
   readonly logHead?: 'verified' | 'absent' | 'not_checked';
   /** The first revocation of a node that lists the carrier key, or of the key, taking effect after the pack was signed. */
@@ -150,14 +153,18 @@ export function verifyPackByTrustPath(text: string, anchors: TrustAnchors | unde
   }
   findings.push(ok('pack.signature', `ES256 carrier signature verifies under key ${kid} of ${holders.map((node) => node.id).join(', ')}`));
 
-  // The issuer is the first holder a delegation path stands to (else the first holder's findings say why none does).
+  // The issuer is the holder a delegation path stands to, the most specific first (the operator's
+  // node before the platform root that also holds the default operator's keys); else the first
+  // holder's findings say why none does.
   const paths = holders.map((node) => ({ node, ...delegationPath(material.graph!, node.id, signedAt, anchors.pins) }));
-  const standing = paths.find((path) => verdictOf(path.findings) === 'valid') ?? paths[0]!;
+  const standing = paths.filter((path) => verdictOf(path.findings) === 'valid').sort((a, b) => (b.nodes?.length ?? 0) - (a.nodes?.length ?? 0))[0] ?? paths[0]!;
   findings.push(...standing.findings);
   if (verdictOf(findings) !== 'valid') return done();
   const issuer = standing.graph.nodes.find((node) => node.id === standing.node.id)!;
   findings.push(keyStandingFinding(standing.graph, issuer.id, kid, signedAt, 'pack.carrier_key'));
   if (verdictOf(findings) !== 'valid') return done();
+  const operator = operatorOfNode(issuer.id);
+  if (operator !== undefined) findings.push(ok('pack.operator', `signed by operator ${operator}: its node ${issuer.id} is delegated along ${standing.nodes!.join(' → ')}`));
 
   const head = packLogHead(claims);
   let logHead: TrustPathPackVerification['logHead'] = 'absent';
@@ -183,5 +190,5 @@ export function verifyPackByTrustPath(text: string, anchors: TrustAnchors | unde
     .filter((revocation) => revocation !== undefined)
     .sort((a, b) => Date.parse(a.effective_at) - Date.parse(b.effective_at))[0];
   if (revokedLater) findings.push(info('pack.revocations', `${revokedLater.subject} is revoked from ${revokedLater.effective_at} (${revokedLater.reason}), after the pack was signed`));
-  return done({ issuer, path: standing.nodes!, logHead, ...(revokedLater && { revokedLater }) });
+  return done({ issuer, path: standing.nodes!, logHead, ...(operator !== undefined && { operator }), ...(revokedLater && { revokedLater }) });
 }

@@ -14,6 +14,8 @@ import { tracingContextInstalled } from '../ops/tracing.js';
 export interface AdminLogRecord {
   actor: string;
   role: string;
+  /** The operator the actor acted for; null (or absent) for the platform itself or an anonymous caller. */
+  operator?: string | null;
   action: string;
   target?: string | null;
   /** `ok`, or the problem code the request ended with. */
@@ -31,6 +33,7 @@ interface AdminLogRow {
   at: Date;
   actor: string;
   role: string;
+  operator: string | null;
   action: string;
   target: string | null;
   outcome: string;
@@ -40,9 +43,9 @@ interface AdminLogRow {
 /** The part of a service's generated Prisma client the admin log needs. */
 export interface AdminLogClient {
   adminLogEntry: {
-    create(args: { data: { actor: string; role: string; action: string; target: string | null; outcome: string; detail?: object } }): Promise<unknown>;
+    create(args: { data: { actor: string; role: string; operator: string | null; action: string; target: string | null; outcome: string; detail?: object } }): Promise<unknown>;
     createMany(args: { data: { at: Date; actor: string; role: string; action: string; target: string | null; outcome: string; detail: object }[] }): Promise<unknown>;
-    findMany(args: { where?: { id?: { lt: bigint } }; orderBy: { id: 'desc' }; take: number }): Promise<AdminLogRow[]>;
+    findMany(args: { where?: { id?: { lt: bigint }; operator?: string }; orderBy: { id: 'desc' }; take: number }): Promise<AdminLogRow[]>;
   };
 }
 
@@ -67,14 +70,14 @@ export class AdminLog {
     const target = entry.target == null ? null : withoutNul(entry.target);
     const detail = entry.detail ? (JSON.parse(JSON.stringify(entry.detail, (_, value: unknown) => (typeof value === 'string' ? withoutNul(value) : value))) as object) : undefined;
     await this.client.adminLogEntry.create({
-      data: { actor: entry.actor, role: entry.role, action: entry.action, target, outcome: entry.outcome, ...(detail ? { detail } : {}) },
+      data: { actor: entry.actor, role: entry.role, operator: entry.operator ?? null, action: entry.action, target, outcome: entry.outcome, ...(detail ? { detail } : {}) },
     });
   }
 
-  /** Newest first; `before` is the cursor a previous page returned. */
-  async page(limit: number, before?: string): Promise<AdminLogPage> {
+  /** Newest first; `before` is the cursor a previous page returned; with `operator`, only the entries of what was done for it. */
+  async page(limit: number, before?: string, operator?: string): Promise<AdminLogPage> {
     const rows = await this.client.adminLogEntry.findMany({
-      ...(before ? { where: { id: { lt: BigInt(before) } } } : {}),
+      where: { ...(before ? { id: { lt: BigInt(before) } } : {}), ...(operator !== undefined ? { operator } : {}) },
       orderBy: { id: 'desc' },
       take: limit + 1,
     });

@@ -9,16 +9,13 @@ import { Prisma, PrismaClient } from '../../prisma/identity/generated/client.js'
 import { openPrismaClient } from '../db/prisma.js';
 import { parseDatabaseUrl } from '../db/postgres.js';
 import { ProblemError } from '../problem.js';
+import { OPERATOR_ID } from './operators.js';
 import { ROLES, type Role } from './tokens.js';
 
 export const OPERATOR_STATUSES = ['active', 'suspended'] as const;
 export type OperatorStatus = (typeof OPERATOR_STATUSES)[number];
 
-/** The operator every platform has from its first migration: a single-tenant installation's. */
-export const DEFAULT_OPERATOR = 'default';
-
-/** An operator's id: a lowercase slug of 1 to 40 letters, digits and inner hyphens. */
-export const OPERATOR_ID = /^[a-z0-9](?:[a-z0-9-]{0,38}[a-z0-9])?$/;
+export { DEFAULT_OPERATOR, OPERATOR_ID } from './operators.js';
 
 export interface Operator {
   id: string;

@@ -10,6 +10,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { dataDirectory } from '../config/database.js';
 import { replaceFile } from '../files.js';
+import { DEFAULT_OPERATOR } from './operators.js';
 
 /**
  * What a token may do: `admin` everything of its operator (or, without one, of the platform),
@@ -54,9 +55,6 @@ export function authenticatorChain(...links: readonly Authenticator[]): Authenti
     },
   };
 }
-
-/** The operator a configured writer token writes for: the one every platform has (prisma/identity). */
-const CONFIGURED_WRITER_OPERATOR = 'default';
 
 /** How the admin log names a principal's roles. */
 export function rolesOf(principal: Principal | undefined): string {
@@ -107,7 +105,7 @@ export class AccessTokens implements Authenticator {
     const digest = Buffer.from(hashToken(token), 'hex');
     for (const { entry, digest: known } of this.#digests) {
       if (known.length === digest.length && timingSafeEqual(known, digest)) {
-        return { name: entry.name, operator: entry.role === 'admin' ? null : CONFIGURED_WRITER_OPERATOR, roles: [entry.role], credential: entry.name };
+        return { name: entry.name, operator: entry.role === 'admin' ? null : DEFAULT_OPERATOR, roles: [entry.role], credential: entry.name };
       }
     }
     return undefined;

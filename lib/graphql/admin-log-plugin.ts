@@ -53,7 +53,7 @@ export function adminLogPlugin(adminLog: AdminLog, refusalLog: RefusalLog): Apol
           return {
             willResolveField({ info, args }: { info: GraphQLResolveInfo; args: Record<string, unknown> }) {
               if (info.parentType.name !== 'Mutation') return;
-              const pending = new PendingEntry({ actor: principal.name, role: rolesOf(principal), action: info.fieldName, target: targetOf(args) });
+              const pending = new PendingEntry({ actor: principal.name, role: rolesOf(principal), operator: principal.operator, action: info.fieldName, target: targetOf(args) });
               contextValue.pendingEntries.set(info.path.key, pending);
               return (error: Error | null) => {
                 if (!error && pending.inTransaction) return;

@@ -43,6 +43,9 @@ export class AdminLogEntry {
   @Field(() => String)
   role!: string;
 
+  @Field(() => String, { nullable: true, description: 'The operator the actor acted for; null for the platform itself or an anonymous caller.' })
+  operator!: string | null;
+
   @Field(() => String, { description: 'The operation, e.g. appendPassportEvent.' })
   action!: string;
 

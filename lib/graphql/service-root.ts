@@ -75,16 +75,19 @@ export function serviceRootResolver(service: ServiceName, operations: ServiceOpe
 
     @Authorized('admin')
     @ListSize({ slicingArguments: ['first'], sizedFields: ['nodes'] })
-    @FieldResolver(() => AdminLogPage, { description: 'State-changing requests, newest first.' })
+    @FieldResolver(() => AdminLogPage, { description: 'State-changing requests, newest first: every entry for the platform’s admin, those of its own operator for an operator’s admin.' })
     async adminLog(
       @Arg('first', () => Int, { nullable: true, defaultValue: 50, description: `Page size, 1 to ${ADMIN_LOG_MAX_PAGE}.` }) first: number,
       @Arg('after', () => String, { nullable: true, description: 'pageInfo.endCursor of the previous page: entries older than it.' }) after: string | null,
+      @Ctx() context: RequestContext,
     ): Promise<AdminLogPage> {
       if (first < 1 || first > ADMIN_LOG_MAX_PAGE) throw badRequest('INVALID_QUERY', `first must be between 1 and ${ADMIN_LOG_MAX_PAGE}.`);
       if (after !== null && !/^[0-9]{1,19}$/.test(after)) throw badRequest('INVALID_CURSOR', 'after must be a cursor from a previous page.');
       // The refusals counted so far are written first, so that the reader sees every refusal made before the read.
       await operations.refusals.writeCounts();
-      const page = await operations.adminLog.page(first, after ?? undefined);
+      // An operator's admin reads what was done for its operator; the platform's admin reads every entry.
+      const operator = context.principal!.operator;
+      const page = await operations.adminLog.page(first, after ?? undefined, operator ?? undefined);
       return Object.assign(new AdminLogPage(), { nodes: page.entries, pageInfo: PageInfo.of(page.next) });
     }
 

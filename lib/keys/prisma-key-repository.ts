@@ -7,6 +7,8 @@ import type { KeyRepository, StoredKey } from './key-store.js';
 export interface SigningKeyRow {
   kid: string;
   purpose: string;
+  /** Only the issuer's keys sign for operators; other services' rows have no such column. */
+  operator?: string | null;
   alg: string;
   publicJwk: unknown;
   sealedKey: Uint8Array | null;
@@ -39,6 +41,7 @@ export function toStoredKey(row: SigningKeyRow): StoredKey {
   return {
     kid: row.kid,
     purpose: row.purpose,
+    operator: row.operator ?? null,
     alg: row.alg as SigningAlgorithm,
     publicJwk: row.publicJwk as PublicJwk,
     custody: row.sealedKey && row.kekId ? { holder: row.kekId, bytes: new Uint8Array(row.sealedKey) } : null,
@@ -55,6 +58,7 @@ function toRow(key: StoredKey): SigningKeyData {
   return {
     kid: key.kid,
     purpose: key.purpose,
+    ...(key.operator === null ? {} : { operator: key.operator }),
     alg: key.alg,
     publicJwk: key.publicJwk as object,
     sealedKey: new Uint8Array(key.custody.bytes),
@@ -69,9 +73,10 @@ function toRow(key: StoredKey): SigningKeyData {
 export function prismaKeyRepository(client: KeyStoreClient): KeyRepository {
   return {
     all: async () => (await client.signingKey.findMany({ orderBy: { createdAt: 'asc' } })).map(toStoredKey),
-    add: async (key) => {
-      await client.signingKey.create({ data: toRow(key) });
-    },
+    add: (...keys) =>
+      client.$transaction(async (tx) => {
+        for (const key of keys) await tx.signingKey.create({ data: toRow(key) });
+      }),
     rotate: (next, retiredKid, at) =>
       client.$transaction(async (tx) => {
         await tx.signingKey.update({ where: { kid: retiredKid }, data: { expiresAt: at } });

@@ -15,10 +15,11 @@ export const KEY_PURPOSES: Record<ServiceName, readonly KeyPurpose[]> = {
   registry: [serviceKey()],
   issuer: [
     serviceKey(),
-    { purpose: 'event', alg: 'Ed25519', signs: ['events', 'log heads'] },
-    { purpose: 'carrier', alg: 'ES256', signs: ['Tier-A packs'] },
-    // The issuer's did:web names it in assertionMethod (docs/INTEROP.md).
-    { purpose: 'credential', alg: 'Ed25519', signs: ['UNTP passport credentials (vc+jwt)', 'Bitstring Status List credentials (vc+jwt)'] },
+    // Each operator signs its own passports with keys of its own (docs/OPERATORS.md).
+    { purpose: 'event', alg: 'Ed25519', signs: ['events', 'log heads'], perOperator: true },
+    { purpose: 'carrier', alg: 'ES256', signs: ['Tier-A packs'], perOperator: true },
+    // The operator's did:web names it in assertionMethod (docs/INTEROP.md).
+    { purpose: 'credential', alg: 'Ed25519', signs: ['UNTP passport credentials (vc+jwt)', 'Bitstring Status List credentials (vc+jwt)'], perOperator: true },
   ],
   archive: [serviceKey(), { purpose: 'notary', alg: 'Ed25519', signs: ['notarizations of snapshots'] }],
 };

@@ -4,7 +4,8 @@
  * `schemas.ts` (JSON Schemas of bodies and answers, with the examples the OpenAPI documents show),
  * `operations.ts` (the GraphQL documents sent to the gateway) and `mappers.ts` (request to
  * variables, data to answer: bodies, headers, streams, problems). `common/` is what every service
- * has; the issuer's table adds `credentials/` (its W3C surface) and `digital-link/` (the GS1 resolver).
+ * has; the issuer's table adds `credentials/` (its W3C surface), `operators/` (the operators it signs for) and
+ * `digital-link/` (the GS1 resolver).
  */
 import type { ServiceName } from '../../lib/config/services.js';
 import type { ServiceRoutes } from '../route-table.js';

@@ -18,6 +18,9 @@ import { CredentialService } from './service/credential-service.js';
 import { IssuerService } from './service/issuer-service.js';
 import { RegistryClient } from './service/registry-client.js';
 import { TrustClient } from './service/trust-client.js';
+import { OperatorSigning } from './service/operator-signing.js';
+import { OperatorService } from './service/operator-service.js';
+import { OperatorResolver } from './resolvers/operator-resolver.js';
 
 /** ISSUER_QR_BUDGET: the largest pack in characters; default one QR code of version 22 at level M. */
 function qrBudget(env: NodeJS.ProcessEnv): number {
@@ -38,13 +41,18 @@ export const createIssuerSubgraph = defineSubgraph({
     const settings = { issuer: process.env.ISSUER_ID || 'passport-issuer', qrBudget: qrBudget(process.env), publicUrls };
     const passports = new PassportRepository(kernel.prisma, kernel.schema);
     const profiles = new ProfileRepository(kernel.prisma);
-    const issuer = new IssuerService(passports, profiles, new RegistryClient(gateway), new TrustClient(gateway), kernel.keys, settings, kernel.metrics);
+    const operators = identity.store;
+    const trust = new TrustClient(gateway);
+    const signing = new OperatorSigning(kernel.keys, operators, trust);
+    const issuer = new IssuerService(passports, profiles, new RegistryClient(gateway), trust, kernel.keys, signing, settings, kernel.metrics);
     const credentials = new CredentialService(passports, kernel.keys, settings);
+    const operatorService = new OperatorService(operators, kernel.keys, gateway);
     const admin = new IssuerAdminService(profiles, new RestoreRepository(kernel.prisma));
     // What one operation may spend on passports' logs as they are: the cost limit (lib/graphql/cost.ts).
-    return { issuer, credentials, admin, tokens: new TokenAdministration(identity.store), charge: actualCostMeter(limits.maxCost) };
+    return { issuer, credentials, admin, operators: operatorService, tokens: new TokenAdministration(identity.store), charge: actualCostMeter(limits.maxCost) };
   },
-  resolvers: ({ issuer, credentials, admin, tokens, charge }) => [
+  resolvers: ({ issuer, credentials, admin, operators, tokens, charge }) => [
+    new OperatorResolver(operators, credentials),
     new PassportResolver(issuer, credentials, charge),
     new PassportAsOfResolver(issuer, charge),
     new PassportEventResolver(issuer),

@@ -39,7 +39,7 @@ export const createTrustSubgraph = defineSubgraph<PrismaClient, TrustDependencie
       masterList: new MasterListRepository(kernel.prisma),
       masterListOrigin: masterListOrigin(kernel.keys),
       serviceSigner: () => kernel.keys.signer('service'),
-      placePlatformKeys: () => placePlatformKeys(gateway, graph),
+      placePlatformKeys: () => placePlatformKeys(gateway, graph, () => kernel.keys.signer('service')),
       metrics: kernel.metrics,
       ...trustLoaders(graph),
     };

@@ -397,6 +397,16 @@ describe('real answers of every path', () => {
     expect((await i('/admin/tokens/{id}/revocation', `/admin/tokens/${issued.body.id}/revocation`, { method: 'POST', as: 'admin' })).status).toBe(404);
     await sql(platform.databaseUrl, "INSERT INTO identity.operator (id, name, status, suspended_at) VALUES ('oa-suspended', 'OA', 'suspended', now())");
     expect((await i('/admin/tokens', '/admin/tokens', { body: { operator: 'oa-suspended', role: 'reader', label: 'oa' }, as: 'admin' })).status).toBe(409);
+    // Operators: created (then its creation repeated), listed, read, its DID document, suspended.
+    const operator = { id: `oa-${process.pid}`, name: 'OA operator' };
+    expect((await i('/operators', '/operators', { body: operator, as: 'admin' })).status).toBe(201);
+    expect((await i('/operators', '/operators', { body: operator, as: 'admin' })).status).toBe(200);
+    expect((await i('/operators', '/operators', { as: 'admin' })).status).toBe(200);
+    expect((await i('/operators/{id}', `/operators/${operator.id}`, { as: 'admin' })).status).toBe(200);
+    const operatorDid = await i('/operators/{id}/did.json', `/operators/${operator.id}/did.json`);
+    expect(operatorDid.status).toBe(200);
+    expect((await i('/operators/{id}/did.json', `/operators/${operator.id}/did.json`, { headers: { 'if-none-match': operatorDid.headers.get('etag')! } })).status).toBe(304);
+    expect((await i('/operators/{id}/suspension', `/operators/${operator.id}/suspension`, { method: 'POST', as: 'admin' })).status).toBe(200);
     // The Digital Link resolver, at every granularity: the linkset of an identity with a passport, a 404 for one without.
     const values: Record<string, string> = { gtin: '09520123456788', variant: 'OA-V', lot: 'OA-L', serial: 'OA-S' };
     for (const template of Object.keys(documents.issuer.paths).filter((path) => path.startsWith('/01/'))) {

@@ -39,7 +39,7 @@ async function expectPlatformNodeHoldsKeyrings(): Promise<void> {
   const published = await keyrings();
   expect(platformNode!.keys.map((key) => key.kid).sort()).toEqual(published.map((key) => key.kid).sort());
   for (const key of published) {
-    const { purpose, signs, ...jwk } = key;
+    const { purpose, signs, operator: _operator, ...jwk } = key;
     expect([purpose, platformNode!.keys.find((held) => held.kid === key.kid)]).toEqual([purpose, jwk]);
   }
 }
@@ -114,8 +114,8 @@ describe("the platform's own keys in the trust graph", () => {
     for (const [index, key] of published.entries()) {
       const node = await platform.rest('trust', '/nodes', { body: { id: `pinned-${index}`, kind: 'issuer', keys: [key] }, as: 'writer' });
       expect(node.status, `${JSON.stringify(key)}: ${node.text}`).toBe(201);
-      // The node holds the key and its lifetime; purpose and signs stay the keyring's.
-      const { purpose: _purpose, signs: _signs, ...held } = key;
+      // The node holds the key and its lifetime; purpose, signs and operator stay the keyring's.
+      const { purpose: _purpose, signs: _signs, operator: _operator, ...held } = key;
       expect(node.body.keys).toEqual([held]);
     }
     // A keyring key twice (both keys of a service at once) merges as any keys do.

@@ -172,7 +172,7 @@ function claimRows(claims: PackClaims): [string, string][] {
 }
 
 /** A verdict of verifyPackByTrustPath that is valid: the pack, its issuer and the path to it are there. */
-type Verdict = Required<Pick<TrustPathPackVerification, 'claims' | 'kid' | 'issuer' | 'path' | 'logHead'>> & Pick<TrustPathPackVerification, 'revokedLater'>;
+type Verdict = Required<Pick<TrustPathPackVerification, 'claims' | 'kid' | 'issuer' | 'path' | 'logHead'>> & Pick<TrustPathPackVerification, 'revokedLater' | 'operator'>;
 
 function showVerdict(verdict: Verdict): void {
   const box = $('verdict');
@@ -197,7 +197,11 @@ function showVerdict(verdict: Verdict): void {
   online.addEventListener('click', () => void checkLatest(verdict, onlineResult));
   box.replaceChildren(
     element('p', 'Genuine: signed by a trusted issuer', { class: 'headline' }),
-    list([['Issued by', `${verdict.issuer.id}${verdict.issuer.jurisdiction ? ` (${verdict.issuer.jurisdiction})` : ''}`], ['Trust path', verdict.path.join(' → ')], ...claimRows(claims)]),
+    list([
+      ['Issued by', `${verdict.operator ? `operator ${verdict.operator}` : verdict.issuer.id}${verdict.issuer.jurisdiction ? ` (${verdict.issuer.jurisdiction})` : ''}`],
+      ['Trust path', verdict.path.join(' → ')],
+      ...claimRows(claims),
+    ]),
     ...(verdict.revokedLater ? [element('p', `Note: the issuer's key was revoked later, from ${verdict.revokedLater.effective_at} (${verdict.revokedLater.reason}).`)] : []),
     element('h3', 'What was checked'),
     listOf(covered),

@@ -35,7 +35,19 @@ export const ATTESTED = 'Attested';
 /** prev_hash of the first event: 64 zero hex digits, a value no SHA-256 output is known to take. */
 export const GENESIS_PREV_HASH = '0'.repeat(64);
 
+/**
+ * Who appended an event (docs/OPERATORS.md): the operator the caller acted for (null: the platform
+ * itself) and the credential that authenticated it (a token's id or name, or an access token's
+ * `sub`). Covered by the event's signature; events of before operators have none.
+ */
+export interface EventActor {
+  operator: string | null;
+  credential: string;
+}
+
 export interface EventRecord {
+  /** Absent from events appended before operators. */
+  actor?: EventActor;
   passport_id: string;
   /** Position in the log, from 0. */
   seq: number;
@@ -58,6 +70,7 @@ export interface EventInput {
   passport_id: string;
   type: string;
   payload: unknown;
+  actor?: EventActor;
 }
 
 /** The canonical signed form: RFC 8785 of the complete record. Merkle leaf and hash-chain input. */
@@ -108,6 +121,7 @@ export function buildEvent(prev: EventRecord | undefined, input: EventInput, sig
     });
   }
   const unsigned: UnsignedEventRecord = {
+    ...(input.actor ? { actor: { operator: input.actor.operator, credential: input.actor.credential } } : {}),
     passport_id: input.passport_id,
     seq: prev ? prev.seq + 1 : 0,
     type: input.type,
@@ -208,7 +222,7 @@ function jwsFailure(error: unknown): SignatureFailureReason {
   throw error;
 }
 
-const EVENT_MEMBERS = ['kid', 'passport_id', 'payload', 'prev_hash', 'recorded_at', 'seq', 'signature', 'trust', 'type'];
+const EVENT_MEMBERS = ['actor', 'kid', 'passport_id', 'payload', 'prev_hash', 'recorded_at', 'seq', 'signature', 'trust', 'type'];
 
 /** Why `value` is not an event record, or undefined when it has the record's shape. */
 export function eventShapeProblem(value: unknown): string | undefined {
@@ -222,5 +236,15 @@ export function eventShapeProblem(value: unknown): string | undefined {
   if (!Number.isSafeInteger(record.seq) || (record.seq as number) < 0) return '"seq" must be a non-negative integer';
   if (typeof record.payload !== 'object' || record.payload === null || Array.isArray(record.payload)) return '"payload" must be an object';
   if (!/^[0-9a-f]{64}$/.test(record.prev_hash as string)) return '"prev_hash" must be 64 lowercase hex digits';
+  if (record.actor !== undefined && actorShapeProblem(record.actor)) return `"actor" ${actorShapeProblem(record.actor)}`;
+  return undefined;
+}
+
+function actorShapeProblem(actor: unknown): string | undefined {
+  if (typeof actor !== 'object' || actor === null || Array.isArray(actor)) return 'must be an object';
+  const { operator, credential, ...rest } = actor as Record<string, unknown>;
+  if (Object.keys(rest).length > 0) return `has unexpected members: ${Object.keys(rest).join(', ')}`;
+  if (operator !== null && typeof operator !== 'string') return 'must name its operator as a string, or null for the platform';
+  if (typeof credential !== 'string') return 'must name its credential as a string';
   return undefined;
 }

@@ -4,6 +4,7 @@ export * from './jurisdiction.js';
 export * from './key-standing.js';
 export * from './keys.js';
 export * from './nodes.js';
+export * from './operators.js';
 export * from './revocations.js';
 export * from './scope.js';
 export * from './time.js';

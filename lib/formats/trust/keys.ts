@@ -5,8 +5,8 @@
  * (canonical encoding, on the curve; Ed25519 keys of small order are refused because they make
  * signatures ambiguous). Private members (`d`, …) are refused, and so is any member neither
  * registered for a public key (RFC 7517 §4, RFC 7518 §6.2.1, RFC 8037 §2) nor one of the platform's
- * own keyrings (lib/keys/key-store.ts): a key any service publishes is accepted as it is. `purpose`
- * and `signs` say what a key is for within the service that publishes it; a node keeps the key and
+ * own keyrings (lib/keys/key-store.ts): a key any service publishes is accepted as it is. `purpose`,
+ * `signs` and `operator` say what a key is for within the service that publishes it; a node keeps the key and
  * its lifetime, not them. `kid` must be the RFC 7638
  * thumbprint; when absent it is filled in. `alg`, if given, must fit the key; `use`, if given,
  * must be `sig`. `iat` is required, `exp` optional; `revoked` is `{revoked_at, reason}`. The three
@@ -62,6 +62,7 @@ const LIFETIME_MEMBERS = new Set(['iat', 'exp', 'revoked']);
 const KEYRING_DESCRIPTION_MEMBERS: Record<string, (value: unknown) => boolean> = {
   purpose: (value) => typeof value === 'string' && value.length > 0,
   signs: (value) => Array.isArray(value) && value.every((item) => typeof item === 'string'),
+  operator: (value) => typeof value === 'string' && value.length > 0,
 };
 const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'];
 
@@ -112,12 +113,12 @@ function isUsablePoint(alg: SigningAlgorithm, raw: Uint8Array): boolean {
   }
 }
 
-/** Checks a node key: a public JWK plus `iat`, optional `exp` and `revoked`; a keyring's `purpose` and `signs` are checked and left out. */
+/** Checks a node key: a public JWK plus `iat`, optional `exp` and `revoked`; a keyring's `purpose`, `signs` and `operator` are checked and left out. */
 export function validateNodeKey(input: unknown): TrustResult<NodeKey> {
   const checked = validatePublicJwk(input, new Set([...LIFETIME_MEMBERS, ...Object.keys(KEYRING_DESCRIPTION_MEMBERS)]));
   if (!checked.ok) return checked;
-  const { purpose, signs, ...kept } = checked.value as NodeKey & { purpose?: unknown; signs?: unknown };
-  for (const [member, value] of Object.entries({ purpose, signs })) {
+  const { purpose, signs, operator, ...kept } = checked.value as NodeKey & { purpose?: unknown; signs?: unknown; operator?: unknown };
+  for (const [member, value] of Object.entries({ purpose, signs, operator })) {
     if (value !== undefined && !KEYRING_DESCRIPTION_MEMBERS[member]!(value)) return failure('INVALID_KEY', `the member "${member}" is not as the platform's keyrings write it`);
   }
   const key = kept as NodeKey;

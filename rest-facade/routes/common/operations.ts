@@ -7,7 +7,7 @@ export const discovery = (service: ServiceName, keyring: boolean) => `query Disc
 export const health = (service: ServiceName) => `query Health { ${service} { health } }`;
 
 export const adminLog = (service: ServiceName) => `query AdminLog($limit: Int, $before: String) {
-  ${service} { adminLog(first: $limit, after: $before) { entries: nodes { id at actor role action target outcome detail } pageInfo { endCursor } } }
+  ${service} { adminLog(first: $limit, after: $before) { entries: nodes { id at actor role operator action target outcome detail } pageInfo { endCursor } } }
 }`;
 
 export const keyring = (service: ServiceName) => `query Keyring { ${service} { keyring } }`;

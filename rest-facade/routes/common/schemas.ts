@@ -19,7 +19,7 @@ export const health = (status: 'ok' | 'unavailable') =>
     { service: 'trust', status, database: status === 'ok' ? 'ok' : 'unreachable', version: '0.1.0', checked_at: EXAMPLE_TIME, signature: EXAMPLE_SIGNATURE },
   );
 
-const keyringKey: JsonSchema = {
+export const keyringKey: JsonSchema = {
   ...publicJwk,
   required: ['kty', 'crv', 'x', 'kid', 'alg', 'use', 'purpose', 'signs', 'iat'],
   properties: {
@@ -33,6 +33,7 @@ const keyringKey: JsonSchema = {
         'What the key is for (docs/KEYS.md): a service key signs health (and, at the trust service, anchor bundles); event signs events and log heads; carrier signs Tier-A packs; credential signs the issuer’s verifiable credentials (UNTP passports, status lists); notary signs notarizations.',
     },
     signs: { type: 'array', items: { type: 'string' }, description: 'The artefacts the key signs, in words.' },
+    operator: { type: 'string', description: 'The operator whose passports the key signs (its trust node is operator:<id>, docs/OPERATORS.md); absent for the platform’s own keys.' },
     iat: { type: 'integer', description: 'NumericDate the key was made.' },
     exp: { type: 'integer', description: 'NumericDate, set once the key is retired; it still verifies what it signed.' },
     revoked: keyRevocation,
@@ -83,6 +84,7 @@ export const adminLogPage = answer(
       at: dateTime,
       actor: { type: 'string', description: 'Name of the token that made the request.' },
       role: { type: 'string' },
+      operator: { type: ['string', 'null'], description: 'The operator the actor acted for; null for the platform itself or an anonymous caller. An operator’s admin reads only its own entries.' },
       action: { type: 'string', description: 'The operation, e.g. appendPassportEvent.' },
       target: { type: ['string', 'null'], description: 'The record the request named.' },
       outcome: { type: 'string', description: '`ok`, or the problem code the request ended with.' },
@@ -96,6 +98,7 @@ export const adminLogPage = answer(
         at: EXAMPLE_TIME,
         actor: 'ops',
         role: 'writer',
+        operator: 'default',
         action: 'upsertTrustNode',
         target: 'acme',
         outcome: 'NODE_CONFLICT',

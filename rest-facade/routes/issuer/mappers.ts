@@ -9,7 +9,7 @@ import { problem, type Problem } from '../../../lib/problem.js';
 import type { RouteContext, RouteRequest, RouteResult } from '../../route-table.js';
 import { PASSPORT_EVENTS } from './operations.js';
 
-const object = (body: unknown): Record<string, unknown> => (body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : {});
+export const object = (body: unknown): Record<string, unknown> => (body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : {});
 
 export function passportNotFound(): RequestProblem {
   return new RequestProblem(problem(404, 'NOT_FOUND', 'The issuer has no passport with this id.'));

@@ -3,6 +3,7 @@ import type { Route } from '../../route-table.js';
 import { location } from '../../schemas.js';
 import { credentialRoutes } from '../credentials/routes.js';
 import { digitalLinkRoutes } from '../digital-link/routes.js';
+import { operatorRoutes } from '../operators/routes.js';
 import { tokenRoutes } from '../tokens/routes.js';
 import {
   applicabilityVariables,
@@ -173,6 +174,7 @@ export const issuerRoutes: Route[] = [
     },
     problems: [401, 403],
   },
+  ...operatorRoutes,
   ...tokenRoutes,
   ...digitalLinkRoutes,
 ];

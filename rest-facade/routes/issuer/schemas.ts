@@ -21,8 +21,17 @@ const event = signed(
     trust: { const: ATTESTED },
     kid: thumbprint,
   },
-  {},
-  'A signed event by the event key.',
+  {
+    actor: closed(
+      {
+        operator: { type: ['string', 'null'], description: 'The operator the writer acted for; null for the platform itself.' },
+        credential: { type: 'string', description: 'What authenticated the writer: a token’s id (or a configured token’s name), or an access token’s sub.' },
+      },
+      {},
+      'Who appended the event, covered by its signature (absent from events appended before operators).',
+    ),
+  },
+  'A signed event by the event key of the passport’s operator.',
 );
 
 const passportSchema = closed(

@@ -22,6 +22,7 @@ import {
   STATUS_LIST_BYTES,
   STATUS_PURPOSES,
   eventCursor,
+  type EventActor,
   type EventRecord,
   type LogState,
   type PassportStatus,
@@ -34,6 +35,7 @@ const postgresBit = (entry: number) => (entry >> 3) * 8 + 7 - (entry & 7);
 
 export interface PassportRow {
   id: string;
+  operator: string;
   identity: string;
   digitalLink: string;
   granularity: string;
@@ -67,6 +69,7 @@ export interface PassportRow {
  */
 const SUMMARY_COLUMNS = {
   id: true,
+  operator: true,
   status: true,
   logSize: true,
   capabilityClass: true,
@@ -104,6 +107,8 @@ const NEWEST_FIRST = [{ createdAt: 'desc' }, { id: 'desc' }] as const satisfies 
 
 export interface NewPassport {
   id: string;
+  /** The operator that creates and owns it. */
+  operator: string;
   identity: string;
   digitalLink: string;
   granularity: string;
@@ -119,6 +124,8 @@ export interface NewPassport {
 /** What a pack is minted from, read under the row lock. */
 export interface PackSourceRow {
   id: string;
+  /** The operator that owns it. */
+  operator: string;
   digitalLink: string;
   typeRef: { id: string; version: number };
   configVector: unknown;
@@ -134,8 +141,22 @@ export interface StatusListRow {
   updatedAt: Date;
 }
 
+/**
+ * Who writes to a passport: the operator it acts for (null: the platform itself, which may write to
+ * any), and the signer of the passport's owner for a purpose, which refuses by throwing (a suspended
+ * owner, one not yet delegated).
+ */
+export interface PassportWriter {
+  operator: string | null;
+  signer(owner: string, purpose: 'event' | 'carrier'): Promise<Signer>;
+}
+
+/** A passport the writer's operator does not own is, to it, a passport that does not exist. */
+const writesTo = (writer: PassportWriter, owner: string) => writer.operator === null || writer.operator === owner;
+
 /** The row as an append sees it, locked, and the restore that holds appends, if one does. */
 interface LockedRow {
+  operator: string;
   status: string;
   status_index: number;
   log_size: number;
@@ -227,6 +248,7 @@ export class PassportRepository {
         const created = await tx.passport.create({
           data: {
             id: passport.id,
+            operator: passport.operator,
             identity: passport.identity,
             digitalLink: passport.digitalLink,
             granularity: passport.granularity,
@@ -362,21 +384,27 @@ export class PassportRepository {
    * Appends one event atomically: under the row lock, the domain's appendEvent judges it against the
    * stored state (rule I6, payload schema) and signs it, and the event, the new frontier and the new
    * signed head are written together. A refusal throws, which rolls back and changes nothing; so does
-   * an unacknowledged restore (RestoreUnacknowledged). Returns undefined when the passport does not exist.
+   * an unacknowledged restore (RestoreUnacknowledged). Returns undefined when the passport does not
+   * exist or is another operator's than the writer's.
    */
-  async append(passportId: string, input: { type: string; payload: unknown }, eventSigner: Signer): Promise<{ event: EventRecord; head: SignedLogHead; status: PassportStatus } | undefined> {
+  async append(
+    passportId: string,
+    input: { type: string; payload: unknown; actor?: EventActor },
+    writer: PassportWriter,
+  ): Promise<{ event: EventRecord; head: SignedLogHead; status: PassportStatus } | undefined> {
     return this.prisma.$transaction(
       async (tx) => {
         // The restore's hold is read in the statement that locks the row: no statement more per append.
         const locked = await tx.$queryRaw<LockedRow[]>(Prisma.sql`
-          SELECT status, status_index, log_size, frontier, last_event,
+          SELECT operator, status, status_index, log_size, frontier, last_event,
                  (SELECT json_build_object('restored_at', restored_at, 'snapshot_at', snapshot_at) FROM ${this.#restores}
                    WHERE acknowledged_at IS NULL ORDER BY id LIMIT 1) AS unacknowledged_restore
           FROM ${this.#table} WHERE id = ${passportId} FOR UPDATE`);
         const row = locked[0];
-        if (!row) return undefined;
+        if (!row || !writesTo(writer, row.operator)) return undefined;
         const held = row.unacknowledged_restore;
         if (held) throw new RestoreUnacknowledged({ restoredAt: held.restored_at, snapshotAt: held.snapshot_at });
+        const eventSigner = await writer.signer(row.operator, 'event');
         const state: LogState = {
           passport_id: passportId,
           status: row.status as PassportStatus,
@@ -415,23 +443,36 @@ export class PassportRepository {
 
   /**
    * Mints under the row lock, so the pack is made from one consistent head and status; `mint`
-   * throws to refuse (nothing is recorded). Returns undefined when the passport does not exist.
+   * throws to refuse (nothing is recorded). Returns undefined when the passport does not exist or is
+   * another operator's than the writer's.
    */
-  async mintPack<T extends { text: string }>(passportId: string, mint: (row: PackSourceRow, now: Date) => T): Promise<T | undefined> {
+  async mintPack<T extends { text: string }>(passportId: string, writer: PassportWriter, mint: (row: PackSourceRow, signer: Signer, now: Date) => T): Promise<T | undefined> {
     return this.prisma.$transaction(
       async (tx) => {
         const locked = await tx.$queryRaw<
-          { digital_link: string; type_ref_id: string; type_ref_version: number; config_vector: string; capability_class: string; status: string; log_head: string; last_event: string | null }[]
+          {
+            operator: string;
+            digital_link: string;
+            type_ref_id: string;
+            type_ref_version: number;
+            config_vector: string;
+            capability_class: string;
+            status: string;
+            log_head: string;
+            last_event: string | null;
+          }[]
         >(
-          Prisma.sql`SELECT digital_link, type_ref_id, type_ref_version, config_vector::text AS config_vector, capability_class, status, log_head::text AS log_head, last_event
+          Prisma.sql`SELECT operator, digital_link, type_ref_id, type_ref_version, config_vector::text AS config_vector, capability_class, status, log_head::text AS log_head, last_event
                      FROM ${this.#table} WHERE id = ${passportId} FOR UPDATE`,
         );
         const row = locked[0];
-        if (!row) return undefined;
+        if (!row || !writesTo(writer, row.operator)) return undefined;
+        const signer = await writer.signer(row.operator, 'carrier');
         const now = new Date();
         const pack = mint(
           {
             id: passportId,
+            operator: row.operator,
             digitalLink: row.digital_link,
             typeRef: { id: row.type_ref_id, version: row.type_ref_version },
             configVector: JSON.parse(row.config_vector) as unknown,
@@ -440,6 +481,7 @@ export class PassportRepository {
             logHead: JSON.parse(row.log_head) as SignedLogHead,
             lastEvent: row.last_event === null ? undefined : (JSON.parse(row.last_event) as EventRecord),
           },
+          signer,
           now,
         );
         await tx.$executeRaw(Prisma.sql`UPDATE ${this.#table} SET latest_pack = ${pack.text}, latest_pack_at = ${now.toISOString()}::timestamptz WHERE id = ${passportId}`);

@@ -53,6 +53,15 @@ export function passportStatusEntries(issuerBase: string, statusIndex: number): 
   return (['revocation', 'suspension'] as const).map((purpose) => statusListEntry(statusListUrl(issuerBase, purpose, list), purpose, entry));
 }
 
+/**
+ * The base URL an operator is its did:web of (docs/OPERATORS.md): the issuer's own for the default
+ * operator, which issued as the issuer before operators, so its credentials name the DID they always
+ * named; `{issuer}/operators/{id}` for any other, whose DID document is served under it.
+ */
+export function operatorBaseUrl(issuerBase: string, operator: string, defaultOperator: string): string {
+  return operator === defaultOperator ? issuerBase : `${issuerBase}/operators/${encodeURIComponent(operator)}`;
+}
+
 export function passportCredentialUrl(issuerBase: string, passportId: string): string {
   return `${issuerBase}/passports/${encodeURIComponent(passportId)}/credential`;
 }

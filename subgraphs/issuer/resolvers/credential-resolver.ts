@@ -1,6 +1,6 @@
 /** What the issuer publishes for the credential ecosystem: its did:web document, its status lists, and the JSON-LD context and vocabulary of its credentials' own terms. */
 import { GraphQLJSONObject } from 'graphql-scalars';
-import { Arg, Int, Query, Resolver } from 'type-graphql';
+import { Arg, ID, Int, Query, Resolver } from 'type-graphql';
 import type { CredentialService } from '../service/credential-service.js';
 import { IssuedCredentialType } from '../schema/types.js';
 
@@ -8,9 +8,13 @@ import { IssuedCredentialType } from '../schema/types.js';
 export class CredentialResolver {
   constructor(private readonly issuer: CredentialService) {}
 
-  @Query(() => GraphQLJSONObject, { description: 'The issuer’s DID document (did:web of its public base URL): its keys as JsonWebKey verification methods.' })
-  issuerDidDocument(): Record<string, unknown> {
-    return this.issuer.didDocument() as unknown as Record<string, unknown>;
+  @Query(() => GraphQLJSONObject, {
+    nullable: true,
+    description:
+      'An operator’s DID document (did:web): its keys as JsonWebKey verification methods. Without `operator`, the issuer’s own (did:web of its public base URL: the default operator’s keys and the service key); an operator’s is did:web of {issuer}/operators/{id}. Null for an operator without keys.',
+  })
+  async issuerDidDocument(@Arg('operator', () => ID, { nullable: true }) operator?: string | null): Promise<Record<string, unknown> | null> {
+    return ((await this.issuer.didDocument(operator ?? undefined)) as unknown as Record<string, unknown> | undefined) ?? null;
   }
 
   @Query(() => String, {

@@ -6,6 +6,7 @@ import { asksOnly } from '../../../lib/graphql/selection.js';
 import { perRequest } from '../../../lib/graphql/batching.js';
 import { Cost, ListSize, type actualCostMeter } from '../../../lib/graphql/cost.js';
 import { badRequest } from '../../../lib/problem.js';
+import type { RequestContext } from '../../../lib/graphql/context.js';
 import type { CredentialService } from '../service/credential-service.js';
 import type { IssuerService } from '../service/issuer-service.js';
 import type { PassportRow } from '../data/passport-repository.js';
@@ -157,14 +158,14 @@ export class PassportResolver {
   @FieldResolver(() => IssuedCredentialType, {
     description: 'The UNTP Digital Product Passport credential (UNTP DPP 0.6.1) of the passport at its log head, as GET /passports/{id}/credential serves it; re-issued whenever the passport changes.',
   })
-  credential(@Root() passport: Passport): IssuedCredentialType {
-    return IssuedCredentialType.from(this.credentials.passportCredential(passport.fullRow));
+  async credential(@Root() passport: Passport): Promise<IssuedCredentialType> {
+    return IssuedCredentialType.from(await this.credentials.passportCredential(passport.fullRow));
   }
 
   @Authorized('writer')
   @Mutation(() => Passport, { description: 'Creates a passport with an empty log (POST /passports).' })
-  async createPassport(@Arg('input', () => CreatePassportInput) input: CreatePassportInput): Promise<Passport> {
-    return Passport.from(await this.issuer.createPassport(input));
+  async createPassport(@Arg('input', () => CreatePassportInput) input: CreatePassportInput, @Ctx() context: RequestContext): Promise<Passport> {
+    return Passport.from(await this.issuer.createPassport(input, context.principal!));
   }
 
   @Authorized('writer')
@@ -175,8 +176,9 @@ export class PassportResolver {
     @Arg('passportId', () => ID) passportId: string,
     @Arg('type', () => String) type: string,
     @Arg('payload', () => GraphQLJSONObject) payload: Record<string, unknown>,
+    @Ctx() context: RequestContext,
   ): Promise<PassportEventAppended> {
-    const appended = await this.issuer.appendEvent(passportId, { type, payload });
+    const appended = await this.issuer.appendEvent(passportId, { type, payload }, context.principal!);
     return Object.assign(new PassportEventAppended(), {
       passportId,
       event: appended.event as unknown as Record<string, unknown>,
@@ -187,8 +189,8 @@ export class PassportResolver {
 
   @Authorized('writer')
   @Mutation(() => PassportPack, { description: 'Mints the Tier-A pack under the QR budget (POST /passports/{id}/pack).' })
-  async mintPassportPack(@Arg('passportId', () => ID) passportId: string): Promise<PassportPack> {
-    return PassportPack.from(await this.issuer.mintPack(passportId));
+  async mintPassportPack(@Arg('passportId', () => ID) passportId: string, @Ctx() context: RequestContext): Promise<PassportPack> {
+    return PassportPack.from(await this.issuer.mintPack(passportId, context.principal!));
   }
 }
 

@@ -130,6 +130,9 @@ export class Passport {
   @Field(() => String, { description: 'draft, active, suspended, end_of_life or revoked; changed only by lifecycle events (rule I6).' })
   status!: string;
 
+  @Field(() => ID, { description: 'The operator that created the passport and owns it; its keys sign the passport (docs/OPERATORS.md).' })
+  operator!: string;
+
   @Field(() => GraphQLJSONObject, { description: 'The core document, exactly as GET /passports/{id} returns it.' })
   get core(): Record<string, unknown> {
     return IssuerService.core(this.fullRow);
@@ -183,6 +186,7 @@ export class Passport {
     '__typename',
     'id',
     'status',
+    'operator',
     'capabilityClass',
     'logSize',
     'latestPack',
@@ -209,6 +213,7 @@ export class Passport {
     return Object.assign(new Passport(), {
       id: row.id,
       status: row.status,
+      operator: row.operator,
       latestPack: row.latestPack,
       capabilityClass: row.capabilityClass,
       logSize: row.logSize,

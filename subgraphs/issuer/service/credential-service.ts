@@ -9,6 +9,7 @@ import {
   didDocument,
   didWebOf,
   isStatusPurpose,
+  operatorBaseUrl,
   passportContext,
   passportVocabulary,
   signVcJwt,
@@ -23,7 +24,8 @@ import {
   type PassportStatus,
   type SignedLogHead,
 } from '../domain/index.js';
-import type { IssuerSettings } from './issuer-service.js';
+import { DEFAULT_OPERATOR } from '../../../lib/auth/operators.js';
+import { issuerNameOf, type IssuerSettings } from './issuer-service.js';
 
 /** A credential as issued: the vc+jwt, the credential it secures and the DID URL of the key that signed it. */
 export interface IssuedCredential {
@@ -39,15 +41,23 @@ export class CredentialService {
     private readonly settings: IssuerSettings,
   ) {}
 
-  /** The issuer's did:web and who it is, from its public base URL (read each time: a stack learns its ports once the facade listens). */
-  #issuerIdentity() {
-    const base = this.settings.publicUrls('issuer');
-    return { base, did: didWebOf(base), name: this.settings.issuer };
+  /**
+   * An operator's did:web and name as issuer (the default operator's: the issuer's own), from the
+   * issuer's public base URL (read each time: a stack learns its ports once the facade listens).
+   */
+  #issuerIdentity(operator = DEFAULT_OPERATOR) {
+    const base = operatorBaseUrl(this.settings.publicUrls('issuer'), operator, DEFAULT_OPERATOR);
+    return { base, did: didWebOf(base), name: issuerNameOf(this.settings, operator) };
   }
 
-  /** Signs a credential as vc+jwt with the current credential key, named by its verification method in the DID document. */
-  #issue(credential: Record<string, unknown>, did: string): IssuedCredential {
-    const signer = this.keys.signer('credential');
+  /** An operator's did:web. */
+  operatorDid(operator: string): string {
+    return this.#issuerIdentity(operator).did;
+  }
+
+  /** Signs a credential as vc+jwt with the operator's current credential key, named by its verification method in the operator's DID document. */
+  #issue(credential: Record<string, unknown>, did: string, operator = DEFAULT_OPERATOR): IssuedCredential {
+    const signer = this.keys.signer('credential', operator);
     const kid = verificationMethodId(did, signer.kid);
     return { jwt: signVcJwt(credential, signer, kid), credential, kid };
   }
@@ -68,25 +78,35 @@ export class CredentialService {
     };
   }
 
-  /** The UNTP passport credential of the passport as the row holds it (re-issued whenever the row changes). */
-  passportCredential(row: PassportRow): IssuedCredential {
-    const issuer = this.#issuerIdentity();
+  /**
+   * The UNTP passport credential of the passport as the row holds it (re-issued whenever the row
+   * changes), issued by its owner: the owner's did:web, signed with the owner's credential key.
+   */
+  async passportCredential(row: PassportRow): Promise<IssuedCredential> {
+    // Another instance may have made the operator's keys since this one read them.
+    if (!this.keys.hasOperator(row.operator)) await this.keys.reload();
+    const issuer = this.#issuerIdentity(row.operator);
+    const platformBase = this.settings.publicUrls('issuer');
     const credential = untpPassportCredential(CredentialService.state(row), {
       issuer: { did: issuer.did, name: issuer.name },
-      baseUrls: { issuer: issuer.base, registry: this.settings.publicUrls('registry'), archive: this.settings.publicUrls('archive') },
+      baseUrls: { issuer: platformBase, registry: this.settings.publicUrls('registry'), archive: this.settings.publicUrls('archive') },
     });
-    return this.#issue(credential, issuer.did);
+    return this.#issue(credential, issuer.did, row.operator);
   }
 
   /**
-   * The issuer's DID document: every key of its keyring not revoked, retired ones included (what they
-   * signed stays verifiable), as JsonWebKey verification methods; credential keys assert.
+   * An operator's DID document (the default operator's is the issuer's own, which also lists the
+   * platform's service key): every key of the operator not revoked, retired ones included (what they
+   * signed stays verifiable), as JsonWebKey verification methods; credential keys assert. Undefined
+   * for an operator without keys.
    */
-  didDocument(): DidDocument {
-    const issuer = this.#issuerIdentity();
+  async didDocument(operator = DEFAULT_OPERATOR): Promise<DidDocument | undefined> {
+    if (!this.keys.hasOperator(operator)) await this.keys.reload();
+    if (!this.keys.hasOperator(operator)) return undefined;
+    const issuer = this.#issuerIdentity(operator);
     const keys = this.keys
       .keyring()
-      .keys.filter((key) => key.revoked === undefined)
+      .keys.filter((key) => key.revoked === undefined && (key.operator ?? DEFAULT_OPERATOR) === operator)
       .map((key) => ({ kid: key.kid, jwk: key, asserts: key.purpose === 'credential' }));
     return didDocument(issuer.did, keys, issuer.base);
   }

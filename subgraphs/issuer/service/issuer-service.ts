@@ -46,12 +46,15 @@ import {
   type SignedLogHead,
 } from '../domain/index.js';
 import type { PublicUrls } from '../../../lib/config/public-urls.js';
+import { actingOperator, DEFAULT_OPERATOR } from '../../../lib/auth/operators.js';
+import type { Principal } from '../../../lib/auth/tokens.js';
+import type { OperatorSigning } from './operator-signing.js';
 import { heldByRestoreProblem, issuerProblem, livePassportProblem, refuseUnrepresentable } from './problems.js';
 import type { RegistryClient } from './registry-client.js';
 import type { TrustClient } from './trust-client.js';
 
 export interface IssuerSettings {
-  /** The `iss` of every pack, and the name of the credentials' issuer. */
+  /** The default operator's name as issuer: the `iss` of its packs, the issuer in its passports' core. */
   issuer: string;
   /** Largest pack in characters (prefix included). */
   qrBudget: number;
@@ -105,6 +108,14 @@ export interface IdentityPassports {
   passports: PassportRow[];
 }
 
+/**
+ * The issuer a passport of an operator names (its core's `issuer`, its packs' `iss`): the default
+ * operator is the platform's issuer of before operators (ISSUER_ID); any other, its operator id.
+ */
+export function issuerNameOf(settings: Pick<IssuerSettings, 'issuer'>, operator: string): string {
+  return operator === DEFAULT_OPERATOR ? settings.issuer : operator;
+}
+
 /** An id PostgreSQL text can hold (no U+0000); any other names no passport. */
 function storable(id: string): boolean {
   return !id.includes('\u0000');
@@ -125,6 +136,7 @@ export class IssuerService {
     private readonly registry: RegistryClient,
     private readonly trust: TrustClient,
     private readonly keys: KeyStore,
+    private readonly signing: OperatorSigning,
     readonly settings: IssuerSettings,
     private readonly metrics: DomainMetrics,
   ) {}
@@ -153,7 +165,9 @@ export class IssuerService {
     return { ...(row.core as Record<string, unknown>), status: row.status };
   }
 
-  async createPassport(input: CreatePassportInput): Promise<PassportRow> {
+  /** Creates a passport owned by the caller's operator (the default operator's, for the platform itself), signed with its keys. */
+  async createPassport(input: CreatePassportInput, creator: Pick<Principal, 'operator'>): Promise<PassportRow> {
+    const operator = actingOperator(creator);
     const identity = await refusing(() => {
       if (input.granularity != null && !(GRANULARITIES as readonly string[]).includes(input.granularity)) {
         throw unprocessable('INVALID_GRANULARITY', `granularity must be one of ${GRANULARITIES.join(', ')}`);
@@ -194,7 +208,7 @@ export class IssuerService {
     const claims = (profile?.claims as Record<string, unknown> | undefined) ?? {};
     const core = {
       passport_id: id,
-      issuer: this.settings.issuer,
+      issuer: issuerNameOf(this.settings, operator),
       identity,
       type_ref: { id: input.typeRef.id, version: input.typeRef.version },
       capability_class: capabilityClass,
@@ -202,11 +216,13 @@ export class IssuerService {
       claims,
       created_at: now.toISOString(),
     };
+    const headSigner = await this.signing.signer(operator, 'event');
     const created = await refusing(
       () =>
         this.passports.create(
           {
             id,
+            operator,
             identity: identity.uri,
             digitalLink: identity.digital_link,
             granularity: identity.granularity,
@@ -218,7 +234,7 @@ export class IssuerService {
             status: INITIAL_STATUS,
             core,
           },
-          this.keys.signer('event'),
+          headSigner,
           now,
         ),
       (error) => livePassportProblem(error, identity),
@@ -378,12 +394,14 @@ export class IssuerService {
     return texts;
   }
 
-  async appendEvent(passportId: string, input: { type: string; payload: Record<string, unknown> }) {
+  /** Appends an event to a passport of the caller's operator (any passport, for the platform itself); another operator's is not found. */
+  async appendEvent(passportId: string, input: { type: string; payload: Record<string, unknown> }, writer: Pick<Principal, 'operator' | 'credential'>) {
     // Events are stored as their canonical text, where U+0000 is an escape like any other.
     refuseUnrepresentable(input.payload, 'payload', { allowNul: true });
     if (!storable(passportId)) throw notFound(`No passport has id ${passportId}.`);
     const appended = await refusing(
-      () => this.passports.append(passportId, input, this.keys.signer('event')),
+      // Who appended it is part of what the event's signature covers (item 5, docs/OPERATORS.md).
+      () => this.passports.append(passportId, { ...input, actor: { operator: writer.operator, credential: writer.credential } }, this.signing.writer(writer)),
       (error) => issuerProblem(error) ?? heldByRestoreProblem(error),
     );
     if (!appended) throw notFound(`No passport has id ${passportId}.`);
@@ -391,13 +409,14 @@ export class IssuerService {
     return appended;
   }
 
-  async mintPack(passportId: string): Promise<MintedPackView> {
+  /** Mints a pack of a passport of the caller's operator (any passport, for the platform itself), signed with its owner's carrier key. */
+  async mintPack(passportId: string, writer: Pick<Principal, 'operator'>): Promise<MintedPackView> {
     if (!storable(passportId)) throw notFound(`No passport has id ${passportId}.`);
     const minted = await refusing(
       () =>
-        this.passports.mintPack(passportId, (row, now) => {
+        this.passports.mintPack(passportId, this.signing.writer(writer), (row, signer, now) => {
           const claims = buildPackClaims({
-            issuer: this.settings.issuer,
+            issuer: issuerNameOf(this.settings, row.operator),
             passport: {
               id: row.id,
               identity: row.digitalLink,
@@ -410,7 +429,7 @@ export class IssuerService {
             ...(row.lastEvent ? { last_event: row.lastEvent } : {}),
             now,
           });
-          const pack = mintPack(claims, this.keys.signer('carrier'), this.settings.qrBudget);
+          const pack = mintPack(claims, signer, this.settings.qrBudget);
           return { passportId: row.id, text: pack.text, size: pack.size, budget: pack.budget, kid: pack.kid, claims: claims as unknown as Record<string, unknown>, mintedAt: now };
         }),
       issuerProblem,

@@ -6,7 +6,17 @@ import { PageInfo } from '../../../lib/graphql/common-types.js';
 import { badRequest } from '../../../lib/problem.js';
 import { GRAPH_SECTIONS, type GraphCursor } from '../data/graph-repository.js';
 import { instantOf, isNodeId, keyStandingAt } from '../domain/index.js';
-import { DelegationEdgeAdditionType, KeyStandingQuestionInput, KeyStandingType, TrustGraphPageType, TrustGraphType, TrustNodeInput, TrustNodeType, TrustNodeUpsertType } from '../schema/types.js';
+import {
+  DelegationEdgeAdditionType,
+  KeyStandingQuestionInput,
+  PlatformKeysPlacementType,
+  KeyStandingType,
+  TrustGraphPageType,
+  TrustGraphType,
+  TrustNodeInput,
+  TrustNodeType,
+  TrustNodeUpsertType,
+} from '../schema/types.js';
 import { edgeOut, instantArgument, nodeOut, orThrow, present, revocationOut, type TrustDependencies } from './shared.js';
 
 /** Records per page of `trustGraphPage`: at most, and when not asked. */
@@ -142,13 +152,13 @@ export class TrustGraphResolver {
   }
 
   @Authorized('admin')
-  @Mutation(() => TrustNodeUpsertType, {
+  @Mutation(() => PlatformKeysPlacementType, {
     description:
-      "Merges every service's keyring into the `platform` root node, so the trust graph vouches for the platform's own keys. Runs at every start and after every key rotation or revocation of any service.",
+      "Merges every service's keyring into the `platform` root node, so the trust graph vouches for the platform's own keys, and each operator's keys into its node `operator:<id>`, delegated from `platform`. Runs at every start, after every key rotation or revocation of any service and when an operator is created.",
   })
-  async placePlatformKeys(): Promise<TrustNodeUpsertType> {
-    const { node, created } = await this.deps.placePlatformKeys();
-    return { node: nodeOut(node), created };
+  async placePlatformKeys(): Promise<PlatformKeysPlacementType> {
+    const { node, created, operators } = await this.deps.placePlatformKeys();
+    return { node: nodeOut(node), created, operators };
   }
 
   @Authorized('writer')

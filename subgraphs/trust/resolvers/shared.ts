@@ -7,6 +7,7 @@ import { INSTANT_EXPECTED } from '../../../lib/time.js';
 import type { GraphRepository } from '../data/graph-repository.js';
 import type { MasterListRepository } from '../data/master-list-repository.js';
 import type { TrustListRepository } from '../data/trust-list-repository.js';
+import type { PlacedKeys } from '../service/platform-keys.js';
 import {
   httpStatusOf,
   instantOf,
@@ -32,8 +33,8 @@ export interface TrustDependencies {
   masterListOrigin: string;
   /** The key anchor bundles are signed with. */
   serviceSigner(): Signer;
-  /** Merges every service's keyring into the `platform` root node (service/platform-keys.ts). */
-  placePlatformKeys(): Promise<{ node: TrustNode; created: boolean }>;
+  /** Merges every service's keyring into the `platform` root node, and each operator's keys into its delegated node (service/platform-keys.ts). */
+  placePlatformKeys(): Promise<PlacedKeys>;
   /** Delegations judged, revocations, key standings answered (lib/ops/metrics.ts). */
   metrics: DomainMetrics;
   /** Nodes by id, batched: one query for every reference resolved in the same tick. */

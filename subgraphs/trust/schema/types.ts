@@ -186,6 +186,12 @@ export class TrustNodeUpsertType {
   created!: boolean;
 }
 
+@ObjectType('TrustPlatformKeysPlacement', { simpleResolvers: true })
+export class PlatformKeysPlacementType extends TrustNodeUpsertType {
+  @Field(() => [String], { description: 'The operators whose nodes (operator:<id>) hold their keys under a delegation from the platform node.' })
+  operators!: string[];
+}
+
 @ObjectType('TrustDelegationEdgeAddition', { simpleResolvers: true })
 export class DelegationEdgeAdditionType {
   @Field(() => DelegationEdgeType)

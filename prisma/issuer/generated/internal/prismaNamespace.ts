@@ -1058,6 +1058,7 @@ export type TransactionIsolationLevel = (typeof TransactionIsolationLevel)[keyof
 export const SigningKeyScalarFieldEnum = {
   kid: 'kid',
   purpose: 'purpose',
+  operator: 'operator',
   alg: 'alg',
   publicJwk: 'publicJwk',
   sealedKey: 'sealedKey',
@@ -1077,6 +1078,7 @@ export const AdminLogEntryScalarFieldEnum = {
   at: 'at',
   actor: 'actor',
   role: 'role',
+  operator: 'operator',
   action: 'action',
   target: 'target',
   outcome: 'outcome',
@@ -1088,6 +1090,7 @@ export type AdminLogEntryScalarFieldEnum = (typeof AdminLogEntryScalarFieldEnum)
 
 export const PassportScalarFieldEnum = {
   id: 'id',
+  operator: 'operator',
   identity: 'identity',
   digitalLink: 'digitalLink',
   granularity: 'granularity',

@@ -80,6 +80,7 @@ export type TransactionIsolationLevel = (typeof TransactionIsolationLevel)[keyof
 export const SigningKeyScalarFieldEnum = {
   kid: 'kid',
   purpose: 'purpose',
+  operator: 'operator',
   alg: 'alg',
   publicJwk: 'publicJwk',
   sealedKey: 'sealedKey',
@@ -99,6 +100,7 @@ export const AdminLogEntryScalarFieldEnum = {
   at: 'at',
   actor: 'actor',
   role: 'role',
+  operator: 'operator',
   action: 'action',
   target: 'target',
   outcome: 'outcome',
@@ -110,6 +112,7 @@ export type AdminLogEntryScalarFieldEnum = (typeof AdminLogEntryScalarFieldEnum)
 
 export const PassportScalarFieldEnum = {
   id: 'id',
+  operator: 'operator',
   identity: 'identity',
   digitalLink: 'digitalLink',
   granularity: 'granularity',

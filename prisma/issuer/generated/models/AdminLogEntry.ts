@@ -39,6 +39,7 @@ export type AdminLogEntryMinAggregateOutputType = {
   at: Date | null
   actor: string | null
   role: string | null
+  operator: string | null
   action: string | null
   target: string | null
   outcome: string | null
@@ -49,6 +50,7 @@ export type AdminLogEntryMaxAggregateOutputType = {
   at: Date | null
   actor: string | null
   role: string | null
+  operator: string | null
   action: string | null
   target: string | null
   outcome: string | null
@@ -59,6 +61,7 @@ export type AdminLogEntryCountAggregateOutputType = {
   at: number
   actor: number
   role: number
+  operator: number
   action: number
   target: number
   outcome: number
@@ -80,6 +83,7 @@ export type AdminLogEntryMinAggregateInputType = {
   at?: true
   actor?: true
   role?: true
+  operator?: true
   action?: true
   target?: true
   outcome?: true
@@ -90,6 +94,7 @@ export type AdminLogEntryMaxAggregateInputType = {
   at?: true
   actor?: true
   role?: true
+  operator?: true
   action?: true
   target?: true
   outcome?: true
@@ -100,6 +105,7 @@ export type AdminLogEntryCountAggregateInputType = {
   at?: true
   actor?: true
   role?: true
+  operator?: true
   action?: true
   target?: true
   outcome?: true
@@ -198,6 +204,7 @@ export type AdminLogEntryGroupByOutputType = {
   at: Date
   actor: string
   role: string
+  operator: string | null
   action: string
   target: string | null
   outcome: string
@@ -232,6 +239,7 @@ export type AdminLogEntryWhereInput = {
   at?: Prisma.DateTimeFilter<"AdminLogEntry"> | Date | string
   actor?: Prisma.StringFilter<"AdminLogEntry"> | string
   role?: Prisma.StringFilter<"AdminLogEntry"> | string
+  operator?: Prisma.StringNullableFilter<"AdminLogEntry"> | string | null
   action?: Prisma.StringFilter<"AdminLogEntry"> | string
   target?: Prisma.StringNullableFilter<"AdminLogEntry"> | string | null
   outcome?: Prisma.StringFilter<"AdminLogEntry"> | string
@@ -243,6 +251,7 @@ export type AdminLogEntryOrderByWithRelationInput = {
   at?: Prisma.SortOrder
   actor?: Prisma.SortOrder
   role?: Prisma.SortOrder
+  operator?: Prisma.SortOrderInput | Prisma.SortOrder
   action?: Prisma.SortOrder
   target?: Prisma.SortOrderInput | Prisma.SortOrder
   outcome?: Prisma.SortOrder
@@ -257,6 +266,7 @@ export type AdminLogEntryWhereUniqueInput = Prisma.AtLeast<{
   at?: Prisma.DateTimeFilter<"AdminLogEntry"> | Date | string
   actor?: Prisma.StringFilter<"AdminLogEntry"> | string
   role?: Prisma.StringFilter<"AdminLogEntry"> | string
+  operator?: Prisma.StringNullableFilter<"AdminLogEntry"> | string | null
   action?: Prisma.StringFilter<"AdminLogEntry"> | string
   target?: Prisma.StringNullableFilter<"AdminLogEntry"> | string | null
   outcome?: Prisma.StringFilter<"AdminLogEntry"> | string
@@ -268,6 +278,7 @@ export type AdminLogEntryOrderByWithAggregationInput = {
   at?: Prisma.SortOrder
   actor?: Prisma.SortOrder
   role?: Prisma.SortOrder
+  operator?: Prisma.SortOrderInput | Prisma.SortOrder
   action?: Prisma.SortOrder
   target?: Prisma.SortOrderInput | Prisma.SortOrder
   outcome?: Prisma.SortOrder
@@ -287,6 +298,7 @@ export type AdminLogEntryScalarWhereWithAggregatesInput = {
   at?: Prisma.DateTimeWithAggregatesFilter<"AdminLogEntry"> | Date | string
   actor?: Prisma.StringWithAggregatesFilter<"AdminLogEntry"> | string
   role?: Prisma.StringWithAggregatesFilter<"AdminLogEntry"> | string
+  operator?: Prisma.StringNullableWithAggregatesFilter<"AdminLogEntry"> | string | null
   action?: Prisma.StringWithAggregatesFilter<"AdminLogEntry"> | string
   target?: Prisma.StringNullableWithAggregatesFilter<"AdminLogEntry"> | string | null
   outcome?: Prisma.StringWithAggregatesFilter<"AdminLogEntry"> | string
@@ -298,6 +310,7 @@ export type AdminLogEntryCreateInput = {
   at?: Date | string
   actor: string
   role: string
+  operator?: string | null
   action: string
   target?: string | null
   outcome: string
@@ -309,6 +322,7 @@ export type AdminLogEntryUncheckedCreateInput = {
   at?: Date | string
   actor: string
   role: string
+  operator?: string | null
   action: string
   target?: string | null
   outcome: string
@@ -320,6 +334,7 @@ export type AdminLogEntryUpdateInput = {
   at?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   actor?: Prisma.StringFieldUpdateOperationsInput | string
   role?: Prisma.StringFieldUpdateOperationsInput | string
+  operator?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   action?: Prisma.StringFieldUpdateOperationsInput | string
   target?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   outcome?: Prisma.StringFieldUpdateOperationsInput | string
@@ -331,6 +346,7 @@ export type AdminLogEntryUncheckedUpdateInput = {
   at?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   actor?: Prisma.StringFieldUpdateOperationsInput | string
   role?: Prisma.StringFieldUpdateOperationsInput | string
+  operator?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   action?: Prisma.StringFieldUpdateOperationsInput | string
   target?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   outcome?: Prisma.StringFieldUpdateOperationsInput | string
@@ -342,6 +358,7 @@ export type AdminLogEntryCreateManyInput = {
   at?: Date | string
   actor: string
   role: string
+  operator?: string | null
   action: string
   target?: string | null
   outcome: string
@@ -353,6 +370,7 @@ export type AdminLogEntryUpdateManyMutationInput = {
   at?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   actor?: Prisma.StringFieldUpdateOperationsInput | string
   role?: Prisma.StringFieldUpdateOperationsInput | string
+  operator?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   action?: Prisma.StringFieldUpdateOperationsInput | string
   target?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   outcome?: Prisma.StringFieldUpdateOperationsInput | string
@@ -364,6 +382,7 @@ export type AdminLogEntryUncheckedUpdateManyInput = {
   at?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   actor?: Prisma.StringFieldUpdateOperationsInput | string
   role?: Prisma.StringFieldUpdateOperationsInput | string
+  operator?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   action?: Prisma.StringFieldUpdateOperationsInput | string
   target?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   outcome?: Prisma.StringFieldUpdateOperationsInput | string
@@ -375,6 +394,7 @@ export type AdminLogEntryCountOrderByAggregateInput = {
   at?: Prisma.SortOrder
   actor?: Prisma.SortOrder
   role?: Prisma.SortOrder
+  operator?: Prisma.SortOrder
   action?: Prisma.SortOrder
   target?: Prisma.SortOrder
   outcome?: Prisma.SortOrder
@@ -390,6 +410,7 @@ export type AdminLogEntryMaxOrderByAggregateInput = {
   at?: Prisma.SortOrder
   actor?: Prisma.SortOrder
   role?: Prisma.SortOrder
+  operator?: Prisma.SortOrder
   action?: Prisma.SortOrder
   target?: Prisma.SortOrder
   outcome?: Prisma.SortOrder
@@ -400,6 +421,7 @@ export type AdminLogEntryMinOrderByAggregateInput = {
   at?: Prisma.SortOrder
   actor?: Prisma.SortOrder
   role?: Prisma.SortOrder
+  operator?: Prisma.SortOrder
   action?: Prisma.SortOrder
   target?: Prisma.SortOrder
   outcome?: Prisma.SortOrder
@@ -424,6 +446,7 @@ export type AdminLogEntrySelect<ExtArgs extends runtime.Types.Extensions.Interna
   at?: boolean
   actor?: boolean
   role?: boolean
+  operator?: boolean
   action?: boolean
   target?: boolean
   outcome?: boolean
@@ -435,6 +458,7 @@ export type AdminLogEntrySelectCreateManyAndReturn<ExtArgs extends runtime.Types
   at?: boolean
   actor?: boolean
   role?: boolean
+  operator?: boolean
   action?: boolean
   target?: boolean
   outcome?: boolean
@@ -446,6 +470,7 @@ export type AdminLogEntrySelectUpdateManyAndReturn<ExtArgs extends runtime.Types
   at?: boolean
   actor?: boolean
   role?: boolean
+  operator?: boolean
   action?: boolean
   target?: boolean
   outcome?: boolean
@@ -457,13 +482,14 @@ export type AdminLogEntrySelectScalar = {
   at?: boolean
   actor?: boolean
   role?: boolean
+  operator?: boolean
   action?: boolean
   target?: boolean
   outcome?: boolean
   detail?: boolean
 }
 
-export type AdminLogEntryOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "at" | "actor" | "role" | "action" | "target" | "outcome" | "detail", ExtArgs["result"]["adminLogEntry"]>
+export type AdminLogEntryOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "at" | "actor" | "role" | "operator" | "action" | "target" | "outcome" | "detail", ExtArgs["result"]["adminLogEntry"]>
 
 export type $AdminLogEntryPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   name: "AdminLogEntry"
@@ -473,6 +499,11 @@ export type $AdminLogEntryPayload<ExtArgs extends runtime.Types.Extensions.Inter
     at: Date
     actor: string
     role: string
+    /**
+     * The operator the actor acted for; null for the platform itself or an anonymous caller. An
+     * operator's admin reads the entries of its operator (docs/OPERATORS.md).
+     */
+    operator: string | null
     action: string
     target: string | null
     outcome: string
@@ -904,6 +935,7 @@ export interface AdminLogEntryFieldRefs {
   readonly at: Prisma.FieldRef<"AdminLogEntry", 'DateTime'>
   readonly actor: Prisma.FieldRef<"AdminLogEntry", 'String'>
   readonly role: Prisma.FieldRef<"AdminLogEntry", 'String'>
+  readonly operator: Prisma.FieldRef<"AdminLogEntry", 'String'>
   readonly action: Prisma.FieldRef<"AdminLogEntry", 'String'>
   readonly target: Prisma.FieldRef<"AdminLogEntry", 'String'>
   readonly outcome: Prisma.FieldRef<"AdminLogEntry", 'String'>

@@ -41,6 +41,7 @@ export type PassportSumAggregateOutputType = {
 
 export type PassportMinAggregateOutputType = {
   id: string | null
+  operator: string | null
   identity: string | null
   digitalLink: string | null
   granularity: string | null
@@ -62,6 +63,7 @@ export type PassportMinAggregateOutputType = {
 
 export type PassportMaxAggregateOutputType = {
   id: string | null
+  operator: string | null
   identity: string | null
   digitalLink: string | null
   granularity: string | null
@@ -83,6 +85,7 @@ export type PassportMaxAggregateOutputType = {
 
 export type PassportCountAggregateOutputType = {
   id: number
+  operator: number
   identity: number
   digitalLink: number
   granularity: number
@@ -124,6 +127,7 @@ export type PassportSumAggregateInputType = {
 
 export type PassportMinAggregateInputType = {
   id?: true
+  operator?: true
   identity?: true
   digitalLink?: true
   granularity?: true
@@ -145,6 +149,7 @@ export type PassportMinAggregateInputType = {
 
 export type PassportMaxAggregateInputType = {
   id?: true
+  operator?: true
   identity?: true
   digitalLink?: true
   granularity?: true
@@ -166,6 +171,7 @@ export type PassportMaxAggregateInputType = {
 
 export type PassportCountAggregateInputType = {
   id?: true
+  operator?: true
   identity?: true
   digitalLink?: true
   granularity?: true
@@ -280,6 +286,7 @@ export type PassportGroupByArgs<ExtArgs extends runtime.Types.Extensions.Interna
 
 export type PassportGroupByOutputType = {
   id: string
+  operator: string
   identity: string
   digitalLink: string
   granularity: string
@@ -330,6 +337,7 @@ export type PassportWhereInput = {
   OR?: Prisma.PassportWhereInput[]
   NOT?: Prisma.PassportWhereInput | Prisma.PassportWhereInput[]
   id?: Prisma.StringFilter<"Passport"> | string
+  operator?: Prisma.StringFilter<"Passport"> | string
   identity?: Prisma.StringFilter<"Passport"> | string
   digitalLink?: Prisma.StringFilter<"Passport"> | string
   granularity?: Prisma.StringFilter<"Passport"> | string
@@ -360,6 +368,7 @@ export type PassportWhereInput = {
 
 export type PassportOrderByWithRelationInput = {
   id?: Prisma.SortOrder
+  operator?: Prisma.SortOrder
   identity?: Prisma.SortOrder
   digitalLink?: Prisma.SortOrder
   granularity?: Prisma.SortOrder
@@ -396,6 +405,7 @@ export type PassportWhereUniqueInput = Prisma.AtLeast<{
   AND?: Prisma.PassportWhereInput | Prisma.PassportWhereInput[]
   OR?: Prisma.PassportWhereInput[]
   NOT?: Prisma.PassportWhereInput | Prisma.PassportWhereInput[]
+  operator?: Prisma.StringFilter<"Passport"> | string
   identity?: Prisma.StringFilter<"Passport"> | string
   digitalLink?: Prisma.StringFilter<"Passport"> | string
   granularity?: Prisma.StringFilter<"Passport"> | string
@@ -424,6 +434,7 @@ export type PassportWhereUniqueInput = Prisma.AtLeast<{
 
 export type PassportOrderByWithAggregationInput = {
   id?: Prisma.SortOrder
+  operator?: Prisma.SortOrder
   identity?: Prisma.SortOrder
   digitalLink?: Prisma.SortOrder
   granularity?: Prisma.SortOrder
@@ -459,6 +470,7 @@ export type PassportScalarWhereWithAggregatesInput = {
   OR?: Prisma.PassportScalarWhereWithAggregatesInput[]
   NOT?: Prisma.PassportScalarWhereWithAggregatesInput | Prisma.PassportScalarWhereWithAggregatesInput[]
   id?: Prisma.StringWithAggregatesFilter<"Passport"> | string
+  operator?: Prisma.StringWithAggregatesFilter<"Passport"> | string
   identity?: Prisma.StringWithAggregatesFilter<"Passport"> | string
   digitalLink?: Prisma.StringWithAggregatesFilter<"Passport"> | string
   granularity?: Prisma.StringWithAggregatesFilter<"Passport"> | string
@@ -486,6 +498,7 @@ export type PassportScalarWhereWithAggregatesInput = {
 
 export type PassportCreateInput = {
   id: string
+  operator: string
   identity: string
   digitalLink: string
   granularity: string
@@ -515,6 +528,7 @@ export type PassportCreateInput = {
 
 export type PassportUncheckedCreateInput = {
   id: string
+  operator: string
   identity: string
   digitalLink: string
   granularity: string
@@ -544,6 +558,7 @@ export type PassportUncheckedCreateInput = {
 
 export type PassportUpdateInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
+  operator?: Prisma.StringFieldUpdateOperationsInput | string
   identity?: Prisma.StringFieldUpdateOperationsInput | string
   digitalLink?: Prisma.StringFieldUpdateOperationsInput | string
   granularity?: Prisma.StringFieldUpdateOperationsInput | string
@@ -572,6 +587,7 @@ export type PassportUpdateInput = {
 
 export type PassportUncheckedUpdateInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
+  operator?: Prisma.StringFieldUpdateOperationsInput | string
   identity?: Prisma.StringFieldUpdateOperationsInput | string
   digitalLink?: Prisma.StringFieldUpdateOperationsInput | string
   granularity?: Prisma.StringFieldUpdateOperationsInput | string
@@ -601,6 +617,7 @@ export type PassportUncheckedUpdateInput = {
 
 export type PassportCreateManyInput = {
   id: string
+  operator: string
   identity: string
   digitalLink: string
   granularity: string
@@ -628,6 +645,7 @@ export type PassportCreateManyInput = {
 
 export type PassportUpdateManyMutationInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
+  operator?: Prisma.StringFieldUpdateOperationsInput | string
   identity?: Prisma.StringFieldUpdateOperationsInput | string
   digitalLink?: Prisma.StringFieldUpdateOperationsInput | string
   granularity?: Prisma.StringFieldUpdateOperationsInput | string
@@ -653,6 +671,7 @@ export type PassportUpdateManyMutationInput = {
 
 export type PassportUncheckedUpdateManyInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
+  operator?: Prisma.StringFieldUpdateOperationsInput | string
   identity?: Prisma.StringFieldUpdateOperationsInput | string
   digitalLink?: Prisma.StringFieldUpdateOperationsInput | string
   granularity?: Prisma.StringFieldUpdateOperationsInput | string
@@ -698,6 +717,7 @@ export type PassportDigitalLinkGranularityCompoundUniqueInput = {
 
 export type PassportCountOrderByAggregateInput = {
   id?: Prisma.SortOrder
+  operator?: Prisma.SortOrder
   identity?: Prisma.SortOrder
   digitalLink?: Prisma.SortOrder
   granularity?: Prisma.SortOrder
@@ -731,6 +751,7 @@ export type PassportAvgOrderByAggregateInput = {
 
 export type PassportMaxOrderByAggregateInput = {
   id?: Prisma.SortOrder
+  operator?: Prisma.SortOrder
   identity?: Prisma.SortOrder
   digitalLink?: Prisma.SortOrder
   granularity?: Prisma.SortOrder
@@ -752,6 +773,7 @@ export type PassportMaxOrderByAggregateInput = {
 
 export type PassportMinOrderByAggregateInput = {
   id?: Prisma.SortOrder
+  operator?: Prisma.SortOrder
   identity?: Prisma.SortOrder
   digitalLink?: Prisma.SortOrder
   granularity?: Prisma.SortOrder
@@ -867,6 +889,7 @@ export type PassportUpdateOneRequiredWithoutEventsNestedInput = {
 
 export type PassportCreateWithoutSuccessorInput = {
   id: string
+  operator: string
   identity: string
   digitalLink: string
   granularity: string
@@ -895,6 +918,7 @@ export type PassportCreateWithoutSuccessorInput = {
 
 export type PassportUncheckedCreateWithoutSuccessorInput = {
   id: string
+  operator: string
   identity: string
   digitalLink: string
   granularity: string
@@ -928,6 +952,7 @@ export type PassportCreateOrConnectWithoutSuccessorInput = {
 
 export type PassportCreateWithoutPredecessorInput = {
   id: string
+  operator: string
   identity: string
   digitalLink: string
   granularity: string
@@ -956,6 +981,7 @@ export type PassportCreateWithoutPredecessorInput = {
 
 export type PassportUncheckedCreateWithoutPredecessorInput = {
   id: string
+  operator: string
   identity: string
   digitalLink: string
   granularity: string
@@ -1000,6 +1026,7 @@ export type PassportUpdateToOneWithWhereWithoutSuccessorInput = {
 
 export type PassportUpdateWithoutSuccessorInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
+  operator?: Prisma.StringFieldUpdateOperationsInput | string
   identity?: Prisma.StringFieldUpdateOperationsInput | string
   digitalLink?: Prisma.StringFieldUpdateOperationsInput | string
   granularity?: Prisma.StringFieldUpdateOperationsInput | string
@@ -1027,6 +1054,7 @@ export type PassportUpdateWithoutSuccessorInput = {
 
 export type PassportUncheckedUpdateWithoutSuccessorInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
+  operator?: Prisma.StringFieldUpdateOperationsInput | string
   identity?: Prisma.StringFieldUpdateOperationsInput | string
   digitalLink?: Prisma.StringFieldUpdateOperationsInput | string
   granularity?: Prisma.StringFieldUpdateOperationsInput | string
@@ -1066,6 +1094,7 @@ export type PassportUpdateToOneWithWhereWithoutPredecessorInput = {
 
 export type PassportUpdateWithoutPredecessorInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
+  operator?: Prisma.StringFieldUpdateOperationsInput | string
   identity?: Prisma.StringFieldUpdateOperationsInput | string
   digitalLink?: Prisma.StringFieldUpdateOperationsInput | string
   granularity?: Prisma.StringFieldUpdateOperationsInput | string
@@ -1093,6 +1122,7 @@ export type PassportUpdateWithoutPredecessorInput = {
 
 export type PassportUncheckedUpdateWithoutPredecessorInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
+  operator?: Prisma.StringFieldUpdateOperationsInput | string
   identity?: Prisma.StringFieldUpdateOperationsInput | string
   digitalLink?: Prisma.StringFieldUpdateOperationsInput | string
   granularity?: Prisma.StringFieldUpdateOperationsInput | string
@@ -1121,6 +1151,7 @@ export type PassportUncheckedUpdateWithoutPredecessorInput = {
 
 export type PassportCreateWithoutEventsInput = {
   id: string
+  operator: string
   identity: string
   digitalLink: string
   granularity: string
@@ -1149,6 +1180,7 @@ export type PassportCreateWithoutEventsInput = {
 
 export type PassportUncheckedCreateWithoutEventsInput = {
   id: string
+  operator: string
   identity: string
   digitalLink: string
   granularity: string
@@ -1193,6 +1225,7 @@ export type PassportUpdateToOneWithWhereWithoutEventsInput = {
 
 export type PassportUpdateWithoutEventsInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
+  operator?: Prisma.StringFieldUpdateOperationsInput | string
   identity?: Prisma.StringFieldUpdateOperationsInput | string
   digitalLink?: Prisma.StringFieldUpdateOperationsInput | string
   granularity?: Prisma.StringFieldUpdateOperationsInput | string
@@ -1220,6 +1253,7 @@ export type PassportUpdateWithoutEventsInput = {
 
 export type PassportUncheckedUpdateWithoutEventsInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
+  operator?: Prisma.StringFieldUpdateOperationsInput | string
   identity?: Prisma.StringFieldUpdateOperationsInput | string
   digitalLink?: Prisma.StringFieldUpdateOperationsInput | string
   granularity?: Prisma.StringFieldUpdateOperationsInput | string
@@ -1279,6 +1313,7 @@ export type PassportCountOutputTypeCountEventsArgs<ExtArgs extends runtime.Types
 
 export type PassportSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
   id?: boolean
+  operator?: boolean
   identity?: boolean
   digitalLink?: boolean
   granularity?: boolean
@@ -1310,6 +1345,7 @@ export type PassportSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs
 
 export type PassportSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
   id?: boolean
+  operator?: boolean
   identity?: boolean
   digitalLink?: boolean
   granularity?: boolean
@@ -1338,6 +1374,7 @@ export type PassportSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Exte
 
 export type PassportSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
   id?: boolean
+  operator?: boolean
   identity?: boolean
   digitalLink?: boolean
   granularity?: boolean
@@ -1366,6 +1403,7 @@ export type PassportSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Exte
 
 export type PassportSelectScalar = {
   id?: boolean
+  operator?: boolean
   identity?: boolean
   digitalLink?: boolean
   granularity?: boolean
@@ -1391,7 +1429,7 @@ export type PassportSelectScalar = {
   liveBeforeRule?: boolean
 }
 
-export type PassportOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "identity" | "digitalLink" | "granularity" | "typeRefId" | "typeRefVersion" | "configVector" | "capabilityClass" | "profileId" | "claims" | "status" | "core" | "logSize" | "frontier" | "lastEvent" | "logHead" | "emptyLogHead" | "latestPack" | "statusIndex" | "latestPackAt" | "createdAt" | "updatedAt" | "predecessorId" | "liveBeforeRule", ExtArgs["result"]["passport"]>
+export type PassportOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "operator" | "identity" | "digitalLink" | "granularity" | "typeRefId" | "typeRefVersion" | "configVector" | "capabilityClass" | "profileId" | "claims" | "status" | "core" | "logSize" | "frontier" | "lastEvent" | "logHead" | "emptyLogHead" | "latestPack" | "statusIndex" | "latestPackAt" | "createdAt" | "updatedAt" | "predecessorId" | "liveBeforeRule", ExtArgs["result"]["passport"]>
 export type PassportInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   events?: boolean | Prisma.Passport$eventsArgs<ExtArgs>
   predecessor?: boolean | Prisma.Passport$predecessorArgs<ExtArgs>
@@ -1414,6 +1452,11 @@ export type $PassportPayload<ExtArgs extends runtime.Types.Extensions.InternalAr
   }
   scalars: runtime.Types.Extensions.GetPayloadResult<{
     id: string
+    /**
+     * The operator that created the passport and owns it: its keys sign the passport's events, head,
+     * packs and credential. Passports of before operators are the `default` operator's.
+     */
+    operator: string
     /**
      * The identity as given (GS1 Digital Link URI or EPC URN).
      */
@@ -1907,6 +1950,7 @@ export interface Prisma__PassportClient<T, Null = never, ExtArgs extends runtime
  */
 export interface PassportFieldRefs {
   readonly id: Prisma.FieldRef<"Passport", 'String'>
+  readonly operator: Prisma.FieldRef<"Passport", 'String'>
   readonly identity: Prisma.FieldRef<"Passport", 'String'>
   readonly digitalLink: Prisma.FieldRef<"Passport", 'String'>
   readonly granularity: Prisma.FieldRef<"Passport", 'String'>

@@ -28,6 +28,7 @@ export type AggregateSigningKey = {
 export type SigningKeyMinAggregateOutputType = {
   kid: string | null
   purpose: string | null
+  operator: string | null
   alg: string | null
   sealedKey: runtime.Bytes | null
   kekId: string | null
@@ -41,6 +42,7 @@ export type SigningKeyMinAggregateOutputType = {
 export type SigningKeyMaxAggregateOutputType = {
   kid: string | null
   purpose: string | null
+  operator: string | null
   alg: string | null
   sealedKey: runtime.Bytes | null
   kekId: string | null
@@ -54,6 +56,7 @@ export type SigningKeyMaxAggregateOutputType = {
 export type SigningKeyCountAggregateOutputType = {
   kid: number
   purpose: number
+  operator: number
   alg: number
   publicJwk: number
   sealedKey: number
@@ -70,6 +73,7 @@ export type SigningKeyCountAggregateOutputType = {
 export type SigningKeyMinAggregateInputType = {
   kid?: true
   purpose?: true
+  operator?: true
   alg?: true
   sealedKey?: true
   kekId?: true
@@ -83,6 +87,7 @@ export type SigningKeyMinAggregateInputType = {
 export type SigningKeyMaxAggregateInputType = {
   kid?: true
   purpose?: true
+  operator?: true
   alg?: true
   sealedKey?: true
   kekId?: true
@@ -96,6 +101,7 @@ export type SigningKeyMaxAggregateInputType = {
 export type SigningKeyCountAggregateInputType = {
   kid?: true
   purpose?: true
+  operator?: true
   alg?: true
   publicJwk?: true
   sealedKey?: true
@@ -183,6 +189,7 @@ export type SigningKeyGroupByArgs<ExtArgs extends runtime.Types.Extensions.Inter
 export type SigningKeyGroupByOutputType = {
   kid: string
   purpose: string
+  operator: string | null
   alg: string
   publicJwk: runtime.JsonValue
   sealedKey: runtime.Bytes | null
@@ -218,6 +225,7 @@ export type SigningKeyWhereInput = {
   NOT?: Prisma.SigningKeyWhereInput | Prisma.SigningKeyWhereInput[]
   kid?: Prisma.StringFilter<"SigningKey"> | string
   purpose?: Prisma.StringFilter<"SigningKey"> | string
+  operator?: Prisma.StringNullableFilter<"SigningKey"> | string | null
   alg?: Prisma.StringFilter<"SigningKey"> | string
   publicJwk?: Prisma.JsonFilter<"SigningKey">
   sealedKey?: Prisma.BytesNullableFilter<"SigningKey"> | runtime.Bytes | null
@@ -232,6 +240,7 @@ export type SigningKeyWhereInput = {
 export type SigningKeyOrderByWithRelationInput = {
   kid?: Prisma.SortOrder
   purpose?: Prisma.SortOrder
+  operator?: Prisma.SortOrderInput | Prisma.SortOrder
   alg?: Prisma.SortOrder
   publicJwk?: Prisma.SortOrder
   sealedKey?: Prisma.SortOrderInput | Prisma.SortOrder
@@ -249,6 +258,7 @@ export type SigningKeyWhereUniqueInput = Prisma.AtLeast<{
   OR?: Prisma.SigningKeyWhereInput[]
   NOT?: Prisma.SigningKeyWhereInput | Prisma.SigningKeyWhereInput[]
   purpose?: Prisma.StringFilter<"SigningKey"> | string
+  operator?: Prisma.StringNullableFilter<"SigningKey"> | string | null
   alg?: Prisma.StringFilter<"SigningKey"> | string
   publicJwk?: Prisma.JsonFilter<"SigningKey">
   sealedKey?: Prisma.BytesNullableFilter<"SigningKey"> | runtime.Bytes | null
@@ -263,6 +273,7 @@ export type SigningKeyWhereUniqueInput = Prisma.AtLeast<{
 export type SigningKeyOrderByWithAggregationInput = {
   kid?: Prisma.SortOrder
   purpose?: Prisma.SortOrder
+  operator?: Prisma.SortOrderInput | Prisma.SortOrder
   alg?: Prisma.SortOrder
   publicJwk?: Prisma.SortOrder
   sealedKey?: Prisma.SortOrderInput | Prisma.SortOrder
@@ -283,6 +294,7 @@ export type SigningKeyScalarWhereWithAggregatesInput = {
   NOT?: Prisma.SigningKeyScalarWhereWithAggregatesInput | Prisma.SigningKeyScalarWhereWithAggregatesInput[]
   kid?: Prisma.StringWithAggregatesFilter<"SigningKey"> | string
   purpose?: Prisma.StringWithAggregatesFilter<"SigningKey"> | string
+  operator?: Prisma.StringNullableWithAggregatesFilter<"SigningKey"> | string | null
   alg?: Prisma.StringWithAggregatesFilter<"SigningKey"> | string
   publicJwk?: Prisma.JsonWithAggregatesFilter<"SigningKey">
   sealedKey?: Prisma.BytesNullableWithAggregatesFilter<"SigningKey"> | runtime.Bytes | null
@@ -297,6 +309,7 @@ export type SigningKeyScalarWhereWithAggregatesInput = {
 export type SigningKeyCreateInput = {
   kid: string
   purpose: string
+  operator?: string | null
   alg: string
   publicJwk: Prisma.JsonNullValueInput | runtime.InputJsonValue
   sealedKey?: runtime.Bytes | null
@@ -311,6 +324,7 @@ export type SigningKeyCreateInput = {
 export type SigningKeyUncheckedCreateInput = {
   kid: string
   purpose: string
+  operator?: string | null
   alg: string
   publicJwk: Prisma.JsonNullValueInput | runtime.InputJsonValue
   sealedKey?: runtime.Bytes | null
@@ -325,6 +339,7 @@ export type SigningKeyUncheckedCreateInput = {
 export type SigningKeyUpdateInput = {
   kid?: Prisma.StringFieldUpdateOperationsInput | string
   purpose?: Prisma.StringFieldUpdateOperationsInput | string
+  operator?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   alg?: Prisma.StringFieldUpdateOperationsInput | string
   publicJwk?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   sealedKey?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
@@ -339,6 +354,7 @@ export type SigningKeyUpdateInput = {
 export type SigningKeyUncheckedUpdateInput = {
   kid?: Prisma.StringFieldUpdateOperationsInput | string
   purpose?: Prisma.StringFieldUpdateOperationsInput | string
+  operator?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   alg?: Prisma.StringFieldUpdateOperationsInput | string
   publicJwk?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   sealedKey?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
@@ -353,6 +369,7 @@ export type SigningKeyUncheckedUpdateInput = {
 export type SigningKeyCreateManyInput = {
   kid: string
   purpose: string
+  operator?: string | null
   alg: string
   publicJwk: Prisma.JsonNullValueInput | runtime.InputJsonValue
   sealedKey?: runtime.Bytes | null
@@ -367,6 +384,7 @@ export type SigningKeyCreateManyInput = {
 export type SigningKeyUpdateManyMutationInput = {
   kid?: Prisma.StringFieldUpdateOperationsInput | string
   purpose?: Prisma.StringFieldUpdateOperationsInput | string
+  operator?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   alg?: Prisma.StringFieldUpdateOperationsInput | string
   publicJwk?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   sealedKey?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
@@ -381,6 +399,7 @@ export type SigningKeyUpdateManyMutationInput = {
 export type SigningKeyUncheckedUpdateManyInput = {
   kid?: Prisma.StringFieldUpdateOperationsInput | string
   purpose?: Prisma.StringFieldUpdateOperationsInput | string
+  operator?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   alg?: Prisma.StringFieldUpdateOperationsInput | string
   publicJwk?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   sealedKey?: Prisma.NullableBytesFieldUpdateOperationsInput | runtime.Bytes | null
@@ -395,6 +414,7 @@ export type SigningKeyUncheckedUpdateManyInput = {
 export type SigningKeyCountOrderByAggregateInput = {
   kid?: Prisma.SortOrder
   purpose?: Prisma.SortOrder
+  operator?: Prisma.SortOrder
   alg?: Prisma.SortOrder
   publicJwk?: Prisma.SortOrder
   sealedKey?: Prisma.SortOrder
@@ -409,6 +429,7 @@ export type SigningKeyCountOrderByAggregateInput = {
 export type SigningKeyMaxOrderByAggregateInput = {
   kid?: Prisma.SortOrder
   purpose?: Prisma.SortOrder
+  operator?: Prisma.SortOrder
   alg?: Prisma.SortOrder
   sealedKey?: Prisma.SortOrder
   kekId?: Prisma.SortOrder
@@ -422,6 +443,7 @@ export type SigningKeyMaxOrderByAggregateInput = {
 export type SigningKeyMinOrderByAggregateInput = {
   kid?: Prisma.SortOrder
   purpose?: Prisma.SortOrder
+  operator?: Prisma.SortOrder
   alg?: Prisma.SortOrder
   sealedKey?: Prisma.SortOrder
   kekId?: Prisma.SortOrder
@@ -436,12 +458,12 @@ export type StringFieldUpdateOperationsInput = {
   set?: string
 }
 
-export type NullableBytesFieldUpdateOperationsInput = {
-  set?: runtime.Bytes | null
-}
-
 export type NullableStringFieldUpdateOperationsInput = {
   set?: string | null
+}
+
+export type NullableBytesFieldUpdateOperationsInput = {
+  set?: runtime.Bytes | null
 }
 
 export type DateTimeFieldUpdateOperationsInput = {
@@ -457,6 +479,7 @@ export type NullableDateTimeFieldUpdateOperationsInput = {
 export type SigningKeySelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
   kid?: boolean
   purpose?: boolean
+  operator?: boolean
   alg?: boolean
   publicJwk?: boolean
   sealedKey?: boolean
@@ -471,6 +494,7 @@ export type SigningKeySelect<ExtArgs extends runtime.Types.Extensions.InternalAr
 export type SigningKeySelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
   kid?: boolean
   purpose?: boolean
+  operator?: boolean
   alg?: boolean
   publicJwk?: boolean
   sealedKey?: boolean
@@ -485,6 +509,7 @@ export type SigningKeySelectCreateManyAndReturn<ExtArgs extends runtime.Types.Ex
 export type SigningKeySelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
   kid?: boolean
   purpose?: boolean
+  operator?: boolean
   alg?: boolean
   publicJwk?: boolean
   sealedKey?: boolean
@@ -499,6 +524,7 @@ export type SigningKeySelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Ex
 export type SigningKeySelectScalar = {
   kid?: boolean
   purpose?: boolean
+  operator?: boolean
   alg?: boolean
   publicJwk?: boolean
   sealedKey?: boolean
@@ -510,7 +536,7 @@ export type SigningKeySelectScalar = {
   revocationReason?: boolean
 }
 
-export type SigningKeyOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"kid" | "purpose" | "alg" | "publicJwk" | "sealedKey" | "kekId" | "plaintextKey" | "createdAt" | "expiresAt" | "revokedAt" | "revocationReason", ExtArgs["result"]["signingKey"]>
+export type SigningKeyOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"kid" | "purpose" | "operator" | "alg" | "publicJwk" | "sealedKey" | "kekId" | "plaintextKey" | "createdAt" | "expiresAt" | "revokedAt" | "revocationReason", ExtArgs["result"]["signingKey"]>
 
 export type $SigningKeyPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   name: "SigningKey"
@@ -518,6 +544,11 @@ export type $SigningKeyPayload<ExtArgs extends runtime.Types.Extensions.Internal
   scalars: runtime.Types.Extensions.GetPayloadResult<{
     kid: string
     purpose: string
+    /**
+     * The operator whose passports the key signs (event, carrier, credential keys); null for the
+     * platform's own keys (the service key). Keys of before operators are the `default` operator's.
+     */
+    operator: string | null
     alg: string
     publicJwk: runtime.JsonValue
     /**
@@ -959,6 +990,7 @@ export interface Prisma__SigningKeyClient<T, Null = never, ExtArgs extends runti
 export interface SigningKeyFieldRefs {
   readonly kid: Prisma.FieldRef<"SigningKey", 'String'>
   readonly purpose: Prisma.FieldRef<"SigningKey", 'String'>
+  readonly operator: Prisma.FieldRef<"SigningKey", 'String'>
   readonly alg: Prisma.FieldRef<"SigningKey", 'String'>
   readonly publicJwk: Prisma.FieldRef<"SigningKey", 'Json'>
   readonly sealedKey: Prisma.FieldRef<"SigningKey", 'Bytes'>

@@ -777,6 +777,7 @@ export const AdminLogEntryScalarFieldEnum = {
   at: 'at',
   actor: 'actor',
   role: 'role',
+  operator: 'operator',
   action: 'action',
   target: 'target',
   outcome: 'outcome',

@@ -1152,6 +1152,7 @@ export const AdminLogEntryScalarFieldEnum = {
   at: 'at',
   actor: 'actor',
   role: 'role',
+  operator: 'operator',
   action: 'action',
   target: 'target',
   outcome: 'outcome',
