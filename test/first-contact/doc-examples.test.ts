@@ -98,7 +98,7 @@ function runShell(script: string): Promise<{ code: number | null; stdout: string
 describe('the request examples of the docs', () => {
   it('are all in the convention, and there are some in each document that shows requests', () => {
     expect(found.flatMap(({ strays }) => strays)).toEqual([]);
-    expect([...new Set(examples.map(({ where }) => where.split(':')[0]))]).toEqual(['README.md', 'docs/OPERATIONS.md', 'docs/REST.md', 'docs/issuer.md', 'docs/trust.md']);
+    expect([...new Set(examples.map(({ where }) => where.split(':')[0]))]).toEqual(['README.md', 'docs/OPERATIONS.md', 'docs/OPERATORS.md', 'docs/REST.md', 'docs/issuer.md', 'docs/trust.md']);
   });
 
   it('each answer the status they say, run as written in order', async () => {

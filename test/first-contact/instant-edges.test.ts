@@ -120,7 +120,7 @@ describe('every instant query parameter of the OpenAPI documents', () => {
 interface GraphqlRequest {
   query: string;
   variables?: Record<string, unknown>;
-  as?: 'writer';
+  as?: 'writer' | 'admin';
 }
 
 /**
@@ -154,6 +154,11 @@ const SAMPLES: Record<string, (v: string) => GraphqlRequest> = {
     query: `mutation($input: TrustListEntryInput!) { upsertTrustListEntry(jurisdiction: "${jurisdiction}", input: $input) { __typename } }`,
     variables: { input: { id: 'entry-1', supersededAt: v } },
     as: 'writer',
+  }),
+  'AccessTokenInput.expiresAt': (v) => ({
+    query: 'mutation($input: AccessTokenInput!) { createAccessToken(input: $input) { __typename } }',
+    variables: { input: { operator: 'default', role: 'reader', label: 'instant edge', expiresAt: v } },
+    as: 'admin',
   }),
   'TrustRevocationInput.effectiveAt': (v) => ({
     query: 'mutation($input: TrustRevocationInput!) { declareTrustRevocation(input: $input) { __typename } }',
