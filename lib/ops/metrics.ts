@@ -85,7 +85,8 @@ export interface ServerMetrics {
 
 export type CircuitStateName = 'closed' | 'open' | 'half-open';
 const CIRCUIT_STATES: readonly CircuitStateName[] = ['closed', 'open', 'half-open'];
-export type SupergraphCheckOutcome = 'updated' | 'unchanged' | 'composition_failed' | 'fetch_failed';
+export const SUPERGRAPH_CHECK_OUTCOMES = ['updated', 'unchanged', 'composition_failed', 'fetch_failed'] as const;
+export type SupergraphCheckOutcome = (typeof SUPERGRAPH_CHECK_OUTCOMES)[number];
 
 const nothing = () => {};
 /** A server's metrics with METRICS=off: nothing is observed, nothing is kept. */
@@ -350,6 +351,8 @@ export class PlatformMetrics {
   forServer(server: ServerName): ServerMetrics {
     if (!this.enabled) return NO_SERVER_METRICS;
     const metrics = this;
+    // Every outcome from the start, so that the first poll adds no series (and a rate reads from zero).
+    if (server === 'gateway') for (const outcome of SUPERGRAPH_CHECK_OUTCOMES) this.supergraphChecks.inc({ server, outcome }, 0);
     const { httpDuration, graphqlDuration, subgraphFetchDuration, queryDuration, operationCost } = this.#shards.get(server)!;
     // Each series is found by its labels' values in nested maps, made at its first observation.
     type Series = HistogramSeries;

@@ -93,9 +93,9 @@ afterAll(async () => {
 describe('GET /graph, streamed', () => {
   it('equals the one-shot trustGraph answer member for member, sent chunked without a content-length', async () => {
     const expected = asRest(await oneShot());
-    // The seeded nodes, their root and the platform's own keys (placed at start).
-    expect(expected.nodes).toHaveLength(NODES + 2);
-    expect(expected.edges).toHaveLength(NODES);
+    // The seeded nodes, their root, the platform's own keys and the default operator's node delegated from them (placed at start).
+    expect(expected.nodes).toHaveLength(NODES + 3);
+    expect(expected.edges).toHaveLength(NODES + 1);
     expect(expected.revocations).toHaveLength(40);
     const response = await getGraph();
     expect(response.status).toBe(200);
@@ -137,7 +137,7 @@ describe('trustGraphPage', () => {
     const after = await oneShot();
     expect(after.nodes.find((node) => node.id === 'p-issuer-02999')!.keys).toHaveLength(2);
     expect(after.nodes.map((node) => node.id)).toContain('p-issuer-zz');
-    expect(after.edges).toHaveLength(NODES + 1);
+    expect(after.edges).toHaveLength(NODES + 2);
     expect(after.revocations).toHaveLength(41);
     const fresh = await page(2000);
     expect(fresh.nodes).toEqual(after.nodes.slice(0, 2000));
