@@ -18,6 +18,8 @@ import { noPhoneHomePlugins } from '../../lib/graphql/subgraph-server.js';
 import { startGateway } from '../../gateway/index.js';
 import { sql } from '../support/database.js';
 import { startTestStack, type TestStack } from '../support/stack.js';
+import { DEFAULT_OPERATOR } from '../../lib/auth/operators.js';
+import { operatorNodeId } from '../../lib/formats/trust/operators.js';
 import { PLATFORM_ROOT_ID } from '../../subgraphs/trust/domain/platform-keys.js';
 import { createModel, PASSPORTS_ACROSS_SERVICES, passportsAcrossServices, trustTheIssuer } from './support.js';
 
@@ -245,8 +247,9 @@ describe('what can change, through the gateway', () => {
     expect(suspended.status, suspended.text).toBe(201);
     expect((await askedAtOnce(id, kid)).every((answer) => answer.status === 'suspended' && answer.standing === 'valid')).toBe(true);
 
-    // The key is held by two nodes, the issuer's and the platform's own root (bin/ places the platform's keys there); the best standing of its holders counts, so both are revoked.
-    for (const node of ['issuer-one-graph', PLATFORM_ROOT_ID]) {
+    // The key is held by three nodes: the issuer's, the platform's own root (bin/ places the platform's keys there) and the default operator's node, which the
+    // platform delegates to (docs/OPERATORS.md; the default operator's keys are the platform's issuer keys). The best standing of its holders counts, so all are revoked.
+    for (const node of ['issuer-one-graph', PLATFORM_ROOT_ID, operatorNodeId(DEFAULT_OPERATOR)]) {
       const revoked = await platform.rest('trust', '/revocations', { body: { subject: `${node}#${kid}`, reason: 'superseded' }, as: 'writer' });
       expect(revoked.status, revoked.text).toBe(201);
     }

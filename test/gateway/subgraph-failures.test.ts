@@ -32,6 +32,8 @@ const CIRCUIT_OPEN_MS = 1000;
  * this is bounded by the deadline, where without one it would never come.
  */
 const MARGIN_MS = 15_000;
+/** A whole answer that ran: its data, and what it cost (the gateway adds `extensions.cost` to every answer that ran). */
+const answered = (data: unknown) => ({ data, extensions: { cost: { estimated: expect.any(Number), actual: expect.any(Number), max: expect.any(Number) } } });
 
 let platform: SharedTestStack;
 let passportId: string;
@@ -173,7 +175,7 @@ describe('a subgraph that stops answering', () => {
     const archive = await faulty('archive');
     const at = await faced({ archive: [archive.url] });
     const healthy = await crossRead(at);
-    expect(healthy.value.body).toEqual({ data: { passport: passport, snapshot: { id: snapshotId, passportId } } });
+    expect(healthy.value.body).toEqual(answered({ passport: passport, snapshot: { id: snapshotId, passportId } }));
 
     await archive.mode('hang');
     const { value, ms } = await crossRead(at);
@@ -212,7 +214,7 @@ describe('a subgraph that stops answering', () => {
 
     archive.child.kill('SIGCONT');
     const again = await crossRead(at);
-    expect(again.value.body).toEqual({ data: { passport: passport, snapshot: { id: snapshotId, passportId } } });
+    expect(again.value.body).toEqual(answered({ passport: passport, snapshot: { id: snapshotId, passportId } }));
   }, 60_000);
 });
 
@@ -251,7 +253,7 @@ describe('a subgraph that resets connections', () => {
     // Back: after CIRCUIT_OPEN_MS one request probes the instance, and its answer closes the circuit.
     await archive.mode('pass');
     await new Promise((resolve) => setTimeout(resolve, CIRCUIT_OPEN_MS + 100));
-    expect((await crossRead(at)).value.body).toEqual({ data: { passport: passport, snapshot: { id: snapshotId, passportId } } });
+    expect((await crossRead(at)).value.body).toEqual(answered({ passport: passport, snapshot: { id: snapshotId, passportId } }));
     expect((await readiness(at)).body.circuits).toMatchObject({ archive: 'closed' });
     expect(await at.operations.metrics.exposition()).toContain('graphql_gateway_subgraph_circuit_state{server="gateway",subgraph="archive",instance="archive",state="closed"} 1');
   }, 60_000);
@@ -263,7 +265,7 @@ describe('a subgraph that resets connections', () => {
     // Every other fetch goes to the faulty instance first: its sixth opens its circuit.
     for (let i = 0; i < 12; i += 1) {
       const { value } = await crossRead(at);
-      expect(value.body).toEqual({ data: { passport: passport, snapshot: { id: snapshotId, passportId } } });
+      expect(value.body).toEqual(answered({ passport: passport, snapshot: { id: snapshotId, passportId } }));
     }
     const metrics = await at.operations.metrics.exposition();
     expect(metrics).toMatch(/graphql_gateway_subgraph_fetch_retries_total\{server="gateway",subgraph="archive"\} [1-9]/);

@@ -35,6 +35,8 @@ async function post(graphqlUrl: string, body: unknown): Promise<{ status: number
   return { status: response.status, body: await response.json() };
 }
 
+/** A whole answer that ran: its data, and what it cost (the gateway adds `extensions.cost` to every answer that ran). */
+const answered = (data: unknown) => ({ data, extensions: { cost: { estimated: expect.any(Number), actual: expect.any(Number), max: expect.any(Number) } } });
 const codeOf = (answer: { body: any }) => answer.body.errors?.[0]?.extensions?.code;
 
 it('the committed manifest is what `npm run documents` writes from the sources', () => {
@@ -56,7 +58,7 @@ describe('in trusted-documents mode', () => {
   it('runs an operator-registered document named by documentId or persistedQuery, in a POST or a GET', async () => {
     const { graphqlUrl } = platform.stack.gateway;
     const id = documentHash(PARTNER_QUERY);
-    const expected = { data: { registryRecord: { id: 'trusted-item', version: 1 } } };
+    const expected = answered({ registryRecord: { id: 'trusted-item', version: 1 } });
     expect(await post(graphqlUrl, { documentId: `sha256:${id}`, variables: { id: 'trusted-item' } })).toEqual({ status: 200, body: expected });
     expect(await post(graphqlUrl, { extensions: { persistedQuery: { version: 1, sha256Hash: id } }, variables: { id: 'trusted-item' } })).toEqual({ status: 200, body: expected });
     const get = await fetch(`${graphqlUrl}?documentId=${id}&variables=${encodeURIComponent(JSON.stringify({ id: 'trusted-item' }))}`);
@@ -83,8 +85,8 @@ describe('without it (the default)', () => {
   it('runs any document, and the platform’s own by id', async () => {
     const shared = await sharedTestStack();
     const { graphqlUrl } = shared.stack.gateway;
-    expect(await post(graphqlUrl, { query: '{ __typename }' })).toEqual({ status: 200, body: { data: { __typename: 'Query' } } });
+    expect(await post(graphqlUrl, { query: '{ __typename }' })).toEqual({ status: 200, body: answered({ __typename: 'Query' }) });
     const byId = await post(graphqlUrl, { documentId: `sha256:${documentHash(RECORD)}`, variables: { id: 'no-such-record', kind: 'item' } });
-    expect(byId).toEqual({ status: 200, body: { data: { registryRecord: null } } });
+    expect(byId).toEqual({ status: 200, body: answered({ registryRecord: null }) });
   });
 });
