@@ -17,7 +17,7 @@ export interface LiveFeed {
   keyArgument: string;
   /**
    * The Query field that reads what came after a cursor: the Subscription field's arguments, `after`
-   * (a cursor or null) and `first`; a list of items that carry `cursor`, or null when the key names
+   * (a cursor or null) and `first`; a page whose `nodes` carry `cursor`, or null when the key names
    * nothing.
    */
   readField: string;

@@ -193,14 +193,14 @@ export class LiveSubscriptions {
     );
     if (response.body.kind !== 'single') throw new Error('a read of a live feed was answered incrementally');
     const { data, errors } = response.body.singleResult;
-    const items = (data as Record<string, unknown> | null | undefined)?.[planned.responseKey] as Record<string, unknown>[] | null | undefined;
+    const items = ((data as Record<string, unknown> | null | undefined)?.[planned.responseKey] as { nodes: Record<string, unknown>[] } | null | undefined)?.nodes;
     if (!items) return errors?.length ? { errors } : { errors: [], unknownKey: true };
     let last = cursor;
     const events = items.map((item, index): ExecutionResult => {
       last = item.cursor as string;
       const event = planned.asksCursor ? item : withoutCursor(item);
-      // An error of one event's field (its path: key, index, …) goes with that event.
-      const own = errors?.filter((error) => error.path?.[0] === planned.responseKey && error.path[1] === index).map((error) => ({ ...error, path: [planned.responseKey, ...error.path!.slice(2)] }));
+      // An error of one event's field (its path: key, nodes, index, …) goes with that event.
+      const own = errors?.filter((error) => error.path?.[0] === planned.responseKey && error.path[2] === index).map((error) => ({ ...error, path: [planned.responseKey, ...error.path!.slice(3)] }));
       return { data: { [planned.responseKey]: event }, ...(own?.length ? { errors: own as unknown as GraphQLError[] } : {}) };
     });
     return { events, cursor: last, full: items.length >= planned.pageSize };
@@ -244,7 +244,17 @@ function readOperation(
       { kind: Kind.ARGUMENT, name: name('after'), value: { kind: Kind.VARIABLE, name: name(CURSOR_VARIABLE) } },
       { kind: Kind.ARGUMENT, name: name('first'), value: { kind: Kind.INT, value: String(pageSize) } },
     ],
-    selectionSet: { kind: Kind.SELECTION_SET, selections: [...(field.selectionSet?.selections ?? []), { kind: Kind.FIELD, name: name('cursor') }] },
+    // The page's nodes are the events.
+    selectionSet: {
+      kind: Kind.SELECTION_SET,
+      selections: [
+        {
+          kind: Kind.FIELD,
+          name: name('nodes'),
+          selectionSet: { kind: Kind.SELECTION_SET, selections: [...(field.selectionSet?.selections ?? []), { kind: Kind.FIELD, name: name('cursor') }] },
+        },
+      ],
+    },
   };
   const readDefinition: OperationDefinitionNode = {
     ...operation,

@@ -25,8 +25,8 @@ import { sharedTestStack, testAccessTokens, TOKENS, type SharedTestStack } from 
 
 /** The archive's deadline here; the default is 30 s. */
 const DEADLINE_MS = 1500;
-/** How long an open circuit waits before its probe here; the default is 5 s. */
-const CIRCUIT_OPEN_MS = 1000;
+/** How long an open circuit waits before its probe here (the default is 5 s): longer than the checks made while it is open take on a loaded machine. */
+const CIRCUIT_OPEN_MS = 6000;
 /**
  * Room for a loaded machine (the suite runs beside other work): an answer within the deadline and
  * this is bounded by the deadline, where without one it would never come.
@@ -55,8 +55,14 @@ class FaultyInstance {
   static async start(target: string): Promise<FaultyInstance> {
     const child = spawn(process.execPath, ['test/support/faulty-proxy.mjs', target], { env: processEnv() });
     const lines = createInterface({ input: child.stdout });
-    const [first] = (await once(lines, 'line')) as [string];
-    return new FaultyInstance(child, lines, Number(/^listening (\d+)$/.exec(first)![1]));
+    try {
+      const [first] = (await once(lines, 'line')) as [string];
+      return new FaultyInstance(child, lines, Number(/^listening (\d+)$/.exec(first)![1]));
+    } catch (error) {
+      // Not left running when it did not say where it listens.
+      child.kill();
+      throw error;
+    }
   }
 
   /** `pass`, `hang` or `reset`, from the next connection on. */

@@ -41,8 +41,14 @@ class StandIn {
 
   async #run(schema: Schema): Promise<void> {
     this.#child = spawn(process.execPath, ['test/support/stand-in-subgraph.mjs', schema, String(this.port)], { env: processEnv() });
-    const [line] = (await once(createInterface({ input: this.#child.stdout }), 'line')) as [string];
-    this.port = Number(/^listening (\d+)$/.exec(line)![1]);
+    try {
+      const [line] = (await once(createInterface({ input: this.#child.stdout }), 'line')) as [string];
+      this.port = Number(/^listening (\d+)$/.exec(line)![1]);
+    } catch (error) {
+      // Not left running when it did not say where it listens.
+      this.#child.kill();
+      throw error;
+    }
   }
 
   async restart(schema: Schema): Promise<void> {

@@ -16,7 +16,7 @@ export const APPEND_EVENT = `mutation AppendPassportEvent($passportId: ID!, $typ
 }`;
 
 /** Whether the passport exists and the cursor is one, before its event stream opens. */
-export const EVENTS_AFTER = `query PassportEventsAfter($id: ID!, $after: String) { events: passportEventsAfter(passportId: $id, after: $after, first: 1) { cursor } }`;
+export const EVENTS_AFTER = `query PassportEventsAfter($id: ID!, $after: String) { events: passportEventsAfter(passportId: $id, after: $after, first: 1) { pageInfo { endCursor } } }`;
 
 export const PASSPORT_EVENTS = `subscription PassportEvents($id: ID!, $after: String) { event: passportEvents(passportId: $id, after: $after) { cursor record } }`;
 

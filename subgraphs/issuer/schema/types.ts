@@ -1,6 +1,7 @@
 /** The issuer's GraphQL types: passports, appended events, packs, profiles, applicability and restores. */
 import { GraphQLJSONObject } from 'graphql-scalars';
 import { Directive, Field, ID, InputType, Int, ObjectType } from 'type-graphql';
+import { PageInfo } from '../../../lib/graphql/common-types.js';
 import { Cost, ListSize } from '../../../lib/graphql/cost.js';
 import type { PassportRow, PassportSummaryRow, StoredEventRow } from '../data/passport-repository.js';
 import { eventCursor } from '../domain/index.js';
@@ -257,6 +258,15 @@ export class PassportEvent {
   static from(passportId: string, row: StoredEventRow): PassportEvent {
     return Object.assign(new PassportEvent(), { cursor: eventCursor(row.seq), passportId, seq: row.seq, type: row.type, recordedAt: row.recordedAt, canonical: row.canonical });
   }
+}
+
+@ObjectType('PassportEventPage', { description: "A page of a passport's events, in log order." })
+export class PassportEventPage {
+  @Field(() => [PassportEvent])
+  nodes!: PassportEvent[];
+
+  @Field(() => PageInfo)
+  pageInfo!: PageInfo;
 }
 
 @ObjectType('PassportEventAppended', { description: 'An event just appended: the signed record and the new signed log head.' })
