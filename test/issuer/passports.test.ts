@@ -367,8 +367,14 @@ describe('GET / (discovery)', () => {
         'POST /passports',
         'GET /passports/{id}',
         'POST /passports/{id}/events',
+        'GET /passports/{id}/events',
         'POST /passports/{id}/pack',
         'GET /passports/{id}/verdict',
+        'POST /operators',
+        'GET /operators',
+        'GET /operators/{id}',
+        'POST /operators/{id}/suspension',
+        'GET /operators/{id}/did.json',
       ]),
     );
     expect(discovery.qr_budget).toBe(1134);
@@ -376,7 +382,8 @@ describe('GET / (discovery)', () => {
     expect(discovery.transitions.activated).toEqual({ draft: 'active' });
     expect(discovery.event_types.find((entry: { type: string }) => entry.type === 'ObjectEvent').payload_schema.properties).toHaveProperty('bizStep');
     const openapi = (await (await fetch(discovery.openapi)).json()) as { paths: Record<string, Record<string, unknown>> };
-    expect(Object.keys(openapi.paths['/passports/{id}/events']!)).toEqual(['post']);
+    // POST appends; GET is the stream of the log's events (Server-Sent Events).
+    expect(Object.keys(openapi.paths['/passports/{id}/events']!)).toEqual(['post', 'get']);
   });
 });
 

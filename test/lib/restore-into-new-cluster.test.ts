@@ -51,7 +51,10 @@ async function drillData(stack: TestStack): Promise<Pinned> {
   const graph = await stack.rest('trust', '/graph');
   expect(graph.status).toBe(200);
   expect(graph.body.nodes.map((node: { id: string }) => node.id)).toEqual(expect.arrayContaining(['drill-root', 'drill-authority', 'drill-issuer-0', 'drill-issuer-1', 'drill-issuer-2']));
-  expect(graph.body.edges).toHaveLength(4);
+  // The drill's four delegations, beside the platform's own to the default operator's node (issue 44, docs/OPERATORS.md).
+  const edges = graph.body.edges as { iss: string; sub: string }[];
+  expect(edges.filter((edge) => edge.iss.startsWith('drill-'))).toHaveLength(4);
+  expect(edges.filter((edge) => !edge.iss.startsWith('drill-')).map((edge) => [edge.iss, edge.sub])).toEqual([['platform', 'operator:default']]);
   expect(graph.body.revocations.length).toBeGreaterThanOrEqual(1);
   return { graph: graph.body, passports };
 }

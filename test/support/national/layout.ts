@@ -71,6 +71,7 @@ export const PASSPORT_COLUMNS = [
   'updated_at',
   'predecessor_id',
   'live_before_rule',
+  'operator',
 ] as const;
 
 export const EVENT_COLUMNS = ['passport_id', 'seq', 'type', 'recorded_at', 'kid', 'canonical', 'log_head'] as const;

@@ -13,6 +13,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
+import { DEFAULT_OPERATOR } from '../../../lib/auth/operators.js';
 import { withSchema } from '../../../lib/config/database.js';
 import { canonicalize, type Signer } from '../../../lib/crypto/index.js';
 import { openPrismaClient } from '../../../lib/db/prisma.js';
@@ -89,6 +90,8 @@ function buildPassport(n: number, statusIndex: number, template: PassportTemplat
     lastAt.toISOString(),
     null,
     'f',
+    // The owner: the events are signed with the event key of the default operator (keys.signer('event')).
+    DEFAULT_OPERATOR,
   ]);
   return { row, events };
 }
@@ -111,7 +114,7 @@ const setup = workerData as SignerSetup;
 const prisma = openPrismaClient(PrismaClient, withSchema(setup.databaseUrl, 'issuer'), 1);
 const keys = await KeyStore.open(prismaKeyRepository(prisma), new SealedKeyVault('issuer', new KeyEncryptionKeys(setup.kek, 'the platform key-encryption key')), KEY_PURPOSES.issuer);
 await prisma.$disconnect();
-const signer = keys.signer('event');
+const signer = keys.signer('event', DEFAULT_OPERATOR);
 const db = new pg.Client({ connectionString: setup.databaseUrl });
 await db.connect();
 let loading: Promise<void> = Promise.resolve();

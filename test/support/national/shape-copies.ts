@@ -32,10 +32,10 @@ export async function insertShapeCopies(db: pg.Client, copies: ShapeCopies): Pro
     const base = rows[0]!.base - from;
     await db.query(
       `INSERT INTO issuer.passport (id, identity, digital_link, granularity, type_ref_id, type_ref_version, config_vector, capability_class, profile_id, claims, status,
-                                    core, log_size, frontier, last_event, log_head, empty_log_head, latest_pack, status_index, latest_pack_at, created_at, updated_at)
+                                    core, log_size, frontier, last_event, log_head, empty_log_head, latest_pack, status_index, latest_pack_at, created_at, updated_at, operator)
        SELECT copy.id, copy.identity, copy.identity, t.granularity, t.type_ref_id, t.type_ref_version, t.config_vector, t.capability_class, t.profile_id, t.claims, t.status,
               jsonb_set(t.core, '{passport_id}', to_jsonb(copy.id)), t.log_size, t.frontier, t.last_event, t.log_head, t.empty_log_head, t.latest_pack, $3::int + copy.n,
-              t.latest_pack_at, t.created_at, t.updated_at
+              t.latest_pack_at, t.created_at, t.updated_at, t.operator
        FROM issuer.passport AS t,
             LATERAL (SELECT n, ${ID_SQL} AS id, 'https://id.gs1.org/01/09520123456788/21/NAT-' || n AS identity FROM generate_series($1::int, $2::int - 1) AS n) AS copy
        WHERE t.id = $4`,
