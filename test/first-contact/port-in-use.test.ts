@@ -8,6 +8,7 @@ import { execFile } from 'node:child_process';
 import { createServer, type Server } from 'node:net';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { createTestDatabase } from '../support/database.js';
 import { processEnv } from '../support/environment.js';
 
 let occupant: Server;
@@ -22,7 +23,9 @@ beforeAll(async () => {
 afterAll(() => new Promise<void>((resolve) => occupant.close(() => resolve())));
 
 it('npm run facade on a port another process holds: one sentence naming the port and FACADE_PORT, exit 1', { timeout: 60_000 }, async () => {
+  // The facade recognises the identity store's tokens, so it starts on a database (its own here).
   const env = processEnv({
+    DATABASE_URL: await createTestDatabase(),
     HOST: '127.0.0.1',
     FACADE_PORT: String(port),
     METRICS_PORT: '0',

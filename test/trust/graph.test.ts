@@ -221,7 +221,7 @@ describe('concurrent writers', () => {
 describe('GET /graph', () => {
   it('returns every node and edge with credentials verbatim, enough to resolve a path offline', async () => {
     const { nodes, edges } = await graph();
-    expect(nodes.map((node) => node.id).sort()).toEqual(['acme', 'auth-de', 'auth-fr', 'busy', 'by-admin', 'left', 'platform', 'recycler', 'right', 'root-eu']);
+    expect(nodes.map((node) => node.id).sort()).toEqual(['acme', 'auth-de', 'auth-fr', 'busy', 'by-admin', 'left', 'operator:default', 'platform', 'recycler', 'right', 'root-eu']);
     // Resolve root -> auth-de -> acme with jose alone, from the graph's own data.
     const byId = new Map(nodes.map((node) => [node.id, node]));
     let current = 'acme';
@@ -271,7 +271,8 @@ describe('in the federated graph', () => {
   it('serves nodes and edges and resolves TrustNode entities by key, in one batch', async () => {
     const result = await platform.graphql('{ trustGraph { nodes { id kind keys } edges { id iss sub credential } } trustNode(id: "acme") { id kind jurisdiction } }');
     expect(result.errors).toBeUndefined();
-    expect(result.data.trustGraph.edges).toHaveLength(7);
+    // The test's six delegations and the platform's to its default operator.
+    expect(result.data.trustGraph.edges).toHaveLength(8);
     expect(result.data.trustNode).toEqual({ id: 'acme', kind: 'issuer', jurisdiction: 'DE' });
     const entities = await fetch(platform.stack.subgraphUrls.trust, {
       method: 'POST',
