@@ -10,7 +10,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { appendEvent, createModel, PAYLOADS } from '../issuer/support.js';
 import { sharedTestStack, type SharedTestStack } from '../support/stack.js';
-import { passportsAcrossServices, trustTheIssuer } from './support.js';
+import { passportsAcrossServices, trustTheIssuerOnce } from './support.js';
 
 const MODEL = 'battery-live';
 let platform: SharedTestStack;
@@ -34,7 +34,8 @@ interface Delivered {
 beforeAll(async () => {
   platform = await sharedTestStack();
   await createModel(platform, MODEL);
-  await trustTheIssuer(platform, { root: 'root-live', issuer: 'issuer-live' });
+  // Placed once per shared stack, under the names the other gateway files on it expect.
+  await trustTheIssuerOnce(platform);
   // One event (an ObjectEvent) and one archive snapshot.
   passportId = (await passportsAcrossServices(platform, MODEL, 1))[0]!;
 }, 180_000);
