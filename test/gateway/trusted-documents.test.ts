@@ -7,18 +7,18 @@
  * as before. Without the setting, any document runs, and the platform's ids too.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { platformDocumentsText } from '../../bin/platform-documents.js';
 import { documentHash, PLATFORM_DOCUMENTS_FILE } from '../../lib/graphql/trusted-documents.js';
 import { RECORD } from '../../rest-facade/routes/registry/operations.js';
 import { issuePassport } from '../archive/support/issuer-fixture.js';
+import { scratchFolder } from '../support/scratch-folder.js';
 import { sharedTestStack, startTestStack, TOKENS, type TestStack } from '../support/stack.js';
 
 /** A partner app's own query, registered by the operator in a manifest of its own. */
 const PARTNER_QUERY = 'query PartnerItem($id: ID!) { registryRecord(id: $id, kind: "item") { id version } }';
-const PARTNER_MANIFEST = join(tmpdir(), `partner-documents-${process.pid}.json`);
+const PARTNER_MANIFEST = join(scratchFolder('partner-documents-'), 'manifest.json');
 
 let platform: TestStack;
 beforeAll(async () => {
