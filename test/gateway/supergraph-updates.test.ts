@@ -134,6 +134,10 @@ describe('a subgraph deployed with a changed schema', () => {
     // A rolling deploy: the first replica with the new schema; the gateway reads it there and switches.
     await replicas[0]!.restart('v2');
     await until(() => gateway.supergraphSdl.includes('noticeVersion'), 'the supergraph has the new field');
+    // As a rolling deploy waits for the restarted instance to be healthy before the next: its circuit,
+    // opened while it was down, closed again (else the other's restart leaves no instance to ask).
+    const circuits = async () => ((await (await fetch(new URL('/readyz', gateway.url))).json()) as { circuits?: Record<string, string> }).circuits;
+    await until(async () => (await circuits())?.['notices#1'] === 'closed', 'the first replica is asked again');
     await replicas[1]!.restart('v2');
     await until(async () => (await graphql(gateway, '{ noticeVersion }')).data?.noticeVersion === 2, 'the new field answers');
     const afterwards = answers.length;
