@@ -1,6 +1,8 @@
+import { HeaderMap } from '@apollo/server';
 import type { AuthChecker } from 'type-graphql';
 import { challengeOf, identify, refusalOf, type Authenticator, type Caller, type Refusal, type Role } from '../auth/tokens.js';
 import type { PendingEntry } from '../audit/admin-log.js';
+import { RequestProblem } from '../http/request-problem.js';
 import { ProblemError } from '../problem.js';
 import type { FastifyBaseLogger } from 'fastify';
 import type { LoggingContext } from './errors.js';
@@ -22,7 +24,32 @@ export interface RequestContext extends Caller, LoggingContext {
 }
 
 export async function requestContext(authenticator: Authenticator, authorization: string | undefined, log: FastifyBaseLogger): Promise<RequestContext> {
-  return { ...(await identify(authenticator, authorization)), log, pendingEntries: new Map(), httpRequest: {}, refusals: [], ...(authorization !== undefined && { authorization }) };
+  const caller = await identify(authenticator, authorization).catch((error: unknown) => {
+    throw unidentified(error, log);
+  });
+  return { ...caller, log, pendingEntries: new Map(), httpRequest: {}, refusals: [], ...(authorization !== undefined && { authorization }) };
+}
+
+/**
+ * A caller that cannot be told now (the identity store's database, or the OpenID provider, out of
+ * reach) as the problem it is answered with: Apollo answers a failed context 500 unless the error
+ * names its HTTP status (extensions.http), so it carries the problem's status and Retry-After.
+ */
+function unidentified(error: unknown, log: FastifyBaseLogger): unknown {
+  const refusal =
+    error instanceof ProblemError
+      ? { problem: error.problem, headers: {} as Record<string, string> }
+      : error instanceof RequestProblem
+        ? { problem: error.details, headers: error.headers }
+        : undefined;
+  if (!refusal) return error;
+  const { status, code, type: _type, title, detail = title, ...extensions } = refusal.problem;
+  const retryAfter = refusal.headers['retry-after'] ?? (typeof extensions.retry_after === 'number' ? String(extensions.retry_after) : undefined);
+  // What made it: for the operator's log, not for the client (an OpenID provider's failure names its URL).
+  log.warn({ code, reason: (error as { reason?: string }).reason }, `caller not identified: ${detail}`);
+  const answered = new ProblemError(status, code, detail, extensions);
+  answered.extensions.http = { status, headers: new HeaderMap(retryAfter ? [['retry-after', retryAfter]] : []) };
+  return answered;
 }
 
 /**

@@ -73,8 +73,20 @@ describe('PostgreSQL stopped under a running platform', () => {
     for (const { service, path, as } of PATHS.filter((entry) => !entry.body)) {
       expect((await platform.rest(service, path, as ? { as } : {})).status, `${service}${path} before the outage`).toBeLessThan(500);
     }
+    // A token of the identity store, not yet used: whoever checks it during the outage must ask the store.
+    const issued = await platform.rest('issuer', '/admin/tokens', { body: { operator: 'default', role: 'reader', label: 'outage' }, as: 'admin' });
+    expect(issued.status).toBe(201);
 
     await postgres.stop();
+    // A subgraph's own port, asked with it: the caller cannot be told, which is the database's 503, not a 500.
+    const direct = await fetch(platform.stack.subgraphUrls.issuer, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${issued.body.secret}` },
+      body: JSON.stringify({ query: '{ __typename }' }),
+    });
+    const directBody = (await direct.json()) as { errors?: { extensions?: { code?: string } }[] };
+    expect({ status: direct.status, code: directBody.errors?.[0]?.extensions?.code }).toEqual({ status: 503, code: 'DATABASE_UNAVAILABLE' });
+    expect(Number(direct.headers.get('retry-after'))).toBeGreaterThan(0);
     for (const { service, path, as, body } of PATHS) {
       const answer = await platform.rest(service, path, { ...(as ? { as } : {}), ...(body ? { body } : {}) });
       expect({ path: `${service}${path}`, status: answer.status, code: answer.body?.code }).toEqual({ path: `${service}${path}`, status: 503, code: 'DATABASE_UNAVAILABLE' });
