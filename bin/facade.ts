@@ -2,25 +2,18 @@
  * `npm run facade`: the REST facade alone, talking to the gateway at `GATEWAY_URL`; it recognises
  * the identity store's tokens in the platform's database (IDENTITY_DATABASE_URL or DATABASE_URL).
  */
-import { openPlatformIdentity } from '../lib/auth/authentication.js';
-import { loadAccessTokens } from '../lib/auth/tokens.js';
 import { serviceDatabaseUrl } from '../lib/config/database.js';
-import { loadOidcConfig } from '../lib/config/oidc.js';
 import { SERVICES } from '../lib/config/services.js';
-import { deployMigrations } from '../lib/db/migrate.js';
 import { ROUTE_TABLES } from '../rest-facade/routes/index.js';
 import { startFacade } from '../rest-facade/server.js';
-import { openPart, runPart } from './lifecycle.js';
+import { openOwnIdentity, openPart, runPart } from './lifecycle.js';
 
 let identityUrl: string | undefined;
 await runPart({
   databaseUrl: () => identityUrl,
   async start(config) {
     identityUrl = serviceDatabaseUrl('identity');
-    await deployMigrations('identity', identityUrl);
-    const tokens = loadAccessTokens();
-    const oidc = loadOidcConfig();
-    const identity = openPlatformIdentity(tokens, identityUrl, oidc);
+    const { tokens, oidc, identity } = await openOwnIdentity(identityUrl);
     return openPart(config, 'facade', async ({ edge }) => {
       const facade = await startFacade({
         ...edge,

@@ -3,7 +3,11 @@
  * facade|gateway|subgraph`): one configuration and one Operations for the process, its metrics
  * listener, what it serves, its signals and exit codes, and the one sentence that says why a start failed.
  */
+import { openPlatformIdentity, type PlatformIdentity } from '../lib/auth/authentication.js';
+import { type AccessTokens, loadAccessTokens } from '../lib/auth/tokens.js';
+import { loadOidcConfig, type OidcConfig } from '../lib/config/oidc.js';
 import { ConfigurationError, loadRuntimeConfig, type RuntimeConfig } from '../lib/config/runtime.js';
+import { deployMigrations } from '../lib/db/migrate.js';
 import { EmbeddedPostgresError, explainDatabaseFailure } from '../lib/db/postgres.js';
 import { KeyCustodyError } from '../lib/keys/kek.js';
 import { DEFAULT_METRICS_PORTS, serveMetrics, type MetricsListener } from '../lib/ops/metrics-listener.js';
@@ -58,6 +62,25 @@ export async function openPart<T extends { stop(): Promise<void> }>(
       await metrics.stop();
     },
   };
+}
+
+/** What a part run on its own recognises callers by. */
+export interface OwnIdentity {
+  tokens: AccessTokens;
+  /** The OpenID provider whose access tokens are taken (PASSPORT_OIDC_*), if one is configured. */
+  oidc: OidcConfig | undefined;
+  identity: PlatformIdentity;
+}
+
+/**
+ * The identity store at `url` (its schema migrated first), then the configured tokens and the OpenID
+ * provider, for a facade or subgraph run on its own (`npm start` opens one for its six servers).
+ */
+export async function openOwnIdentity(url: string): Promise<OwnIdentity> {
+  await deployMigrations('identity', url);
+  const tokens = loadAccessTokens();
+  const oidc = loadOidcConfig();
+  return { tokens, oidc, identity: openPlatformIdentity(tokens, url, oidc) };
 }
 
 export interface ProcessPart<T extends RunningPart> {

@@ -1,7 +1,4 @@
 /** `npm run subgraph -- <service>`: one service's subgraph on its own, migrations applied first. */
-import { openPlatformIdentity } from '../lib/auth/authentication.js';
-import { loadOidcConfig } from '../lib/config/oidc.js';
-import { loadAccessTokens } from '../lib/auth/tokens.js';
 import { serviceDatabaseUrl } from '../lib/config/database.js';
 import { publicUrlsOfConfig } from '../lib/config/public-urls.js';
 import { isServiceName, SERVICES } from '../lib/config/services.js';
@@ -12,7 +9,7 @@ import type { Subgraph } from '../lib/graphql/subgraph.js';
 import { serveSubgraph, subgraphServerOptions } from '../lib/graphql/subgraph-server.js';
 import { deployMigrations } from '../lib/db/migrate.js';
 import { SUBGRAPHS } from '../subgraphs/index.js';
-import { openPart, runPart } from './lifecycle.js';
+import { openOwnIdentity, openPart, runPart } from './lifecycle.js';
 
 const service = process.argv[2] ?? '';
 if (!isServiceName(service)) {
@@ -26,14 +23,10 @@ const running = await runPart({
     const url = serviceDatabaseUrl(service);
     databaseUrl = url;
     await deployMigrations(service, url);
-    const identityUrl = serviceDatabaseUrl('identity');
-    await deployMigrations('identity', identityUrl);
+    const { tokens, identity } = await openOwnIdentity(serviceDatabaseUrl('identity'));
     const gatewayUrl = process.env.GATEWAY_URL ?? `http://${config.host}:${config.gatewayPort}/graphql`;
     const kek = await readKekFile(kekFile());
-    const tokens = loadAccessTokens();
-    const identity = openPlatformIdentity(tokens, identityUrl, loadOidcConfig());
     return openPart(config, service, async ({ operations }) => {
-      const tokens = loadAccessTokens();
       const subgraph = await SUBGRAPHS[service]({
         databaseUrl: url,
         tokens,
