@@ -76,23 +76,13 @@ async function call(service: ServiceName, template: string, path: string, init: 
   // A creation names what it made (docs/REST.md), except the admin settings, which have no address to read.
   if (response.status === 201 && !answer.headers?.Location && !/^\/admin\/(profiles|applicability)$/.test(template)) failures.push(`${operation} 201: no Location documented`);
   if (response.status !== 201 && response.headers.get('location')) failures.push(`${operation} answered ${response.status} with a Location`);
-  // Every header the document promises for this status is there, and matches its schema.
-  for (const [name, { schema }] of Object.entries(answer.headers ?? {})) {
-    const value = response.headers.get(name);
-    const validate = ajv.compile(schema);
-    if (value === null) failures.push(`${operation} ${response.status}: no ${name} header, which the document promises`);
-    else if (!validate(value)) failures.push(`${operation} ${response.status}: ${name}: ${value}: ${ajv.errorsText(validate.errors)}`);
-  }
-  const mediaType = (response.headers.get('content-type') ?? '').split(';')[0]!.trim();
+  checkHeaders(operation, response.status, answer, response.headers);
   if (!answer.content) {
     if (response.text !== '') failures.push(`${operation} ${response.status}: a body where the document has none`);
     return response;
   }
-  const content = answer.content[mediaType];
-  if (!content) {
-    failures.push(`${operation} ${response.status}: media type ${mediaType} not in ${Object.keys(answer.content).join(', ')}`);
-    return response;
-  }
+  const { mediaType, content } = documentedContent(operation, response.status, answer, response.headers);
+  if (!content) return response;
   if (mediaType === 'application/x-tar') return response;
   const key = `${operation} ${response.status} ${mediaType}`;
   let validate = validators.get(key);
@@ -109,6 +99,26 @@ async function call(service: ServiceName, template: string, path: string, init: 
   return response;
 }
 const dump: { key: string; body: unknown }[] = [];
+
+type DocumentedAnswer = { headers?: Record<string, { schema: Json }>; content?: Record<string, { schema: Json }> };
+
+/** Every header the document promises for this status is there, and matches its schema. */
+function checkHeaders(operation: string, status: number, answer: DocumentedAnswer, headers: Headers): void {
+  for (const [name, { schema }] of Object.entries(answer.headers ?? {})) {
+    const value = headers.get(name);
+    const validate = ajv.compile(schema);
+    if (value === null) failures.push(`${operation} ${status}: no ${name} header, which the document promises`);
+    else if (!validate(value)) failures.push(`${operation} ${status}: ${name}: ${value}: ${ajv.errorsText(validate.errors)}`);
+  }
+}
+
+/** The answer's media type and the document's content for it; a failure noted when the document has none. */
+function documentedContent(operation: string, status: number, answer: DocumentedAnswer, headers: Headers): { mediaType: string; content?: { schema: Json } } {
+  const mediaType = (headers.get('content-type') ?? '').split(';')[0]!.trim();
+  const content = answer.content?.[mediaType];
+  if (!content) failures.push(`${operation} ${status}: media type ${mediaType} not in ${Object.keys(answer.content ?? {}).join(', ')}`);
+  return { mediaType, ...(content && { content }) };
+}
 
 /**
  * A GET of a Server-Sent Events stream (`template`): recorded as reached, its status, headers and
@@ -127,18 +137,9 @@ async function openStream(service: ServiceName, template: string, path: string):
       failures.push(`${operation} answered ${response.status}, which its document does not list`);
       return '';
     }
-    for (const [name, { schema }] of Object.entries(answer.headers ?? {})) {
-      const value = response.headers.get(name);
-      const validate = ajv.compile(schema);
-      if (value === null) failures.push(`${operation} ${response.status}: no ${name} header, which the document promises`);
-      else if (!validate(value)) failures.push(`${operation} ${response.status}: ${name}: ${value}: ${ajv.errorsText(validate.errors)}`);
-    }
-    const mediaType = (response.headers.get('content-type') ?? '').split(';')[0]!.trim();
-    const content = answer.content?.[mediaType];
-    if (!content) {
-      failures.push(`${operation} ${response.status}: media type ${mediaType} not in ${Object.keys(answer.content ?? {}).join(', ')}`);
-      return '';
-    }
+    checkHeaders(operation, response.status, answer, response.headers);
+    const { mediaType, content } = documentedContent(operation, response.status, answer, response.headers);
+    if (!content) return '';
     let text = '';
     const decoder = new TextDecoder();
     for await (const chunk of response.body!) {
