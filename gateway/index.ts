@@ -25,7 +25,7 @@ import { LIVE_FEEDS } from './live/feeds.js';
 import { LiveSubscriptions } from './live/live-subscription.js';
 import { asksForEventStream, liveTransport } from './live/transport.js';
 import { serveGraphiql } from './graphiql.js';
-import { trustedDocumentsResolver } from './trusted-documents.js';
+import { trustedDocumentsLookup, trustedDocumentsResolver } from './trusted-documents.js';
 import { requestErrorStatus } from './response-status.js';
 import { SubgraphInstances } from './subgraph-instances.js';
 import { SupergraphUpdates } from './supergraph-updates.js';
@@ -59,7 +59,8 @@ export interface RunningGateway extends ListeningServer {
 }
 
 export async function startGateway(options: GatewayOptions): Promise<RunningGateway> {
-  const resolveDocument = trustedDocumentsResolver(options.trustedDocuments ?? { only: false, files: [] });
+  const lookupDocument = trustedDocumentsLookup(options.trustedDocuments ?? { only: false, files: [] });
+  const resolveDocument = trustedDocumentsResolver(lookupDocument);
   const supergraphSdl = await composeSupergraph(options.subgraphs);
   const writeSupergraph = async (sdl: string) => {
     if (!options.supergraphFile) return;
@@ -142,7 +143,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   app.setNotFoundHandler((_request, reply) => reply.code(404).type('application/json; charset=utf-8').send(Buffer.from('{"error":"not found"}')));
 
   const serveGraphql = fastifyApolloHandler(apollo, { context: async (request) => ({ authorization: request.headers.authorization, requestId: request.id, log: request.log }) });
-  const transport = await liveTransport(app, live, { maxPayload: options.bodyLimit, limits: options.limits, metrics: server.metrics.live });
+  const transport = await liveTransport(app, live, { lookupDocument, maxPayload: options.bodyLimit, limits: options.limits, metrics: server.metrics.live });
   const handler = async (request: FastifyRequest, reply: FastifyReply) => {
     // A document named by its id (TRUSTED_DOCUMENTS) is looked up first, for queries and subscriptions alike.
     if (resolveDocument(request, reply)) return reply;

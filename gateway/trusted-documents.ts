@@ -41,11 +41,22 @@ function getParams(search: URLSearchParams): Params {
   return params;
 }
 
+/** Why a request's document may not run: its status, code and message. */
+export interface DocumentRefusal {
+  status: 400;
+  code: 'PERSISTED_QUERY_ID_REQUIRED' | 'PERSISTED_QUERY_NOT_IN_LIST';
+  message: string;
+}
+
 /**
- * Resolves a /graphql request's document id before Apollo Server reads it (the body, or a GET's URL
- * rewritten); answers the refusal and returns true when it may not run.
+ * The parameters of a GraphQL request (an HTTP request's, or a graphql-ws subscribe message's
+ * payload) with their named document in place of its id, unchanged when they name none (or an
+ * automatic persisted query outside trusted-documents mode), or the refusal.
  */
-export function trustedDocumentsResolver(setting: TrustedDocumentsSetting): (request: FastifyRequest, reply: FastifyReply) => boolean {
+export type DocumentLookup = (params: Params) => { params: Params } | { refusal: DocumentRefusal };
+
+/** The manifests of TRUSTED_DOCUMENTS, read once at start, as the lookup every transport uses. */
+export function trustedDocumentsLookup(setting: TrustedDocumentsSetting): DocumentLookup {
   const documents = readManifest(PLATFORM_DOCUMENTS_FILE);
   for (const file of setting.files) {
     let manifest: Map<string, string>;
@@ -56,34 +67,46 @@ export function trustedDocumentsResolver(setting: TrustedDocumentsSetting): (req
     }
     for (const [id, document] of manifest) documents.set(id, document);
   }
+  return (params) => {
+    const named = namedId(params);
+    if (!named) {
+      if (!setting.only) return { params };
+      return {
+        refusal: {
+          status: 400,
+          code: 'PERSISTED_QUERY_ID_REQUIRED',
+          message: 'This gateway runs registered documents only (TRUSTED_DOCUMENTS): name the document by its documentId or extensions.persistedQuery.sha256Hash.',
+        },
+      };
+    }
+    const document = documents.get(named.id);
+    if (document) return { params: withDocument(params, document) };
+    // Without trusted-documents mode, an automatic persisted query's unknown hash is Apollo's to answer.
+    if (!setting.only && named.persistedQuery) return { params };
+    return { refusal: { status: 400, code: 'PERSISTED_QUERY_NOT_IN_LIST', message: `No registered document has the id ${named.id}.` } };
+  };
+}
+
+/**
+ * Resolves a /graphql request's document id before Apollo Server reads it (the body, or a GET's URL
+ * rewritten); answers the refusal and returns true when it may not run.
+ */
+export function trustedDocumentsResolver(lookup: DocumentLookup): (request: FastifyRequest, reply: FastifyReply) => boolean {
   return (request, reply) => {
     const get = request.method === 'GET';
     const [path, search = ''] = request.url.split('?') as [string, string?];
     const body = request.body;
     const params = get ? getParams(new URLSearchParams(search)) : body && typeof body === 'object' && !Array.isArray(body) ? (body as Params) : {};
-    const named = namedId(params);
-    if (!named) {
-      if (!setting.only) return false;
-      sendGraphqlRefusal(
-        reply,
-        400,
-        'PERSISTED_QUERY_ID_REQUIRED',
-        'This gateway runs registered documents only (TRUSTED_DOCUMENTS): name the document by its documentId or extensions.persistedQuery.sha256Hash.',
-      );
+    const looked = lookup(params);
+    if ('refusal' in looked) {
+      sendGraphqlRefusal(reply, looked.refusal.status, looked.refusal.code, looked.refusal.message);
       return true;
     }
-    const document = documents.get(named.id);
-    if (!document) {
-      // Without trusted-documents mode, an automatic persisted query's unknown hash is Apollo's to answer.
-      if (!setting.only && named.persistedQuery) return false;
-      sendGraphqlRefusal(reply, 400, 'PERSISTED_QUERY_NOT_IN_LIST', `No registered document has the id ${named.id}.`);
-      return true;
-    }
-    const resolved = withDocument(params, document);
-    if (!get) request.body = resolved;
+    if (looked.params === params) return false;
+    if (!get) request.body = looked.params;
     else {
       const query = new URLSearchParams();
-      for (const [name, value] of Object.entries(resolved)) query.set(name, typeof value === 'string' ? value : JSON.stringify(value));
+      for (const [name, value] of Object.entries(looked.params)) query.set(name, typeof value === 'string' ? value : JSON.stringify(value));
       request.raw.url = `${path}?${query}`;
     }
     return false;

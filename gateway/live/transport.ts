@@ -16,6 +16,7 @@ import { makeHandler as makeWsHandler } from 'graphql-ws/use/@fastify/websocket'
 import type { GraphqlLimits } from '../../lib/config/runtime.js';
 import type { LiveMetrics } from '../../lib/ops/metrics.js';
 import type { GatewayContext } from '../data-source.js';
+import type { DocumentLookup } from '../trusted-documents.js';
 import type { LiveSubscriptions, PlannedSubscription } from './live-subscription.js';
 
 /** What a subscription carries from its connection to its reads. */
@@ -82,7 +83,7 @@ export interface LiveTransport {
 export async function liveTransport(
   app: FastifyInstance,
   live: LiveSubscriptions,
-  options: { maxPayload: number; limits: Pick<GraphqlLimits, 'maxSubscriptionsPerConnection' | 'maxSubscriptionsPerClient'>; metrics: LiveMetrics },
+  options: { lookupDocument: DocumentLookup; maxPayload: number; limits: Pick<GraphqlLimits, 'maxSubscriptionsPerConnection' | 'maxSubscriptionsPerClient'>; metrics: LiveMetrics },
 ): Promise<LiveTransport> {
   const eventStreams = new Set<FastifyReply>();
   const { maxSubscriptionsPerConnection, maxSubscriptionsPerClient } = options.limits;
@@ -108,6 +109,9 @@ export async function liveTransport(
     },
     onDisconnect: () => options.metrics.connectionClosed('graphql-ws'),
     onSubscribe(ctx, _id, payload) {
+      // A document named by its id (TRUSTED_DOCUMENTS), as at /graphql over HTTP, where the SSE form is looked up.
+      const looked = options.lookupDocument(payload as unknown as Record<string, unknown>);
+      if ('refusal' in looked) return asErrors([{ message: looked.refusal.message, extensions: { code: looked.refusal.code } }]);
       // graphql-ws has reserved this one's id already.
       if (Object.keys(ctx.subscriptions).length > maxSubscriptionsPerConnection) {
         return asErrors([
@@ -118,7 +122,7 @@ export async function liveTransport(
           ),
         ]);
       }
-      const planned = live.plan(payload);
+      const planned = live.plan(looked.params as unknown as typeof payload);
       if (Array.isArray(planned)) return asErrors(planned);
       const release = quota.take(ctx.extra.request.ip);
       if (!release) return asErrors([overClientQuota()]);

@@ -8,7 +8,9 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { createClient as createWsClient } from 'graphql-ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
 import { platformDocumentsText } from '../../bin/platform-documents.js';
 import { documentHash, PLATFORM_DOCUMENTS_FILE } from '../../lib/graphql/trusted-documents.js';
 import { RECORD } from '../../rest-facade/routes/registry/operations.js';
@@ -78,6 +80,17 @@ describe('in trusted-documents mode', () => {
     }
     const get = await fetch(`${graphqlUrl}?query=${encodeURIComponent('{ __typename }')}`);
     expect([get.status, codeOf({ body: await get.json() })]).toEqual([400, 'PERSISTED_QUERY_ID_REQUIRED']);
+    // A subscription's text over graphql-ws too, and an id no manifest has.
+    const client = createWsClient({ url: graphqlUrl.replace(/^http/, 'ws'), webSocketImpl: WebSocket, lazy: false, retryAttempts: 0 });
+    const subscribed = (payload: { query: string; documentId?: string }) =>
+      new Promise<unknown>((resolve) => client.subscribe(payload, { next: resolve, error: (error) => resolve({ error }), complete: () => resolve('complete') }));
+    try {
+      const events = 'subscription { passportEvents(passportId: "no-such-passport") { cursor } }';
+      expect(await subscribed({ query: events })).toMatchObject({ error: [{ extensions: { code: 'PERSISTED_QUERY_ID_REQUIRED' } }] });
+      expect(await subscribed({ query: '', documentId: `sha256:${unknown}` })).toMatchObject({ error: [{ extensions: { code: 'PERSISTED_QUERY_NOT_IN_LIST' } }] });
+    } finally {
+      await client.dispose();
+    }
   });
 });
 
