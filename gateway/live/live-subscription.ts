@@ -43,6 +43,8 @@ export interface PlannedSubscription {
   variables: Record<string, unknown>;
   /** Events one read asks for: as many as the cost limit allows (each costs what the subscription does), at most MAX_PAGE. */
   pageSize: number;
+  /** What one event costs to deliver, by the schema's @cost and @listSize (lib/graphql/cost.ts). */
+  eventCost: number;
 }
 
 /** What one read gives: an ExecutionResult per item, the cursor after the last, whether the page was full; or the errors of a failed read. */
@@ -136,6 +138,7 @@ export class LiveSubscriptions {
       operationName,
       variables: readVariables,
       pageSize,
+      eventCost: perEvent,
     };
   }
 

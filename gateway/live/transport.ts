@@ -48,24 +48,30 @@ export const asksForEventStream = (request: FastifyRequest) => request.headers.a
 
 /**
  * The subscriptions open from each client address, over both protocols: one client cannot hold more
- * than `max` (GRAPHQL_MAX_SUBSCRIPTIONS_PER_CLIENT) of the gateway's memory and reads.
+ * than `max` (GRAPHQL_MAX_SUBSCRIPTIONS_PER_CLIENT) of the gateway's memory, nor subscriptions whose
+ * events together cost more than `maxCost` (GRAPHQL_MAX_COST): every append wakes them all, so one
+ * append costs a client's subscriptions at most what one request of it may cost.
  */
 class ClientQuota {
-  readonly #open = new Map<string, number>();
-  constructor(readonly max: number) {}
+  readonly #open = new Map<string, { count: number; cost: number }>();
+  constructor(
+    readonly max: number,
+    readonly maxCost: number,
+  ) {}
 
-  /** Counts one more for `client`; the release, or undefined when it has `max` open. */
-  take(client: string): (() => void) | undefined {
-    const open = this.#open.get(client) ?? 0;
-    if (open >= this.max) return undefined;
-    this.#open.set(client, open + 1);
+  /** Counts one more of `eventCost` for `client`; the release, or why it may not open. */
+  take(client: string, eventCost: number): (() => void) | 'count' | 'cost' {
+    const open = this.#open.get(client) ?? { count: 0, cost: 0 };
+    if (open.count >= this.max) return 'count';
+    if (open.cost + eventCost > this.maxCost) return 'cost';
+    this.#open.set(client, { count: open.count + 1, cost: open.cost + eventCost });
     let released = false;
     return () => {
       if (released) return;
       released = true;
-      const left = (this.#open.get(client) ?? 1) - 1;
-      if (left === 0) this.#open.delete(client);
-      else this.#open.set(client, left);
+      const left = this.#open.get(client);
+      if (!left || left.count <= 1) this.#open.delete(client);
+      else this.#open.set(client, { count: left.count - 1, cost: left.cost - eventCost });
     };
   }
 }
@@ -83,13 +89,19 @@ export interface LiveTransport {
 export async function liveTransport(
   app: FastifyInstance,
   live: LiveSubscriptions,
-  options: { lookupDocument: DocumentLookup; maxPayload: number; limits: Pick<GraphqlLimits, 'maxSubscriptionsPerConnection' | 'maxSubscriptionsPerClient'>; metrics: LiveMetrics },
+  options: { lookupDocument: DocumentLookup; maxPayload: number; limits: Pick<GraphqlLimits, 'maxSubscriptionsPerConnection' | 'maxSubscriptionsPerClient' | 'maxCost'>; metrics: LiveMetrics },
 ): Promise<LiveTransport> {
   const eventStreams = new Set<FastifyReply>();
   const { maxSubscriptionsPerConnection, maxSubscriptionsPerClient } = options.limits;
-  const quota = new ClientQuota(maxSubscriptionsPerClient);
-  const overClientQuota = () =>
-    limitRefusal(`This client has ${maxSubscriptionsPerClient} subscriptions open, the most one client may hold.`, 'GRAPHQL_MAX_SUBSCRIPTIONS_PER_CLIENT', maxSubscriptionsPerClient);
+  const quota = new ClientQuota(maxSubscriptionsPerClient, options.limits.maxCost);
+  const overClientQuota = (over: 'count' | 'cost') =>
+    over === 'count'
+      ? limitRefusal(`This client has ${maxSubscriptionsPerClient} subscriptions open, the most one client may hold.`, 'GRAPHQL_MAX_SUBSCRIPTIONS_PER_CLIENT', maxSubscriptionsPerClient)
+      : limitRefusal(
+          `The events of this client's open subscriptions would together cost more than ${options.limits.maxCost}, what one request may cost; complete one first.`,
+          'GRAPHQL_MAX_COST',
+          options.limits.maxCost,
+        );
   await app.register(fastifyWebsocket, {
     options: { maxPayload: options.maxPayload },
     // On shutdown each client is told to reconnect (to this gateway restarted, or another), and resumes from its cursor.
@@ -124,8 +136,8 @@ export async function liveTransport(
       }
       const planned = live.plan(looked.params as unknown as typeof payload);
       if (Array.isArray(planned)) return asErrors(planned);
-      const release = quota.take(ctx.extra.request.ip);
-      if (!release) return asErrors([overClientQuota()]);
+      const release = quota.take(ctx.extra.request.ip, planned.eventCost);
+      if (typeof release === 'string') return asErrors([overClientQuota(release)]);
       const authorization = authorizations.get(ctx);
       const caller: GatewayContext = { requestId: ctx.extra.request.id, log: ctx.extra.request.log, ...(authorization ? { authorization } : {}) };
       // Checked by plan(); graphql-ws reads the operation's type from the document, and calls subscribe.
@@ -146,8 +158,9 @@ export async function liveTransport(
       const planned = live.plan(params);
       if (Array.isArray(planned)) return [JSON.stringify({ errors: planned }), { status: 400, statusText: 'Bad Request', headers: { 'content-type': 'application/json; charset=utf-8' } }];
       const fastifyRequest = request.raw as FastifyRequest;
-      const release = quota.take(fastifyRequest.ip);
-      if (!release) return [JSON.stringify({ errors: [overClientQuota()] }), { status: 429, statusText: 'Too Many Requests', headers: { 'content-type': 'application/json; charset=utf-8' } }];
+      const release = quota.take(fastifyRequest.ip, planned.eventCost);
+      if (typeof release === 'string')
+        return [JSON.stringify({ errors: [overClientQuota(release)] }), { status: 429, statusText: 'Too Many Requests', headers: { 'content-type': 'application/json; charset=utf-8' } }];
       const { authorization } = fastifyRequest.headers;
       return live.open(planned, { requestId: fastifyRequest.id, log: fastifyRequest.log, ...(authorization ? { authorization } : {}) }, release);
     },

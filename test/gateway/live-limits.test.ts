@@ -78,6 +78,20 @@ describe('subscriptions under the limits of a query', () => {
     }
   });
 
+  it('holds one client to subscriptions whose events together cost at most what one request may', async () => {
+    // The previous test's connections give their places back as they close.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const client = wsClient();
+    // Half of the 30 verdicts that one subscription may not ask for: one is taken, a second is more than one request's cost.
+    const half = `subscription($id: ID!) { passportEvents(passportId: $id) { passport { ${Array.from({ length: 15 }, (_, index) => `v${index}: verdict`).join(' ')} } } }`;
+    try {
+      expect(await Promise.race([firstAnswer(client, half), new Promise((resolve) => setTimeout(() => resolve('open'), 1_500))])).toBe('open');
+      expect(await firstAnswer(client, half)).toMatchObject({ error: [{ extensions: { code: 'SUBSCRIPTION_LIMIT', limit: { setting: 'GRAPHQL_MAX_COST' } } }] });
+    } finally {
+      await client.dispose();
+    }
+  });
+
   it('are counted: connections and subscriptions open, events delivered, the lag of live ones', async () => {
     const client = wsClient();
     try {
