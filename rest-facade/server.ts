@@ -56,11 +56,12 @@ export async function startFacade(options: FacadeOptions): Promise<RunningFacade
   const publicUrls = () => urls.services();
   const sendProblem = problemSender((request) => urls.problemOrigin(request.socket.localPort, request.url.split('?')[0]!));
 
+  const authenticator = options.identity?.authenticator ?? options.tokens;
   const facade = {
     // One process state for every port, the facade's own when it is started without one.
-    edge: { ...options, operations: options.operations ?? new Operations() },
+    edge: { ...options, operations: options.operations ?? new Operations(), authenticator },
     bodyLimit: options.bodyLimit,
-    authenticator: options.identity?.authenticator ?? options.tokens,
+    authenticator,
     ...(options.oidc && { oidc: options.oidc }),
     tables: options.tables,
     readiness: { gateway: peerReady(new URL('/readyz', options.gatewayUrl).href, 'the gateway') },

@@ -21,7 +21,15 @@ import { createRemoteJWKSet, customFetch, decodeJwt, decodeProtectedHeader, erro
 import { isSecureProviderUrl, type OidcConfig } from '../config/oidc.js';
 import { RequestProblem } from '../http/request-problem.js';
 import { problem } from '../problem.js';
-import { type Authenticator, ROLES, type Role } from './tokens.js';
+import { LRUCache } from 'lru-cache';
+import { type Authenticator, hashToken, type Principal, ROLES, type Role } from './tokens.js';
+
+/**
+ * How long `recognise` names the holder of a token this authenticator took (never past its `exp`),
+ * and how many it keeps: only to tell clients apart before any work, never to let a request in.
+ */
+const RECOGNISED_MS = 60_000;
+const RECOGNISED_TOKENS = 10_000;
 
 /** How far a token's `exp` and `nbf` may be off the platform's clock: the provider's clock is another machine's. */
 export const CLOCK_TOLERANCE_SECONDS = 30;
@@ -171,6 +179,7 @@ export function openIdAuthenticator(config: OidcConfig, timing: Partial<OidcTimi
     return keySet;
   }
   keys().catch(() => {});
+  const recognised = new LRUCache<string, Principal>({ max: RECOGNISED_TOKENS, ttlResolution: 0, perf: { now: settings.now } });
 
   async function verified(token: string): Promise<JWTPayload | undefined> {
     const set = await keys();
@@ -212,7 +221,11 @@ export function openIdAuthenticator(config: OidcConfig, timing: Partial<OidcTimi
       const roles = rolesIn(claim(payload, config.rolesClaim));
       if (typeof operator !== 'string' || operator === '' || roles.length === 0) return undefined;
       const name = [payload.client_id, payload.azp, payload.sub].find((value) => typeof value === 'string' && value !== '') as string;
-      return { name, operator, roles, credential: payload.sub! };
+      const principal: Principal = { name, operator, roles, credential: payload.sub! };
+      const ttl = Math.min(RECOGNISED_MS, payload.exp! * 1000 - settings.now());
+      if (ttl > 0) recognised.set(hashToken(token), principal, { ttl });
+      return principal;
     },
+    recognise: (token) => recognised.get(hashToken(token)),
   };
 }

@@ -37,6 +37,11 @@ export interface Principal {
 /** One way of recognising a bearer token; undefined when it is not one of its own (or no longer valid). */
 export interface Authenticator {
   authenticate(token: string): Promise<Principal | undefined>;
+  /**
+   * What it already knows of the token, at once and asking no one: a configured token, or one it
+   * authenticated a moment ago. For what must tell clients apart before any work (lib/server/rate-limits.ts).
+   */
+  recognise?(token: string): Principal | undefined;
 }
 
 /**
@@ -49,6 +54,13 @@ export function authenticatorChain(...links: readonly Authenticator[]): Authenti
     async authenticate(token) {
       for (const link of links) {
         const principal = await link.authenticate(token);
+        if (principal) return principal;
+      }
+      return undefined;
+    },
+    recognise(token) {
+      for (const link of links) {
+        const principal = link.recognise?.(token);
         if (principal) return principal;
       }
       return undefined;

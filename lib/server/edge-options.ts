@@ -2,7 +2,7 @@
  * What every server of a process is built with (platform-server.ts), one key per edge feature an
  * operator sets; apart from the server's code, so that a process reads it before it loads that code.
  */
-import type { AccessTokens } from '../auth/tokens.js';
+import type { AccessTokens, Authenticator } from '../auth/tokens.js';
 import { baseDatabaseUrl } from '../config/database.js';
 import type { RuntimeConfig } from '../config/runtime.js';
 import type { Operations } from '../ops/operations.js';
@@ -23,8 +23,10 @@ export interface EdgeOptions {
   operations?: Operations;
   /** The facade's and the gateway's rate limits (RATE_LIMITS), one allowance for the process; absent: off. */
   rateLimiting?: RateLimiting;
-  /** The access tokens, by which the rate limits know a client's role. */
+  /** The configured access tokens (the platform's own requests carry a credential made of them). */
   tokens?: AccessTokens;
+  /** The authenticator chain, by which the rate limits know a client that authenticated a moment ago; absent: the configured tokens only. */
+  authenticator?: Authenticator;
 }
 
 /** The edge options of every server of a process, from its configuration (a subgraph's without the CORS origins). */

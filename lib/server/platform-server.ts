@@ -79,7 +79,8 @@ export async function buildPlatformServer(name: ServerName, edge: EdgeOptions, o
   await app.register(requestMetrics, { metrics });
   await app.register(shutdownRefusal, { server: name });
   // The clients' faces; a subgraph's requests come from the gateway, which counted them.
-  if (edge.rateLimiting && (name === 'facade' || name === 'gateway')) await app.register(rateLimits, { rateLimiting: edge.rateLimiting, tokens: edge.tokens, metrics });
+  if (edge.rateLimiting && (name === 'facade' || name === 'gateway'))
+    await app.register(rateLimits, { rateLimiting: edge.rateLimiting, tokens: edge.tokens, authenticator: edge.authenticator, metrics });
   await app.register(probes, { server: name, operations, metrics, checks: own.readiness, ...(own.readinessDetail ? { detail: own.readinessDetail } : {}) });
   return {
     app,

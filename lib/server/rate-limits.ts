@@ -2,8 +2,9 @@
  * Rate limits, an edge feature of the REST facade and the gateway (the subgraphs take their requests
  * from the gateway, where they were counted): each client may make its role's quota of requests per
  * window (RATE_LIMITS), for the platform as a whole, whichever replica it reaches (shared-allowance.ts).
- * A client is its bearer token when the platform knows the token (by the token's SHA-256: no store is
- * keyed by the secret), else its address (the socket's: the platform has no trusted-proxy setting, so
+ * A client is who its bearer token stands for when the server already knows the token (a configured
+ * token, or one the server authenticated a moment ago: an issued token's id, an access token's
+ * subject; authenticators' `recognise`), else its address (the socket's: the platform has no trusted-proxy setting, so
  * behind a proxy every client is the proxy; an IPv6 address's /64). Counted first, before any other work for the request: a
  * client over its quota is answered 429 before its credentials are judged, its body read or anything
  * reported, with Retry-After and the RateLimit and RateLimit-Policy fields of the IETF httpapi draft
@@ -16,7 +17,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { hashToken, readCredentials, type AccessTokens } from '../auth/tokens.js';
+import { readCredentials, type AccessTokens, type Authenticator } from '../auth/tokens.js';
 import type { RateLimitPolicy, RateLimitRole, RateLimits } from '../config/runtime.js';
 import { RequestProblem } from '../http/request-problem.js';
 import type { ServerMetrics } from '../ops/metrics.js';
@@ -77,11 +78,13 @@ const isLoopbackAddress = (address: string | undefined) => address !== undefined
 export interface RateLimitOptions {
   rateLimiting: RateLimiting;
   tokens: AccessTokens | undefined;
+  /** Who knows the clients' tokens at once (Authenticator.recognise); absent: the configured tokens. */
+  authenticator: Authenticator | undefined;
   metrics: ServerMetrics;
 }
 
 export const rateLimits = fp<RateLimitOptions>(
-  async (app, { rateLimiting: { limits, allowance }, tokens, metrics }) => {
+  async (app, { rateLimiting: { limits, allowance }, tokens, authenticator = tokens, metrics }) => {
     const counted = countedCredential(tokens);
     const countedBytes = counted === undefined ? undefined : Buffer.from(counted);
     const policyFields = Object.fromEntries(Object.entries(limits.policies).map(([role, { quota, windowSeconds }]) => [role, `"${role}";q=${quota};w=${windowSeconds}`]));
@@ -91,9 +94,10 @@ export const rateLimits = fp<RateLimitOptions>(
       const sent = request.headers[COUNTED_HEADER];
       if (countedBytes && typeof sent === 'string' && sent.length === countedBytes.length && timingSafeEqual(Buffer.from(sent), countedBytes)) return undefined;
       const credentials = readCredentials(request.headers.authorization);
-      const principal = credentials.kind === 'bearer' ? tokens?.recognise(credentials.token) : undefined;
+      const principal = credentials.kind === 'bearer' ? authenticator?.recognise?.(credentials.token) : undefined;
       // An unknown or malformed credential is anonymous: keyed by it, a client could take a new quota with every made-up token.
-      if (principal && credentials.kind === 'bearer') return { key: `token:${hashToken(credentials.token)}`, role: principal.roles.includes('admin') ? 'admin' : 'writer' };
+      // A known one is its holder, so an access token's renewals share their subject's quota.
+      if (principal) return { key: `principal:${JSON.stringify([principal.operator, principal.credential])}`, role: principal.roles.includes('admin') ? 'admin' : 'writer' };
       return { key: `address:${addressClient(request.socket.remoteAddress ?? '')}`, role: 'anonymous' };
     };
 

@@ -115,6 +115,19 @@ describe('an access token of the OpenID provider', () => {
     expect(await authenticator().authenticate(token)).toMatchObject({ operator: 'acme', roles: ['writer'] });
   });
 
+  it('is recognised at once (for the rate limits) only after it authenticated, and not past its expiry', async () => {
+    const token = await provider.token('acme-line', AUDIENCE);
+    const { exp } = JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString()) as { exp: number };
+    let now = Date.now();
+    const oidc = authenticator({}, { now: () => now });
+    expect(oidc.recognise?.(token)).toBeUndefined();
+    expect(oidc.recognise?.(await forged({}, 'rsa-1'))).toBeUndefined();
+    const principal = await oidc.authenticate(token);
+    expect(oidc.recognise?.(token)).toEqual(principal);
+    now = exp * 1000 + 1;
+    expect(oidc.recognise?.(token)).toBeUndefined();
+  });
+
   it('authenticates to nothing when signed by a key not in the JWKS, or with its payload changed', async () => {
     const oidc = authenticator();
     expect(await oidc.authenticate(await forged({}, 'rsa-1'))).toBeUndefined();

@@ -137,6 +137,23 @@ describe('a client over its rate', () => {
     expect(madeUp.map((answer) => answer.status).sort()).toEqual([200, 200, 200, 200, 200, 200, 429]);
   });
 
+  it('is counted by an issued token it has used before, each token its own client, whatever its address', async () => {
+    const issue = async (label: string) => (await platform.rest('issuer', '/admin/tokens', { as: 'admin', body: { operator: 'default', role: 'reader', label } })).body.secret as string;
+    const [first, second] = [await issue('rate limits: first reader'), await issue('rate limits: second reader')];
+    const healthz = `${platform.base('trust')}/healthz`;
+    for (const secret of [first, second]) {
+      // Its first use is judged by the store (here a 403: a reader may not list tokens); from then on the servers know it.
+      expect((await ask(`${platform.base('issuer')}/admin/tokens`, { localAddress: ownAddress(), headers: { authorization: `Bearer ${secret}` } })).status).toBe(403);
+    }
+    const answers: Answer[] = [];
+    for (let i = 0; i < 9; i += 1) answers.push(await ask(healthz, { localAddress: i % 2 ? '127.0.0.248' : '127.0.0.249', headers: { authorization: `Bearer ${first}` } }));
+    expect(answers.map((answer) => answer.status)).toEqual([200, 200, 200, 200, 200, 200, 200, 200, 429]);
+    expect(answers.slice(0, 8).map((answer) => answer.headers.ratelimit)).toEqual([7, 6, 5, 4, 3, 2, 1, 0].map((remaining) => expect.stringMatching(new RegExp(`^"writer";r=${remaining};`))));
+    const other = await ask(healthz, { localAddress: '127.0.0.248', headers: { authorization: `Bearer ${second}` } });
+    expect(other.status).toBe(200);
+    expect(other.headers.ratelimit).toMatch(/^"writer";r=7;/);
+  });
+
   it('is refused at its quota on two facade replicas sharing the database, not at twice it', async () => {
     const second = await facadeReplica();
     const localAddress = ownAddress();
