@@ -8,7 +8,8 @@
  * passport's read, log, pack, credential and verdict, the archive's snapshot and the registry's and
  * trust service's records answer byte for byte what the previous release served (docs/OPERATORS.md
  * names what changes by design and why); the offline verifier and jose verify them; and a new event
- * is appended, signed by the default operator's event key.
+ * is appended and a pack minted, signed by the keys the previous release signed with, now the default
+ * operator's (its credential issued anew by its credential key).
  */
 import { createHash } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -137,21 +138,33 @@ function upgradedDatabase(context: () => { stack: TestStack; databaseUrl: string
 
   it('serves credentials jose verifies with the key today’s DID document names', async () => {
     const { stack } = context();
-    const did = JSON.parse((await getBytes(stack, '/issuer/did.json')).bytes.toString('utf8'));
-    for (const id of [active, suspended, draft]) {
-      const credential = (await getBytes(stack, `${passportPath(id)}/credential`)).bytes.toString('utf8');
-      const { kid } = decodeProtectedHeader(credential);
-      const method = did.verificationMethod.find((candidate: { id: string }) => candidate.id === kid);
-      expect(method, `${id}: ${kid}`).toBeDefined();
-      const { payload } = await compactVerify(credential, await importJWK(method.publicKeyJwk, method.publicKeyJwk.alg));
-      expect(JSON.parse(new TextDecoder().decode(payload)).issuer.id).toBe(did.id);
-    }
+    for (const id of [active, suspended, draft]) await joseVerifiedCredential(stack, id);
   });
 }
 
-/** An event appended after the upgrade: signed with the default operator's event key, and the log still verifies. */
+/** A passport's credential as today serves it, verified by jose with the key of today's DID document its header names; its kid. */
+async function joseVerifiedCredential(stack: TestStack, id: string): Promise<string | undefined> {
+  const did = JSON.parse((await getBytes(stack, '/issuer/did.json')).bytes.toString('utf8'));
+  const credential = (await getBytes(stack, `${passportPath(id)}/credential`)).bytes.toString('utf8');
+  const { kid } = decodeProtectedHeader(credential);
+  const method = did.verificationMethod.find((candidate: { id: string }) => candidate.id === kid);
+  expect(method, `${id}: ${kid}`).toBeDefined();
+  const { payload } = await compactVerify(credential, await importJWK(method.publicKeyJwk, method.publicKeyJwk.alg));
+  expect(JSON.parse(new TextDecoder().decode(payload)).issuer.id).toBe(did.id);
+  return kid;
+}
+
+/**
+ * After the upgrade an event is appended and a pack minted: signed with the keys the previous release
+ * signed with, now the default operator's (event, carrier, and the credential issued anew); the log
+ * verifies against the keyring pinned before the upgrade.
+ */
 async function expectAppendSignedByDefault(stack: TestStack): Promise<void> {
-  const appended = await stack.rest('issuer', `${passportPath(active).slice('/issuer'.length)}/events`, {
+  const keyOf = (purpose: string) => (JSON.parse(served('/issuer/keyring').toString('utf8')).keys as Json[]).find((key) => key.purpose === purpose)!.kid as string;
+  const owned = ((await stack.rest('issuer', '/keyring')).body.keys as Json[]).filter((key) => key.operator === 'default' && key.exp === undefined).map((key) => [key.purpose, key.kid]);
+  expect(owned.sort()).toEqual(['carrier', 'credential', 'event'].map((purpose) => [purpose, keyOf(purpose)]));
+  const path = passportPath(active).slice('/issuer'.length);
+  const appended = await stack.rest('issuer', `${path}/events`, {
     as: 'writer',
     body: {
       type: 'ObjectEvent',
@@ -159,16 +172,21 @@ async function expectAppendSignedByDefault(stack: TestStack): Promise<void> {
     },
   });
   expect(appended.status, appended.text).toBe(201);
-  expect(appended.body.event.seq).toBe(3);
-  const keyring = (await stack.rest('issuer', '/keyring')).body.keys as { kid: string; purpose: string; operator?: string; exp?: number }[];
-  const eventKey = keyring.find((key) => key.purpose === 'event' && key.operator === 'default' && key.exp === undefined);
-  expect(appended.body.event.kid).toBe(eventKey?.kid);
+  expect([appended.body.event.seq, appended.body.event.kid]).toEqual([3, keyOf('event')]);
+  const pack = await stack.rest('issuer', `${path}/pack`, { as: 'writer', body: {} });
+  expect(pack.status, pack.text).toBe(201);
+  expect(pack.body.kid).toBe(keyOf('carrier'));
+  expect(await joseVerifiedCredential(stack, active)).toMatch(new RegExp(`#${keyOf('credential')}$`));
   const work = await mkdtemp(join(tmpdir(), 'previous-release-append-'));
   try {
-    await writeFile(join(work, 'keyring.json'), JSON.stringify({ keys: keyring }));
-    await writeFile(join(work, 'log.json'), (await stack.rest('issuer', `${passportPath(active).slice('/issuer'.length)}?include_events=true`)).text);
-    const log = await binCommand('verifier/cli.ts', ['log', join(work, 'log.json'), '--pin', join(work, 'keyring.json')], {});
-    expect(log.code, log.stdout + log.stderr).toBe(0);
+    await writeFile(join(work, 'keyring.json'), served('/issuer/keyring'));
+    await writeFile(join(work, 'log.json'), (await stack.rest('issuer', `${path}?include_events=true`)).text);
+    await writeFile(join(work, 'pack.txt'), pack.body.text);
+    const outcomes = await Promise.all([
+      binCommand('verifier/cli.ts', ['log', join(work, 'log.json'), '--pin', join(work, 'keyring.json')], {}),
+      binCommand('verifier/cli.ts', ['pack', `@${join(work, 'pack.txt')}`, '--pin', join(work, 'keyring.json')], {}),
+    ]);
+    for (const outcome of outcomes) expect(outcome.code, outcome.stdout + outcome.stderr).toBe(0);
   } finally {
     await rm(work, { recursive: true, force: true });
   }
@@ -203,7 +221,7 @@ describe(`a database of the previous release (${PREVIOUS_RELEASE.slice(0, 7)}) u
 
   upgradedDatabase(() => ({ stack, databaseUrl: server.url() }));
 
-  it('takes appends at once, signed by the default operator’s event key', () => expectAppendSignedByDefault(stack));
+  it('takes appends and packs at once, signed by the keys the previous release signed with, now the default operator’s', () => expectAppendSignedByDefault(stack));
 });
 
 describe(`a backup of the previous release (${PREVIOUS_RELEASE.slice(0, 7)}) restored by npm run restore into a fresh data folder`, () => {
@@ -233,7 +251,7 @@ describe(`a backup of the previous release (${PREVIOUS_RELEASE.slice(0, 7)}) res
 
   upgradedDatabase(() => ({ stack, databaseUrl: postgres.url }));
 
-  it('holds appends until an admin acknowledges the restore, then takes them signed by the default operator’s event key', async () => {
+  it('holds appends until an admin acknowledges the restore, then takes them and packs, signed by the keys the previous release signed with, now the default operator’s', async () => {
     expect((await stack.rest('issuer', `${passportPath(active).slice('/issuer'.length)}/events`, { as: 'writer', body: { type: 'ObjectEvent', payload: {} } })).status).toBe(503);
     expect((await stack.rest('issuer', '/admin/restore/acknowledgement', { method: 'POST', as: 'admin' })).status).toBe(200);
     await expectAppendSignedByDefault(stack);
