@@ -70,9 +70,18 @@ function upgradedDatabase(context: () => { stack: TestStack; databaseUrl: string
       { purpose: 'event', operator: 'default' },
       { purpose: 'service', operator: null },
     ]);
-    // The writer's entries of the admin log are the operator's; the admin's the platform's.
-    const log = await sql<{ role: string; operator: string | null }>(databaseUrl, 'SELECT DISTINCT role, operator FROM issuer.admin_log ORDER BY role');
-    expect(log.rows).toEqual([{ role: 'writer', operator: 'default' }]);
+    // In every service's admin log the writer's entries are the operator's, the admin's (the register's seed) the platform's.
+    const log = await sql<{ service: string; role: string; operator: string | null }>(
+      databaseUrl,
+      `${SERVICES.map((service) => `SELECT DISTINCT '${service}' AS service, role, operator FROM ${service}.admin_log`).join(' UNION ')} ORDER BY service, role`,
+    );
+    expect(log.rows).toEqual([
+      { service: 'archive', role: 'writer', operator: 'default' },
+      { service: 'issuer', role: 'writer', operator: 'default' },
+      { service: 'registry', role: 'admin', operator: null },
+      { service: 'registry', role: 'writer', operator: 'default' },
+      { service: 'trust', role: 'writer', operator: 'default' },
+    ]);
     const operators = await sql(databaseUrl, 'SELECT id, status FROM identity.operator');
     expect(operators.rows).toEqual([{ id: 'default', status: 'active' }]);
   });
