@@ -4,7 +4,8 @@
  * backup` and the documented `pg_dump`) upgraded by today's platform, two ways: (1) in place, its
  * pg_dump loaded into a brand-new PostgreSQL and today's platform started on it (the migrations run
  * at the start); (2) its backup restored by today's `npm run restore` into a brand-new data folder.
- * Each then: the operator `default` owns every passport and the issuer's signing keys; every
+ * Each then: the tokens the previous release's first start made still work (its tokens file, or the
+ * one the restore writes); the operator `default` owns every passport and the issuer's signing keys; every
  * passport's read, log, pack, credential and verdict, the archive's snapshot and the registry's and
  * trust service's records answer byte for byte what the previous release served (docs/OPERATORS.md
  * names what changes by design and why); the offline verifier and jose verify them; and a new event
@@ -19,6 +20,7 @@ import { compactVerify, decodeProtectedHeader, importJWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clusterDirectory, startEmbeddedPostgres, type RunningPostgres } from '../../lib/db/embedded-postgres.js';
 import { readKekFile } from '../../lib/keys/kek.js';
+import { loadAccessTokens } from '../../lib/auth/tokens.js';
 import { readBackup } from '../../lib/db/backup-file.js';
 import { migrationsDirectory, readMigrations } from '../../lib/db/migrate.js';
 import { SERVICES } from '../../lib/config/services.js';
@@ -26,7 +28,7 @@ import { binCommand } from '../support/bin-command.js';
 import { sql } from '../support/database.js';
 import { DebianPostgres } from '../support/debian-postgres.js';
 import { freePort } from '../support/free-port.js';
-import { PREVIOUS_RELEASE, PREVIOUS_RELEASE_PUBLIC_URLS, previousRelease, previousReleaseFile } from '../support/previous-release.js';
+import { PREVIOUS_RELEASE, PREVIOUS_RELEASE_PUBLIC_URLS, previousRelease, previousReleaseFile, previousReleaseTokens } from '../support/previous-release.js';
 import { startTestStack, type TestStack } from '../support/stack.js';
 
 const fixture = previousRelease();
@@ -48,8 +50,13 @@ const CHANGED_BY_DESIGN = new Map<string, (before: Json, now: Json) => Json>([
   ...[active, suspended, draft].map((id): [string, (before: Json, now: Json) => Json] => [`${passportPath(id)}/verdict`, (before, now) => ({ ...before, computed_at: now.computed_at })]),
 ]);
 
-/** Starts today's platform on the upgraded database, as the previous release was configured (its public URLs and KEK). */
-const startToday = (databaseUrl: string) => startTestStack({ databaseUrl, kek: readKekFile(previousReleaseFile.kek), env: { ...PREVIOUS_RELEASE_PUBLIC_URLS } });
+/** The tokens the previous release's first start made: its admin is today's platform admin, its writer the operator `default`'s writer. */
+const tokens = previousReleaseTokens();
+const as = (role: keyof typeof tokens) => ({ headers: { authorization: `Bearer ${tokens[role]}` } });
+
+/** Starts today's platform on the upgraded database, as the previous release was configured (its public URLs and KEK) and with the tokens file `tokensEnv` names. */
+const startToday = (databaseUrl: string, tokensEnv: NodeJS.ProcessEnv) =>
+  startTestStack({ databaseUrl, kek: readKekFile(previousReleaseFile.kek), env: { ...PREVIOUS_RELEASE_PUBLIC_URLS }, tokens: loadAccessTokens(tokensEnv) });
 
 async function getBytes(stack: TestStack, path: string): Promise<{ status: number; contentType: string; bytes: Buffer }> {
   const [, service, ...rest] = path.split('/');
@@ -84,6 +91,15 @@ function upgradedDatabase(context: () => { stack: TestStack; databaseUrl: string
     ]);
     const operators = await sql(databaseUrl, 'SELECT id, status FROM identity.operator');
     expect(operators.rows).toEqual([{ id: 'default', status: 'active' }]);
+  });
+
+  it('takes the tokens the previous release made: its admin as the platform admin, its writer as a writer of the operator `default`', async () => {
+    const { stack } = context();
+    const listed = await stack.rest('issuer', '/admin/tokens', as('admin'));
+    expect(listed.status, listed.text).toBe(200);
+    const writer = await stack.rest('issuer', '/admin/tokens', as('writer'));
+    expect([writer.status, writer.body.code]).toEqual([403, 'INSUFFICIENT_ROLE']);
+    expect((await stack.rest('issuer', '/admin/tokens', { headers: { authorization: `Bearer ${tokens.admin}x` } })).status).toBe(401);
   });
 
   it('answers every passport, log, pack, credential, verdict, keyring, snapshot and record byte for byte as the previous release served them, but what changes by design', async () => {
@@ -174,7 +190,7 @@ async function expectAppendSignedByDefault(stack: TestStack): Promise<void> {
   expect(owned.sort()).toEqual(['carrier', 'credential', 'event'].map((purpose) => [purpose, keyOf(purpose)]));
   const path = passportPath(active).slice('/issuer'.length);
   const appended = await stack.rest('issuer', `${path}/events`, {
-    as: 'writer',
+    ...as('writer'),
     body: {
       type: 'ObjectEvent',
       payload: { eventTime: '2026-12-01T00:00:00.000Z', eventTimeZoneOffset: '+00:00', action: 'OBSERVE', bizStep: 'receiving', epcList: ['https://id.gs1.org/01/09520123456788/21/UPG-1'] },
@@ -182,7 +198,7 @@ async function expectAppendSignedByDefault(stack: TestStack): Promise<void> {
   });
   expect(appended.status, appended.text).toBe(201);
   expect([appended.body.event.seq, appended.body.event.kid]).toEqual([3, keyOf('event')]);
-  const pack = await stack.rest('issuer', `${path}/pack`, { as: 'writer', body: {} });
+  const pack = await stack.rest('issuer', `${path}/pack`, { ...as('writer'), body: {} });
   expect(pack.status, pack.text).toBe(201);
   expect(pack.body.kid).toBe(keyOf('carrier'));
   expect(await joseVerifiedCredential(stack, active)).toMatch(new RegExp(`#${keyOf('credential')}$`));
@@ -220,7 +236,8 @@ describe(`a database of the previous release (${PREVIOUS_RELEASE.slice(0, 7)}) u
   beforeAll(async () => {
     server = await DebianPostgres.start('previous-release-in-place');
     await server.client('pg_restore', ['--single-transaction', '--exit-on-error', `--dbname=${server.url()}`, previousReleaseFile.dump]);
-    stack = await startToday(server.url());
+    // Its data folder's tokens file stays where it was.
+    stack = await startToday(server.url(), { PASSPORT_TOKENS_FILE: previousReleaseFile.tokensFile });
   }, 180_000);
 
   afterAll(async () => {
@@ -245,7 +262,8 @@ describe(`a backup of the previous release (${PREVIOUS_RELEASE.slice(0, 7)}) res
     const restored = await binCommand('bin/restore.ts', [previousReleaseFile.backup], { PASSPORT_DATA_DIR: dataDir, PASSPORT_KEK_FILE: previousReleaseFile.kek, EMBEDDED_PG_PORT: String(port) });
     expect(restored.code, restored.stderr).toBe(0);
     postgres = await startEmbeddedPostgres({ dataDir, port });
-    stack = await startToday(postgres.url);
+    // The tokens file the restore wrote from the backup's token hashes.
+    stack = await startToday(postgres.url, { PASSPORT_DATA_DIR: dataDir });
   }, 180_000);
 
   afterAll(async () => {
@@ -261,8 +279,8 @@ describe(`a backup of the previous release (${PREVIOUS_RELEASE.slice(0, 7)}) res
   upgradedDatabase(() => ({ stack, databaseUrl: postgres.url }));
 
   it('holds appends until an admin acknowledges the restore, then takes them and packs, signed by the keys the previous release signed with, now the default operator’s', async () => {
-    expect((await stack.rest('issuer', `${passportPath(active).slice('/issuer'.length)}/events`, { as: 'writer', body: { type: 'ObjectEvent', payload: {} } })).status).toBe(503);
-    expect((await stack.rest('issuer', '/admin/restore/acknowledgement', { method: 'POST', as: 'admin' })).status).toBe(200);
+    expect((await stack.rest('issuer', `${passportPath(active).slice('/issuer'.length)}/events`, { ...as('writer'), body: { type: 'ObjectEvent', payload: {} } })).status).toBe(503);
+    expect((await stack.rest('issuer', '/admin/restore/acknowledgement', { method: 'POST', ...as('admin') })).status).toBe(200);
     await expectAppendSignedByDefault(stack);
   });
 });

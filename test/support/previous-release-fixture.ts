@@ -8,10 +8,10 @@
  *
  *   node --import tsx test/support/previous-release-fixture.ts
  *
- * The key-encryption key and tokens in the fixture are test-only secrets (README.md there).
+ * The key-encryption key and the tokens its first start made are in the fixture: test-only secrets (README.md there).
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -19,11 +19,9 @@ import { gzipSync } from 'node:zlib';
 import { DebianPostgres } from './debian-postgres.js';
 import { processEnv } from './environment.js';
 import { freePort } from './free-port.js';
-import { PREVIOUS_RELEASE, PREVIOUS_RELEASE_FIXTURE, PREVIOUS_RELEASE_PUBLIC_URLS, previousReleaseFile, type Served } from './previous-release.js';
+import { PREVIOUS_RELEASE, PREVIOUS_RELEASE_FIXTURE, PREVIOUS_RELEASE_PUBLIC_URLS, previousReleaseFile, type PreviousReleaseTokens, type Served } from './previous-release.js';
 
 const run = promisify(execFile);
-/** The previous release's configured tokens while the fixture is made: test-only, and nowhere in what it keeps (configured tokens are not stored). */
-const TOKENS = { admin: 'previous-release-admin-token-test-only', writer: 'previous-release-writer-token-test-only' } as const;
 const ROOT = resolve(import.meta.dirname, '../..');
 
 const GTIN = '09520123456788';
@@ -72,8 +70,6 @@ async function main(): Promise<void> {
       DATABASE_URL: database.url(),
       PASSPORT_DATA_DIR: join(work, 'data'),
       PASSPORT_KEK_FILE: previousReleaseFile.kek,
-      PASSPORT_ADMIN_TOKEN: TOKENS.admin,
-      PASSPORT_WRITER_TOKEN: TOKENS.writer,
       METRICS: 'off',
       LOG_LEVEL: 'warn',
       ...Object.fromEntries(Object.entries(ports).map(([name, port]) => [name, String(port)])),
@@ -85,11 +81,20 @@ async function main(): Promise<void> {
     platform = spawn(process.execPath, ['bin/run.mjs', 'bin/start.ts'], { cwd: checkout, env, stdio: ['ignore', 'inherit', 'inherit'] });
     const base = `http://127.0.0.1:${ports.FACADE_PORT}`;
     await until(async () => (await fetch(`${base}/readyz`)).ok);
+    // The tokens its first start made, as an operator finds them when its output is no terminal (README).
+    const tokens = Object.fromEntries(
+      (await readFile(join(work, 'data', 'new-tokens.txt'), 'utf8'))
+        .trim()
+        .split('\n')
+        .map((line) => line.split(/\s+/)),
+    ) as PreviousReleaseTokens;
+    await writeFile(previousReleaseFile.tokens, `${JSON.stringify(tokens, null, 2)}\n`);
+    await copyFile(join(work, 'data', 'tokens.json'), previousReleaseFile.tokensFile);
 
     const served: Record<string, Served> = {};
-    const call = async (path: string, init: { body?: unknown; as?: keyof typeof TOKENS; record?: boolean } = {}) => {
+    const call = async (path: string, init: { body?: unknown; as?: keyof PreviousReleaseTokens; record?: boolean } = {}) => {
       const headers: Record<string, string> = { 'accept-encoding': 'identity' };
-      if (init.as) headers.authorization = `Bearer ${TOKENS[init.as]}`;
+      if (init.as) headers.authorization = `Bearer ${tokens[init.as]}`;
       if (init.body !== undefined) headers['content-type'] = 'application/json';
       const response = await fetch(`${base}${path}`, { method: init.body === undefined ? 'GET' : 'POST', headers, ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }) });
       const bytes = Buffer.from(await response.arrayBuffer());

@@ -41,7 +41,20 @@ export const previousReleaseFile = {
   dump: fixture('previous-release.dump'),
   kek: fixture('test-only.kek'),
   served: fixture('served.json.gz'),
+  /** The secrets of the admin and writer tokens its first start made (test-only). */
+  tokens: fixture('test-only-tokens.json'),
+  /** Its data folder's tokens file: the hashes of those tokens. */
+  tokensFile: fixture('tokens.json'),
 };
+
+export interface PreviousReleaseTokens {
+  admin: string;
+  writer: string;
+}
+
+export function previousReleaseTokens(): PreviousReleaseTokens {
+  return JSON.parse(readFileSync(previousReleaseFile.tokens, 'utf8')) as PreviousReleaseTokens;
+}
 
 export function previousRelease(): PreviousRelease {
   return JSON.parse(gunzipSync(readFileSync(previousReleaseFile.served)).toString('utf8')) as PreviousRelease;
