@@ -5,7 +5,8 @@
  * staging file would be; restored by `bin/restore.ts` into a brand-new embedded cluster (a fresh data
  * folder, whose transaction counter starts low), refused first under another key-encryption key; and,
  * by pg_dump and pg_restore of the server's version, into another server (Debian's PostgreSQL 15,
- * whose client tools match it). On the restored platforms GET /trust/graph lists every node, edge and
+ * whose client tools match it). On the restored platforms the API tokens issued before take effect as
+ * before (a revoked one stays refused), GET /trust/graph lists every node, edge and
  * revocation at once (after pg_restore, as the trust service adopts the rows at its start), and appends
  * wait for an admin to acknowledge the restore (after pg_restore, once `--mark-restored` records it).
  */
@@ -30,18 +31,47 @@ import { newKey } from '../trust/support.js';
 /** Transactions the source database has run before the graph is written: a fresh cluster's counter (about 750 after initdb and a restore) stays far below them. */
 const TRANSACTIONS_BEFORE = 3000;
 
+/** The schemas docs/OPERATIONS.md has pg_dump take: the four services' and the identity store's (its operators and issued API tokens). */
+const DUMPED_SCHEMAS = ['trust', 'registry', 'issuer', 'archive', 'identity'];
+
 /** Links planted for the process ids after the test's own: the backup process gets one of them (the shared machine starts other processes meanwhile). */
 const PLANTED_PIDS = 5000;
 
 const INSPECTION = () => ({ eventTime: new Date().toISOString(), eventTimeZoneOffset: '+00:00', action: 'OBSERVE', bizStep: 'inspecting', epcList: ['https://id.gs1.org/01/09520123456788/21/SN-1'] });
 
-/** What a restored platform is checked against: the graph as GET /trust/graph sent it before the backup, and the passports. */
+/** What a restored platform is checked against: the graph as GET /trust/graph sent it before the backup, the passports, and API tokens issued (one revoked). */
 interface Pinned {
   graph: { nodes: { id: string }[]; edges: unknown[]; revocations: unknown[] };
   passports: { id: string; events: number }[];
+  tokens: { live: string; revoked: string; listed: unknown[] };
 }
 
-/** The drill's data on a platform: the trust graph and three passports of three events each. */
+const bearer = (secret: string) => ({ authorization: `Bearer ${secret}` });
+
+/** Two API tokens the platform admin issues to the operator `default` (identity store, docs/OPERATORS.md), one then revoked, and their list. */
+async function issuedTokens(stack: TestStack): Promise<Pinned['tokens']> {
+  const issue = async (label: string) => {
+    const issued = await stack.rest('issuer', '/admin/tokens', { as: 'admin', body: { operator: 'default', role: 'admin', label } });
+    expect(issued.status, issued.text).toBe(201);
+    return issued.body as { id: string; secret: string };
+  };
+  const live = await issue('drill admin');
+  const revoked = await issue('drill admin, revoked');
+  expect((await stack.rest('issuer', `/admin/tokens/${revoked.id}/revocation`, { method: 'POST', headers: bearer(live.secret) })).status).toBe(200);
+  const listed = await stack.rest('issuer', '/admin/tokens', { headers: bearer(live.secret) });
+  expect(listed.status, listed.text).toBe(200);
+  return { live: live.secret, revoked: revoked.secret, listed: listed.body.tokens };
+}
+
+/** The restored platform takes the issued token and lists the tokens as before; the revoked one stays refused. */
+async function expectIssuedTokens(restored: TestStack, pinned: Pinned): Promise<void> {
+  const listed = await restored.rest('issuer', '/admin/tokens', { headers: bearer(pinned.tokens.live) });
+  expect(listed.status, listed.text).toBe(200);
+  expect(listed.body.tokens).toEqual(pinned.tokens.listed);
+  expect((await restored.rest('issuer', '/admin/tokens', { headers: bearer(pinned.tokens.revoked) })).status).toBe(401);
+}
+
+/** The drill's data on a platform: the trust graph, three passports of three events each, and issued API tokens. */
 async function drillData(stack: TestStack): Promise<Pinned> {
   await drillTrustGraph(stack);
   const rest: RestCaller = (service, path, init) => stack.rest(service, path, init);
@@ -56,7 +86,7 @@ async function drillData(stack: TestStack): Promise<Pinned> {
   expect(edges.filter((edge) => edge.iss.startsWith('drill-'))).toHaveLength(4);
   expect(edges.filter((edge) => !edge.iss.startsWith('drill-')).map((edge) => [edge.iss, edge.sub])).toEqual([['platform', 'operator:default']]);
   expect(graph.body.revocations.length).toBeGreaterThanOrEqual(1);
-  return { graph: graph.body, passports };
+  return { graph: graph.body, passports, tokens: await issuedTokens(stack) };
 }
 
 /** The restored platform as a client meets it: the whole graph at once, the same as before the backup, and the revocations of a node. */
@@ -187,6 +217,8 @@ describe('npm run restore into a fresh data folder', () => {
 
     it('lists a node changed after the restore with its new document', () => expectNodeChangeListed(restored));
 
+    it('takes the API tokens issued before the backup, lists them as before, and still refuses the revoked one', () => expectIssuedTokens(restored, pinned));
+
     it('names the last sequence number of each restored passport, and holds appends (503 RESTORE_UNACKNOWLEDGED) until an admin acknowledges the restore', async () => {
       expect(output).toContain('Appends are held (503 RESTORE_UNACKNOWLEDGED) until an admin acknowledges the restore');
       for (const passport of pinned.passports) expect(output).toContain(`  ${passport.id}  ${passport.events - 1}\n`);
@@ -246,7 +278,7 @@ describe('pg_dump and pg_restore into another server', () => {
     }
     const dump = join(work, 'passport.dump');
     // As docs/OPERATIONS.md writes them.
-    await source.client('pg_dump', ['--format=custom', '--serializable-deferrable', '--schema=trust', '--schema=registry', '--schema=issuer', '--schema=archive', `--file=${dump}`, source.url()]);
+    await source.client('pg_dump', ['--format=custom', '--serializable-deferrable', ...DUMPED_SCHEMAS.map((schema) => `--schema=${schema}`), `--file=${dump}`, source.url()]);
     await target.client('pg_restore', ['--single-transaction', '--exit-on-error', `--dbname=${target.url()}`, dump]);
     restored = await startTestStack({ databaseUrl: target.url() });
   }, 240_000);
@@ -263,6 +295,8 @@ describe('pg_dump and pg_restore into another server', () => {
   });
 
   it('lists a node changed after the restore with its new document', () => expectNodeChangeListed(restored));
+
+  it('takes the API tokens issued before the dump, lists them as before, and still refuses the revoked one', () => expectIssuedTokens(restored, pinnedThere));
 
   it('holds appends once npm run restore -- --mark-restored has recorded the restore, and lists the last sequence numbers', async () => {
     const marked = await binCommand('bin/restore.ts', ['--mark-restored'], { DATABASE_URL: target.url() });

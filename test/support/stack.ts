@@ -81,6 +81,8 @@ export interface TestStackOptions {
   databaseUrl?: string;
   env?: NodeJS.ProcessEnv;
   kek?: KeyEncryptionKeys;
+  /** The configured tokens (a tokens file's, loaded); TOKENS' by default. */
+  tokens?: AccessTokens;
 }
 
 export function startTestStack(options: TestStackOptions = {}): Promise<TestStack> {
@@ -124,7 +126,8 @@ async function openTestStack(options: TestStackOptions, stopped: () => void): Pr
     ...loadRuntimeConfig({ ...LOOPBACK_PORTS_AT_LISTEN, ...options.env }),
     databaseUrl,
   };
-  let stack = await startStack({ config, tokens: testAccessTokens(), kek });
+  const tokens = options.tokens ?? testAccessTokens();
+  let stack = await startStack({ config, tokens, kek });
   const handle: TestStack = {
     get stack() {
       return stack;
@@ -159,7 +162,7 @@ async function openTestStack(options: TestStackOptions, stopped: () => void): Pr
     },
     async restart() {
       await stack.stop();
-      stack = await startStack({ config, tokens: testAccessTokens(), kek });
+      stack = await startStack({ config, tokens, kek });
     },
     stop: () => {
       stopped();
