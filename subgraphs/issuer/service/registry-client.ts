@@ -12,10 +12,8 @@ export interface ValidationError {
   keyword?: string;
 }
 
-export type TypeRefCheck =
-  | { ok: true; model: { id: string; version: number; status: string } }
-  | { ok: false; reason: 'UNKNOWN_MODEL' }
-  | { ok: false; reason: 'INVALID_CONFIG_VECTOR'; errors: ValidationError[] };
+/** A config vector's validation against a model version: valid, or every error. */
+export type ConfigVectorCheck = { ok: true } | { ok: false; errors: ValidationError[] };
 
 export const MODEL_QUERY = `query IssuerTypeRef($id: ID!, $version: Int) {
   registryModel(id: $id, version: $version) { id version kind status }
@@ -28,25 +26,31 @@ export const VALIDATE_QUERY = `query IssuerValidateConfigVector($id: ID!, $versi
 export class RegistryClient {
   constructor(private readonly gateway: GatewayClient) {}
 
-  /** Looks the model up, then validates the config vector against that very version. */
-  async checkTypeRef(typeRef: { id: string; version: number }, configVector: object): Promise<TypeRefCheck> {
+  /**
+   * Whether a type ref names a model at that very version. Asked once per model version of a
+   * creation, however many passports it creates.
+   */
+  async hasModel(typeRef: { id: string; version: number }): Promise<boolean> {
     let found: { registryModel: { id: string; version: number; kind: string; status: string } | null };
     try {
       found = await this.#ask(MODEL_QUERY, { id: typeRef.id, version: typeRef.version });
     } catch (error) {
       // An id the registry refuses to look up (outside its syntax) names no model either.
-      if (error instanceof ProblemError && (error.problem.status === 400 || error.problem.status === 404)) return { ok: false, reason: 'UNKNOWN_MODEL' };
+      if (error instanceof ProblemError && (error.problem.status === 400 || error.problem.status === 404)) return false;
       throw error;
     }
-    const model = found.registryModel;
-    if (!model || model.version !== typeRef.version) return { ok: false, reason: 'UNKNOWN_MODEL' };
+    return found.registryModel?.version === typeRef.version;
+  }
+
+  /** Validates a config vector against a model version the registry has (hasModel). */
+  async validateConfigVector(typeRef: { id: string; version: number }, configVector: object): Promise<ConfigVectorCheck> {
     const validated = await this.#ask<{ registryValidateDocument: { valid?: unknown; errors?: unknown } }>(VALIDATE_QUERY, {
       id: typeRef.id,
       version: typeRef.version,
       document: configVector,
     });
     const answer = validated.registryValidateDocument;
-    if (answer.valid === true) return { ok: true, model: { id: model.id, version: model.version, status: model.status } };
+    if (answer.valid === true) return { ok: true };
     const errors = Array.isArray(answer.errors)
       ? answer.errors.map((error: { pointer?: unknown; message?: unknown; keyword?: unknown }) => ({
           pointer: String(error.pointer ?? ''),
@@ -54,7 +58,7 @@ export class RegistryClient {
           ...(typeof error.keyword === 'string' ? { keyword: error.keyword } : {}),
         }))
       : [];
-    return { ok: false, reason: 'INVALID_CONFIG_VECTOR', errors };
+    return { ok: false, errors };
   }
 
   /** A registry that cannot answer makes creation impossible for now: 503, never a masked 500. */
