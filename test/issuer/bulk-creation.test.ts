@@ -100,6 +100,22 @@ describe('POST /issuer/passports/batch', () => {
     expect(invalid.body.items[0].errors[0]).toMatchObject({ pointer: '/chemistry' });
   });
 
+  it('races a single creation of one of its identities: exactly one of the two has it, and a refused batch leaves nothing', async () => {
+    for (let round = 0; round < 3; round += 1) {
+      const items = Array.from({ length: 200 }, () => item());
+      const before = await lineCount();
+      const [bulk, single] = await Promise.all([batch(items), platform.rest('issuer', '/passports', { body: items[150], as: 'writer' })]);
+      if (bulk.status === 201) {
+        expect([single.status, single.body.code]).toEqual([409, 'LIVE_PASSPORT_EXISTS']);
+        expect(await lineCount()).toBe(before + 200);
+      } else {
+        expect([bulk.status, bulk.body.code, bulk.body.items.map((entry: any) => [entry.index, entry.code])]).toEqual([409, 'BATCH_REFUSED', [[150, 'LIVE_PASSPORT_EXISTS']]]);
+        expect(bulk.body.items[0].passport_id).toBe(single.body.passport_id);
+        expect([single.status, await lineCount()]).toEqual([201, before + 1]);
+      }
+    }
+  });
+
   it('refuses more than 1,000, or none, with a problem naming the limit', async () => {
     const before = await lineCount();
     const over = await batch(Array.from({ length: 1001 }, () => item()));
