@@ -34,7 +34,7 @@ const WEIGHTS = {
   credential: 50,
   /** A passport read alone (not batched with the others of a request). */
   lonePassport: 5,
-  /** Creating a passport in a batch: its checks, the signature of its empty log's head, its row (docs/benchmarks/onboarding.md). */
+  /** Creating a passport in a batch: its checks, the signature of its empty log's head, its row; measured about 0.6 ms of CPU, platform and PostgreSQL (docs/benchmarks/onboarding.md). */
   creation: 100,
 } as const;
 
