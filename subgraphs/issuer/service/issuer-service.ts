@@ -6,7 +6,6 @@
  */
 import type { DomainMetrics } from '../../../lib/ops/metrics.js';
 import { randomUUID } from 'node:crypto';
-import { canonicalize } from '../../../lib/crypto/index.js';
 import DataLoader from 'dataloader';
 import type { KeyStore } from '../../../lib/keys/key-store.js';
 import { badRequest, notFound, ProblemError, refusing, unprocessable } from '../../../lib/problem.js';
@@ -240,10 +239,10 @@ export class IssuerService {
 
   /**
    * The one way passports are created. Each item is judged in process first (identity, type ref,
-   * characters, capability class), then against its profile and the registry, asked once per model
-   * version and once per distinct config vector of it (a product line shares one), at most
-   * REGISTRY_CONCURRENCY questions at a time; an item refused at one step is not asked about at the
-   * next. Then one signer signs each empty log's head and one transaction writes them all.
+   * characters, capability class), then against its profile and its model, each asked once per
+   * model version, and its config vector checked in process against that model's schema; an item
+   * refused at one step is not judged at the next. Then one signer signs each empty log's head and
+   * one transaction writes them all.
    */
   async #create(inputs: readonly CreatePassportInput[], creator: Pick<Principal, 'operator'>): Promise<{ rows: PassportRow[] } | { refused: ItemRefusal[] }> {
     const operator = actingOperator(creator);
@@ -280,11 +279,7 @@ export class IssuerService {
     }
 
     const profileOf = askedOnce((typeRef: TypeRef) => this.profiles.profileFor(typeRef.id, typeRef.version), modelVersion);
-    const hasModel = askedOnce((typeRef: TypeRef) => this.registry.hasModel(typeRef), modelVersion);
-    const validation = askedOnce(
-      ({ typeRef, configVector }: { typeRef: TypeRef; configVector: object }) => this.registry.validateConfigVector(typeRef, configVector),
-      ({ typeRef, configVector }) => `${modelVersion(typeRef)} ${canonicalize(configVector)}`,
-    );
+    const modelOf = askedOnce((typeRef: TypeRef) => this.registry.model(typeRef), modelVersion);
     const accepted: typeof judged = [];
     await eachAtMost(REGISTRY_CONCURRENCY, judged, async (item) => {
       const { input } = item;
@@ -298,10 +293,11 @@ export class IssuerService {
             { profile_id: profile.id, capability_classes: profile.capabilityClasses, capability_class: capabilityClass },
           );
         }
-        if (!(await hasModel(input.typeRef))) {
+        const model = await modelOf(input.typeRef);
+        if (!model) {
           throw unprocessable('UNKNOWN_TYPE_REF', `the registry has no model ${input.typeRef.id} at version ${input.typeRef.version}`, { type_ref: input.typeRef });
         }
-        const check = await validation({ typeRef: input.typeRef, configVector: input.configVector });
+        const check = model(input.configVector);
         if (!check.ok) {
           throw unprocessable('INVALID_CONFIG_VECTOR', `the config vector does not validate against model ${input.typeRef.id} v${input.typeRef.version}`, { errors: check.errors });
         }
