@@ -100,6 +100,21 @@ describe('POST /issuer/passports/batch', () => {
     expect(invalid.body.items[0].errors[0]).toMatchObject({ pointer: '/chemistry' });
   });
 
+  it('asks the registry once per model version, however many config vectors: each is checked in process', async () => {
+    /** Operations the gateway answered under a name, from the platform's metrics. */
+    const answered = async (name: string) => {
+      const exposition = await (await fetch(platform.stack.metrics.url)).text();
+      const counts = exposition
+        .split('\n')
+        .filter((line) => line.startsWith('graphql_server_operation_duration_seconds_count{') && line.includes('server="gateway"') && line.includes(`graphql_operation_name="${name}"`));
+      return counts.reduce((sum, line) => sum + Number(line.split(' ').at(-1)), 0);
+    };
+    const before = [await answered('IssuerTypeRef'), await answered('IssuerValidateConfigVector')];
+    const response = await batch(Array.from({ length: 50 }, (_, i) => item({ config_vector: { chemistry: 'NMC', capacity_kwh: i + 1 } })));
+    expect(response.status, response.text.slice(0, 300)).toBe(201);
+    expect([await answered('IssuerTypeRef'), await answered('IssuerValidateConfigVector')]).toEqual([before[0]! + 1, before[1]]);
+  });
+
   it('races a single creation of one of its identities: exactly one of the two has it, and a refused batch leaves nothing', async () => {
     for (let round = 0; round < 3; round += 1) {
       const items = Array.from({ length: 200 }, () => item());
