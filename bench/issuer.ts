@@ -69,20 +69,22 @@ async function newPassport(capabilityClass = 'identify'): Promise<string> {
   const identity = `https://id.gs1.org/01/09520123456788/21/B-${serial}`;
   const now = new Date();
   await passports.create(
-    {
-      id,
-      operator: 'default',
-      identity,
-      digitalLink: identity,
-      granularity: 'item',
-      typeRef: { id: 'bench-battery', version: 1 },
-      configVector: { chemistry: 'LFP', capacity_kwh: 75 },
-      capabilityClass,
-      profileId: null,
-      claims: {},
-      status: 'draft',
-      core: { passport_id: id, identity: { uri: identity }, type_ref: { id: 'bench-battery', version: 1 }, capability_class: capabilityClass, claims: {}, created_at: now.toISOString() },
-    },
+    [
+      {
+        id,
+        operator: 'default',
+        identity,
+        digitalLink: identity,
+        granularity: 'item',
+        typeRef: { id: 'bench-battery', version: 1 },
+        configVector: { chemistry: 'LFP', capacity_kwh: 75 },
+        capabilityClass,
+        profileId: null,
+        claims: {},
+        status: 'draft',
+        core: { passport_id: id, identity: { uri: identity }, type_ref: { id: 'bench-battery', version: 1 }, capability_class: capabilityClass, claims: {}, created_at: now.toISOString() },
+      },
+    ],
     keys.signer('event'),
     now,
   );

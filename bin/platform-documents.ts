@@ -24,7 +24,7 @@ import * as registryOperations from '../rest-facade/routes/registry/operations.j
 import * as trustOperations from '../rest-facade/routes/trust/operations.js';
 import { VERIFY_PAGE_QUERIES } from '../rest-facade/verify-page.js';
 import { GATHER_QUERY } from '../subgraphs/archive/service/gather.js';
-import { MODEL_QUERY, VALIDATE_QUERY } from '../subgraphs/issuer/service/registry-client.js';
+import { MODEL_QUERY } from '../subgraphs/issuer/service/registry-client.js';
 import { KEY_STANDINGS_QUERY } from '../subgraphs/issuer/service/trust-client.js';
 import { KEYRINGS } from '../subgraphs/trust/service/platform-keys.js';
 
@@ -47,7 +47,6 @@ export function platformDocuments(): Record<string, string> {
     ...VERIFY_PAGE_QUERIES,
     GATHER_QUERY,
     MODEL_QUERY,
-    VALIDATE_QUERY,
     KEY_STANDINGS_QUERY,
     KEYRINGS,
     PLACE_PLATFORM_KEYS,

@@ -17,25 +17,40 @@ export function passportNotFound(): RequestProblem {
 
 export const passportUrl = (context: RouteContext, id: string) => `${context.baseUrl}/passports/${encodeURIComponent(id)}`;
 
-/** POST /passports: the passport to create. */
-export function creationVariables({ body }: RouteRequest) {
+/** A passport to create as GraphQL's CreatePassportInput. */
+function creationInput(body: unknown) {
   const input = object(body);
   const typeRef = input.type_ref;
   return {
-    input: {
-      identity: input.identity,
-      granularity: input.granularity,
-      // Anything but an object goes to GraphQL as it is, which refuses it with a 400.
-      typeRef: typeRef !== null && typeof typeRef === 'object' && !Array.isArray(typeRef) ? { id: object(typeRef).id, version: object(typeRef).version } : typeRef,
-      configVector: input.config_vector,
-      capabilityClass: input.capability_class,
-    },
+    identity: input.identity,
+    granularity: input.granularity,
+    // Anything but an object goes to GraphQL as it is, which refuses it with a 400.
+    typeRef: typeRef !== null && typeof typeRef === 'object' && !Array.isArray(typeRef) ? { id: object(typeRef).id, version: object(typeRef).version } : typeRef,
+    configVector: input.config_vector,
+    capabilityClass: input.capability_class,
   };
+}
+
+/** POST /passports: the passport to create. */
+export function creationVariables({ body }: RouteRequest) {
+  return { input: creationInput(body) };
+}
+
+/** POST /passports/batch: the passports to create, in order. */
+export function batchCreationVariables({ body }: RouteRequest) {
+  const passports = object(body).passports;
+  return { inputs: Array.isArray(passports) ? passports.map(creationInput) : passports };
 }
 
 /** The one-live-passport refusal names the live passport; its URL is the facade's to write. */
 export function withLivePassportUrl(details: Problem, context: RouteContext): Problem {
   return details.code === 'LIVE_PASSPORT_EXISTS' && typeof details.passport_id === 'string' ? { ...details, passport_url: passportUrl(context, details.passport_id) } : details;
+}
+
+/** A refused batch names, for each item the one-live-passport rule refused, the live passport's URL. */
+export function withLivePassportUrls(details: Problem, context: RouteContext): Problem {
+  if (details.code !== 'BATCH_REFUSED' || !Array.isArray(details.items)) return details;
+  return { ...details, items: (details.items as Problem[]).map((item) => withLivePassportUrl(item, context)) };
 }
 
 /** GET /passports/{id}: the passport, at an instant with `at`, with its events and proof when asked. */

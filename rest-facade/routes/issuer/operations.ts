@@ -4,6 +4,8 @@ const PASSPORT_FIELDS = `passport_id: id status core manifest log_head: logHead 
 
 export const CREATE_PASSPORT = `mutation CreatePassport($input: CreatePassportInput!) { passport: createPassport(input: $input) { ${PASSPORT_FIELDS} } }`;
 
+export const CREATE_PASSPORTS = `mutation CreatePassports($inputs: [CreatePassportInput!]!) { passports: createPassports(inputs: $inputs) { ${PASSPORT_FIELDS} } }`;
+
 export const PASSPORT = `query Passport($id: ID!, $withEvents: Boolean!, $at: String, $asOf: Boolean!, $withProof: Boolean!) {
   passport(id: $id, at: $at) {
     ${PASSPORT_FIELDS} events @include(if: $withEvents)

@@ -1,4 +1,5 @@
 /** The issuer's paths (spec §4, issuer table) beyond the common ones: passports, their logs, packs and verdicts, and administration. */
+import { MAX_PASSPORTS_PER_CREATION } from '../../../lib/formats/issuer/index.js';
 import type { Route } from '../../route-table.js';
 import { location } from '../../schemas.js';
 import { credentialRoutes } from '../credentials/routes.js';
@@ -7,6 +8,7 @@ import { operatorRoutes } from '../operators/routes.js';
 import { tokenRoutes } from '../tokens/routes.js';
 import {
   applicabilityVariables,
+  batchCreationVariables,
   creationVariables,
   eventStreamVariables,
   eventVariables,
@@ -18,6 +20,7 @@ import {
   profileVariables,
   upserted,
   withLivePassportUrl,
+  withLivePassportUrls,
 } from './mappers.js';
 import * as operations from './operations.js';
 import * as schemas from './schemas.js';
@@ -36,6 +39,19 @@ export const issuerRoutes: Route[] = [
     result: (data, context) => ({ status: 201, headers: { location: passportUrl(context, data.passport.passport_id) }, body: { ...data.passport, log: [] } }),
     problem: withLivePassportUrl,
     responses: { 201: { headers: location('The passport.'), description: 'The passport, with its empty log and the signed head of that log.', ...schemas.newPassport } },
+    problems: [401, 409, 422, 503],
+  },
+  {
+    method: 'POST',
+    path: '/passports/batch',
+    summary: `Creates up to ${MAX_PASSPORTS_PER_CREATION} passports, each as POST /passports does, all or none: any refused item (or two naming one identity) refuses the whole request with one BATCH_REFUSED problem naming each refused item by its index; answers them in the order given`,
+    role: 'writer',
+    body: schemas.passportBatchBody,
+    operation: operations.CREATE_PASSPORTS,
+    variables: batchCreationVariables,
+    result: (data) => ({ status: 201, body: { passports: data.passports.map((passport: Record<string, unknown>) => ({ ...passport, log: [] })) } }),
+    problem: withLivePassportUrls,
+    responses: { 201: { description: 'The passports, in the order of the request, each with its empty log and the signed head of that log.', ...schemas.newPassports } },
     problems: [401, 409, 422, 503],
   },
   {

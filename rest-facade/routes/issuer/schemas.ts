@@ -1,5 +1,16 @@
 /** The JSON Schemas of the issuer's passport and admin request bodies and answers, each answer with its example. */
-import { ATTESTED, CAPABILITY_CLASSES, CHECK_OUTCOMES, EVENT_TYPES, GRANULARITIES, IDENTITY_SCHEMES, PASSPORT_STATUSES, VERDICT_CHECKS, VERDICT_OUTCOMES } from '../../../lib/formats/issuer/index.js';
+import {
+  ATTESTED,
+  CAPABILITY_CLASSES,
+  MAX_PASSPORTS_PER_CREATION,
+  CHECK_OUTCOMES,
+  EVENT_TYPES,
+  GRANULARITIES,
+  IDENTITY_SCHEMES,
+  PASSPORT_STATUSES,
+  VERDICT_CHECKS,
+  VERDICT_OUTCOMES,
+} from '../../../lib/formats/issuer/index.js';
 import type { JsonSchema } from '../../route-table.js';
 import { answer, closed, dateTime, detachedJws, EXAMPLE_KID, EXAMPLE_SIGNATURE, EXAMPLE_TIME, freeObject, hex256, nullableDateTime, signed, thumbprint } from '../../schemas.js';
 
@@ -146,6 +157,9 @@ const EVENT_EXAMPLE = {
 const LOG_HEAD_EXAMPLE = { passport_id: PASSPORT_ID, size: 1, root_hash: ROOT_HASH, timestamp: EXAMPLE_TIME, signature: EXAMPLE_SIGNATURE };
 
 export const newPassport = answer(passportSchema, PASSPORT_EXAMPLE);
+export const newPassports = answer(closed({ passports: { type: 'array', items: passportSchema, description: 'The passports created, in the order of the request.' } }), {
+  passports: [PASSPORT_EXAMPLE],
+});
 export const passport = answer(passportReadSchema, { ...PASSPORT_EXAMPLE, status: 'active', log_head: LOG_HEAD_EXAMPLE, log_size: 1, log: [EVENT_EXAMPLE] });
 
 export const passportBody: JsonSchema = {
@@ -161,6 +175,20 @@ export const passportBody: JsonSchema = {
     },
     config_vector: { type: 'object', additionalProperties: true, description: 'Validated against the registry model; returned as the manifest.' },
     capability_class: { enum: CAPABILITY_CLASSES, description: "Defaults to the applicable profile's default, else identify." },
+  },
+};
+
+export const passportBatchBody: JsonSchema = {
+  type: 'object',
+  required: ['passports'],
+  properties: {
+    passports: {
+      type: 'array',
+      minItems: 1,
+      maxItems: MAX_PASSPORTS_PER_CREATION,
+      items: passportBody,
+      description: `1 to ${MAX_PASSPORTS_PER_CREATION} passports, each as POST /passports takes it, each of a different identity; created all or none, within BODY_LIMIT_BYTES.`,
+    },
   },
 };
 

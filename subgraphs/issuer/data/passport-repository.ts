@@ -82,6 +82,39 @@ const SUMMARY_COLUMNS = {
 
 export type PassportSummaryRow = Pick<PassportRow, keyof typeof SUMMARY_COLUMNS>;
 
+/** Every column of a passport row, named as PassportRow names it, for statements written in SQL. */
+const PASSPORT_COLUMNS = Prisma.raw(
+  Object.entries({
+    id: 'id',
+    operator: 'operator',
+    identity: 'identity',
+    digitalLink: 'digital_link',
+    granularity: 'granularity',
+    typeRefId: 'type_ref_id',
+    typeRefVersion: 'type_ref_version',
+    configVector: 'config_vector',
+    capabilityClass: 'capability_class',
+    profileId: 'profile_id',
+    claims: 'claims',
+    status: 'status',
+    core: 'core',
+    logSize: 'log_size',
+    frontier: 'frontier',
+    lastEvent: 'last_event',
+    logHead: 'log_head',
+    emptyLogHead: 'empty_log_head',
+    latestPack: 'latest_pack',
+    latestPackAt: 'latest_pack_at',
+    statusIndex: 'status_index',
+    createdAt: 'created_at',
+    updatedAt: 'updated_at',
+    predecessorId: 'predecessor_id',
+    liveBeforeRule: 'live_before_rule',
+  } satisfies Record<keyof PassportRow, string>)
+    .map(([field, column]) => `${column} AS "${field}"`)
+    .join(', '),
+);
+
 /** The feed of a passport's events (lib/db/change-feed.ts): keyed by passport id, the cursor is the event's. */
 export const PASSPORT_EVENTS_FEED = 'passport-events';
 
@@ -93,14 +126,16 @@ export interface StoredEventRow {
   canonical: string;
 }
 
-/** A creation refused by the one-live-passport rule: the identity's live passport. */
+/** A creation refused by the one-live-passport rule: the live passport of each identity that has one, by its position among the passports to create. */
 export class LivePassportExists extends Error {
-  constructor(readonly live: { id: string; status: string }) {
-    super(`passport ${live.id} is live`);
+  constructor(readonly live: ReadonlyMap<number, { id: string; status: string }>) {
+    super(`passports ${[...live.values()].map((passport) => passport.id).join(', ')} are live`);
   }
 }
 
-const isUniqueViolation = (error: unknown) => error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002';
+/** A unique index refused a statement written in SQL (Prisma's P2010, the driver's 23505). */
+const isUniqueViolation = (error: unknown) =>
+  error instanceof Prisma.PrismaClientKnownRequestError && (error.meta?.driverAdapterError as { cause?: { originalCode?: string } } | undefined)?.cause?.originalCode === '23505';
 
 /** Newest first; the id breaks a tie of creation times. */
 const NEWEST_FIRST = [{ createdAt: 'desc' }, { id: 'desc' }] as const satisfies Prisma.PassportOrderByWithRelationInput[];
@@ -196,14 +231,14 @@ export class PassportRepository {
     this.changeChannel = changeChannel(schema);
   }
 
-  /** Makes the lists of every purpose that a new status index falls in, all clear, unless they exist. */
-  async #ensureStatusLists(tx: Prisma.TransactionClient, statusIndex: number, now: Date): Promise<void> {
-    const { list } = statusPosition(statusIndex);
+  /** Makes the lists of every purpose that new status indexes fall in, all clear, unless they exist. */
+  async #ensureStatusLists(tx: Prisma.TransactionClient, statusIndexes: readonly number[], now: Date): Promise<void> {
+    const lists = [...new Set(statusIndexes.map((index) => statusPosition(index).list))];
     await tx.$executeRaw(Prisma.sql`
       INSERT INTO ${this.#statusLists} (purpose, list, bits, updated_at)
-      SELECT purpose, ${list}, decode(repeat('00', ${STATUS_LIST_BYTES}), 'hex'), ${now.toISOString()}::timestamptz
-      FROM unnest(${[...STATUS_PURPOSES]}::text[]) AS purpose
-      WHERE NOT EXISTS (SELECT 1 FROM ${this.#statusLists} WHERE list = ${list} AND purpose = 'revocation')
+      SELECT purpose, l.list, decode(repeat('00', ${STATUS_LIST_BYTES}), 'hex'), ${now.toISOString()}::timestamptz
+      FROM unnest(${[...STATUS_PURPOSES]}::text[]) AS purpose CROSS JOIN unnest(${lists}::int[]) AS l(list)
+      WHERE NOT EXISTS (SELECT 1 FROM ${this.#statusLists} s WHERE s.list = l.list AND s.purpose = 'revocation')
       ON CONFLICT DO NOTHING`);
   }
 
@@ -232,55 +267,66 @@ export class PassportRepository {
   }
 
   /**
-   * Creates the passport with an empty log and the signed head of that empty log, under the
-   * one-live-passport rule: refused (LivePassportExists) while the identity has a live passport;
-   * otherwise the identity's newest passport, revoked or at end of life, becomes its predecessor. The
-   * partial unique index decides a race: of two creations at once, the second to commit fails on
-   * it (or on the predecessor's one successor), and is answered with the passport that won.
+   * Creates passports, each with an empty log and the signed head of that empty log, all or none, in
+   * one transaction of three statements whatever their number: the newest passport of each identity,
+   * one multi-row insert, the status lists their indexes fall in. The one-live-passport rule holds
+   * for each: refused (LivePassportExists, naming every identity that has a live passport) while an
+   * identity has one; otherwise the identity's newest passport, revoked or at end of life, becomes
+   * its predecessor. The identities must be distinct. The partial unique index decides a race: of two
+   * creations at once, the second to commit fails on it (or on the predecessor's one successor), and
+   * is answered with the passports that won. Returns the rows in the order given.
    */
-  async create(passport: NewPassport, headSigner: Signer, now: Date): Promise<PassportRow> {
-    const head = signLogHead(passport.id, EMPTY_FRONTIER, headSigner, now);
-    const identity = { digitalLink: passport.digitalLink, granularity: passport.granularity };
+  async create(passports: readonly NewPassport[], headSigner: Signer, now: Date): Promise<PassportRow[]> {
+    const heads = passports.map((passport) => signLogHead(passport.id, EMPTY_FRONTIER, headSigner, now));
+    const column = <T>(value: (passport: NewPassport, position: number) => T) => passports.map(value);
     try {
-      return await this.prisma.$transaction(async (tx) => {
-        const newest = await tx.passport.findFirst({ where: { ...identity, liveBeforeRule: false }, orderBy: [...NEWEST_FIRST], select: { id: true, status: true } });
-        if (newest && LIVE_STATUSES.includes(newest.status as PassportStatus)) throw new LivePassportExists(newest);
-        const created = await tx.passport.create({
-          data: {
-            id: passport.id,
-            operator: passport.operator,
-            identity: passport.identity,
-            digitalLink: passport.digitalLink,
-            granularity: passport.granularity,
-            typeRefId: passport.typeRef.id,
-            typeRefVersion: passport.typeRef.version,
-            configVector: passport.configVector as Prisma.InputJsonObject,
-            capabilityClass: passport.capabilityClass,
-            profileId: passport.profileId,
-            claims: passport.claims as Prisma.InputJsonObject,
-            status: passport.status,
-            core: passport.core as Prisma.InputJsonObject,
-            logSize: 0,
-            frontier: [],
-            lastEvent: null,
-            logHead: head as unknown as Prisma.InputJsonObject,
-            emptyLogHead: head as unknown as Prisma.InputJsonObject,
-            predecessorId: newest?.id ?? null,
-            createdAt: now,
-            updatedAt: now,
-          },
-        });
-        await this.#ensureStatusLists(tx, created.statusIndex, now);
-        await recordInTransaction(tx);
-        return created;
-      });
+      return await this.prisma.$transaction(
+        async (tx) => {
+          const newest = await this.#newestOf(tx, passports);
+          const live = new Map([...newest].filter(([, passport]) => LIVE_STATUSES.includes(passport.status as PassportStatus)));
+          if (live.size > 0) throw new LivePassportExists(live);
+          // One statement over arrays, one per column: Prisma's createManyAndReturn took a second for 1,000 rows (docs/benchmarks/onboarding.md).
+          const created = await tx.$queryRaw<PassportRow[]>(Prisma.sql`
+            INSERT INTO ${this.#table} (id, operator, identity, digital_link, granularity, type_ref_id, type_ref_version, config_vector, capability_class, profile_id,
+                                        claims, status, core, log_size, frontier, last_event, log_head, empty_log_head, predecessor_id, created_at, updated_at)
+            SELECT id, operator, identity, digital_link, granularity, type_ref_id, type_ref_version, config_vector, capability_class, profile_id,
+                   claims, status, core, 0, '{}', NULL, log_head, log_head, predecessor_id, ${now.toISOString()}::timestamptz, ${now.toISOString()}::timestamptz
+            FROM unnest(${column((passport) => passport.id)}::text[], ${column((passport) => passport.operator)}::text[], ${column((passport) => passport.identity)}::text[],
+                        ${column((passport) => passport.digitalLink)}::text[], ${column((passport) => passport.granularity)}::text[], ${column((passport) => passport.typeRef.id)}::text[],
+                        ${column((passport) => passport.typeRef.version)}::int[], ${column((passport) => JSON.stringify(passport.configVector))}::jsonb[],
+                        ${column((passport) => passport.capabilityClass)}::text[], ${column((passport) => passport.profileId)}::text[], ${column((passport) => JSON.stringify(passport.claims))}::jsonb[],
+                        ${column((passport) => passport.status)}::text[], ${column((passport) => JSON.stringify(passport.core))}::jsonb[], ${heads.map((head) => JSON.stringify(head))}::jsonb[],
+                        ${column((_, position) => newest.get(position)?.id ?? null)}::text[])
+              AS n(id, operator, identity, digital_link, granularity, type_ref_id, type_ref_version, config_vector, capability_class, profile_id, claims, status, core, log_head, predecessor_id)
+            RETURNING ${PASSPORT_COLUMNS}`);
+          await this.#ensureStatusLists(
+            tx,
+            created.map((row) => row.statusIndex),
+            now,
+          );
+          await recordInTransaction(tx);
+          const byId = new Map(created.map((row) => [row.id, row]));
+          return passports.map((passport) => byId.get(passport.id)!);
+        },
+        { timeout: 30_000 },
+      );
     } catch (error) {
       if (!isUniqueViolation(error)) throw error;
-      const [live] = await this.ofIdentity(passport.digitalLink, passport.granularity);
-      // The winner of the race is live unless it was ended in the meantime: the client may try again.
-      if (live && LIVE_STATUSES.includes(live.status as PassportStatus)) throw new LivePassportExists(live);
+      // The winners of the race are live unless they were ended in the meantime: the client may try again.
+      const live = new Map([...(await this.#newestOf(this.prisma, passports))].filter(([, passport]) => LIVE_STATUSES.includes(passport.status as PassportStatus)));
+      if (live.size > 0) throw new LivePassportExists(live);
       throw error;
     }
+  }
+
+  /** The newest passport (rule-counted) of each passport's identity that has one, by the passport's position: one statement. */
+  async #newestOf(client: Pick<PrismaClient, '$queryRaw'>, passports: readonly NewPassport[]): Promise<Map<number, { id: string; status: string }>> {
+    const rows = await client.$queryRaw<{ i: bigint; id: string; status: string }[]>(Prisma.sql`
+      SELECT DISTINCT ON (q.i) q.i, p.id, p.status
+      FROM unnest(${passports.map((passport) => passport.digitalLink)}::text[], ${passports.map((passport) => passport.granularity)}::text[]) WITH ORDINALITY AS q(digital_link, granularity, i)
+      JOIN ${this.#table} p ON p.digital_link = q.digital_link AND p.granularity = q.granularity AND NOT p.live_before_rule
+      ORDER BY q.i, p.created_at DESC, p.id DESC`);
+    return new Map(rows.map((row) => [Number(row.i) - 1, { id: row.id, status: row.status }]));
   }
 
   /**

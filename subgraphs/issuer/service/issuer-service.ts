@@ -10,8 +10,8 @@ import DataLoader from 'dataloader';
 import type { KeyStore } from '../../../lib/keys/key-store.js';
 import { badRequest, notFound, ProblemError, refusing, unprocessable } from '../../../lib/problem.js';
 import { INSTANT_EXPECTED, isRfc3339Instant, parseInstant } from '../../../lib/time.js';
-import type { PassportRepository, PassportRow, PassportSummaryRow, StoredEventRow } from '../data/passport-repository.js';
-import type { ProfileRepository } from '../data/profile-repository.js';
+import { LivePassportExists, type NewPassport, type PassportRepository, type PassportRow, type PassportSummaryRow, type StoredEventRow } from '../data/passport-repository.js';
+import type { ProfileRecord, ProfileRepository } from '../data/profile-repository.js';
 import {
   assembleVerdict,
   buildPackClaims,
@@ -44,12 +44,13 @@ import {
   type PassportStatus,
   type PassportVerdict,
   type SignedLogHead,
+  MAX_PASSPORTS_PER_CREATION,
 } from '../domain/index.js';
 import type { PublicUrls } from '../../../lib/config/public-urls.js';
 import { actingOperator, DEFAULT_OPERATOR } from '../../../lib/auth/operators.js';
 import type { Principal } from '../../../lib/auth/tokens.js';
 import type { OperatorSigning } from './operator-signing.js';
-import { heldByRestoreProblem, issuerProblem, livePassportProblem, refuseUnrepresentable } from './problems.js';
+import { batchRefused, heldByRestoreProblem, issuerProblem, livePassportProblem, refuseUnrepresentable, type ItemRefusal } from './problems.js';
 import type { RegistryClient } from './registry-client.js';
 import type { TrustClient } from './trust-client.js';
 
@@ -89,6 +90,53 @@ export interface PassportAsOf {
   state: PassportState;
   row: PassportRow;
   current: PassportRow;
+}
+
+/** Registry questions of one creation in flight at once, at most: a batch of distinct config vectors does not flood the registry. */
+const REGISTRY_CONCURRENCY = 8;
+
+type TypeRef = CreatePassportInput['typeRef'];
+const modelVersion = (typeRef: TypeRef) => `${typeRef.id}@${typeRef.version}`;
+
+/**
+ * What a creation's item is judged on in process, before anything is asked: its identity (the
+ * canonical form, returned), granularity, type ref, characters and capability class.
+ */
+async function checkCreation(input: CreatePassportInput): Promise<PassportIdentity> {
+  const identity = await refusing(() => {
+    if (input.granularity != null && !(GRANULARITIES as readonly string[]).includes(input.granularity)) {
+      throw unprocessable('INVALID_GRANULARITY', `granularity must be one of ${GRANULARITIES.join(', ')}`);
+    }
+    return validateIdentity(input.identity, (input.granularity ?? undefined) as Granularity | undefined);
+  }, issuerProblem);
+  if (input.typeRef.id.trim() === '' || input.typeRef.version < 1) {
+    throw unprocessable('INVALID_TYPE_REF', 'type_ref needs a model id and a version of at least 1');
+  }
+  refuseUnrepresentable(input.typeRef.id, 'type_ref.id');
+  refuseUnrepresentable(input.configVector, 'config_vector');
+  if (input.capabilityClass != null) await refusing(() => validateCapabilityClass(input.capabilityClass), issuerProblem);
+  return identity;
+}
+
+/** `ask`, asked once per key for the life of the function: the items of one creation that share a question share its answer. */
+function askedOnce<Q, A>(ask: (question: Q) => Promise<A>, keyOf: (question: Q) => string): (question: Q) => Promise<A> {
+  const answers = new Map<string, Promise<A>>();
+  return (question) => {
+    const key = keyOf(question);
+    let answer = answers.get(key);
+    if (!answer) answers.set(key, (answer = ask(question)));
+    return answer;
+  };
+}
+
+/** Runs `work` on every item, at most `limit` at a time. */
+async function eachAtMost<T>(limit: number, items: readonly T[], work: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(limit, items.length) }, async () => {
+      while (next < items.length) await work(items[next++]!);
+    }),
+  );
 }
 
 /** The claims and carrier kid of a stored pack, or undefined when it cannot be decoded. */
@@ -167,80 +215,139 @@ export class IssuerService {
 
   /** Creates a passport owned by the caller's operator (the default operator's, for the platform itself), signed with its keys. */
   async createPassport(input: CreatePassportInput, creator: Pick<Principal, 'operator'>): Promise<PassportRow> {
+    const created = await this.#create([input], creator);
+    if ('refused' in created) throw created.refused[0]!.problem;
+    return created.rows[0]!;
+  }
+
+  /**
+   * Creates up to MAX_PASSPORTS_PER_CREATION passports as createPassport does each, all or none: any
+   * refused item (each judged as createPassport judges it, and one identity named twice) refuses the
+   * whole creation with one problem naming every refused item by its index. Returns them in order.
+   */
+  async createPassports(inputs: readonly CreatePassportInput[], creator: Pick<Principal, 'operator'>): Promise<PassportRow[]> {
+    if (inputs.length === 0 || inputs.length > MAX_PASSPORTS_PER_CREATION) {
+      throw badRequest('INVALID_BATCH_SIZE', `A creation takes 1 to ${MAX_PASSPORTS_PER_CREATION} passports; this one has ${inputs.length}.`, {
+        limit: MAX_PASSPORTS_PER_CREATION,
+        found: inputs.length,
+      });
+    }
+    const created = await this.#create(inputs, creator);
+    if ('refused' in created) throw batchRefused(created.refused, inputs.length);
+    return created.rows;
+  }
+
+  /**
+   * The one way passports are created. Each item is judged in process first (identity, type ref,
+   * characters, capability class), then against its profile and its model, each asked once per
+   * model version, and its config vector checked in process against that model's schema; an item
+   * refused at one step is not judged at the next. Then one signer signs each empty log's head and
+   * one transaction writes them all.
+   */
+  async #create(inputs: readonly CreatePassportInput[], creator: Pick<Principal, 'operator'>): Promise<{ rows: PassportRow[] } | { refused: ItemRefusal[] }> {
     const operator = actingOperator(creator);
-    const identity = await refusing(() => {
-      if (input.granularity != null && !(GRANULARITIES as readonly string[]).includes(input.granularity)) {
-        throw unprocessable('INVALID_GRANULARITY', `granularity must be one of ${GRANULARITIES.join(', ')}`);
+    const refused: ItemRefusal[] = [];
+    const judged: { index: number; input: CreatePassportInput; identity: PassportIdentity; profile?: ProfileRecord | null; capabilityClass?: CapabilityClass }[] = [];
+    /** Runs one item's step: a client's mistake refuses the item; anything else (a registry down) the whole creation. */
+    const judging = async (index: number, step: () => Promise<void>): Promise<boolean> => {
+      try {
+        await step();
+        return true;
+      } catch (error) {
+        if (!(error instanceof ProblemError) || error.problem.status >= 500) throw error;
+        refused.push({ index, problem: error });
+        return false;
       }
-      return validateIdentity(input.identity, (input.granularity ?? undefined) as Granularity | undefined);
-    }, issuerProblem);
-    if (input.typeRef.id.trim() === '' || input.typeRef.version < 1) {
-      throw unprocessable('INVALID_TYPE_REF', 'type_ref needs a model id and a version of at least 1');
-    }
-    refuseUnrepresentable(input.typeRef.id, 'type_ref.id');
-    refuseUnrepresentable(input.configVector, 'config_vector');
-    if (input.capabilityClass != null) await refusing(() => validateCapabilityClass(input.capabilityClass), issuerProblem);
-
-    const profile = await this.profiles.profileFor(input.typeRef.id, input.typeRef.version);
-    const capabilityClass = (input.capabilityClass ?? profile?.defaultCapabilityClass ?? CAPABILITY_CLASSES[0]) as CapabilityClass;
-    if (profile && !profile.capabilityClasses.includes(capabilityClass)) {
-      throw unprocessable(
-        'CAPABILITY_CLASS_NOT_APPLICABLE',
-        `passports of ${input.typeRef.id} v${input.typeRef.version} take the profile ${profile.id}, whose capability classes are ${profile.capabilityClasses.join(', ')}`,
-        { profile_id: profile.id, capability_classes: profile.capabilityClasses, capability_class: capabilityClass },
-      );
-    }
-
-    const check = await this.registry.checkTypeRef(input.typeRef, input.configVector);
-    if (!check.ok && check.reason === 'UNKNOWN_MODEL') {
-      throw unprocessable('UNKNOWN_TYPE_REF', `the registry has no model ${input.typeRef.id} at version ${input.typeRef.version}`, {
-        type_ref: input.typeRef,
-      });
-    }
-    if (!check.ok) {
-      throw unprocessable('INVALID_CONFIG_VECTOR', `the config vector does not validate against model ${input.typeRef.id} v${input.typeRef.version}`, {
-        errors: check.errors,
-      });
-    }
-
-    const id = randomUUID();
-    const now = new Date();
-    const claims = (profile?.claims as Record<string, unknown> | undefined) ?? {};
-    const core = {
-      passport_id: id,
-      issuer: issuerNameOf(this.settings, operator),
-      identity,
-      type_ref: { id: input.typeRef.id, version: input.typeRef.version },
-      capability_class: capabilityClass,
-      profile_id: profile?.id ?? null,
-      claims,
-      created_at: now.toISOString(),
     };
-    const headSigner = await this.signing.signer(operator, 'event');
-    const created = await refusing(
-      () =>
-        this.passports.create(
-          {
-            id,
-            operator,
-            identity: identity.uri,
-            digitalLink: identity.digital_link,
+
+    const firstOf = new Map<string, number>();
+    for (const [index, input] of inputs.entries()) {
+      await judging(index, async () => {
+        const identity = await checkCreation(input);
+        const key = `${identity.granularity} ${identity.digital_link}`;
+        const first = firstOf.get(key);
+        if (first !== undefined) {
+          throw unprocessable('DUPLICATE_IDENTITY', `item ${index} names the ${identity.granularity} ${identity.digital_link}, as item ${first} does: one passport per identity`, {
+            identity: identity.digital_link,
             granularity: identity.granularity,
-            typeRef: input.typeRef,
-            configVector: input.configVector,
-            capabilityClass,
-            profileId: profile?.id ?? null,
-            claims,
-            status: INITIAL_STATUS,
-            core,
-          },
-          headSigner,
-          now,
-        ),
-      (error) => livePassportProblem(error, identity),
-    );
-    this.metrics.passportCreated();
-    return created;
+            same_as: first,
+          });
+        }
+        firstOf.set(key, index);
+        judged.push({ index, input, identity });
+      });
+    }
+
+    const profileOf = askedOnce((typeRef: TypeRef) => this.profiles.profileFor(typeRef.id, typeRef.version), modelVersion);
+    const modelOf = askedOnce((typeRef: TypeRef) => this.registry.model(typeRef), modelVersion);
+    const accepted: typeof judged = [];
+    await eachAtMost(REGISTRY_CONCURRENCY, judged, async (item) => {
+      const { input } = item;
+      const passed = await judging(item.index, async () => {
+        const profile = await profileOf(input.typeRef);
+        const capabilityClass = (input.capabilityClass ?? profile?.defaultCapabilityClass ?? CAPABILITY_CLASSES[0]) as CapabilityClass;
+        if (profile && !profile.capabilityClasses.includes(capabilityClass)) {
+          throw unprocessable(
+            'CAPABILITY_CLASS_NOT_APPLICABLE',
+            `passports of ${input.typeRef.id} v${input.typeRef.version} take the profile ${profile.id}, whose capability classes are ${profile.capabilityClasses.join(', ')}`,
+            { profile_id: profile.id, capability_classes: profile.capabilityClasses, capability_class: capabilityClass },
+          );
+        }
+        const model = await modelOf(input.typeRef);
+        if (!model) {
+          throw unprocessable('UNKNOWN_TYPE_REF', `the registry has no model ${input.typeRef.id} at version ${input.typeRef.version}`, { type_ref: input.typeRef });
+        }
+        const check = model(input.configVector);
+        if (!check.ok) {
+          throw unprocessable('INVALID_CONFIG_VECTOR', `the config vector does not validate against model ${input.typeRef.id} v${input.typeRef.version}`, { errors: check.errors });
+        }
+        Object.assign(item, { profile, capabilityClass });
+      });
+      if (passed) accepted.push(item);
+    });
+    if (refused.length > 0) return { refused: refused.sort((a, b) => a.index - b.index) };
+
+    accepted.sort((a, b) => a.index - b.index);
+    const now = new Date();
+    const passports = accepted.map(({ input, identity, profile, capabilityClass }): NewPassport => {
+      const id = randomUUID();
+      const claims = (profile?.claims as Record<string, unknown> | undefined) ?? {};
+      const core = {
+        passport_id: id,
+        issuer: issuerNameOf(this.settings, operator),
+        identity,
+        type_ref: { id: input.typeRef.id, version: input.typeRef.version },
+        capability_class: capabilityClass,
+        profile_id: profile?.id ?? null,
+        claims,
+        created_at: now.toISOString(),
+      };
+      return {
+        id,
+        operator,
+        identity: identity.uri,
+        digitalLink: identity.digital_link,
+        granularity: identity.granularity,
+        typeRef: input.typeRef,
+        configVector: input.configVector,
+        capabilityClass: capabilityClass!,
+        profileId: profile?.id ?? null,
+        claims,
+        status: INITIAL_STATUS,
+        core,
+      };
+    });
+    const headSigner = await this.signing.signer(operator, 'event');
+    try {
+      const rows = await this.passports.create(passports, headSigner, now);
+      for (const _ of rows) this.metrics.passportCreated();
+      return { rows };
+    } catch (error) {
+      if (!(error instanceof LivePassportExists)) throw error;
+      return {
+        refused: [...error.live].map(([position, live]) => ({ index: accepted[position]!.index, problem: livePassportProblem(live, accepted[position]!.identity) })),
+      };
+    }
   }
 
   /**

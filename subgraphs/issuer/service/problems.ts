@@ -5,7 +5,7 @@
  */
 import { canonicalize } from '../../../lib/crypto/index.js';
 import { conflict, ProblemError, unprocessable } from '../../../lib/problem.js';
-import { LivePassportExists, RestoreUnacknowledged } from '../data/passport-repository.js';
+import { RestoreUnacknowledged } from '../data/passport-repository.js';
 import { isIssuerError, type IssuerError, type PassportIdentity } from '../domain/index.js';
 
 /** How each domain refusal is answered. */
@@ -48,13 +48,40 @@ export function heldByRestoreProblem(error: unknown): ProblemError | undefined {
   );
 }
 
-/** The one-live-passport rule's refusal, naming the live passport (the REST facade adds its URL). */
-export function livePassportProblem(error: unknown, identity: PassportIdentity): ProblemError | undefined {
-  if (!(error instanceof LivePassportExists)) return undefined;
+/** The one-live-passport rule's refusal of an identity's passport, naming the live passport (the REST facade adds its URL). */
+export function livePassportProblem(live: { id: string; status: string }, identity: PassportIdentity): ProblemError {
   return conflict(
     'LIVE_PASSPORT_EXISTS',
-    `the ${identity.granularity} ${identity.digital_link} already has a live passport, ${error.live.id} (${error.live.status}); a new one may be issued once it is revoked or at end of life`,
-    { passport_id: error.live.id, passport_status: error.live.status, identity: identity.digital_link, granularity: identity.granularity },
+    `the ${identity.granularity} ${identity.digital_link} already has a live passport, ${live.id} (${live.status}); a new one may be issued once it is revoked or at end of life`,
+    { passport_id: live.id, passport_status: live.status, identity: identity.digital_link, granularity: identity.granularity },
+  );
+}
+
+/** An item of a creation of many passports, refused, by its index. */
+export interface ItemRefusal {
+  index: number;
+  problem: ProblemError;
+}
+
+/**
+ * A creation of many passports refused as a whole: one problem naming each refused item by its
+ * index, with its own status, code and detail. 409 when every refusal is the one-live-passport
+ * rule's (the state, not the request, stands in the way), else 422.
+ */
+export function batchRefused(refused: readonly ItemRefusal[], count: number): ProblemError {
+  const status = refused.every(({ problem }) => problem.problem.status === 409) ? 409 : 422;
+  const indexes = refused.map(({ index }) => index);
+  const named = indexes.length > 10 ? `${indexes.slice(0, 10).join(', ')} and ${indexes.length - 10} more` : indexes.join(', ');
+  return new ProblemError(
+    status,
+    'BATCH_REFUSED',
+    `${refused.length} of the ${count} passports ${refused.length === 1 ? 'was' : 'were'} refused (item${refused.length === 1 ? '' : 's'} ${named}); none was created.`,
+    {
+      items: refused.map(({ index, problem: { problem: item } }) => {
+        const { type: _type, title: _title, ...details } = item;
+        return { index, ...details };
+      }),
+    },
   );
 }
 

@@ -1,8 +1,12 @@
 /**
  * The registry, as the issuer asks it through the gateway (the cross-service contract's
- * `registryModel` and `registryValidateDocument`): does a type ref name a model, and does a config
- * vector validate against it.
+ * `registryModel`): does a type ref name a model, and does a config vector validate against it. The
+ * config vectors are checked in process against the model's JSON Schema as the registry serves it,
+ * compiled as the registry compiles it (lib/formats/registry/model-schema.ts): a creation of a
+ * thousand passports asks the registry once per model version, not once per passport.
  */
+import type { ValidateFunction } from 'ajv/dist/2020.js';
+import { newModelAjv, toValidationIssues } from '../../../lib/formats/registry/model-schema.js';
 import type { GatewayClient } from '../../../lib/graphql/gateway-client.js';
 import { ProblemError } from '../../../lib/problem.js';
 
@@ -12,49 +16,49 @@ export interface ValidationError {
   keyword?: string;
 }
 
-export type TypeRefCheck =
-  | { ok: true; model: { id: string; version: number; status: string } }
-  | { ok: false; reason: 'UNKNOWN_MODEL' }
-  | { ok: false; reason: 'INVALID_CONFIG_VECTOR'; errors: ValidationError[] };
+/** A config vector's validation against a model version: valid, or every error. */
+export type ConfigVectorCheck = { ok: true } | { ok: false; errors: ValidationError[] };
 
-export const MODEL_QUERY = `query IssuerTypeRef($id: ID!, $version: Int) {
-  registryModel(id: $id, version: $version) { id version kind status }
+/** The model's body (its JSON Schema) only when its validator is not compiled yet. */
+export const MODEL_QUERY = `query IssuerTypeRef($id: ID!, $version: Int, $withBody: Boolean!) {
+  registryModel(id: $id, version: $version) { id version kind status body @include(if: $withBody) }
 }`;
 
-export const VALIDATE_QUERY = `query IssuerValidateConfigVector($id: ID!, $version: Int, $document: JSON!) {
-  registryValidateDocument(modelId: $id, version: $version, document: $document)
-}`;
+/** Compiled models kept, at most: the least recently used is compiled again when asked. */
+const COMPILED_MODELS = 256;
 
 export class RegistryClient {
+  /** Validators by model version: a model version never changes once stored. */
+  readonly #compiled = new Map<string, ValidateFunction>();
+
   constructor(private readonly gateway: GatewayClient) {}
 
-  /** Looks the model up, then validates the config vector against that very version. */
-  async checkTypeRef(typeRef: { id: string; version: number }, configVector: object): Promise<TypeRefCheck> {
-    let found: { registryModel: { id: string; version: number; kind: string; status: string } | null };
+  /**
+   * The check of config vectors against the model a type ref names at that very version; undefined
+   * when the registry has no such model.
+   */
+  async model(typeRef: { id: string; version: number }): Promise<((configVector: object) => ConfigVectorCheck) | undefined> {
+    const key = `${typeRef.id}@${typeRef.version}`;
+    let validate = this.#compiled.get(key);
+    let found: { registryModel: { version: number; body?: { schema?: unknown } } | null };
     try {
-      found = await this.#ask(MODEL_QUERY, { id: typeRef.id, version: typeRef.version });
+      found = await this.#ask(MODEL_QUERY, { id: typeRef.id, version: typeRef.version, withBody: !validate });
     } catch (error) {
       // An id the registry refuses to look up (outside its syntax) names no model either.
-      if (error instanceof ProblemError && (error.problem.status === 400 || error.problem.status === 404)) return { ok: false, reason: 'UNKNOWN_MODEL' };
+      if (error instanceof ProblemError && (error.problem.status === 400 || error.problem.status === 404)) return undefined;
       throw error;
     }
-    const model = found.registryModel;
-    if (!model || model.version !== typeRef.version) return { ok: false, reason: 'UNKNOWN_MODEL' };
-    const validated = await this.#ask<{ registryValidateDocument: { valid?: unknown; errors?: unknown } }>(VALIDATE_QUERY, {
-      id: typeRef.id,
-      version: typeRef.version,
-      document: configVector,
-    });
-    const answer = validated.registryValidateDocument;
-    if (answer.valid === true) return { ok: true, model: { id: model.id, version: model.version, status: model.status } };
-    const errors = Array.isArray(answer.errors)
-      ? answer.errors.map((error: { pointer?: unknown; message?: unknown; keyword?: unknown }) => ({
-          pointer: String(error.pointer ?? ''),
-          message: String(error.message ?? 'invalid'),
-          ...(typeof error.keyword === 'string' ? { keyword: error.keyword } : {}),
-        }))
-      : [];
-    return { ok: false, reason: 'INVALID_CONFIG_VECTOR', errors };
+    if (found.registryModel?.version !== typeRef.version) return undefined;
+    if (validate) this.#compiled.delete(key);
+    // The registry compiled this schema when it stored it.
+    else validate = newModelAjv().compile(found.registryModel.body?.schema as object);
+    this.#compiled.set(key, validate);
+    if (this.#compiled.size > COMPILED_MODELS) this.#compiled.delete(this.#compiled.keys().next().value as string);
+    const compiled = validate;
+    return (configVector) => {
+      if (compiled(configVector)) return { ok: true };
+      return { ok: false, errors: toValidationIssues(compiled.errors).map(({ pointer, message, keyword }) => ({ pointer, message, keyword })) };
+    };
   }
 
   /** A registry that cannot answer makes creation impossible for now: 503, never a masked 500. */

@@ -2,6 +2,8 @@
  * Errors of the registry's domain rules. Each carries a machine code the API reports in its
  * RFC 9457 problem body; `REGISTRY_ERROR_STATUS` is the HTTP status each code maps to.
  */
+import type { ValidationIssue } from '../../../lib/formats/registry/model-schema.js';
+
 export type RegistryErrorCode =
   /** An identifier outside the identifier syntax. */
   | 'INVALID_ID'
@@ -37,18 +39,8 @@ export const REGISTRY_ERROR_STATUS: Readonly<Record<RegistryErrorCode, number>> 
   INVALID_QUERY: 400,
 };
 
-/** One failed check against a JSON Schema: where in the instance, which keyword, and why. */
-export interface ValidationIssue {
-  /** RFC 6901 JSON Pointer into the validated instance; '' is the whole instance. */
-  readonly pointer: string;
-  /** The JSON Schema keyword that failed (`required`, `type`, `format`, ...). */
-  readonly keyword: string;
-  readonly message: string;
-  /** Location of the failing keyword in the schema, as a JSON Pointer (ajv's schemaPath without '#'). */
-  readonly schemaPath: string;
-  /** The keyword's parameters, e.g. `{ missingProperty: 'weight_kg' }` for `required`. */
-  readonly params: Readonly<Record<string, unknown>>;
-}
+/** One failed check against a JSON Schema (lib/formats/registry/model-schema.ts). */
+export type { ValidationIssue };
 
 export class RegistryError extends Error {
   readonly code: RegistryErrorCode;

@@ -1,5 +1,5 @@
-import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
-import ajvFormats from 'ajv-formats';
+import type { ValidateFunction } from 'ajv/dist/2020.js';
+import { newModelAjv, toValidationIssues } from '../../../lib/formats/registry/model-schema.js';
 import { RegistryError, type ValidationIssue } from './errors.js';
 import { formatRecordRef, type RecordRef } from './identifiers.js';
 
@@ -14,30 +14,6 @@ export interface ValidationResult {
 
 /** A compiled model: validates documents against it. */
 export type DocumentValidator = (document: unknown) => ValidationResult;
-
-const addFormats = ajvFormats.default;
-
-/**
- * A fresh validator instance per compilation, so that two versions of one model sharing a `$id`
- * never clash inside ajv's schema registry. Strict mode (every strict check an error, not a log
- * line) refuses unknown keywords and formats, ignored keywords and ambiguous types; union types
- * (`"type": ["string", "null"]`) stay allowed, as they are plain JSON Schema.
- */
-function newAjv(): Ajv2020 {
-  const ajv = new Ajv2020({ strict: true, allowUnionTypes: true, allErrors: true });
-  addFormats(ajv);
-  return ajv;
-}
-
-function toValidationIssues(errors: readonly ErrorObject[] | null | undefined): ValidationIssue[] {
-  return (errors ?? []).map((error) => ({
-    pointer: error.instancePath,
-    keyword: error.keyword,
-    message: error.message ?? `fails "${error.keyword}"`,
-    schemaPath: error.schemaPath.replace(/^#/, ''),
-    params: error.params,
-  }));
-}
 
 function wrap(validate: ValidateFunction): DocumentValidator {
   return (document) => {
@@ -59,7 +35,7 @@ export function checkModelSchema(schema: unknown): DocumentValidator {
   if (dialect !== undefined && dialect !== JSON_SCHEMA_2020_12) {
     throw new RegistryError('INVALID_SCHEMA', `a model is a JSON Schema 2020-12 ("$schema": "${JSON_SCHEMA_2020_12}"); got ${JSON.stringify(dialect)}`);
   }
-  const ajv = newAjv();
+  const ajv = newModelAjv();
   if (!(ajv.validateSchema(schema) as boolean)) {
     throw new RegistryError('INVALID_SCHEMA', 'the model does not satisfy the JSON Schema 2020-12 meta-schema', toValidationIssues(ajv.errors));
   }

@@ -1,0 +1,45 @@
+/**
+ * How a document is checked against a model's JSON Schema 2020-12, wherever it is checked: in the
+ * registry (registryValidateDocument, record bodies, profile manifests) and in the issuer, which
+ * checks the config vectors of a creation in process against the model the registry serves, so
+ * that the two can never judge one document apart.
+ */
+import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
+import ajvFormats from 'ajv-formats';
+
+/** One reason a document fails its schema. */
+export interface ValidationIssue {
+  /** RFC 6901 JSON Pointer into the validated instance; '' is the whole instance. */
+  readonly pointer: string;
+  /** The JSON Schema keyword that failed (`required`, `type`, `format`, ...). */
+  readonly keyword: string;
+  readonly message: string;
+  /** Location of the failing keyword in the schema, as a JSON Pointer (ajv's schemaPath without '#'). */
+  readonly schemaPath: string;
+  /** The keyword's parameters, e.g. `{ missingProperty: 'weight_kg' }` for `required`. */
+  readonly params: Readonly<Record<string, unknown>>;
+}
+
+const addFormats = ajvFormats.default;
+
+/**
+ * A fresh validator instance per compilation, so that two versions of one model sharing a `$id`
+ * never clash inside ajv's schema registry. Strict mode (every strict check an error, not a log
+ * line) refuses unknown keywords and formats, ignored keywords and ambiguous types; union types
+ * (`"type": ["string", "null"]`) stay allowed, as they are plain JSON Schema.
+ */
+export function newModelAjv(): Ajv2020 {
+  const ajv = new Ajv2020({ strict: true, allowUnionTypes: true, allErrors: true });
+  addFormats(ajv);
+  return ajv;
+}
+
+export function toValidationIssues(errors: readonly ErrorObject[] | null | undefined): ValidationIssue[] {
+  return (errors ?? []).map((error) => ({
+    pointer: error.instancePath,
+    keyword: error.keyword,
+    message: error.message ?? `fails "${error.keyword}"`,
+    schemaPath: error.schemaPath.replace(/^#/, ''),
+    params: error.params,
+  }));
+}
