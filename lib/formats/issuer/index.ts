@@ -3,6 +3,7 @@ export * from './capability.js';
 export * from './catalogue.js';
 export * from './checkpoint.js';
 export * from './cose.js';
+export * from './disclosure.js';
 export * from './errors.js';
 export * from './event-cursor.js';
 export * from './event-log.js';

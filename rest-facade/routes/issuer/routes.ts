@@ -33,7 +33,7 @@ export const issuerRoutes: Route[] = [
     body: schemas.passportBody,
     operation: operations.CREATE_PASSPORT,
     variables: creationVariables,
-    result: (data, context) => ({ status: 201, headers: { location: passportUrl(context, data.passport.passport_id) }, body: { ...data.passport, log: [] } }),
+    result: (data, context) => ({ status: 201, headers: { location: passportUrl(context, data.passport.passport_id) }, body: { ...passportOut(data.passport), log: [] } }),
     problem: withLivePassportUrl,
     responses: { 201: { headers: location('The passport.'), description: 'The passport, with its empty log and the signed head of that log.', ...schemas.newPassport } },
     problems: [401, 409, 422, 503],

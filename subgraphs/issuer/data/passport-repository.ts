@@ -119,6 +119,16 @@ export interface NewPassport {
   claims: object;
   status: PassportStatus;
   core: object;
+  /** The disclosures of the members the profile restricts, whose digests `configVector` (the committed manifest) holds. */
+  disclosures?: readonly Omit<StoredDisclosure, 'passportId'>[];
+}
+
+/** A restricted member as stored, apart from the passport's public columns. */
+export interface StoredDisclosure {
+  passportId: string;
+  digest: string;
+  audience: string;
+  disclosure: string;
 }
 
 /** What a pack is minted from, read under the row lock. */
@@ -270,6 +280,9 @@ export class PassportRepository {
             updatedAt: now,
           },
         });
+        if (passport.disclosures?.length) {
+          await tx.passportDisclosure.createMany({ data: passport.disclosures.map(({ digest, audience, disclosure }) => ({ passportId: passport.id, digest, audience, disclosure })) });
+        }
         await this.#ensureStatusLists(tx, created.statusIndex, now);
         await recordInTransaction(tx);
         return created;
@@ -299,6 +312,12 @@ export class PassportRepository {
 
   findMany(ids: readonly string[]): Promise<PassportRow[]> {
     return this.prisma.passport.findMany({ where: { id: { in: [...ids] } } });
+  }
+
+  /** The disclosures of these passports in these audiences, in one statement. */
+  disclosuresOf(passportIds: readonly string[], audiences: readonly string[]): Promise<StoredDisclosure[]> {
+    if (passportIds.length === 0 || audiences.length === 0) return Promise.resolve([]);
+    return this.prisma.passportDisclosure.findMany({ where: { passportId: { in: [...passportIds] }, audience: { in: [...audiences] } }, orderBy: { digest: 'asc' } });
   }
 
   /** The summary columns of these passports (those that exist), in one statement. */

@@ -10,12 +10,16 @@ import DataLoader from 'dataloader';
 import type { KeyStore } from '../../../lib/keys/key-store.js';
 import { badRequest, notFound, ProblemError, refusing, unprocessable } from '../../../lib/problem.js';
 import { INSTANT_EXPECTED, isRfc3339Instant, parseInstant } from '../../../lib/time.js';
-import type { PassportRepository, PassportRow, PassportSummaryRow, StoredEventRow } from '../data/passport-repository.js';
+import type { PassportRepository, PassportRow, PassportSummaryRow, StoredDisclosure, StoredEventRow } from '../data/passport-repository.js';
 import type { ProfileRepository } from '../data/profile-repository.js';
 import {
   assembleVerdict,
   buildPackClaims,
   CAPABILITY_CLASSES,
+  commitManifest,
+  readableAudiences,
+  SD_MEMBER,
+  type Audience,
   consistencyProof,
   hashToHex,
   leafHash,
@@ -203,6 +207,12 @@ export class IssuerService {
       });
     }
 
+    // The manifest as signed: each member the profile restricts as a salted digest, its value in a disclosure kept apart.
+    const { committed, disclosures } = commitManifest(input.configVector, (profile?.audiences ?? {}) as Record<string, Audience>);
+    if (disclosures.length > 0 && Object.hasOwn(input.configVector, SD_MEMBER)) {
+      throw unprocessable('INVALID_CONFIG_VECTOR', `a config vector with restricted members has no member ${SD_MEMBER}: it holds their digests`, { errors: [] });
+    }
+
     const id = randomUUID();
     const now = new Date();
     const claims = (profile?.claims as Record<string, unknown> | undefined) ?? {};
@@ -227,7 +237,8 @@ export class IssuerService {
             digitalLink: identity.digital_link,
             granularity: identity.granularity,
             typeRef: input.typeRef,
-            configVector: input.configVector,
+            configVector: committed,
+            disclosures,
             capabilityClass,
             profileId: profile?.id ?? null,
             claims,
@@ -270,6 +281,31 @@ export class IssuerService {
     if (afterSeq === undefined) throw badRequest('INVALID_CURSOR', 'after must be the cursor of an event of the passport (its sequence number, as events carry it).');
     return storable(passportId) ? this.passports.eventsAfter(passportId, afterSeq, first) : undefined;
   }
+
+  /**
+   * The disclosures of a passport that a caller may read (domain/audiences.ts): none for the public
+   * view. Batched: the passports of a request are one statement per audience set.
+   */
+  async disclosures(row: Pick<PassportRow, 'id' | 'operator'>, reader: Pick<Principal, 'operator' | 'roles'> | undefined): Promise<StoredDisclosure[]> {
+    const audiences = readableAudiences(reader, row.operator);
+    return audiences.length === 0 ? [] : this.#disclosures.load({ passportId: row.id, audiences: audiences.join(' ') });
+  }
+
+  readonly #disclosures = new DataLoader<{ passportId: string; audiences: string }, StoredDisclosure[], string>(
+    async (keys) => {
+      const byAudiences = new Map<string, string[]>();
+      for (const key of keys) byAudiences.set(key.audiences, [...(byAudiences.get(key.audiences) ?? []), key.passportId]);
+      const found = new Map<string, StoredDisclosure[]>();
+      for (const [audiences, ids] of byAudiences) {
+        for (const stored of await this.passports.disclosuresOf(ids, audiences.split(' '))) {
+          const key = `${stored.passportId} ${audiences}`;
+          found.set(key, [...(found.get(key) ?? []), stored]);
+        }
+      }
+      return keys.map((key) => found.get(`${key.passportId} ${key.audiences}`) ?? []);
+    },
+    { cache: false, cacheKeyFn: (key) => `${key.passportId} ${key.audiences}` },
+  );
 
   /** The passport that succeeds this one, if one was issued. */
   findSuccessor(id: string): Promise<PassportRow | null> {
