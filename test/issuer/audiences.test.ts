@@ -7,6 +7,8 @@
  * verification page) and never a restricted value, also not in the servers' log lines; a
  * legitimate-interest token, an authority token, the owner and the platform admin get more; every
  * view verifies offline against what the pack and the credential sign (node:crypto digests, jose).
+ * The servers' lines here are those of the test run's level (warn); test/ops/logs-untraced.test.ts
+ * reads `npm start`'s at info for the same values.
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -135,6 +137,7 @@ describe('the views of a passport with restricted attributes', () => {
     for (const [who, names] of Object.entries(expected)) {
       const rest = await platform.rest('issuer', `/passports/${passportId}`, { headers: bearer(tokens[who]) });
       expect(rest.status, rest.text).toBe(200);
+      expect(rest.headers.get('vary'), who).toMatch(/authorization/i);
       expect(rest.body.manifest, who).toEqual(publicManifest);
       expect((rest.body.disclosures ?? []).map((disclosure: { name: string }) => disclosure.name).sort(), who).toEqual(names);
       const graph = JSON.parse((await graphql('query ($id: ID!) { passport(id: $id) { manifest disclosures { audience name value disclosure } } }', { id: passportId }, tokens[who])).text);
@@ -207,6 +210,12 @@ describe('the views of a passport with restricted attributes', () => {
       expect(disclosed.sort(), who).toEqual(names);
       if (names.length === 0) for (const text of RESTRICTED_STRINGS) expect(answer.text, who).not.toContain(text);
     }
+    // The resolver's linkset names the credential's media type.
+    const linkset = (await (await fetch(`${platform.base('issuer')}/01/${GTIN}/21/${SERIAL}?linkType=all`, { headers: { accept: 'application/linkset+json' } })).json()) as {
+      linkset: Record<string, any>[];
+    };
+    const links = linkset.linkset[0]!['https://ref.gs1.org/voc/dpp'] as { href: string; type: string }[];
+    expect(links.find((link) => link.href.endsWith('/credential'))!.type).toBe('application/vc+sd-jwt');
   });
 
   it('never hold a restricted value in a public answer, nor in the servers’ log lines', async () => {

@@ -94,6 +94,11 @@ export function commitManifest(configVector: Record<string, unknown>, audiences:
   return { committed, disclosures };
 }
 
+/** Whether a committed manifest commits to restricted members (holds `_sd`). */
+export function hasRestrictedMembers(committed: unknown): boolean {
+  return committed !== null && typeof committed === 'object' && Object.hasOwn(committed, SD_MEMBER);
+}
+
 /** Hex SHA-256 of the RFC 8785 form of the committed manifest: the pack's manifest_digest. */
 export function manifestDigest(committed: unknown): string {
   return hashToHex(sha256(canonicalBytes(committed)));

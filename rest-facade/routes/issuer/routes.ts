@@ -1,4 +1,5 @@
 /** The issuer's paths (spec §4, issuer table) beyond the common ones: passports, their logs, packs and verdicts, and administration. */
+import { hasRestrictedMembers } from '../../../lib/formats/issuer/index.js';
 import type { Route } from '../../route-table.js';
 import { location } from '../../schemas.js';
 import { credentialRoutes } from '../credentials/routes.js';
@@ -56,7 +57,8 @@ export const issuerRoutes: Route[] = [
     variables: passportVariables,
     result: (data) => {
       if (!data.passport) throw passportNotFound();
-      return { body: passportOut(data.passport) };
+      // The restricted members shown differ by caller: a cache keeps the views of different tokens apart.
+      return { ...(hasRestrictedMembers(data.passport.manifest) ? { headers: { vary: 'authorization' } } : {}), body: passportOut(data.passport) };
     },
     responses: { 200: { description: 'The passport (with `at`: as it stood then).', ...schemas.passport } },
   },

@@ -4,7 +4,7 @@ import { Directive, Field, ID, InputType, Int, ObjectType } from 'type-graphql';
 import { PageInfo } from '../../../lib/graphql/common-types.js';
 import { Cost, ListSize } from '../../../lib/graphql/cost.js';
 import type { PassportRow, PassportSummaryRow, StoredEventRow } from '../data/passport-repository.js';
-import { eventCursor, readDisclosure } from '../domain/index.js';
+import { eventCursor, hasRestrictedMembers, readDisclosure } from '../domain/index.js';
 import type { ApplicabilityRecord, ProfileRecord } from '../data/profile-repository.js';
 import { ANY_VERSION } from '../data/profile-repository.js';
 import type { RestoreRecord } from '../data/restore-repository.js';
@@ -167,6 +167,13 @@ export class Passport {
   })
   get manifest(): Record<string, unknown> {
     return this.fullRow.configVector as Record<string, unknown>;
+  }
+
+  @Field(() => Boolean, {
+    description: 'Whether its profile restricted members of its manifest (docs/OPERATORS.md, Audiences): its manifest then holds their digests in `_sd`, and its credential is a vc+sd-jwt.',
+  })
+  get restricted(): boolean {
+    return hasRestrictedMembers(this.fullRow.configVector);
   }
 
   @Field(() => GraphQLJSONObject, { description: 'The signed log head (checkpoint: size and RFC 6962 root), signed JSON, verbatim.' })

@@ -12,8 +12,8 @@ import {
   operatorBaseUrl,
   passportContext,
   passportVocabulary,
+  hasRestrictedMembers,
   SD_ALG,
-  SD_MEMBER,
   signVcJwt,
   signVcSdJwt,
   statusListCredential,
@@ -96,7 +96,7 @@ export class CredentialService {
       issuer: { did: issuer.did, name: issuer.name },
       baseUrls: { issuer: platformBase, registry: this.settings.publicUrls('registry'), archive: this.settings.publicUrls('archive') },
     });
-    if (!Object.hasOwn(row.configVector as object, SD_MEMBER)) return this.#issue(credential, issuer.did, row.operator);
+    if (!hasRestrictedMembers(row.configVector)) return this.#issue(credential, issuer.did, row.operator);
     const signer = this.keys.signer('credential', row.operator);
     const kid = verificationMethodId(issuer.did, signer.kid);
     const texts = disclosures.map((stored) => stored.disclosure);
