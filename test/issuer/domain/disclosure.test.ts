@@ -3,8 +3,12 @@
  * examples and to an independent computation (node:crypto's SHA-256 over the disclosure's text).
  */
 import { createHash } from 'node:crypto';
+import * as jose from 'jose';
 import { describe, expect, it } from 'vitest';
 import { applyDisclosures, commitManifest, discloseMember, disclosureDigest, isIssuerError, manifestDigest, readDisclosure } from '../../../lib/formats/issuer/index.js';
+import type { JwsHeader } from '../../../lib/crypto/jws.js';
+import { envelope, signVcSdJwt, verifyVcSdJwt } from '../../../lib/formats/vc/index.js';
+import { ed25519Key, resolverOf } from './fixtures.js';
 
 const independentDigest = (disclosure: string) => createHash('sha256').update(disclosure, 'ascii').digest('base64url');
 
@@ -92,5 +96,33 @@ describe('a committed manifest', () => {
     expect(refusal([forged])).toBe('INVALID_DISCLOSURE');
     expect(refusal([health, health])).toBe('INVALID_DISCLOSURE');
     expect(refusal(['not base64url!'])).toBe('INVALID_DISCLOSURE');
+  });
+});
+
+describe('a vc+sd-jwt', () => {
+  it('is a JWS jose verifies, then disclosures found by digest in its _sd; ours verifies each view and refuses a forged one', async () => {
+    const key = ed25519Key();
+    const kid = `did:web:x#${key.jwk.kid}`;
+    const { committed, disclosures } = commitManifest({ chemistry: 'LFP', state_of_health: { soh_pct: 97 } }, { state_of_health: 'legitimate-interest' });
+    const credential = { '@context': ['https://www.w3.org/ns/credentials/v2'], type: ['VerifiableCredential'], issuer: 'did:web:x', credentialSubject: { id: 'urn:x', characteristics: committed } };
+    const texts = disclosures.map((disclosure) => disclosure.disclosure);
+    const full = signVcSdJwt(credential, texts, key.signer, kid);
+    const publicView = signVcSdJwt(credential, [], key.signer, kid);
+    expect(full).toBe(`${publicView}${texts[0]}~`);
+    expect(publicView.endsWith('~')).toBe(true);
+
+    const [jws, presented] = full.split('~') as [string, string];
+    const { payload, protectedHeader } = await jose.compactVerify(jws, await jose.importJWK({ ...key.jwk }, 'EdDSA'));
+    expect(protectedHeader).toEqual({ alg: 'EdDSA', typ: 'vc+sd-jwt', cty: 'vc', kid });
+    const signed = JSON.parse(new TextDecoder().decode(payload));
+    expect(signed._sd_alg).toBe('sha-256');
+    expect(signed.credentialSubject.characteristics._sd).toEqual([independentDigest(presented)]);
+
+    const byFragment = resolverOf(key);
+    const resolve = (header: JwsHeader) => byFragment({ ...header, kid: String(header.kid).split('#')[1] });
+    expect(verifyVcSdJwt(full, resolve).credential.credentialSubject).toEqual({ id: 'urn:x', characteristics: { chemistry: 'LFP', state_of_health: { soh_pct: 97 } } });
+    expect(verifyVcSdJwt(publicView, resolve).credential.credentialSubject).toEqual({ id: 'urn:x', characteristics: { chemistry: 'LFP' } });
+    expect(() => verifyVcSdJwt(`${publicView}${discloseMember('state_of_health', { soh_pct: 100 }).disclosure}~`, resolve)).toThrow(/_sd/);
+    expect(envelope(full).id).toBe(`data:application/vc+sd-jwt,${full}`);
   });
 });
