@@ -11,10 +11,13 @@
  * reads `npm start`'s at info for the same values.
  */
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import * as jose from 'jose';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { batteryPassportSchema } from '../../subgraphs/registry/domain/seed/index.js';
+import { run } from '../../verifier/cli.js';
 import { pinsFrom } from '../../verifier/pins.js';
 import { verifyManifest, verifyPackText } from '../../verifier/portable.js';
 import { sharedTestStack, type SharedTestStack } from '../support/stack.js';
@@ -182,6 +185,29 @@ describe('the views of a passport with restricted attributes', () => {
     // A value changed in a disclosure no longer verifies.
     const forged = Buffer.from(JSON.stringify([JSON.parse(Buffer.from(owner.disclosures[0].disclosure, 'base64url').toString())[0], owner.disclosures[0].name, 'changed'])).toString('base64url');
     expect(verifyManifest(claims!, owner.manifest, [forged]).report.verdict).toBe('invalid');
+
+    // The command line, as a stranger runs it on what the public and a legitimate-interest reader saved.
+    const folder = mkdtempSync(join(tmpdir(), 'audiences-'));
+    try {
+      const keyringFile = join(folder, 'keyring.json');
+      writeFileSync(keyringFile, JSON.stringify(keyring));
+      const saved = async (who: string) => {
+        const file = join(folder, `${who}.json`);
+        writeFileSync(file, (await platform.rest('issuer', `/passports/${passportId}`, { headers: bearer(tokens[who]) })).text);
+        return run(['manifest', file, '--pack', minted.body.text, '--pin', keyringFile, '--json']);
+      };
+      const anonymous = await saved('anonymous');
+      expect(anonymous.code, anonymous.stdout).toBe(0);
+      expect(JSON.parse(anonymous.stdout).findings.map((finding: { check: string }) => finding.check)).toEqual(expect.arrayContaining(['pack.signature', 'manifest.digest', 'manifest.restricted']));
+      const legitimate = await saved('legitimateInterest');
+      expect(legitimate.code, legitimate.stdout).toBe(0);
+      expect(JSON.parse(legitimate.stdout).findings.find((finding: { check: string }) => finding.check === 'manifest.disclosures').message).toContain('state_of_health');
+      const tampered = join(folder, 'tampered.json');
+      writeFileSync(tampered, JSON.stringify({ ...owner, manifest: { ...owner.manifest, chemistry: { short_name: 'LFP' } } }));
+      expect((await run(['manifest', tampered, '--pack', minted.body.text, '--pin', keyringFile])).code).toBe(1);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
   });
 
   it('issue the credential as a vc+sd-jwt with the caller’s disclosures; every view verifies with jose and node:crypto', async () => {
