@@ -11,7 +11,7 @@ import type { KeyStore } from '../../../lib/keys/key-store.js';
 import { badRequest, notFound, ProblemError, refusing, unprocessable } from '../../../lib/problem.js';
 import { INSTANT_EXPECTED, isRfc3339Instant, parseInstant } from '../../../lib/time.js';
 import type { PassportRepository, PassportRow, PassportSummaryRow, StoredDisclosure, StoredEventRow } from '../data/passport-repository.js';
-import type { ProfileRepository } from '../data/profile-repository.js';
+import type { ProfileRecord, ProfileRepository } from '../data/profile-repository.js';
 import {
   assembleVerdict,
   buildPackClaims,
@@ -120,6 +120,19 @@ export function issuerNameOf(settings: Pick<IssuerSettings, 'issuer'>, operator:
   return operator === DEFAULT_OPERATOR ? settings.issuer : operator;
 }
 
+/**
+ * The manifest a passport commits to under its profile's audiences (docs/OPERATORS.md, Audiences):
+ * each restricted member as a salted digest in `_sd`, its value in a disclosure stored apart. A
+ * config vector that has `_sd` of its own while its profile restricts members is refused 422.
+ */
+function committedManifest(configVector: Record<string, unknown>, profile: Pick<ProfileRecord, 'audiences'> | null) {
+  const commitment = commitManifest(configVector, (profile?.audiences ?? {}) as Record<string, Audience>);
+  if (commitment.disclosures.length > 0 && Object.hasOwn(configVector, SD_MEMBER)) {
+    throw unprocessable('INVALID_CONFIG_VECTOR', `a config vector with restricted members has no member ${SD_MEMBER}: it holds their digests`, { errors: [] });
+  }
+  return commitment;
+}
+
 /** An id PostgreSQL text can hold (no U+0000); any other names no passport. */
 function storable(id: string): boolean {
   return !id.includes('\u0000');
@@ -207,11 +220,7 @@ export class IssuerService {
       });
     }
 
-    // The manifest as signed: each member the profile restricts as a salted digest, its value in a disclosure kept apart.
-    const { committed, disclosures } = commitManifest(input.configVector, (profile?.audiences ?? {}) as Record<string, Audience>);
-    if (disclosures.length > 0 && Object.hasOwn(input.configVector, SD_MEMBER)) {
-      throw unprocessable('INVALID_CONFIG_VECTOR', `a config vector with restricted members has no member ${SD_MEMBER}: it holds their digests`, { errors: [] });
-    }
+    const { committed, disclosures } = committedManifest(input.configVector, profile);
 
     const id = randomUUID();
     const now = new Date();
