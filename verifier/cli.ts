@@ -6,6 +6,7 @@
  *   passport-verify log <events.jsonl> --head <log-head.json> [pins]
  *   passport-verify snapshot <file.tar> --notarization <notarization.json> [pins]
  *   passport-verify path <graph.json|keys.json> --to <node> [--at <time>] [--kid <kid>] --anchors <bundle.json> [pins]
+ *   passport-verify manifest <passport.json> --pack <text|@file.txt> [pins]
  *
  * pins: --pin <keyring.json|jwk.json|kids.txt|kid> (repeatable), --anchors <anchor-bundle.json>,
  *       --keyring <keyring.json> (repeatable: key material for kids pinned by thumbprint only).
@@ -14,7 +15,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { eventsFromJsonLines } from './log.js';
+import { verifyManifest } from './manifest.js';
 import { verifyMaterial, type Material } from './material.js';
+import { verifyPackText } from './pack.js';
 import { InputError, isKid, pinsFrom, type PinSet } from './pins.js';
 import { isPng, readQrPng } from './qr.js';
 import { EXIT_CODES, formatReport, makeReport, notChecked, type MaterialKind, type Report } from './report.js';
@@ -34,6 +37,9 @@ commands:
   path <graph.json|keys.json> --to <node> [--at <time>] [--kid <kid>]
                                        a delegation path at a signing time, in an exported GET /trust/graph
                                        or in the signed trust path material of a key (GET /trust/keys/{kid}/path)
+  manifest <passport.json> --pack <text|@file.txt>
+                                       a passport's manifest and the disclosures its reader got
+                                       (GET /issuer/passports/{id}) against the manifest digest of its pack
 
 pinned anchors (saved earlier, trusted as given):
   --pin <file|kid>      a keyring (JWK Set, GET /keyring), one JWK, a text file of kids, or a kid; repeatable
@@ -56,10 +62,11 @@ interface Options {
   at?: string;
   kid?: string;
   keyPath?: string;
+  pack?: string;
 }
 
-const COMMANDS: readonly MaterialKind[] = ['pack', 'log', 'snapshot', 'path'];
-const VALUE_OPTIONS = new Set(['--pin', '--anchors', '--keyring', '--head', '--notarization', '--to', '--at', '--kid', '--key-path']);
+const COMMANDS: readonly MaterialKind[] = ['pack', 'log', 'snapshot', 'path', 'manifest'];
+const VALUE_OPTIONS = new Set(['--pin', '--anchors', '--keyring', '--head', '--notarization', '--to', '--at', '--kid', '--key-path', '--pack']);
 
 function parseArguments(argv: readonly string[]): Options {
   const [command, ...rest] = argv;
@@ -74,7 +81,7 @@ function parseArguments(argv: readonly string[]): Options {
       if (argument === '--pin') options.pins.push(value);
       else if (argument === '--keyring') options.keyrings.push(value);
       else if (argument === '--key-path') options.keyPath = value;
-      else options[argument.slice(2) as 'anchors' | 'head' | 'notarization' | 'to' | 'at' | 'kid'] = value;
+      else options[argument.slice(2) as 'anchors' | 'head' | 'notarization' | 'to' | 'at' | 'kid' | 'pack'] = value;
     } else if (argument.startsWith('--')) throw new InputError('USAGE', `unknown option ${argument}`);
     else if (options.input === undefined) options.input = argument;
     else throw new InputError('USAGE', `unexpected argument ${argument}`);
@@ -143,7 +150,24 @@ async function verify(options: Options): Promise<Report> {
     const notarization = options.notarization === undefined ? undefined : readJson(options.notarization, 'notarization');
     return verifySnapshot(readBytes(input, 'snapshot'), notarization, pins);
   }
+  if (options.command === 'manifest') return verifyPassportManifest(options, input, pins);
   return verifyMaterial(readMaterial(options, input), pins);
+}
+
+/** A passport as a reader got it, against its pack: the pack first, then the manifest against the pack's claims. */
+function verifyPassportManifest(options: Options, input: string, pins: PinSet): Report {
+  if (options.pack === undefined) throw new InputError('USAGE', "manifest needs the passport's pack: --pack <text|@file.txt>");
+  const passport = readJson(input, 'passport') as { manifest?: unknown; disclosures?: { disclosure?: unknown }[] };
+  const disclosures = (passport?.disclosures ?? []).map((entry) => entry?.disclosure);
+  if (passport?.manifest === null || typeof passport?.manifest !== 'object' || disclosures.some((text) => typeof text !== 'string')) {
+    throw new InputError('MALFORMED_PASSPORT', `${input} is not a passport as GET /issuer/passports/{id} answers it (manifest, disclosures)`);
+  }
+  const pack = verifyPackText(options.pack.startsWith('@') ? readText(options.pack.slice(1), 'pack file') : options.pack, pins);
+  if (pack.report.verdict !== 'valid' || !pack.claims) {
+    return makeReport('manifest', pack.report.subject, [...pack.report.findings, notChecked('manifest.digest', 'PACK_NOT_VERIFIED', 'a manifest is checked against a pack that verifies')]);
+  }
+  const manifest = verifyManifest(pack.claims, passport.manifest as Record<string, unknown>, disclosures as string[]);
+  return makeReport('manifest', pack.claims.sub, [...pack.report.findings, ...manifest.report.findings]);
 }
 
 /** The material the command names, read from its files. */

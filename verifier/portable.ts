@@ -11,4 +11,5 @@ export * from './log.js';
 export * from './path.js';
 export * from './trust-material.js';
 export * from './material.js';
+export * from './manifest.js';
 export { PACK_PREFIX, type PackClaims } from '../lib/formats/issuer/pack.js';

@@ -19,7 +19,7 @@ export interface Finding {
 
 export type Verdict = 'valid' | 'invalid' | 'unchecked';
 
-export type MaterialKind = 'pack' | 'log' | 'snapshot' | 'path';
+export type MaterialKind = 'pack' | 'log' | 'snapshot' | 'path' | 'manifest';
 
 export interface Report {
   readonly kind: MaterialKind;

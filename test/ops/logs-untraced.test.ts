@@ -2,16 +2,20 @@
  * The logs of `npm start` with tracing off, as an operator reads them: one request's lines on the
  * facade, the gateway and the subgraph it reaches share its request id; and a request that comes on a
  * kept-alive connection while the platform stops on SIGTERM is refused as every other refusal is
- * (problem+json, `connection: close`), and its line names its route.
+ * (problem+json, `connection: close`), and its line names its route. No line holds a restricted
+ * attribute value (issue 44 item 4), whoever read it.
  */
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { batteryPassportSchema } from '../../subgraphs/registry/domain/seed/index.js';
 import { createTestDatabase } from '../support/database.js';
 import { answersOf, refusesConnections } from '../support/raw-http.js';
 import { START_TIMEOUT_MS, startPlatformProcess, type PlatformProcess } from './platform-process.js';
 
 const WRITER = `writer-${randomBytes(16).toString('hex')}`;
+const ADMIN = `admin-${randomBytes(16).toString('hex')}`;
 let platform: PlatformProcess;
 let stopped: Promise<number | null> | undefined;
 
@@ -19,7 +23,7 @@ beforeAll(async () => {
   platform = await startPlatformProcess({
     DATABASE_URL: await createTestDatabase(),
     PASSPORT_WRITER_TOKEN: WRITER,
-    PASSPORT_ADMIN_TOKEN: `admin-${randomBytes(16).toString('hex')}`,
+    PASSPORT_ADMIN_TOKEN: ADMIN,
     LOG_LEVEL: 'info',
     // The request kept open below is given time to finish.
     SHUTDOWN_TIMEOUT_MS: '30000',
@@ -52,6 +56,40 @@ describe('npm start with tracing off, its log lines JSON at info', () => {
         { timeout: 5_000 },
       )
       .toEqual(['passport-facade', 'passport-gateway', 'passport-issuer']);
+  });
+
+  it('holds no restricted attribute value (issue 44 item 4) in any line, whoever read it', async () => {
+    // The shipped example profile on the battery model: state of health and the conformity URL are restricted.
+    const profile = JSON.parse(readFileSync(new URL('../../docs/examples/battery-passport-profile.json', import.meta.url), 'utf8')) as Record<string, unknown>;
+    const example = (batteryPassportSchema.examples as Record<string, any>[])[0]!;
+    const marks = [String(97.3159), `https://voltara.example/doc/restricted-${randomBytes(6).toString('hex')}.pdf`];
+    const configVector = { ...example, state_of_health: { ...example.state_of_health, soh_pct: 97.3159 }, declaration_of_conformity_url: marks[1] };
+    const call = async (path: string, token?: string, body?: unknown) => {
+      const response = await fetch(`${platform.origin}${path}`, {
+        method: body === undefined ? 'GET' : 'POST',
+        headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+      return { status: response.status, text: await response.text() };
+    };
+    expect((await call('/registry/', WRITER, { kind: 'model', id: 'logged-battery', body: { title: 'Battery passport', schema: batteryPassportSchema } })).status).toBe(201);
+    expect((await call('/issuer/admin/profiles', ADMIN, profile)).status).toBe(201);
+    expect((await call('/issuer/admin/applicability', ADMIN, { model_id: 'logged-battery', profile_id: profile.profile_id })).status).toBe(201);
+    const created = await call('/issuer/passports', WRITER, {
+      identity: 'https://id.gs1.org/01/09520123456788/21/LOGGED-1',
+      type_ref: { id: 'logged-battery', version: 1 },
+      config_vector: configVector,
+    });
+    expect(created.status, created.text).toBe(201);
+    const id = JSON.parse(created.text).passport_id as string;
+    // The owner reads every value; an anonymous caller none.
+    for (const token of [WRITER, ADMIN, undefined]) {
+      for (const path of [`/issuer/passports/${id}`, `/issuer/passports/${id}/credential`]) expect((await call(path, token)).status).toBe(200);
+    }
+    expect(marks.every((mark) => created.text.includes(mark))).toBe(true);
+    await expect.poll(() => jsonLines().filter((line) => line.msg === 'request' && String(line.path).includes(id)).length, { timeout: 5_000 }).toBeGreaterThanOrEqual(6);
+    const logged = platform.lines.map((line) => line.text).join('\n');
+    for (const mark of marks) expect(logged.includes(mark), mark).toBe(false);
   });
 
   it('answers a kept-alive request during SIGTERM with a problem and connection: close, and logs it with its route', async () => {

@@ -26,6 +26,7 @@ export interface IssuerErrorDetails {
   PACK_OVER_BUDGET: { size: number; budget: number };
   INVALID_BUDGET: { budget: number };
   MALFORMED_PACK: { reason: string };
+  INVALID_DISCLOSURE: { reason: string };
 }
 
 export type IssuerErrorCode = keyof IssuerErrorDetails;

@@ -4,6 +4,7 @@ export * from './catalogue.js';
 export * from './checkpoint.js';
 export * from './cose.js';
 export * from './creation.js';
+export * from './disclosure.js';
 export * from './errors.js';
 export * from './event-cursor.js';
 export * from './event-log.js';

@@ -8,15 +8,16 @@
  * alphanumeric capacity of a version 22 QR code at error correction level M (ISO/IEC 18004
  * table 7).
  */
-import { canonicalBytes, type KeyResolver, type Signer } from '../../crypto/index.js';
+import type { KeyResolver, Signer } from '../../crypto/index.js';
 import { deflateZlib, inflateZlib } from '../../platform/primitives.js';
 import { decodeBase45, encodeBase45 } from './base45.js';
+import { manifestDigest } from './disclosure.js';
 import { capabilityClassClaims, isCapabilityClass, OPTIONAL_CLAIMS, type CapabilityClass, type OptionalClaim } from './capability.js';
 import { verifyLogHead, type SignedLogHead } from './checkpoint.js';
 import { decodeCbor, decodeCoseSign1, encodeCbor, encodeCoseSign1, verifyCoseSign1 } from './cose.js';
 import { IssuerError } from './errors.js';
 import type { EventRecord } from './event-log.js';
-import { hashFromHex, hashToHex, sha256 } from './merkle.js';
+import { hashFromHex, hashToHex } from './merkle.js';
 import { isPassportStatus, type PassportStatus } from './status.js';
 
 export const PACK_PREFIX = 'DPP1:';
@@ -38,7 +39,7 @@ export interface PackClaims {
   log: { size: number; root_hash: string };
   /** Canonical GS1 Digital Link of the product. */
   identity?: string;
-  /** Hex SHA-256 of the RFC 8785 form of the passport's config vector (its manifest). */
+  /** Hex SHA-256 of the RFC 8785 form of the passport's committed manifest (its config vector, restricted members as digests). */
   manifest_digest?: string;
   last_event?: { seq: number; type: string; recorded_at: string };
   /** The signed log head's timestamp and detached JWS; with sub and log it is the whole head. */
@@ -70,6 +71,7 @@ export interface PackSource {
     /** Canonical GS1 Digital Link (PassportIdentity.digital_link). */
     identity: string;
     type_ref: { id: string; version: number };
+    /** The committed manifest: the config vector, its restricted members as digests in `_sd` (disclosure.ts). */
     config_vector: unknown;
     capability_class: CapabilityClass;
     status: PassportStatus;
@@ -90,7 +92,7 @@ export function buildPackClaims(source: PackSource): PackClaims {
   const optional: Partial<Pick<PackClaims, OptionalClaim>> = {};
   for (const claim of capabilityClassClaims(passport.capability_class)) {
     if (claim === 'identity') optional.identity = passport.identity;
-    if (claim === 'manifest_digest') optional.manifest_digest = hashToHex(sha256(canonicalBytes(passport.config_vector)));
+    if (claim === 'manifest_digest') optional.manifest_digest = manifestDigest(passport.config_vector);
     if (claim === 'last_event' && last) optional.last_event = { seq: last.seq, type: last.type, recorded_at: last.recorded_at };
     if (claim === 'log_head') optional.log_head = { timestamp: head.timestamp, signature: head.signature };
   }

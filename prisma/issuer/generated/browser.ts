@@ -41,6 +41,13 @@ export type Passport = Prisma.PassportModel
  */
 export type PassportEvent = Prisma.PassportEventModel
 /**
+ * Model PassportDisclosure
+ * A restricted member of a passport's config vector, committed to by its digest in the `_sd` of the
+ * stored (committed) manifest: the RFC 9901 disclosure, kept apart from the passport's public
+ * columns and read only for a caller its audience admits (lib/formats/issuer/disclosure.ts).
+ */
+export type PassportDisclosure = Prisma.PassportDisclosureModel
+/**
  * Model IssuerProfile
  * What a type of passport gets at creation: the capability classes it may use and the claims
  * every passport of it carries in its core.

@@ -1,22 +1,23 @@
 /** How the issuer's credentials and documents are answered: negotiated representations, entity tags. */
 import { createHash } from 'node:crypto';
 import Negotiator from 'negotiator';
-import { envelope, VC_JWT_MEDIA_TYPE, VC_MEDIA_TYPE } from '../../../lib/formats/vc/index.js';
+import { envelope, securedMediaType, VC_JWT_MEDIA_TYPE, VC_MEDIA_TYPE } from '../../../lib/formats/vc/index.js';
 import { RequestProblem } from '../../../lib/http/request-problem.js';
 import { problem } from '../../../lib/problem.js';
 import type { RouteRequest, RouteResult } from '../../route-table.js';
 
 /** The representations of a credential, most preferred first: the vc+jwt itself, or its envelope as JSON. */
 const CREDENTIAL_MEDIA_TYPES = [VC_JWT_MEDIA_TYPE, VC_MEDIA_TYPE, 'application/json'] as const;
-type CredentialMediaType = (typeof CREDENTIAL_MEDIA_TYPES)[number];
 
 /**
  * The representation an Accept header prefers (RFC 9110 §12.5.1, by negotiator, as the Digital Link
- * resolver negotiates; ties go to the order above). An Accept that names none of them gets the
- * vc+jwt rather than a 406: the credential is the one thing this path serves.
+ * resolver negotiates; ties go to the order above), `raw` (vc+jwt, or vc+sd-jwt for a credential
+ * with restricted members) standing first. An Accept that names none of them gets the raw form
+ * rather than a 406: the credential is the one thing this path serves.
  */
-export function credentialMediaType(accept: string | undefined): CredentialMediaType {
-  return (new Negotiator({ headers: { accept: accept ?? '*/*' } }).mediaType([...CREDENTIAL_MEDIA_TYPES]) as CredentialMediaType | undefined) ?? VC_JWT_MEDIA_TYPE;
+export function credentialMediaType(accept: string | undefined, raw: string = VC_JWT_MEDIA_TYPE): string {
+  const offered = [raw, ...CREDENTIAL_MEDIA_TYPES.slice(1)];
+  return new Negotiator({ headers: { accept: accept ?? '*/*' } }).mediaType(offered) ?? raw;
 }
 
 /**
@@ -25,10 +26,13 @@ export function credentialMediaType(accept: string | undefined): CredentialMedia
  * passport or list answers a conditional GET with 304 (conditional.ts).
  */
 export function credentialAnswer(jwt: string, accept: string | undefined): RouteResult {
-  const mediaType = credentialMediaType(accept);
-  const tag = `"${createHash('sha256').update(jwt).digest('base64url')}${mediaType === VC_JWT_MEDIA_TYPE ? '' : `.${mediaType.split('/')[1]}`}"`;
-  const headers = { etag: tag, vary: 'accept', 'cache-control': 'no-cache', 'content-type': mediaType === 'application/json' ? 'application/json; charset=utf-8' : mediaType };
-  return mediaType === VC_JWT_MEDIA_TYPE ? { headers, raw: Buffer.from(jwt) } : { headers, body: envelope(jwt) };
+  const raw = securedMediaType(jwt);
+  const mediaType = credentialMediaType(accept, raw);
+  const tag = `"${createHash('sha256').update(jwt).digest('base64url')}${mediaType === raw ? '' : `.${mediaType.split('/')[1]}`}"`;
+  // The restricted view differs by caller: a cache keeps the views of different tokens apart.
+  const vary = raw === VC_JWT_MEDIA_TYPE ? 'accept' : 'accept, authorization';
+  const headers = { etag: tag, vary, 'cache-control': 'no-cache', 'content-type': mediaType === 'application/json' ? 'application/json; charset=utf-8' : mediaType };
+  return mediaType === raw ? { headers, raw: Buffer.from(jwt) } : { headers, body: envelope(jwt) };
 }
 
 /** The entity tag of a document: the SHA-256 of its text. */

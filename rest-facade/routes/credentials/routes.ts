@@ -50,7 +50,7 @@ export const credentialRoutes: Route[] = [
       if (!data.passport) throw passportNotFound();
       return credentialAnswer(data.passport.credential.jwt, context.request.accept);
     },
-    responses: { 200: schemas.credential('The credential'), 304: { description: 'Not modified: the passport has not changed since the ETag.' } },
+    responses: { 200: schemas.credential('The credential', true), 304: { description: 'Not modified: the passport has not changed since the ETag.' } },
   },
   didDocumentRoute('/did.json', 'where did:web finds it when the issuer’s public base URL has a path (…/issuer/did.json)'),
   didDocumentRoute('/.well-known/did.json', 'where did:web finds it when the issuer’s public base URL is an origin alone'),

@@ -1,5 +1,5 @@
 /** The JSON Schemas of the issuer's W3C credentials, DID document and JSON-LD documents, each with its example. */
-import { CREDENTIALS_V2_CONTEXT, DID_CONTEXTS, envelope, passportContext, passportVocabulary, VC_JWT_MEDIA_TYPE, VC_MEDIA_TYPE } from '../../../lib/formats/vc/index.js';
+import { CREDENTIALS_V2_CONTEXT, DID_CONTEXTS, envelope, passportContext, passportVocabulary, VC_JWT_MEDIA_TYPE, VC_MEDIA_TYPE, VC_SD_JWT_MEDIA_TYPE } from '../../../lib/formats/vc/index.js';
 import type { JsonSchema } from '../../route-table.js';
 import { answer, closed, EXAMPLE_ED25519_JWK, EXAMPLE_KID, EXAMPLE_SIGNATURE, publicJwk, uri } from '../../schemas.js';
 
@@ -11,7 +11,7 @@ const vcJwt: JsonSchema = {
 const envelopedCredential = closed(
   {
     '@context': { const: CREDENTIALS_V2_CONTEXT },
-    id: { type: 'string', pattern: '^data:application/vc\\+jwt,', description: 'The vc+jwt as a data: URL.' },
+    id: { type: 'string', pattern: '^data:application/vc\\+(?:sd-)?jwt,', description: 'The vc+jwt (or vc+sd-jwt) as a data: URL.' },
     type: { const: 'EnvelopedVerifiableCredential' },
   },
   {},
@@ -20,9 +20,19 @@ const envelopedCredential = closed(
 const EXAMPLE_VC_JWT =
   'eyJhbGciOiJFZERTQSIsInR5cCI6InZjK2p3dCIsImN0eSI6InZjIiwia2lkIjoiZGlkOndlYjpkcHAuZXhhbXBsZS5jb206aXNzdWVyI3lYeGlsaGlqTXJZa2R0OWw2aS1QNDBWWXJTTDMxOE1vdTkyaVNhYzQ2M28ifQ.eyJAY29udGV4dCI6WyJodHRwczovL3d3dy53My5vcmcvbnMvY3JlZGVudGlhbHMvdjIiXX0.' +
   EXAMPLE_SIGNATURE.split('.').pop();
-/** A credential's 200: the vc+jwt, or as Accept asks its envelope. */
-export const credential = (what: string) => ({
-  description: `${what}: application/vc+jwt by default; with Accept application/vc or application/json, its EnvelopedVerifiableCredential. ETag per representation; If-None-Match gives 304.`,
+const vcSdJwt: JsonSchema = {
+  type: 'string',
+  pattern: '^[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+~(?:[A-Za-z0-9_-]+~)*$',
+  description: 'An SD-JWT (RFC 9901): the compact JWS (typ vc+sd-jwt), then each disclosure the caller may read, each ended by ~.',
+};
+const EXAMPLE_VC_SD_JWT = `${EXAMPLE_VC_JWT}~WyJfMjZiYzRMVC1hYzZxMktJNmNCVzVlcyIsICJmYW1pbHlfbmFtZSIsICJNw7ZiaXVzIl0~`;
+
+/**
+ * A credential's 200: the vc+jwt, or as Accept asks its envelope; `selective`: a passport's, which is
+ * a vc+sd-jwt when its profile restricts members (docs/OPERATORS.md, Audiences).
+ */
+export const credential = (what: string, selective = false) => ({
+  description: `${what}: application/vc+jwt by default${selective ? ' (application/vc+sd-jwt, with the disclosures the caller may read, when the passport has restricted members)' : ''}; with Accept application/vc or application/json, its EnvelopedVerifiableCredential. ETag per representation; If-None-Match gives 304.`,
   mediaType: VC_JWT_MEDIA_TYPE,
   schema: vcJwt,
   example: EXAMPLE_VC_JWT,
@@ -30,6 +40,7 @@ export const credential = (what: string) => ({
   alternatives: {
     [VC_MEDIA_TYPE]: { schema: envelopedCredential, example: envelope(EXAMPLE_VC_JWT) },
     'application/json': { schema: envelopedCredential, example: envelope(EXAMPLE_VC_JWT) },
+    ...(selective ? { [VC_SD_JWT_MEDIA_TYPE]: { schema: vcSdJwt, example: EXAMPLE_VC_SD_JWT } } : {}),
   },
 });
 

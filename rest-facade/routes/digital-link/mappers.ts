@@ -8,6 +8,7 @@
  * services' public base URLs.
  */
 import Negotiator from 'negotiator';
+import { VC_JWT_MEDIA_TYPE, VC_SD_JWT_MEDIA_TYPE } from '../../../lib/formats/vc/index.js';
 import { problem } from '../../../lib/problem.js';
 import { RequestProblem } from '../../../lib/http/request-problem.js';
 import { VERIFY_PAGE_PREFIX } from '../../verify-page.js';
@@ -61,7 +62,7 @@ interface Resolution {
   digitalLink: string;
   granularity: string;
   identity: { gtin: string; variant?: string; lot?: string; serial?: string };
-  current: { id: string; status: string; predecessorId: string | null; snapshots: { id: string; createdAt: string }[] } | null;
+  current: { id: string; status: string; restricted: boolean; predecessorId: string | null; snapshots: { id: string; createdAt: string }[] } | null;
   passports: { id: string; status: string }[];
 }
 
@@ -85,7 +86,7 @@ function identityLinkset(resolution: Resolution, context: Pick<RouteContext, 'pu
     [LINK_TYPES.defaultLink]: [{ href: passportUrl(passport.id), title: 'Digital product passport' }],
     [LINK_TYPES.dpp]: [
       { href: passportUrl(passport.id), title: `Digital product passport (${passport.status})`, type: 'application/json' },
-      { href: `${passportUrl(passport.id)}/credential`, title: 'UNTP Digital Product Passport credential', type: 'application/vc+jwt' },
+      { href: `${passportUrl(passport.id)}/credential`, title: 'UNTP Digital Product Passport credential', type: passport.restricted ? VC_SD_JWT_MEDIA_TYPE : VC_JWT_MEDIA_TYPE },
     ],
     [LINK_TYPES.pip]: [{ href: new URL(`${VERIFY_PAGE_PREFIX}/`, issuer).href, title: 'Verification page: scan the passport’s QR code', type: 'text/html' }],
   };

@@ -3,7 +3,7 @@
 export const RESOLVE_IDENTITY = `query ResolveIdentity($identifier: String!) {
   resolution: identityResolution(identifier: $identifier) {
     digitalLink granularity identity
-    current { id status predecessorId snapshots { id createdAt } }
+    current { id status restricted predecessorId snapshots { id createdAt } }
     passports { id status }
   }
 }`;

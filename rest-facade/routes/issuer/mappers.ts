@@ -60,9 +60,9 @@ export function passportVariables({ params, query }: RouteRequest) {
   return { id: params.id, withEvents: query.include_events === true, at: query.at, asOf: query.at !== undefined, withProof: query.include_proof === true };
 }
 
-/** A passport as REST writes it: its events as `log`, and `as_of` only when asked about an instant. */
-export function passportOut({ events, as_of, ...passport }: Record<string, unknown>) {
-  return { ...passport, ...(events ? { log: events } : {}), ...(as_of ? { as_of } : {}) };
+/** A passport as REST writes it: its events as `log`, `as_of` only when asked about an instant, `disclosures` only when the caller may read some. */
+export function passportOut({ events, as_of, disclosures, ...passport }: Record<string, unknown>) {
+  return { ...passport, ...(events ? { log: events } : {}), ...(as_of ? { as_of } : {}), ...(Array.isArray(disclosures) && disclosures.length > 0 ? { disclosures } : {}) };
 }
 
 export function eventVariables({ params, body }: RouteRequest) {
@@ -79,6 +79,7 @@ export function profileVariables({ body }: RouteRequest) {
       capabilityClasses: input.capability_classes,
       defaultCapabilityClass: input.default_capability_class,
       claims: input.claims,
+      audiences: input.audiences,
     },
   };
 }

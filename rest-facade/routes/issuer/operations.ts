@@ -1,6 +1,6 @@
 /** The GraphQL documents the issuer's passport and admin routes send through the gateway. */
 
-const PASSPORT_FIELDS = `passport_id: id status core manifest log_head: logHead capability_class: capabilityClass log_size: logSize latest_pack: latestPack predecessor_id: predecessorId`;
+const PASSPORT_FIELDS = `passport_id: id status core manifest log_head: logHead capability_class: capabilityClass log_size: logSize latest_pack: latestPack predecessor_id: predecessorId disclosures { audience name value disclosure }`;
 
 export const CREATE_PASSPORT = `mutation CreatePassport($input: CreatePassportInput!) { passport: createPassport(input: $input) { ${PASSPORT_FIELDS} } }`;
 
@@ -30,7 +30,7 @@ export const VERDICT = `query PassportVerdict($id: ID!) { passport(id: $id) { ve
 
 export const UPSERT_PROFILE = `mutation UpsertIssuerProfile($input: IssuerProfileInput!) {
   profile: upsertIssuerProfile(input: $input) {
-    profile_id: id description capability_classes: capabilityClasses default_capability_class: defaultCapabilityClass claims
+    profile_id: id description capability_classes: capabilityClasses default_capability_class: defaultCapabilityClass claims audiences
     created_at: createdAt updated_at: updatedAt created
   }
 }`;

@@ -1,5 +1,5 @@
 /** The issuer's paths (spec §4, issuer table) beyond the common ones: passports, their logs, packs and verdicts, and administration. */
-import { MAX_PASSPORTS_PER_CREATION } from '../../../lib/formats/issuer/index.js';
+import { hasRestrictedMembers, MAX_PASSPORTS_PER_CREATION } from '../../../lib/formats/issuer/index.js';
 import type { Route } from '../../route-table.js';
 import { location } from '../../schemas.js';
 import { credentialRoutes } from '../credentials/routes.js';
@@ -36,7 +36,7 @@ export const issuerRoutes: Route[] = [
     body: schemas.passportBody,
     operation: operations.CREATE_PASSPORT,
     variables: creationVariables,
-    result: (data, context) => ({ status: 201, headers: { location: passportUrl(context, data.passport.passport_id) }, body: { ...data.passport, log: [] } }),
+    result: (data, context) => ({ status: 201, headers: { location: passportUrl(context, data.passport.passport_id) }, body: { ...passportOut(data.passport), log: [] } }),
     problem: withLivePassportUrl,
     responses: { 201: { headers: location('The passport.'), description: 'The passport, with its empty log and the signed head of that log.', ...schemas.newPassport } },
     problems: [401, 409, 422, 503],
@@ -72,7 +72,8 @@ export const issuerRoutes: Route[] = [
     variables: passportVariables,
     result: (data) => {
       if (!data.passport) throw passportNotFound();
-      return { body: passportOut(data.passport) };
+      // The restricted members shown differ by caller: a cache keeps the views of different tokens apart.
+      return { ...(hasRestrictedMembers(data.passport.manifest) ? { headers: { vary: 'authorization' } } : {}), body: passportOut(data.passport) };
     },
     responses: { 200: { description: 'The passport (with `at`: as it stood then).', ...schemas.passport } },
   },

@@ -1,6 +1,7 @@
 /** The JSON Schemas of the issuer's passport and admin request bodies and answers, each answer with its example. */
 import {
   ATTESTED,
+  AUDIENCES,
   CAPABILITY_CLASSES,
   MAX_PASSPORTS_PER_CREATION,
   CHECK_OUTCOMES,
@@ -8,6 +9,7 @@ import {
   GRANULARITIES,
   IDENTITY_SCHEMES,
   PASSPORT_STATUSES,
+  RESTRICTED_AUDIENCES,
   VERDICT_CHECKS,
   VERDICT_OUTCOMES,
 } from '../../../lib/formats/issuer/index.js';
@@ -72,7 +74,9 @@ const passportSchema = closed(
       { status: { enum: PASSPORT_STATUSES } },
       'Identity, type ref, capability class, profile and claims.',
     ),
-    manifest: freeObject('The config vector.'),
+    manifest: freeObject(
+      'The committed manifest: the config vector, each member the profile restricts replaced by its salted digest in `_sd` (RFC 9901). Exactly the config vector when nothing is restricted.',
+    ),
     log_head: logHead,
     capability_class: { enum: CAPABILITY_CLASSES },
     log_size: { type: 'integer', minimum: 0 },
@@ -82,7 +86,22 @@ const passportSchema = closed(
       description: 'The passport of the same identity this one succeeds (revoked or at end of life when this one was created); null for the first.',
     },
   },
-  { log: { type: 'array', items: event, description: 'Every signed event in sequence order (empty on creation; with include_events=true).' } },
+  {
+    log: { type: 'array', items: event, description: 'Every signed event in sequence order (empty on creation; with include_events=true).' },
+    disclosures: {
+      type: 'array',
+      description: 'The restricted members the caller may read (docs/OPERATORS.md, Audiences); absent when none.',
+      items: closed({
+        audience: { enum: RESTRICTED_AUDIENCES },
+        name: { type: 'string' },
+        value: {
+          description: 'The member’s value: any JSON.',
+          anyOf: [freeObject('An object.'), { type: 'array', description: 'An array.' }, { type: 'string' }, { type: 'number' }, { type: 'boolean' }, { type: 'null' }],
+        },
+        disclosure: { type: 'string', description: 'base64url of [salt, name, value] (RFC 9901 §4.2.1); its base64url SHA-256 is in manifest._sd.' },
+      }),
+    },
+  },
 );
 /** GET /passports/{id}?at=: the head of then may be unsigned (none kept), and `as_of` says what ties it to today's. */
 const unsignedLogHead = closed(
@@ -312,6 +331,7 @@ const profileSchema = closed({
   capability_classes: { type: 'array', items: { enum: CAPABILITY_CLASSES }, minItems: 1 },
   default_capability_class: { oneOf: [{ enum: CAPABILITY_CLASSES }, { type: 'null' }] },
   claims: freeObject('Copied verbatim into the core of every passport created under the profile.'),
+  audiences: { type: 'object', additionalProperties: { enum: RESTRICTED_AUDIENCES }, description: 'The audience of each config vector member the profile restricts; any other is public.' },
   created_at: dateTime,
   updated_at: dateTime,
 });
@@ -321,6 +341,7 @@ export const profile = answer(profileSchema, {
   capability_classes: ['trace', 'verify-offline'],
   default_capability_class: 'trace',
   claims: { regulation: 'EU 2023/1542' },
+  audiences: { state_of_health: 'legitimate-interest', declaration_of_conformity_url: 'authority' },
   created_at: EXAMPLE_TIME,
   updated_at: EXAMPLE_TIME,
 });
@@ -333,6 +354,11 @@ export const profileBody: JsonSchema = {
     capability_classes: { type: 'array', items: { enum: CAPABILITY_CLASSES }, minItems: 1 },
     default_capability_class: { enum: CAPABILITY_CLASSES },
     claims: { type: 'object', additionalProperties: true, description: 'Copied verbatim into the core of every passport created under the profile.' },
+    audiences: {
+      type: 'object',
+      additionalProperties: true,
+      description: `Config vector member → ${AUDIENCES.join(', ')}; a member not named is public. Another audience is 400 INVALID_AUDIENCE; \`type\` and \`id\` stay public.`,
+    },
   },
 };
 

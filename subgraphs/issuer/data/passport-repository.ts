@@ -154,6 +154,16 @@ export interface NewPassport {
   claims: object;
   status: PassportStatus;
   core: object;
+  /** The disclosures of the members the profile restricts, whose digests `configVector` (the committed manifest) holds. */
+  disclosures?: readonly Omit<StoredDisclosure, 'passportId'>[];
+}
+
+/** A restricted member as stored, apart from the passport's public columns. */
+export interface StoredDisclosure {
+  passportId: string;
+  digest: string;
+  audience: string;
+  disclosure: string;
 }
 
 /** What a pack is minted from, read under the row lock. */
@@ -299,6 +309,8 @@ export class PassportRepository {
                         ${column((_, position) => newest.get(position)?.id ?? null)}::text[])
               AS n(id, operator, identity, digital_link, granularity, type_ref_id, type_ref_version, config_vector, capability_class, profile_id, claims, status, core, log_head, predecessor_id)
             RETURNING ${PASSPORT_COLUMNS}`);
+          const disclosures = passports.flatMap((passport) => (passport.disclosures ?? []).map(({ digest, audience, disclosure }) => ({ passportId: passport.id, digest, audience, disclosure })));
+          if (disclosures.length > 0) await tx.passportDisclosure.createMany({ data: disclosures });
           await this.#ensureStatusLists(
             tx,
             created.map((row) => row.statusIndex),
@@ -345,6 +357,12 @@ export class PassportRepository {
 
   findMany(ids: readonly string[]): Promise<PassportRow[]> {
     return this.prisma.passport.findMany({ where: { id: { in: [...ids] } } });
+  }
+
+  /** The disclosures of these passports in these audiences, in one statement. */
+  disclosuresOf(passportIds: readonly string[], audiences: readonly string[]): Promise<StoredDisclosure[]> {
+    if (passportIds.length === 0 || audiences.length === 0) return Promise.resolve([]);
+    return this.prisma.passportDisclosure.findMany({ where: { passportId: { in: [...passportIds] }, audience: { in: [...audiences] } }, orderBy: { digest: 'asc' } });
   }
 
   /** The summary columns of these passports (those that exist), in one statement. */

@@ -14,6 +14,8 @@ export interface ProfileRecord {
   capabilityClasses: string[];
   defaultCapabilityClass: string;
   claims: Prisma.JsonValue;
+  /** The audience of each config vector member the profile restricts. */
+  audiences: Prisma.JsonValue;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -36,6 +38,7 @@ export class ProfileRepository {
     capabilityClasses: string[];
     defaultCapabilityClass: string;
     claims: object;
+    audiences: Record<string, string>;
   }): Promise<{ profile: ProfileRecord; created: boolean }> {
     return this.prisma.$transaction(async (tx) => {
       const existing = await tx.issuerProfile.findUnique({ where: { id: profile.id }, select: { id: true } });
@@ -44,6 +47,7 @@ export class ProfileRepository {
         capabilityClasses: profile.capabilityClasses,
         defaultCapabilityClass: profile.defaultCapabilityClass,
         claims: profile.claims as Prisma.InputJsonObject,
+        audiences: profile.audiences,
       };
       const saved = await tx.issuerProfile.upsert({ where: { id: profile.id }, create: { id: profile.id, ...data }, update: data });
       await recordInTransaction(tx);

@@ -3,3 +3,4 @@ export * from '../../../lib/formats/vc/index.js';
 export * from './identity.js';
 export * from './verdict.js';
 export * from './untp-credential.js';
+export * from './audiences.js';

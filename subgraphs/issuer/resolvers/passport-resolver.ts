@@ -11,7 +11,17 @@ import type { CredentialService } from '../service/credential-service.js';
 import type { IssuerService } from '../service/issuer-service.js';
 import type { PassportRow } from '../data/passport-repository.js';
 import { MAX_PASSPORTS_PER_CREATION, type KeyUse } from '../domain/index.js';
-import { CreatePassportInput, IssuedCredentialType, Passport, PassportAsOf, PassportEventAppended, PassportIdentityResolution, PassportKeyUse, PassportPack } from '../schema/types.js';
+import {
+  CreatePassportInput,
+  IssuedCredentialType,
+  Passport,
+  PassportAsOf,
+  PassportDisclosure,
+  PassportEventAppended,
+  PassportIdentityResolution,
+  PassportKeyUse,
+  PassportPack,
+} from '../schema/types.js';
 
 /** Most passports one `passports(ids)` answers. */
 export const MAX_PASSPORTS_PER_QUERY = 500;
@@ -139,6 +149,15 @@ export class PassportResolver {
     return (await this.#signingKeys(context).load(passport.fullRow)).map(PassportKeyUse.from);
   }
 
+  @ListSize({ assumedSize: 4 })
+  @FieldResolver(() => [PassportDisclosure], {
+    description:
+      'The restricted members of the manifest this caller may read (docs/OPERATORS.md, Audiences): none anonymously; legitimate-interest tokens those of that audience; authority tokens, the owner operator’s tokens and the platform admin all.',
+  })
+  async disclosures(@Root() passport: Passport, @Ctx() context: RequestContext): Promise<PassportDisclosure[]> {
+    return (await this.issuer.disclosures(passport.fullRow, context.principal)).map(PassportDisclosure.from);
+  }
+
   @Cost(WEIGHTS.event)
   @ListSize({ assumedSize: LOG_EVENTS })
   @FieldResolver(() => [GraphQLJSONObject], { description: 'Every signed event the log head covers, verbatim, in sequence order.' })
@@ -158,10 +177,12 @@ export class PassportResolver {
 
   @Cost(WEIGHTS.credential)
   @FieldResolver(() => IssuedCredentialType, {
-    description: 'The UNTP Digital Product Passport credential (UNTP DPP 0.6.1) of the passport at its log head, as GET /passports/{id}/credential serves it; re-issued whenever the passport changes.',
+    description:
+      'The UNTP Digital Product Passport credential (UNTP DPP 0.6.1) of the passport at its log head, as GET /passports/{id}/credential serves it; re-issued whenever the passport changes. With restricted members, a vc+sd-jwt carrying the disclosures this caller may read.',
   })
-  async credential(@Root() passport: Passport): Promise<IssuedCredentialType> {
-    return IssuedCredentialType.from(await this.credentials.passportCredential(passport.fullRow));
+  async credential(@Root() passport: Passport, @Ctx() context: RequestContext): Promise<IssuedCredentialType> {
+    const row = passport.fullRow;
+    return IssuedCredentialType.from(await this.credentials.passportCredential(row, await this.issuer.disclosures(row, context.principal)));
   }
 
   @Authorized('writer')

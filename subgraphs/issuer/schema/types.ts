@@ -1,10 +1,10 @@
 /** The issuer's GraphQL types: passports, appended events, packs, profiles, applicability and restores. */
-import { GraphQLJSONObject } from 'graphql-scalars';
+import { GraphQLJSON, GraphQLJSONObject } from 'graphql-scalars';
 import { Directive, Field, ID, InputType, Int, ObjectType } from 'type-graphql';
 import { PageInfo } from '../../../lib/graphql/common-types.js';
 import { Cost, ListSize } from '../../../lib/graphql/cost.js';
 import type { PassportRow, PassportSummaryRow, StoredEventRow } from '../data/passport-repository.js';
-import { eventCursor } from '../domain/index.js';
+import { eventCursor, hasRestrictedMembers, readDisclosure } from '../domain/index.js';
 import type { ApplicabilityRecord, ProfileRecord } from '../data/profile-repository.js';
 import { ANY_VERSION } from '../data/profile-repository.js';
 import type { RestoreRecord } from '../data/restore-repository.js';
@@ -119,6 +119,28 @@ export class PassportAsOf {
   }
 }
 
+@ObjectType('PassportDisclosure', {
+  description: 'A restricted member of the manifest, disclosed to a caller its audience admits: the RFC 9901 disclosure, whose digest is in the manifest’s `_sd`, and the member it reveals.',
+})
+export class PassportDisclosure {
+  @Field(() => String, { description: 'legitimate-interest or authority.' })
+  audience!: string;
+
+  @Field(() => String, { description: 'The config vector member.' })
+  name!: string;
+
+  @Field(() => GraphQLJSON, { description: 'Its value.' })
+  value!: unknown;
+
+  @Field(() => String, { description: 'base64url of the JSON array [salt, name, value] (RFC 9901 §4.2.1); its base64url SHA-256 is in the manifest’s `_sd`.' })
+  disclosure!: string;
+
+  static from(stored: { audience: string; disclosure: string }): PassportDisclosure {
+    const { name, value } = readDisclosure(stored.disclosure);
+    return Object.assign(new PassportDisclosure(), { audience: stored.audience, name, value, disclosure: stored.disclosure });
+  }
+}
+
 @Directive('@key(fields: "id")')
 @ObjectType('Passport', {
   description:
@@ -139,9 +161,19 @@ export class Passport {
     return IssuerService.core(this.fullRow);
   }
 
-  @Field(() => GraphQLJSONObject, { description: 'The config vector the passport was created with.' })
+  @Field(() => GraphQLJSONObject, {
+    description:
+      'The committed manifest: the config vector the passport was created with, each member its profile restricts replaced by a salted digest in `_sd` (RFC 9901); `disclosures` gives the members the caller may read. What the pack’s manifest_digest and the credential sign.',
+  })
   get manifest(): Record<string, unknown> {
     return this.fullRow.configVector as Record<string, unknown>;
+  }
+
+  @Field(() => Boolean, {
+    description: 'Whether its profile restricted members of its manifest (docs/OPERATORS.md, Audiences): its manifest then holds their digests in `_sd`, and its credential is a vc+sd-jwt.',
+  })
+  get restricted(): boolean {
+    return hasRestrictedMembers(this.fullRow.configVector);
   }
 
   @Field(() => GraphQLJSONObject, { description: 'The signed log head (checkpoint: size and RFC 6962 root), signed JSON, verbatim.' })
@@ -329,6 +361,11 @@ export class IssuerProfile {
   @Field(() => GraphQLJSONObject, { description: 'Claims copied into the core of every passport created under the profile.' })
   claims!: Record<string, unknown>;
 
+  @Field(() => GraphQLJSONObject, {
+    description: 'The audience (legitimate-interest or authority) of each config vector member the profile restricts; any other member is public (docs/OPERATORS.md, Audiences).',
+  })
+  audiences!: Record<string, unknown>;
+
   @Field(() => Date)
   createdAt!: Date;
 
@@ -339,7 +376,7 @@ export class IssuerProfile {
   created!: boolean;
 
   static from(record: ProfileRecord, created: boolean): IssuerProfile {
-    return Object.assign(new IssuerProfile(), { ...record, claims: record.claims as Record<string, unknown>, created });
+    return Object.assign(new IssuerProfile(), { ...record, claims: record.claims as Record<string, unknown>, audiences: record.audiences as Record<string, unknown>, created });
   }
 }
 
@@ -438,6 +475,12 @@ export class IssuerProfileInput {
 
   @Field(() => GraphQLJSONObject, { nullable: true })
   claims?: Record<string, unknown> | null;
+
+  @Field(() => GraphQLJSONObject, {
+    nullable: true,
+    description: 'Config vector member → public, legitimate-interest or authority; a member not named is public. Another audience is INVALID_AUDIENCE (400).',
+  })
+  audiences?: Record<string, unknown> | null;
 }
 
 @InputType('IssuerApplicabilityInput')
@@ -456,10 +499,13 @@ export class IssuerApplicabilityInput {
   description: 'A verifiable credential (W3C VC Data Model 2.0) secured as an enveloped vc+jwt (W3C VC-JOSE-COSE), signed by the issuer’s credential key.',
 })
 export class IssuedCredentialType {
-  @Field(() => String, { description: 'The compact JWS (typ vc+jwt, cty vc, alg EdDSA), served as application/vc+jwt.' })
+  @Field(() => String, {
+    description:
+      'The compact JWS (typ vc+jwt, cty vc, alg EdDSA), served as application/vc+jwt; for a passport with restricted members, the SD-JWT (typ vc+sd-jwt: the JWS, then each disclosure the caller may read, `~`-terminated), served as application/vc+sd-jwt.',
+  })
   jwt!: string;
 
-  @Field(() => GraphQLJSONObject, { description: 'The credential the JWS secures (its payload).' })
+  @Field(() => GraphQLJSONObject, { description: 'The credential the JWS secures (its payload; restricted members as digests in `_sd`).' })
   credential!: Record<string, unknown>;
 
   @Field(() => String, { description: 'The DID URL of the verification method of the signing key in the issuer’s did:web document (the JWS kid).' })

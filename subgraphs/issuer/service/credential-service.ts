@@ -12,7 +12,10 @@ import {
   operatorBaseUrl,
   passportContext,
   passportVocabulary,
+  hasRestrictedMembers,
+  SD_ALG,
   signVcJwt,
+  signVcSdJwt,
   statusListCredential,
   statusListUrl,
   untpPassportCredential,
@@ -27,7 +30,7 @@ import {
 import { DEFAULT_OPERATOR } from '../../../lib/auth/operators.js';
 import { issuerNameOf, type IssuerSettings } from './issuer-service.js';
 
-/** A credential as issued: the vc+jwt, the credential it secures and the DID URL of the key that signed it. */
+/** A credential as issued: the vc+jwt (or vc+sd-jwt with its disclosures), the credential it secures and the DID URL of the key that signed it. */
 export interface IssuedCredential {
   jwt: string;
   credential: Record<string, unknown>;
@@ -80,9 +83,11 @@ export class CredentialService {
 
   /**
    * The UNTP passport credential of the passport as the row holds it (re-issued whenever the row
-   * changes), issued by its owner: the owner's did:web, signed with the owner's credential key.
+   * changes), issued by its owner: the owner's did:web, signed with the owner's credential key. A
+   * passport whose manifest commits to restricted members by digest is issued as a vc+sd-jwt with
+   * the `disclosures` given (the caller's view: IssuerService.disclosures); any other as a vc+jwt.
    */
-  async passportCredential(row: PassportRow): Promise<IssuedCredential> {
+  async passportCredential(row: PassportRow, disclosures: readonly { disclosure: string }[] = []): Promise<IssuedCredential> {
     // Another instance may have made the operator's keys since this one read them.
     if (!this.keys.hasOperator(row.operator)) await this.keys.reload();
     const issuer = this.#issuerIdentity(row.operator);
@@ -91,7 +96,11 @@ export class CredentialService {
       issuer: { did: issuer.did, name: issuer.name },
       baseUrls: { issuer: platformBase, registry: this.settings.publicUrls('registry'), archive: this.settings.publicUrls('archive') },
     });
-    return this.#issue(credential, issuer.did, row.operator);
+    if (!hasRestrictedMembers(row.configVector)) return this.#issue(credential, issuer.did, row.operator);
+    const signer = this.keys.signer('credential', row.operator);
+    const kid = verificationMethodId(issuer.did, signer.kid);
+    const texts = disclosures.map((stored) => stored.disclosure);
+    return { jwt: signVcSdJwt(credential, texts, signer, kid), credential: { ...credential, _sd_alg: SD_ALG }, kid };
   }
 
   /**

@@ -10,12 +10,16 @@ import DataLoader from 'dataloader';
 import type { KeyStore } from '../../../lib/keys/key-store.js';
 import { badRequest, notFound, ProblemError, refusing, unprocessable } from '../../../lib/problem.js';
 import { INSTANT_EXPECTED, isRfc3339Instant, parseInstant } from '../../../lib/time.js';
-import { LivePassportExists, type NewPassport, type PassportRepository, type PassportRow, type PassportSummaryRow, type StoredEventRow } from '../data/passport-repository.js';
+import { LivePassportExists, type NewPassport, type PassportRepository, type PassportRow, type PassportSummaryRow, type StoredDisclosure, type StoredEventRow } from '../data/passport-repository.js';
 import type { ProfileRecord, ProfileRepository } from '../data/profile-repository.js';
 import {
   assembleVerdict,
   buildPackClaims,
   CAPABILITY_CLASSES,
+  commitManifest,
+  readableAudiences,
+  SD_MEMBER,
+  type Audience,
   consistencyProof,
   hashToHex,
   leafHash,
@@ -162,6 +166,19 @@ export interface IdentityPassports {
  */
 export function issuerNameOf(settings: Pick<IssuerSettings, 'issuer'>, operator: string): string {
   return operator === DEFAULT_OPERATOR ? settings.issuer : operator;
+}
+
+/**
+ * The manifest a passport commits to under its profile's audiences (docs/OPERATORS.md, Audiences):
+ * each restricted member as a salted digest in `_sd`, its value in a disclosure stored apart. A
+ * config vector that has `_sd` of its own while its profile restricts members is refused 422.
+ */
+function committedManifest(configVector: Record<string, unknown>, profile: Pick<ProfileRecord, 'audiences'> | null) {
+  const commitment = commitManifest(configVector, (profile?.audiences ?? {}) as Record<string, Audience>);
+  if (commitment.disclosures.length > 0 && Object.hasOwn(configVector, SD_MEMBER)) {
+    throw unprocessable('INVALID_CONFIG_VECTOR', `a config vector with restricted members has no member ${SD_MEMBER}: it holds their digests`, { errors: [] });
+  }
+  return commitment;
 }
 
 /** An id PostgreSQL text can hold (no U+0000); any other names no passport. */
@@ -312,6 +329,7 @@ export class IssuerService {
     const passports = accepted.map(({ input, identity, profile, capabilityClass }): NewPassport => {
       const id = randomUUID();
       const claims = (profile?.claims as Record<string, unknown> | undefined) ?? {};
+      const { committed, disclosures } = committedManifest(input.configVector, profile ?? null);
       const core = {
         passport_id: id,
         issuer: issuerNameOf(this.settings, operator),
@@ -329,7 +347,8 @@ export class IssuerService {
         digitalLink: identity.digital_link,
         granularity: identity.granularity,
         typeRef: input.typeRef,
-        configVector: input.configVector,
+        configVector: committed,
+        disclosures,
         capabilityClass: capabilityClass!,
         profileId: profile?.id ?? null,
         claims,
@@ -377,6 +396,31 @@ export class IssuerService {
     if (afterSeq === undefined) throw badRequest('INVALID_CURSOR', 'after must be the cursor of an event of the passport (its sequence number, as events carry it).');
     return storable(passportId) ? this.passports.eventsAfter(passportId, afterSeq, first) : undefined;
   }
+
+  /**
+   * The disclosures of a passport that a caller may read (domain/audiences.ts): none for the public
+   * view. Batched: the passports of a request are one statement per audience set.
+   */
+  async disclosures(row: Pick<PassportRow, 'id' | 'operator'>, reader: Pick<Principal, 'operator' | 'roles'> | undefined): Promise<StoredDisclosure[]> {
+    const audiences = readableAudiences(reader, row.operator);
+    return audiences.length === 0 ? [] : this.#disclosures.load({ passportId: row.id, audiences: audiences.join(' ') });
+  }
+
+  readonly #disclosures = new DataLoader<{ passportId: string; audiences: string }, StoredDisclosure[], string>(
+    async (keys) => {
+      const byAudiences = new Map<string, string[]>();
+      for (const key of keys) byAudiences.set(key.audiences, [...(byAudiences.get(key.audiences) ?? []), key.passportId]);
+      const found = new Map<string, StoredDisclosure[]>();
+      for (const [audiences, ids] of byAudiences) {
+        for (const stored of await this.passports.disclosuresOf(ids, audiences.split(' '))) {
+          const key = `${stored.passportId} ${audiences}`;
+          found.set(key, [...(found.get(key) ?? []), stored]);
+        }
+      }
+      return keys.map((key) => found.get(`${key.passportId} ${key.audiences}`) ?? []);
+    },
+    { cache: false, cacheKeyFn: (key) => `${key.passportId} ${key.audiences}` },
+  );
 
   /** The passport that succeeds this one, if one was issued. */
   findSuccessor(id: string): Promise<PassportRow | null> {

@@ -22,6 +22,7 @@ const STATUS_OF: Record<IssuerError['code'], number> = {
   PACK_OVER_BUDGET: 422,
   INVALID_BUDGET: 500,
   MALFORMED_PACK: 500,
+  INVALID_DISCLOSURE: 422,
 };
 
 export function problemFromIssuerError(error: IssuerError): ProblemError {

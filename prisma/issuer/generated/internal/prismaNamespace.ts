@@ -401,6 +401,7 @@ export const ModelName = {
   AdminLogEntry: 'AdminLogEntry',
   Passport: 'Passport',
   PassportEvent: 'PassportEvent',
+  PassportDisclosure: 'PassportDisclosure',
   IssuerProfile: 'IssuerProfile',
   IssuerApplicability: 'IssuerApplicability',
   StatusList: 'StatusList',
@@ -420,7 +421,7 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
     omit: GlobalOmitOptions
   }
   meta: {
-    modelProps: "signingKey" | "adminLogEntry" | "passport" | "passportEvent" | "issuerProfile" | "issuerApplicability" | "statusList" | "restore"
+    modelProps: "signingKey" | "adminLogEntry" | "passport" | "passportEvent" | "passportDisclosure" | "issuerProfile" | "issuerApplicability" | "statusList" | "restore"
     txIsolationLevel: TransactionIsolationLevel
   }
   model: {
@@ -717,6 +718,80 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         count: {
           args: Prisma.PassportEventCountArgs<ExtArgs>
           result: runtime.Types.Utils.Optional<Prisma.PassportEventCountAggregateOutputType> | number
+        }
+      }
+    }
+    PassportDisclosure: {
+      payload: Prisma.$PassportDisclosurePayload<ExtArgs>
+      fields: Prisma.PassportDisclosureFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.PassportDisclosureFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$PassportDisclosurePayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.PassportDisclosureFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$PassportDisclosurePayload>
+        }
+        findFirst: {
+          args: Prisma.PassportDisclosureFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$PassportDisclosurePayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.PassportDisclosureFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$PassportDisclosurePayload>
+        }
+        findMany: {
+          args: Prisma.PassportDisclosureFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$PassportDisclosurePayload>[]
+        }
+        create: {
+          args: Prisma.PassportDisclosureCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$PassportDisclosurePayload>
+        }
+        createMany: {
+          args: Prisma.PassportDisclosureCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.PassportDisclosureCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$PassportDisclosurePayload>[]
+        }
+        delete: {
+          args: Prisma.PassportDisclosureDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$PassportDisclosurePayload>
+        }
+        update: {
+          args: Prisma.PassportDisclosureUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$PassportDisclosurePayload>
+        }
+        deleteMany: {
+          args: Prisma.PassportDisclosureDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.PassportDisclosureUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.PassportDisclosureUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$PassportDisclosurePayload>[]
+        }
+        upsert: {
+          args: Prisma.PassportDisclosureUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$PassportDisclosurePayload>
+        }
+        aggregate: {
+          args: Prisma.PassportDisclosureAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregatePassportDisclosure>
+        }
+        groupBy: {
+          args: Prisma.PassportDisclosureGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.PassportDisclosureGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.PassportDisclosureCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.PassportDisclosureCountAggregateOutputType> | number
         }
       }
     }
@@ -1132,12 +1207,23 @@ export const PassportEventScalarFieldEnum = {
 export type PassportEventScalarFieldEnum = (typeof PassportEventScalarFieldEnum)[keyof typeof PassportEventScalarFieldEnum]
 
 
+export const PassportDisclosureScalarFieldEnum = {
+  passportId: 'passportId',
+  digest: 'digest',
+  audience: 'audience',
+  disclosure: 'disclosure'
+} as const
+
+export type PassportDisclosureScalarFieldEnum = (typeof PassportDisclosureScalarFieldEnum)[keyof typeof PassportDisclosureScalarFieldEnum]
+
+
 export const IssuerProfileScalarFieldEnum = {
   id: 'id',
   description: 'description',
   capabilityClasses: 'capabilityClasses',
   defaultCapabilityClass: 'defaultCapabilityClass',
   claims: 'claims',
+  audiences: 'audiences',
   createdAt: 'createdAt',
   updatedAt: 'updatedAt'
 } as const
@@ -1492,6 +1578,7 @@ export type GlobalOmitConfig = {
   adminLogEntry?: Prisma.AdminLogEntryOmit
   passport?: Prisma.PassportOmit
   passportEvent?: Prisma.PassportEventOmit
+  passportDisclosure?: Prisma.PassportDisclosureOmit
   issuerProfile?: Prisma.IssuerProfileOmit
   issuerApplicability?: Prisma.IssuerApplicabilityOmit
   statusList?: Prisma.StatusListOmit

@@ -55,6 +55,7 @@ export const ModelName = {
   AdminLogEntry: 'AdminLogEntry',
   Passport: 'Passport',
   PassportEvent: 'PassportEvent',
+  PassportDisclosure: 'PassportDisclosure',
   IssuerProfile: 'IssuerProfile',
   IssuerApplicability: 'IssuerApplicability',
   StatusList: 'StatusList',
@@ -154,12 +155,23 @@ export const PassportEventScalarFieldEnum = {
 export type PassportEventScalarFieldEnum = (typeof PassportEventScalarFieldEnum)[keyof typeof PassportEventScalarFieldEnum]
 
 
+export const PassportDisclosureScalarFieldEnum = {
+  passportId: 'passportId',
+  digest: 'digest',
+  audience: 'audience',
+  disclosure: 'disclosure'
+} as const
+
+export type PassportDisclosureScalarFieldEnum = (typeof PassportDisclosureScalarFieldEnum)[keyof typeof PassportDisclosureScalarFieldEnum]
+
+
 export const IssuerProfileScalarFieldEnum = {
   id: 'id',
   description: 'description',
   capabilityClasses: 'capabilityClasses',
   defaultCapabilityClass: 'defaultCapabilityClass',
   claims: 'claims',
+  audiences: 'audiences',
   createdAt: 'createdAt',
   updatedAt: 'updatedAt'
 } as const

@@ -47,6 +47,7 @@ export type IssuerProfileCountAggregateOutputType = {
   capabilityClasses: number
   defaultCapabilityClass: number
   claims: number
+  audiences: number
   createdAt: number
   updatedAt: number
   _all: number
@@ -75,6 +76,7 @@ export type IssuerProfileCountAggregateInputType = {
   capabilityClasses?: true
   defaultCapabilityClass?: true
   claims?: true
+  audiences?: true
   createdAt?: true
   updatedAt?: true
   _all?: true
@@ -158,6 +160,7 @@ export type IssuerProfileGroupByOutputType = {
   capabilityClasses: string[]
   defaultCapabilityClass: string
   claims: runtime.JsonValue
+  audiences: runtime.JsonValue
   createdAt: Date
   updatedAt: Date
   _count: IssuerProfileCountAggregateOutputType | null
@@ -189,6 +192,7 @@ export type IssuerProfileWhereInput = {
   capabilityClasses?: Prisma.StringNullableListFilter<"IssuerProfile">
   defaultCapabilityClass?: Prisma.StringFilter<"IssuerProfile"> | string
   claims?: Prisma.JsonFilter<"IssuerProfile">
+  audiences?: Prisma.JsonFilter<"IssuerProfile">
   createdAt?: Prisma.DateTimeFilter<"IssuerProfile"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"IssuerProfile"> | Date | string
 }
@@ -199,6 +203,7 @@ export type IssuerProfileOrderByWithRelationInput = {
   capabilityClasses?: Prisma.SortOrder
   defaultCapabilityClass?: Prisma.SortOrder
   claims?: Prisma.SortOrder
+  audiences?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
 }
@@ -212,6 +217,7 @@ export type IssuerProfileWhereUniqueInput = Prisma.AtLeast<{
   capabilityClasses?: Prisma.StringNullableListFilter<"IssuerProfile">
   defaultCapabilityClass?: Prisma.StringFilter<"IssuerProfile"> | string
   claims?: Prisma.JsonFilter<"IssuerProfile">
+  audiences?: Prisma.JsonFilter<"IssuerProfile">
   createdAt?: Prisma.DateTimeFilter<"IssuerProfile"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"IssuerProfile"> | Date | string
 }, "id">
@@ -222,6 +228,7 @@ export type IssuerProfileOrderByWithAggregationInput = {
   capabilityClasses?: Prisma.SortOrder
   defaultCapabilityClass?: Prisma.SortOrder
   claims?: Prisma.SortOrder
+  audiences?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
   _count?: Prisma.IssuerProfileCountOrderByAggregateInput
@@ -238,6 +245,7 @@ export type IssuerProfileScalarWhereWithAggregatesInput = {
   capabilityClasses?: Prisma.StringNullableListFilter<"IssuerProfile">
   defaultCapabilityClass?: Prisma.StringWithAggregatesFilter<"IssuerProfile"> | string
   claims?: Prisma.JsonWithAggregatesFilter<"IssuerProfile">
+  audiences?: Prisma.JsonWithAggregatesFilter<"IssuerProfile">
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"IssuerProfile"> | Date | string
   updatedAt?: Prisma.DateTimeWithAggregatesFilter<"IssuerProfile"> | Date | string
 }
@@ -248,6 +256,7 @@ export type IssuerProfileCreateInput = {
   capabilityClasses?: Prisma.IssuerProfileCreatecapabilityClassesInput | string[]
   defaultCapabilityClass: string
   claims: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  audiences?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
   updatedAt?: Date | string
 }
@@ -258,6 +267,7 @@ export type IssuerProfileUncheckedCreateInput = {
   capabilityClasses?: Prisma.IssuerProfileCreatecapabilityClassesInput | string[]
   defaultCapabilityClass: string
   claims: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  audiences?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
   updatedAt?: Date | string
 }
@@ -268,6 +278,7 @@ export type IssuerProfileUpdateInput = {
   capabilityClasses?: Prisma.IssuerProfileUpdatecapabilityClassesInput | string[]
   defaultCapabilityClass?: Prisma.StringFieldUpdateOperationsInput | string
   claims?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  audiences?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -278,6 +289,7 @@ export type IssuerProfileUncheckedUpdateInput = {
   capabilityClasses?: Prisma.IssuerProfileUpdatecapabilityClassesInput | string[]
   defaultCapabilityClass?: Prisma.StringFieldUpdateOperationsInput | string
   claims?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  audiences?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -288,6 +300,7 @@ export type IssuerProfileCreateManyInput = {
   capabilityClasses?: Prisma.IssuerProfileCreatecapabilityClassesInput | string[]
   defaultCapabilityClass: string
   claims: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  audiences?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
   updatedAt?: Date | string
 }
@@ -298,6 +311,7 @@ export type IssuerProfileUpdateManyMutationInput = {
   capabilityClasses?: Prisma.IssuerProfileUpdatecapabilityClassesInput | string[]
   defaultCapabilityClass?: Prisma.StringFieldUpdateOperationsInput | string
   claims?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  audiences?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -308,6 +322,7 @@ export type IssuerProfileUncheckedUpdateManyInput = {
   capabilityClasses?: Prisma.IssuerProfileUpdatecapabilityClassesInput | string[]
   defaultCapabilityClass?: Prisma.StringFieldUpdateOperationsInput | string
   claims?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  audiences?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -318,6 +333,7 @@ export type IssuerProfileCountOrderByAggregateInput = {
   capabilityClasses?: Prisma.SortOrder
   defaultCapabilityClass?: Prisma.SortOrder
   claims?: Prisma.SortOrder
+  audiences?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
 }
@@ -355,6 +371,7 @@ export type IssuerProfileSelect<ExtArgs extends runtime.Types.Extensions.Interna
   capabilityClasses?: boolean
   defaultCapabilityClass?: boolean
   claims?: boolean
+  audiences?: boolean
   createdAt?: boolean
   updatedAt?: boolean
 }, ExtArgs["result"]["issuerProfile"]>
@@ -365,6 +382,7 @@ export type IssuerProfileSelectCreateManyAndReturn<ExtArgs extends runtime.Types
   capabilityClasses?: boolean
   defaultCapabilityClass?: boolean
   claims?: boolean
+  audiences?: boolean
   createdAt?: boolean
   updatedAt?: boolean
 }, ExtArgs["result"]["issuerProfile"]>
@@ -375,6 +393,7 @@ export type IssuerProfileSelectUpdateManyAndReturn<ExtArgs extends runtime.Types
   capabilityClasses?: boolean
   defaultCapabilityClass?: boolean
   claims?: boolean
+  audiences?: boolean
   createdAt?: boolean
   updatedAt?: boolean
 }, ExtArgs["result"]["issuerProfile"]>
@@ -385,11 +404,12 @@ export type IssuerProfileSelectScalar = {
   capabilityClasses?: boolean
   defaultCapabilityClass?: boolean
   claims?: boolean
+  audiences?: boolean
   createdAt?: boolean
   updatedAt?: boolean
 }
 
-export type IssuerProfileOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "description" | "capabilityClasses" | "defaultCapabilityClass" | "claims" | "createdAt" | "updatedAt", ExtArgs["result"]["issuerProfile"]>
+export type IssuerProfileOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "description" | "capabilityClasses" | "defaultCapabilityClass" | "claims" | "audiences" | "createdAt" | "updatedAt", ExtArgs["result"]["issuerProfile"]>
 
 export type $IssuerProfilePayload<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   name: "IssuerProfile"
@@ -400,6 +420,11 @@ export type $IssuerProfilePayload<ExtArgs extends runtime.Types.Extensions.Inter
     capabilityClasses: string[]
     defaultCapabilityClass: string
     claims: runtime.JsonValue
+    /**
+     * The audience of each config vector member it restricts (`legitimate-interest`, `authority`);
+     * a member it does not name is public (docs/OPERATORS.md, Audiences).
+     */
+    audiences: runtime.JsonValue
     createdAt: Date
     updatedAt: Date
   }, ExtArgs["result"]["issuerProfile"]>
@@ -830,6 +855,7 @@ export interface IssuerProfileFieldRefs {
   readonly capabilityClasses: Prisma.FieldRef<"IssuerProfile", 'String[]'>
   readonly defaultCapabilityClass: Prisma.FieldRef<"IssuerProfile", 'String'>
   readonly claims: Prisma.FieldRef<"IssuerProfile", 'Json'>
+  readonly audiences: Prisma.FieldRef<"IssuerProfile", 'Json'>
   readonly createdAt: Prisma.FieldRef<"IssuerProfile", 'DateTime'>
   readonly updatedAt: Prisma.FieldRef<"IssuerProfile", 'DateTime'>
 }

@@ -362,6 +362,7 @@ export type PassportWhereInput = {
   predecessorId?: Prisma.StringNullableFilter<"Passport"> | string | null
   liveBeforeRule?: Prisma.BoolFilter<"Passport"> | boolean
   events?: Prisma.PassportEventListRelationFilter
+  disclosures?: Prisma.PassportDisclosureListRelationFilter
   predecessor?: Prisma.XOR<Prisma.PassportNullableScalarRelationFilter, Prisma.PassportWhereInput> | null
   successor?: Prisma.XOR<Prisma.PassportNullableScalarRelationFilter, Prisma.PassportWhereInput> | null
 }
@@ -393,6 +394,7 @@ export type PassportOrderByWithRelationInput = {
   predecessorId?: Prisma.SortOrderInput | Prisma.SortOrder
   liveBeforeRule?: Prisma.SortOrder
   events?: Prisma.PassportEventOrderByRelationAggregateInput
+  disclosures?: Prisma.PassportDisclosureOrderByRelationAggregateInput
   predecessor?: Prisma.PassportOrderByWithRelationInput
   successor?: Prisma.PassportOrderByWithRelationInput
 }
@@ -428,6 +430,7 @@ export type PassportWhereUniqueInput = Prisma.AtLeast<{
   updatedAt?: Prisma.DateTimeFilter<"Passport"> | Date | string
   liveBeforeRule?: Prisma.BoolFilter<"Passport"> | boolean
   events?: Prisma.PassportEventListRelationFilter
+  disclosures?: Prisma.PassportDisclosureListRelationFilter
   predecessor?: Prisma.XOR<Prisma.PassportNullableScalarRelationFilter, Prisma.PassportWhereInput> | null
   successor?: Prisma.XOR<Prisma.PassportNullableScalarRelationFilter, Prisma.PassportWhereInput> | null
 }, "id" | "statusIndex" | "predecessorId" | "digitalLink_granularity">
@@ -522,6 +525,7 @@ export type PassportCreateInput = {
   updatedAt?: Date | string
   liveBeforeRule?: boolean
   events?: Prisma.PassportEventCreateNestedManyWithoutPassportInput
+  disclosures?: Prisma.PassportDisclosureCreateNestedManyWithoutPassportInput
   predecessor?: Prisma.PassportCreateNestedOneWithoutSuccessorInput
   successor?: Prisma.PassportCreateNestedOneWithoutPredecessorInput
 }
@@ -553,6 +557,7 @@ export type PassportUncheckedCreateInput = {
   predecessorId?: string | null
   liveBeforeRule?: boolean
   events?: Prisma.PassportEventUncheckedCreateNestedManyWithoutPassportInput
+  disclosures?: Prisma.PassportDisclosureUncheckedCreateNestedManyWithoutPassportInput
   successor?: Prisma.PassportUncheckedCreateNestedOneWithoutPredecessorInput
 }
 
@@ -581,6 +586,7 @@ export type PassportUpdateInput = {
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   liveBeforeRule?: Prisma.BoolFieldUpdateOperationsInput | boolean
   events?: Prisma.PassportEventUpdateManyWithoutPassportNestedInput
+  disclosures?: Prisma.PassportDisclosureUpdateManyWithoutPassportNestedInput
   predecessor?: Prisma.PassportUpdateOneWithoutSuccessorNestedInput
   successor?: Prisma.PassportUpdateOneWithoutPredecessorNestedInput
 }
@@ -612,6 +618,7 @@ export type PassportUncheckedUpdateInput = {
   predecessorId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   liveBeforeRule?: Prisma.BoolFieldUpdateOperationsInput | boolean
   events?: Prisma.PassportEventUncheckedUpdateManyWithoutPassportNestedInput
+  disclosures?: Prisma.PassportDisclosureUncheckedUpdateManyWithoutPassportNestedInput
   successor?: Prisma.PassportUncheckedUpdateOneWithoutPredecessorNestedInput
 }
 
@@ -887,6 +894,20 @@ export type PassportUpdateOneRequiredWithoutEventsNestedInput = {
   update?: Prisma.XOR<Prisma.XOR<Prisma.PassportUpdateToOneWithWhereWithoutEventsInput, Prisma.PassportUpdateWithoutEventsInput>, Prisma.PassportUncheckedUpdateWithoutEventsInput>
 }
 
+export type PassportCreateNestedOneWithoutDisclosuresInput = {
+  create?: Prisma.XOR<Prisma.PassportCreateWithoutDisclosuresInput, Prisma.PassportUncheckedCreateWithoutDisclosuresInput>
+  connectOrCreate?: Prisma.PassportCreateOrConnectWithoutDisclosuresInput
+  connect?: Prisma.PassportWhereUniqueInput
+}
+
+export type PassportUpdateOneRequiredWithoutDisclosuresNestedInput = {
+  create?: Prisma.XOR<Prisma.PassportCreateWithoutDisclosuresInput, Prisma.PassportUncheckedCreateWithoutDisclosuresInput>
+  connectOrCreate?: Prisma.PassportCreateOrConnectWithoutDisclosuresInput
+  upsert?: Prisma.PassportUpsertWithoutDisclosuresInput
+  connect?: Prisma.PassportWhereUniqueInput
+  update?: Prisma.XOR<Prisma.XOR<Prisma.PassportUpdateToOneWithWhereWithoutDisclosuresInput, Prisma.PassportUpdateWithoutDisclosuresInput>, Prisma.PassportUncheckedUpdateWithoutDisclosuresInput>
+}
+
 export type PassportCreateWithoutSuccessorInput = {
   id: string
   operator: string
@@ -913,6 +934,7 @@ export type PassportCreateWithoutSuccessorInput = {
   updatedAt?: Date | string
   liveBeforeRule?: boolean
   events?: Prisma.PassportEventCreateNestedManyWithoutPassportInput
+  disclosures?: Prisma.PassportDisclosureCreateNestedManyWithoutPassportInput
   predecessor?: Prisma.PassportCreateNestedOneWithoutSuccessorInput
 }
 
@@ -943,6 +965,7 @@ export type PassportUncheckedCreateWithoutSuccessorInput = {
   predecessorId?: string | null
   liveBeforeRule?: boolean
   events?: Prisma.PassportEventUncheckedCreateNestedManyWithoutPassportInput
+  disclosures?: Prisma.PassportDisclosureUncheckedCreateNestedManyWithoutPassportInput
 }
 
 export type PassportCreateOrConnectWithoutSuccessorInput = {
@@ -976,6 +999,7 @@ export type PassportCreateWithoutPredecessorInput = {
   updatedAt?: Date | string
   liveBeforeRule?: boolean
   events?: Prisma.PassportEventCreateNestedManyWithoutPassportInput
+  disclosures?: Prisma.PassportDisclosureCreateNestedManyWithoutPassportInput
   successor?: Prisma.PassportCreateNestedOneWithoutPredecessorInput
 }
 
@@ -1005,6 +1029,7 @@ export type PassportUncheckedCreateWithoutPredecessorInput = {
   updatedAt?: Date | string
   liveBeforeRule?: boolean
   events?: Prisma.PassportEventUncheckedCreateNestedManyWithoutPassportInput
+  disclosures?: Prisma.PassportDisclosureUncheckedCreateNestedManyWithoutPassportInput
   successor?: Prisma.PassportUncheckedCreateNestedOneWithoutPredecessorInput
 }
 
@@ -1049,6 +1074,7 @@ export type PassportUpdateWithoutSuccessorInput = {
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   liveBeforeRule?: Prisma.BoolFieldUpdateOperationsInput | boolean
   events?: Prisma.PassportEventUpdateManyWithoutPassportNestedInput
+  disclosures?: Prisma.PassportDisclosureUpdateManyWithoutPassportNestedInput
   predecessor?: Prisma.PassportUpdateOneWithoutSuccessorNestedInput
 }
 
@@ -1079,6 +1105,7 @@ export type PassportUncheckedUpdateWithoutSuccessorInput = {
   predecessorId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   liveBeforeRule?: Prisma.BoolFieldUpdateOperationsInput | boolean
   events?: Prisma.PassportEventUncheckedUpdateManyWithoutPassportNestedInput
+  disclosures?: Prisma.PassportDisclosureUncheckedUpdateManyWithoutPassportNestedInput
 }
 
 export type PassportUpsertWithoutPredecessorInput = {
@@ -1117,6 +1144,7 @@ export type PassportUpdateWithoutPredecessorInput = {
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   liveBeforeRule?: Prisma.BoolFieldUpdateOperationsInput | boolean
   events?: Prisma.PassportEventUpdateManyWithoutPassportNestedInput
+  disclosures?: Prisma.PassportDisclosureUpdateManyWithoutPassportNestedInput
   successor?: Prisma.PassportUpdateOneWithoutPredecessorNestedInput
 }
 
@@ -1146,6 +1174,7 @@ export type PassportUncheckedUpdateWithoutPredecessorInput = {
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   liveBeforeRule?: Prisma.BoolFieldUpdateOperationsInput | boolean
   events?: Prisma.PassportEventUncheckedUpdateManyWithoutPassportNestedInput
+  disclosures?: Prisma.PassportDisclosureUncheckedUpdateManyWithoutPassportNestedInput
   successor?: Prisma.PassportUncheckedUpdateOneWithoutPredecessorNestedInput
 }
 
@@ -1174,6 +1203,7 @@ export type PassportCreateWithoutEventsInput = {
   createdAt?: Date | string
   updatedAt?: Date | string
   liveBeforeRule?: boolean
+  disclosures?: Prisma.PassportDisclosureCreateNestedManyWithoutPassportInput
   predecessor?: Prisma.PassportCreateNestedOneWithoutSuccessorInput
   successor?: Prisma.PassportCreateNestedOneWithoutPredecessorInput
 }
@@ -1204,6 +1234,7 @@ export type PassportUncheckedCreateWithoutEventsInput = {
   updatedAt?: Date | string
   predecessorId?: string | null
   liveBeforeRule?: boolean
+  disclosures?: Prisma.PassportDisclosureUncheckedCreateNestedManyWithoutPassportInput
   successor?: Prisma.PassportUncheckedCreateNestedOneWithoutPredecessorInput
 }
 
@@ -1247,6 +1278,7 @@ export type PassportUpdateWithoutEventsInput = {
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   liveBeforeRule?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  disclosures?: Prisma.PassportDisclosureUpdateManyWithoutPassportNestedInput
   predecessor?: Prisma.PassportUpdateOneWithoutSuccessorNestedInput
   successor?: Prisma.PassportUpdateOneWithoutPredecessorNestedInput
 }
@@ -1277,6 +1309,142 @@ export type PassportUncheckedUpdateWithoutEventsInput = {
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   predecessorId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   liveBeforeRule?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  disclosures?: Prisma.PassportDisclosureUncheckedUpdateManyWithoutPassportNestedInput
+  successor?: Prisma.PassportUncheckedUpdateOneWithoutPredecessorNestedInput
+}
+
+export type PassportCreateWithoutDisclosuresInput = {
+  id: string
+  operator: string
+  identity: string
+  digitalLink: string
+  granularity: string
+  typeRefId: string
+  typeRefVersion: number
+  configVector: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  capabilityClass: string
+  profileId?: string | null
+  claims: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  status: string
+  core: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  logSize: number
+  frontier?: Prisma.PassportCreatefrontierInput | string[]
+  lastEvent?: string | null
+  logHead: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  emptyLogHead?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  latestPack?: string | null
+  statusIndex?: number
+  latestPackAt?: Date | string | null
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  liveBeforeRule?: boolean
+  events?: Prisma.PassportEventCreateNestedManyWithoutPassportInput
+  predecessor?: Prisma.PassportCreateNestedOneWithoutSuccessorInput
+  successor?: Prisma.PassportCreateNestedOneWithoutPredecessorInput
+}
+
+export type PassportUncheckedCreateWithoutDisclosuresInput = {
+  id: string
+  operator: string
+  identity: string
+  digitalLink: string
+  granularity: string
+  typeRefId: string
+  typeRefVersion: number
+  configVector: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  capabilityClass: string
+  profileId?: string | null
+  claims: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  status: string
+  core: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  logSize: number
+  frontier?: Prisma.PassportCreatefrontierInput | string[]
+  lastEvent?: string | null
+  logHead: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  emptyLogHead?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  latestPack?: string | null
+  statusIndex?: number
+  latestPackAt?: Date | string | null
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  predecessorId?: string | null
+  liveBeforeRule?: boolean
+  events?: Prisma.PassportEventUncheckedCreateNestedManyWithoutPassportInput
+  successor?: Prisma.PassportUncheckedCreateNestedOneWithoutPredecessorInput
+}
+
+export type PassportCreateOrConnectWithoutDisclosuresInput = {
+  where: Prisma.PassportWhereUniqueInput
+  create: Prisma.XOR<Prisma.PassportCreateWithoutDisclosuresInput, Prisma.PassportUncheckedCreateWithoutDisclosuresInput>
+}
+
+export type PassportUpsertWithoutDisclosuresInput = {
+  update: Prisma.XOR<Prisma.PassportUpdateWithoutDisclosuresInput, Prisma.PassportUncheckedUpdateWithoutDisclosuresInput>
+  create: Prisma.XOR<Prisma.PassportCreateWithoutDisclosuresInput, Prisma.PassportUncheckedCreateWithoutDisclosuresInput>
+  where?: Prisma.PassportWhereInput
+}
+
+export type PassportUpdateToOneWithWhereWithoutDisclosuresInput = {
+  where?: Prisma.PassportWhereInput
+  data: Prisma.XOR<Prisma.PassportUpdateWithoutDisclosuresInput, Prisma.PassportUncheckedUpdateWithoutDisclosuresInput>
+}
+
+export type PassportUpdateWithoutDisclosuresInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  operator?: Prisma.StringFieldUpdateOperationsInput | string
+  identity?: Prisma.StringFieldUpdateOperationsInput | string
+  digitalLink?: Prisma.StringFieldUpdateOperationsInput | string
+  granularity?: Prisma.StringFieldUpdateOperationsInput | string
+  typeRefId?: Prisma.StringFieldUpdateOperationsInput | string
+  typeRefVersion?: Prisma.IntFieldUpdateOperationsInput | number
+  configVector?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  capabilityClass?: Prisma.StringFieldUpdateOperationsInput | string
+  profileId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  claims?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  status?: Prisma.StringFieldUpdateOperationsInput | string
+  core?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  logSize?: Prisma.IntFieldUpdateOperationsInput | number
+  frontier?: Prisma.PassportUpdatefrontierInput | string[]
+  lastEvent?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  logHead?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  emptyLogHead?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  latestPack?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  latestPackAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  liveBeforeRule?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  events?: Prisma.PassportEventUpdateManyWithoutPassportNestedInput
+  predecessor?: Prisma.PassportUpdateOneWithoutSuccessorNestedInput
+  successor?: Prisma.PassportUpdateOneWithoutPredecessorNestedInput
+}
+
+export type PassportUncheckedUpdateWithoutDisclosuresInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  operator?: Prisma.StringFieldUpdateOperationsInput | string
+  identity?: Prisma.StringFieldUpdateOperationsInput | string
+  digitalLink?: Prisma.StringFieldUpdateOperationsInput | string
+  granularity?: Prisma.StringFieldUpdateOperationsInput | string
+  typeRefId?: Prisma.StringFieldUpdateOperationsInput | string
+  typeRefVersion?: Prisma.IntFieldUpdateOperationsInput | number
+  configVector?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  capabilityClass?: Prisma.StringFieldUpdateOperationsInput | string
+  profileId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  claims?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  status?: Prisma.StringFieldUpdateOperationsInput | string
+  core?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  logSize?: Prisma.IntFieldUpdateOperationsInput | number
+  frontier?: Prisma.PassportUpdatefrontierInput | string[]
+  lastEvent?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  logHead?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  emptyLogHead?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
+  latestPack?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  statusIndex?: Prisma.IntFieldUpdateOperationsInput | number
+  latestPackAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  predecessorId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  liveBeforeRule?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  events?: Prisma.PassportEventUncheckedUpdateManyWithoutPassportNestedInput
   successor?: Prisma.PassportUncheckedUpdateOneWithoutPredecessorNestedInput
 }
 
@@ -1287,10 +1455,12 @@ export type PassportUncheckedUpdateWithoutEventsInput = {
 
 export type PassportCountOutputType = {
   events: number
+  disclosures: number
 }
 
 export type PassportCountOutputTypeSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   events?: boolean | PassportCountOutputTypeCountEventsArgs
+  disclosures?: boolean | PassportCountOutputTypeCountDisclosuresArgs
 }
 
 /**
@@ -1308,6 +1478,13 @@ export type PassportCountOutputTypeDefaultArgs<ExtArgs extends runtime.Types.Ext
  */
 export type PassportCountOutputTypeCountEventsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   where?: Prisma.PassportEventWhereInput
+}
+
+/**
+ * PassportCountOutputType without action
+ */
+export type PassportCountOutputTypeCountDisclosuresArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  where?: Prisma.PassportDisclosureWhereInput
 }
 
 
@@ -1338,6 +1515,7 @@ export type PassportSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs
   predecessorId?: boolean
   liveBeforeRule?: boolean
   events?: boolean | Prisma.Passport$eventsArgs<ExtArgs>
+  disclosures?: boolean | Prisma.Passport$disclosuresArgs<ExtArgs>
   predecessor?: boolean | Prisma.Passport$predecessorArgs<ExtArgs>
   successor?: boolean | Prisma.Passport$successorArgs<ExtArgs>
   _count?: boolean | Prisma.PassportCountOutputTypeDefaultArgs<ExtArgs>
@@ -1432,6 +1610,7 @@ export type PassportSelectScalar = {
 export type PassportOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "operator" | "identity" | "digitalLink" | "granularity" | "typeRefId" | "typeRefVersion" | "configVector" | "capabilityClass" | "profileId" | "claims" | "status" | "core" | "logSize" | "frontier" | "lastEvent" | "logHead" | "emptyLogHead" | "latestPack" | "statusIndex" | "latestPackAt" | "createdAt" | "updatedAt" | "predecessorId" | "liveBeforeRule", ExtArgs["result"]["passport"]>
 export type PassportInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   events?: boolean | Prisma.Passport$eventsArgs<ExtArgs>
+  disclosures?: boolean | Prisma.Passport$disclosuresArgs<ExtArgs>
   predecessor?: boolean | Prisma.Passport$predecessorArgs<ExtArgs>
   successor?: boolean | Prisma.Passport$successorArgs<ExtArgs>
   _count?: boolean | Prisma.PassportCountOutputTypeDefaultArgs<ExtArgs>
@@ -1447,6 +1626,7 @@ export type $PassportPayload<ExtArgs extends runtime.Types.Extensions.InternalAr
   name: "Passport"
   objects: {
     events: Prisma.$PassportEventPayload<ExtArgs>[]
+    disclosures: Prisma.$PassportDisclosurePayload<ExtArgs>[]
     predecessor: Prisma.$PassportPayload<ExtArgs> | null
     successor: Prisma.$PassportPayload<ExtArgs> | null
   }
@@ -1918,6 +2098,7 @@ readonly fields: PassportFieldRefs;
 export interface Prisma__PassportClient<T, Null = never, ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs, GlobalOmitOptions = {}> extends Prisma.PrismaPromise<T> {
   readonly [Symbol.toStringTag]: "PrismaPromise"
   events<T extends Prisma.Passport$eventsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Passport$eventsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$PassportEventPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
+  disclosures<T extends Prisma.Passport$disclosuresArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Passport$disclosuresArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$PassportDisclosurePayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   predecessor<T extends Prisma.Passport$predecessorArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Passport$predecessorArgs<ExtArgs>>): Prisma.Prisma__PassportClient<runtime.Types.Result.GetResult<Prisma.$PassportPayload<ExtArgs>, T, "findUniqueOrThrow", GlobalOmitOptions> | null, null, ExtArgs, GlobalOmitOptions>
   successor<T extends Prisma.Passport$successorArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Passport$successorArgs<ExtArgs>>): Prisma.Prisma__PassportClient<runtime.Types.Result.GetResult<Prisma.$PassportPayload<ExtArgs>, T, "findUniqueOrThrow", GlobalOmitOptions> | null, null, ExtArgs, GlobalOmitOptions>
   /**
@@ -2396,6 +2577,30 @@ export type Passport$eventsArgs<ExtArgs extends runtime.Types.Extensions.Interna
   take?: number
   skip?: number
   distinct?: Prisma.PassportEventScalarFieldEnum | Prisma.PassportEventScalarFieldEnum[]
+}
+
+/**
+ * Passport.disclosures
+ */
+export type Passport$disclosuresArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the PassportDisclosure
+   */
+  select?: Prisma.PassportDisclosureSelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the PassportDisclosure
+   */
+  omit?: Prisma.PassportDisclosureOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.PassportDisclosureInclude<ExtArgs> | null
+  where?: Prisma.PassportDisclosureWhereInput
+  orderBy?: Prisma.PassportDisclosureOrderByWithRelationInput | Prisma.PassportDisclosureOrderByWithRelationInput[]
+  cursor?: Prisma.PassportDisclosureWhereUniqueInput
+  take?: number
+  skip?: number
+  distinct?: Prisma.PassportDisclosureScalarFieldEnum | Prisma.PassportDisclosureScalarFieldEnum[]
 }
 
 /**
