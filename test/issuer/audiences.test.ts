@@ -302,6 +302,26 @@ describe('a passport whose profile restricts nothing', () => {
   });
 });
 
+describe('passports created in bulk under the profile', () => {
+  it('are committed as one created alone is: the public view holds digests only, the owner gets the disclosures', async () => {
+    const items = [1, 2].map((n) => ({ identity: `https://id.gs1.org/01/${GTIN}/21/${SERIAL}-bulk-${n}`, type_ref: { id: MODEL, version: 1 }, config_vector: CONFIG_VECTOR }));
+    const created = await platform.rest('issuer', '/passports/batch', { body: { passports: items }, as: 'writer' });
+    expect(created.status, created.text).toBe(201);
+    for (const passport of created.body.passports) {
+      const anonymous = await platform.rest('issuer', `/passports/${passport.passport_id}`);
+      for (const value of RESTRICTED_STRINGS) expect(anonymous.text).not.toContain(value);
+      expect(anonymous.body.manifest._sd).toHaveLength(2);
+      const owner = await platform.rest('issuer', `/passports/${passport.passport_id}`, { headers: bearer(tokens.ownerReader) });
+      const shown = owner.body.disclosures as typeof disclosures;
+      expect(shown.map(({ name, value }) => [name, value]).sort()).toEqual([
+        ['declaration_of_conformity_url', DOC_URL],
+        ['state_of_health', CONFIG_VECTOR.state_of_health],
+      ]);
+      for (const { disclosure } of shown) expect(anonymous.body.manifest._sd).toContain(independentDigest(disclosure));
+    }
+  });
+});
+
 afterEach(() => vi.restoreAllMocks());
 
 /** RFC 8785 for the JSON these documents hold (strings, finite numbers, objects, arrays): sorted keys, no spaces. */
