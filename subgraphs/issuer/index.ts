@@ -45,7 +45,7 @@ export const createIssuerSubgraph = defineSubgraph({
     const trust = new TrustClient(gateway);
     const signing = new OperatorSigning(kernel.keys, operators, trust);
     const issuer = new IssuerService(passports, profiles, new RegistryClient(gateway), trust, kernel.keys, signing, settings, kernel.metrics);
-    const credentials = new CredentialService(passports, kernel.keys, settings);
+    const credentials = new CredentialService(passports, kernel.keys, signing, settings);
     const operatorService = new OperatorService(operators, kernel.keys, gateway);
     const admin = new IssuerAdminService(profiles, new RestoreRepository(kernel.prisma));
     // What one operation may spend on passports' logs as they are: the cost limit (lib/graphql/cost.ts).

@@ -193,5 +193,10 @@ describe("an operator's passports", () => {
     );
     expect(later.verdict, JSON.stringify(later.findings)).toBe('valid');
     expect(later.findings.find((finding) => finding.check === 'pack.revocations')?.message).toContain('privilegeWithdrawn');
+    // Its credential, signed at each read, is signed no more (a signature after the revocation would verify for no one); the passport reads as before.
+    const unsigned = await platform.rest('issuer', `/passports/${id}/credential`, { headers: { accept: 'application/vc+jwt' } });
+    expect([unsigned.status, unsigned.body.code]).toEqual([403, 'OPERATOR_SUSPENDED']);
+    expect(unsigned.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    expect((await platform.rest('issuer', `/passports/${id}`)).status).toBe(200);
   });
 });

@@ -3,6 +3,7 @@
  * did:web document, its Bitstring Status Lists, and the JSON-LD context and vocabulary of its
  * credentials' own terms, each credential signed as vc+jwt with its current credential key.
  */
+import type { Signer } from '../../../lib/crypto/index.js';
 import type { KeyStore } from '../../../lib/keys/key-store.js';
 import type { PassportRepository, PassportRow } from '../data/passport-repository.js';
 import {
@@ -29,6 +30,7 @@ import {
 } from '../domain/index.js';
 import { DEFAULT_OPERATOR } from '../../../lib/auth/operators.js';
 import { issuerNameOf, type IssuerSettings } from './issuer-service.js';
+import type { OperatorSigning } from './operator-signing.js';
 
 /** A credential as issued: the vc+jwt (or vc+sd-jwt with its disclosures), the credential it secures and the DID URL of the key that signed it. */
 export interface IssuedCredential {
@@ -41,6 +43,7 @@ export class CredentialService {
   constructor(
     private readonly passports: PassportRepository,
     private readonly keys: KeyStore,
+    private readonly signing: OperatorSigning,
     private readonly settings: IssuerSettings,
   ) {}
 
@@ -58,9 +61,8 @@ export class CredentialService {
     return this.#issuerIdentity(operator).did;
   }
 
-  /** Signs a credential as vc+jwt with the operator's current credential key, named by its verification method in the operator's DID document. */
-  #issue(credential: Record<string, unknown>, did: string, operator = DEFAULT_OPERATOR): IssuedCredential {
-    const signer = this.keys.signer('credential', operator);
+  /** Signs a credential as vc+jwt with an operator's credential key, named by its verification method in the operator's DID document. */
+  #issue(credential: Record<string, unknown>, did: string, signer: Signer): IssuedCredential {
     const kid = verificationMethodId(did, signer.kid);
     return { jwt: signVcJwt(credential, signer, kid), credential, kid };
   }
@@ -88,16 +90,15 @@ export class CredentialService {
    * the `disclosures` given (the caller's view: IssuerService.disclosures); any other as a vc+jwt.
    */
   async passportCredential(row: PassportRow, disclosures: readonly { disclosure: string }[] = []): Promise<IssuedCredential> {
-    // Another instance may have made the operator's keys since this one read them.
-    if (!this.keys.hasOperator(row.operator)) await this.keys.reload();
+    // Signed at each read: a suspended owner's key would sign after its node's revocation, which no verifier takes (403 OPERATOR_SUSPENDED).
+    const signer = await this.signing.signer(row.operator, 'credential');
     const issuer = this.#issuerIdentity(row.operator);
     const platformBase = this.settings.publicUrls('issuer');
     const credential = untpPassportCredential(CredentialService.state(row), {
       issuer: { did: issuer.did, name: issuer.name },
       baseUrls: { issuer: platformBase, registry: this.settings.publicUrls('registry'), archive: this.settings.publicUrls('archive') },
     });
-    if (!hasRestrictedMembers(row.configVector)) return this.#issue(credential, issuer.did, row.operator);
-    const signer = this.keys.signer('credential', row.operator);
+    if (!hasRestrictedMembers(row.configVector)) return this.#issue(credential, issuer.did, signer);
     const kid = verificationMethodId(issuer.did, signer.kid);
     const texts = disclosures.map((stored) => stored.disclosure);
     return { jwt: signVcSdJwt(credential, texts, signer, kid), credential: { ...credential, _sd_alg: SD_ALG }, kid };
@@ -143,6 +144,6 @@ export class CredentialService {
       validFrom: stored.updatedAt,
       bits: stored.bits,
     });
-    return this.#issue(credential, issuer.did);
+    return this.#issue(credential, issuer.did, this.keys.signer('credential', DEFAULT_OPERATOR));
   }
 }

@@ -56,7 +56,7 @@ export class OperatorSigning {
     const operator = await this.operators.findOperator(owner);
     if (!operator) throw new ProblemError(403, 'UNKNOWN_OPERATOR', `There is no operator ${owner}.`);
     if (operator.status !== 'active') {
-      throw new ProblemError(403, 'OPERATOR_SUSPENDED', `The operator ${owner} is suspended: it writes nothing more; what it signed before stays verifiable.`, { operator: owner });
+      throw new ProblemError(403, 'OPERATOR_SUSPENDED', `The operator ${owner} is suspended: nothing more is signed in its name; what it signed before stays verifiable.`, { operator: owner });
     }
   }
 }
