@@ -65,6 +65,14 @@ export type Passport = Prisma.PassportModel
  */
 export type PassportEvent = Prisma.PassportEventModel
 /**
+ * Model PassportStatusChange
+ * Append-only: each change of a passport's status by an event, in commit order (`id`, taken under
+ * the feed's lock in the event's transaction: a reader after a cursor never misses a row committed
+ * later with a smaller one), so that the status changes of an operator's passports, or of a set of
+ * them, are read after a cursor (Subscription.passportStatusChanges).
+ */
+export type PassportStatusChange = Prisma.PassportStatusChangeModel
+/**
  * Model IssuerProfile
  * What a type of passport gets at creation: the capability classes it may use and the claims
  * every passport of it carries in its core.
