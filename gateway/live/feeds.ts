@@ -48,4 +48,10 @@ export const LIVE_FEEDS: readonly LiveFeed[] = [
         : [{ feed: 'passport-status', key: typeof args.operator === 'string' ? args.operator : ANY_KEY }],
     readField: 'passportStatusChangesAfter',
   },
+  {
+    field: 'passportSnapshots',
+    service: 'archive',
+    watches: (args) => [{ feed: 'passport-snapshots', key: String(args.passportId) }],
+    readField: 'passportSnapshotsAfter',
+  },
 ];
