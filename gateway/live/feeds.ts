@@ -54,4 +54,17 @@ export const LIVE_FEEDS: readonly LiveFeed[] = [
     watches: (args) => [{ feed: 'passport-snapshots', key: String(args.passportId) }],
     readField: 'passportSnapshotsAfter',
   },
+  // Revocations and trust-list changes are few: every one wakes every subscriber, whose read filters.
+  {
+    field: 'trustRevocationsRecorded',
+    service: 'trust',
+    watches: () => [{ feed: 'trust-revocations', key: ANY_KEY }],
+    readField: 'trustRevocationsRecordedAfter',
+  },
+  {
+    field: 'trustListChanges',
+    service: 'trust',
+    watches: () => [{ feed: 'trust-list-changes', key: ANY_KEY }],
+    readField: 'trustListChangesAfter',
+  },
 ];

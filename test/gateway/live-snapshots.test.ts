@@ -10,6 +10,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { appendEvent, createModel, createPassport, PAYLOADS } from '../issuer/support.js';
 import { sharedTestStack, type SharedTestStack } from '../support/stack.js';
+import { collector, settle } from './live-support.js';
 
 const MODEL = 'battery-live-snapshots';
 let platform: SharedTestStack;
@@ -39,43 +40,11 @@ async function snapshot(): Promise<string> {
   return taken.body.id;
 }
 
-function collector() {
-  const items: Delivered[] = [];
-  const errors: unknown[] = [];
-  let waiting: { count: number; resolve: () => void } | undefined;
-  return {
-    items,
-    errors,
-    sink: {
-      next: ({ data, errors: failed }: { data?: { passportSnapshots: Delivered } | null; errors?: unknown }) => {
-        if (!data) return void errors.push(failed);
-        items.push(data.passportSnapshots);
-        if (waiting && items.length >= waiting.count) waiting.resolve();
-      },
-      error: (error: unknown) => errors.push(error),
-      complete: () => {},
-    },
-    until(count: number, ms = 30_000): Promise<void> {
-      if (items.length >= count) return Promise.resolve();
-      return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`${items.length} of ${count} snapshots after ${ms} ms: ${JSON.stringify(errors)}`)), ms);
-        waiting = {
-          count,
-          resolve: () => {
-            clearTimeout(timer);
-            resolve();
-          },
-        };
-      });
-    },
-  };
-}
-
 describe('Subscription.passportSnapshots', () => {
   it('delivers each new snapshot once, in order, with the passport from the issuer; a dropped client resumes after its last cursor', async () => {
     const first = await snapshot();
     const ws = createWsClient({ url: platform.stack.gateway.graphqlUrl.replace(/^http/, 'ws'), webSocketImpl: WebSocket, lazy: false, retryAttempts: 0 });
-    const before = collector();
+    const before = collector<Delivered>('passportSnapshots');
     ws.subscribe({ query: SNAPSHOTS, variables: { id: passportId, after: null } }, before.sink);
     await before.until(1);
     const second = await snapshot();
@@ -88,13 +57,13 @@ describe('Subscription.passportSnapshots', () => {
     const missed = [await snapshot(), await snapshot()];
 
     const sse = createSseClient({ url: platform.stack.gateway.graphqlUrl, singleConnection: false, retryAttempts: 0 });
-    const after = collector();
+    const after = collector<Delivered>('passportSnapshots');
     const dispose = sse.subscribe({ query: SNAPSHOTS, variables: { id: passportId, after: last } }, after.sink);
     try {
       await after.until(2);
       const live = await snapshot();
       await after.until(3);
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      await settle();
       expect(after.items.map((item) => item.snapshot.id)).toEqual([...missed, live]);
       expect(after.errors).toEqual([]);
     } finally {

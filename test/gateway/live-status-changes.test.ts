@@ -11,6 +11,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { CONFIG_VECTOR, createModel, createPassport, itemIdentity, PAYLOADS } from '../issuer/support.js';
 import { sharedTestStack, TOKENS, type SharedTestStack } from '../support/stack.js';
+import { collector, settle } from './live-support.js';
 
 const MODEL = 'battery-live-status';
 const ACME = `acme-live-${process.pid}`;
@@ -66,41 +67,11 @@ async function append(passportId: string, type: string, acme: boolean): Promise<
   expect(response.status, await response.text()).toBe(201);
 }
 
-function collector() {
-  const changes: Change[] = [];
-  const errors: unknown[] = [];
-  let waiting: { count: number; resolve: () => void } | undefined;
-  return {
-    changes,
-    errors,
-    push(change: Change) {
-      changes.push(change);
-      if (waiting && changes.length >= waiting.count) waiting.resolve();
-    },
-    until(count: number, ms = 20_000): Promise<void> {
-      if (changes.length >= count) return Promise.resolve();
-      return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`${changes.length} of ${count} changes after ${ms} ms: ${JSON.stringify(changes)} ${JSON.stringify(errors)}`)), ms);
-        waiting = {
-          count,
-          resolve: () => {
-            clearTimeout(timer);
-            resolve();
-          },
-        };
-      });
-    },
-  };
-}
-
 const wsClient = () => createWsClient({ url: platform.stack.gateway.graphqlUrl.replace(/^http/, 'ws'), webSocketImpl: WebSocket, lazy: false, retryAttempts: 0 });
 
 function subscribeWs(client: WsClient, variables: Record<string, unknown>) {
-  const got = collector();
-  client.subscribe<{ passportStatusChanges: Change }>(
-    { query: CHANGES, variables },
-    { next: ({ data, errors }) => (data ? got.push(data.passportStatusChanges) : got.errors.push(errors)), error: (error) => got.errors.push(error), complete: () => {} },
-  );
+  const got = collector<Change>('passportStatusChanges');
+  client.subscribe({ query: CHANGES, variables }, got.sink);
   return got;
 }
 
@@ -117,10 +88,10 @@ describe('Subscription.passportStatusChanges', () => {
     await append(other, 'activated', false);
     await append(a, 'suspended', true);
     await before.until(2);
-    expect(summary(before.changes)).toEqual([`${a} draft→active`, `${a} active→suspended`]);
-    expect(before.changes[0]).toMatchObject({ operator: ACME, seq: 0, passport: { typeRecord: { id: MODEL } } });
-    expect(before.changes[1]).toMatchObject({ seq: 2, passport: { status: 'suspended' } });
-    const last = before.changes.at(-1)!.cursor;
+    expect(summary(before.items)).toEqual([`${a} draft→active`, `${a} active→suspended`]);
+    expect(before.items[0]).toMatchObject({ operator: ACME, seq: 0, passport: { typeRecord: { id: MODEL } } });
+    expect(before.items[1]).toMatchObject({ seq: 2, passport: { status: 'suspended' } });
+    const last = before.items.at(-1)!.cursor;
     // The connection drops (the client goes away without completing); changes go on meanwhile.
     await first.dispose();
     const b = await acmePassport();
@@ -134,10 +105,9 @@ describe('Subscription.passportStatusChanges', () => {
       await after.until(2);
       await append(b, 'revoked', true);
       await after.until(3);
-      // A moment for a duplicate or a stray change to show.
-      await new Promise((resolve) => setTimeout(resolve, 300));
-      expect(summary(after.changes)).toEqual([`${a} suspended→active`, `${b} draft→active`, `${b} active→revoked`]);
-      const cursors = [...before.changes, ...after.changes].map((change) => BigInt(change.cursor));
+      await settle();
+      expect(summary(after.items)).toEqual([`${a} suspended→active`, `${b} draft→active`, `${b} active→revoked`]);
+      const cursors = [...before.items, ...after.items].map((change) => BigInt(change.cursor));
       expect(cursors).toEqual([...cursors].sort((x, y) => (x < y ? -1 : 1)));
       expect(after.errors).toEqual([]);
     } finally {
@@ -151,20 +121,17 @@ describe('Subscription.passportStatusChanges', () => {
     const unrelated = (await createPassport(platform, MODEL)).passport_id;
     await append(a, 'activated', true);
     await append(unrelated, 'activated', false);
-    const got = collector();
+    const got = collector<Change>('passportStatusChanges');
     const client = createSseClient({ url: platform.stack.gateway.graphqlUrl, singleConnection: false, retryAttempts: 0 });
-    const dispose = client.subscribe<{ passportStatusChanges: Change }>(
-      { query: CHANGES, variables: { ids: [a, other] } },
-      { next: ({ data, errors }) => (data ? got.push(data.passportStatusChanges) : got.errors.push(errors)), error: (error) => got.errors.push(error), complete: () => {} },
-    );
+    const dispose = client.subscribe({ query: CHANGES, variables: { ids: [a, other] } }, got.sink);
     try {
       await got.until(1);
       await append(other, 'activated', false);
       await append(unrelated, 'suspended', false);
       await append(a, 'end_of_life', true);
       await got.until(3);
-      await new Promise((resolve) => setTimeout(resolve, 300));
-      expect(summary(got.changes)).toEqual([`${a} draft→active`, `${other} draft→active`, `${a} active→end_of_life`]);
+      await settle();
+      expect(summary(got.items)).toEqual([`${a} draft→active`, `${other} draft→active`, `${a} active→end_of_life`]);
       expect(got.errors).toEqual([]);
     } finally {
       dispose();
@@ -187,9 +154,9 @@ describe('Subscription.passportStatusChanges', () => {
       await append(a, 'suspended', true);
       await every.until(2);
       await both.until(2);
-      await new Promise((resolve) => setTimeout(resolve, 300));
-      expect(summary(every.changes)).toEqual([`${other} draft→active`, `${a} active→suspended`]);
-      expect(summary(both.changes)).toEqual([`${a} draft→active`, `${a} active→suspended`]);
+      await settle();
+      expect(summary(every.items)).toEqual([`${other} draft→active`, `${a} active→suspended`]);
+      expect(summary(both.items)).toEqual([`${a} draft→active`, `${a} active→suspended`]);
     } finally {
       await client.dispose();
     }
