@@ -27,7 +27,7 @@ export { BENCH_TOOLS, ensureBenchTools };
 export const SERVICES = ['trust', 'registry', 'issuer', 'archive'] as const;
 export type BenchService = (typeof SERVICES)[number];
 /** Every benchmark: one per service, and the platform's (gateways, REST facade, memory of `npm start`). */
-export const BENCHMARKS = [...SERVICES, 'trust-scale', 'verify-page', 'platform', 'ops-cost', 'passport-batches', 'graphql-cost', 'onboarding'] as const;
+export const BENCHMARKS = [...SERVICES, 'trust-scale', 'verify-page', 'platform', 'ops-cost', 'passport-batches', 'graphql-cost', 'onboarding', 'live'] as const;
 /** Benchmarks run only when named (`npm run bench:national`: half an hour of the whole machine); docs/BENCHMARKS.md still shows their last figures. */
 export const ON_DEMAND_BENCHMARKS = ['national-scale'] as const;
 export type BenchName = (typeof BENCHMARKS)[number] | (typeof ON_DEMAND_BENCHMARKS)[number];

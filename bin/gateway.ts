@@ -1,20 +1,27 @@
 /**
  * `npm run gateway`: the gateway alone, over subgraphs at `<SERVICE>_SUBGRAPH_URL` or their
  * configured ports. A URL list (comma-separated) names a subgraph's replicas: the schema is read
- * from the first, requests go to each in turn.
+ * from the first, requests go to each in turn. It recognises the identity store's tokens in the
+ * platform's database (IDENTITY_DATABASE_URL or DATABASE_URL), which subscriptions are checked by as
+ * their connections open.
  */
 import { join } from 'node:path';
-import { loadAccessTokens } from '../lib/auth/tokens.js';
+import { serviceDatabaseUrl } from '../lib/config/database.js';
 import { SERVICES } from '../lib/config/services.js';
 import { startGateway } from '../gateway/index.js';
-import { openPart, runPart } from './lifecycle.js';
+import { openOwnIdentity, openPart, runPart } from './lifecycle.js';
 
+let identityUrl: string | undefined;
 await runPart({
-  start: (config) =>
-    openPart(config, 'gateway', ({ edge }) =>
-      startGateway({
+  databaseUrl: () => identityUrl,
+  async start(config) {
+    identityUrl = serviceDatabaseUrl('identity');
+    const { tokens, identity } = await openOwnIdentity(identityUrl);
+    return openPart(config, 'gateway', async ({ edge }) => {
+      const gateway = await startGateway({
         ...edge,
-        tokens: loadAccessTokens(),
+        tokens,
+        identity,
         host: config.host,
         port: config.gatewayPort,
         subgraphs: SERVICES.map((name) => {
@@ -31,7 +38,16 @@ await runPart({
         supergraphFile: join(config.dataDir, 'supergraph.graphql'),
         subgraphCircuitOpenMs: config.subgraphCircuitOpenMs,
         supergraphPollIntervalMs: config.supergraphPollIntervalMs,
-      }),
-    ),
+      });
+      const stopGateway = gateway.stop;
+      // Assigned, not spread: the gateway's supergraphSdl is a getter.
+      return Object.assign(gateway, {
+        async stop() {
+          await stopGateway();
+          await identity.close();
+        },
+      });
+    });
+  },
   lines: (gateway) => [`gateway: ${gateway.graphqlUrl}`, `GraphiQL: ${gateway.graphiqlUrl}`, `metrics: ${gateway.metrics.url}`],
 });

@@ -163,6 +163,7 @@ async function startServers(options: StackOptions, operations: Operations, edge:
       ...(config.subgraphSecret ? { subgraphSecret: config.subgraphSecret } : {}),
       trustedDocuments: config.trustedDocuments,
       ...(options.supergraphFile ? { supergraphFile: options.supergraphFile } : {}),
+      identity,
     });
     stoppers.push(() => gateway.stop());
     gatewayUrl = gateway.graphqlUrl;

@@ -6,6 +6,8 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { fastifyApolloHandler } from '@as-integrations/fastify';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { PlatformIdentity } from '../lib/auth/authentication.js';
+import { AccessTokens } from '../lib/auth/tokens.js';
 import type { GraphqlLimits, TrustedDocumentsSetting } from '../lib/config/runtime.js';
 import { graphqlErrorHandler, refuseOtherMethods } from '../lib/http/graphql-refusals.js';
 import { JSON_MEDIA_TYPE, MAX_JSON_DEPTH, parseJsonBody } from '../lib/http/json-body.js';
@@ -47,6 +49,12 @@ export interface GatewayOptions extends EdgeOptions {
   supergraphPollIntervalMs?: number;
   /** Which documents run (TRUSTED_DOCUMENTS); by default any, the platform's also by id. */
   trustedDocuments?: TrustedDocumentsSetting;
+  /**
+   * The identity store and the authenticators every server shares (lib/auth/authentication.ts), by
+   * which a subscription's connection is checked as it opens; without it only the configured tokens
+   * are recognised.
+   */
+  identity?: PlatformIdentity;
 }
 
 export interface RunningGateway extends ListeningServer {
@@ -143,7 +151,13 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   app.setNotFoundHandler((_request, reply) => reply.code(404).type('application/json; charset=utf-8').send(Buffer.from('{"error":"not found"}')));
 
   const serveGraphql = fastifyApolloHandler(apollo, { context: async (request) => ({ authorization: request.headers.authorization, requestId: request.id, log: request.log }) });
-  const transport = await liveTransport(app, live, { lookupDocument, maxPayload: options.bodyLimit, limits: options.limits, metrics: server.metrics.live });
+  const transport = await liveTransport(app, live, {
+    lookupDocument,
+    maxPayload: options.bodyLimit,
+    limits: options.limits,
+    metrics: server.metrics.live,
+    authenticator: options.identity?.authenticator ?? options.tokens ?? new AccessTokens([]),
+  });
   const handler = async (request: FastifyRequest, reply: FastifyReply) => {
     // A document named by its id (TRUSTED_DOCUMENTS) is looked up first, for queries and subscriptions alike.
     if (resolveDocument(request, reply)) return reply;

@@ -14,6 +14,9 @@ import { CHANGES_PATH } from '../../lib/graphql/change-stream.js';
 /** Wakes a subscription; `at`: when the append that woke it was made (ms since the epoch), absent for a resync. */
 type Wake = (at?: number) => void;
 
+/** The key a subscription watches to be woken by every notice of its feed, whatever key it names. */
+export const ANY_KEY = '*';
+
 /** How long after a refused or failed stream the gateway opens it again. */
 const REOPEN_MS = 1_000;
 
@@ -68,7 +71,8 @@ class ServiceNotices {
   #listen(source: EventSource, feed: string): void {
     source.addEventListener(feed, (event) => {
       const [key, , at] = event.data.split(' ');
-      for (const wake of this.#watchers.get(feed)?.get(key ?? '') ?? []) wake(Number(at) || undefined);
+      const byKey = this.#watchers.get(feed);
+      for (const wake of [...(byKey?.get(key ?? '') ?? []), ...(byKey?.get(ANY_KEY) ?? [])]) wake(Number(at) || undefined);
     });
   }
 

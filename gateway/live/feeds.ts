@@ -5,33 +5,66 @@
  * the gateway runs with the subscriber's selection (live-subscription.ts).
  */
 import type { ServiceName } from '../../lib/config/services.js';
+import { ANY_KEY } from './change-notices.js';
+
+/** The notices that wake a subscription: those of `feed` (lib/db/change-feed.ts) about `key`. */
+export interface Watch {
+  feed: string;
+  key: string;
+}
 
 export interface LiveFeed {
   /** The Subscription field. */
   field: string;
   /** The service whose notices wake it. */
   service: ServiceName;
-  /** The feed its notices name (lib/db/change-feed.ts). */
-  feed: string;
-  /** The argument whose value is the key notices carry. */
-  keyArgument: string;
+  /** The notices that wake a subscription with these arguments (the field's, coerced). */
+  watches: (args: Record<string, unknown>) => Watch[];
   /**
    * The Query field that reads what came after a cursor: the Subscription field's arguments, `after`
-   * (a cursor or null) and `first`; a page whose `nodes` carry `cursor`, or null when the key names
-   * nothing.
+   * (a cursor or null) and `first`; a page whose `nodes` carry `cursor`, or null when the arguments
+   * name nothing.
    */
   readField: string;
-  /** What a subscriber is told when the key names nothing. */
-  unknownKey: (key: string) => { code: string; detail: string };
+  /** What a subscriber is told when the read answers null (a feed whose read answers a page whatever it is asked has none). */
+  unknownKey?: (args: Record<string, unknown>) => { code: string; detail: string };
 }
 
 export const LIVE_FEEDS: readonly LiveFeed[] = [
   {
     field: 'passportEvents',
     service: 'issuer',
-    feed: 'passport-events',
-    keyArgument: 'passportId',
+    watches: (args) => [{ feed: 'passport-events', key: String(args.passportId) }],
     readField: 'passportEventsAfter',
-    unknownKey: (id) => ({ code: 'NOT_FOUND', detail: `No passport has id ${id}.` }),
+    unknownKey: (args) => ({ code: 'NOT_FOUND', detail: `No passport has id ${String(args.passportId)}.` }),
+  },
+  {
+    field: 'passportStatusChanges',
+    service: 'issuer',
+    // A change is notified under its passport's operator, and its event under the passport's id.
+    watches: (args) =>
+      Array.isArray(args.passportIds)
+        ? args.passportIds.map((id) => ({ feed: 'passport-events', key: String(id) }))
+        : [{ feed: 'passport-status', key: typeof args.operator === 'string' ? args.operator : ANY_KEY }],
+    readField: 'passportStatusChangesAfter',
+  },
+  {
+    field: 'passportSnapshots',
+    service: 'archive',
+    watches: (args) => [{ feed: 'passport-snapshots', key: String(args.passportId) }],
+    readField: 'passportSnapshotsAfter',
+  },
+  // Revocations and trust-list changes are few: every one wakes every subscriber, whose read filters.
+  {
+    field: 'trustRevocationsRecorded',
+    service: 'trust',
+    watches: () => [{ feed: 'trust-revocations', key: ANY_KEY }],
+    readField: 'trustRevocationsRecordedAfter',
+  },
+  {
+    field: 'trustListChanges',
+    service: 'trust',
+    watches: () => [{ feed: 'trust-list-changes', key: ANY_KEY }],
+    readField: 'trustListChangesAfter',
   },
 ];

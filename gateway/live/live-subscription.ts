@@ -17,7 +17,7 @@ import type { LiveMetrics } from '../../lib/ops/metrics.js';
 import { costRefusal, graphqlOf, operationCost, type CostAnnotations } from '../../lib/graphql/cost.js';
 import type { GatewayContext } from '../data-source.js';
 import type { ChangeNotices } from './change-notices.js';
-import { LIVE_FEEDS, type LiveFeed } from './feeds.js';
+import { LIVE_FEEDS, type LiveFeed, type Watch } from './feeds.js';
 
 /** What a client sends: the GraphQL-over-HTTP request parameters, as graphql-ws and graphql-sse carry them. */
 export interface SubscriptionRequest {
@@ -26,12 +26,14 @@ export interface SubscriptionRequest {
   operationName?: unknown;
 }
 
-/** A subscription checked and planned: the feed, its key and cursor, and the read query. */
+/** A subscription checked and planned: the feed, the notices that wake it, its cursor, and the read query. */
 export interface PlannedSubscription {
   /** The subscription as sent, parsed and checked. */
   document: DocumentNode;
   feed: LiveFeed;
-  key: string;
+  /** The Subscription field's arguments, coerced. */
+  args: Record<string, unknown>;
+  watches: Watch[];
   after: string | null;
   /** Where the client finds each event in `data`: the subscription field's alias or name. */
   responseKey: string;
@@ -130,7 +132,8 @@ export class LiveSubscriptions {
     return {
       document,
       feed,
-      key: String(args[feed.keyArgument]),
+      args,
+      watches: feed.watches(args),
       after: (args.after as string | null | undefined) ?? null,
       responseKey,
       asksCursor: field.selectionSet?.selections.some((selection) => selection.kind === Kind.FIELD && (selection.alias ?? selection.name).value === 'cursor') ?? false,
@@ -164,12 +167,15 @@ export class LiveSubscriptions {
     }
     const bell = new Bell();
     // Watched before the first read: a notice that comes while it runs rings for the next.
-    const unwatch = this.#options.notices.watch(planned.feed.service, planned.feed.feed, planned.key, (at) => bell.ring(at));
+    const unwatches = planned.watches.map(({ feed, key }) => this.#options.notices.watch(planned.feed.service, feed, key, (at) => bell.ring(at)));
+    const unwatch = () => {
+      for (const each of unwatches) each();
+    };
     const first = await this.#read(planned, planned.after, context);
     if ('errors' in first) {
       unwatch();
       ended();
-      const unknown = first.unknownKey && planned.feed.unknownKey(planned.key);
+      const unknown = first.unknownKey && planned.feed.unknownKey?.(planned.args);
       return { errors: unknown ? [{ message: unknown.detail, extensions: { code: unknown.code } }] : first.errors } as ExecutionResult;
     }
     const read = (cursor: string | null) => this.#read(planned, cursor, context);

@@ -4,7 +4,8 @@
  * upgrade passes the server's edge plugins like any request: request ids, the malformed-Host and
  * shutdown refusals) and GraphQL over Server-Sent Events (graphql-sse, distinct connections mode: a
  * GET or POST with `Accept: text/event-stream`). Both check and run a subscription the same way
- * (live-subscription.ts), with the caller's credentials as given when the connection opened.
+ * (live-subscription.ts), with the caller's credentials as given when the connection opened, checked
+ * then (connection-auth.ts).
  */
 import fastifyWebsocket from '@fastify/websocket';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -13,10 +14,13 @@ import type { ExecutionResult, GraphQLFormattedError } from 'graphql';
 import { createHandler as createSseHandler } from 'graphql-sse/lib/use/fastify';
 import type { Context as WsContext } from 'graphql-ws';
 import { makeHandler as makeWsHandler } from 'graphql-ws/use/@fastify/websocket';
+import type { Authenticator } from '../../lib/auth/tokens.js';
 import type { GraphqlLimits } from '../../lib/config/runtime.js';
+import { PROBLEM_MEDIA_TYPE } from '../../lib/http/request-problem.js';
 import type { LiveMetrics } from '../../lib/ops/metrics.js';
 import type { GatewayContext } from '../data-source.js';
 import type { DocumentLookup } from '../trusted-documents.js';
+import { closeOf, connectionRefusal } from './connection-auth.js';
 import type { LiveSubscriptions, PlannedSubscription } from './live-subscription.js';
 
 /** What a subscription carries from its connection to its reads. */
@@ -30,10 +34,15 @@ interface SubscriptionContext extends Record<PropertyKey, unknown> {
 /** WebSocket close code 1012 (Service Restart): the client reconnects, and resumes from its cursor. */
 export const SERVICE_RESTART = 1012;
 
-/** The Authorization a graphql-ws client gives in its connection_init payload (`authorization` or `headers.authorization`), else the upgrade request's. */
+/**
+ * The Authorization a graphql-ws client gives in its connection_init payload (`authorization` or
+ * `headers.authorization`), else the upgrade request's; a value given that is not a string is a
+ * malformed credential, refused as such rather than ignored.
+ */
 function connectionAuthorization(payload: Record<string, unknown> | undefined, request: FastifyRequest): string | undefined {
   const given = payload?.authorization ?? payload?.Authorization ?? (payload?.headers as Record<string, unknown> | undefined)?.authorization;
-  return typeof given === 'string' ? given : request.headers.authorization;
+  if (given === undefined || given === null) return request.headers.authorization;
+  return typeof given === 'string' ? given : 'malformed';
 }
 
 /**
@@ -89,7 +98,14 @@ export interface LiveTransport {
 export async function liveTransport(
   app: FastifyInstance,
   live: LiveSubscriptions,
-  options: { lookupDocument: DocumentLookup; maxPayload: number; limits: Pick<GraphqlLimits, 'maxSubscriptionsPerConnection' | 'maxSubscriptionsPerClient' | 'maxCost'>; metrics: LiveMetrics },
+  options: {
+    lookupDocument: DocumentLookup;
+    maxPayload: number;
+    limits: Pick<GraphqlLimits, 'maxSubscriptionsPerConnection' | 'maxSubscriptionsPerClient' | 'maxCost'>;
+    metrics: LiveMetrics;
+    /** Recognises the bearer token a connection opens with. */
+    authenticator: Authenticator;
+  },
 ): Promise<LiveTransport> {
   const eventStreams = new Set<FastifyReply>();
   const { maxSubscriptionsPerConnection, maxSubscriptionsPerClient } = options.limits;
@@ -114,11 +130,20 @@ export async function liveTransport(
 
   const authorizations = new WeakMap<WsContext, string | undefined>();
   const wsHandler = makeWsHandler({
-    onConnect(ctx) {
-      authorizations.set(ctx, connectionAuthorization(ctx.connectionParams, ctx.extra.request));
+    async onConnect(ctx) {
+      const authorization = connectionAuthorization(ctx.connectionParams, ctx.extra.request);
+      const refusal = await connectionRefusal(options.authenticator, authorization);
+      if (refusal) {
+        const { code, reason } = closeOf(refusal);
+        // graphql-ws would close 4403 without a reason; a closing socket takes no second close.
+        ctx.extra.socket.close(code, reason);
+        return false;
+      }
+      authorizations.set(ctx, authorization);
       options.metrics.connectionOpened('graphql-ws');
       return true;
     },
+    // Only acknowledged connections were counted.
     onDisconnect: () => options.metrics.connectionClosed('graphql-ws'),
     onSubscribe(ctx, _id, payload) {
       // A document named by its id (TRUSTED_DOCUMENTS), as at /graphql over HTTP, where the SSE form is looked up.
@@ -169,6 +194,8 @@ export async function liveTransport(
   return {
     wsHandler,
     async serveEventStream(request, reply) {
+      const refusal = await connectionRefusal(options.authenticator, request.headers.authorization);
+      if (refusal) return void reply.code(refusal.details.status).headers(refusal.headers).type(PROBLEM_MEDIA_TYPE).send(JSON.stringify(refusal.details));
       // The handler writes the response itself.
       reply.hijack();
       eventStreams.add(reply);

@@ -120,3 +120,22 @@ export class ChangeListener {
     await client?.end().catch(() => undefined);
   }
 }
+
+/**
+ * The key of the transaction-level advisory lock (`pg_advisory_xact_lock(hashtext(key))`) under which
+ * an append draws a feed's cursor from its table's sequence. Held to commit, it makes rows commit in
+ * cursor order: a sequence alone does not (a transaction that drew 10 may commit after one that drew
+ * 11), and a reader that had read 11 would never read 10. Taken last in the appending transaction, so
+ * it is held only for the insert and the commit.
+ */
+export const feedOrderLockKey = (channel: string, feed: string): string => `${channel} ${feed}`;
+
+/** The cursor of a row of a feed's append-only table: its sequence id, in decimal. */
+export const feedCursor = (id: bigint | number): string => String(id);
+
+/** The id a feed cursor names (from 1, a PostgreSQL bigint), or undefined when the text is not a cursor. */
+export function feedCursorId(cursor: string): bigint | undefined {
+  if (!/^(0|[1-9]\d{0,18})$/.test(cursor)) return undefined;
+  const id = BigInt(cursor);
+  return id <= 2n ** 63n - 1n ? id : undefined;
+}

@@ -13,6 +13,7 @@ import { CredentialResolver } from './resolvers/credential-resolver.js';
 import { PassportAsOfResolver, PassportResolver } from './resolvers/passport-resolver.js';
 import { PASSPORT_EVENTS_SUBSCRIPTION, PassportEventResolver } from './resolvers/passport-event-resolver.js';
 import { passportReferences } from './resolvers/references.js';
+import { PASSPORT_STATUS_CHANGES_SUBSCRIPTION, StatusChangeResolver } from './resolvers/status-change-resolver.js';
 import { IssuerAdminService } from './service/admin-service.js';
 import { CredentialService } from './service/credential-service.js';
 import { IssuerService } from './service/issuer-service.js';
@@ -56,12 +57,13 @@ export const createIssuerSubgraph = defineSubgraph({
     new PassportResolver(issuer, credentials, charge),
     new PassportAsOfResolver(issuer, charge),
     new PassportEventResolver(issuer),
+    new StatusChangeResolver(issuer),
     new IssuerAdminResolver(admin),
     new AccessTokenResolver(tokens),
     new CredentialResolver(credentials),
   ],
   references: ({ issuer }) => passportReferences(issuer),
-  subscriptions: PASSPORT_EVENTS_SUBSCRIPTION,
+  subscriptions: PASSPORT_EVENTS_SUBSCRIPTION + PASSPORT_STATUS_CHANGES_SUBSCRIPTION,
   discovery: ({ issuer }) => ({
     qr_budget: issuer.settings.qrBudget,
     pack_prefix: PACK_PREFIX,

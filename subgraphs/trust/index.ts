@@ -1,3 +1,4 @@
+import { changeChannel } from '../../lib/db/change-feed.js';
 import { defineSubgraph } from '../../lib/graphql/subgraph.js';
 import type { KeyStore } from '../../lib/keys/key-store.js';
 import { PrismaClient } from '../../prisma/trust/generated/client.js';
@@ -5,6 +6,7 @@ import { GraphRepository } from './data/graph-repository.js';
 import { MasterListRepository } from './data/master-list-repository.js';
 import { TrustListRepository } from './data/trust-list-repository.js';
 import { AnchorBundleResolver } from './resolvers/anchors.js';
+import { TRUST_SUBSCRIPTIONS, TrustFeedResolver } from './resolvers/feeds.js';
 import { TrustGraphResolver } from './resolvers/graph.js';
 import { MasterListResolver } from './resolvers/master-list.js';
 import { RevocationResolver } from './resolvers/revocations.js';
@@ -35,7 +37,7 @@ export const createTrustSubgraph = defineSubgraph<PrismaClient, TrustDependencie
     await graph.adoptForeignRows();
     return {
       graph,
-      trustLists: new TrustListRepository(kernel.prisma),
+      trustLists: new TrustListRepository(kernel.prisma, changeChannel(kernel.schema)),
       masterList: new MasterListRepository(kernel.prisma),
       masterListOrigin: masterListOrigin(kernel.keys),
       serviceSigner: () => kernel.keys.signer('service'),
@@ -44,7 +46,15 @@ export const createTrustSubgraph = defineSubgraph<PrismaClient, TrustDependencie
       ...trustLoaders(graph),
     };
   },
-  resolvers: (deps) => [new TrustGraphResolver(deps), new TrustListResolver(deps), new MasterListResolver(deps), new RevocationResolver(deps), new AnchorBundleResolver(deps)],
+  resolvers: (deps) => [
+    new TrustGraphResolver(deps),
+    new TrustListResolver(deps),
+    new MasterListResolver(deps),
+    new RevocationResolver(deps),
+    new AnchorBundleResolver(deps),
+    new TrustFeedResolver(deps),
+  ],
+  subscriptions: TRUST_SUBSCRIPTIONS,
   references: (deps) => trustReferences(deps),
   discovery: (deps) => ({ master_list_origin: deps.masterListOrigin }),
   // A fresh deployment vouches for its own keys from its first start (docs/trust.md, "The platform's own keys").

@@ -10,6 +10,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { appendEvent, createModel, PAYLOADS } from '../issuer/support.js';
 import { sharedTestStack, type SharedTestStack } from '../support/stack.js';
+import { collector } from './live-support.js';
 import { passportsAcrossServices, trustTheIssuerOnce } from './support.js';
 
 const MODEL = 'battery-live';
@@ -49,41 +50,10 @@ async function append(count: number): Promise<void> {
   }
 }
 
-/** Events of one subscription as they come, and a way to wait for the nth. */
-function collector() {
-  const events: Delivered[] = [];
-  const errors: unknown[] = [];
-  let waiting: { count: number; resolve: () => void } | undefined;
-  return {
-    events,
-    errors,
-    push(event: Delivered) {
-      events.push(event);
-      if (waiting && events.length >= waiting.count) waiting.resolve();
-    },
-    until(count: number, ms = 20_000): Promise<void> {
-      if (events.length >= count) return Promise.resolve();
-      return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`${events.length} of ${count} events after ${ms} ms: ${JSON.stringify(events.map((event) => event.seq))}`)), ms);
-        waiting = {
-          count,
-          resolve: () => {
-            clearTimeout(timer);
-            resolve();
-          },
-        };
-      });
-    },
-  };
-}
-
 function subscribeWs(client: WsClient, after: string | null) {
-  const got = collector();
-  const dispose = client.subscribe<{ passportEvents: Delivered }>(
-    { query: EVENTS, variables: { id: passportId, after } },
-    { next: ({ data, errors }) => (data ? got.push(data.passportEvents) : got.errors.push(errors)), error: (error) => got.errors.push(error), complete: () => {} },
-  );
-  return { ...got, dispose };
+  const got = collector<Delivered>('passportEvents');
+  const dispose = client.subscribe({ query: EVENTS, variables: { id: passportId, after } }, got.sink);
+  return { ...got, events: got.items, dispose };
 }
 
 describe('Subscription.passportEvents over graphql-ws', () => {
@@ -147,17 +117,14 @@ describe('Subscription.passportEvents over GraphQL over SSE', () => {
   it('resumes after a cursor and then goes live, in order, with no duplicate', async () => {
     const client = createSseClient({ url: platform.stack.gateway.graphqlUrl, singleConnection: false, retryAttempts: 0 });
     const { logSize } = (await platform.graphql('query($id: ID!) { passport(id: $id) { logSize } }', { id: passportId })).data.passport;
-    const got = collector();
-    const dispose = client.subscribe<{ passportEvents: Delivered }>(
-      { query: EVENTS, variables: { id: passportId, after: String(logSize - 2) } },
-      { next: ({ data }) => got.push(data!.passportEvents), error: (error) => got.errors.push(error), complete: () => {} },
-    );
+    const got = collector<Delivered>('passportEvents');
+    const dispose = client.subscribe({ query: EVENTS, variables: { id: passportId, after: String(logSize - 2) } }, got.sink);
     try {
       await got.until(1);
       await append(2);
       await got.until(3);
-      expect(got.events.map((event) => event.seq)).toEqual([logSize - 1, logSize, logSize + 1]);
-      expect(got.events[2]!.passport.typeRecord).toEqual({ id: MODEL, kind: 'model' });
+      expect(got.items.map((event) => event.seq)).toEqual([logSize - 1, logSize, logSize + 1]);
+      expect(got.items[2]!.passport.typeRecord).toEqual({ id: MODEL, kind: 'model' });
     } finally {
       dispose();
       client.dispose();

@@ -46,6 +46,7 @@ beforeAll(async () => {
     'Query.snapshot(id:)': passport.snapshots[0].id,
     'Query.passport(id:)': id,
     'Query.passportEventsAfter(passportId:)': id,
+    'Query.passportSnapshotsAfter(passportId:)': id,
     'Query.passports(ids:)': [id],
     'Query.operator(id:)': 'default',
     'Query.registryRecord(id:)': MODEL,

@@ -41,6 +41,14 @@ export type Passport = Prisma.PassportModel
  */
 export type PassportEvent = Prisma.PassportEventModel
 /**
+ * Model PassportStatusChange
+ * Append-only: each change of a passport's status by an event, in commit order (`id`, taken under
+ * the feed's lock in the event's transaction: a reader after a cursor never misses a row committed
+ * later with a smaller one), so that the status changes of an operator's passports, or of a set of
+ * them, are read after a cursor (Subscription.passportStatusChanges).
+ */
+export type PassportStatusChange = Prisma.PassportStatusChangeModel
+/**
  * Model PassportDisclosure
  * A restricted member of a passport's config vector, committed to by its digest in the `_sd` of the
  * stored (committed) manifest: the RFC 9901 disclosure, kept apart from the passport's public

@@ -5,6 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { recordInTransaction } from '../../../lib/audit/admin-log.js';
+import { changePayload, feedCursor, feedOrderLockKey } from '../../../lib/db/change-feed.js';
 import type { PrismaClient } from '../../../prisma/archive/generated/client.js';
 
 /** Chunks of 1 MiB: large enough that a 10,000-event bag is a handful of rows, small enough to page. */
@@ -24,6 +25,9 @@ export interface SnapshotRecord {
   notarization: Record<string, unknown>;
   notaryKid: string;
 }
+
+/** The feed of new snapshots (lib/db/change-feed.ts): keyed by passport id, the cursor is the snapshot's feed id. */
+export const PASSPORT_SNAPSHOTS_FEED = 'passport-snapshots';
 
 /** What is known of a snapshot only once all its bytes have gone by. */
 export type SealedSnapshot = Omit<SnapshotRecord, 'id' | 'chunkSize' | 'chunkCount'>;
@@ -54,16 +58,19 @@ export interface SnapshotQuery {
   limit: number;
 }
 
-type SnapshotRow = Omit<SnapshotRecord, 'notarization'> & { notarization: unknown };
+type SnapshotRow = Omit<SnapshotRecord, 'notarization'> & { notarization: unknown; feedId?: bigint };
 
-const toRecord = (row: SnapshotRow): SnapshotRecord => ({ ...row, notarization: row.notarization as Record<string, unknown> });
+// The feed id is the feed's (snapshotsAfter), not part of a record.
+const toRecord = ({ feedId: _feedId, ...row }: SnapshotRow): SnapshotRecord => ({ ...row, notarization: row.notarization as Record<string, unknown> });
 
 /** PostgreSQL text cannot hold NUL: no stored id contains one, and a query with one would fail. */
 const storable = (text: string) => !text.includes('\u0000');
 
 export class SnapshotRepository {
+  /** `changeChannel`: the service's change channel (lib/db/change-feed.ts), notified of each new snapshot. */
   constructor(
     private readonly prisma: PrismaClient,
+    private readonly changeChannel: string,
     readonly chunkSize = SNAPSHOT_CHUNK_SIZE,
   ) {}
 
@@ -81,10 +88,14 @@ export class SnapshotRepository {
           seq += 1;
         }
         const sealed = seal(seq);
+        await recordInTransaction(tx);
+        // Last: the feed's order lock is held from the row's feed id to the commit, which the notice waits for.
+        await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext(${feedOrderLockKey(this.changeChannel, PASSPORT_SNAPSHOTS_FEED)}))`;
         const row = await tx.snapshot.create({
           data: { ...sealed, id, chunkSize: this.chunkSize, chunkCount: seq, notarization: sealed.notarization as object },
         });
-        await recordInTransaction(tx);
+        const notice = changePayload({ feed: PASSPORT_SNAPSHOTS_FEED, key: row.passportId, cursor: feedCursor(row.feedId), at: Date.now() });
+        await tx.$executeRaw`SELECT pg_notify(${this.changeChannel}, ${notice})`;
         return toRecord(row);
       },
       // A large passport takes a while to write; the default 5 s would abort it halfway.
@@ -110,6 +121,13 @@ export class SnapshotRepository {
     if (ids.length === 0) return [];
     const rows = await this.prisma.snapshot.findMany({ where: { passportId: { in: ids } }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
     return rows.map(toRecord);
+  }
+
+  /** Up to `first` snapshots of a passport after the one of feed id `afterId`, in the order they were committed, each with its feed id. */
+  async snapshotsAfter(passportId: string, afterId: bigint, first: number): Promise<{ feedId: bigint; record: SnapshotRecord }[]> {
+    if (!storable(passportId)) return [];
+    const rows = await this.prisma.snapshot.findMany({ where: { passportId, feedId: { gt: afterId } }, orderBy: { feedId: 'asc' }, take: first });
+    return rows.map((row) => ({ feedId: row.feedId, record: toRecord(row) }));
   }
 
   /** Up to `limit` snapshots after the cursor, oldest first. */

@@ -9,6 +9,7 @@
 import { recordInTransaction } from '../../../lib/audit/admin-log.js';
 import { changeChannel, changePayload } from '../../../lib/db/change-feed.js';
 import { Prisma, type PrismaClient } from '../../../prisma/issuer/generated/client.js';
+import { StatusChanges } from './status-changes.js';
 import { canonicalize, type Signer } from '../../../lib/crypto/index.js';
 import {
   appendEvent,
@@ -228,6 +229,8 @@ export class PassportRepository {
   readonly #restores: Prisma.Sql;
   /** The service's change channel, notified with each event appended. */
   readonly changeChannel: string;
+  /** The status changes the events make (Subscription.passportStatusChanges). */
+  readonly statusChanges: StatusChanges;
 
   constructor(
     private readonly prisma: PrismaClient,
@@ -239,6 +242,7 @@ export class PassportRepository {
     this.#statusLists = qualified('status_list');
     this.#restores = qualified('restore');
     this.changeChannel = changeChannel(schema);
+    this.statusChanges = new StatusChanges(prisma, schema, this.changeChannel);
   }
 
   /** Makes the lists of every purpose that new status indexes fall in, all clear, unless they exist. */
@@ -499,6 +503,10 @@ export class PassportRepository {
           WHERE id = ${passportId}`);
         if (next.status !== state.status) await this.#writeStatusBits(tx, row.status_index, state.status, next.status, now);
         await recordInTransaction(tx);
+        // Last: the feed's order lock is held from here to the commit.
+        if (next.status !== state.status) {
+          await this.statusChanges.record(tx, { passportId, operator: row.operator, seq: event.seq, fromStatus: state.status, toStatus: next.status, recordedAt: now });
+        }
         return { event, head, status: next.status };
       },
       { timeout: 30_000 },

@@ -12,6 +12,8 @@ import { badRequest, notFound, ProblemError, refusing, unprocessable } from '../
 import { INSTANT_EXPECTED, isRfc3339Instant, parseInstant } from '../../../lib/time.js';
 import { LivePassportExists, type NewPassport, type PassportRepository, type PassportRow, type PassportSummaryRow, type StoredDisclosure, type StoredEventRow } from '../data/passport-repository.js';
 import type { ProfileRecord, ProfileRepository } from '../data/profile-repository.js';
+import type { StatusChangeRow } from '../data/status-changes.js';
+import { feedCursorId } from '../../../lib/db/change-feed.js';
 import {
   assembleVerdict,
   buildPackClaims,
@@ -193,6 +195,9 @@ function parseStored(text: string): unknown {
     return text;
   }
 }
+
+/** Most passports one status-change subscription names. */
+export const MAX_STATUS_CHANGE_PASSPORTS = 100;
 
 export class IssuerService {
   constructor(
@@ -421,6 +426,20 @@ export class IssuerService {
     },
     { cache: false, cacheKeyFn: (key) => `${key.passportId} ${key.audiences}` },
   );
+
+  /**
+   * Up to `first` status changes after the change of cursor `after` (from the first without one), in
+   * the order they were committed: of the passports of `operator`, of the passports named (at most
+   * MAX_STATUS_CHANGE_PASSPORTS), of both, or of every passport when neither is given. What a
+   * subscriber to status changes reads, replaying and live alike. Ids of no passport match nothing.
+   */
+  async statusChangesAfter(scope: { operator: string | null; passportIds: readonly string[] | null }, after: string | null, first: number): Promise<StatusChangeRow[]> {
+    const { operator, passportIds } = scope;
+    if (passportIds && passportIds.length > MAX_STATUS_CHANGE_PASSPORTS) throw badRequest('INVALID_QUERY', `passportIds may name at most ${MAX_STATUS_CHANGE_PASSPORTS} passports.`);
+    const afterId = after === null ? 0n : feedCursorId(after);
+    if (afterId === undefined) throw badRequest('INVALID_CURSOR', 'after must be the cursor of a status change, as changes carry it.');
+    return this.passports.statusChanges.after({ ...(operator === null ? {} : { operator }), ...(passportIds === null ? {} : { passportIds: passportIds.filter(storable) }) }, afterId, first);
+  }
 
   /** The passport that succeeds this one, if one was issued. */
   findSuccessor(id: string): Promise<PassportRow | null> {

@@ -29,8 +29,12 @@ import {
   type TrustResult,
 } from '../domain/index.js';
 import { recordInTransaction } from '../../../lib/audit/admin-log.js';
+import { changeChannel, changePayload, feedCursor, feedOrderLockKey } from '../../../lib/db/change-feed.js';
 import { Prisma, type PrismaClient } from '../../../prisma/trust/generated/client.js';
 import { asJson, now, storable, type Transaction, TRANSACTION_OPTIONS, type Written } from './storage.js';
+
+/** The feed of revocations recorded (lib/db/change-feed.ts): keyed by the revoked node, the cursor is the revocation's id. */
+export const TRUST_REVOCATIONS_FEED = 'trust-revocations';
 
 /** Prefix of the pg_advisory_xact_lock keys of node upserts; services share a database, so it is namespaced. */
 const NODE_LOCK = 'passport.trust.node:';
@@ -88,12 +92,15 @@ export class GraphRepository {
   readonly #keyHolders: Prisma.Sql;
   readonly #adoptForeignRows: Prisma.Sql;
   readonly #schema: string;
+  /** The service's change channel (lib/db/change-feed.ts), notified of each revocation recorded. */
+  readonly #channel: string;
 
   constructor(
     private readonly prisma: PrismaClient,
     schema: string,
   ) {
     this.#schema = schema;
+    this.#channel = changeChannel(schema);
     const qualified = (name: string) => Prisma.raw(`"${schema.replaceAll('"', '""')}"."${name}"`);
     this.#node = qualified('trust_node');
     this.#edge = qualified('delegation_edge');
@@ -139,6 +146,12 @@ export class GraphRepository {
    * index on the node their subject names): the graph's revocations section, paged in one snapshot
    * as `graphPage` pages the whole graph, so its cursors are graph cursors in that section.
    */
+  /** Up to `first` revocations recorded after the one of id `afterId`, in the order they were committed, each with its id. */
+  async revocationsAfter(afterId: bigint, first: number): Promise<{ id: bigint; revocation: Revocation }[]> {
+    const rows = await this.prisma.revocation.findMany({ where: { id: { gt: afterId } }, orderBy: { id: 'asc' }, take: first, select: { id: true, document: true } });
+    return rows.map((row) => ({ id: row.id, revocation: row.document as unknown as Revocation }));
+  }
+
   async revocationPage(first: number, after?: GraphCursor, nodeId?: string): Promise<{ revocations: Revocation[]; next?: GraphCursor }> {
     const { snapshot, version } = after ?? (await this.#currentSnapshot());
     const position = after?.position ?? { section: 'revocations' };
@@ -303,8 +316,12 @@ export class GraphRepository {
       const revocation = declared.value;
       const fit = storable(revocation, 'INVALID_REVOCATION');
       if (!fit.ok) return fit;
-      await tx.revocation.create({ data: { subject: revocation.subject, document: asJson(revocation), recordedAt: new Date(recordedAt / 1000) } });
       await recordInTransaction(tx);
+      // Last: the feed's order lock is held from the row's id to the commit, which the notice waits for.
+      await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext(${feedOrderLockKey(this.#channel, TRUST_REVOCATIONS_FEED)}))`;
+      const row = await tx.revocation.create({ data: { subject: revocation.subject, document: asJson(revocation), recordedAt: new Date(recordedAt / 1000) }, select: { id: true } });
+      const notice = changePayload({ feed: TRUST_REVOCATIONS_FEED, key: revocation.subject.split('#')[0]!, cursor: feedCursor(row.id), at: Date.now() });
+      await tx.$executeRaw`SELECT pg_notify(${this.#channel}, ${notice})`;
       return success(revocation);
     });
   }

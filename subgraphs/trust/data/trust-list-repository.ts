@@ -15,11 +15,38 @@ import {
   type TrustResult,
 } from '../domain/index.js';
 import { recordInTransaction } from '../../../lib/audit/admin-log.js';
+import { changePayload, feedCursor, feedOrderLockKey } from '../../../lib/db/change-feed.js';
 import type { PrismaClient } from '../../../prisma/trust/generated/client.js';
 import { asJson, isUniqueViolation, now, storable, type Transaction, TRANSACTION_OPTIONS } from './storage.js';
 
+/** The feed of trust-list changes (lib/db/change-feed.ts): keyed by jurisdiction, the cursor is the change's feed id. */
+export const TRUST_LIST_CHANGES_FEED = 'trust-list-changes';
+
 export class TrustListRepository {
-  constructor(private readonly prisma: PrismaClient) {}
+  /** `changeChannel`: the service's change channel (lib/db/change-feed.ts), notified of each change recorded. */
+  constructor(
+    private readonly prisma: PrismaClient,
+    private readonly changeChannel: string,
+  ) {}
+
+  /** Up to `first` changes (of one jurisdiction's list, or of every list) after the one of feed id `afterId`, in the order they were committed, each with its feed id. */
+  async changesAfter(jurisdiction: string | undefined, afterId: bigint, first: number): Promise<{ feedId: bigint; jurisdiction: string; change: TrustListChange }[]> {
+    const rows = await this.prisma.trustListChange.findMany({
+      where: { ...(jurisdiction === undefined ? {} : { jurisdiction }), feedId: { gt: afterId } },
+      orderBy: { feedId: 'asc' },
+      take: first,
+      select: { feedId: true, jurisdiction: true, document: true },
+    });
+    return rows.map((row) => ({ feedId: row.feedId, jurisdiction: row.jurisdiction, change: row.document as unknown as TrustListChange }));
+  }
+
+  /** Records a change last in its transaction: under the feed's order lock, held to the commit, which the notice waits for. */
+  async #recordChange(tx: Transaction, jurisdiction: string, change: TrustListChange): Promise<void> {
+    await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext(${feedOrderLockKey(this.changeChannel, TRUST_LIST_CHANGES_FEED)}))`;
+    const row = await tx.trustListChange.create({ data: changeRow(jurisdiction, change), select: { feedId: true } });
+    const notice = changePayload({ feed: TRUST_LIST_CHANGES_FEED, key: jurisdiction, cursor: feedCursor(row.feedId), at: Date.now() });
+    await tx.$executeRaw`SELECT pg_notify(${this.changeChannel}, ${notice})`;
+  }
 
   /** Every list's history, by jurisdiction. */
   async trustListHistories(): Promise<Map<string, TrustListChange[]>> {
@@ -49,8 +76,8 @@ export class TrustListRepository {
     try {
       await this.prisma.$transaction(async (tx) => {
         await tx.trustList.create({ data: { jurisdiction: change.jurisdiction, framework: change.framework, sequenceNumber: change.sequence_number } });
-        await tx.trustListChange.create({ data: changeRow(change.jurisdiction, change) });
         await recordInTransaction(tx);
+        await this.#recordChange(tx, change.jurisdiction, change);
       }, TRANSACTION_OPTIONS);
     } catch (error) {
       // Another request registered the same jurisdiction between the read and the write.
@@ -73,9 +100,9 @@ export class TrustListRepository {
       if (!fit.ok) return fit;
       const { change, list, created } = upserted.value;
       if (change) {
-        await tx.trustListChange.create({ data: changeRow(jurisdiction, change) });
         await tx.trustList.update({ where: { jurisdiction }, data: { sequenceNumber: change.sequence_number } });
         await recordInTransaction(tx);
+        await this.#recordChange(tx, jurisdiction, change);
       }
       const id = (input as { id: string }).id;
       return success({ list, entry: list.entries.find((entry) => entry.id === id)!, changed: change !== undefined, created });

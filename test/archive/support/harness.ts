@@ -6,6 +6,7 @@
  */
 import { PlatformMetrics } from '../../../lib/ops/metrics.js';
 import { withSchema } from '../../../lib/config/database.js';
+import { changeChannel } from '../../../lib/db/change-feed.js';
 import { TEST_KEK } from '../../support/stack.js';
 import type { GatewayClient } from '../../../lib/graphql/gateway-client.js';
 import { openServiceKernel, type ServiceKernel } from '../../../lib/service/kernel.js';
@@ -77,7 +78,7 @@ export interface ArchiveParts {
 /** The archive's repository and snapshot service on a database (its `archive` schema), keys included. */
 export async function openArchive(databaseUrl: string, gateway: GatewayClient, options: { chunkSize?: number } = {}): Promise<ArchiveParts> {
   const kernel = await openServiceKernel('archive', PrismaClient, withSchema(databaseUrl, 'archive'), TEST_KEK, new PlatformMetrics().forServer('archive'));
-  const repository = new SnapshotRepository(kernel.prisma, options.chunkSize);
+  const repository = new SnapshotRepository(kernel.prisma, changeChannel(kernel.schema), options.chunkSize);
   const service = new SnapshotService({
     repository,
     gateway,

@@ -798,7 +798,8 @@ export const SnapshotScalarFieldEnum = {
   chunkSize: 'chunkSize',
   chunkCount: 'chunkCount',
   notarization: 'notarization',
-  notaryKid: 'notaryKid'
+  notaryKid: 'notaryKid',
+  feedId: 'feedId'
 } as const
 
 export type SnapshotScalarFieldEnum = (typeof SnapshotScalarFieldEnum)[keyof typeof SnapshotScalarFieldEnum]

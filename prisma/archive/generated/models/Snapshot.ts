@@ -31,12 +31,14 @@ export type SnapshotAvgAggregateOutputType = {
   size: number | null
   chunkSize: number | null
   chunkCount: number | null
+  feedId: number | null
 }
 
 export type SnapshotSumAggregateOutputType = {
   size: number | null
   chunkSize: number | null
   chunkCount: number | null
+  feedId: bigint | null
 }
 
 export type SnapshotMinAggregateOutputType = {
@@ -50,6 +52,7 @@ export type SnapshotMinAggregateOutputType = {
   chunkSize: number | null
   chunkCount: number | null
   notaryKid: string | null
+  feedId: bigint | null
 }
 
 export type SnapshotMaxAggregateOutputType = {
@@ -63,6 +66,7 @@ export type SnapshotMaxAggregateOutputType = {
   chunkSize: number | null
   chunkCount: number | null
   notaryKid: string | null
+  feedId: bigint | null
 }
 
 export type SnapshotCountAggregateOutputType = {
@@ -77,6 +81,7 @@ export type SnapshotCountAggregateOutputType = {
   chunkCount: number
   notarization: number
   notaryKid: number
+  feedId: number
   _all: number
 }
 
@@ -85,12 +90,14 @@ export type SnapshotAvgAggregateInputType = {
   size?: true
   chunkSize?: true
   chunkCount?: true
+  feedId?: true
 }
 
 export type SnapshotSumAggregateInputType = {
   size?: true
   chunkSize?: true
   chunkCount?: true
+  feedId?: true
 }
 
 export type SnapshotMinAggregateInputType = {
@@ -104,6 +111,7 @@ export type SnapshotMinAggregateInputType = {
   chunkSize?: true
   chunkCount?: true
   notaryKid?: true
+  feedId?: true
 }
 
 export type SnapshotMaxAggregateInputType = {
@@ -117,6 +125,7 @@ export type SnapshotMaxAggregateInputType = {
   chunkSize?: true
   chunkCount?: true
   notaryKid?: true
+  feedId?: true
 }
 
 export type SnapshotCountAggregateInputType = {
@@ -131,6 +140,7 @@ export type SnapshotCountAggregateInputType = {
   chunkCount?: true
   notarization?: true
   notaryKid?: true
+  feedId?: true
   _all?: true
 }
 
@@ -232,6 +242,7 @@ export type SnapshotGroupByOutputType = {
   chunkCount: number
   notarization: runtime.JsonValue
   notaryKid: string
+  feedId: bigint
   _count: SnapshotCountAggregateOutputType | null
   _avg: SnapshotAvgAggregateOutputType | null
   _sum: SnapshotSumAggregateOutputType | null
@@ -269,6 +280,7 @@ export type SnapshotWhereInput = {
   chunkCount?: Prisma.IntFilter<"Snapshot"> | number
   notarization?: Prisma.JsonFilter<"Snapshot">
   notaryKid?: Prisma.StringFilter<"Snapshot"> | string
+  feedId?: Prisma.BigIntFilter<"Snapshot"> | bigint | number
   chunks?: Prisma.SnapshotChunkListRelationFilter
 }
 
@@ -284,11 +296,13 @@ export type SnapshotOrderByWithRelationInput = {
   chunkCount?: Prisma.SortOrder
   notarization?: Prisma.SortOrder
   notaryKid?: Prisma.SortOrder
+  feedId?: Prisma.SortOrder
   chunks?: Prisma.SnapshotChunkOrderByRelationAggregateInput
 }
 
 export type SnapshotWhereUniqueInput = Prisma.AtLeast<{
   id?: string
+  feedId?: bigint | number
   AND?: Prisma.SnapshotWhereInput | Prisma.SnapshotWhereInput[]
   OR?: Prisma.SnapshotWhereInput[]
   NOT?: Prisma.SnapshotWhereInput | Prisma.SnapshotWhereInput[]
@@ -303,7 +317,7 @@ export type SnapshotWhereUniqueInput = Prisma.AtLeast<{
   notarization?: Prisma.JsonFilter<"Snapshot">
   notaryKid?: Prisma.StringFilter<"Snapshot"> | string
   chunks?: Prisma.SnapshotChunkListRelationFilter
-}, "id">
+}, "id" | "feedId">
 
 export type SnapshotOrderByWithAggregationInput = {
   id?: Prisma.SortOrder
@@ -317,6 +331,7 @@ export type SnapshotOrderByWithAggregationInput = {
   chunkCount?: Prisma.SortOrder
   notarization?: Prisma.SortOrder
   notaryKid?: Prisma.SortOrder
+  feedId?: Prisma.SortOrder
   _count?: Prisma.SnapshotCountOrderByAggregateInput
   _avg?: Prisma.SnapshotAvgOrderByAggregateInput
   _max?: Prisma.SnapshotMaxOrderByAggregateInput
@@ -339,6 +354,7 @@ export type SnapshotScalarWhereWithAggregatesInput = {
   chunkCount?: Prisma.IntWithAggregatesFilter<"Snapshot"> | number
   notarization?: Prisma.JsonWithAggregatesFilter<"Snapshot">
   notaryKid?: Prisma.StringWithAggregatesFilter<"Snapshot"> | string
+  feedId?: Prisma.BigIntWithAggregatesFilter<"Snapshot"> | bigint | number
 }
 
 export type SnapshotCreateInput = {
@@ -353,6 +369,7 @@ export type SnapshotCreateInput = {
   chunkCount: number
   notarization: Prisma.JsonNullValueInput | runtime.InputJsonValue
   notaryKid: string
+  feedId?: bigint | number
   chunks?: Prisma.SnapshotChunkCreateNestedManyWithoutSnapshotInput
 }
 
@@ -368,6 +385,7 @@ export type SnapshotUncheckedCreateInput = {
   chunkCount: number
   notarization: Prisma.JsonNullValueInput | runtime.InputJsonValue
   notaryKid: string
+  feedId?: bigint | number
   chunks?: Prisma.SnapshotChunkUncheckedCreateNestedManyWithoutSnapshotInput
 }
 
@@ -383,6 +401,7 @@ export type SnapshotUpdateInput = {
   chunkCount?: Prisma.IntFieldUpdateOperationsInput | number
   notarization?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   notaryKid?: Prisma.StringFieldUpdateOperationsInput | string
+  feedId?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   chunks?: Prisma.SnapshotChunkUpdateManyWithoutSnapshotNestedInput
 }
 
@@ -398,6 +417,7 @@ export type SnapshotUncheckedUpdateInput = {
   chunkCount?: Prisma.IntFieldUpdateOperationsInput | number
   notarization?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   notaryKid?: Prisma.StringFieldUpdateOperationsInput | string
+  feedId?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   chunks?: Prisma.SnapshotChunkUncheckedUpdateManyWithoutSnapshotNestedInput
 }
 
@@ -413,6 +433,7 @@ export type SnapshotCreateManyInput = {
   chunkCount: number
   notarization: Prisma.JsonNullValueInput | runtime.InputJsonValue
   notaryKid: string
+  feedId?: bigint | number
 }
 
 export type SnapshotUpdateManyMutationInput = {
@@ -427,6 +448,7 @@ export type SnapshotUpdateManyMutationInput = {
   chunkCount?: Prisma.IntFieldUpdateOperationsInput | number
   notarization?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   notaryKid?: Prisma.StringFieldUpdateOperationsInput | string
+  feedId?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
 }
 
 export type SnapshotUncheckedUpdateManyInput = {
@@ -441,6 +463,7 @@ export type SnapshotUncheckedUpdateManyInput = {
   chunkCount?: Prisma.IntFieldUpdateOperationsInput | number
   notarization?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   notaryKid?: Prisma.StringFieldUpdateOperationsInput | string
+  feedId?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
 }
 
 export type SnapshotCountOrderByAggregateInput = {
@@ -455,12 +478,14 @@ export type SnapshotCountOrderByAggregateInput = {
   chunkCount?: Prisma.SortOrder
   notarization?: Prisma.SortOrder
   notaryKid?: Prisma.SortOrder
+  feedId?: Prisma.SortOrder
 }
 
 export type SnapshotAvgOrderByAggregateInput = {
   size?: Prisma.SortOrder
   chunkSize?: Prisma.SortOrder
   chunkCount?: Prisma.SortOrder
+  feedId?: Prisma.SortOrder
 }
 
 export type SnapshotMaxOrderByAggregateInput = {
@@ -474,6 +499,7 @@ export type SnapshotMaxOrderByAggregateInput = {
   chunkSize?: Prisma.SortOrder
   chunkCount?: Prisma.SortOrder
   notaryKid?: Prisma.SortOrder
+  feedId?: Prisma.SortOrder
 }
 
 export type SnapshotMinOrderByAggregateInput = {
@@ -487,12 +513,14 @@ export type SnapshotMinOrderByAggregateInput = {
   chunkSize?: Prisma.SortOrder
   chunkCount?: Prisma.SortOrder
   notaryKid?: Prisma.SortOrder
+  feedId?: Prisma.SortOrder
 }
 
 export type SnapshotSumOrderByAggregateInput = {
   size?: Prisma.SortOrder
   chunkSize?: Prisma.SortOrder
   chunkCount?: Prisma.SortOrder
+  feedId?: Prisma.SortOrder
 }
 
 export type SnapshotScalarRelationFilter = {
@@ -534,6 +562,7 @@ export type SnapshotCreateWithoutChunksInput = {
   chunkCount: number
   notarization: Prisma.JsonNullValueInput | runtime.InputJsonValue
   notaryKid: string
+  feedId?: bigint | number
 }
 
 export type SnapshotUncheckedCreateWithoutChunksInput = {
@@ -548,6 +577,7 @@ export type SnapshotUncheckedCreateWithoutChunksInput = {
   chunkCount: number
   notarization: Prisma.JsonNullValueInput | runtime.InputJsonValue
   notaryKid: string
+  feedId?: bigint | number
 }
 
 export type SnapshotCreateOrConnectWithoutChunksInput = {
@@ -578,6 +608,7 @@ export type SnapshotUpdateWithoutChunksInput = {
   chunkCount?: Prisma.IntFieldUpdateOperationsInput | number
   notarization?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   notaryKid?: Prisma.StringFieldUpdateOperationsInput | string
+  feedId?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
 }
 
 export type SnapshotUncheckedUpdateWithoutChunksInput = {
@@ -592,6 +623,7 @@ export type SnapshotUncheckedUpdateWithoutChunksInput = {
   chunkCount?: Prisma.IntFieldUpdateOperationsInput | number
   notarization?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   notaryKid?: Prisma.StringFieldUpdateOperationsInput | string
+  feedId?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
 }
 
 
@@ -637,6 +669,7 @@ export type SnapshotSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs
   chunkCount?: boolean
   notarization?: boolean
   notaryKid?: boolean
+  feedId?: boolean
   chunks?: boolean | Prisma.Snapshot$chunksArgs<ExtArgs>
   _count?: boolean | Prisma.SnapshotCountOutputTypeDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["snapshot"]>
@@ -653,6 +686,7 @@ export type SnapshotSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Exte
   chunkCount?: boolean
   notarization?: boolean
   notaryKid?: boolean
+  feedId?: boolean
 }, ExtArgs["result"]["snapshot"]>
 
 export type SnapshotSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
@@ -667,6 +701,7 @@ export type SnapshotSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Exte
   chunkCount?: boolean
   notarization?: boolean
   notaryKid?: boolean
+  feedId?: boolean
 }, ExtArgs["result"]["snapshot"]>
 
 export type SnapshotSelectScalar = {
@@ -681,9 +716,10 @@ export type SnapshotSelectScalar = {
   chunkCount?: boolean
   notarization?: boolean
   notaryKid?: boolean
+  feedId?: boolean
 }
 
-export type SnapshotOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "passportId" | "createdAt" | "size" | "sha512" | "tagmanifestSha512" | "payloadOxum" | "chunkSize" | "chunkCount" | "notarization" | "notaryKid", ExtArgs["result"]["snapshot"]>
+export type SnapshotOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "passportId" | "createdAt" | "size" | "sha512" | "tagmanifestSha512" | "payloadOxum" | "chunkSize" | "chunkCount" | "notarization" | "notaryKid" | "feedId", ExtArgs["result"]["snapshot"]>
 export type SnapshotInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   chunks?: boolean | Prisma.Snapshot$chunksArgs<ExtArgs>
   _count?: boolean | Prisma.SnapshotCountOutputTypeDefaultArgs<ExtArgs>
@@ -723,6 +759,11 @@ export type $SnapshotPayload<ExtArgs extends runtime.Types.Extensions.InternalAr
      */
     notarization: runtime.JsonValue
     notaryKid: string
+    /**
+     * Its place in the feed of new snapshots (Subscription.passportSnapshots): drawn under the feed's
+     * lock in the creating transaction, so these commit in order (migration 20261206121000).
+     */
+    feedId: bigint
   }, ExtArgs["result"]["snapshot"]>
   composites: {}
 }
@@ -1158,6 +1199,7 @@ export interface SnapshotFieldRefs {
   readonly chunkCount: Prisma.FieldRef<"Snapshot", 'Int'>
   readonly notarization: Prisma.FieldRef<"Snapshot", 'Json'>
   readonly notaryKid: Prisma.FieldRef<"Snapshot", 'String'>
+  readonly feedId: Prisma.FieldRef<"Snapshot", 'BigInt'>
 }
     
 

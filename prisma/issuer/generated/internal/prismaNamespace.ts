@@ -401,6 +401,7 @@ export const ModelName = {
   AdminLogEntry: 'AdminLogEntry',
   Passport: 'Passport',
   PassportEvent: 'PassportEvent',
+  PassportStatusChange: 'PassportStatusChange',
   PassportDisclosure: 'PassportDisclosure',
   IssuerProfile: 'IssuerProfile',
   IssuerApplicability: 'IssuerApplicability',
@@ -421,7 +422,7 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
     omit: GlobalOmitOptions
   }
   meta: {
-    modelProps: "signingKey" | "adminLogEntry" | "passport" | "passportEvent" | "passportDisclosure" | "issuerProfile" | "issuerApplicability" | "statusList" | "restore"
+    modelProps: "signingKey" | "adminLogEntry" | "passport" | "passportEvent" | "passportStatusChange" | "passportDisclosure" | "issuerProfile" | "issuerApplicability" | "statusList" | "restore"
     txIsolationLevel: TransactionIsolationLevel
   }
   model: {
@@ -718,6 +719,80 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         count: {
           args: Prisma.PassportEventCountArgs<ExtArgs>
           result: runtime.Types.Utils.Optional<Prisma.PassportEventCountAggregateOutputType> | number
+        }
+      }
+    }
+    PassportStatusChange: {
+      payload: Prisma.$PassportStatusChangePayload<ExtArgs>
+      fields: Prisma.PassportStatusChangeFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.PassportStatusChangeFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$PassportStatusChangePayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.PassportStatusChangeFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$PassportStatusChangePayload>
+        }
+        findFirst: {
+          args: Prisma.PassportStatusChangeFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$PassportStatusChangePayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.PassportStatusChangeFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$PassportStatusChangePayload>
+        }
+        findMany: {
+          args: Prisma.PassportStatusChangeFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$PassportStatusChangePayload>[]
+        }
+        create: {
+          args: Prisma.PassportStatusChangeCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$PassportStatusChangePayload>
+        }
+        createMany: {
+          args: Prisma.PassportStatusChangeCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.PassportStatusChangeCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$PassportStatusChangePayload>[]
+        }
+        delete: {
+          args: Prisma.PassportStatusChangeDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$PassportStatusChangePayload>
+        }
+        update: {
+          args: Prisma.PassportStatusChangeUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$PassportStatusChangePayload>
+        }
+        deleteMany: {
+          args: Prisma.PassportStatusChangeDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.PassportStatusChangeUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.PassportStatusChangeUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$PassportStatusChangePayload>[]
+        }
+        upsert: {
+          args: Prisma.PassportStatusChangeUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$PassportStatusChangePayload>
+        }
+        aggregate: {
+          args: Prisma.PassportStatusChangeAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregatePassportStatusChange>
+        }
+        groupBy: {
+          args: Prisma.PassportStatusChangeGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.PassportStatusChangeGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.PassportStatusChangeCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.PassportStatusChangeCountAggregateOutputType> | number
         }
       }
     }
@@ -1207,6 +1282,19 @@ export const PassportEventScalarFieldEnum = {
 export type PassportEventScalarFieldEnum = (typeof PassportEventScalarFieldEnum)[keyof typeof PassportEventScalarFieldEnum]
 
 
+export const PassportStatusChangeScalarFieldEnum = {
+  id: 'id',
+  passportId: 'passportId',
+  operator: 'operator',
+  seq: 'seq',
+  fromStatus: 'fromStatus',
+  toStatus: 'toStatus',
+  recordedAt: 'recordedAt'
+} as const
+
+export type PassportStatusChangeScalarFieldEnum = (typeof PassportStatusChangeScalarFieldEnum)[keyof typeof PassportStatusChangeScalarFieldEnum]
+
+
 export const PassportDisclosureScalarFieldEnum = {
   passportId: 'passportId',
   digest: 'digest',
@@ -1578,6 +1666,7 @@ export type GlobalOmitConfig = {
   adminLogEntry?: Prisma.AdminLogEntryOmit
   passport?: Prisma.PassportOmit
   passportEvent?: Prisma.PassportEventOmit
+  passportStatusChange?: Prisma.PassportStatusChangeOmit
   passportDisclosure?: Prisma.PassportDisclosureOmit
   issuerProfile?: Prisma.IssuerProfileOmit
   issuerApplicability?: Prisma.IssuerApplicabilityOmit

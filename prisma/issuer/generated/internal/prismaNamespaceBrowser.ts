@@ -55,6 +55,7 @@ export const ModelName = {
   AdminLogEntry: 'AdminLogEntry',
   Passport: 'Passport',
   PassportEvent: 'PassportEvent',
+  PassportStatusChange: 'PassportStatusChange',
   PassportDisclosure: 'PassportDisclosure',
   IssuerProfile: 'IssuerProfile',
   IssuerApplicability: 'IssuerApplicability',
@@ -153,6 +154,19 @@ export const PassportEventScalarFieldEnum = {
 } as const
 
 export type PassportEventScalarFieldEnum = (typeof PassportEventScalarFieldEnum)[keyof typeof PassportEventScalarFieldEnum]
+
+
+export const PassportStatusChangeScalarFieldEnum = {
+  id: 'id',
+  passportId: 'passportId',
+  operator: 'operator',
+  seq: 'seq',
+  fromStatus: 'fromStatus',
+  toStatus: 'toStatus',
+  recordedAt: 'recordedAt'
+} as const
+
+export type PassportStatusChangeScalarFieldEnum = (typeof PassportStatusChangeScalarFieldEnum)[keyof typeof PassportStatusChangeScalarFieldEnum]
 
 
 export const PassportDisclosureScalarFieldEnum = {

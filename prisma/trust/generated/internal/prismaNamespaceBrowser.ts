@@ -147,7 +147,8 @@ export const TrustListChangeScalarFieldEnum = {
   jurisdiction: 'jurisdiction',
   sequenceNumber: 'sequenceNumber',
   recordedAt: 'recordedAt',
-  document: 'document'
+  document: 'document',
+  feedId: 'feedId'
 } as const
 
 export type TrustListChangeScalarFieldEnum = (typeof TrustListChangeScalarFieldEnum)[keyof typeof TrustListChangeScalarFieldEnum]

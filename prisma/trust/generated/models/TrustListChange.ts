@@ -28,22 +28,26 @@ export type AggregateTrustListChange = {
 
 export type TrustListChangeAvgAggregateOutputType = {
   sequenceNumber: number | null
+  feedId: number | null
 }
 
 export type TrustListChangeSumAggregateOutputType = {
   sequenceNumber: number | null
+  feedId: bigint | null
 }
 
 export type TrustListChangeMinAggregateOutputType = {
   jurisdiction: string | null
   sequenceNumber: number | null
   recordedAt: Date | null
+  feedId: bigint | null
 }
 
 export type TrustListChangeMaxAggregateOutputType = {
   jurisdiction: string | null
   sequenceNumber: number | null
   recordedAt: Date | null
+  feedId: bigint | null
 }
 
 export type TrustListChangeCountAggregateOutputType = {
@@ -51,28 +55,33 @@ export type TrustListChangeCountAggregateOutputType = {
   sequenceNumber: number
   recordedAt: number
   document: number
+  feedId: number
   _all: number
 }
 
 
 export type TrustListChangeAvgAggregateInputType = {
   sequenceNumber?: true
+  feedId?: true
 }
 
 export type TrustListChangeSumAggregateInputType = {
   sequenceNumber?: true
+  feedId?: true
 }
 
 export type TrustListChangeMinAggregateInputType = {
   jurisdiction?: true
   sequenceNumber?: true
   recordedAt?: true
+  feedId?: true
 }
 
 export type TrustListChangeMaxAggregateInputType = {
   jurisdiction?: true
   sequenceNumber?: true
   recordedAt?: true
+  feedId?: true
 }
 
 export type TrustListChangeCountAggregateInputType = {
@@ -80,6 +89,7 @@ export type TrustListChangeCountAggregateInputType = {
   sequenceNumber?: true
   recordedAt?: true
   document?: true
+  feedId?: true
   _all?: true
 }
 
@@ -174,6 +184,7 @@ export type TrustListChangeGroupByOutputType = {
   sequenceNumber: number
   recordedAt: Date
   document: runtime.JsonValue
+  feedId: bigint
   _count: TrustListChangeCountAggregateOutputType | null
   _avg: TrustListChangeAvgAggregateOutputType | null
   _sum: TrustListChangeSumAggregateOutputType | null
@@ -204,6 +215,7 @@ export type TrustListChangeWhereInput = {
   sequenceNumber?: Prisma.IntFilter<"TrustListChange"> | number
   recordedAt?: Prisma.DateTimeFilter<"TrustListChange"> | Date | string
   document?: Prisma.JsonFilter<"TrustListChange">
+  feedId?: Prisma.BigIntFilter<"TrustListChange"> | bigint | number
   list?: Prisma.XOR<Prisma.TrustListScalarRelationFilter, Prisma.TrustListWhereInput>
 }
 
@@ -212,10 +224,12 @@ export type TrustListChangeOrderByWithRelationInput = {
   sequenceNumber?: Prisma.SortOrder
   recordedAt?: Prisma.SortOrder
   document?: Prisma.SortOrder
+  feedId?: Prisma.SortOrder
   list?: Prisma.TrustListOrderByWithRelationInput
 }
 
 export type TrustListChangeWhereUniqueInput = Prisma.AtLeast<{
+  feedId?: bigint | number
   jurisdiction_sequenceNumber?: Prisma.TrustListChangeJurisdictionSequenceNumberCompoundUniqueInput
   AND?: Prisma.TrustListChangeWhereInput | Prisma.TrustListChangeWhereInput[]
   OR?: Prisma.TrustListChangeWhereInput[]
@@ -225,13 +239,14 @@ export type TrustListChangeWhereUniqueInput = Prisma.AtLeast<{
   recordedAt?: Prisma.DateTimeFilter<"TrustListChange"> | Date | string
   document?: Prisma.JsonFilter<"TrustListChange">
   list?: Prisma.XOR<Prisma.TrustListScalarRelationFilter, Prisma.TrustListWhereInput>
-}, "jurisdiction_sequenceNumber">
+}, "jurisdiction_sequenceNumber" | "feedId">
 
 export type TrustListChangeOrderByWithAggregationInput = {
   jurisdiction?: Prisma.SortOrder
   sequenceNumber?: Prisma.SortOrder
   recordedAt?: Prisma.SortOrder
   document?: Prisma.SortOrder
+  feedId?: Prisma.SortOrder
   _count?: Prisma.TrustListChangeCountOrderByAggregateInput
   _avg?: Prisma.TrustListChangeAvgOrderByAggregateInput
   _max?: Prisma.TrustListChangeMaxOrderByAggregateInput
@@ -247,12 +262,14 @@ export type TrustListChangeScalarWhereWithAggregatesInput = {
   sequenceNumber?: Prisma.IntWithAggregatesFilter<"TrustListChange"> | number
   recordedAt?: Prisma.DateTimeWithAggregatesFilter<"TrustListChange"> | Date | string
   document?: Prisma.JsonWithAggregatesFilter<"TrustListChange">
+  feedId?: Prisma.BigIntWithAggregatesFilter<"TrustListChange"> | bigint | number
 }
 
 export type TrustListChangeCreateInput = {
   sequenceNumber: number
   recordedAt: Date | string
   document: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  feedId?: bigint | number
   list: Prisma.TrustListCreateNestedOneWithoutChangesInput
 }
 
@@ -261,12 +278,14 @@ export type TrustListChangeUncheckedCreateInput = {
   sequenceNumber: number
   recordedAt: Date | string
   document: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  feedId?: bigint | number
 }
 
 export type TrustListChangeUpdateInput = {
   sequenceNumber?: Prisma.IntFieldUpdateOperationsInput | number
   recordedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   document?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  feedId?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   list?: Prisma.TrustListUpdateOneRequiredWithoutChangesNestedInput
 }
 
@@ -275,6 +294,7 @@ export type TrustListChangeUncheckedUpdateInput = {
   sequenceNumber?: Prisma.IntFieldUpdateOperationsInput | number
   recordedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   document?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  feedId?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
 }
 
 export type TrustListChangeCreateManyInput = {
@@ -282,12 +302,14 @@ export type TrustListChangeCreateManyInput = {
   sequenceNumber: number
   recordedAt: Date | string
   document: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  feedId?: bigint | number
 }
 
 export type TrustListChangeUpdateManyMutationInput = {
   sequenceNumber?: Prisma.IntFieldUpdateOperationsInput | number
   recordedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   document?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  feedId?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
 }
 
 export type TrustListChangeUncheckedUpdateManyInput = {
@@ -295,6 +317,7 @@ export type TrustListChangeUncheckedUpdateManyInput = {
   sequenceNumber?: Prisma.IntFieldUpdateOperationsInput | number
   recordedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   document?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  feedId?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
 }
 
 export type TrustListChangeListRelationFilter = {
@@ -317,26 +340,31 @@ export type TrustListChangeCountOrderByAggregateInput = {
   sequenceNumber?: Prisma.SortOrder
   recordedAt?: Prisma.SortOrder
   document?: Prisma.SortOrder
+  feedId?: Prisma.SortOrder
 }
 
 export type TrustListChangeAvgOrderByAggregateInput = {
   sequenceNumber?: Prisma.SortOrder
+  feedId?: Prisma.SortOrder
 }
 
 export type TrustListChangeMaxOrderByAggregateInput = {
   jurisdiction?: Prisma.SortOrder
   sequenceNumber?: Prisma.SortOrder
   recordedAt?: Prisma.SortOrder
+  feedId?: Prisma.SortOrder
 }
 
 export type TrustListChangeMinOrderByAggregateInput = {
   jurisdiction?: Prisma.SortOrder
   sequenceNumber?: Prisma.SortOrder
   recordedAt?: Prisma.SortOrder
+  feedId?: Prisma.SortOrder
 }
 
 export type TrustListChangeSumOrderByAggregateInput = {
   sequenceNumber?: Prisma.SortOrder
+  feedId?: Prisma.SortOrder
 }
 
 export type TrustListChangeCreateNestedManyWithoutListInput = {
@@ -385,12 +413,14 @@ export type TrustListChangeCreateWithoutListInput = {
   sequenceNumber: number
   recordedAt: Date | string
   document: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  feedId?: bigint | number
 }
 
 export type TrustListChangeUncheckedCreateWithoutListInput = {
   sequenceNumber: number
   recordedAt: Date | string
   document: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  feedId?: bigint | number
 }
 
 export type TrustListChangeCreateOrConnectWithoutListInput = {
@@ -427,30 +457,35 @@ export type TrustListChangeScalarWhereInput = {
   sequenceNumber?: Prisma.IntFilter<"TrustListChange"> | number
   recordedAt?: Prisma.DateTimeFilter<"TrustListChange"> | Date | string
   document?: Prisma.JsonFilter<"TrustListChange">
+  feedId?: Prisma.BigIntFilter<"TrustListChange"> | bigint | number
 }
 
 export type TrustListChangeCreateManyListInput = {
   sequenceNumber: number
   recordedAt: Date | string
   document: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  feedId?: bigint | number
 }
 
 export type TrustListChangeUpdateWithoutListInput = {
   sequenceNumber?: Prisma.IntFieldUpdateOperationsInput | number
   recordedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   document?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  feedId?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
 }
 
 export type TrustListChangeUncheckedUpdateWithoutListInput = {
   sequenceNumber?: Prisma.IntFieldUpdateOperationsInput | number
   recordedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   document?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  feedId?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
 }
 
 export type TrustListChangeUncheckedUpdateManyWithoutListInput = {
   sequenceNumber?: Prisma.IntFieldUpdateOperationsInput | number
   recordedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   document?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  feedId?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
 }
 
 
@@ -460,6 +495,7 @@ export type TrustListChangeSelect<ExtArgs extends runtime.Types.Extensions.Inter
   sequenceNumber?: boolean
   recordedAt?: boolean
   document?: boolean
+  feedId?: boolean
   list?: boolean | Prisma.TrustListDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["trustListChange"]>
 
@@ -468,6 +504,7 @@ export type TrustListChangeSelectCreateManyAndReturn<ExtArgs extends runtime.Typ
   sequenceNumber?: boolean
   recordedAt?: boolean
   document?: boolean
+  feedId?: boolean
   list?: boolean | Prisma.TrustListDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["trustListChange"]>
 
@@ -476,6 +513,7 @@ export type TrustListChangeSelectUpdateManyAndReturn<ExtArgs extends runtime.Typ
   sequenceNumber?: boolean
   recordedAt?: boolean
   document?: boolean
+  feedId?: boolean
   list?: boolean | Prisma.TrustListDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["trustListChange"]>
 
@@ -484,9 +522,10 @@ export type TrustListChangeSelectScalar = {
   sequenceNumber?: boolean
   recordedAt?: boolean
   document?: boolean
+  feedId?: boolean
 }
 
-export type TrustListChangeOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"jurisdiction" | "sequenceNumber" | "recordedAt" | "document", ExtArgs["result"]["trustListChange"]>
+export type TrustListChangeOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"jurisdiction" | "sequenceNumber" | "recordedAt" | "document" | "feedId", ExtArgs["result"]["trustListChange"]>
 export type TrustListChangeInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   list?: boolean | Prisma.TrustListDefaultArgs<ExtArgs>
 }
@@ -507,6 +546,11 @@ export type $TrustListChangePayload<ExtArgs extends runtime.Types.Extensions.Int
     sequenceNumber: number
     recordedAt: Date
     document: runtime.JsonValue
+    /**
+     * Its place in the feed of trust-list changes (Subscription.trustListChanges): drawn under the
+     * feed's lock in the recording transaction, so these commit in order (migration 20261206122000).
+     */
+    feedId: bigint
   }, ExtArgs["result"]["trustListChange"]>
   composites: {}
 }
@@ -935,6 +979,7 @@ export interface TrustListChangeFieldRefs {
   readonly sequenceNumber: Prisma.FieldRef<"TrustListChange", 'Int'>
   readonly recordedAt: Prisma.FieldRef<"TrustListChange", 'DateTime'>
   readonly document: Prisma.FieldRef<"TrustListChange", 'Json'>
+  readonly feedId: Prisma.FieldRef<"TrustListChange", 'BigInt'>
 }
     
 
