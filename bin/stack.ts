@@ -152,7 +152,6 @@ async function startServers(options: StackOptions, operations: Operations, edge:
     const gateway = await startGateway({
       ...edge,
       tokens: options.tokens,
-      authenticator: identity.authenticator,
       host: config.host,
       port: config.gatewayPort,
       subgraphs: SERVICES.map((service) => ({ name: service, url: subgraphUrls[service], replicas: replicaUrls[service], timeoutMs: config.subgraphTimeoutsMs[service] })),

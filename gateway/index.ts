@@ -85,7 +85,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     ),
   );
   const subgraphs = new Map<string, SubgraphInstances>();
-  const server = await buildPlatformServer('gateway', options, {
+  // The rate limits know a client by the tokens the identity has met (lib/server/rate-limits.ts).
+  const server = await buildPlatformServer('gateway', { ...options, authenticator: options.identity?.authenticator ?? options.tokens }, {
     readiness: Object.fromEntries(subgraphReadiness),
     // Each instance's circuit, by the names the checks have.
     readinessDetail: () => ({ circuits: Object.assign({}, ...[...subgraphs.values()].map((instances) => instances.circuits())) }),
