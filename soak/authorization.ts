@@ -364,13 +364,13 @@ export async function runAuthorization(context: SoakContext, given?: Fixtures): 
         if (answer.status >= 200 && answer.status < 300) controlsAccepted += 1;
         else failures.add(`control: REST ${service} ${route.method} ${route.path} with the ${name} token: ${answer.status}: ${excerpt(answer.text)}`);
       }
-      if (route.role === 'writer' && route.path === '/nodes') {
+      if (service === 'issuer' && route.path === '/passports') {
         const answer = await graphqlRequest(context, route, (await validRequest(context, service, route, fixtures))!, `Bearer ${context.tokens.writer}`);
         controls += 1;
         const outcome = graphqlOutcome(answer);
         note(service, route, 'GraphQL writer (control)', outcome.data ? answer.status : (outcome.status ?? answer.status));
         if (outcome.data) controlsAccepted += 1;
-        else failures.add(`control: gateway upsertTrustNode with the writer token: ${excerpt(answer.text)}`);
+        else failures.add(`control: gateway createPassport with the writer token: ${excerpt(answer.text)}`);
       }
     }
     const afterControls = await tables.snapshot();

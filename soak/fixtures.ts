@@ -86,7 +86,8 @@ async function must(answer: Promise<Answer>, what: string): Promise<Answer> {
 export async function seedFixtures(context: SoakContext): Promise<Fixtures> {
   const { writer, admin } = context.tokens;
   const run = `${context.seed.toString(36)}-${Date.now().toString(36)}`;
-  const w = (service: ServiceName, path: string, body?: unknown, token = writer) =>
+  // The trust graph is the platform admin's (docs/OPERATORS.md); the rest is written by the writer.
+  const w = (service: ServiceName, path: string, body?: unknown, token = service === 'trust' ? admin : writer) =>
     must(rest(context, service, 'POST', path, { token, ...(body === undefined ? {} : { body }) }), `POST /${service}${path}`);
 
   // Trust: a root delegating to an issuer node, a trust list with an entry, witnesses, a master-list entry, a revocation.
@@ -208,7 +209,7 @@ export async function validRequest(context: SoakContext, service: ServiceName, r
       // A revocation needs a subject that is not yet revoked: a node made for it.
       const key = newKey();
       const id = `soak-revocable-${n}`;
-      const node = await rest(context, 'trust', 'POST', '/nodes', { token: context.tokens.writer, body: { id, kind: 'issuer', keys: [{ ...key.jwk, iat: seconds(-60) }] } });
+      const node = await rest(context, 'trust', 'POST', '/nodes', { token: context.tokens.admin, body: { id, kind: 'issuer', keys: [{ ...key.jwk, iat: seconds(-60) }] } });
       if (node.status >= 300) return undefined;
       return plain({ subject: `${id}#${key.jwk.kid}`, reason: 'keyCompromise' });
     }

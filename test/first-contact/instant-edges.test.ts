@@ -36,7 +36,7 @@ beforeAll(async () => {
   const model = `instant-edges-model-${run}`;
   await createModel(platform, model);
   passportId = (await createPassport(platform, model)).passport_id;
-  const list = await platform.rest('trust', '/trust-lists', { body: { jurisdiction, framework: 'ESPR' }, as: 'writer' });
+  const list = await platform.rest('trust', '/trust-lists', { body: { jurisdiction, framework: 'ESPR' }, as: 'admin' });
   expect(list.status, list.text).toBe(201);
   const record = await platform.rest('registry', '/', { body: { kind: 'item', id: item, body: {} }, as: 'writer' });
   expect(record.status, record.text).toBe(201);
