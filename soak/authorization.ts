@@ -90,7 +90,7 @@ function graphqlRequest(context: SoakContext, route: Route, request: ValidReques
 }
 
 /** The problem a gateway answer carries in its first error, and whether any root field has data. */
-function graphqlOutcome(answer: RawAnswer): { status?: number; code?: string; data: boolean } {
+export function graphqlOutcome(answer: RawAnswer): { status?: number; code?: string; data: boolean } {
   try {
     const payload = JSON.parse(answer.text) as { data?: Record<string, unknown> | null; errors?: { message: string; extensions?: Record<string, unknown> }[] };
     const first = payload.errors?.[0];
@@ -191,7 +191,7 @@ function loggedRefusals(entries: AdminLogRow[], outcomes: ReadonlySet<string>, b
  * the refusals the facade has gathered for that service, and the service writes its counts before it
  * reads (docs/DESIGN-NOTES.md, "Authentication"). A granted read is not logged.
  */
-async function settleAdminLogs(context: SoakContext): Promise<void> {
+export async function settleAdminLogs(context: SoakContext): Promise<void> {
   for (const service of Object.keys(context.stack.facade.baseUrls) as ServiceName[]) {
     const answer = await send({ url: `${context.stack.facade.baseUrls[service]}/admin/log?limit=1`, method: 'GET', headers: { authorization: `Bearer ${context.tokens.admin}` } });
     if (answer.status !== 200) throw new Error(`the ${service} admin log could not be read: ${answer.status} ${excerpt(answer.text)}`);

@@ -67,3 +67,19 @@ export const roleChecker: AuthChecker<RequestContext, Requirement> = ({ context,
   const challenge = challengeOf(refusal);
   throw new ProblemError(refusal.status, refusal.code, refusal.detail, challenge ? { authenticate: challenge } : undefined);
 };
+
+/**
+ * Runs an admin read whose rule is judged against the object (another operator's tokens, another
+ * operator): a refusal it throws is noted for the admin log, as roleChecker notes a role's, then thrown.
+ */
+export async function refusalsLogged<T>(context: RequestContext, action: string, read: () => Promise<T>): Promise<T> {
+  try {
+    return await read();
+  } catch (error) {
+    if (error instanceof ProblemError && error.problem.status < 500) {
+      const { status, code, detail = code } = error.problem;
+      context.refusals.push({ action, refusal: { status, code, detail } });
+    }
+    throw error;
+  }
+}

@@ -112,7 +112,8 @@ export function serviceRootResolver(service: ServiceName, operations: ServiceOpe
       const refusals = readRefusalReport(operations.refusalReportKey, { report, signature });
       if (!refusals) {
         const refusal = { status: 403, code: 'INVALID_SIGNATURE', detail: 'Only the REST facade reports refusals, signed with the platform key.' } as const;
-        context.refusals.push({ action: info.fieldName, refusal });
+        // A known caller's mutation is logged with its outcome by the admin-log plugin; only an anonymous one is noted here.
+        if (!context.principal) context.refusals.push({ action: info.fieldName, refusal });
         throw new ProblemError(refusal.status, refusal.code, refusal.detail);
       }
       // Query fields too: a route may need a role for a field the graph serves to anyone (POST /models/{id}/validate).

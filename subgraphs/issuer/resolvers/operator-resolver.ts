@@ -1,7 +1,7 @@
 /** Operators, managed by the platform admin (POST /operators, GET /operators, GET /operators/{id}, POST /operators/{id}/suspension). */
 import { Arg, Authorized, Ctx, ID, Mutation, Query, Resolver } from 'type-graphql';
 import { PLATFORM_ADMIN } from '../../../lib/auth/tokens.js';
-import type { RequestContext } from '../../../lib/graphql/context.js';
+import { refusalsLogged, type RequestContext } from '../../../lib/graphql/context.js';
 import { ProblemError } from '../../../lib/problem.js';
 import type { CredentialService } from '../service/credential-service.js';
 import type { OperatorService, OperatorView } from '../service/operator-service.js';
@@ -32,9 +32,11 @@ export class OperatorResolver {
   @Authorized('admin')
   @Query(() => OperatorType, { nullable: true, description: 'One operator (platform admin, or that operator’s admin); null when unknown.' })
   async operator(@Arg('id', () => ID) id: string, @Ctx() context: RequestContext): Promise<OperatorType | null> {
-    refuseUnlessPlatformOrOwn(context, id);
-    const view = await this.service.find(id);
-    return view ? this.#out(view) : null;
+    return refusalsLogged(context, 'operator', async () => {
+      refuseUnlessPlatformOrOwn(context, id);
+      const view = await this.service.find(id);
+      return view ? this.#out(view) : null;
+    });
   }
 
   @Authorized(PLATFORM_ADMIN)
