@@ -304,8 +304,14 @@ describe('the authorization matrix', () => {
   it('has a rule for every write route of the OpenAPI documents, every admin read and every mutation of the schema', () => {
     expect(unknownOperations).toEqual([]);
     expect(all.filter((operation) => !RULES[operation.action]).map((operation) => `${operation.name} (${operation.action})`)).toEqual([]);
-    // Each side is there: the routes of the documents and the mutations no route runs.
-    expect(all.filter((operation) => operation.route).length).toBeGreaterThan(25);
+    // The documents name every write and guarded route of the tables, and the mutations no route runs are there too.
+    const guarded = SERVICES.flatMap((service) => ROUTE_TABLES[service].routes.filter((route) => route.method === 'POST' || route.role).map((route) => `${route.method} /${service}${route.path}`));
+    expect(
+      all
+        .filter((operation) => operation.route)
+        .map((operation) => operation.name)
+        .sort(),
+    ).toEqual(guarded.sort());
     expect(all.filter((operation) => !operation.route).map((operation) => operation.action)).toContain('issuerRotateKey');
   });
 
@@ -336,7 +342,6 @@ describe('the authorization matrix', () => {
         made.set(key, (made.get(key) ?? 0) + 1);
       });
       expect(wrong).toEqual([]);
-      expect(tries.length).toBeGreaterThan(400);
 
       await settleAdminLogs(context);
       expect(changedTables(before, await tables.snapshot(), ADMIN_LOG_TABLES)).toEqual([]);
