@@ -6,7 +6,8 @@
  * declared once, in RULES (docs/OPERATORS.md, "What each role may do", is the same table): a route
  * or mutation without a rule fails. Every refusal is tried through the REST facade, the gateway and
  * the subgraph reached directly: it answers the declared status and code, changes no table of any
- * service or of the identity store, and is in the service's admin log under the refused caller.
+ * service or of the identity store, and is in the service's admin log under the refused caller and
+ * its operator (whose admin reads it).
  * Every allowed caller then succeeds, with a request of its own.
  */
 import { type OperationDefinitionNode, parse } from 'graphql';
@@ -103,6 +104,8 @@ let fixtures: Fixtures;
 let context: SoakContext;
 const tokens = {} as Record<Exclude<Caller, 'anonymous' | 'platformAdmin'>, { secret: string; actor: string }>;
 const header = (caller: Caller): Record<string, string> => (caller === 'anonymous' ? {} : { authorization: `Bearer ${caller === 'platformAdmin' ? TOKENS.admin : tokens[caller].secret}` });
+/** The operator the admin log files a caller's refusals under, for its admin to read: none for the platform and the anonymous. */
+const operatorOf = (caller: Caller) => (caller.startsWith('own') ? OWN : caller.startsWith('other') ? OTHER : null);
 const actorOf = (caller: Caller) => (caller === 'anonymous' ? 'anonymous' : caller === 'platformAdmin' ? 'test-admin' : tokens[caller].actor);
 
 async function must(answer: Promise<RawAnswer>, what: string): Promise<any> {
@@ -338,7 +341,7 @@ describe('the authorization matrix', () => {
         const { outcome, text } = await attempt(operation, requests.get(operation)!, caller, door);
         if (JSON.stringify(outcome) !== JSON.stringify(expected))
           wrong.push(`${operation.name} by ${caller} at the ${door}: ${JSON.stringify(outcome)}, expected ${JSON.stringify(expected)}: ${text.slice(0, 300)}`);
-        const key = `${operation.service} ${operation.action} ${actorOf(caller)} ${(expected as readonly [number, string])[1]}`;
+        const key = `${operation.service} ${operation.action} ${actorOf(caller)} ${operatorOf(caller)} ${(expected as readonly [number, string])[1]}`;
         made.set(key, (made.get(key) ?? 0) + 1);
       });
       expect(wrong).toEqual([]);
@@ -347,11 +350,14 @@ describe('the authorization matrix', () => {
       expect(changedTables(before, await tables.snapshot(), ADMIN_LOG_TABLES)).toEqual([]);
       const logged = new Map<string, number>();
       for (const service of SERVICES) {
-        const rows = await logs.query<{ action: string; actor: string; outcome: string; count: number }>(
-          `SELECT action, actor, outcome, coalesce((detail->>'count')::int, 1) AS count FROM ${service}.admin_log WHERE id > $1::bigint`,
+        const rows = await logs.query<{ action: string; actor: string; operator: string | null; outcome: string; count: number }>(
+          `SELECT action, actor, operator, outcome, coalesce((detail->>'count')::int, 1) AS count FROM ${service}.admin_log WHERE id > $1::bigint`,
           [lastIds[service]],
         );
-        for (const row of rows.rows) logged.set(`${service} ${row.action} ${row.actor} ${row.outcome}`, (logged.get(`${service} ${row.action} ${row.actor} ${row.outcome}`) ?? 0) + row.count);
+        for (const { action, actor, operator, outcome, count } of rows.rows) {
+          const key = `${service} ${action} ${actor} ${operator} ${outcome}`;
+          logged.set(key, (logged.get(key) ?? 0) + count);
+        }
       }
       expect(Object.fromEntries([...logged].sort())).toEqual(Object.fromEntries([...made].sort()));
     } finally {
