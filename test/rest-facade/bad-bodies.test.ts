@@ -8,7 +8,7 @@
 import { Agent, request } from 'node:http';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '../support/database.js';
-import { sharedTestStack, type SharedTestStack } from '../support/stack.js';
+import { sharedTestStack, TOKENS, type SharedTestStack } from '../support/stack.js';
 
 let platform: SharedTestStack;
 
@@ -83,7 +83,7 @@ describe('chunked bodies over the limit', () => {
           method: 'POST',
           agent,
           timeout: 3_000,
-          headers: { authorization: 'Bearer test-writer-token-0123456789', 'content-type': 'application/json', ...(chunked ? {} : { 'content-length': body.length }) },
+          headers: { authorization: `Bearer ${TOKENS.admin}`, 'content-type': 'application/json', ...(chunked ? {} : { 'content-length': body.length }) },
         },
         (response) => {
           response.resume();
