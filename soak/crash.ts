@@ -6,11 +6,11 @@
  * written (soak/invariants.ts); every acknowledged registry version and trust node, written by two
  * more clients meanwhile, must be there as acknowledged.
  */
-import { newKey } from './fixtures.js';
+import { newKey } from '../test/support/write-fixtures.js';
 import { Acknowledged, auditAdminLogs, auditLogs, auditSnapshots } from './invariants.js';
 import type { PlatformProcess } from '../bench/platform-process.js';
 import { FailureLog, markdownTable, type SoakSection } from './report.js';
-import { RestClient } from './rest-client.js';
+import { RestClient } from '../test/support/rest-client.js';
 
 export interface CrashOptions {
   platform: PlatformProcess;

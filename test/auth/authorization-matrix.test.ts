@@ -17,11 +17,9 @@ import { SERVICES, type ServiceName } from '../../lib/config/services.js';
 import { actionOf } from '../../rest-facade/access.js';
 import type { Route } from '../../rest-facade/route-table.js';
 import { ROUTE_TABLES } from '../../rest-facade/routes/index.js';
-import { graphqlOutcome, settleAdminLogs } from '../../soak/authorization.js';
-import type { SoakContext } from '../../soak/context.js';
-import { fillPath, seedFixtures, validRequest, type Fixtures, type ValidRequest } from '../../soak/fixtures.js';
-import { pool, send, type RawAnswer } from '../../soak/http.js';
-import { ADMIN_LOG_TABLES, changedTables, watchTables } from '../../soak/tables.js';
+import { pool, send, type RawAnswer } from '../support/soak-http.js';
+import { ADMIN_LOG_TABLES, changedTables, watchTables } from '../support/tables.js';
+import { fillPath, graphqlOutcome, seedFixtures, settleAdminLogs, validRequest, type Fixtures, type ValidRequest, type WriteContext } from '../support/write-fixtures.js';
 import { startTestStack, TOKENS, type TestStack } from '../support/stack.js';
 
 const CALLERS = ['anonymous', 'ownReader', 'ownWriter', 'ownAdmin', 'otherWriter', 'otherAdmin', 'platformAdmin'] as const;
@@ -101,7 +99,7 @@ const OTHER = `other-${suffix}`;
 
 let stack: TestStack;
 let fixtures: Fixtures;
-let context: SoakContext;
+let context: WriteContext;
 const tokens = {} as Record<Exclude<Caller, 'anonymous' | 'platformAdmin'>, { secret: string; actor: string }>;
 const header = (caller: Caller): Record<string, string> => (caller === 'anonymous' ? {} : { authorization: `Bearer ${caller === 'platformAdmin' ? TOKENS.admin : tokens[caller].secret}` });
 /** The operator the admin log files a caller's refusals under, for its admin to read: none for the platform and the anonymous. */
@@ -280,7 +278,7 @@ beforeAll(async () => {
     issue(OTHER, 'admin', 'otherAdmin'),
   ]);
   // The soak's fixtures, written by the own operator's writer (the trust graph by the platform admin).
-  context = { stack: stack.stack, databaseUrl: stack.databaseUrl, tokens: { admin: TOKENS.admin, writer: tokens.ownWriter.secret }, seed: 44 };
+  context = { stack: stack.stack, tokens: { admin: TOKENS.admin, writer: tokens.ownWriter.secret }, seed: 44 };
   fixtures = await seedFixtures(context);
   // The sample register is the default operator's: each collection's record to version is a copy the own operator makes.
   for (const [collection, id] of Object.entries(fixtures.registryIds)) {

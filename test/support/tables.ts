@@ -3,7 +3,7 @@
  * that refused or malformed requests change nothing.
  */
 import pg from 'pg';
-import { SERVICES } from '../lib/config/services.js';
+import { SERVICES } from '../../lib/config/services.js';
 
 export interface TableState {
   rows: number;
