@@ -60,6 +60,7 @@ export const LONGEST_FIRST = [
   'test/gateway/request-cost.test.ts',
   'test/trust/master-list.test.ts',
   'test/lib/restore-into-new-cluster.test.ts',
+  'test/auth/authorization-matrix.test.ts',
   'test/trust/graph-pages.test.ts',
   'test/ops/traces-and-logs.test.ts',
   'test/foundation/sealed-keys.test.ts',

@@ -187,7 +187,7 @@ try {
         const authority = authoritiesOf[Math.floor(((run + 0.5) * authoritiesOf.length) / (WARMUPS + EDGE_WRITES))]!;
         const claims = { iss: `node-${authority}`, sub: `node-${base0 + run}`, scope: {}, iat: issuedAt, exp: expires };
         const jws = compactDelegation(claims, { kid: keys[authority]!.jwk.kid, privateKey: keys[authority]!.privateKey });
-        const answer = await client.request('POST', `${base}/edges`, { headers: writer, body: JSON.stringify({ credential: jws }) });
+        const answer = await client.request('POST', `${base}/edges`, { headers: { authorization: `Bearer ${ADMIN}` }, body: JSON.stringify({ credential: jws }) });
         if (answer.status !== 201) throw new Error(`POST /edges: ${answer.status} ${answer.text}`);
       },
       { warmups: WARMUPS },

@@ -28,7 +28,8 @@ const NODES = 10_000;
 const EDGES = 20_000;
 const MASTER_LIST_RUNS = 9;
 const GRAPH_RUNS = 5;
-const { token: TOKEN, tokens } = benchToken('writer');
+// The trust graph is the platform admin's to write (docs/OPERATORS.md).
+const { token: TOKEN, tokens } = benchToken('admin');
 
 const mb = (bytes: number) => (bytes / 1e6).toFixed(1);
 

@@ -43,17 +43,18 @@ try {
   const db = new pg.Client({ connectionString: bench.databaseUrl });
   await db.connect();
   bench.defer(() => db.end());
+  const { trust, registry, issuer } = platform.facadeUrls;
   const call = async (method: 'GET' | 'POST', url: string, body?: unknown) => {
     const response = await fetch(url, {
       method,
-      headers: { authorization: `Bearer ${TOKEN}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
+      // The trust graph is the platform admin's to write (docs/OPERATORS.md).
+      headers: { authorization: `Bearer ${url.startsWith(trust) ? ADMIN : TOKEN}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
       ...(body !== undefined && { body: JSON.stringify(body) }),
     });
     const text = await response.text();
     if (response.status >= 300) throw new Error(`${method} ${url}: ${response.status} ${text.slice(0, 300)}`);
     return JSON.parse(text) as Record<string, any>;
   };
-  const { trust, registry, issuer } = platform.facadeUrls;
 
   const graph = new SyntheticTrustGraph(db);
   await graph.growTo(SIZES[0]!);

@@ -9,8 +9,8 @@ import type { ServerMetrics } from '../lib/ops/metrics.js';
 import { isQuery, type JsonPost } from './subgraph-batching.js';
 import { networkErrorType, SubgraphUnavailable } from './subgraph-instances.js';
 
-/** An answer with a refusal of the caller's credentials or role in it (or text that looks like one). */
-const MAY_CARRY_REFUSAL = /"code":"(MISSING_TOKEN|INVALID_TOKEN|INSUFFICIENT_ROLE)"/;
+/** An answer with a refusal of the caller's credentials, role or operator in it (or text that looks like one). */
+const MAY_CARRY_REFUSAL = /"code":"(MISSING_TOKEN|INVALID_TOKEN|INSUFFICIENT_ROLE|PLATFORM_ADMIN_REQUIRED|UNKNOWN_OPERATOR|OWNED_BY_ANOTHER_OPERATOR)"/;
 
 /**
  * The gateway's HTTP client to the subgraphs: a JSON POST over node:http with kept-alive sockets

@@ -71,7 +71,15 @@ export function refusalReporter(tokens: AccessTokens, callGateway: GatewayCall):
     report(service, action, { caller, refusal }) {
       if (!reportKey) return;
       const { principal } = caller;
-      reports.add(service, { actor: principal?.name ?? 'anonymous', role: rolesOf(principal), action, outcome: refusal.code, status: refusal.status, detail: refusal.detail });
+      reports.add(service, {
+        actor: principal?.name ?? 'anonymous',
+        role: rolesOf(principal),
+        operator: principal?.operator ?? null,
+        action,
+        outcome: refusal.code,
+        status: refusal.status,
+        detail: refusal.detail,
+      });
     },
     flush: (service) => reports.flush(service),
   };

@@ -25,7 +25,11 @@ const PROBLEM_STATUSES: Record<number, { description: string; code: string; deta
     detail: 'Unknown member colour; the body takes id, kind, jurisdiction, keys.',
   },
   401: { description: 'No or invalid bearer token (see WWW-Authenticate)', code: 'MISSING_TOKEN', detail: 'This operation needs a bearer token.' },
-  403: { description: 'The token lacks the required role', code: 'INSUFFICIENT_ROLE', detail: 'This operation needs the role admin; the token has the role writer.' },
+  403: {
+    description: "The token lacks the required role (INSUFFICIENT_ROLE, PLATFORM_ADMIN_REQUIRED), or the object is another operator's (OWNED_BY_ANOTHER_OPERATOR)",
+    code: 'INSUFFICIENT_ROLE',
+    detail: 'This operation needs the role admin; the token has the role writer.',
+  },
   404: { description: 'No such resource', code: 'NOT_FOUND', detail: 'The issuer has no passport with this id.' },
   405: { description: 'Method not allowed (see Allow)', code: 'METHOD_NOT_ALLOWED', detail: 'PUT is not allowed on /healthz; allowed: GET, HEAD.' },
   406: {
@@ -132,7 +136,7 @@ export function operationId(route: Pick<Route, 'method' | 'path'>): string {
 /** The Fastify schema of a route: what validates its requests and what its OpenAPI operation says. */
 export function routeSchema(route: Route): FastifySchema & Record<string, unknown> {
   const names = [...route.path.matchAll(/\{(\w+)\}/g)].map(([, name]) => name!);
-  const problems = new Set<number>([...EVERY_ROUTE, ...(route.role ? [401] : []), ...(route.role === 'admin' ? [403] : []), ...(route.body ? [413, 415] : []), ...(route.problems ?? [])]);
+  const problems = new Set<number>([...EVERY_ROUTE, ...(route.role ? [401, 403] : []), ...(route.body ? [413, 415] : []), ...(route.problems ?? [])]);
   const response: Record<string, unknown> = {};
   for (const [status, answer] of Object.entries(route.responses)) {
     // 204 and 304 have no body (RFC 9110 §15.3.5, §15.4.5); a 307 of ours sends none.

@@ -11,13 +11,12 @@
  */
 import { Kind, parse } from 'graphql';
 import type { ServiceName } from '../lib/config/services.js';
-import { problemOf } from '../lib/problem.js';
 import type { Route } from '../rest-facade/route-table.js';
 import type { SoakContext } from './context.js';
-import { allRoutes, fillPath, prng, seedFixtures, notRun, validRequest, type Fixtures, type ValidRequest } from './fixtures.js';
-import { excerpt, problemViolation, send, type RawAnswer } from './http.js';
-import { FailureLog, markdownTable, type SoakSection } from './report.js';
-import { ADMIN_LOG_TABLES, type AdminLogRow, changedTables, watchTables } from './tables.js';
+import { allRoutes, fillPath, graphqlOutcome, prng, seedFixtures, settleAdminLogs, validRequest, type Fixtures, type ValidRequest } from '../test/support/write-fixtures.js';
+import { excerpt, problemViolation, send } from '../test/support/soak-http.js';
+import { FailureLog, markdownTable, notRun, type SoakSection } from './report.js';
+import { ADMIN_LOG_TABLES, type AdminLogRow, changedTables, watchTables } from '../test/support/tables.js';
 
 type CredentialKind = 'none' | 'malformed' | 'unknown' | 'writer';
 
@@ -87,19 +86,6 @@ function graphqlRequest(context: SoakContext, route: Route, request: ValidReques
     headers: { 'content-type': 'application/json', ...(authorization ? { authorization } : {}) },
     body: JSON.stringify({ query: route.operation, variables }),
   });
-}
-
-/** The problem a gateway answer carries in its first error, and whether any root field has data. */
-function graphqlOutcome(answer: RawAnswer): { status?: number; code?: string; data: boolean } {
-  try {
-    const payload = JSON.parse(answer.text) as { data?: Record<string, unknown> | null; errors?: { message: string; extensions?: Record<string, unknown> }[] };
-    const first = payload.errors?.[0];
-    const details = first ? problemOf(first) : undefined;
-    const data = Object.values(payload.data ?? {}).some((value) => value !== null);
-    return { status: details?.status, code: details?.code ?? (first?.extensions?.code as string | undefined), data };
-  } catch {
-    return { data: false };
-  }
 }
 
 interface TypeRef {
@@ -184,18 +170,6 @@ function loggedRefusals(entries: AdminLogRow[], outcomes: ReadonlySet<string>, b
     else findings.push(`${where} left an admin-log entry ${entry.service} ${entry.action} ${entry.outcome} (${entry.role})`);
   }
   return logged;
-}
-
-/**
- * Brings each service's admin log up to every refusal made so far: a REST read of the log first sends
- * the refusals the facade has gathered for that service, and the service writes its counts before it
- * reads (docs/DESIGN-NOTES.md, "Authentication"). A granted read is not logged.
- */
-async function settleAdminLogs(context: SoakContext): Promise<void> {
-  for (const service of Object.keys(context.stack.facade.baseUrls) as ServiceName[]) {
-    const answer = await send({ url: `${context.stack.facade.baseUrls[service]}/admin/log?limit=1`, method: 'GET', headers: { authorization: `Bearer ${context.tokens.admin}` } });
-    if (answer.status !== 200) throw new Error(`the ${service} admin log could not be read: ${answer.status} ${excerpt(answer.text)}`);
-  }
 }
 
 const cell = (statuses: number[]) => {
@@ -364,13 +338,13 @@ export async function runAuthorization(context: SoakContext, given?: Fixtures): 
         if (answer.status >= 200 && answer.status < 300) controlsAccepted += 1;
         else failures.add(`control: REST ${service} ${route.method} ${route.path} with the ${name} token: ${answer.status}: ${excerpt(answer.text)}`);
       }
-      if (route.role === 'writer' && route.path === '/nodes') {
+      if (service === 'issuer' && route.path === '/passports') {
         const answer = await graphqlRequest(context, route, (await validRequest(context, service, route, fixtures))!, `Bearer ${context.tokens.writer}`);
         controls += 1;
         const outcome = graphqlOutcome(answer);
         note(service, route, 'GraphQL writer (control)', outcome.data ? answer.status : (outcome.status ?? answer.status));
         if (outcome.data) controlsAccepted += 1;
-        else failures.add(`control: gateway upsertTrustNode with the writer token: ${excerpt(answer.text)}`);
+        else failures.add(`control: gateway createPassport with the writer token: ${excerpt(answer.text)}`);
       }
     }
     const afterControls = await tables.snapshot();

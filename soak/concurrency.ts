@@ -11,7 +11,7 @@
 import { Acknowledged, auditLogs, auditSnapshots } from './invariants.js';
 import type { PlatformProcess } from '../bench/platform-process.js';
 import { FailureLog, markdownTable, type SoakSection } from './report.js';
-import { RestClient, type Answer } from './rest-client.js';
+import { RestClient, type Answer } from '../test/support/rest-client.js';
 
 const CLIENTS = 50;
 const APPENDS_PER_CLIENT = 10;

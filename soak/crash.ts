@@ -6,11 +6,11 @@
  * written (soak/invariants.ts); every acknowledged registry version and trust node, written by two
  * more clients meanwhile, must be there as acknowledged.
  */
-import { newKey } from './fixtures.js';
+import { newKey } from '../test/support/write-fixtures.js';
 import { Acknowledged, auditAdminLogs, auditLogs, auditSnapshots } from './invariants.js';
 import type { PlatformProcess } from '../bench/platform-process.js';
 import { FailureLog, markdownTable, type SoakSection } from './report.js';
-import { RestClient } from './rest-client.js';
+import { RestClient } from '../test/support/rest-client.js';
 
 export interface CrashOptions {
   platform: PlatformProcess;
@@ -38,6 +38,8 @@ export async function runCrashSafety(options: CrashOptions): Promise<SoakSection
   const { platform } = options;
   const failures = new FailureLog();
   const client = new RestClient(platform.facadeUrl, platform.tokens.writer);
+  // The trust graph is the platform admin's to write (docs/OPERATORS.md).
+  const platformAdmin = new RestClient(platform.facadeUrl, platform.tokens.admin);
   const acknowledged = new Acknowledged();
   const snapshotIds = new Set<string>();
   /** Registry versions of one item: version → the label its body was acknowledged with. */
@@ -102,7 +104,7 @@ export async function runCrashSafety(options: CrashOptions): Promise<SoakSection
     const nodeMaker = loop(async () => {
       const key = newKey();
       const id = `soak-crash-node-${round}-${trustNodes.size}`;
-      const answer = await client.call('POST', '/trust/nodes', { id, kind: 'issuer', keys: [{ ...key.jwk, iat: Math.floor(Date.now() / 1000) - 60 }] });
+      const answer = await platformAdmin.call('POST', '/trust/nodes', { id, kind: 'issuer', keys: [{ ...key.jwk, iat: Math.floor(Date.now() / 1000) - 60 }] });
       if (answer.status !== 201) return failures.add(`trust node ${id}: ${answer.status} ${answer.text.slice(0, 200)}`);
       trustNodes.add(id);
       otherWrites += 1;

@@ -22,7 +22,7 @@ import { runConcurrency } from './concurrency.js';
 import type { SoakContext } from './context.js';
 import { runCrashSafety } from './crash.js';
 import { EgressWatch } from './egress.js';
-import { prng, seedFixtures, type Fixtures } from './fixtures.js';
+import { prng, seedFixtures, type Fixtures } from '../test/support/write-fixtures.js';
 import { runMalformed } from './malformed.js';
 import { PlatformProcess } from '../bench/platform-process.js';
 import { markdownTable, type SoakSection } from './report.js';

@@ -8,7 +8,7 @@ import { logExportFrom, verifyLogExport } from '../verifier/log.js';
 import type { PinSet } from '../verifier/pins.js';
 import { verifySnapshot } from '../verifier/snapshot.js';
 import type { FailureLog } from './report.js';
-import type { RestClient } from './rest-client.js';
+import type { RestClient } from '../test/support/rest-client.js';
 
 /** Acknowledged events: passport id → seq → signature, as the 201 answers gave them. */
 export class Acknowledged {

@@ -12,10 +12,10 @@ import { loadRuntimeConfig } from '../lib/config/runtime.js';
 import type { ServiceName } from '../lib/config/services.js';
 import type { JsonSchema, Route } from '../rest-facade/route-table.js';
 import type { SoakContext } from './context.js';
-import { allRoutes, fillPath, prng, seedFixtures, notRun, validRequest, type Fixtures } from './fixtures.js';
-import { excerpt, pool, problemViolation, send, type RawAnswer, type RawRequest } from './http.js';
-import { FailureLog, markdownTable, type SoakSection } from './report.js';
-import { ADMIN_LOG_TABLES, changedTables, watchTables } from './tables.js';
+import { allRoutes, fillPath, prng, seedFixtures, validRequest, type Fixtures } from '../test/support/write-fixtures.js';
+import { excerpt, pool, problemViolation, send, type RawAnswer, type RawRequest } from '../test/support/soak-http.js';
+import { FailureLog, markdownTable, notRun, type SoakSection } from './report.js';
+import { ADMIN_LOG_TABLES, changedTables, watchTables } from '../test/support/tables.js';
 
 /** Requests the run makes at least; the deterministic cases come first, seeded random ones fill up. */
 export const TARGET_REQUESTS = 6_000;

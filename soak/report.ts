@@ -45,3 +45,8 @@ export class FailureLog {
     return this.count > this.messages.length ? [...this.messages, `… and ${this.count - this.messages.length} more`] : [...this.messages];
   }
 }
+
+/** The section of a part that could not seed its data: it reports that rather than throwing. */
+export function notRun(title: string, error: unknown, started: number): SoakSection {
+  return { title, method: 'Not run: seeding the data failed.', passed: false, figures: [], failures: [String(error)], seconds: (performance.now() - started) / 1000 };
+}

@@ -2,7 +2,7 @@
 /**
  * A delegation credential made with jose alone, end to end against a running platform:
  *
- *   TRUST=http://127.0.0.1:3000/trust WRITER_TOKEN=… node docs/examples/delegation-credential.mjs
+ *   TRUST=http://127.0.0.1:3000/trust ADMIN_TOKEN=… node docs/examples/delegation-credential.mjs
  *
  * 1. makes two Ed25519 key pairs (a root's and an issuer's),
  * 2. POST /nodes: the root `example-root` and the issuer `example-issuer`, each with its public JWK
@@ -15,8 +15,8 @@
 import * as jose from 'jose';
 
 const trust = process.env.TRUST ?? 'http://127.0.0.1:3000/trust';
-const token = process.env.WRITER_TOKEN;
-if (!token) throw new Error('Set WRITER_TOKEN to a writer token of the platform (npm run tokens).');
+const token = process.env.ADMIN_TOKEN;
+if (!token) throw new Error("Set ADMIN_TOKEN to the platform admin's token (npm run tokens): the trust graph is the platform's.");
 const suffix = process.env.SUFFIX ?? String(Date.now());
 
 async function post(path, body) {

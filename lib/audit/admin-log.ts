@@ -44,7 +44,7 @@ interface AdminLogRow {
 export interface AdminLogClient {
   adminLogEntry: {
     create(args: { data: { actor: string; role: string; operator: string | null; action: string; target: string | null; outcome: string; detail?: object } }): Promise<unknown>;
-    createMany(args: { data: { at: Date; actor: string; role: string; action: string; target: string | null; outcome: string; detail: object }[] }): Promise<unknown>;
+    createMany(args: { data: { at: Date; actor: string; role: string; operator: string | null; action: string; target: string | null; outcome: string; detail: object }[] }): Promise<unknown>;
     findMany(args: { where?: { id?: { lt: bigint }; operator?: string }; orderBy: { id: 'desc' }; take: number }): Promise<AdminLogRow[]>;
   };
 }

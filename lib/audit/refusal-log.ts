@@ -21,6 +21,8 @@ export interface Refusal {
   actor: string;
   /** The principal's role, or `none`. */
   role: string;
+  /** The operator the principal acts for (null: the platform itself, or an anonymous caller): its admin reads the refusals (docs/OPERATORS.md). */
+  operator?: string | null;
   /** The field of the graph the request would have run. */
   action: string;
   /** The refusal's problem code (MISSING_TOKEN, INVALID_TOKEN, INSUFFICIENT_ROLE, …). */
@@ -66,6 +68,7 @@ const itemRow = (refusal: Refusal, at: Date): Row => ({
   at,
   actor: refusal.actor,
   role: refusal.role,
+  operator: refusal.operator ?? null,
   action: refusal.action,
   target: null,
   outcome: refusal.outcome,
@@ -195,5 +198,5 @@ export class RefusalLog {
 
 function refusalOf(row: Row): Refusal {
   const { status, detail } = row.detail as { status: number; detail: string };
-  return { actor: row.actor, role: row.role, action: row.action, outcome: row.outcome, status, detail };
+  return { actor: row.actor, role: row.role, operator: row.operator ?? null, action: row.action, outcome: row.outcome, status, detail };
 }

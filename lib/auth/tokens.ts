@@ -146,22 +146,35 @@ export async function identify(authenticator: Authenticator, header: string | un
 
 export interface Refusal {
   status: 401 | 403;
-  code: 'MISSING_TOKEN' | 'INVALID_TOKEN' | 'INSUFFICIENT_ROLE';
+  code: 'MISSING_TOKEN' | 'INVALID_TOKEN' | 'INSUFFICIENT_ROLE' | 'PLATFORM_ADMIN_REQUIRED';
   detail: string;
 }
 
 /**
- * Why a caller may not do what needs one of `roles` (none: any authenticated caller), or undefined
- * when it may: the one rule of the REST facade and of every subgraph.
+ * What an operation may require besides a role: `platform-admin`, an admin of no operator, for what
+ * is the platform's and no operator's (the trust graph, profiles, keys; docs/OPERATORS.md, "What
+ * each role may do").
  */
-export function refusalOf(caller: Caller, roles: readonly Role[]): Refusal | undefined {
+export const PLATFORM_ADMIN = 'platform-admin';
+export type Requirement = Role | typeof PLATFORM_ADMIN;
+
+/**
+ * Why a caller may not do what needs one of `required` (none: any authenticated caller), or
+ * undefined when it may: the one rule of the REST facade and of every subgraph.
+ */
+export function refusalOf(caller: Caller, required: readonly Requirement[]): Refusal | undefined {
   const { principal } = caller;
   if (!principal) {
     return caller.badCredentials
       ? { status: 401, code: 'INVALID_TOKEN', detail: 'The bearer token is not valid.' }
       : { status: 401, code: 'MISSING_TOKEN', detail: 'This operation needs a bearer token.' };
   }
-  if (roles.length === 0 || roles.some((role) => principal.roles.some((held) => grants(held, role)))) return undefined;
+  const holds = (role: Role) => principal.roles.some((held) => grants(held, role));
+  if (required.length === 0 || required.some((requirement) => (requirement === PLATFORM_ADMIN ? holds('admin') && principal.operator === null : holds(requirement)))) return undefined;
+  if (required.includes(PLATFORM_ADMIN) && holds('admin')) {
+    return { status: 403, code: 'PLATFORM_ADMIN_REQUIRED', detail: `This is the platform's, managed by its admin; the token is an admin of the operator ${principal.operator}.` };
+  }
+  const roles = required.map((requirement) => (requirement === PLATFORM_ADMIN ? 'admin (of the platform)' : requirement));
   return { status: 403, code: 'INSUFFICIENT_ROLE', detail: `This operation needs the role ${roles.join(' or ')}; the token has the role ${principal.roles.join(' and ')}.` };
 }
 

@@ -38,11 +38,16 @@ export function adminLogPlugin(adminLog: AdminLog, refusalLog: RefusalLog): Apol
           const refused = contextValue.refusals.splice(0);
           if (!refused.length) return;
           const at = new Date();
-          const [actor, role] = [contextValue.principal?.name ?? 'anonymous', rolesOf(contextValue.principal)];
+          const [actor, role, operator] = [contextValue.principal?.name ?? 'anonymous', rolesOf(contextValue.principal), contextValue.principal?.operator ?? null];
           // The answer waits for its log entries, as for mutations below.
           await refusalLog
             .record(
-              refused.map(({ action, refusal }) => ({ refusal: { actor, role, action, outcome: refusal.code, status: refusal.status, detail: refusal.detail }, count: 1, times: [at], last: at })),
+              refused.map(({ action, refusal }) => ({
+                refusal: { actor, role, operator, action, outcome: refusal.code, status: refusal.status, detail: refusal.detail },
+                count: 1,
+                times: [at],
+                last: at,
+              })),
             )
             .catch(failed(contextValue));
         },

@@ -1,6 +1,6 @@
 import { HeaderMap } from '@apollo/server';
 import type { AuthChecker } from 'type-graphql';
-import { challengeOf, identify, refusalOf, type Authenticator, type Caller, type Refusal, type Role } from '../auth/tokens.js';
+import { challengeOf, identify, PLATFORM_ADMIN, refusalOf, type Authenticator, type Caller, type Refusal, type Requirement } from '../auth/tokens.js';
 import type { PendingEntry } from '../audit/admin-log.js';
 import { RequestProblem } from '../http/request-problem.js';
 import { ProblemError } from '../problem.js';
@@ -53,16 +53,33 @@ function unidentified(error: unknown, log: FastifyBaseLogger): unknown {
 }
 
 /**
- * type-graphql's `@Authorized(role)` check: 401 without valid credentials, 403 with the wrong role.
+ * type-graphql's `@Authorized(role)` check: 401 without valid credentials, 403 with the wrong role
+ * (`@Authorized(PLATFORM_ADMIN)`: 403 for any admin but the platform's).
  * A refused write (a mutation field) or admin field is noted for the admin log (DESIGN: every refused
  * write or admin request is logged), unless it is a mutation by a known caller, whose entry the
  * admin-log plugin makes with every other mutation.
  */
-export const roleChecker: AuthChecker<RequestContext, Role> = ({ context, info }, roles) => {
+export const roleChecker: AuthChecker<RequestContext, Requirement> = ({ context, info }, roles) => {
   const refusal = refusalOf(context, roles);
   if (!refusal) return true;
   const mutation = info.parentType.name === 'Mutation';
-  if ((mutation || roles.includes('admin')) && !(mutation && context.principal)) context.refusals.push({ action: info.fieldName, refusal });
+  if ((mutation || roles.includes('admin') || roles.includes(PLATFORM_ADMIN)) && !(mutation && context.principal)) context.refusals.push({ action: info.fieldName, refusal });
   const challenge = challengeOf(refusal);
   throw new ProblemError(refusal.status, refusal.code, refusal.detail, challenge ? { authenticate: challenge } : undefined);
 };
+
+/**
+ * Runs an admin read whose rule is judged against the object (another operator's tokens, another
+ * operator): a refusal it throws is noted for the admin log, as roleChecker notes a role's, then thrown.
+ */
+export async function refusalsLogged<T>(context: RequestContext, action: string, read: () => Promise<T>): Promise<T> {
+  try {
+    return await read();
+  } catch (error) {
+    if (error instanceof ProblemError && error.problem.status < 500) {
+      const { status, code, detail = code } = error.problem;
+      context.refusals.push({ action, refusal: { status, code, detail } });
+    }
+    throw error;
+  }
+}

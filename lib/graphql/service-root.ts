@@ -7,6 +7,7 @@ import { GraphQLJSONObject } from 'graphql-scalars';
 import type { GraphQLObjectType, GraphQLResolveInfo } from 'graphql';
 import { Cost, ListSize } from './cost.js';
 import { Arg, Authorized, Ctx, FieldResolver, Info, Int, Mutation, ObjectType, Query, Resolver } from 'type-graphql';
+import { PLATFORM_ADMIN } from '../auth/tokens.js';
 import type { AdminLog } from '../audit/admin-log.js';
 import type { RefusalLog } from '../audit/refusal-log.js';
 import { readRefusalReport } from '../audit/refusal-report.js';
@@ -111,7 +112,8 @@ export function serviceRootResolver(service: ServiceName, operations: ServiceOpe
       const refusals = readRefusalReport(operations.refusalReportKey, { report, signature });
       if (!refusals) {
         const refusal = { status: 403, code: 'INVALID_SIGNATURE', detail: 'Only the REST facade reports refusals, signed with the platform key.' } as const;
-        context.refusals.push({ action: info.fieldName, refusal });
+        // A known caller's mutation is logged with its outcome by the admin-log plugin; only an anonymous one is noted here.
+        if (!context.principal) context.refusals.push({ action: info.fieldName, refusal });
         throw new ProblemError(refusal.status, refusal.code, refusal.detail);
       }
       // Query fields too: a route may need a role for a field the graph serves to anyone (POST /models/{id}/validate).
@@ -123,7 +125,7 @@ export function serviceRootResolver(service: ServiceName, operations: ServiceOpe
       return refusals.reduce((sum, kind) => sum + kind.count, 0);
     }
 
-    @Authorized('admin')
+    @Authorized(PLATFORM_ADMIN)
     @Mutation(() => GraphQLJSONObject, {
       name: `${service}RotateKey`,
       description: 'Makes a new current key for a purpose; the old key stays in the keyring with `exp`, so what it signed still verifies. Returns the new key.',
@@ -137,7 +139,7 @@ export function serviceRootResolver(service: ServiceName, operations: ServiceOpe
       return rotated;
     }
 
-    @Authorized('admin')
+    @Authorized(PLATFORM_ADMIN)
     @Mutation(() => GraphQLJSONObject, { name: `${service}RevokeKey`, description: 'Marks a key revoked (with the time and reason); a revoked current key is replaced at once.' })
     async revokeKey(@Arg('kid', () => String) kid: string, @Arg('reason', () => String) reason: string, @Ctx() context: RequestContext) {
       const revoked = await operations.keys.revoke(kid, reason);

@@ -13,7 +13,7 @@ import type { NotarizationRecipe } from '../../subgraphs/archive/domain/index.js
 import { sqlSessions } from '../support/database.js';
 import { startTestStack, type TestStack } from '../support/stack.js';
 import { bagFromTar, validateBag } from './support/bagit-check.js';
-import { openArchive, stubGateway, type ArchiveParts, type StubGateway } from './support/harness.js';
+import { openArchive, PLATFORM, stubGateway, type ArchiveParts, type StubGateway } from './support/harness.js';
 import { followRecipe } from './support/recipe.js';
 import { syntheticPassport } from './support/synthetic-passport.js';
 
@@ -28,12 +28,12 @@ beforeAll(async () => {
   platform = await startTestStack();
   gateway = stubGateway([syntheticPassport(40, { passportId: 'pp-alpha' }), syntheticPassport(8_000, { passportId: 'pp-beta' }), syntheticPassport(25, { passportId: 'pp-gamma' })]);
   seeder = await openArchive(platform.databaseUrl, gateway);
-  seeded.alpha1 = await seeder.service.create('pp-alpha');
-  seeded.beta = await seeder.service.create('pp-beta');
-  seeded.alpha2 = await seeder.service.create('pp-alpha');
-  seeded.rot = await seeder.service.create('pp-gamma');
-  seeded.tampered = await seeder.service.create('pp-gamma');
-  seeded.forged = await seeder.service.create('pp-gamma');
+  seeded.alpha1 = await seeder.service.create('pp-alpha', PLATFORM);
+  seeded.beta = await seeder.service.create('pp-beta', PLATFORM);
+  seeded.alpha2 = await seeder.service.create('pp-alpha', PLATFORM);
+  seeded.rot = await seeder.service.create('pp-gamma', PLATFORM);
+  seeded.tampered = await seeder.service.create('pp-gamma', PLATFORM);
+  seeded.forged = await seeder.service.create('pp-gamma', PLATFORM);
 }, 180_000);
 afterAll(async () => {
   await seeder?.close();
@@ -426,7 +426,7 @@ describe('the notary key', () => {
     // A fresh archive process picks the new key up from the key store.
     const reopened = await openArchive(platform.databaseUrl, gateway);
     try {
-      const fresh = await reopened.service.create('pp-gamma');
+      const fresh = await reopened.service.create('pp-gamma', PLATFORM);
       expect(fresh.notaryKid).toBe(newKid);
       const outcome = await followRecipe(document.notarization_recipe, { id: fresh.id, notaryKid: newKid });
       expect(outcome.failedStep, outcome.output).toBeUndefined();

@@ -13,7 +13,7 @@ import { rechunk, StoredBytesCorrupt, type SnapshotRecord } from '../../subgraph
 import { GATHER_QUERY } from '../../subgraphs/archive/service/gather.js';
 import { createTestDatabase, sql } from '../support/database.js';
 import { bagFromTar, parseBagInfo, validateBag } from './support/bagit-check.js';
-import { openArchive, stubGateway, type ArchiveParts, type StubGateway } from './support/harness.js';
+import { openArchive, PLATFORM, stubGateway, type ArchiveParts, type StubGateway } from './support/harness.js';
 import { syntheticPassport } from './support/synthetic-passport.js';
 
 let databaseUrl: string;
@@ -70,11 +70,11 @@ describe('taking a snapshot', () => {
   let snapshot: SnapshotRecord;
 
   beforeAll(async () => {
-    snapshot = await archive.service.create('pp-large');
+    snapshot = await archive.service.create('pp-large', PLATFORM);
   });
 
   it('gathers the passport in one request: the contract query, with the passport id', async () => {
-    await archive.service.create('pp-small');
+    await archive.service.create('pp-small', PLATFORM);
     expect(gateway.requests).toEqual([{ query: GATHER_QUERY, variables: { id: 'pp-small' } }]);
   });
 
@@ -118,7 +118,7 @@ describe('taking a snapshot', () => {
   });
 
   it('gives concurrent snapshots of one passport distinct ids and complete bytes each', async () => {
-    const made = await Promise.all([1, 2, 3, 4].map(() => archive.service.create('pp-small')));
+    const made = await Promise.all([1, 2, 3, 4].map(() => archive.service.create('pp-small', PLATFORM)));
     expect(new Set(made.map((record) => record.id)).size).toBe(4);
     for (const record of made) {
       const bytes = await storedBytes(record.id);
@@ -131,31 +131,31 @@ describe('taking a snapshot', () => {
 describe('a snapshot that cannot be taken leaves nothing behind', () => {
   it('refuses a passport the issuer does not know (422)', async () => {
     const before = await counts();
-    await expectProblem(archive.service.create('pp-unknown'), 422, 'UNKNOWN_PASSPORT');
+    await expectProblem(archive.service.create('pp-unknown', PLATFORM), 422, 'UNKNOWN_PASSPORT');
     expect(await counts()).toEqual(before);
   });
 
   it('treats an issuer answering 404 like an unknown passport', async () => {
     gateway.failWith(new ProblemError(404, 'NOT_FOUND', 'no such passport'));
-    await expectProblem(archive.service.create('pp-small'), 422, 'UNKNOWN_PASSPORT');
+    await expectProblem(archive.service.create('pp-small', PLATFORM), 422, 'UNKNOWN_PASSPORT');
   });
 
   it('passes a problem with the request and an unavailable service on, and reports a failing graph as 502', async () => {
     const before = await counts();
     gateway.failWith(new ProblemError(400, 'INVALID_ID', 'not a passport id'));
-    await expectProblem(archive.service.create('pp-small'), 400, 'INVALID_ID');
+    await expectProblem(archive.service.create('pp-small', PLATFORM), 400, 'INVALID_ID');
     gateway.failWith(new ProblemError(503, 'GATEWAY_UNAVAILABLE', 'The GraphQL gateway does not answer.'));
-    await expectProblem(archive.service.create('pp-small'), 503, 'GATEWAY_UNAVAILABLE');
+    await expectProblem(archive.service.create('pp-small', PLATFORM), 503, 'GATEWAY_UNAVAILABLE');
     gateway.failWith(new ProblemError(500, 'INTERNAL_SERVER_ERROR', 'Internal error in the issuer.'));
-    await expectProblem(archive.service.create('pp-small'), 502, 'GATHER_FAILED');
+    await expectProblem(archive.service.create('pp-small', PLATFORM), 502, 'GATHER_FAILED');
     gateway.failWith(new Error('gateway request failed: Cannot query field "passport" on type "Query".'));
-    await expectProblem(archive.service.create('pp-small'), 502, 'GATHER_FAILED');
+    await expectProblem(archive.service.create('pp-small', PLATFORM), 502, 'GATHER_FAILED');
     expect(await counts()).toEqual(before);
   });
 
   it('refuses ids that cannot be passport ids without asking the graph (400)', async () => {
     for (const id of ['', ' pp-small', 'pp\nsmall', 'x'.repeat(201), 'pp\u0000']) {
-      await expectProblem(archive.service.create(id), 400, 'INVALID_PASSPORT_ID');
+      await expectProblem(archive.service.create(id, PLATFORM), 400, 'INVALID_PASSPORT_ID');
     }
     expect(gateway.requests).toEqual([]);
   });
@@ -164,7 +164,7 @@ describe('a snapshot that cannot be taken leaves nothing behind', () => {
     const broken = { ...syntheticPassport(3, { passportId: 'pp-broken' }), core: ['not', 'an', 'object'] };
     gateway.passports.set('pp-broken', broken as never);
     const before = await counts();
-    await expectProblem(archive.service.create('pp-broken'), 502, 'UNARCHIVABLE_CONTENT');
+    await expectProblem(archive.service.create('pp-broken', PLATFORM), 502, 'UNARCHIVABLE_CONTENT');
     expect(await counts()).toEqual(before);
   });
 
@@ -189,7 +189,7 @@ describe('a snapshot that cannot be taken leaves nothing behind', () => {
 
 describe('stored bytes', () => {
   it('are read back chunk by chunk, and a changed or missing chunk is reported, not served', async () => {
-    const record = await archive.service.create('pp-small');
+    const record = await archive.service.create('pp-small', PLATFORM);
     const chunks = await archive.repository.chunks(record, 0, record.chunkCount);
     expect(Buffer.concat(chunks)).toEqual(await storedBytes(record.id));
     expect(await archive.repository.chunks(record, record.chunkCount, 4)).toEqual([]);

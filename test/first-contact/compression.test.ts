@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto';
 import { request } from 'node:http';
 import { brotliCompressSync, brotliDecompressSync, deflateSync, gunzipSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openArchive, stubGateway, type ArchiveParts } from '../archive/support/harness.js';
+import { openArchive, PLATFORM, stubGateway, type ArchiveParts } from '../archive/support/harness.js';
 import { syntheticPassport } from '../archive/support/synthetic-passport.js';
 import { sharedTestStack, TOKENS, type SharedTestStack } from '../support/stack.js';
 
@@ -19,7 +19,7 @@ let snapshotId: string;
 beforeAll(async () => {
   platform = await sharedTestStack();
   archive = await openArchive(platform.databaseUrl, stubGateway([syntheticPassport(40, { passportId: 'pp-compression' })]));
-  snapshotId = (await archive.service.create('pp-compression')).id;
+  snapshotId = (await archive.service.create('pp-compression', PLATFORM)).id;
   // A list of some size: items with labels as long as a product's name and description.
   for (let index = 0; index < 12; index += 1) {
     const label = `Battery pack ${index}, 48 V, 100 Ah, lithium iron phosphate; for stationary storage in homes and small businesses`;

@@ -110,7 +110,7 @@ describe('the request examples of the docs', () => {
       } else {
         const response = await fetch(`${new URL(platform.base('trust')).origin}${example.path}`, {
           method: 'POST',
-          headers: { authorization: `Bearer ${example.path.includes('/admin/') ? TOKENS.admin : TOKENS.writer}`, 'content-type': 'application/json' },
+          headers: { authorization: `Bearer ${example.path.includes('/admin/') || example.path.startsWith('/trust/') ? TOKENS.admin : TOKENS.writer}`, 'content-type': 'application/json' },
           body: example.body,
         });
         expect({ at: example.where, status: response.status }, await response.text()).toEqual({ at: example.where, status: example.status });

@@ -36,7 +36,7 @@ beforeAll(async () => {
   const model = `instant-edges-model-${run}`;
   await createModel(platform, model);
   passportId = (await createPassport(platform, model)).passport_id;
-  const list = await platform.rest('trust', '/trust-lists', { body: { jurisdiction, framework: 'ESPR' }, as: 'writer' });
+  const list = await platform.rest('trust', '/trust-lists', { body: { jurisdiction, framework: 'ESPR' }, as: 'admin' });
   expect(list.status, list.text).toBe(201);
   const record = await platform.rest('registry', '/', { body: { kind: 'item', id: item, body: {} }, as: 'writer' });
   expect(record.status, record.text).toBe(201);
@@ -148,12 +148,12 @@ const SAMPLES: Record<string, (v: string) => GraphqlRequest> = {
   'TrustListInput.nextUpdate': (v) => ({
     query: 'mutation($input: TrustListInput!) { registerTrustList(input: $input) { __typename } }',
     variables: { input: { jurisdiction: `ZY-${((serial += 1)).toString(36)}`, framework: 'ESPR', nextUpdate: v } },
-    as: 'writer',
+    as: 'admin',
   }),
   'TrustListEntryInput.supersededAt': (v) => ({
     query: `mutation($input: TrustListEntryInput!) { upsertTrustListEntry(jurisdiction: "${jurisdiction}", input: $input) { __typename } }`,
     variables: { input: { id: 'entry-1', supersededAt: v } },
-    as: 'writer',
+    as: 'admin',
   }),
   'AccessTokenInput.expiresAt': (v) => ({
     query: 'mutation($input: AccessTokenInput!) { createAccessToken(input: $input) { __typename } }',
@@ -163,7 +163,7 @@ const SAMPLES: Record<string, (v: string) => GraphqlRequest> = {
   'TrustRevocationInput.effectiveAt': (v) => ({
     query: 'mutation($input: TrustRevocationInput!) { declareTrustRevocation(input: $input) { __typename } }',
     variables: { input: { subject: `no-such-node-${run}`, reason: 'unspecified', effectiveAt: v } },
-    as: 'writer',
+    as: 'admin',
   }),
 };
 

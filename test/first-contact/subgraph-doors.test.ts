@@ -112,7 +112,7 @@ describe('a client that stops sending', () => {
     const doors = [
       [configured.stack.subgraphUrls.trust, '/'],
       [configured.stack.gateway.graphqlUrl, '/graphql'],
-      [configured.base('trust'), '/trust/nodes'],
+      [configured.base('issuer'), '/issuer/passports'],
     ] as const;
     const answers = await Promise.all(doors.map(([url, path]) => halfRequest(url, path)));
     for (const { answer, took } of answers) {
@@ -148,8 +148,8 @@ describe('subgraphs with the gateway credential (SUBGRAPH_SECRET)', () => {
   });
 
   it('take the same write through the gateway and the REST facade, which send it', async () => {
-    expect((await configured.graphql(mutation, {}, 'writer')).data.upsertTrustNode.created).toBe(true);
-    const rest = await configured.rest('trust', '/nodes', { body: { id: 'door-issuer', kind: 'issuer' }, as: 'writer' });
+    expect((await configured.graphql(mutation, {}, 'admin')).data.upsertTrustNode.created).toBe(true);
+    const rest = await configured.rest('trust', '/nodes', { body: { id: 'door-issuer', kind: 'issuer' }, as: 'admin' });
     expect(rest.status, rest.text).toBe(201);
   });
 });

@@ -43,7 +43,7 @@ async function changes() {
     {
       service: 'trust' as const,
       action: 'upsertTrustNode',
-      make: () => platform.rest('trust', '/nodes', { body: { id: nodeId, kind: 'issuer', keys: [{ ...key.jwk, iat: seconds() - 60 }] }, as: 'writer' }),
+      make: () => platform.rest('trust', '/nodes', { body: { id: nodeId, kind: 'issuer', keys: [{ ...key.jwk, iat: seconds() - 60 }] }, as: 'admin' }),
       happened: async () => (await platform.rest('trust', '/graph')).body.nodes.some((node: { id: string }) => node.id === nodeId),
     },
     {

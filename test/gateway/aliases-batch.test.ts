@@ -131,7 +131,7 @@ describe('a batch sent straight to a subgraph', () => {
     const upsert = (id: string) => ({ query: `mutation { upsertTrustNode(input: { id: "${id}", kind: "issuer" }) { created node { id } } }` });
     const response = await fetch(platform.stack.subgraphUrls.trust, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKENS.writer}` },
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKENS.admin}` },
       body: JSON.stringify([upsert('batched-a'), upsert('batched-b'), upsert('batched-c')]),
     });
     const answers = (await response.json()) as { data?: { upsertTrustNode: { created: boolean } }; errors?: unknown }[];

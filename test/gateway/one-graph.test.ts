@@ -250,7 +250,7 @@ describe('what can change, through the gateway', () => {
     // The key is held by three nodes: the issuer's, the platform's own root (bin/ places the platform's keys there) and the default operator's node, which the
     // platform delegates to (docs/OPERATORS.md; the default operator's keys are the platform's issuer keys). The best standing of its holders counts, so all are revoked.
     for (const node of ['issuer-one-graph', PLATFORM_ROOT_ID, operatorNodeId(DEFAULT_OPERATOR)]) {
-      const revoked = await platform.rest('trust', '/revocations', { body: { subject: `${node}#${kid}`, reason: 'superseded' }, as: 'writer' });
+      const revoked = await platform.rest('trust', '/revocations', { body: { subject: `${node}#${kid}`, reason: 'superseded' }, as: 'admin' });
       expect(revoked.status, revoked.text).toBe(201);
     }
     expect((await askedAtOnce(id, kid)).every((answer) => answer.status === 'suspended' && answer.standing === 'revoked' && answer.revoked)).toBe(true);

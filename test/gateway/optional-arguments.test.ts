@@ -38,7 +38,7 @@ beforeAll(async () => {
   await createModel(platform, MODEL);
   await trustTheIssuer(platform, { root: 'root-arguments', issuer: 'issuer-arguments' });
   const [id] = await passportsAcrossServices(platform, MODEL, 1);
-  const registered = await platform.rest('trust', '/trust-lists', { body: { jurisdiction: 'de', framework: 'eIDAS' }, as: 'writer' });
+  const registered = await platform.rest('trust', '/trust-lists', { body: { jurisdiction: 'de', framework: 'eIDAS' }, as: 'admin' });
   expect(registered.status, registered.text).toBe(201);
   const passport = (await platform.graphql(PASSPORTS_ACROSS_SERVICES, { ids: [id] })).data.passports[0];
   const key = passport.signingKeys[0];

@@ -16,8 +16,8 @@ import { compactCredential, DAY, fromNow, newKey, seconds } from '../trust/suppo
 let platform: TestStack;
 
 /** A GraphQL request straight to one replica, with the writer's token. */
-async function atReplica(url: string, query: string, variables: Record<string, unknown> = {}): Promise<{ data?: any; errors?: any[] }> {
-  const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKENS.writer}` }, body: JSON.stringify({ query, variables }) });
+async function atReplica(url: string, query: string, variables: Record<string, unknown> = {}, as: keyof typeof TOKENS = 'writer'): Promise<{ data?: any; errors?: any[] }> {
+  const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKENS[as]}` }, body: JSON.stringify({ query, variables }) });
   return (await response.json()) as { data?: any; errors?: any[] };
 }
 
@@ -81,10 +81,10 @@ describe('two replicas of each subgraph', () => {
     const keyIat = seconds(new Date(Date.now() - 30 * DAY));
     const upsert = `mutation ($input: TrustNodeInput!) { upsertTrustNode(input: $input) { created } }`;
     const [first, second] = platform.stack.replicaUrls.trust as [string, string];
-    expect((await atReplica(first, upsert, { input: { id: 'replica-root', kind: 'root', keys: [{ ...rootKey.jwk, iat: keyIat }] } })).errors).toBeUndefined();
-    expect((await atReplica(second, upsert, { input: { id: 'replica-issuer', kind: 'issuer', keys: [{ ...issuerKey.jwk, iat: keyIat }] } })).errors).toBeUndefined();
+    expect((await atReplica(first, upsert, { input: { id: 'replica-root', kind: 'root', keys: [{ ...rootKey.jwk, iat: keyIat }] } }, 'admin')).errors).toBeUndefined();
+    expect((await atReplica(second, upsert, { input: { id: 'replica-issuer', kind: 'issuer', keys: [{ ...issuerKey.jwk, iat: keyIat }] } }, 'admin')).errors).toBeUndefined();
     const credential = await compactCredential({ iss: 'replica-root', sub: 'replica-issuer', scope: {}, iat: fromNow(-DAY), exp: fromNow(365 * DAY) }, rootKey);
-    expect((await atReplica(first, `mutation ($credential: JSON!) { addTrustEdge(credential: $credential) { created } }`, { credential })).errors).toBeUndefined();
+    expect((await atReplica(first, `mutation ($credential: JSON!) { addTrustEdge(credential: $credential) { created } }`, { credential }, 'admin')).errors).toBeUndefined();
 
     const standing = `query ($kid: String!, $at: DateTimeISO!) { trustKeyStanding(kid: $kid, at: $at) }`;
     const now = new Date().toISOString();
@@ -93,7 +93,12 @@ describe('two replicas of each subgraph', () => {
 
     // Revoked through the first replica, as of an hour ago …
     const revokedAt = seconds(new Date(Date.now() - 3_600_000));
-    const revoked = await atReplica(first, upsert, { input: { id: 'replica-issuer', keys: [{ ...issuerKey.jwk, iat: keyIat, revoked: { revoked_at: revokedAt, reason: 'keyCompromise' } }] } });
+    const revoked = await atReplica(
+      first,
+      upsert,
+      { input: { id: 'replica-issuer', keys: [{ ...issuerKey.jwk, iat: keyIat, revoked: { revoked_at: revokedAt, reason: 'keyCompromise' } }] } },
+      'admin',
+    );
     expect(revoked.errors).toBeUndefined();
     // … and the second replica's very next answer knows it.
     expect((await atReplica(second, standing, { kid: issuerKey.jwk.kid, at: now })).data.trustKeyStanding.standing).toBe('revoked');

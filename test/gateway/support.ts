@@ -30,13 +30,13 @@ export const PASSPORTS_ACROSS_SERVICES = `query PassportsAcrossServices($ids: [I
 /** Makes trust vouch for the issuer's current keys: a root, the issuer as a node, the root's delegation to it. */
 export async function trustTheIssuer(platform: SharedTestStack, names = { root: 'root-one-graph', issuer: 'issuer-one-graph' }): Promise<void> {
   const root = await newKey();
-  const rootNode = await platform.rest('trust', '/nodes', { body: { id: names.root, kind: 'root', keys: [{ ...root.jwk, iat: seconds(new Date(Date.now() - DAY)) }] }, as: 'writer' });
+  const rootNode = await platform.rest('trust', '/nodes', { body: { id: names.root, kind: 'root', keys: [{ ...root.jwk, iat: seconds(new Date(Date.now() - DAY)) }] }, as: 'admin' });
   expect(rootNode.status, JSON.stringify(rootNode.body)).toBe(201);
   const keys = (await keyring(platform)).filter((key) => !key.exp).map(({ kty, crv, x, y, kid, alg, iat }) => ({ kty, crv, x, ...(y ? { y } : {}), kid, alg, iat }));
-  const node = await platform.rest('trust', '/nodes', { body: { id: names.issuer, kind: 'issuer', keys }, as: 'writer' });
+  const node = await platform.rest('trust', '/nodes', { body: { id: names.issuer, kind: 'issuer', keys }, as: 'admin' });
   expect(node.status, JSON.stringify(node.body)).toBeLessThan(300);
   const credential = await signedJsonCredential({ iss: names.root, sub: names.issuer, scope: {}, iat: fromNow(-DAY / 2), exp: fromNow(365 * DAY) }, root);
-  const edge = await platform.rest('trust', '/edges', { body: credential, as: 'writer' });
+  const edge = await platform.rest('trust', '/edges', { body: credential, as: 'admin' });
   expect(edge.status, JSON.stringify(edge.body)).toBe(201);
 }
 

@@ -128,7 +128,7 @@ describe("an operator's passports", () => {
     writer = { id: token.body.token?.id ?? token.body.id, secret: token.body.secret };
   });
 
-  it("are signed with its keys, name its did:web, verify along platform → operator → key; another operator's writer does not find them", async () => {
+  it("are signed with its keys, name its did:web, verify along platform → operator → key; another operator's writer is refused them", async () => {
     const created = await platform.rest('issuer', '/passports', {
       body: { identity: `https://id.gs1.org/01/09520123456788/21/OWN-${process.pid}`, type_ref: { id: MODEL, version: 1 }, config_vector: { chemistry: 'LFP' }, capability_class: 'verify-offline' },
       headers: as(writer.secret),
@@ -148,16 +148,17 @@ describe("an operator's passports", () => {
     expect(pack.status, pack.text).toBe(201);
     expect([pack.body.kid, pack.body.claims.iss]).toEqual([kidOf('carrier'), OWNER]);
 
-    // The default operator's writer meets a passport it may not know as one that does not exist; nothing changes.
+    // The default operator's writer is refused another operator's passport, which is public (403, not 404); nothing changes.
     const foreign = await appendEvent(platform, id, 'ObjectEvent', PAYLOADS.ObjectEvent!());
-    expect([foreign.status, foreign.body.code]).toEqual([404, 'NOT_FOUND']);
-    expect((await platform.rest('issuer', `/passports/${id}/pack`, { method: 'POST', as: 'writer' })).status).toBe(404);
+    expect([foreign.status, foreign.body.code, foreign.body.operator]).toEqual([403, 'OWNED_BY_ANOTHER_OPERATOR', OWNER]);
+    expect((await platform.rest('issuer', `/passports/${id}/pack`, { method: 'POST', as: 'writer' })).body.code).toBe('OWNED_BY_ANOTHER_OPERATOR');
     expect((await platform.rest('issuer', `/passports/${id}`)).body.log_size).toBe(1);
     const { passport_id: theirs } = await createPassport(platform, MODEL);
-    expect((await platform.rest('issuer', `/passports/${theirs}/events`, { body: { type: 'activated', payload: PAYLOADS.activated!() }, headers: as(writer.secret) })).status).toBe(404);
+    expect((await platform.rest('issuer', `/passports/${theirs}/events`, { body: { type: 'activated', payload: PAYLOADS.activated!() }, headers: as(writer.secret) })).status).toBe(403);
+    expect((await platform.rest('issuer', `/passports/nobody-${process.pid}/events`, { body: { type: 'activated', payload: PAYLOADS.activated!() }, headers: as(writer.secret) })).status).toBe(404);
     // The refusal is in the admin log, under the operator the refused writer acted for.
     const entries = (await platform.rest('issuer', '/admin/log?limit=50', { as: 'admin' })).body.entries as { action: string; outcome: string; operator: string; detail: { detail?: string } | null }[];
-    const refusal = entries.find((entry) => entry.action === 'appendPassportEvent' && entry.outcome === 'NOT_FOUND' && entry.detail?.detail?.includes(id));
+    const refusal = entries.find((entry) => entry.action === 'appendPassportEvent' && entry.outcome === 'OWNED_BY_ANOTHER_OPERATOR' && entry.detail?.detail?.includes(id));
     expect(refusal?.operator).toBe('default');
 
     // The verifier (the library the command line and /verify/ run) walks platform → operator → key and names the operator.

@@ -201,13 +201,13 @@ describe('the trust step of the verdict', () => {
     // Trust vouches for a key only on a delegation path from a root: a root (its key made by Node's
     // crypto), the issuer as a node with its current keys, and the root's credential delegating to it.
     const root = await newKey();
-    const rootNode = await platform.rest('trust', '/nodes', { body: { id: 'root-under-test', kind: 'root', keys: [{ ...root.jwk, iat: seconds(new Date(Date.now() - DAY)) }] }, as: 'writer' });
+    const rootNode = await platform.rest('trust', '/nodes', { body: { id: 'root-under-test', kind: 'root', keys: [{ ...root.jwk, iat: seconds(new Date(Date.now() - DAY)) }] }, as: 'admin' });
     expect(rootNode.status, JSON.stringify(rootNode.body)).toBe(201);
     const keys = (await keyring(platform)).filter((key) => !key.exp).map(({ kty, crv, x, y, kid, alg, iat }) => ({ kty, crv, x, ...(y ? { y } : {}), kid, alg, iat }));
-    const node = await platform.rest('trust', '/nodes', { body: { id: 'issuer-under-test', kind: 'issuer', keys }, as: 'writer' });
+    const node = await platform.rest('trust', '/nodes', { body: { id: 'issuer-under-test', kind: 'issuer', keys }, as: 'admin' });
     expect(node.status, JSON.stringify(node.body)).toBeLessThan(300);
     const credential = await signedJsonCredential({ iss: 'root-under-test', sub: 'issuer-under-test', scope: {}, iat: fromNow(-DAY / 2), exp: fromNow(365 * DAY) }, root);
-    const edge = await platform.rest('trust', '/edges', { body: credential, as: 'writer' });
+    const edge = await platform.rest('trust', '/edges', { body: credential, as: 'admin' });
     expect(edge.status, JSON.stringify(edge.body)).toBe(201);
     // Under a hierarchy of the deployment's own, the keys stand as well.
     const known = await verdictOf(id);

@@ -103,7 +103,7 @@ async function expectWholeGraph(restored: TestStack, pinned: Pinned): Promise<vo
 async function expectNodeChangeListed(restored: TestStack): Promise<void> {
   const [authority] = (await restored.rest('trust', '/graph')).body.nodes.filter((node: { id: string }) => node.id === 'drill-authority');
   const added = { ...(await newKey()).jwk, iat: Math.floor(Date.now() / 1000) - 60 };
-  expect((await restored.rest('trust', '/nodes', { as: 'writer', body: { id: 'drill-authority', keys: [added] } })).status).toBe(200);
+  expect((await restored.rest('trust', '/nodes', { as: 'admin', body: { id: 'drill-authority', keys: [added] } })).status).toBe(200);
   const after = (await restored.rest('trust', '/graph')).body.nodes.find((node: { id: string }) => node.id === 'drill-authority');
   expect(after.keys.map((key: { kid: string }) => key.kid)).toEqual([...authority.keys.map((key: { kid: string }) => key.kid), added.kid]);
 }

@@ -60,9 +60,9 @@ describe('metrics of the whole platform in one process', () => {
     expect((await platform.rest('issuer', `/passports/${passport.passport_id}/pack`, { method: 'POST', as: 'writer' })).status).toBe(201);
     expect((await platform.rest('issuer', `/passports/${passport.passport_id}/verdict`)).body.outcome).toBe('verified');
     expect((await platform.rest('archive', '/snapshots', { body: { passport_id: passport.passport_id }, as: 'writer' })).status).toBe(201);
-    expect((await platform.rest('trust', '/edges', { body: { credential: 'not.a.credential' }, as: 'writer' })).status).toBe(422);
-    expect((await platform.rest('trust', '/nodes', { body: { id: 'metrics-witness', kind: 'witness' }, as: 'writer' })).status).toBe(201);
-    expect((await platform.rest('trust', '/revocations', { body: { subject: 'metrics-witness', reason: 'superseded' }, as: 'writer' })).status).toBe(201);
+    expect((await platform.rest('trust', '/edges', { body: { credential: 'not.a.credential' }, as: 'admin' })).status).toBe(422);
+    expect((await platform.rest('trust', '/nodes', { body: { id: 'metrics-witness', kind: 'witness' }, as: 'admin' })).status).toBe(201);
+    expect((await platform.rest('trust', '/revocations', { body: { subject: 'metrics-witness', reason: 'superseded' }, as: 'admin' })).status).toBe(201);
 
     // Not on the public ports.
     expect((await fetch(`${platform.stack.facade.url}/metrics`)).status).toBe(404);

@@ -8,7 +8,7 @@
 import { Agent, request } from 'node:http';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '../support/database.js';
-import { sharedTestStack, type SharedTestStack } from '../support/stack.js';
+import { sharedTestStack, TOKENS, type SharedTestStack } from '../support/stack.js';
 
 let platform: SharedTestStack;
 
@@ -20,7 +20,7 @@ const count = async (table: string) => Number((await sql(platform.databaseUrl, `
 
 describe('top-level body members', () => {
   it('keep their JSON types: a number is not taken for an id', async () => {
-    const response = await platform.rest('trust', '/nodes', { body: { id: 7, kind: 'issuer' }, as: 'writer' });
+    const response = await platform.rest('trust', '/nodes', { body: { id: 7, kind: 'issuer' }, as: 'admin' });
     expect(response.status, response.text).toBe(400);
     expect(response.body).toMatchObject({ code: 'INVALID_REQUEST', detail: 'id must be a string.' });
     const read = await platform.graphql('{ trustNode(id: "7") { id } }');
@@ -28,7 +28,7 @@ describe('top-level body members', () => {
   });
 
   it('refuse a number JSON can write but a double cannot hold, rather than dropping the member', async () => {
-    const response = await platform.rest('trust', '/nodes', { body: '{"id": "quorum-1e400", "kind": "quorum", "threshold": 1e400}', as: 'writer' });
+    const response = await platform.rest('trust', '/nodes', { body: '{"id": "quorum-1e400", "kind": "quorum", "threshold": 1e400}', as: 'admin' });
     expect(response.status, response.text).toBe(400);
     expect(response.body.detail).toBe('threshold must be an integer.');
     expect((await platform.graphql('{ trustNode(id: "quorum-1e400") { id } }')).data.trustNode).toBeNull();
@@ -58,7 +58,7 @@ describe('top-level body members', () => {
 describe('deeply nested bodies', () => {
   it('are refused with 400 before the gateway, not answered 503', async () => {
     const deep = `${'['.repeat(10_000)}${']'.repeat(10_000)}`;
-    const nodes = await platform.rest('trust', '/nodes', { body: `{"id": "deep", "kind": "issuer", "keys": ${deep}}`, as: 'writer' });
+    const nodes = await platform.rest('trust', '/nodes', { body: `{"id": "deep", "kind": "issuer", "keys": ${deep}}`, as: 'admin' });
     expect(nodes.status, nodes.text).toBe(400);
     expect(nodes.body.code).toBe('INVALID_BODY');
     // The validation path takes any JSON document, so nothing but the depth refuses this one.
@@ -83,7 +83,7 @@ describe('chunked bodies over the limit', () => {
           method: 'POST',
           agent,
           timeout: 3_000,
-          headers: { authorization: 'Bearer test-writer-token-0123456789', 'content-type': 'application/json', ...(chunked ? {} : { 'content-length': body.length }) },
+          headers: { authorization: `Bearer ${TOKENS.admin}`, 'content-type': 'application/json', ...(chunked ? {} : { 'content-length': body.length }) },
         },
         (response) => {
           response.resume();

@@ -25,7 +25,7 @@ for (const [, code, status] of readFileSync('docs/GRAPHQL-ERRORS.md', 'utf8').ma
 const SHAPE_CODES: Record<string, (route: Route) => boolean> = {
   MISSING_TOKEN: (route) => route.role !== undefined,
   INVALID_TOKEN: (route) => route.role !== undefined,
-  INSUFFICIENT_ROLE: (route) => route.role === 'admin',
+  INSUFFICIENT_ROLE: (route) => route.role !== undefined,
   UNSUPPORTED_MEDIA_TYPE: (route) => route.body !== undefined,
   BODY_TOO_LARGE: (route) => route.body !== undefined,
   INVALID_BODY: (route) => route.body !== undefined,

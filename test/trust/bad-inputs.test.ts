@@ -18,7 +18,7 @@ beforeAll(async () => {
     ['/trust-lists', { jurisdiction: 'DE', framework: 'eIDAS' }],
     ['/master-list/witnesses', { m: 1, keys: [key.jwk] }],
   ];
-  for (const [path, body] of writes) expect((await platform.rest('trust', path, { body, as: 'writer' })).status).toBeLessThan(300);
+  for (const [path, body] of writes) expect((await platform.rest('trust', path, { body, as: 'admin' })).status).toBeLessThan(300);
 });
 afterAll(() => platform?.stop());
 
@@ -47,7 +47,7 @@ describe('writes with bodies of the wrong shape', () => {
   it.each(writePaths)('POST %s answers 4xx and changes nothing', async (path) => {
     const before = await snapshot();
     for (const [name, body] of shapes) {
-      const response = await platform.rest('trust', path, { body, as: 'writer' });
+      const response = await platform.rest('trust', path, { body, as: 'admin' });
       expect(response.status, `${name}: ${response.text.slice(0, 200)}`).toBeGreaterThanOrEqual(400);
       expect(response.status, `${name}: ${response.text.slice(0, 200)}`).toBeLessThan(500);
       expect(response.headers.get('content-type')).toBe('application/problem+json');
@@ -64,7 +64,7 @@ describe('writes with bodies of the wrong shape', () => {
   it('looks up no node by an id outside the syntax', async () => {
     const before = await snapshot();
     for (const id of ['x\u0000', 'a b', '\ud800', 'x'.repeat(300)]) {
-      const response = await platform.rest('trust', '/nodes', { body: { id, kind: 'issuer' }, as: 'writer' });
+      const response = await platform.rest('trust', '/nodes', { body: { id, kind: 'issuer' }, as: 'admin' });
       expect(response.status).toBe(422);
       expect(response.body.code).toBe('INVALID_NODE');
       const read = await platform.graphql('query($id: ID!) { trustNode(id: $id) { id } }', { id });
@@ -76,8 +76,8 @@ describe('writes with bodies of the wrong shape', () => {
 
   it('answers a body that is not JSON with 400 and a body of another type with 415', async () => {
     for (const path of writePaths) {
-      expect((await platform.rest('trust', path, { body: '{"id":', as: 'writer' })).status).toBe(400);
-      expect((await platform.rest('trust', path, { body: 'id=x', as: 'writer', headers: { 'content-type': 'application/x-www-form-urlencoded' } })).status).toBe(415);
+      expect((await platform.rest('trust', path, { body: '{"id":', as: 'admin' })).status).toBe(400);
+      expect((await platform.rest('trust', path, { body: 'id=x', as: 'admin', headers: { 'content-type': 'application/x-www-form-urlencoded' } })).status).toBe(415);
     }
   });
 });

@@ -11,7 +11,7 @@ import { compactCredential, DAY, fromNow, newKey, seconds, type Key } from './su
 let platform: TestStack;
 const keyIat = seconds(new Date(Date.now() - 30 * DAY));
 
-const post = (path: string, body: unknown) => platform.rest('trust', path, { body, as: 'writer' });
+const post = (path: string, body: unknown) => platform.rest('trust', path, { body, as: 'admin' });
 const delegate = async (iss: string, sub: string, key: Key) => post('/edges', { credential: await compactCredential(claims(iss, sub), key) });
 const claims = (iss: string, sub: string) => ({ iss, sub, scope: {}, iat: fromNow(-3_600_000), exp: fromNow(365 * DAY) });
 const graph = async () => (await platform.rest('trust', '/graph')).body as { nodes: { id: string }[]; edges: { iss: string; sub: string }[] };

@@ -21,7 +21,7 @@ const runExample = (script: string, env: Record<string, string>) => promisify(ex
 
 describe('docs/examples/delegation-credential.mjs', () => {
   it('makes nodes and a jose JWT credential (NumericDate iat, no exp) that the trust service adds as an edge', async () => {
-    const { stdout } = await runExample('docs/examples/delegation-credential.mjs', { TRUST: platform.base('trust'), WRITER_TOKEN: TOKENS.writer, SUFFIX });
+    const { stdout } = await runExample('docs/examples/delegation-credential.mjs', { TRUST: platform.base('trust'), ADMIN_TOKEN: TOKENS.admin, SUFFIX });
     const { credential, edge } = JSON.parse(stdout);
     expect(typeof credential).toBe('string');
     const claims = JSON.parse(Buffer.from(credential.split('.')[1], 'base64url').toString());
@@ -35,6 +35,6 @@ describe('docs/examples/delegation-credential.mjs', () => {
     const standing = await platform.graphql('query ($kid: String!, $at: DateTimeISO!) { trustKeyStanding(kid: $kid, at: $at) }', { kid: issuerKid, at: '2099-01-01T00:00:00Z' });
     expect(standing.data?.trustKeyStanding, JSON.stringify(standing)).toMatchObject({ standing: 'valid', path: [edge.id] });
     // With a token the platform does not know, the example stops at the first write and says why.
-    await expect(runExample('docs/examples/delegation-credential.mjs', { TRUST: platform.base('trust'), WRITER_TOKEN: 'wrong', SUFFIX })).rejects.toThrow(/401/);
+    await expect(runExample('docs/examples/delegation-credential.mjs', { TRUST: platform.base('trust'), ADMIN_TOKEN: 'wrong', SUFFIX })).rejects.toThrow(/401/);
   });
 });

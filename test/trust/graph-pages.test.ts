@@ -48,7 +48,7 @@ async function page(first: number, after?: string): Promise<Graph & { version: s
 /** GET /graph (or another URL) over plain HTTP: status, headers and the body as it arrived. */
 const getGraph = (headers: Record<string, string> = {}, url = `${platform.base('trust')}/graph`) => rawGet(url, headers);
 
-const post = (path: string, body: unknown) => platform.rest('trust', path, { body, as: 'writer' });
+const post = (path: string, body: unknown) => platform.rest('trust', path, { body, as: 'admin' });
 
 /** Records (nodes, edges and revocations) stored now, counted by SQL. */
 const stored = async () =>

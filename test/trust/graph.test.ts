@@ -15,7 +15,7 @@ let issuerKey: Key;
 let strangerKey: Key;
 const keyIat = seconds(new Date(Date.now() - 30 * DAY));
 
-const post = (path: string, body: unknown, as: 'writer' | 'admin' | null = 'writer') => platform.rest('trust', path, { body, ...(as && { as }) });
+const post = (path: string, body: unknown, as: 'writer' | 'admin' | null = 'admin') => platform.rest('trust', path, { body, ...(as && { as }) });
 const graph = async () => (await platform.rest('trust', '/graph')).body as { nodes: any[]; edges: any[]; revocations: any[] };
 
 /** Claims of a delegation valid from an hour ago for a year. */
@@ -93,11 +93,14 @@ describe('POST /nodes', () => {
     expect((await graph()).nodes.map((node) => node.id)).not.toContain('bad');
   });
 
-  it('needs a writer token: 401 without, 403 is never given to a writer, admin may write', async () => {
+  it("is the platform admin's: 401 without a token, 403 for a writer, the admin writes", async () => {
     expect((await post('/nodes', { id: 'x', kind: 'issuer' }, null)).status).toBe(401);
     const bad = await platform.rest('trust', '/nodes', { body: { id: 'x', kind: 'issuer' }, headers: { authorization: 'Bearer nope' } });
     expect(bad.status).toBe(401);
     expect(bad.body.code).toBe('INVALID_TOKEN');
+    const writer = await post('/nodes', { id: 'by-writer', kind: 'witness' }, 'writer');
+    expect([writer.status, writer.body.code]).toEqual([403, 'INSUFFICIENT_ROLE']);
+    expect((await graph()).nodes.map((node) => node.id)).not.toContain('by-writer');
     expect((await post('/nodes', { id: 'by-admin', kind: 'witness' }, 'admin')).status).toBe(201);
   });
 });

@@ -8,7 +8,7 @@ let platform: TestStack;
 let witnesses: Key[];
 let origin: string;
 
-const post = (path: string, body: unknown) => platform.rest('trust', path, { body, as: 'writer' });
+const post = (path: string, body: unknown) => platform.rest('trust', path, { body, as: 'admin' });
 const masterList = async () => (await platform.rest('trust', '/master-list')).body;
 const entry = (id: string) => ({ id, body: { jurisdiction: 'DE', root: id, keys: [`${id}-key`] } });
 

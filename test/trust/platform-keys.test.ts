@@ -112,7 +112,7 @@ describe("the platform's own keys in the trust graph", () => {
     expect(new Set(published.map((key) => key.purpose))).toEqual(new Set(['service', 'event', 'carrier', 'credential', 'notary']));
     expect(published.some((key) => key.exp !== undefined) && published.some((key) => key.revoked !== undefined)).toBe(true);
     for (const [index, key] of published.entries()) {
-      const node = await platform.rest('trust', '/nodes', { body: { id: `pinned-${index}`, kind: 'issuer', keys: [key] }, as: 'writer' });
+      const node = await platform.rest('trust', '/nodes', { body: { id: `pinned-${index}`, kind: 'issuer', keys: [key] }, as: 'admin' });
       expect(node.status, `${JSON.stringify(key)}: ${node.text}`).toBe(201);
       // The node holds the key and its lifetime; purpose, signs and operator stay the keyring's.
       const { purpose: _purpose, signs: _signs, operator: _operator, ...held } = key;
@@ -120,10 +120,10 @@ describe("the platform's own keys in the trust graph", () => {
     }
     // A keyring key twice (both keys of a service at once) merges as any keys do.
     const issuer = published.filter((key) => key.purpose === 'event');
-    expect((await platform.rest('trust', '/nodes', { body: { id: 'pinned-issuer', kind: 'issuer', keys: issuer }, as: 'writer' })).status).toBe(201);
+    expect((await platform.rest('trust', '/nodes', { body: { id: 'pinned-issuer', kind: 'issuer', keys: issuer }, as: 'admin' })).status).toBe(201);
 
     for (const extra of [{ colour: 'red' }, { d: 'nWGxne_9WmC6hEr0kuwsxERJxWl7MmkZcDusAxyuf2A' }, { purpose: 7 }, { x5t: 'not a thumbprint' }]) {
-      const refused = await platform.rest('trust', '/nodes', { body: { id: 'pinned-refused', kind: 'issuer', keys: [{ ...published[0], ...extra }] }, as: 'writer' });
+      const refused = await platform.rest('trust', '/nodes', { body: { id: 'pinned-refused', kind: 'issuer', keys: [{ ...published[0], ...extra }] }, as: 'admin' });
       expect([refused.status, refused.body.code], refused.text).toEqual([422, 'INVALID_KEY']);
     }
   });

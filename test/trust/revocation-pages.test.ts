@@ -121,7 +121,7 @@ describe('trustRevocationPage', () => {
     const first = await page(1000);
     expect(first.nodes).toHaveLength(1000);
     expect(first.pageInfo.hasNextPage).toBe(true);
-    const declared = await platform.rest('trust', '/revocations', { body: { subject: issuer(3), reason: 'superseded' }, as: 'writer' });
+    const declared = await platform.rest('trust', '/revocations', { body: { subject: issuer(3), reason: 'superseded' }, as: 'admin' });
     expect(declared.status).toBe(201);
     const read = [...first.nodes];
     for (let after = first.pageInfo.endCursor; after !== null; ) {

@@ -13,7 +13,7 @@ let members: Key[];
 let subjectKey: Key;
 let otherKey: Key;
 
-const post = (path: string, body: unknown) => platform.rest('trust', path, { body, as: 'writer' });
+const post = (path: string, body: unknown) => platform.rest('trust', path, { body, as: 'admin' });
 const revocations = async (query = '') => {
   const response = await platform.rest('trust', `/revocations${query}`);
   expect(response.status).toBe(200);
@@ -187,8 +187,9 @@ describe('a revocation declared ahead of time', () => {
     expect(await revocations()).toEqual(before);
   });
 
-  it('needs a writer token', async () => {
+  it("needs the platform admin's token", async () => {
     expect((await platform.rest('trust', '/revocations', { body: { subject: 'acme', reason: 'superseded' } })).status).toBe(401);
+    expect((await platform.rest('trust', '/revocations', { body: { subject: 'acme', reason: 'superseded' }, as: 'writer' })).status).toBe(403);
   });
 });
 

@@ -10,7 +10,7 @@ beforeAll(async () => {
 afterAll(() => platform?.stop());
 
 const QC = 'http://uri.etsi.org/TrstSvc/Svctype/CA/QC';
-const post = (path: string, body: unknown) => platform.rest('trust', path, { body, as: 'writer' });
+const post = (path: string, body: unknown) => platform.rest('trust', path, { body, as: 'admin' });
 const get = (path: string) => platform.rest('trust', path);
 /** Lets the clock move on, so consecutive versions have distinct issue times. */
 const tick = () => new Promise((resolve) => setTimeout(resolve, 5));

@@ -87,7 +87,7 @@ beforeAll(async () => {
   const log = library.logExportFrom(exported);
 
   // Then the carrier key is revoked at the trust service; a pack minted after it is signed by a revoked key.
-  const revoked = await platform.rest('trust', '/revocations', { body: { subject: `${ISSUER}#${genuine.kid}`, reason: 'keyCompromise' }, as: 'writer' });
+  const revoked = await platform.rest('trust', '/revocations', { body: { subject: `${ISSUER}#${genuine.kid}`, reason: 'keyCompromise' }, as: 'admin' });
   expect(revoked.status, JSON.stringify(revoked.body)).toBe(201);
   await new Promise((resolve) => setTimeout(resolve, 1100));
   const afterRevocation = await mintedPack(platform, passport);

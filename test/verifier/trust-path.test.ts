@@ -27,7 +27,7 @@ beforeAll(async () => {
   [rootKey, acmeKey] = await Promise.all([newKey(), newKey()]);
   const iat = seconds(new Date(Date.now() - 30 * DAY));
   const post = async (route: string, body: unknown) => {
-    const response = await platform!.rest('trust', route, { body, as: 'writer' });
+    const response = await platform!.rest('trust', route, { body, as: 'admin' });
     expect(response.status, JSON.stringify(response.body)).toBeLessThan(300);
     return response.body;
   };

@@ -215,7 +215,7 @@ describe('the light verification page', () => {
   });
 
   it('refuses a pack signed after its issuer was revoked, and notes the revocation on a pack signed before', async () => {
-    const declared = await platform.rest('trust', '/revocations', { body: { subject: ISSUER, reason: 'cessationOfOperation' }, as: 'writer' });
+    const declared = await platform.rest('trust', '/revocations', { body: { subject: ISSUER, reason: 'cessationOfOperation' }, as: 'admin' });
     expect(declared.status, JSON.stringify(declared.body)).toBe(201);
     await new Promise((resolve) => setTimeout(resolve, 1100));
     const afterRevocation = await mintedPack(platform, genuine.passport);

@@ -234,7 +234,7 @@ describe('the verification page, in one visit,', () => {
   it('refuses a pack signed after the issuer key was revoked, and notes a revocation after signing', async () => {
     // The visitor held the graph from before the revocation (the genuine pack checked above): the next visit revalidates it and gets the new version.
     const { page } = visit;
-    const declared = await platform.rest('trust', '/revocations', { body: { subject: `${ISSUER}#${genuine.kid}`, reason: 'keyCompromise' }, as: 'writer' });
+    const declared = await platform.rest('trust', '/revocations', { body: { subject: `${ISSUER}#${genuine.kid}`, reason: 'keyCompromise' }, as: 'admin' });
     expect(declared.status, JSON.stringify(declared.body)).toBe(201);
     await new Promise((resolve) => setTimeout(resolve, 1100));
     const afterRevocation = await mint(genuine.passport);

@@ -1,6 +1,7 @@
 /** Thin resolvers over the snapshot service and repository; errors leave as RFC 9457 problems. */
 import { Cost, ListSize } from '../../../lib/graphql/cost.js';
-import { Arg, Authorized, FieldResolver, ID, Int, Mutation, Query, Resolver, Root } from 'type-graphql';
+import { Arg, Authorized, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root } from 'type-graphql';
+import type { RequestContext } from '../../../lib/graphql/context.js';
 import { PageInfo } from '../../../lib/graphql/common-types.js';
 import { badRequest, ProblemError } from '../../../lib/problem.js';
 import { StoredBytesCorrupt, type SnapshotCursor, type SnapshotRepository } from '../data/snapshot-repository.js';
@@ -68,10 +69,10 @@ export class SnapshotResolver {
   @Cost(10_000)
   @Mutation(() => Snapshot, {
     name: 'createSnapshot',
-    description: 'Snapshots a passport: gathers it through the graph, stores its bag and the notarization of the bag in one transaction.',
+    description: 'Snapshots a passport of the caller’s operator (any, for the platform admin): gathers it through the graph, stores its bag and the notarization of the bag in one transaction.',
   })
-  async createSnapshot(@Arg('passportId', () => ID) passportId: string): Promise<Snapshot> {
-    return Snapshot.from(await this.dependencies.snapshots.create(passportId));
+  async createSnapshot(@Arg('passportId', () => ID) passportId: string, @Ctx() context: RequestContext): Promise<Snapshot> {
+    return Snapshot.from(await this.dependencies.snapshots.create(passportId, context.principal!));
   }
 
   @Cost(CHUNK_WEIGHT)

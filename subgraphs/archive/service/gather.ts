@@ -7,12 +7,13 @@ import type { Json } from '../../../lib/crypto/index.js';
 import type { GatewayClient } from '../../../lib/graphql/gateway-client.js';
 import type { SnapshotContent } from '../domain/index.js';
 
-/** The cross-service contract (CONTRACTS.md): issuer `passport(id)`, both keyrings, the trust anchor bundle. */
-export const GATHER_QUERY = `query Gather($id: ID!) { passport(id: $id) { id status core manifest logHead events latestPack verdict } issuer { keyring } trust { keyring } trustAnchorBundle }`;
+/** The cross-service contract (CONTRACTS.md): issuer `passport(id)` (its operator: who may snapshot it), both keyrings, the trust anchor bundle. */
+export const GATHER_QUERY = `query Gather($id: ID!) { passport(id: $id) { id operator status core manifest logHead events latestPack verdict } issuer { keyring } trust { keyring } trustAnchorBundle }`;
 
 export interface GatheredPassport {
   passport: {
     id: string;
+    operator: string;
     status: string;
     core: Json;
     manifest: Json;
@@ -26,12 +27,12 @@ export interface GatheredPassport {
   trustAnchorBundle: Json;
 }
 
-/** The passport's content, or undefined when the issuer does not know the passport. */
-export async function gatherPassport(gateway: GatewayClient, passportId: string): Promise<SnapshotContent | undefined> {
+/** The passport's content and the operator that owns it, or undefined when the issuer does not know the passport. */
+export async function gatherPassport(gateway: GatewayClient, passportId: string): Promise<{ operator: string; content: SnapshotContent } | undefined> {
   const gathered = await gateway.request<GatheredPassport>(GATHER_QUERY, { id: passportId });
   const { passport } = gathered;
   if (!passport) return undefined;
-  return {
+  const content: SnapshotContent = {
     passportId: passport.id,
     core: passport.core,
     manifest: passport.manifest,
@@ -41,4 +42,5 @@ export async function gatherPassport(gateway: GatewayClient, passportId: string)
     verdict: passport.verdict,
     keys: { issuerKeyring: gathered.issuer.keyring, trustAnchorBundle: gathered.trustAnchorBundle, trustKeyring: gathered.trust.keyring },
   };
+  return { operator: passport.operator, content };
 }

@@ -3,6 +3,8 @@
  * (one pass, one chunk in memory), and notarize the digest of exactly the bytes stored — all
  * committed together or not at all.
  */
+import { refuseUnlessOwner } from '../../../lib/auth/operators.js';
+import type { Principal } from '../../../lib/auth/tokens.js';
 import type { DomainMetrics } from '../../../lib/ops/metrics.js';
 import { randomUUID } from 'node:crypto';
 import type { Signer } from '../../../lib/crypto/index.js';
@@ -49,16 +51,18 @@ export class SnapshotService {
   }
 
   /**
-   * Snapshots a passport. Throws a ProblemError: 400 for an id that cannot be one, 422 for a
-   * passport the issuer does not know, 413 for a bag too large to store, 503 when a service it
+   * Snapshots a passport of the creator's operator (any, for the platform itself). Throws a
+   * ProblemError: 400 for an id that cannot be one, 422 for a passport the issuer does not know, 403
+   * for another operator's (OWNED_BY_ANOTHER_OPERATOR), 413 for a bag too large to store, 503 when a service it
    * needs is out of reach for now, 502 when the graph does not answer with usable content; in every
    * case nothing is stored.
    */
-  async create(passportId: string): Promise<SnapshotRecord> {
+  async create(passportId: string, creator: Pick<Principal, 'operator'>): Promise<SnapshotRecord> {
     if (!PASSPORT_ID.test(passportId) || passportId.trim() !== passportId) {
       throw badRequest('INVALID_PASSPORT_ID', 'passport_id must be 1 to 200 characters without control characters or surrounding spaces.');
     }
-    const content = await this.#gather(passportId);
+    const { operator, content } = await this.#gather(passportId);
+    refuseUnlessOwner(creator, { kind: 'passport', id: passportId, owner: operator });
     const id = this.#newId();
     const createdAt = this.#clock();
     const bag = this.#bag(id, createdAt, content);
@@ -95,10 +99,10 @@ export class SnapshotService {
     return snapshot;
   }
 
-  async #gather(passportId: string): Promise<SnapshotContent> {
-    let content: SnapshotContent | undefined;
+  async #gather(passportId: string): Promise<{ operator: string; content: SnapshotContent }> {
+    let gathered: Awaited<ReturnType<typeof gatherPassport>>;
     try {
-      content = await gatherPassport(this.#options.gateway, passportId);
+      gathered = await gatherPassport(this.#options.gateway, passportId);
     } catch (error) {
       if (error instanceof ProblemError) {
         // The issuer may answer an unknown id with a problem rather than null.
@@ -109,8 +113,8 @@ export class SnapshotService {
       }
       throw new ProblemError(502, 'GATHER_FAILED', `The archive could not gather passport ${passportId} through the graph: ${(error as Error).message}`);
     }
-    if (!content) throw unknownPassport(passportId);
-    return content;
+    if (!gathered) throw unknownPassport(passportId);
+    return gathered;
   }
 
   #bag(id: string, createdAt: Date, content: SnapshotContent): BagStream {

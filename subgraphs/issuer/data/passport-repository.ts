@@ -7,6 +7,7 @@
  * append costs O(log n) whatever the length of the log.
  */
 import { recordInTransaction } from '../../../lib/audit/admin-log.js';
+import { refuseUnlessOwner } from '../../../lib/auth/operators.js';
 import { changeChannel, changePayload } from '../../../lib/db/change-feed.js';
 import { Prisma, type PrismaClient } from '../../../prisma/issuer/generated/client.js';
 import { StatusChanges } from './status-changes.js';
@@ -196,9 +197,6 @@ export interface PassportWriter {
   operator: string | null;
   signer(owner: string, purpose: 'event' | 'carrier'): Promise<Signer>;
 }
-
-/** A passport the writer's operator does not own is, to it, a passport that does not exist. */
-const writesTo = (writer: PassportWriter, owner: string) => writer.operator === null || writer.operator === owner;
 
 /** The row as an append sees it, locked, and the restore that holds appends, if one does. */
 interface LockedRow {
@@ -452,8 +450,8 @@ export class PassportRepository {
    * Appends one event atomically: under the row lock, the domain's appendEvent judges it against the
    * stored state (rule I6, payload schema) and signs it, and the event, the new frontier and the new
    * signed head are written together. A refusal throws, which rolls back and changes nothing; so does
-   * an unacknowledged restore (RestoreUnacknowledged). Returns undefined when the passport does not
-   * exist or is another operator's than the writer's.
+   * an unacknowledged restore (RestoreUnacknowledged), and so does another operator's passport
+   * (refuseUnlessOwner). Returns undefined when the passport does not exist.
    */
   async append(
     passportId: string,
@@ -469,7 +467,8 @@ export class PassportRepository {
                    WHERE acknowledged_at IS NULL ORDER BY id LIMIT 1) AS unacknowledged_restore
           FROM ${this.#table} WHERE id = ${passportId} FOR UPDATE`);
         const row = locked[0];
-        if (!row || !writesTo(writer, row.operator)) return undefined;
+        if (!row) return undefined;
+        refuseUnlessOwner(writer, { kind: 'passport', id: passportId, owner: row.operator });
         const held = row.unacknowledged_restore;
         if (held) throw new RestoreUnacknowledged({ restoredAt: held.restored_at, snapshotAt: held.snapshot_at });
         const eventSigner = await writer.signer(row.operator, 'event');
@@ -515,8 +514,8 @@ export class PassportRepository {
 
   /**
    * Mints under the row lock, so the pack is made from one consistent head and status; `mint`
-   * throws to refuse (nothing is recorded). Returns undefined when the passport does not exist or is
-   * another operator's than the writer's.
+   * throws to refuse (nothing is recorded), as another operator's passport does (refuseUnlessOwner).
+   * Returns undefined when the passport does not exist.
    */
   async mintPack<T extends { text: string }>(passportId: string, writer: PassportWriter, mint: (row: PackSourceRow, signer: Signer, now: Date) => T): Promise<T | undefined> {
     return this.prisma.$transaction(
@@ -538,7 +537,8 @@ export class PassportRepository {
                      FROM ${this.#table} WHERE id = ${passportId} FOR UPDATE`,
         );
         const row = locked[0];
-        if (!row || !writesTo(writer, row.operator)) return undefined;
+        if (!row) return undefined;
+        refuseUnlessOwner(writer, { kind: 'passport', id: passportId, owner: row.operator });
         const signer = await writer.signer(row.operator, 'carrier');
         const now = new Date();
         const pack = mint(

@@ -3,7 +3,7 @@ import { Arg, Authorized, Ctx, ID, Mutation, Query, Resolver } from 'type-graphq
 import { identityProblem } from '../../../lib/auth/identity-store.js';
 import type { TokenAdministration } from '../../../lib/auth/token-administration.js';
 import type { Role } from '../../../lib/auth/tokens.js';
-import type { RequestContext } from '../../../lib/graphql/context.js';
+import { refusalsLogged, type RequestContext } from '../../../lib/graphql/context.js';
 import { refusing } from '../../../lib/problem.js';
 import { AccessToken, AccessTokenInput, IssuedAccessToken } from '../schema/access-tokens.js';
 
@@ -32,7 +32,7 @@ export class AccessTokenResolver {
   @Authorized('admin')
   @Query(() => [AccessToken], { description: 'The tokens of an operator, newest first, revoked and expired ones included; never a secret.' })
   async accessTokens(@Arg('operator', () => String, { nullable: true, description: OPERATOR }) operator: string | null | undefined, @Ctx() context: RequestContext): Promise<AccessToken[]> {
-    return (await refusing(() => this.tokens.list(context.principal!, operator), identityProblem)).map(AccessToken.from);
+    return (await refusalsLogged(context, 'accessTokens', () => refusing(() => this.tokens.list(context.principal!, operator), identityProblem))).map(AccessToken.from);
   }
 
   @Authorized('admin')

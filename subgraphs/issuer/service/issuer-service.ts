@@ -564,7 +564,7 @@ export class IssuerService {
     return texts;
   }
 
-  /** Appends an event to a passport of the caller's operator (any passport, for the platform itself); another operator's is not found. */
+  /** Appends an event to a passport of the caller's operator (any passport, for the platform itself); another operator's is refused 403. */
   async appendEvent(passportId: string, input: { type: string; payload: Record<string, unknown> }, writer: Pick<Principal, 'operator' | 'credential'>) {
     // Events are stored as their canonical text, where U+0000 is an escape like any other.
     refuseUnrepresentable(input.payload, 'payload', { allowNul: true });

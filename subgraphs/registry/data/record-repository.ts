@@ -26,6 +26,7 @@ import {
 } from '../domain/index.js';
 import { pageFrom } from '../domain/listing.js';
 import { recordInTransaction } from '../../../lib/audit/admin-log.js';
+import { DEFAULT_OPERATOR, refuseUnlessOwner } from '../../../lib/auth/operators.js';
 import { canonicalize } from '../../../lib/crypto/jcs.js';
 import { Prisma, type PrismaClient } from '../../../prisma/registry/generated/client.js';
 
@@ -230,10 +231,10 @@ export class RecordRepository {
   }
 
   /**
-   * Creates a record at version 1. An id already in use, by a record of any kind, is
-   * RECORD_EXISTS; two concurrent creations of one id meet at the primary key.
+   * Creates a record at version 1, owned by `operator`. An id already in use, by a record of any
+   * kind, is RECORD_EXISTS; two concurrent creations of one id meet at the primary key.
    */
-  async create(kind: RecordKind, id: string, request: Omit<NewVersionRequest, 'expectedVersion'>, now: Date): Promise<StoredVersion> {
+  async create(kind: RecordKind, id: string, request: Omit<NewVersionRequest, 'expectedVersion'>, now: Date, operator: string): Promise<StoredVersion> {
     // The request is checked first (its id included, before any id reaches the database).
     const version = appendVersion(kind, id, [], { ...request, expectedVersion: 0 }, now);
     const existing = await this.prisma.registryRecord.findUnique({ where: { id }, select: { kind: true } });
@@ -248,6 +249,7 @@ export class RecordRepository {
             kind,
             currentVersion: version.version,
             status: version.status,
+            operator,
             createdAt: now,
             updatedAt: now,
             versions: { create: row },
@@ -267,13 +269,15 @@ export class RecordRepository {
    * Adds the next version to the record (kind, id). The caller's expected version must be the
    * current one: the head row is advanced only `WHERE current_version = expected`, so of two
    * writers on the same base exactly one advances it and the other gets STALE_VERSION, with
-   * nothing written (its transaction rolls back).
+   * nothing written (its transaction rolls back). Another operator's record than the writer's is
+   * refused (refuseUnlessOwner) before the request is judged.
    */
-  async append(kind: RecordKind, id: string, request: NewVersionRequest, now: Date): Promise<StoredVersion> {
+  async append(kind: RecordKind, id: string, request: NewVersionRequest, now: Date, writer: { operator: string | null }): Promise<StoredVersion> {
     if (!isValidRecordId(id)) throw new RecordStateError('NOT_FOUND', `no ${kind} record has the id ${JSON.stringify(id)}`);
     return this.prisma.$transaction(async (tx) => {
-      const head = await tx.registryRecord.findUnique({ where: { id }, select: { kind: true, currentVersion: true } });
+      const head = await tx.registryRecord.findUnique({ where: { id }, select: { kind: true, currentVersion: true, operator: true } });
       if (!head || head.kind !== kind) throw new RecordStateError('NOT_FOUND', `no ${kind} record has the id ${id}`);
+      refuseUnlessOwner(writer, { kind: `${kind} record`, id, owner: head.operator });
       const latest = await tx.registryRecordVersion.findUniqueOrThrow({ where: { id_version: { id, version: head.currentVersion } } });
       const version = appendVersion(kind, id, [toVersion(latest)], request, now);
       await checkProfileReferences(tx, version);
@@ -294,7 +298,7 @@ export class RecordRepository {
   }
 
   /**
-   * Loads versions (the sample register) that are not stored yet. A record whose stored versions
+   * Loads versions (the sample register, the default operator's) that are not stored yet. A record whose stored versions
    * are not a prefix of the given ones (another record took its id, or its history went another
    * way) is left as it is and reported. One transaction under an advisory lock, so concurrent
    * seeds do not interleave; running it again changes nothing.
@@ -337,7 +341,7 @@ export class RecordRepository {
         const last = missing[missing.length - 1]!;
         if (present.length === 0) {
           await tx.registryRecord.create({
-            data: { id, kind, currentVersion: last.version, status: last.status, createdAt: new Date(wanted[0]!.createdAt), updatedAt: new Date(last.createdAt) },
+            data: { id, kind, currentVersion: last.version, status: last.status, operator: DEFAULT_OPERATOR, createdAt: new Date(wanted[0]!.createdAt), updatedAt: new Date(last.createdAt) },
           });
         } else {
           await tx.registryRecord.update({ where: { id }, data: { currentVersion: last.version, status: last.status, updatedAt: new Date(last.createdAt) } });

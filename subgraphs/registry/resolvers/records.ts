@@ -5,6 +5,9 @@
 import { GraphQLJSON, GraphQLJSONObject } from 'graphql-scalars';
 import { Cost, ListSize } from '../../../lib/graphql/cost.js';
 import { Arg, Authorized, Ctx, ID, Int, Mutation, Query, Resolver } from 'type-graphql';
+import { PLATFORM_ADMIN } from '../../../lib/auth/tokens.js';
+import { actingOperator } from '../../../lib/auth/operators.js';
+import type { RequestContext } from '../../../lib/graphql/context.js';
 import { perRequest } from '../../../lib/graphql/batching.js';
 import { PageInfo } from '../../../lib/graphql/common-types.js';
 import { badRequest, conflict, notFound, ProblemError, refusing } from '../../../lib/problem.js';
@@ -210,8 +213,10 @@ export class RegistryRecordResolver {
   }
 
   @Authorized('writer')
-  @Mutation(() => RegistryRecord, { description: 'Creates a record at version 1. Its id must be free in the whole register.' })
-  async createRegistryRecord(@Arg('input', () => RegistryRecordInput) input: RegistryRecordInput): Promise<RegistryRecord> {
+  @Mutation(() => RegistryRecord, {
+    description: "Creates a record at version 1, the caller's operator's (the default operator's, for the platform admin). Its id must be free in the whole register.",
+  })
+  async createRegistryRecord(@Arg('input', () => RegistryRecordInput) input: RegistryRecordInput, @Ctx() context: RequestContext): Promise<RegistryRecord> {
     const kind = kindOf(input.kind);
     const created = await refusing(
       () =>
@@ -220,6 +225,7 @@ export class RegistryRecordResolver {
           input.id,
           { body: input.body, ...(input.status == null ? {} : { status: input.status }), effectiveFrom: input.effectiveFrom, effectiveTo: input.effectiveTo },
           new Date(),
+          actingOperator(context.principal!),
         ),
       registryProblem,
     );
@@ -229,7 +235,7 @@ export class RegistryRecordResolver {
   @Authorized('writer')
   @Mutation(() => RegistryRecord, {
     description:
-      'Adds the next version to a record (item, service, cross-register mapping or generic). expectedVersion must be the current version; otherwise 409 STALE_VERSION and nothing is written.',
+      "Adds the next version to a record (item, service, cross-register mapping or generic) of the caller's operator (any, for the platform admin; another operator's is 403 OWNED_BY_ANOTHER_OPERATOR). expectedVersion must be the current version; otherwise 409 STALE_VERSION and nothing is written.",
   })
   async appendRegistryRecordVersion(
     // type-graphql lists arguments last parameter first, and the admin log names a mutation's
@@ -237,6 +243,7 @@ export class RegistryRecordResolver {
     @Arg('kind', () => String, { nullable: true, description: "The record's kind, when the caller addresses it through a collection." }) kind: string | null,
     @Arg('input', () => RegistryVersionInput) input: RegistryVersionInput,
     @Arg('id', () => ID) id: string,
+    @Ctx() context: RequestContext,
   ): Promise<RegistryRecord> {
     const recordKind = optionalKind(kind) ?? (await this.kindOfRecord(id));
     const appended = await refusing(async () => {
@@ -246,12 +253,13 @@ export class RegistryRecordResolver {
         id,
         { expectedVersion: input.expectedVersion, body: input.body, ...(input.status == null ? {} : { status: input.status }), effectiveFrom: input.effectiveFrom, effectiveTo: input.effectiveTo },
         new Date(),
+        context.principal!,
       );
     }, registryProblem);
     return toRecord(appended);
   }
 
-  @Authorized('admin')
+  @Authorized(PLATFORM_ADMIN)
   @Mutation(() => RegistrySeedResult, { description: 'Loads the sample register; versions already stored are left as they are, so running it again changes nothing.' })
   async seedRegistry(): Promise<RegistrySeedResult> {
     return refusing(() => this.dependencies.records.seed(seedRegister()), registryProblem);

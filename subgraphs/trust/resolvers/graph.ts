@@ -2,6 +2,7 @@
 import { GraphQLJSON, GraphQLJSONObject } from 'graphql-scalars';
 import { Cost, ListSize } from '../../../lib/graphql/cost.js';
 import { Arg, Authorized, Ctx, ID, Int, Mutation, Query, Resolver } from 'type-graphql';
+import { PLATFORM_ADMIN } from '../../../lib/auth/tokens.js';
 import { PageInfo } from '../../../lib/graphql/common-types.js';
 import { badRequest } from '../../../lib/problem.js';
 import { GRAPH_SECTIONS, type GraphCursor } from '../data/graph-repository.js';
@@ -151,7 +152,7 @@ export class TrustGraphResolver {
     return answers;
   }
 
-  @Authorized('admin')
+  @Authorized(PLATFORM_ADMIN)
   @Mutation(() => PlatformKeysPlacementType, {
     description:
       "Merges every service's keyring into the `platform` root node, so the trust graph vouches for the platform's own keys, and each operator's keys into its node `operator:<id>`, delegated from `platform`. Runs at every start, after every key rotation or revocation of any service and when an operator is created.",
@@ -161,7 +162,7 @@ export class TrustGraphResolver {
     return { node: nodeOut(node), created, operators };
   }
 
-  @Authorized('writer')
+  @Authorized(PLATFORM_ADMIN)
   @Mutation(() => TrustNodeUpsertType, { description: 'Creates a node or merges keys into it by kid (POST /nodes); the same kid with other key material is a 409.' })
   async upsertTrustNode(@Arg('input', () => TrustNodeInput) input: TrustNodeInput): Promise<TrustNodeUpsertType> {
     const body = present({ id: input.id, kind: input.kind, jurisdiction: input.jurisdiction, keys: input.keys, threshold: input.threshold, group_key: input.groupKey });
@@ -169,7 +170,7 @@ export class TrustGraphResolver {
     return { node: nodeOut(value), created };
   }
 
-  @Authorized('writer')
+  @Authorized(PLATFORM_ADMIN)
   @Mutation(() => DelegationEdgeAdditionType, {
     description: 'Validates a delegation credential (signed JSON or compact JWS) and adds it as an edge (POST /edges); a failing one is a 422 with the reason and adds nothing.',
   })

@@ -1,6 +1,7 @@
 /** The witnessed master list: verdicts computed on every read against the current witness set. */
 import { Cost } from '../../../lib/graphql/cost.js';
 import { Arg, Authorized, Mutation, Query, Resolver } from 'type-graphql';
+import { PLATFORM_ADMIN } from '../../../lib/auth/tokens.js';
 import { quorumVerdict, type MasterListEntry, type QuorumVerdict, type WitnessSet } from '../domain/index.js';
 import { MasterListEntryInput, MasterListEntryType, MasterListType, type QuorumVerdictType, WitnessSetInput, WitnessSetType } from '../schema/types.js';
 import { orThrow, present, type TrustDependencies } from './shared.js';
@@ -24,14 +25,14 @@ export class MasterListResolver {
     };
   }
 
-  @Authorized('writer')
+  @Authorized(PLATFORM_ADMIN)
   @Mutation(() => WitnessSetType, { description: 'Replaces the witness set (POST /master-list/witnesses): 1 <= m <= K distinct Ed25519 keys, else 422.' })
   async replaceTrustWitnessSet(@Arg('input', () => WitnessSetInput) input: WitnessSetInput): Promise<WitnessSetType> {
     const stored = orThrow(await this.deps.masterList.replaceWitnessSet({ m: input.m, keys: input.keys }));
     return { m: stored.m, keys: [...stored.keys], recordedAt: stored.recorded_at };
   }
 
-  @Authorized('writer')
+  @Authorized(PLATFORM_ADMIN)
   @Mutation(() => MasterListEntryType, { description: 'Upserts an entry with its cosignatures and verifies it at once (POST /master-list/entries).' })
   async upsertTrustMasterListEntry(@Arg('input', () => MasterListEntryInput) input: MasterListEntryInput): Promise<MasterListEntryType> {
     const { entry, created } = orThrow(await this.deps.masterList.upsertMasterListEntry(present({ id: input.id, body: input.body, cosignatures: input.cosignatures })));

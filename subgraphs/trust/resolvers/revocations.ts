@@ -1,6 +1,7 @@
 /** Revocations, bitemporal: what was revoked at `at`, as known by `known_by`. */
 import { ListSize } from '../../../lib/graphql/cost.js';
 import { Arg, Authorized, Int, Mutation, Query, Resolver } from 'type-graphql';
+import { PLATFORM_ADMIN } from '../../../lib/auth/tokens.js';
 import { PageInfo } from '../../../lib/graphql/common-types.js';
 import { badRequest } from '../../../lib/problem.js';
 import type { GraphCursor } from '../data/graph-repository.js';
@@ -76,7 +77,7 @@ export class RevocationResolver {
     };
   }
 
-  @Authorized('writer')
+  @Authorized(PLATFORM_ADMIN)
   @Mutation(() => RevocationType, {
     description: "Declares a revocation (POST /revocations); recordedAt is the server's clock. A retroactive one needs a quorate attestation, else 422 and nothing is stored.",
   })

@@ -1,6 +1,7 @@
 /** Trust lists per jurisdiction: append-only, answerable at any instant. */
 import { ListSize } from '../../../lib/graphql/cost.js';
 import { Arg, Authorized, Mutation, Query, Resolver } from 'type-graphql';
+import { PLATFORM_ADMIN } from '../../../lib/auth/tokens.js';
 import { badRequest, ProblemError } from '../../../lib/problem.js';
 import { normalizeJurisdiction, trustListAt, type TrustList } from '../domain/index.js';
 import { TrustListEntryInput, TrustListEntryUpsertType, TrustListInput, TrustListType } from '../schema/types.js';
@@ -49,14 +50,14 @@ export class TrustListResolver {
     return listOut(list);
   }
 
-  @Authorized('writer')
+  @Authorized(PLATFORM_ADMIN)
   @Mutation(() => TrustListType, { description: 'Registers the trust list of a jurisdiction (POST /trust-lists); a second list for it is a 409.' })
   async registerTrustList(@Arg('input', () => TrustListInput) input: TrustListInput): Promise<TrustListType> {
     const body = present({ jurisdiction: input.jurisdiction, framework: input.framework, next_update: input.nextUpdate });
     return listOut(orThrow(await this.deps.trustLists.registerTrustList(body)));
   }
 
-  @Authorized('writer')
+  @Authorized(PLATFORM_ADMIN)
   @Mutation(() => TrustListEntryUpsertType, {
     description: 'Upserts one entry (POST /trust-lists/{jur}/entries); supersededAt withdraws it from then on. Every change bumps the sequence number.',
   })

@@ -17,6 +17,9 @@ import { NOTARY_KEY_PURPOSE } from '../../../subgraphs/archive/service/discovery
 import { GATHER_QUERY, type GatheredPassport } from '../../../subgraphs/archive/service/gather.js';
 import { SnapshotService } from '../../../subgraphs/archive/service/snapshot-service.js';
 
+/** The platform itself, as a snapshot's creator: it may snapshot any passport. */
+export const PLATFORM = { operator: null };
+
 /** What the graph answers to the gather query for a passport, in the contract's shape. */
 export function gathered(content: SnapshotContent | undefined): GatheredPassport {
   const keys = content?.keys ?? { issuerKeyring: { keys: [] }, trustAnchorBundle: { anchors: [] }, trustKeyring: { keys: [] } };
@@ -24,6 +27,7 @@ export function gathered(content: SnapshotContent | undefined): GatheredPassport
     passport: content
       ? {
           id: content.passportId,
+          operator: 'default',
           status: String((content.core as { status?: unknown }).status ?? 'active'),
           core: content.core,
           manifest: content.manifest,

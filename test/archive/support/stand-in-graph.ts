@@ -29,6 +29,7 @@ extend schema @link(url: "https://specs.apollo.dev/federation/v2.7", import: ["@
 scalar JSONObject
 type Passport @key(fields: "id") {
   id: ID!
+  operator: ID!
   status: String!
   core: JSONObject!
   manifest: JSONObject!

@@ -792,6 +792,7 @@ export const RegistryRecordScalarFieldEnum = {
   kind: 'kind',
   currentVersion: 'currentVersion',
   status: 'status',
+  operator: 'operator',
   createdAt: 'createdAt',
   updatedAt: 'updatedAt'
 } as const

@@ -41,6 +41,7 @@ export type RegistryRecordMinAggregateOutputType = {
   kind: string | null
   currentVersion: number | null
   status: string | null
+  operator: string | null
   createdAt: Date | null
   updatedAt: Date | null
 }
@@ -50,6 +51,7 @@ export type RegistryRecordMaxAggregateOutputType = {
   kind: string | null
   currentVersion: number | null
   status: string | null
+  operator: string | null
   createdAt: Date | null
   updatedAt: Date | null
 }
@@ -59,6 +61,7 @@ export type RegistryRecordCountAggregateOutputType = {
   kind: number
   currentVersion: number
   status: number
+  operator: number
   createdAt: number
   updatedAt: number
   _all: number
@@ -78,6 +81,7 @@ export type RegistryRecordMinAggregateInputType = {
   kind?: true
   currentVersion?: true
   status?: true
+  operator?: true
   createdAt?: true
   updatedAt?: true
 }
@@ -87,6 +91,7 @@ export type RegistryRecordMaxAggregateInputType = {
   kind?: true
   currentVersion?: true
   status?: true
+  operator?: true
   createdAt?: true
   updatedAt?: true
 }
@@ -96,6 +101,7 @@ export type RegistryRecordCountAggregateInputType = {
   kind?: true
   currentVersion?: true
   status?: true
+  operator?: true
   createdAt?: true
   updatedAt?: true
   _all?: true
@@ -192,6 +198,7 @@ export type RegistryRecordGroupByOutputType = {
   kind: string
   currentVersion: number
   status: string
+  operator: string
   createdAt: Date
   updatedAt: Date
   _count: RegistryRecordCountAggregateOutputType | null
@@ -224,6 +231,7 @@ export type RegistryRecordWhereInput = {
   kind?: Prisma.StringFilter<"RegistryRecord"> | string
   currentVersion?: Prisma.IntFilter<"RegistryRecord"> | number
   status?: Prisma.StringFilter<"RegistryRecord"> | string
+  operator?: Prisma.StringFilter<"RegistryRecord"> | string
   createdAt?: Prisma.DateTimeFilter<"RegistryRecord"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"RegistryRecord"> | Date | string
   versions?: Prisma.RegistryRecordVersionListRelationFilter
@@ -234,6 +242,7 @@ export type RegistryRecordOrderByWithRelationInput = {
   kind?: Prisma.SortOrder
   currentVersion?: Prisma.SortOrder
   status?: Prisma.SortOrder
+  operator?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
   versions?: Prisma.RegistryRecordVersionOrderByRelationAggregateInput
@@ -248,6 +257,7 @@ export type RegistryRecordWhereUniqueInput = Prisma.AtLeast<{
   kind?: Prisma.StringFilter<"RegistryRecord"> | string
   currentVersion?: Prisma.IntFilter<"RegistryRecord"> | number
   status?: Prisma.StringFilter<"RegistryRecord"> | string
+  operator?: Prisma.StringFilter<"RegistryRecord"> | string
   createdAt?: Prisma.DateTimeFilter<"RegistryRecord"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"RegistryRecord"> | Date | string
   versions?: Prisma.RegistryRecordVersionListRelationFilter
@@ -258,6 +268,7 @@ export type RegistryRecordOrderByWithAggregationInput = {
   kind?: Prisma.SortOrder
   currentVersion?: Prisma.SortOrder
   status?: Prisma.SortOrder
+  operator?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
   _count?: Prisma.RegistryRecordCountOrderByAggregateInput
@@ -275,6 +286,7 @@ export type RegistryRecordScalarWhereWithAggregatesInput = {
   kind?: Prisma.StringWithAggregatesFilter<"RegistryRecord"> | string
   currentVersion?: Prisma.IntWithAggregatesFilter<"RegistryRecord"> | number
   status?: Prisma.StringWithAggregatesFilter<"RegistryRecord"> | string
+  operator?: Prisma.StringWithAggregatesFilter<"RegistryRecord"> | string
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"RegistryRecord"> | Date | string
   updatedAt?: Prisma.DateTimeWithAggregatesFilter<"RegistryRecord"> | Date | string
 }
@@ -284,6 +296,7 @@ export type RegistryRecordCreateInput = {
   kind: string
   currentVersion: number
   status: string
+  operator: string
   createdAt: Date | string
   updatedAt: Date | string
   versions?: Prisma.RegistryRecordVersionCreateNestedManyWithoutRecordInput
@@ -294,6 +307,7 @@ export type RegistryRecordUncheckedCreateInput = {
   kind: string
   currentVersion: number
   status: string
+  operator: string
   createdAt: Date | string
   updatedAt: Date | string
   versions?: Prisma.RegistryRecordVersionUncheckedCreateNestedManyWithoutRecordInput
@@ -304,6 +318,7 @@ export type RegistryRecordUpdateInput = {
   kind?: Prisma.StringFieldUpdateOperationsInput | string
   currentVersion?: Prisma.IntFieldUpdateOperationsInput | number
   status?: Prisma.StringFieldUpdateOperationsInput | string
+  operator?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   versions?: Prisma.RegistryRecordVersionUpdateManyWithoutRecordNestedInput
@@ -314,6 +329,7 @@ export type RegistryRecordUncheckedUpdateInput = {
   kind?: Prisma.StringFieldUpdateOperationsInput | string
   currentVersion?: Prisma.IntFieldUpdateOperationsInput | number
   status?: Prisma.StringFieldUpdateOperationsInput | string
+  operator?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   versions?: Prisma.RegistryRecordVersionUncheckedUpdateManyWithoutRecordNestedInput
@@ -324,6 +340,7 @@ export type RegistryRecordCreateManyInput = {
   kind: string
   currentVersion: number
   status: string
+  operator: string
   createdAt: Date | string
   updatedAt: Date | string
 }
@@ -333,6 +350,7 @@ export type RegistryRecordUpdateManyMutationInput = {
   kind?: Prisma.StringFieldUpdateOperationsInput | string
   currentVersion?: Prisma.IntFieldUpdateOperationsInput | number
   status?: Prisma.StringFieldUpdateOperationsInput | string
+  operator?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -342,6 +360,7 @@ export type RegistryRecordUncheckedUpdateManyInput = {
   kind?: Prisma.StringFieldUpdateOperationsInput | string
   currentVersion?: Prisma.IntFieldUpdateOperationsInput | number
   status?: Prisma.StringFieldUpdateOperationsInput | string
+  operator?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -356,6 +375,7 @@ export type RegistryRecordCountOrderByAggregateInput = {
   kind?: Prisma.SortOrder
   currentVersion?: Prisma.SortOrder
   status?: Prisma.SortOrder
+  operator?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
 }
@@ -369,6 +389,7 @@ export type RegistryRecordMaxOrderByAggregateInput = {
   kind?: Prisma.SortOrder
   currentVersion?: Prisma.SortOrder
   status?: Prisma.SortOrder
+  operator?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
 }
@@ -378,6 +399,7 @@ export type RegistryRecordMinOrderByAggregateInput = {
   kind?: Prisma.SortOrder
   currentVersion?: Prisma.SortOrder
   status?: Prisma.SortOrder
+  operator?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
 }
@@ -418,6 +440,7 @@ export type RegistryRecordCreateWithoutVersionsInput = {
   kind: string
   currentVersion: number
   status: string
+  operator: string
   createdAt: Date | string
   updatedAt: Date | string
 }
@@ -427,6 +450,7 @@ export type RegistryRecordUncheckedCreateWithoutVersionsInput = {
   kind: string
   currentVersion: number
   status: string
+  operator: string
   createdAt: Date | string
   updatedAt: Date | string
 }
@@ -452,6 +476,7 @@ export type RegistryRecordUpdateWithoutVersionsInput = {
   kind?: Prisma.StringFieldUpdateOperationsInput | string
   currentVersion?: Prisma.IntFieldUpdateOperationsInput | number
   status?: Prisma.StringFieldUpdateOperationsInput | string
+  operator?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -461,6 +486,7 @@ export type RegistryRecordUncheckedUpdateWithoutVersionsInput = {
   kind?: Prisma.StringFieldUpdateOperationsInput | string
   currentVersion?: Prisma.IntFieldUpdateOperationsInput | number
   status?: Prisma.StringFieldUpdateOperationsInput | string
+  operator?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -501,6 +527,7 @@ export type RegistryRecordSelect<ExtArgs extends runtime.Types.Extensions.Intern
   kind?: boolean
   currentVersion?: boolean
   status?: boolean
+  operator?: boolean
   createdAt?: boolean
   updatedAt?: boolean
   versions?: boolean | Prisma.RegistryRecord$versionsArgs<ExtArgs>
@@ -512,6 +539,7 @@ export type RegistryRecordSelectCreateManyAndReturn<ExtArgs extends runtime.Type
   kind?: boolean
   currentVersion?: boolean
   status?: boolean
+  operator?: boolean
   createdAt?: boolean
   updatedAt?: boolean
 }, ExtArgs["result"]["registryRecord"]>
@@ -521,6 +549,7 @@ export type RegistryRecordSelectUpdateManyAndReturn<ExtArgs extends runtime.Type
   kind?: boolean
   currentVersion?: boolean
   status?: boolean
+  operator?: boolean
   createdAt?: boolean
   updatedAt?: boolean
 }, ExtArgs["result"]["registryRecord"]>
@@ -530,11 +559,12 @@ export type RegistryRecordSelectScalar = {
   kind?: boolean
   currentVersion?: boolean
   status?: boolean
+  operator?: boolean
   createdAt?: boolean
   updatedAt?: boolean
 }
 
-export type RegistryRecordOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "kind" | "currentVersion" | "status" | "createdAt" | "updatedAt", ExtArgs["result"]["registryRecord"]>
+export type RegistryRecordOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "kind" | "currentVersion" | "status" | "operator" | "createdAt" | "updatedAt", ExtArgs["result"]["registryRecord"]>
 export type RegistryRecordInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   versions?: boolean | Prisma.RegistryRecord$versionsArgs<ExtArgs>
   _count?: boolean | Prisma.RegistryRecordCountOutputTypeDefaultArgs<ExtArgs>
@@ -555,6 +585,11 @@ export type $RegistryRecordPayload<ExtArgs extends runtime.Types.Extensions.Inte
     kind: string
     currentVersion: number
     status: string
+    /**
+     * The operator that created the record and owns it: only its writers (and the platform's admin)
+     * add versions (docs/OPERATORS.md). Records of before operators, and the sample register, are `default`'s.
+     */
+    operator: string
     createdAt: Date
     updatedAt: Date
   }, ExtArgs["result"]["registryRecord"]>
@@ -985,6 +1020,7 @@ export interface RegistryRecordFieldRefs {
   readonly kind: Prisma.FieldRef<"RegistryRecord", 'String'>
   readonly currentVersion: Prisma.FieldRef<"RegistryRecord", 'Int'>
   readonly status: Prisma.FieldRef<"RegistryRecord", 'String'>
+  readonly operator: Prisma.FieldRef<"RegistryRecord", 'String'>
   readonly createdAt: Prisma.FieldRef<"RegistryRecord", 'DateTime'>
   readonly updatedAt: Prisma.FieldRef<"RegistryRecord", 'DateTime'>
 }

@@ -1,20 +1,30 @@
 /**
- * Realistic data for the bad-input and authorization parts of the soak run, made through the REST
+ * Realistic data for the bad-input and authorization parts of the soak run and the authorization
+ * matrix (test/auth/authorization-matrix.test.ts), made through the REST
  * facade: trust nodes, an edge, a trust list, a witness set and master-list entry, a revocation,
  * the sample register plus a model and a generic record, a profile, passports with events and a
  * pack, and a snapshot. Also, for every write path of the route tables, an otherwise valid request.
  */
-import { ed25519PublicJwk, generateSecretKey, jwkThumbprint, publicKeyOf, rawKeySigner, signJson, type PublicJwk, type Signer } from '../lib/crypto/index.js';
+import { ed25519PublicJwk, generateSecretKey, jwkThumbprint, publicKeyOf, rawKeySigner, signJson, type PublicJwk, type Signer } from '../../lib/crypto/index.js';
 import { randomBytes } from 'node:crypto';
-import type { ServiceName } from '../lib/config/services.js';
-import { ROUTE_TABLES } from '../rest-facade/routes/index.js';
-import type { Route } from '../rest-facade/route-table.js';
-import type { SoakContext } from './context.js';
-import type { SoakSection } from './report.js';
+import type { ServiceName } from '../../lib/config/services.js';
+import { ROUTE_TABLES } from '../../rest-facade/routes/index.js';
+import type { Route } from '../../rest-facade/route-table.js';
+import type { RunningStack } from '../../bin/stack.js';
+import { problemOf } from '../../lib/problem.js';
 import { requestJson, type Answer } from './rest-client.js';
+import { excerpt, send, type RawAnswer } from './soak-http.js';
+
+/** A running platform and its tokens, one of each configured role: what the fixtures are written with (the soak run's context is one). */
+export interface WriteContext {
+  stack: RunningStack;
+  tokens: { admin: string; writer: string };
+  /** Seed of the deterministic generators: part of the fixtures' names. */
+  seed: number;
+}
 
 /** A JSON request to a service through the facade. */
-export function rest(context: SoakContext, service: ServiceName, method: string, path: string, options: { token?: string; body?: unknown } = {}): Promise<Answer> {
+export function rest(context: WriteContext, service: ServiceName, method: string, path: string, options: { token?: string; body?: unknown } = {}): Promise<Answer> {
   return requestJson(`${context.stack.facade.baseUrls[service]}${path}`, method, options);
 }
 
@@ -83,10 +93,11 @@ async function must(answer: Promise<Answer>, what: string): Promise<Answer> {
   return result;
 }
 
-export async function seedFixtures(context: SoakContext): Promise<Fixtures> {
+export async function seedFixtures(context: WriteContext): Promise<Fixtures> {
   const { writer, admin } = context.tokens;
   const run = `${context.seed.toString(36)}-${Date.now().toString(36)}`;
-  const w = (service: ServiceName, path: string, body?: unknown, token = writer) =>
+  // The trust graph is the platform admin's (docs/OPERATORS.md); the rest is written by the writer.
+  const w = (service: ServiceName, path: string, body?: unknown, token = service === 'trust' ? admin : writer) =>
     must(rest(context, service, 'POST', path, { token, ...(body === undefined ? {} : { body }) }), `POST /${service}${path}`);
 
   // Trust: a root delegating to an issuer node, a trust list with an entry, witnesses, a master-list entry, a revocation.
@@ -146,11 +157,6 @@ export async function seedFixtures(context: SoakContext): Promise<Fixtures> {
   return { run, rootKey, rootId, issuerId, witness, jurisdiction, modelId, genericId, profileId, passports, snapshotId, registryIds };
 }
 
-/** The section of a part that could not seed its data: it reports that rather than throwing (soak/report.ts). */
-export function notRun(title: string, error: unknown, started: number): SoakSection {
-  return { title, method: 'Not run: seeding the data failed.', passed: false, figures: [], failures: [String(error)], seconds: (performance.now() - started) / 1000 };
-}
-
 /** Real values for a route's path parameters. */
 export function realParams(service: ServiceName, route: Route, fixtures: Fixtures): Record<string, string> {
   const params: Record<string, string> = {};
@@ -184,7 +190,7 @@ let counter = 0;
  * values where a repeat would conflict (new node ids, a new jurisdiction, …). Reads that need a
  * role (admin logs) take no body. `undefined` when no valid request of the route is known.
  */
-export async function validRequest(context: SoakContext, service: ServiceName, route: Route, fixtures: Fixtures): Promise<ValidRequest | undefined> {
+export async function validRequest(context: WriteContext, service: ServiceName, route: Route, fixtures: Fixtures): Promise<ValidRequest | undefined> {
   counter += 1;
   const n = `${fixtures.run}-${counter}`;
   const params = realParams(service, route, fixtures);
@@ -208,7 +214,7 @@ export async function validRequest(context: SoakContext, service: ServiceName, r
       // A revocation needs a subject that is not yet revoked: a node made for it.
       const key = newKey();
       const id = `soak-revocable-${n}`;
-      const node = await rest(context, 'trust', 'POST', '/nodes', { token: context.tokens.writer, body: { id, kind: 'issuer', keys: [{ ...key.jwk, iat: seconds(-60) }] } });
+      const node = await rest(context, 'trust', 'POST', '/nodes', { token: context.tokens.admin, body: { id, kind: 'issuer', keys: [{ ...key.jwk, iat: seconds(-60) }] } });
       if (node.status >= 300) return undefined;
       return plain({ subject: `${id}#${key.jwk.kid}`, reason: 'keyCompromise' });
     }
@@ -222,6 +228,14 @@ export async function validRequest(context: SoakContext, service: ServiceName, r
       return plain(CONFIG_VECTOR);
     case 'issuer /passports':
       return plain({ identity: `https://id.gs1.org/01/09520123456788/21/${newSerial()}`, granularity: 'item', type_ref: { id: fixtures.modelId, version: 1 }, config_vector: CONFIG_VECTOR });
+    case 'issuer /passports/batch':
+      return plain({
+        passports: [newSerial(), newSerial()].map((serial) => ({
+          identity: `https://id.gs1.org/01/09520123456788/21/${serial}`,
+          type_ref: { id: fixtures.modelId, version: 1 },
+          config_vector: CONFIG_VECTOR,
+        })),
+      });
     case 'issuer /passports/{id}/events':
       return plain({ type: 'ObjectEvent', payload: OBJECT_EVENT(counter) });
     case 'issuer /admin/profiles':
@@ -257,4 +271,29 @@ export function prng(seed: number): () => number {
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
+}
+
+/** The problem a gateway answer carries in its first error, and whether any root field has data. */
+export function graphqlOutcome(answer: RawAnswer): { status?: number; code?: string; data: boolean } {
+  try {
+    const payload = JSON.parse(answer.text) as { data?: Record<string, unknown> | null; errors?: { message: string; extensions?: Record<string, unknown> }[] };
+    const first = payload.errors?.[0];
+    const details = first ? problemOf(first) : undefined;
+    const data = Object.values(payload.data ?? {}).some((value) => value !== null);
+    return { status: details?.status, code: details?.code ?? (first?.extensions?.code as string | undefined), data };
+  } catch {
+    return { data: false };
+  }
+}
+
+/**
+ * Brings each service's admin log up to every refusal made so far: a REST read of the log first sends
+ * the refusals the facade has gathered for that service, and the service writes its counts before it
+ * reads (docs/DESIGN-NOTES.md, "Authentication"). A granted read is not logged.
+ */
+export async function settleAdminLogs(context: WriteContext): Promise<void> {
+  for (const service of Object.keys(context.stack.facade.baseUrls) as ServiceName[]) {
+    const answer = await send({ url: `${context.stack.facade.baseUrls[service]}/admin/log?limit=1`, method: 'GET', headers: { authorization: `Bearer ${context.tokens.admin}` } });
+    if (answer.status !== 200) throw new Error(`the ${service} admin log could not be read: ${answer.status} ${excerpt(answer.text)}`);
+  }
 }

@@ -3,7 +3,7 @@
  * that refused or malformed requests change nothing.
  */
 import pg from 'pg';
-import { SERVICES } from '../lib/config/services.js';
+import { SERVICES } from '../../lib/config/services.js';
 
 export interface TableState {
   rows: number;
@@ -32,16 +32,17 @@ export interface AdminLogRow {
 
 const quote = (name: string) => `"${name.replaceAll('"', '""')}"`;
 
-export async function watchTables(databaseUrl: string): Promise<TableWatcher> {
+/** Every table of `schemas` (default: the services'; add `identity` for operators and tokens). */
+export async function watchTables(databaseUrl: string, schemas: readonly string[] = SERVICES): Promise<TableWatcher> {
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   const listed = await client.query<{ schema: string; table: string }>(
     `SELECT table_schema AS schema, table_name AS table FROM information_schema.tables
       WHERE table_type = 'BASE TABLE' AND table_schema = ANY($1) ORDER BY 1, 2`,
-    [[...SERVICES]],
+    [[...schemas]],
   );
   const tables = listed.rows;
-  if (tables.length === 0) throw new Error(`no tables in the schemas ${SERVICES.join(', ')}`);
+  if (tables.length === 0) throw new Error(`no tables in the schemas ${schemas.join(', ')}`);
   // The highest admin-log id per service, kept beside the hashes so new entries can be read back.
   const maxIds = new WeakMap<TablesSnapshot, Map<string, string>>();
   return {

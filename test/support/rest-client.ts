@@ -2,7 +2,7 @@
  * The REST calls of the soak parts, as a client of the platform would make them: JSON in
  * and out, a bearer token, and the steps that set up and read back passports.
  */
-import { pinsFrom, type PinSet } from '../verifier/pins.js';
+import { pinsFrom, type PinSet } from '../../verifier/pins.js';
 
 export interface Answer {
   status: number;
