@@ -86,13 +86,17 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   );
   const subgraphs = new Map<string, SubgraphInstances>();
   // The rate limits know a client by the tokens the identity has met (lib/server/rate-limits.ts).
-  const server = await buildPlatformServer('gateway', { ...options, authenticator: options.identity?.authenticator ?? options.tokens }, {
-    readiness: Object.fromEntries(subgraphReadiness),
-    // Each instance's circuit, by the names the checks have.
-    readinessDetail: () => ({ circuits: Object.assign({}, ...[...subgraphs.values()].map((instances) => instances.circuits())) }),
-    errorHandler: graphqlErrorHandler('gateway', options.bodyLimit),
-    fastify: { exposeHeadRoutes: true },
-  });
+  const server = await buildPlatformServer(
+    'gateway',
+    { ...options, authenticator: options.identity?.authenticator ?? options.tokens },
+    {
+      readiness: Object.fromEntries(subgraphReadiness),
+      // Each instance's circuit, by the names the checks have.
+      readinessDetail: () => ({ circuits: Object.assign({}, ...[...subgraphs.values()].map((instances) => instances.circuits())) }),
+      errorHandler: graphqlErrorHandler('gateway', options.bodyLimit),
+      fastify: { exposeHeadRoutes: true },
+    },
+  );
   const { log } = server.app;
   for (const endpoint of options.subgraphs) {
     const instances = new SubgraphInstances({
