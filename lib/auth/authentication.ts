@@ -46,6 +46,8 @@ function validPrincipal(holder: TokenHolder | undefined): Principal | undefined 
 export class IssuedTokenAuthenticator implements Authenticator {
   readonly #store: Pick<IdentityStore, 'tokenHolder'>;
   readonly #cache: LRUCache<string, Answer, string>;
+  /** How many times forget() ran: a lookup it aborted is asked again. */
+  #generation = 0;
 
   /** `now`: the clock of the cache's time (a test's own, to see the bound without waiting). */
   constructor(store: Pick<IdentityStore, 'tokenHolder'>, { ttlMs = TOKEN_CACHE_MS, now }: { ttlMs?: number; now?: () => number } = {}) {
@@ -62,11 +64,22 @@ export class IssuedTokenAuthenticator implements Authenticator {
 
   /** Throws 503 DATABASE_UNAVAILABLE when the store cannot be asked: a token it may know is neither taken nor refused. */
   async authenticate(token: string): Promise<Principal | undefined> {
-    const answer = await this.#cache.fetch(sha256Hex(token), { context: token }).catch((error: unknown) => {
+    const answer = await this.#answer(token).catch((error: unknown) => {
       if (!isDatabaseUnavailable(error)) throw error;
       throw new ProblemError(503, 'DATABASE_UNAVAILABLE', 'The identity store cannot reach its database to check the token; try again shortly.', { retry_after: DATABASE_RETRY_AFTER_SECONDS });
     });
     return validPrincipal(answer?.holder);
+  }
+
+  /** The store's answer for a token, kept or asked; a lookup forget() aborted (its answer may be from before the revocation) is asked again. */
+  async #answer(token: string): Promise<Answer | undefined> {
+    const generation = this.#generation;
+    try {
+      return await this.#cache.fetch(sha256Hex(token), { context: token });
+    } catch (error) {
+      if (this.#generation !== generation) return this.#answer(token);
+      throw error;
+    }
   }
 
   /** The holder the store named for this token within TOKEN_CACHE_MS, if it is still valid; asks nothing. */
@@ -76,6 +89,7 @@ export class IssuedTokenAuthenticator implements Authenticator {
 
   /** Forgets every answer: called when this process revokes a token or suspends an operator. */
   forget(): void {
+    this.#generation += 1;
     this.#cache.clear();
   }
 }

@@ -158,6 +158,26 @@ describe('an API token', () => {
     expect(await store.tokenHolder(secret)).toBeUndefined();
   });
 
+  it('being looked up while this process revokes another is asked again, not failed (the revocation aborts the lookups in flight)', async () => {
+    const { secret, id } = (await issue(ourAdmin, { role: 'reader', label: 'looked up during a revocation' })).body;
+    let asked = 0;
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const server = new IssuedTokenAuthenticator({
+      async tokenHolder(token) {
+        asked += 1;
+        if (asked === 1) await held;
+        return store.tokenHolder(token);
+      },
+    });
+    const answer = server.authenticate(secret);
+    await new Promise((resolve) => setImmediate(resolve));
+    server.forget();
+    release();
+    expect(await answer).toMatchObject({ operator: ours, credential: id });
+    expect(asked).toBe(2);
+  });
+
   it('configured in the environment still works: the admin token is the platform admin, the writer writes for the default operator', async () => {
     const platformTokens = await platform.rest('issuer', '/admin/tokens', { as: 'admin' });
     expect(platformTokens.status).toBe(200);

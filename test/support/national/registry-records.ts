@@ -23,8 +23,8 @@ export async function insertRegistryRecords(client: pg.Client, { from, to, versi
   await client.query('BEGIN');
   try {
     await client.query(`
-      INSERT INTO registry.record (id, kind, current_version, status, created_at, updated_at)
-      SELECT ${idSql}, ${kinds}, ${versions}, 'active',
+      INSERT INTO registry.record (id, kind, operator, current_version, status, created_at, updated_at)
+      SELECT ${idSql}, ${kinds}, 'default', ${versions}, 'active',
              now() - interval '${versions} days', now() - interval '1 day'
       FROM generate_series(${from}, ${to}) AS n`);
     await client.query(`
