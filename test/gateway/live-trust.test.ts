@@ -29,8 +29,8 @@ describe('Subscription.trustRevocationsRecorded', () => {
 
   async function revoke(name: string): Promise<string> {
     const subject = `live-${TAG}-${name}`;
-    expect((await platform.rest('trust', '/nodes', { body: { id: subject, kind: 'witness' }, as: 'writer' })).status).toBe(201);
-    const revoked = await platform.rest('trust', '/revocations', { body: { subject, reason: 'superseded' }, as: 'writer' });
+    expect((await platform.rest('trust', '/nodes', { body: { id: subject, kind: 'witness' }, as: 'admin' })).status).toBe(201);
+    const revoked = await platform.rest('trust', '/revocations', { body: { subject, reason: 'superseded' }, as: 'admin' });
     expect(revoked.status, revoked.text).toBe(201);
     return subject;
   }
@@ -74,7 +74,7 @@ describe('Subscription.trustListChanges', () => {
   const entry = async (id: string) => {
     const upserted = await platform.rest('trust', `/trust-lists/${JURISDICTION}/entries`, {
       body: { id, service_type: 'http://uri.etsi.org/TrstSvc/Svctype/CA/QC', name: `Entry ${id}` },
-      as: 'writer',
+      as: 'admin',
     });
     expect(upserted.status, upserted.text).toBe(201);
   };
@@ -84,7 +84,7 @@ describe('Subscription.trustListChanges', () => {
     // Named in lower case: the list is the same.
     const before = collector<Recorded>('trustListChanges');
     first.subscribe({ query: CHANGES, variables: { jurisdiction: JURISDICTION.toLowerCase(), after: null } }, before.sink);
-    const registered = await platform.rest('trust', '/trust-lists', { body: { jurisdiction: JURISDICTION, framework: 'eIDAS' }, as: 'writer' });
+    const registered = await platform.rest('trust', '/trust-lists', { body: { jurisdiction: JURISDICTION, framework: 'eIDAS' }, as: 'admin' });
     expect(registered.status, registered.text).toBe(201);
     await before.until(1);
     await entry('one');

@@ -49,7 +49,7 @@ export const issuerRoutes: Route[] = [
     body: schemas.passportBatchBody,
     operation: operations.CREATE_PASSPORTS,
     variables: batchCreationVariables,
-    result: (data) => ({ status: 201, body: { passports: data.passports.map((passport: Record<string, unknown>) => ({ ...passport, log: [] })) } }),
+    result: (data) => ({ status: 201, body: { passports: data.passports.map((passport: Record<string, unknown>) => ({ ...passportOut(passport), log: [] })) } }),
     problem: withLivePassportUrls,
     responses: { 201: { description: 'The passports, in the order of the request, each with its empty log and the signed head of that log.', ...schemas.newPassports } },
     problems: [401, 409, 422, 503],
