@@ -20,7 +20,7 @@ let platform: TestStack;
 /** A read and a write of each service, the admin log, and a passport id that does not exist (to read and to snapshot). */
 const PATHS: { service: 'trust' | 'registry' | 'issuer' | 'archive'; path: string; as?: 'writer' | 'admin'; body?: unknown }[] = [
   { service: 'trust', path: '/graph' },
-  { service: 'trust', path: '/nodes', as: 'writer', body: { id: 'outage-node', kind: 'witness' } },
+  { service: 'trust', path: '/nodes', as: 'admin', body: { id: 'outage-node', kind: 'witness' } },
   { service: 'trust', path: '/revocations' },
   { service: 'trust', path: '/admin/log', as: 'admin' },
   { service: 'registry', path: '/models/battery-passport' },
