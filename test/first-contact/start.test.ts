@@ -201,8 +201,9 @@ describe('npm start', { timeout: 90_000 }, () => {
       cluster: /^ {2}Database +embedded PostgreSQL in (\S+)$/m.exec(stdout)![1]!,
     });
     const node = { id: 'root-home-authority', kind: 'authority' };
-    const postNode = (trust: string, writer: string) =>
-      fetch(`${trust}/nodes`, { method: 'POST', headers: { authorization: `Bearer ${writer}`, 'content-type': 'application/json' }, body: JSON.stringify(node) });
+    // The trust graph is the platform admin's to write.
+    const postNode = (trust: string, admin: string) =>
+      fetch(`${trust}/nodes`, { method: 'POST', headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' }, body: JSON.stringify(node) });
     /** PostgreSQL processes still running on that cluster. */
     const postgresOn = (cluster: string) => {
       try {
@@ -218,8 +219,8 @@ describe('npm start', { timeout: 90_000 }, () => {
         cwd: project,
         whileRunning: async (stdout) => {
           const { trust, cluster } = runningOn(stdout);
-          const writer = shownTokens(readFileSync(join(project, '.data', 'new-tokens.txt'), 'utf8')).writer!;
-          seen = { status: (await fetch(`${trust}/healthz`)).status, created: (await postNode(trust, writer)).status, cluster };
+          const admin = shownTokens(readFileSync(join(project, '.data', 'new-tokens.txt'), 'utf8')).admin!;
+          seen = { status: (await fetch(`${trust}/healthz`)).status, created: (await postNode(trust, admin)).status, cluster };
         },
       });
       expect(run.stderr).toBe('');
@@ -235,14 +236,14 @@ describe('npm start', { timeout: 90_000 }, () => {
 
     it('the next npm start reuses the same cluster: what was written is still there', async () => {
       let seen: { again?: number; cluster?: string; nodes?: string[] } = {};
-      const writer = 'writer-token-for-the-root-test';
-      // Its own writer token (configured, so the first run's printed one is not needed here).
-      const run = await npmStart({ EMBEDDED_PG_PORT: String(await freePort()), PASSPORT_WRITER_TOKEN: writer }, 'Press Ctrl-C to stop.', {
+      const admin = 'admin-token-for-the-root-test';
+      // Its own admin token (configured, so the first run's printed one is not needed here).
+      const run = await npmStart({ EMBEDDED_PG_PORT: String(await freePort()), PASSPORT_ADMIN_TOKEN: admin }, 'Press Ctrl-C to stop.', {
         cwd: project,
         whileRunning: async (stdout) => {
           const { trust, cluster } = runningOn(stdout);
           const graph = (await (await fetch(`${trust}/graph`)).json()) as { nodes: { id: string }[] };
-          seen = { cluster, nodes: graph.nodes.map((found) => found.id), again: (await postNode(trust, writer)).status };
+          seen = { cluster, nodes: graph.nodes.map((found) => found.id), again: (await postNode(trust, admin)).status };
         },
       });
       expect(run.stderr).toBe('');
