@@ -18,7 +18,12 @@
  * - metrics-b and tracing-b: a second platform of metrics and of tracing (GROUPS below);
  * - limits-off, limits-counted (only when OPS_COST_ONLY names them): metrics on with RATE_LIMITS=off,
  *   and with every request counted (loopback counted, quotas no load reaches), so that "metrics"
- *   against limits-off is what the rate limits cost at their defaults, limits-counted what counting does.
+ *   against limits-off is what the rate limits cost at their defaults, limits-counted what counting does;
+ * - edge-off, edge-remote (only when OPS_COST_ONLY names them): metrics on with the gateway's and the
+ *   facade's edge features (issue 45: rate limits, compression, supergraph polling) off where a setting
+ *   turns them off, and metrics on with those features at their defaults as a remote client meets them
+ *   (loopback counted by the rate limits, Accept-Encoding as a browser sends it), so that "metrics" and
+ *   edge-remote against edge-off are what the edge features cost, to the benchmark and to a remote client.
  *
  * All log at LOG_LEVEL=warn unless said. Goals (issue "Operable in production", item 7): metrics cost
  * at most 3 % of throughput against off, tracing at 10 % at most 10 %; one scrape of /metrics after
@@ -124,6 +129,8 @@ const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port
 /** Every configuration's environment starts here: no OTLP endpoint, warn-level logs, production. */
 const BASE_ENV: NodeJS.ProcessEnv = { NODE_ENV: 'production', LOG_LEVEL, LOG_FORMAT: 'json', OTEL_EXPORTER_OTLP_ENDPOINT: '', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: '', OTEL_SDK_DISABLED: '' };
 const TRACING_ENV = { METRICS: 'on', OTEL_EXPORTER_OTLP_ENDPOINT: receiverUrl, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: String(SAMPLE_RATIO) };
+/** Rate limits that count every request, loopback's too, with quotas no load reaches: the counting path, PostgreSQL leases included. */
+const EVERY_REQUEST_COUNTED = 'anonymous=1000000000/60,writer=1000000000/60,admin=1000000000/60,loopback=counted';
 const CONFIGS = {
   off: { label: 'everything off (METRICS=off, no OTLP endpoint)', env: { METRICS: 'off' } },
   control: { label: 'everything off, a second platform (the A/A control)', env: { METRICS: 'off' } },
@@ -136,7 +143,22 @@ const CONFIGS = {
   'limits-off': { label: 'metrics on, tracing off, RATE_LIMITS=off: what the rate limits at their defaults cost is "metrics" against it', env: { METRICS: 'on', RATE_LIMITS: 'off' } },
   'limits-counted': {
     label: 'metrics on, tracing off, every request counted (loopback counted, quotas no load reaches): the counting path, PostgreSQL leases included',
-    env: { METRICS: 'on', RATE_LIMITS: 'anonymous=1000000000/60,writer=1000000000/60,admin=1000000000/60,loopback=counted' },
+    env: { METRICS: 'on', RATE_LIMITS: EVERY_REQUEST_COUNTED },
+  },
+  /**
+   * What has no setting to turn it off stays on: the subgraph deadlines and circuit breakers (a timer
+   * and a counter per fetch), the cost limit and its report (extensions.cost, the cost histogram);
+   * CORS (no origins: not registered) and trusted documents are off by default.
+   */
+  'edge-off': {
+    label: 'metrics on, tracing off, the edge features off where a setting turns them off: RATE_LIMITS=off, COMPRESSION_MIN_BYTES=off, SUPERGRAPH_POLL_INTERVAL_MS=0',
+    env: { METRICS: 'on', RATE_LIMITS: 'off', COMPRESSION_MIN_BYTES: 'off', SUPERGRAPH_POLL_INTERVAL_MS: '0' },
+  },
+  'edge-remote': {
+    label:
+      'metrics on, tracing off, the edge features at their defaults as a remote browser meets them: every request counted by the rate limits (loopback counted, quotas no load reaches), its load sending Accept-Encoding: gzip, deflate, br',
+    env: { METRICS: 'on', RATE_LIMITS: EVERY_REQUEST_COUNTED },
+    headers: { 'accept-encoding': 'gzip, deflate, br' },
   },
 } as const;
 type ConfigName = keyof typeof CONFIGS;
@@ -156,12 +178,18 @@ const GROUPS = {
   unsampled: ['unsampled'],
   'limits-off': ['limits-off'],
   'limits-counted': ['limits-counted'],
+  'edge-off': ['edge-off'],
+  'edge-remote': ['edge-remote'],
 } as const satisfies Record<string, readonly ConfigName[]>;
 type GroupName = keyof typeof GROUPS;
 /** OPS_COST_ONLY=metrics,info: off and these only (printed, no report), e.g. for CPU profiles. */
 const ONLY = process.env.OPS_COST_ONLY?.split(',').map((name) => name.trim());
-/** Run only when named: info, and the rate limits' configurations (issue 45, item 8). */
-const NAMED_ONLY: readonly ConfigName[] = ['info', 'limits-off', 'limits-counted'];
+/** Run only when named: info, and the rate limits' and edge features' configurations (issue 45, item 8). */
+const NAMED_ONLY: readonly ConfigName[] = ['info', 'limits-off', 'limits-counted', 'edge-off', 'edge-remote'];
+/** Request headers a configuration's load sends beyond the body's type (a remote client's). */
+const loadHeadersOf = (name: ConfigName): Readonly<Record<string, string>> => (CONFIGS[name] as { headers?: Readonly<Record<string, string>> }).headers ?? {};
+/** When it runs, every configuration is also read against edge-off: what the edge features cost it. */
+const EDGE_OFF: ConfigName = 'edge-off';
 const NAMES = (Object.keys(CONFIGS) as ConfigName[]).filter((name) => name === 'off' || (ONLY ? ONLY.includes(name) : !NAMED_ONLY.includes(name)));
 /** Rounds, each with new processes of every platform: as many as platforms by default, so that each is started first once (inOrderOf). */
 const ROUNDS = Number(process.env.OPS_COST_ROUNDS ?? NAMES.length);
@@ -461,7 +489,7 @@ async function loadRound(round: number, postmasterOf: Record<ConfigName, number>
       perSecond: RATE,
       seconds: loadSeconds,
       connections: CONNECTIONS,
-      headers: { 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json', ...loadHeadersOf(name) },
       bodies: mixes[name],
       // The same seed for all platforms, another each round: every platform is asked at the same moments.
       seed: 5 + round,
@@ -697,7 +725,34 @@ try {
     ['platform: node main thread CPU per request, less its CPU at rest', ...rounds.map((_, r) => `round ${r + 1}`)],
     NAMES.map((name) => [name, ...rounds.map((indices, r) => `${ms(msPerRequest(alone(indices), [name], 'loadMainNs'))} (started ${inOrderOf(r + 1).indexOf(name) + 1}.)`)]),
   );
-  console.log(`\n${table}\n\n${platformTable}\n\n${lifeTable}\n\n${perWindow}\n`);
+  /** Against edge-off (when it runs): what the edge features at their defaults cost each configuration that has them. */
+  const edgeRows = NAMES.includes(EDGE_OFF)
+    ? comparedGroups
+        .filter((group) => group !== EDGE_OFF)
+        .map((group) => {
+          const names = platformsOf(group);
+          return [
+            `**${group}** (${names.join(', ')}) against ${EDGE_OFF}`,
+            `**${withInterval(estimate(throughputCost(names, [EDGE_OFF])), costText)}**`,
+            withInterval(estimate(throughputCost(names, [EDGE_OFF], 'mainNs')), costText),
+            withInterval(estimate(added(names, [EDGE_OFF], 'nodeNs')), (value) => percent(value)),
+            withInterval(estimate(added(names, [EDGE_OFF], 'postgresS')), (value) => percent(value)),
+          ];
+        })
+    : [];
+  const edgeTable = edgeRows.length
+    ? `\n${markdownTable(
+        [
+          `configuration against ${EDGE_OFF}`,
+          "cost in throughput at saturation, from the main thread's CPU per request less its CPU at rest (95 % interval)",
+          `the same with the CPU at rest counted, as at ${RATE} requests/s`,
+          'node CPU added per request, all threads (95 % interval)',
+          'PostgreSQL CPU added per request (95 % interval)',
+        ],
+        edgeRows,
+      )}\n`
+    : '';
+  console.log(`\n${table}\n${edgeTable}\n${platformTable}\n\n${lifeTable}\n\n${perWindow}\n`);
   if (behind.length) console.log(`Behind the offered rate: ${behind.join(', ')}`);
   console.log(`Spans exported by "tracing" during the windows: ${exported.requests} OTLP requests, ${(exported.bytes / 1024).toFixed(0)} KiB`);
   if (failed) throw new Error(`${failed} requests failed`);
