@@ -56,6 +56,7 @@ export const LONGEST_FIRST = [
   'test/ops/metrics.test.ts',
   'test/gateway/heap-bound.test.ts',
   'test/first-contact/start.test.ts',
+  'test/foundation/previous-release-upgrade.test.ts',
   'test/verifier/verify-page-light.test.ts',
   'test/gateway/request-cost.test.ts',
   'test/trust/master-list.test.ts',
