@@ -64,8 +64,8 @@ export class IdentityRefusal extends Error {
   override name = 'IdentityRefusal';
 
   constructor(
-    readonly status: 400 | 404 | 409,
-    readonly code: 'INVALID_OPERATOR' | 'OPERATOR_EXISTS' | 'UNKNOWN_OPERATOR' | 'OPERATOR_SUSPENDED' | 'INVALID_TOKEN_REQUEST' | 'UNKNOWN_TOKEN',
+    readonly status: 400 | 403 | 404 | 409,
+    readonly code: 'INVALID_OPERATOR' | 'OPERATOR_EXISTS' | 'UNKNOWN_OPERATOR' | 'OPERATOR_SUSPENDED' | 'INVALID_TOKEN_REQUEST' | 'UNKNOWN_TOKEN' | 'PLATFORM_ADMIN_REQUIRED',
     message: string,
   ) {
     super(message);

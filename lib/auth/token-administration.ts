@@ -32,6 +32,10 @@ export class TokenAdministration {
 
   async create(admin: Principal, request: TokenRequest): Promise<{ token: IssuedToken; secret: string }> {
     const operator = await this.#scope(admin, request.operator);
+    // These roles read every operator's restricted members: an operator's admin granting them would read its competitors'.
+    if (admin.operator !== null && (request.role === 'legitimate-interest' || request.role === 'authority')) {
+      throw new IdentityRefusal(403, 'PLATFORM_ADMIN_REQUIRED', `The role ${request.role} reads other operators' restricted attributes: only the platform's admin grants it.`);
+    }
     return this.#store.createToken({ operator, role: request.role, label: request.label, ...(request.expiresAt ? { expiresAt: request.expiresAt } : {}), createdBy: admin.credential });
   }
 

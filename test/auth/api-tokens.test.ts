@@ -158,6 +158,14 @@ describe('an API token', () => {
     expect(await store.tokenHolder(secret)).toBeUndefined();
   });
 
+  it("of the audience roles is issued by the platform admin only: an operator's admin granting itself authority would read every operator's restricted members", async () => {
+    for (const role of ['authority', 'legitimate-interest']) {
+      const refused = await issue(ourAdmin, { role, label: 'my own authority' });
+      expect([refused.status, refused.body.code]).toEqual([403, 'PLATFORM_ADMIN_REQUIRED']);
+    }
+    expect((await platform.rest('issuer', '/admin/tokens', { as: 'admin', body: { operator: ours, role: 'authority', label: 'a surveillance authority' } })).status).toBe(201);
+  });
+
   it('being looked up while this process revokes another is asked again, not failed (the revocation aborts the lookups in flight)', async () => {
     const { secret, id } = (await issue(ourAdmin, { role: 'reader', label: 'looked up during a revocation' })).body;
     let asked = 0;

@@ -269,7 +269,14 @@ export class IssuerService {
   async #create(inputs: readonly CreatePassportInput[], creator: Pick<Principal, 'operator'>): Promise<{ rows: PassportRow[] } | { refused: ItemRefusal[] }> {
     const operator = actingOperator(creator);
     const refused: ItemRefusal[] = [];
-    const judged: { index: number; input: CreatePassportInput; identity: PassportIdentity; profile?: ProfileRecord | null; capabilityClass?: CapabilityClass }[] = [];
+    const judged: {
+      index: number;
+      input: CreatePassportInput;
+      identity: PassportIdentity;
+      profile?: ProfileRecord | null;
+      capabilityClass?: CapabilityClass;
+      commitment?: ReturnType<typeof committedManifest>;
+    }[] = [];
     /** Runs one item's step: a client's mistake refuses the item; anything else (a registry down) the whole creation. */
     const judging = async (index: number, step: () => Promise<void>): Promise<boolean> => {
       try {
@@ -323,7 +330,8 @@ export class IssuerService {
         if (!check.ok) {
           throw unprocessable('INVALID_CONFIG_VECTOR', `the config vector does not validate against model ${input.typeRef.id} v${input.typeRef.version}`, { errors: check.errors });
         }
-        Object.assign(item, { profile, capabilityClass });
+        // Its own `_sd` is a client's mistake of this item (422), judged with the item's other steps.
+        Object.assign(item, { profile, capabilityClass, commitment: committedManifest(input.configVector, profile) });
       });
       if (passed) accepted.push(item);
     });
@@ -331,10 +339,10 @@ export class IssuerService {
 
     accepted.sort((a, b) => a.index - b.index);
     const now = new Date();
-    const passports = accepted.map(({ input, identity, profile, capabilityClass }): NewPassport => {
+    const passports = accepted.map(({ input, identity, profile, capabilityClass, commitment }): NewPassport => {
       const id = randomUUID();
       const claims = (profile?.claims as Record<string, unknown> | undefined) ?? {};
-      const { committed, disclosures } = committedManifest(input.configVector, profile ?? null);
+      const { committed, disclosures } = commitment!;
       const core = {
         passport_id: id,
         issuer: issuerNameOf(this.settings, operator),
@@ -414,12 +422,18 @@ export class IssuerService {
   readonly #disclosures = new DataLoader<{ passportId: string; audiences: string }, StoredDisclosure[], string>(
     async (keys) => {
       const byAudiences = new Map<string, string[]>();
-      for (const key of keys) byAudiences.set(key.audiences, [...(byAudiences.get(key.audiences) ?? []), key.passportId]);
+      for (const key of keys) {
+        const ids = byAudiences.get(key.audiences);
+        if (ids) ids.push(key.passportId);
+        else byAudiences.set(key.audiences, [key.passportId]);
+      }
       const found = new Map<string, StoredDisclosure[]>();
       for (const [audiences, ids] of byAudiences) {
         for (const stored of await this.passports.disclosuresOf(ids, audiences.split(' '))) {
           const key = `${stored.passportId} ${audiences}`;
-          found.set(key, [...(found.get(key) ?? []), stored]);
+          const list = found.get(key);
+          if (list) list.push(stored);
+          else found.set(key, [stored]);
         }
       }
       return keys.map((key) => found.get(`${key.passportId} ${key.audiences}`) ?? []);

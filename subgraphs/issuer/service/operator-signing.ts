@@ -4,6 +4,7 @@
  * vouches for its keys under a delegation from the platform: an operator whose creation stopped
  * halfway (keys made, delegation not placed) signs nothing until the creation is repeated.
  */
+import DataLoader from 'dataloader';
 import { DEFAULT_OPERATOR } from '../../../lib/auth/operators.js';
 import type { Principal } from '../../../lib/auth/tokens.js';
 import type { Signer } from '../../../lib/crypto/index.js';
@@ -22,6 +23,19 @@ export type OperatorPurpose = 'event' | 'carrier' | 'credential';
 export class OperatorSigning {
   /** Operators whose keys the trust graph was seen to vouch for; a delegation, once placed, stays (a suspension is checked apart). */
   readonly #delegated = new Set<string>([DEFAULT_OPERATOR]);
+
+  /**
+   * The operators asked about in one tick, one store question each however many ask (a list of
+   * passports' credentials asks for their owners at once); nothing kept past it, so a suspension
+   * holds at once.
+   */
+  readonly #operatorsNow = new DataLoader<string, Awaited<ReturnType<OperatorLookup['findOperator']>>>(
+    async (ids) => {
+      const found = new Map(await Promise.all([...new Set(ids)].map(async (id) => [id, await this.operators.findOperator(id)] as const)));
+      return ids.map((id) => found.get(id));
+    },
+    { cache: false },
+  );
 
   constructor(
     private readonly keys: KeyStore,
@@ -53,7 +67,7 @@ export class OperatorSigning {
 
   /** Refuses writes for an operator that is unknown or suspended. */
   async refuseUnlessActive(owner: string): Promise<void> {
-    const operator = await this.operators.findOperator(owner);
+    const operator = await this.#operatorsNow.load(owner);
     if (!operator) throw new ProblemError(403, 'UNKNOWN_OPERATOR', `There is no operator ${owner}.`);
     if (operator.status !== 'active') {
       throw new ProblemError(403, 'OPERATOR_SUSPENDED', `The operator ${owner} is suspended: nothing more is signed in its name; what it signed before stays verifiable.`, { operator: owner });
