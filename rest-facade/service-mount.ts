@@ -50,9 +50,10 @@ export async function mountService(instance: FastifyInstance, table: ServiceRout
             if (denied) facade.refusals.report(table.service, action!, denied);
             refused = denied && refusalProblem(denied.refusal);
           } catch (error) {
-            // The identity store out of reach: 503 with Retry-After, as any missing database.
-            if (!(error instanceof ProblemError)) throw error;
-            refused = new RequestProblem(error.problem, problemHeaders(error.problem));
+            // The identity store or the OpenID provider out of reach: 503 with Retry-After, as any missing database.
+            if (error instanceof RequestProblem) refused = error;
+            else if (error instanceof ProblemError) refused = new RequestProblem(error.problem, problemHeaders(error.problem));
+            else throw error;
           }
         }
         if (!refused) return;

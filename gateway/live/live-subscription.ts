@@ -171,7 +171,11 @@ export class LiveSubscriptions {
     const unwatch = () => {
       for (const each of unwatches) each();
     };
-    const first = await this.#read(planned, planned.after, context);
+    const first = await this.#read(planned, planned.after, context).catch((error: unknown) => {
+      unwatch();
+      ended();
+      throw error;
+    });
     if ('errors' in first) {
       unwatch();
       ended();
@@ -339,6 +343,13 @@ function stream(
   delivered: (appendedAt: number | undefined) => void,
   ended: () => void,
 ): AsyncIterableIterator<ExecutionResult> {
+  let open = true;
+  // Once, from the generator's end or from a return before its first event (whose body, never started, has no finally to run).
+  const end = () => {
+    if (!open) return;
+    open = false;
+    ended();
+  };
   async function* events(): AsyncGenerator<ExecutionResult> {
     try {
       let page = first;
@@ -360,7 +371,7 @@ function stream(
         page = next;
       }
     } finally {
-      ended();
+      end();
     }
   }
   const iterator = events();
@@ -369,10 +380,12 @@ function stream(
     return: (value?: unknown) => {
       // Rung closed first: a stream waiting for a notice would not see the return before its next event.
       bell.close();
+      end();
       return iterator.return(value as undefined);
     },
     throw: (error?: unknown) => {
       bell.close();
+      end();
       return iterator.throw(error);
     },
     [Symbol.asyncIterator]() {

@@ -32,6 +32,12 @@ export function principalOf(holder: TokenHolder): Principal {
   return { name: `${holder.label} [${holder.id}]`, operator: holder.operator, roles: [holder.role], credential: holder.id };
 }
 
+/** A store that cannot be asked: 503 DATABASE_UNAVAILABLE, a token it may know neither taken nor refused. */
+function storeUnavailable(error: unknown): never {
+  if (!isDatabaseUnavailable(error)) throw error;
+  throw new ProblemError(503, 'DATABASE_UNAVAILABLE', 'The identity store cannot reach its database to check the token; try again shortly.', { retry_after: DATABASE_RETRY_AFTER_SECONDS });
+}
+
 /** The principal of a holder whose token has not expired. */
 function validPrincipal(holder: TokenHolder | undefined): Principal | undefined {
   if (!holder || (holder.expiresAt && holder.expiresAt.getTime() <= Date.now())) return undefined;
@@ -64,10 +70,7 @@ export class IssuedTokenAuthenticator implements Authenticator {
 
   /** Throws 503 DATABASE_UNAVAILABLE when the store cannot be asked: a token it may know is neither taken nor refused. */
   async authenticate(token: string): Promise<Principal | undefined> {
-    const answer = await this.#answer(token).catch((error: unknown) => {
-      if (!isDatabaseUnavailable(error)) throw error;
-      throw new ProblemError(503, 'DATABASE_UNAVAILABLE', 'The identity store cannot reach its database to check the token; try again shortly.', { retry_after: DATABASE_RETRY_AFTER_SECONDS });
-    });
+    const answer = await this.#answer(token).catch(storeUnavailable);
     return validPrincipal(answer?.holder);
   }
 
@@ -110,6 +113,36 @@ export function openPlatformIdentity(tokens: AccessTokens, identityUrl: string, 
   const store = IdentityStore.open(identityUrl);
   const issued = new IssuedTokenAuthenticator(store);
   store.onRevocation(() => issued.forget());
-  const chain = oidc ? authenticatorChain(tokens, issued, openIdAuthenticator(oidc)) : authenticatorChain(tokens, issued);
+  const provider = oidc && ofActiveOperators(openIdAuthenticator(oidc), store);
+  store.onRevocation(() => provider?.forget());
+  const chain = provider ? authenticatorChain(tokens, issued, provider) : authenticatorChain(tokens, issued);
   return { store, authenticator: chain, close: () => store.close() };
+}
+
+/**
+ * Another issuer's principals (an OpenID provider's), taken only while the operator they name exists
+ * and is active, as the store's own tokens are: what the store said of an operator is kept
+ * TOKEN_CACHE_MS, forgotten at once when this process suspends one.
+ */
+export function ofActiveOperators(inner: Authenticator, store: Pick<IdentityStore, 'findOperator'>): Authenticator & { forget(): void } {
+  const active = new LRUCache<string, boolean>({ max: CACHED_TOKENS, ttl: TOKEN_CACHE_MS, ttlResolution: 0 });
+  const isActive = async (operator: string): Promise<boolean> => {
+    let known = active.get(operator);
+    if (known === undefined) {
+      known = (await store.findOperator(operator).catch(storeUnavailable))?.status === 'active';
+      active.set(operator, known);
+    }
+    return known;
+  };
+  return {
+    async authenticate(token) {
+      const principal = await inner.authenticate(token);
+      return principal && (principal.operator === null || (await isActive(principal.operator))) ? principal : undefined;
+    },
+    recognise(token) {
+      const principal = inner.recognise?.(token);
+      return principal && (principal.operator === null || active.get(principal.operator)) ? principal : undefined;
+    },
+    forget: () => active.clear(),
+  };
 }

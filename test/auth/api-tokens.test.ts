@@ -6,7 +6,7 @@
  * list and no admin log.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TOKEN_CACHE_MS, IssuedTokenAuthenticator } from '../../lib/auth/authentication.js';
+import { TOKEN_CACHE_MS, IssuedTokenAuthenticator, ofActiveOperators } from '../../lib/auth/authentication.js';
 import { IdentityStore } from '../../lib/auth/identity-store.js';
 import { withSchema } from '../../lib/config/database.js';
 import { type SharedTestStack, sharedTestStack } from '../support/stack.js';
@@ -156,6 +156,19 @@ describe('an API token', () => {
     now += TOKEN_CACHE_MS + 1;
     expect(await server.authenticate(secret)).toBeUndefined();
     expect(await store.tokenHolder(secret)).toBeUndefined();
+  });
+
+  it("of an OpenID provider names an operator that exists and is active, else it authenticates to nothing, as the store's own tokens", async () => {
+    const doomed = `doomed-${suffix}`;
+    expect((await platform.rest('issuer', '/operators', { as: 'admin', body: { id: doomed, name: 'Doomed' } })).status).toBe(201);
+    // The provider's verdict stands in for a verified JWT: what is judged here is the operator it names.
+    const provider = ofActiveOperators({ authenticate: async (operator) => ({ name: 'machine', operator, roles: ['writer'], credential: 'machine' }) }, store);
+    expect(await provider.authenticate(ours)).toMatchObject({ operator: ours });
+    expect(await provider.authenticate(`nobody-${suffix}`)).toBeUndefined();
+    expect(await provider.authenticate(doomed)).toMatchObject({ operator: doomed });
+    await store.suspendOperator(doomed);
+    provider.forget();
+    expect(await provider.authenticate(doomed)).toBeUndefined();
   });
 
   it("of the audience roles is issued by the platform admin only: an operator's admin granting itself authority would read every operator's restricted members", async () => {
