@@ -100,7 +100,7 @@ describe('POST /issuer/passports/batch', () => {
     expect(invalid.body.items[0].errors[0]).toMatchObject({ pointer: '/chemistry' });
   });
 
-  it('asks the registry once per model version, however many config vectors: each is checked in process', async () => {
+  it('asks the registry once per model version, however many config vectors and creations: each is checked in process', async () => {
     /** Operations the gateway answered under a name, from the platform's metrics. */
     const answered = async (name: string) => {
       const exposition = await (await fetch(platform.stack.metrics.url)).text();
@@ -109,9 +109,16 @@ describe('POST /issuer/passports/batch', () => {
         .filter((line) => line.startsWith('graphql_server_operation_duration_seconds_count{') && line.includes('server="gateway"') && line.includes(`graphql_operation_name="${name}"`));
       return counts.reduce((sum, line) => sum + Number(line.split(' ').at(-1)), 0);
     };
+    const model = 'bulk-battery-asked-once';
+    await createModel(platform, model);
     const before = [await answered('IssuerTypeRef'), await answered('IssuerValidateConfigVector')];
-    const response = await batch(Array.from({ length: 50 }, (_, i) => item({ config_vector: { chemistry: 'NMC', capacity_kwh: i + 1 } })));
+    const ofModel = (i: number) => item({ type_ref: { id: model, version: 1 }, config_vector: { chemistry: 'NMC', capacity_kwh: i + 1 } });
+    const response = await batch(Array.from({ length: 50 }, (_, i) => ofModel(i)));
     expect(response.status, response.text.slice(0, 300)).toBe(201);
+    expect([await answered('IssuerTypeRef'), await answered('IssuerValidateConfigVector')]).toEqual([before[0]! + 1, before[1]]);
+    // A version never changes once stored: later creations of it are checked without asking again.
+    expect((await batch([ofModel(50)])).status).toBe(201);
+    expect((await platform.rest('issuer', '/passports', { body: ofModel(51), as: 'writer' })).status).toBe(201);
     expect([await answered('IssuerTypeRef'), await answered('IssuerValidateConfigVector')]).toEqual([before[0]! + 1, before[1]]);
   });
 

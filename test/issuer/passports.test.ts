@@ -86,6 +86,24 @@ describe('POST /passports and GET /passports/{id}', () => {
     expect(await passportCount()).toBe(before);
   });
 
+  it('refuses a model version stored without a JSON Schema as unusable (422), creating nothing', async () => {
+    // As an earlier release (or a bulk load such as the national benchmark's) could store it: no `schema` in the body.
+    await sql(
+      platform.databaseUrl,
+      `WITH record AS (INSERT INTO registry.record (id, kind, operator, current_version, status, created_at, updated_at)
+                       VALUES ('schema-less-model', 'model', 'default', 2, 'active', now(), now()))
+       INSERT INTO registry.record_version (id, version, kind, status, body, created_at, supersedes, scoped)
+       VALUES ('schema-less-model', 1, 'model', 'active', '{"title":"no schema"}', now(), NULL, false),
+              ('schema-less-model', 2, 'model', 'active', '{"title":"not a schema","schema":{"type":"no-such-type"}}', now(), 1, false)`,
+    );
+    const before = await passportCount();
+    for (const version of [1, 2, 1]) {
+      const response = await platform.rest('issuer', '/passports', { body: { identity: itemIdentity(), type_ref: { id: 'schema-less-model', version }, config_vector: CONFIG_VECTOR }, as: 'writer' });
+      expect([version, response.status, response.body?.code, response.body?.type_ref]).toEqual([version, 422, 'UNUSABLE_TYPE_REF', { id: 'schema-less-model', version }]);
+    }
+    expect(await passportCount()).toBe(before);
+  });
+
   it('answers 404 for unknown passports on every passport path', async () => {
     expect((await platform.rest('issuer', '/passports/no-such-passport')).status).toBe(404);
     expect((await platform.rest('issuer', '/passports/no-such-passport/verdict')).status).toBe(404);

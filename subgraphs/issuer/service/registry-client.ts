@@ -8,7 +8,7 @@
 import type { ValidateFunction } from 'ajv/dist/2020.js';
 import { newModelAjv, toValidationIssues } from '../../../lib/formats/registry/model-schema.js';
 import type { GatewayClient } from '../../../lib/graphql/gateway-client.js';
-import { ProblemError } from '../../../lib/problem.js';
+import { ProblemError, unprocessable } from '../../../lib/problem.js';
 
 export interface ValidationError {
   pointer: string;
@@ -19,9 +19,9 @@ export interface ValidationError {
 /** A config vector's validation against a model version: valid, or every error. */
 export type ConfigVectorCheck = { ok: true } | { ok: false; errors: ValidationError[] };
 
-/** The model's body (its JSON Schema) only when its validator is not compiled yet. */
-export const MODEL_QUERY = `query IssuerTypeRef($id: ID!, $version: Int, $withBody: Boolean!) {
-  registryModel(id: $id, version: $version) { id version kind status body @include(if: $withBody) }
+/** Asked once per model version while its validator is kept: a version never changes once stored. */
+export const MODEL_QUERY = `query IssuerTypeRef($id: ID!, $version: Int) {
+  registryModel(id: $id, version: $version) { id version body }
 }`;
 
 /** Compiled models kept, at most: the least recently used is compiled again when asked. */
@@ -40,18 +40,21 @@ export class RegistryClient {
   async model(typeRef: { id: string; version: number }): Promise<((configVector: object) => ConfigVectorCheck) | undefined> {
     const key = `${typeRef.id}@${typeRef.version}`;
     let validate = this.#compiled.get(key);
-    let found: { registryModel: { version: number; body?: { schema?: unknown } } | null };
-    try {
-      found = await this.#ask(MODEL_QUERY, { id: typeRef.id, version: typeRef.version, withBody: !validate });
-    } catch (error) {
-      // An id the registry refuses to look up (outside its syntax) names no model either.
-      if (error instanceof ProblemError && (error.problem.status === 400 || error.problem.status === 404)) return undefined;
-      throw error;
+    if (validate) {
+      // Most recently used last.
+      this.#compiled.delete(key);
+    } else {
+      let found: { registryModel: { version: number; body?: { schema?: unknown } } | null };
+      try {
+        found = await this.#ask(MODEL_QUERY, { id: typeRef.id, version: typeRef.version });
+      } catch (error) {
+        // An id the registry refuses to look up (outside its syntax) names no model either.
+        if (error instanceof ProblemError && (error.problem.status === 400 || error.problem.status === 404)) return undefined;
+        throw error;
+      }
+      if (found.registryModel?.version !== typeRef.version) return undefined;
+      validate = compiledModel(typeRef, found.registryModel.body?.schema);
     }
-    if (found.registryModel?.version !== typeRef.version) return undefined;
-    if (validate) this.#compiled.delete(key);
-    // The registry compiled this schema when it stored it.
-    else validate = newModelAjv().compile(found.registryModel.body?.schema as object);
     this.#compiled.set(key, validate);
     if (this.#compiled.size > COMPILED_MODELS) this.#compiled.delete(this.#compiled.keys().next().value as string);
     const compiled = validate;
@@ -69,5 +72,21 @@ export class RegistryClient {
       if (error instanceof ProblemError && error.problem.status < 500) throw error;
       throw new ProblemError(503, 'REGISTRY_UNAVAILABLE', `The registry could not check the type ref: ${(error as Error).message}`, { retry_after: 5 });
     }
+  }
+}
+
+/**
+ * The validator of a model version's JSON Schema, compiled as the registry compiles it. A version
+ * stored without a schema it compiles (written before the registry required one, or loaded from
+ * elsewhere) checks no config vector: the type ref is unusable, a 422 of the request naming it.
+ */
+function compiledModel(typeRef: { id: string; version: number }, schema: unknown): ValidateFunction {
+  const unusable = (why: string) =>
+    unprocessable('UNUSABLE_TYPE_REF', `the registry's model ${typeRef.id} v${typeRef.version} ${why}: no config vector can be checked against it`, { type_ref: typeRef });
+  if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) throw unusable('has no JSON Schema');
+  try {
+    return newModelAjv().compile(schema);
+  } catch (error) {
+    throw unusable(`has a JSON Schema that does not compile (${(error as Error).message})`);
   }
 }
