@@ -121,9 +121,12 @@ export function fillAsCaptured(metrics: PlatformMetrics, captured = readCaptured
   for (const series of captured.histograms) for (const [seconds, times] of series.observations) for (let i = 0; i < times; i += 1) observe(metrics, series, seconds);
   for (const { family, labels, value } of captured.counters) {
     const domain = serverOf(metrics, labels.server!).domain;
+    if (family === 'passport_passports_created_total') {
+      domain.passportsCreated(value);
+      continue;
+    }
     for (let i = 0; i < value; i += 1) {
-      if (family === 'passport_passports_created_total') domain.passportCreated();
-      else if (family === 'passport_events_appended_total') domain.eventAppended(labels.event_type!);
+      if (family === 'passport_events_appended_total') domain.eventAppended(labels.event_type!);
       else if (family === 'passport_packs_minted_total') domain.packMinted();
       else if (family === 'passport_verdicts_total') domain.verdictGiven(labels.outcome!);
       else if (family === 'passport_delegations_total') domain.delegationJudged(labels.outcome as 'accepted' | 'refused', labels.code!);

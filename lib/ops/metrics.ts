@@ -34,7 +34,8 @@ export const OPERATION_NAME_LIMIT = 100;
 
 /** What a service counts when a domain outcome is known (its service or resolver layer). */
 export interface DomainMetrics {
-  passportCreated(): void;
+  /** Passports created, one or a batch's. */
+  passportsCreated(count: number): void;
   eventAppended(eventType: string): void;
   packMinted(): void;
   verdictGiven(outcome: string): void;
@@ -93,7 +94,7 @@ const nothing = () => {};
 export const NO_SERVER_METRICS: ServerMetrics = Object.freeze({
   enabled: false,
   domain: Object.freeze({
-    passportCreated: nothing,
+    passportsCreated: nothing,
     eventAppended: nothing,
     packMinted: nothing,
     verdictGiven: nothing,
@@ -366,7 +367,7 @@ export class PlatformMetrics {
       error: series([...labelValues, 'error']),
     });
     const domain: DomainMetrics = {
-      passportCreated: () => this.passportsCreated.inc({ server }),
+      passportsCreated: (count) => this.passportsCreated.inc({ server }, count),
       eventAppended: (eventType) => this.eventsAppended.inc({ server, event_type: eventType }),
       packMinted: () => this.packsMinted.inc({ server }),
       verdictGiven: (outcome) => this.verdicts.inc({ server, outcome }),

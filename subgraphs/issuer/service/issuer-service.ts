@@ -372,7 +372,7 @@ export class IssuerService {
     const headSigner = await this.signing.signer(operator, 'event');
     try {
       const rows = await this.passports.create(passports, headSigner, now);
-      for (const _ of rows) this.metrics.passportCreated();
+      this.metrics.passportsCreated(rows.length);
       return { rows };
     } catch (error) {
       if (!(error instanceof LivePassportExists)) throw error;
