@@ -62,8 +62,8 @@ export interface RuntimeConfig {
   rateLimits?: RateLimits;
 }
 
-/** Who a rate limit is for: a request without a valid token, or a token's role. */
-export const RATE_LIMIT_ROLES = ['anonymous', 'writer', 'admin'] as const;
+/** Who a rate limit is for: a request without a valid token, or a token's role (`reader`: a token that may read only, audiences' included). */
+export const RATE_LIMIT_ROLES = ['anonymous', 'reader', 'writer', 'admin'] as const;
 export type RateLimitRole = (typeof RATE_LIMIT_ROLES)[number];
 
 /** A quota of requests per window, as the RateLimit-Policy header field states it (q, w). */
@@ -80,7 +80,12 @@ export interface RateLimits {
 
 /** RATE_LIMITS unset: a client may ask this much a minute; loopback is exempt. */
 export const DEFAULT_RATE_LIMITS: RateLimits = {
-  policies: { anonymous: { quota: 1200, windowSeconds: 60 }, writer: { quota: 12_000, windowSeconds: 60 }, admin: { quota: 12_000, windowSeconds: 60 } },
+  policies: {
+    anonymous: { quota: 1200, windowSeconds: 60 },
+    reader: { quota: 12_000, windowSeconds: 60 },
+    writer: { quota: 12_000, windowSeconds: 60 },
+    admin: { quota: 12_000, windowSeconds: 60 },
+  },
   loopback: 'exempt',
 };
 
@@ -189,7 +194,7 @@ function corsOrigins(env: NodeJS.ProcessEnv): string[] {
 
 /**
  * RATE_LIMITS: `off`, or items separated by commas that change the defaults: `<role>=<quota>/<seconds>`
- * (anonymous, writer, admin) and `loopback=exempt|counted`, e.g. `anonymous=600/60,loopback=counted`.
+ * (anonymous, reader, writer, admin) and `loopback=exempt|counted`, e.g. `anonymous=600/60,loopback=counted`.
  */
 function rateLimits(env: NodeJS.ProcessEnv): RateLimits | undefined {
   const raw = env.RATE_LIMITS?.trim();
@@ -198,7 +203,7 @@ function rateLimits(env: NodeJS.ProcessEnv): RateLimits | undefined {
   const limits: RateLimits = { policies: { ...DEFAULT_RATE_LIMITS.policies }, loopback: DEFAULT_RATE_LIMITS.loopback };
   for (const item of raw.split(',').map((part) => part.trim())) {
     const loopback = /^loopback=(exempt|counted)$/.exec(item);
-    const policy = /^(anonymous|writer|admin)=(\d+)\/(\d+)s?$/.exec(item);
+    const policy = new RegExp(`^(${RATE_LIMIT_ROLES.join('|')})=(\\d+)/(\\d+)s?$`).exec(item);
     if (loopback) limits.loopback = loopback[1] as RateLimits['loopback'];
     else if (policy && Number(policy[2]) > 0 && Number(policy[3]) > 0) limits.policies[policy[1] as RateLimitRole] = { quota: Number(policy[2]), windowSeconds: Number(policy[3]) };
     else {

@@ -11,13 +11,13 @@
  * (draft-ietf-httpapi-ratelimit-headers-11/-12), which every counted answer carries.
  *
  * Requests the platform's own parts send on a counted request's behalf (the facade's to the gateway,
- * a subgraph's through the gateway) carry COUNTED_HEADER, a credential derived from the access
- * tokens, and are not counted again.
+ * a subgraph's through the gateway) carry COUNTED_HEADER, a credential derived from the platform's
+ * key (SUBGRAPH_SECRET or the configured tokens), and are not counted again.
  */
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { readCredentials, type AccessTokens, type Authenticator } from '../auth/tokens.js';
+import { readCredentials, type AccessTokens, type Authenticator, type Role } from '../auth/tokens.js';
 import type { RateLimitPolicy, RateLimitRole, RateLimits } from '../config/runtime.js';
 import { RequestProblem } from '../http/request-problem.js';
 import type { ServerMetrics } from '../ops/metrics.js';
@@ -35,15 +35,8 @@ export const COUNTED_HEADER = 'passport-counted';
 /** Reservations one request waits for at most (each grants its waiters a lease); past them it is admitted, as without the database. */
 const MAX_RESERVATIONS = 100;
 
-/** The credential of requests already counted, from the platform's token hashes (which no client holds); undefined without tokens. */
-export function countedCredential(tokens: AccessTokens | undefined): string | undefined {
-  if (!tokens?.size) return undefined;
-  const hashes = tokens
-    .toJSON()
-    .map((entry) => entry.sha256)
-    .sort();
-  return createHmac('sha256', 'passport rate limits').update(hashes.join('\n')).digest('base64url');
-}
+/** The credential of requests already counted (AccessTokens.platformKey); undefined without a platform key. */
+export const countedCredential = (tokens: AccessTokens | undefined): string | undefined => tokens?.platformKey('rate limits')?.toString('base64url');
 
 /** The headers a part of the platform sends with a request made for one already counted. */
 export function countedHeaders(tokens: AccessTokens | undefined): Record<string, string> {
@@ -97,7 +90,7 @@ export const rateLimits = fp<RateLimitOptions>(
       const principal = credentials.kind === 'bearer' ? authenticator?.recognise?.(credentials.token) : undefined;
       // An unknown or malformed credential is anonymous: keyed by it, a client could take a new quota with every made-up token.
       // A known one is its holder, so an access token's renewals share their subject's quota.
-      if (principal) return { key: `principal:${JSON.stringify([principal.operator, principal.credential])}`, role: principal.roles.includes('admin') ? 'admin' : 'writer' };
+      if (principal) return { key: `principal:${JSON.stringify([principal.operator, principal.credential])}`, role: rateLimitRole(principal.roles) };
       return { key: `address:${addressClient(request.socket.remoteAddress ?? '')}`, role: 'anonymous' };
     };
 
@@ -138,3 +131,9 @@ export const rateLimits = fp<RateLimitOptions>(
   },
   { name: 'passport-rate-limits', fastify: '5.x' },
 );
+
+/** The quota a token holder is counted under: its most powerful role's; a token that may only read (audiences too) is a reader. */
+function rateLimitRole(roles: readonly Role[]): RateLimitRole {
+  if (roles.includes('admin')) return 'admin';
+  return roles.includes('writer') ? 'writer' : 'reader';
+}

@@ -41,8 +41,8 @@ describe('RATE_LIMITS', () => {
   it('is on by default with loopback exempt; items replace their defaults; off turns it off; anything else is refused in one sentence', () => {
     expect(loadRuntimeConfig({}).rateLimits).toEqual(DEFAULT_RATE_LIMITS);
     expect(loadRuntimeConfig({ RATE_LIMITS: 'off' }).rateLimits).toBeUndefined();
-    expect(loadRuntimeConfig({ RATE_LIMITS: 'anonymous=600/30s, loopback=counted' }).rateLimits).toEqual({
-      policies: { ...DEFAULT_RATE_LIMITS.policies, anonymous: { quota: 600, windowSeconds: 30 } },
+    expect(loadRuntimeConfig({ RATE_LIMITS: 'anonymous=600/30s, reader=3000/60, loopback=counted' }).rateLimits).toEqual({
+      policies: { ...DEFAULT_RATE_LIMITS.policies, anonymous: { quota: 600, windowSeconds: 30 }, reader: { quota: 3000, windowSeconds: 60 } },
       loopback: 'counted',
     });
     for (const value of ['anonymous=0/60', 'writer=10/0', 'guest=10/60', 'anonymous=10', 'loopback=maybe'])
