@@ -53,8 +53,8 @@ export const refusalReportOperation = (service: ServiceName) => `mutation Report
 /**
  * A write or admin operation refused here never reaches its service, which keeps every refused
  * write and admin request in its admin log: the refusals are gathered and reported to it, signed,
- * a few times a second (refusal-reports.ts). A platform without tokens has no key to sign them
- * with (every write is refused there): its refusals are not reported.
+ * a few times a second (refusal-reports.ts). A platform without a key to sign them with (neither
+ * SUBGRAPH_SECRET nor configured tokens: AccessTokens.platformKey) does not report them.
  */
 export function refusalReporter(tokens: AccessTokens, callGateway: GatewayCall): RefusalReporter {
   const reportKey = refusalReportKey(tokens);

@@ -1,7 +1,7 @@
 /**
  * The REST facade's report of the refusals it made for a service (rest-facade/refusal-reports.ts):
  * a JSON text of the refusals of each kind, signed with HMAC-SHA-256 under a key every server of the
- * platform derives from the access tokens it accepts. The report is sent as a mutation through the
+ * platform derives from SUBGRAPH_SECRET or the access tokens it accepts (AccessTokens.platformKey). The report is sent as a mutation through the
  * gateway like any other; the service believes it (its counts included) only with a valid signature,
  * so that no one else can write refusals into its admin log, or claim a flood that was not.
  */
@@ -14,18 +14,8 @@ export interface SignedRefusalReport {
   signature: string;
 }
 
-/**
- * The key reports are signed with: the platform's token hashes, which every server that checks
- * credentials holds and no caller does. Undefined without tokens (nothing could be signed secretly).
- */
-export function refusalReportKey(tokens: AccessTokens): Buffer | undefined {
-  if (tokens.size === 0) return undefined;
-  const hashes = tokens
-    .toJSON()
-    .map((entry) => entry.sha256)
-    .sort();
-  return createHmac('sha256', 'passport refusal reports').update(hashes.join('\n')).digest();
-}
+/** The key reports are signed with (AccessTokens.platformKey): undefined, nothing could be signed secretly. */
+export const refusalReportKey = (tokens: AccessTokens): Buffer | undefined => tokens.platformKey('refusal reports');
 
 const sign = (key: Buffer, report: string) => createHmac('sha256', key).update(report, 'utf8').digest('base64url');
 

@@ -4,7 +4,7 @@
  * chain of authenticators (authenticatorChain): the configured tokens here, then the identity
  * store's (lib/auth/authentication.ts), then an OpenID provider's. Only SHA-256 hashes are kept.
  */
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
@@ -98,9 +98,32 @@ export class AccessTokens implements Authenticator {
   /** The hashes as bytes, decoded once: every authenticated request compares against them. */
   readonly #digests: readonly { entry: TokenHash; digest: Buffer }[];
 
-  constructor(hashes: readonly TokenHash[]) {
+  readonly #platformSecret: string | undefined;
+
+  /** `platformSecret`: SUBGRAPH_SECRET, when set (see platformKey). */
+  constructor(hashes: readonly TokenHash[], platformSecret?: string) {
     this.#hashes = hashes;
     this.#digests = hashes.map((entry) => ({ entry, digest: Buffer.from(entry.sha256, 'hex') }));
+    this.#platformSecret = platformSecret;
+  }
+
+  /**
+   * A key the platform's own parts sign or mark their messages to each other with, one per purpose
+   * (the rate limits' mark of requests already counted, the refusal reports' signatures), made of
+   * what no client holds: SUBGRAPH_SECRET when set (required wherever the parts talk beyond
+   * loopback, whether or not tokens are configured), else the configured tokens' hashes. Undefined
+   * with neither: a platform on loopback whose callers all hold an OpenID provider's or issued tokens.
+   */
+  platformKey(purpose: 'rate limits' | 'refusal reports'): Buffer | undefined {
+    const material =
+      this.#platformSecret ??
+      (this.#hashes.length > 0
+        ? this.#hashes
+            .map((entry) => entry.sha256)
+            .sort()
+            .join('\n')
+        : undefined);
+    return material === undefined ? undefined : createHmac('sha256', `passport ${purpose}`).update(material).digest();
   }
 
   get size(): number {
@@ -197,15 +220,16 @@ export function tokensFile(env: NodeJS.ProcessEnv = process.env): string {
 
 /**
  * Tokens from the environment (`PASSPORT_ADMIN_TOKEN`, `PASSPORT_WRITER_TOKEN`) or, failing that,
- * the hashes in the tokens file.
+ * the hashes in the tokens file; with SUBGRAPH_SECRET for the platform's own keys.
  */
 export function loadAccessTokens(env: NodeJS.ProcessEnv = process.env): AccessTokens {
   const configured: TokenHash[] = [];
   if (env.PASSPORT_ADMIN_TOKEN) configured.push({ name: 'admin', role: 'admin', sha256: hashToken(env.PASSPORT_ADMIN_TOKEN) });
   if (env.PASSPORT_WRITER_TOKEN) configured.push({ name: 'writer', role: 'writer', sha256: hashToken(env.PASSPORT_WRITER_TOKEN) });
-  if (configured.length > 0) return new AccessTokens(configured);
+  const platformSecret = env.SUBGRAPH_SECRET || undefined;
+  if (configured.length > 0) return new AccessTokens(configured, platformSecret);
   const file = tokensFile(env);
-  return new AccessTokens(existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as TokenHash[]) : []);
+  return new AccessTokens(existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as TokenHash[]) : [], platformSecret);
 }
 
 /** A new admin and writer token, and the hashes that are all that is kept of them. */
