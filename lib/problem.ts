@@ -46,6 +46,18 @@ export function problem(status: number, code: string, detail?: string, extension
 }
 
 /** A GraphQL error that carries its problem details in `extensions.problem`. */
+/**
+ * The headers a problem asks for: a 503, 504 or 429 says when to try again (RFC 9110 §10.2.3), from
+ * the problem's `retry_after` seconds.
+ */
+export function problemHeaders(details: Problem): Record<string, string> {
+  // A service's 401 carries its Bearer challenge (lib/graphql/context.ts, roleChecker).
+  if (details.status === 401 && typeof details.authenticate === 'string') return { 'www-authenticate': details.authenticate };
+  if (details.status !== 503 && details.status !== 504 && details.status !== 429) return {};
+  const seconds = typeof details.retry_after === 'number' ? details.retry_after : 5;
+  return { 'retry-after': String(seconds) };
+}
+
 export class ProblemError extends GraphQLError {
   readonly problem: Problem;
 

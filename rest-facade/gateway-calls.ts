@@ -4,8 +4,8 @@ import { gatewayRequestBody } from '../lib/graphql/trusted-documents.js';
 import { RequestProblem } from '../lib/http/request-problem.js';
 import { createClient } from 'graphql-sse';
 import { jsonPoster, type JsonAnswer } from '../lib/http/post-json.js';
-import { problem } from '../lib/problem.js';
-import { problemFromGraphqlErrors, problemHeaders } from './problems.js';
+import { problem, problemHeaders } from '../lib/problem.js';
+import { problemFromGraphqlErrors } from './problems.js';
 
 /** `requestId`: the request's own, passed on (`x-request-id`) so that every server's log lines of it carry it, traced or not. */
 export type GatewayCall = (operation: string, variables: Record<string, unknown>, authorization: string | undefined, requestId?: string) => Promise<Record<string, unknown>>;

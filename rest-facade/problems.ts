@@ -11,18 +11,6 @@ interface GraphqlError {
   extensions?: Record<string, unknown>;
 }
 
-/**
- * The headers a problem asks for: a 503, 504 or 429 says when to try again (RFC 9110 §10.2.3), from
- * the problem's `retry_after` seconds.
- */
-export function problemHeaders(details: Problem): Record<string, string> {
-  // A service's 401 carries its Bearer challenge (lib/graphql/context.ts, roleChecker).
-  if (details.status === 401 && typeof details.authenticate === 'string') return { 'www-authenticate': details.authenticate };
-  if (details.status !== 503 && details.status !== 504 && details.status !== 429) return {};
-  const seconds = typeof details.retry_after === 'number' ? details.retry_after : 5;
-  return { 'retry-after': String(seconds) };
-}
-
 /** Codes graphql-js and Apollo give to requests whose variables or shape the schema refuses. */
 const INVALID_INPUT_CODES = new Set(['BAD_USER_INPUT', 'GRAPHQL_VALIDATION_FAILED', 'GRAPHQL_PARSE_FAILED']);
 

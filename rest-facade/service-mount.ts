@@ -6,11 +6,11 @@ import type { Authenticator } from '../lib/auth/tokens.js';
 import type { OidcConfig } from '../lib/config/oidc.js';
 import { RequestProblem } from '../lib/http/request-problem.js';
 import { drainRefusedBody } from '../lib/http/server-options.js';
-import { problem, ProblemError } from '../lib/problem.js';
+import { problem, ProblemError, problemHeaders } from '../lib/problem.js';
 import { answerOptions } from '../lib/server/cross-origin.js';
 import { actionOf, credentialRefusal, refusalProblem, type RefusalReporter } from './access.js';
 import { openApiOptions, routeSchema } from './openapi.js';
-import { problemHeaders, type SendProblem, tooLarge } from './problems.js';
+import { type SendProblem, tooLarge } from './problems.js';
 import { answerRoute, type RouteAnswering } from './route-answer.js';
 import type { ServiceRoutes } from './route-table.js';
 

@@ -3,7 +3,7 @@ import type { AuthChecker } from 'type-graphql';
 import { challengeOf, identify, PLATFORM_ADMIN, refusalOf, type Authenticator, type Caller, type Refusal, type Requirement } from '../auth/tokens.js';
 import type { PendingEntry } from '../audit/admin-log.js';
 import { RequestProblem } from '../http/request-problem.js';
-import { ProblemError } from '../problem.js';
+import { ProblemError, problemHeaders } from '../problem.js';
 import type { FastifyBaseLogger } from 'fastify';
 import type { LoggingContext } from './errors.js';
 
@@ -38,17 +38,16 @@ export async function requestContext(authenticator: Authenticator, authorization
 function unidentified(error: unknown, log: FastifyBaseLogger): unknown {
   const refusal =
     error instanceof ProblemError
-      ? { problem: error.problem, headers: {} as Record<string, string> }
+      ? { problem: error.problem, headers: problemHeaders(error.problem) }
       : error instanceof RequestProblem
         ? { problem: error.details, headers: error.headers }
         : undefined;
   if (!refusal) return error;
   const { status, code, type: _type, title, detail = title, ...extensions } = refusal.problem;
-  const retryAfter = refusal.headers['retry-after'] ?? (typeof extensions.retry_after === 'number' ? String(extensions.retry_after) : undefined);
   // What made it: for the operator's log, not for the client (an OpenID provider's failure names its URL).
   log.warn({ code, reason: (error as { reason?: string }).reason }, `caller not identified: ${detail}`);
   const answered = new ProblemError(status, code, detail, extensions);
-  answered.extensions.http = { status, headers: new HeaderMap(retryAfter ? [['retry-after', retryAfter]] : []) };
+  answered.extensions.http = { status, headers: new HeaderMap(Object.entries(refusal.headers)) };
   return answered;
 }
 
