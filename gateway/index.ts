@@ -23,7 +23,7 @@ import { SUBGRAPH_CIRCUIT_OPEN_MS, SUBGRAPH_TIMEOUT_MS, SUPERGRAPH_POLL_INTERVAL
 import { startGatewayGraphql } from './apollo.js';
 import { composeSupergraph, type SubgraphEndpoint } from './composition.js';
 import { ChangeNotices } from './live/change-notices.js';
-import { LIVE_FEEDS } from './live/feeds.js';
+import { LIVE_FEEDS } from '../lib/graphql/live-feeds.js';
 import { LiveSubscriptions } from './live/live-subscription.js';
 import { asksForEventStream, liveTransport } from './live/transport.js';
 import { serveGraphiql } from './graphiql.js';

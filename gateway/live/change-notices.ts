@@ -10,12 +10,10 @@ import { EventSource } from 'eventsource';
 import type { ServiceName } from '../../lib/config/services.js';
 import { GATEWAY_CREDENTIAL_HEADER } from '../../lib/graphql/gateway-credential.js';
 import { CHANGES_PATH } from '../../lib/graphql/change-stream.js';
+import { ANY_KEY } from '../../lib/graphql/live-feeds.js';
 
 /** Wakes a subscription; `at`: when the append that woke it was made (ms since the epoch), absent for a resync. */
 type Wake = (at?: number) => void;
-
-/** The key a subscription watches to be woken by every notice of its feed, whatever key it names. */
-export const ANY_KEY = '*';
 
 /** How long after a refused or failed stream the gateway opens it again. */
 const REOPEN_MS = 1_000;

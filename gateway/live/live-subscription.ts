@@ -17,7 +17,7 @@ import type { LiveMetrics } from '../../lib/ops/metrics.js';
 import { costRefusal, graphqlOf, operationCost, type CostAnnotations } from '../../lib/graphql/cost.js';
 import type { GatewayContext } from '../data-source.js';
 import type { ChangeNotices } from './change-notices.js';
-import { LIVE_FEEDS, type LiveFeed, type Watch } from './feeds.js';
+import { LIVE_FEEDS, type LiveFeed, type Watch } from '../../lib/graphql/live-feeds.js';
 
 /** What a client sends: the GraphQL-over-HTTP request parameters, as graphql-ws and graphql-sse carry them. */
 export interface SubscriptionRequest {

@@ -8,6 +8,7 @@ import {
   ApolloServerPluginUsageReportingDisabled,
 } from '@apollo/server/plugin/disabled';
 import { fastifyApolloHandler } from '@as-integrations/fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { GraphQLError } from 'graphql';
 import type { GraphqlLimits, RuntimeConfig } from '../config/runtime.js';
 import { graphqlErrorHandler, refuseOtherMethods } from '../http/graphql-refusals.js';
@@ -16,6 +17,7 @@ import { edgeOptions, type EdgeOptions } from '../server/edge-options.js';
 import { buildPlatformServer, type ListeningServer } from '../server/platform-server.js';
 import { adminLogPlugin } from './admin-log-plugin.js';
 import { serveChangeStream } from './change-stream.js';
+import { asksForEventStream, subgraphSubscriptions } from './subgraph-subscriptions.js';
 import type { RequestContext } from './context.js';
 import { faultLoggingPlugin, formatServiceError } from './errors.js';
 import { gatewayCredentialPlugin } from './gateway-credential.js';
@@ -90,7 +92,8 @@ export function subgraphServerOptions(config: Pick<RuntimeConfig, 'graphqlLimits
  */
 export async function serveSubgraph(subgraph: Subgraph, listen: { host: string; port: number }, options: SubgraphServerOptions): Promise<ListeningServer> {
   // Introspection stays on: the gateway composes through `_service`; suggestions are harmless then.
-  const armor = apolloArmor<RequestContext>(subgraphLimits(options.limits), true, costAnnotations(parse(printSubgraphSchema(subgraph.schema))));
+  const annotations = costAnnotations(parse(printSubgraphSchema(subgraph.schema)));
+  const armor = apolloArmor<RequestContext>(subgraphLimits(options.limits), true, annotations);
   const bodyLimit = options.bodyLimit * SUBGRAPH_BODY_LIMIT_FACTOR;
   const server = await buildPlatformServer(
     subgraph.name,
@@ -108,7 +111,9 @@ export async function serveSubgraph(subgraph: Subgraph, listen: { host: string; 
       faultLoggingPlugin<RequestContext>(formatError),
       operationMetricsPlugin(subgraph.metrics),
       ...armor.plugins,
-      subscriptionRefusalPlugin<RequestContext>("Subscriptions are served by the gateway's /graphql (graphql-ws, or GraphQL over Server-Sent Events)."),
+      subscriptionRefusalPlugin<RequestContext>(
+        "Subscriptions are served by the gateway's /graphql (graphql-ws, or GraphQL over Server-Sent Events), and by the subgraph that owns them over GraphQL over Server-Sent Events (this request with Accept: text/event-stream).",
+      ),
       ...(server.tracer ? [graphqlTracingPlugin<RequestContext>(server.tracer)] : []),
     ],
     validationRules: armor.validationRules,
@@ -126,13 +131,31 @@ export async function serveSubgraph(subgraph: Subgraph, listen: { host: string; 
   await apollo.start();
   // Once the requests in flight are answered (the server's one shutdown path).
   server.app.addHook('onClose', () => apollo.stop());
-  if (subgraph.changes) serveChangeStream(server.app, subgraph.changes, options.gatewaySecret);
+  const context = async (request: FastifyRequest) => subgraph.context(request.headers.authorization, request.log);
+  const answer = fastifyApolloHandler(apollo, { context });
+  let serveEventStream: ((request: FastifyRequest, reply: FastifyReply) => Promise<void>) | undefined;
+  if (subgraph.changes) {
+    serveChangeStream(server.app, subgraph.changes, options.gatewaySecret);
+    const limits = subgraphLimits(options.limits);
+    serveEventStream = subgraphSubscriptions({
+      schema: subgraph.schema,
+      context,
+      validationRules: armor.validationRules,
+      annotations,
+      maxCost: limits.maxCost,
+      maxTokens: limits.maxTokens,
+      formatError,
+    });
+  }
   // Every path, as Apollo's standalone server answered before: a gateway may name the subgraph's URL with or without /graphql.
   server.app.route({
     method: ['GET', 'POST'],
     url: '*',
     exposeHeadRoute: false,
-    handler: fastifyApolloHandler(apollo, { context: async (request) => subgraph.context(request.headers.authorization, request.log) }),
+    handler(request, reply) {
+      if (serveEventStream && asksForEventStream(request)) return serveEventStream(request, reply);
+      return answer.call(this, request as Parameters<typeof answer>[0], reply as Parameters<typeof answer>[1]);
+    },
   });
   refuseOtherMethods(server.app, '*');
   // The address bound, as Apollo's standalone server named it (the IPv6 any-address as localhost).

@@ -24,6 +24,7 @@ import type { GatewayClient } from './gateway-client.js';
 import { serviceRootResolver } from './service-root.js';
 import { Operations, type ReadinessCheck } from '../ops/operations.js';
 import { ChangeListener, changeChannel } from '../db/change-feed.js';
+import { followFeedsInSchema } from './subgraph-subscriptions.js';
 import type { ServerMetrics } from '../ops/metrics.js';
 
 export interface SubgraphDefinition<P extends ServicePrismaClient, D> {
@@ -81,7 +82,7 @@ export interface Subgraph {
   readiness: Record<string, ReadinessCheck>;
   /** A request's context: its caller, and its logger (the request's, bound to its ids). */
   context(authorization: string | undefined, log: FastifyBaseLogger): Promise<RequestContext>;
-  /** The service's change notices, for the gateway's live subscriptions (served at GET /changes); absent for a service without subscriptions. */
+  /** The service's change notices, for the gateway's live subscriptions (served at GET /changes) and its own (subgraph-subscriptions.ts); absent for a service without subscriptions. */
   changes?: ChangeListener;
   /** Runs the definition's graphReady, if any: call it once the gateway serves every subgraph. */
   graphReady(): Promise<void>;
@@ -135,8 +136,9 @@ export function defineSubgraph<P extends ServicePrismaClient, D>(definition: Sub
       definition.subscriptions,
     );
     resolveMutationsWithPendingEntries(schema);
-    // LISTENs only while the gateway follows it: one connection for every subscriber.
+    // LISTENs only while the gateway or a subscriber follows it: one connection for every subscriber.
     const changes = definition.subscriptions ? new ChangeListener(databaseUrl, changeChannel(kernel.schema)) : undefined;
+    if (changes) followFeedsInSchema(schema, definition.name, changes);
     return {
       ...(changes ? { changes } : {}),
       name: definition.name,

@@ -15,7 +15,7 @@ import { Snapshot } from '../schema/snapshot.js';
 /** Most snapshots one read answers; a subscriber behind by more reads again. */
 const MAX_SNAPSHOTS_PER_READ = 100;
 
-/** The subscription the gateway serves from this query (gateway/live/feeds.ts). */
+/** The subscription the gateway serves from this query (lib/graphql/live-feeds.ts). */
 export const PASSPORT_SNAPSHOTS_SUBSCRIPTION = `
 type Subscription {
   "Each snapshot the archive stores of a passport, in the order they were committed: with \`after\`, first every snapshot after that cursor (none missed, none twice), then each new one. Served by the gateway over graphql-ws and GraphQL over SSE; the selection may reach every field of the graph, e.g. the passport's status."

@@ -13,7 +13,7 @@ import { Passport, PassportEvent, PassportEventPage } from '../schema/types.js';
 /** Most events one read answers; a subscriber behind by more reads again. */
 export const MAX_EVENTS_PER_READ = 100;
 
-/** The subscription the gateway serves from this query; composed into the supergraph (gateway/live/feeds.ts). */
+/** The subscription the gateway serves from this query; composed into the supergraph (lib/graphql/live-feeds.ts). */
 export const PASSPORT_EVENTS_SUBSCRIPTION = `
 type Subscription {
   "Each event appended to a passport's log, in log order: with \`after\`, first every event after that cursor (none missed, none twice), then each new one as it is appended. Served by the gateway over graphql-ws and GraphQL over SSE; the selection may reach every field of the graph, e.g. the passport's verdict or its snapshots."

@@ -14,7 +14,7 @@ import { Passport } from '../schema/types.js';
 import { type IssuerService, MAX_STATUS_CHANGE_PASSPORTS } from '../service/issuer-service.js';
 import { MAX_EVENTS_PER_READ } from './passport-event-resolver.js';
 
-/** The subscription the gateway serves from this query (gateway/live/feeds.ts). */
+/** The subscription the gateway serves from this query (lib/graphql/live-feeds.ts). */
 export const PASSPORT_STATUS_CHANGES_SUBSCRIPTION = `
 extend type Subscription {
   "Each change of status made by an event, of the passports of \`operator\`, of the passports named by \`passportIds\` (at most ${MAX_STATUS_CHANGE_PASSPORTS}), of both, or of every passport when neither is given, in the order they were committed: with \`after\`, first every change after that cursor (none missed, none twice), then each new one. Changes made before the feed existed (migration 20261206120000) are not in it; a passport's creation is no change."

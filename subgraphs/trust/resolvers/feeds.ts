@@ -17,7 +17,7 @@ import { revocationOut, type TrustDependencies } from './shared.js';
 /** Most items one read answers; a subscriber behind by more reads again. */
 const MAX_PER_READ = 100;
 
-/** The subscriptions the gateway serves from these queries (gateway/live/feeds.ts). */
+/** The subscriptions the gateway serves from these queries (lib/graphql/live-feeds.ts). */
 export const TRUST_SUBSCRIPTIONS = `
 type Subscription {
   "Each revocation the trust graph records, in the order they were committed: with \`after\`, first every revocation after that cursor (none missed, none twice), then each new one."

@@ -1,11 +1,15 @@
 /**
- * The subscriptions the gateway serves, each from a feed of one service: the service declares the
+ * The platform's subscriptions, each from a feed of one service: the service declares the
  * Subscription field in its schema (composed into the supergraph), notifies its change channel as it
- * appends (lib/db/change-feed.ts), and answers a query of what was appended after a cursor, which
- * the gateway runs with the subscriber's selection (live-subscription.ts).
+ * appends (lib/db/change-feed.ts), and answers a query of what was appended after a cursor. Our
+ * gateway serves each subscription by running that query with the subscriber's selection
+ * (gateway/live/); the service serves it too, for gateways that forward subscriptions to subgraphs
+ * (subgraph-subscriptions.ts): both by this one table.
  */
-import type { ServiceName } from '../../lib/config/services.js';
-import { ANY_KEY } from './change-notices.js';
+import type { ServiceName } from '../config/services.js';
+
+/** The key a subscription watches to be woken by every notice of its feed, whatever key it names. */
+export const ANY_KEY = '*';
 
 /** The notices that wake a subscription: those of `feed` (lib/db/change-feed.ts) about `key`. */
 export interface Watch {

@@ -1,0 +1,196 @@
+/**
+ * Subscriptions served by the subgraph that owns them, for gateways that forward a subscription to
+ * its subgraph and resolve each event's fields of other subgraphs themselves (Hive Gateway, Cosmo
+ * Router, Apollo Router: GraphQL over SSE to subgraphs). Our gateway does not come here: it reads the
+ * same feeds with the subscriber's whole selection (gateway/live/). Both follow a feed the same way:
+ * its read query after a cursor (lib/graphql/live-feeds.ts), woken by the service's change notices
+ * (lib/db/change-feed.ts), so the replay and the live events are the same rows in the same order.
+ *
+ * GraphQL over Server-Sent Events in distinct connections mode (graphql-sse) on the subgraph's GraphQL
+ * path: a GET or POST with `Accept: text/event-stream` and a subscription. It is checked as the
+ * subgraph checks a query (the caller's token, depth, aliases, cost); queries and mutations are not
+ * taken this way (the subgraph's plain HTTP path keeps their admin log, metrics and gateway credential).
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { DocumentNode, GraphQLError, GraphQLFieldResolver, GraphQLFormattedError, GraphQLSchema, ValidationRule } from 'graphql';
+import { createHandler } from 'graphql-sse/lib/use/fastify';
+import type { ServiceName } from '../config/services.js';
+import type { ChangeListener } from '../db/change-feed.js';
+import { challengeOf, refusalOf } from '../auth/tokens.js';
+import { PROBLEM_MEDIA_TYPE } from '../http/request-problem.js';
+import { type Problem, ProblemError, problem, problemHeaders } from '../problem.js';
+import type { RequestContext } from './context.js';
+import { type CostAnnotations, costRefusal, graphqlOf, operationCost } from './cost.js';
+import { ANY_KEY, LIVE_FEEDS, type LiveFeed } from './live-feeds.js';
+
+/** Events one read of a feed asks for: the read fields' own maximum. */
+const READ_PAGE = 100;
+
+/** A page of a feed as its read field answers it; null when its arguments name nothing. */
+type FeedPage = { nodes: { cursor: string }[] } | null;
+
+/**
+ * Gives each Subscription field of this service's feeds what graphql-js runs a subscription with:
+ * `subscribe`, the feed's events after the subscriber's cursor, then each new one; `resolve`, the
+ * event itself, on which the subscriber's selection runs. A read is the feed's read field's own
+ * resolver, so it answers exactly what that query answers.
+ */
+export function followFeedsInSchema(schema: GraphQLSchema, service: ServiceName, changes: ChangeListener): void {
+  const gql = graphqlOf(schema);
+  const subscriptionFields = schema.getSubscriptionType()?.getFields() ?? {};
+  const queryFields = schema.getQueryType()!.getFields();
+  for (const feed of LIVE_FEEDS.filter((candidate) => candidate.service === service)) {
+    const field = subscriptionFields[feed.field];
+    const read = queryFields[feed.readField]?.resolve;
+    if (!field || !read) throw new Error(`the ${service} schema lacks Subscription.${feed.field} or Query.${feed.readField}`);
+    field.resolve = (event: unknown) => event;
+    field.subscribe = (async (root, args: Record<string, unknown>, context, info) => {
+      const readAfter = async (after: string | null) => (await read(root, { ...args, after, first: READ_PAGE }, context, info)) as FeedPage;
+      const first = await readAfter((args.after as string | null | undefined) ?? null);
+      if (!first) {
+        const unknown = feed.unknownKey?.(args);
+        throw new gql.GraphQLError(unknown?.detail ?? 'The subscription names nothing to follow.', { extensions: { code: unknown?.code ?? 'NOT_FOUND' } });
+      }
+      return followFeed(first, readAfter, (wake) => watchFeed(changes, feed, args, wake));
+    }) as GraphQLFieldResolver<unknown, unknown>;
+  }
+}
+
+/** Calls `wake` on each notice of the feed that concerns a subscription with these arguments, and whenever notices may have been missed. */
+function watchFeed(changes: ChangeListener, feed: LiveFeed, args: Record<string, unknown>, wake: () => void): () => void {
+  const watches = feed.watches(args);
+  return changes.subscribe({
+    onNotice: (notice) => {
+      if (watches.some((watch) => watch.feed === notice.feed && (watch.key === ANY_KEY || watch.key === notice.key))) wake();
+    },
+    onResync: wake,
+  });
+}
+
+/**
+ * The events of the first page, then of each read after the last cursor, read again whenever woken
+ * while the last page was not full; ended by `return` (the subscriber gone), at once even while it waits.
+ */
+function followFeed(first: NonNullable<FeedPage>, readAfter: (after: string | null) => Promise<FeedPage>, watch: (wake: () => void) => () => void): AsyncIterableIterator<unknown> {
+  let page = first.nodes;
+  let full = page.length >= READ_PAGE;
+  let cursor = page.at(-1)?.cursor ?? null;
+  let rung = false;
+  let closed = false;
+  let waiting: (() => void) | undefined;
+  // Watched from the first read on: a notice while it ran rings for the next.
+  const unwatch = watch(() => {
+    rung = true;
+    waiting?.();
+  });
+  const end = (): IteratorResult<unknown> => {
+    if (!closed) {
+      closed = true;
+      unwatch();
+      waiting?.();
+    }
+    return { value: undefined, done: true };
+  };
+  return {
+    async next() {
+      while (!closed) {
+        const event = page.shift();
+        if (event) return { value: event, done: false };
+        if (!full && !rung) await new Promise<void>((resolve) => (waiting = resolve));
+        waiting = undefined;
+        if (closed) break;
+        rung = false;
+        const read = await readAfter(cursor).catch((error: unknown) => {
+          end();
+          throw error;
+        });
+        page = read?.nodes ?? [];
+        full = page.length >= READ_PAGE;
+        cursor = page.at(-1)?.cursor ?? cursor;
+      }
+      return { value: undefined, done: true };
+    },
+    return: async () => end(),
+    [Symbol.asyncIterator]() {
+      return this;
+    },
+  };
+}
+
+export interface SubgraphSubscriptionOptions {
+  schema: GraphQLSchema;
+  /** The caller's context, as for a query: throws the problem of a token that cannot be told. */
+  context: (request: FastifyRequest) => Promise<RequestContext>;
+  validationRules: readonly ValidationRule[];
+  annotations: CostAnnotations;
+  maxCost: number;
+  maxTokens: number;
+  formatError: (formatted: GraphQLFormattedError, error: unknown) => GraphQLFormattedError;
+}
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+/** graphql-sse's answer that is no stream: a problem (RFC 9457) with its headers. */
+const problemResponse = (refusal: Problem, headers: Record<string, string>) =>
+  [JSON.stringify(refusal), { status: refusal.status, statusText: refusal.title, headers: { 'content-type': PROBLEM_MEDIA_TYPE, ...headers } }] as const;
+
+/** Whether a request asks for GraphQL over SSE (graphql-sse compares the header whole). */
+export const asksForEventStream = (request: FastifyRequest): boolean => request.headers.accept === 'text/event-stream';
+
+/** The handler of a subgraph's GraphQL over SSE requests (asksForEventStream). */
+export function subgraphSubscriptions(options: SubgraphSubscriptionOptions): (request: FastifyRequest, reply: FastifyReply) => Promise<void> {
+  const refusal = (status: number, errors: readonly GraphQLError[]) =>
+    [
+      JSON.stringify({ errors: errors.map((error) => options.formatError(error.toJSON(), error)) }),
+      { status, statusText: status === 400 ? 'Bad Request' : 'Refused', headers: { 'content-type': JSON_TYPE } },
+    ] as const;
+  const gql = graphqlOf(options.schema);
+  const handler = createHandler({
+    schema: options.schema,
+    // Distinct connections only: each subscription is its own request.
+    authenticate: () => null,
+    async onSubscribe(request, params) {
+      // Who asks first, as for a query: a bad token is refused before its subscription is read.
+      const fastifyRequest = request.raw as unknown as FastifyRequest;
+      let contextValue: RequestContext;
+      try {
+        contextValue = await options.context(fastifyRequest);
+      } catch (error) {
+        if (!(error instanceof ProblemError)) throw error;
+        return problemResponse(error.problem, problemHeaders(error.problem));
+      }
+      const refused = contextValue.badCredentials ? refusalOf(contextValue, []) : undefined;
+      if (refused) return problemResponse(problem(refused.status, refused.code, refused.detail), { 'www-authenticate': challengeOf(refused)! });
+      let document: DocumentNode;
+      try {
+        document = typeof params.query === 'string' ? gql.parse(params.query, { maxTokens: options.maxTokens }) : params.query;
+      } catch (error) {
+        return refusal(400, [Object.assign(error as GraphQLError, { extensions: { code: 'GRAPHQL_PARSE_FAILED' } })]);
+      }
+      const invalid = gql.validate(options.schema, document, [...gql.specifiedRules, ...options.validationRules]);
+      if (invalid.length)
+        return refusal(
+          400,
+          invalid.map((error) => Object.assign(error, { extensions: { ...error.extensions, code: 'GRAPHQL_VALIDATION_FAILED' } })),
+        );
+      const operation = gql.getOperationAST(document, params.operationName);
+      if (operation?.operation !== 'subscription') {
+        return refusal(400, [
+          new gql.GraphQLError('Over GraphQL over SSE this subgraph serves subscriptions; send queries and mutations as plain HTTP requests.', { extensions: { code: 'BAD_REQUEST' } }),
+        ]);
+      }
+      const variables = params.variables ?? {};
+      const cost = operationCost({ schema: options.schema, document, operation, variables }, options.annotations);
+      if (cost > options.maxCost) return refusal(400, [costRefusal(cost, options.maxCost)]);
+      // Run here, by the graphql the schema was built with (graphql-sse may load another copy of it).
+      const result = await gql.subscribe({ schema: options.schema, document, operationName: params.operationName, variableValues: variables, contextValue });
+      // A subscription refused as it starts (an unknown passport) is one result, which graphql-sse knows by its `data`.
+      return Symbol.asyncIterator in result ? result : { data: null, ...result };
+    },
+  });
+  return async (request, reply) => {
+    // The handler writes the response itself.
+    reply.hijack();
+    await handler(request, reply);
+  };
+}
