@@ -3,17 +3,21 @@
  * gateway composed) against this stack's subgraphs: it listens on loopback, answers the README's
  * cross-service query as our gateway does, and refuses what ours refuses (depth, cost, tokens and
  * aliases in the same words with the same codes, nothing logged as an error; introspection and
- * field suggestions when GRAPHQL_INTROSPECTION=false).
+ * field suggestions when GRAPHQL_INTROSPECTION=false); it serves the platform's subscriptions by the
+ * subgraphs' own (lib/graphql/subgraph-subscriptions.ts), delivering what our gateway delivers.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stripVTControlCharacters } from 'node:util';
+import { createClient } from 'graphql-sse';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBenchTools } from '../support/bench-tools.js';
 import { freePort } from '../support/free-port.js';
 import { sharedTestStack, type SharedTestStack } from '../support/stack.js';
+import { appendEvent, PAYLOADS } from '../issuer/support.js';
+import { collector } from './live-support.js';
 import { createModel, passportsAcrossServices, trustTheIssuerOnce } from './support.js';
 import { processEnv } from '../support/environment.js';
 
@@ -154,5 +158,37 @@ describe('Hive Gateway as docs/ONE-GRAPH.md configures it', () => {
     const misspelt = await ask(hiveUrl, '{ pasport(id: "x") { id } }');
     expect(misspelt.errors?.[0]?.message).toMatch(/Cannot query field "pasport"/);
     expect(JSON.stringify(misspelt)).not.toMatch(/Did you mean/);
+  });
+
+  it("serves a passport's events by the issuer's own subscription, with fields of other subgraphs, as our gateway delivers them", async () => {
+    const query = `subscription($id: ID!) {
+      passportEvents(passportId: $id) { cursor seq type passport { id typeRecord { id kind } snapshots { sha512 } } }
+    }`;
+    type Delivered = { cursor: string; seq: number; passport: { id: string; typeRecord: { id: string }; snapshots: { sha512: string }[] } };
+    const follow = (url: string) => {
+      const client = createClient({ url, singleConnection: false, retryAttempts: 0 });
+      const got = collector<Delivered>('passportEvents');
+      const dispose = client.subscribe({ query, variables: { id: ids[1] } }, got.sink);
+      return { got, end: () => (dispose(), client.dispose()) };
+    };
+    const [theirs, ours] = [follow(hiveUrl), follow(platform.stack.gateway.graphqlUrl)];
+    try {
+      // The replay: the passport's one event, then one appended while both follow.
+      await theirs.got.until(1);
+      await ours.got.until(1);
+      expect((await appendEvent(platform, ids[1]!, 'ObjectEvent', PAYLOADS.ObjectEvent!())).status).toBe(201);
+      await theirs.got.until(2);
+      await ours.got.until(2);
+      expect(theirs.got.errors).toEqual([]);
+      expect(theirs.got.items.map((event) => [event.seq, event.cursor])).toEqual([
+        [0, '0'],
+        [1, '1'],
+      ]);
+      expect(theirs.got.items[1]!.passport).toMatchObject({ id: ids[1], typeRecord: { id: MODEL }, snapshots: [{ sha512: expect.stringMatching(/^[0-9a-f]{128}$/) }] });
+      expect(theirs.got.items).toEqual(ours.got.items);
+    } finally {
+      theirs.end();
+      ours.end();
+    }
   });
 });
