@@ -137,7 +137,7 @@ export async function serveSubgraph(subgraph: Subgraph, listen: { host: string; 
   if (subgraph.changes) {
     serveChangeStream(server.app, subgraph.changes, options.gatewaySecret);
     const limits = subgraphLimits(options.limits);
-    serveEventStream = subgraphSubscriptions({
+    serveEventStream = subgraphSubscriptions(server.app, {
       schema: subgraph.schema,
       context,
       validationRules: armor.validationRules,

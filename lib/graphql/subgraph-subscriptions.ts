@@ -11,7 +11,7 @@
  * subgraph checks a query (the caller's token, depth, aliases, cost); queries and mutations are not
  * taken this way (the subgraph's plain HTTP path keeps their admin log, metrics and gateway credential).
  */
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { DocumentNode, GraphQLError, GraphQLFieldResolver, GraphQLFormattedError, GraphQLSchema, ValidationRule } from 'graphql';
 import { createHandler } from 'graphql-sse/lib/use/fastify';
 import type { ServiceName } from '../config/services.js';
@@ -137,8 +137,17 @@ const problemResponse = (refusal: Problem, headers: Record<string, string>) =>
 /** Whether a request asks for GraphQL over SSE (graphql-sse compares the header whole). */
 export const asksForEventStream = (request: FastifyRequest): boolean => request.headers.accept === 'text/event-stream';
 
-/** The handler of a subgraph's GraphQL over SSE requests (asksForEventStream). */
-export function subgraphSubscriptions(options: SubgraphSubscriptionOptions): (request: FastifyRequest, reply: FastifyReply) => Promise<void> {
+/**
+ * The handler of a subgraph's GraphQL over SSE requests (asksForEventStream). On shutdown its streams
+ * end with a reconnect hint (`retry:`): the gateway subscribes again, to another replica or to this
+ * one restarted, and its subscribers resume from their cursors.
+ */
+export function subgraphSubscriptions(app: FastifyInstance, options: SubgraphSubscriptionOptions): (request: FastifyRequest, reply: FastifyReply) => Promise<void> {
+  const open = new Set<FastifyReply>();
+  app.addHook('preClose', (done) => {
+    for (const reply of open) reply.raw.end('retry: 1000\n\n');
+    done();
+  });
   const refusal = (status: number, errors: readonly GraphQLError[]) =>
     [
       JSON.stringify({ errors: errors.map((error) => options.formatError(error.toJSON(), error)) }),
@@ -191,6 +200,11 @@ export function subgraphSubscriptions(options: SubgraphSubscriptionOptions): (re
   return async (request, reply) => {
     // The handler writes the response itself.
     reply.hijack();
-    await handler(request, reply);
+    open.add(reply);
+    try {
+      await handler(request, reply);
+    } finally {
+      open.delete(reply);
+    }
   };
 }

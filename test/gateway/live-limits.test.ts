@@ -111,7 +111,7 @@ describe('subscriptions under the limits of a query', () => {
     }
   });
 
-  it('on shutdown, close each graphql-ws connection with 1012 (service restart), so that clients reconnect and resume', async () => {
+  it('on shutdown, close each graphql-ws connection with 1012 (service restart), and end each subgraph event stream with retry:, so that clients reconnect and resume', async () => {
     const closed = new Promise<number>((resolve) => {
       const socket = new WebSocket(platform.stack.gateway.graphqlUrl.replace(/^http/, 'ws'), 'graphql-transport-ws');
       socket.on('open', () => socket.send(JSON.stringify({ type: 'connection_init' })));
@@ -120,9 +120,16 @@ describe('subscriptions under the limits of a query', () => {
       });
       socket.on('close', (code) => resolve(code));
     });
+    // A subscription on the issuer's own port (as Hive Gateway subscribes): its stream ends with a reconnect hint.
+    const url = new URL(platform.stack.subgraphUrls.issuer);
+    url.searchParams.set('query', `subscription { passportEvents(passportId: "${passportId}") { seq } }`);
+    const subgraphStream = await fetch(url, { headers: { accept: 'text/event-stream' } });
+    expect(subgraphStream.status).toBe(200);
+    const subgraphText = subgraphStream.text();
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     stopped = true;
     await platform.stop();
     expect(await closed).toBe(1012);
+    expect(await subgraphText).toMatch(/retry: 1000\n\n$/);
   });
 });
