@@ -8,10 +8,10 @@ import { createClient as createSseClient } from 'graphql-sse';
 import { createClient as createWsClient, type Client as WsClient } from 'graphql-ws';
 import { beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { appendEvent, createModel, PAYLOADS } from '../issuer/support.js';
-import { sharedTestStack, type SharedTestStack } from '../support/stack.js';
+import { appendEvent, PAYLOADS } from '../issuer/support.js';
+import type { SharedTestStack } from '../support/stack.js';
 import { collector } from './live-support.js';
-import { passportsAcrossServices, trustTheIssuerOnce } from './support.js';
+import { sharedStackWithPassports } from './support.js';
 
 const MODEL = 'battery-live';
 let platform: SharedTestStack;
@@ -33,12 +33,10 @@ interface Delivered {
 }
 
 beforeAll(async () => {
-  platform = await sharedTestStack();
-  await createModel(platform, MODEL);
-  // Placed once per shared stack, under the names the other gateway files on it expect.
-  await trustTheIssuerOnce(platform);
-  // One event (an ObjectEvent) and one archive snapshot.
-  passportId = (await passportsAcrossServices(platform, MODEL, 1))[0]!;
+  // One passport with one event (an ObjectEvent) and one archive snapshot.
+  const made = await sharedStackWithPassports(MODEL, 1);
+  platform = made.platform;
+  passportId = made.ids[0]!;
 }, 180_000);
 
 const wsUrl = () => platform.stack.gateway.graphqlUrl.replace(/^http/, 'ws');

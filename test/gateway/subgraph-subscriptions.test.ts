@@ -8,21 +8,20 @@
  */
 import { createClient } from 'graphql-sse';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { appendEvent, createModel, PAYLOADS } from '../issuer/support.js';
-import { sharedTestStack, type SharedTestStack } from '../support/stack.js';
+import { appendEvent, PAYLOADS } from '../issuer/support.js';
+import type { SharedTestStack } from '../support/stack.js';
 import { collector, settle } from './live-support.js';
-import { passportsAcrossServices, trustTheIssuerOnce } from './support.js';
+import { sharedStackWithPassports } from './support.js';
 
 const MODEL = 'battery-subgraph-live';
 let platform: SharedTestStack;
 let passportId = '';
 
 beforeAll(async () => {
-  platform = await sharedTestStack();
-  await createModel(platform, MODEL);
-  await trustTheIssuerOnce(platform);
-  // One event (an ObjectEvent) and one archive snapshot.
-  passportId = (await passportsAcrossServices(platform, MODEL, 1))[0]!;
+  // One passport with one event (an ObjectEvent) and one archive snapshot.
+  const made = await sharedStackWithPassports(MODEL, 1);
+  platform = made.platform;
+  passportId = made.ids[0]!;
 }, 180_000);
 
 const subgraphClient = (service: 'issuer' | 'archive') => createClient({ url: platform.stack.subgraphUrls[service], singleConnection: false, retryAttempts: 0 });

@@ -5,7 +5,7 @@
  */
 import { expect } from 'vitest';
 import { createModel, createPassport, appendEvent, keyring, PAYLOADS } from '../issuer/support.js';
-import type { SharedTestStack } from '../support/stack.js';
+import { sharedTestStack, type SharedTestStack } from '../support/stack.js';
 import { DAY, fromNow, newKey, seconds, signedJsonCredential } from '../trust/support.js';
 
 /** The cross-service query the tests, the documentation and GraphiQL run: one request, four services. */
@@ -91,3 +91,14 @@ export async function passportsAcrossServices(platform: SharedTestStack, model: 
 }
 
 export { createModel };
+
+/**
+ * The worker's shared stack, the issuer trusted there (trustTheIssuerOnce), and `count` passports of
+ * a new model `model`, each with one event (an ObjectEvent) and one archive snapshot.
+ */
+export async function sharedStackWithPassports(model: string, count: number): Promise<{ platform: SharedTestStack; ids: string[] }> {
+  const platform = await sharedTestStack();
+  await createModel(platform, model);
+  await trustTheIssuerOnce(platform);
+  return { platform, ids: await passportsAcrossServices(platform, model, count) };
+}
