@@ -10,6 +10,7 @@
  * lost notice or a reconnection.
  */
 import type { ApolloServer } from '@apollo/server';
+import { context as otelContext, propagation, ROOT_CONTEXT, SpanKind, trace, type Context, type Link, type Span, type Tracer } from '@opentelemetry/api';
 import type { DocumentNode, ExecutionResult, FieldNode, GraphQLError, GraphQLFormattedError, GraphQLSchema, OperationDefinitionNode, ValidationRule } from 'graphql';
 import { Kind } from 'graphql';
 import type { GraphqlLimits } from '../../lib/config/runtime.js';
@@ -70,6 +71,8 @@ export interface LiveSubscriptionOptions {
   metrics: LiveMetrics;
   /** The gateway's formatError: a refusal reads as at /graphql. */
   formatError: (formatted: GraphQLFormattedError, error: unknown) => GraphQLFormattedError;
+  /** The gateway's tracer (undefined with tracing off): each delivery woken by traced appends is a span of their trace. */
+  tracer?: Tracer | undefined;
 }
 
 export class LiveSubscriptions {
@@ -167,7 +170,7 @@ export class LiveSubscriptions {
     }
     const bell = new Bell();
     // Watched before the first read: a notice that comes while it runs rings for the next.
-    const unwatches = planned.watches.map(({ feed, key }) => this.#options.notices.watch(planned.feed.service, feed, key, (at) => bell.ring(at)));
+    const unwatches = planned.watches.map(({ feed, key }) => this.#options.notices.watch(planned.feed.service, feed, key, (at, traced) => bell.ring(at, traced)));
     const unwatch = () => {
       for (const each of unwatches) each();
     };
@@ -183,13 +186,14 @@ export class LiveSubscriptions {
       return { errors: unknown ? [{ message: unknown.detail, extensions: { code: unknown.code } }] : first.errors } as ExecutionResult;
     }
     const read = (cursor: string | null) => this.#read(planned, cursor, context);
-    const { metrics } = this.#options;
+    const { metrics, tracer } = this.#options;
     const field = planned.feed.field;
     metrics.subscriptionOpened(field);
     return stream(
       first,
       read,
       bell,
+      (appends) => deliverySpan(tracer, field, appends),
       (appendedAt) => metrics.eventDelivered(field, appendedAt === undefined ? undefined : (Date.now() - appendedAt) / 1000),
       () => {
         metrics.subscriptionClosed(field);
@@ -283,11 +287,35 @@ function readOperation(
   return { readQuery: gql.print({ kind: Kind.DOCUMENT, definitions: [readDefinition, ...definitions] }), unusedVariable };
 }
 
+/** Most appends a delivery's span links to: those of one read, which a burst of appends may make many. */
+const MAX_LINKS = 16;
+
+/**
+ * The span of one delivery: a read woken by appends and the sending of what it read, in the trace of
+ * the first append (a child of the span that appended, as a message's consumer is of its producer)
+ * and linked to each, so that a backend shows append → notice → delivery; none without a tracer or
+ * traced appends (a resync, tracing off where they were made). The read's own spans (the gateway's
+ * plan and fetches, the subgraph's) are its children.
+ */
+function deliverySpan(tracer: Tracer | undefined, field: string, appends: readonly string[]): { span: Span; context: Context } | undefined {
+  if (!tracer || appends.length === 0) return undefined;
+  const links: Link[] = appends.flatMap((traceparent) => {
+    const appended = trace.getSpanContext(propagation.extract(ROOT_CONTEXT, { traceparent }));
+    return appended ? [{ context: appended }] : [];
+  });
+  if (links.length === 0) return undefined;
+  const parent = trace.setSpanContext(ROOT_CONTEXT, links[0]!.context);
+  const span = tracer.startSpan(`deliver ${field}`, { kind: SpanKind.CONSUMER, links, attributes: { 'graphql.operation.type': 'subscription', 'graphql.field.name': field } }, parent);
+  return { span, context: trace.setSpan(parent, span) };
+}
+
 /** Wakes a stream waiting for its next read; a ring while none waits is kept for the next wait. */
 class Bell {
   #rung = false;
   /** When the earliest append rung for since the last wait was made (ms since the epoch). */
   #rungFor: number | undefined;
+  /** The traceparents of the appends rung for since the last wait (at most MAX_LINKS). */
+  #traces: string[] = [];
   #closed = false;
   #waiting: (() => void) | undefined;
 
@@ -295,9 +323,10 @@ class Bell {
     return this.#closed;
   }
 
-  ring(appendedAt?: number): void {
+  ring(appendedAt?: number, traced?: string): void {
     this.#rung = true;
     if (appendedAt !== undefined) this.#rungFor = Math.min(this.#rungFor ?? appendedAt, appendedAt);
+    if (traced && this.#traces.length < MAX_LINKS) this.#traces.push(traced);
     this.#waiting?.();
   }
 
@@ -306,14 +335,15 @@ class Bell {
     this.#waiting?.();
   }
 
-  /** Until rung (now, if it was rung since the last wait) or closed; when the earliest append it was rung for was made. */
-  async wait(): Promise<number | undefined> {
+  /** Until rung (now, if it was rung since the last wait) or closed; when the earliest append it was rung for was made, and the appends' traceparents. */
+  async wait(): Promise<{ appendedAt: number | undefined; traces: string[] }> {
     if (!this.#rung && !this.#closed) await new Promise<void>((resolve) => (this.#waiting = resolve));
-    const appendedAt = this.#rungFor;
+    const rung = { appendedAt: this.#rungFor, traces: this.#traces };
     this.#waiting = undefined;
     this.#rung = false;
     this.#rungFor = undefined;
-    return appendedAt;
+    this.#traces = [];
+    return rung;
   }
 
   /** Until `ms` have passed or it is closed. */
@@ -334,12 +364,14 @@ class Bell {
 /**
  * The events of the first read, then of each read after the last cursor, woken by `bell`; ended by
  * `return`. `delivered` is told of each event, with when the append that woke its read was made
- * (none for the replay).
+ * (none for the replay). A read woken by traced appends, and the sending of its events, runs in the
+ * span `traced` gives (deliverySpan).
  */
 function stream(
   first: Extract<Read, { events: unknown }>,
   read: (cursor: string | null) => Promise<Read>,
   bell: Bell,
+  traced: (appends: readonly string[]) => { span: Span; context: Context } | undefined,
   delivered: (appendedAt: number | undefined) => void,
   ended: () => void,
 ): AsyncIterableIterator<ExecutionResult> {
@@ -351,6 +383,7 @@ function stream(
     ended();
   };
   async function* events(): AsyncGenerator<ExecutionResult> {
+    let delivery: ReturnType<typeof traced>;
     try {
       let page = first;
       let appendedAt: number | undefined;
@@ -359,10 +392,17 @@ function stream(
           yield event;
           delivered(appendedAt);
         }
-        if (!page.full) appendedAt = await bell.wait();
+        delivery?.span.end();
+        delivery = undefined;
+        if (!page.full) {
+          const rung = await bell.wait();
+          appendedAt = rung.appendedAt;
+          delivery = traced(rung.traces);
+        }
         let next: Read | undefined;
         for (let attempt = 0; !bell.closed; attempt += 1) {
-          next = await read(page.cursor);
+          const cursor = page.cursor;
+          next = await (delivery ? otelContext.with(delivery.context, () => read(cursor)) : read(cursor));
           if ('events' in next) break;
           // A subgraph or its database away: read again later, from the same cursor.
           await bell.sleep(RETRY_MS[Math.min(attempt, RETRY_MS.length - 1)]!);
@@ -371,6 +411,7 @@ function stream(
         page = next;
       }
     } finally {
+      delivery?.span.end();
       end();
     }
   }
