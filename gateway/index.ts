@@ -162,6 +162,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     limits: options.limits,
     metrics: server.metrics.live,
     authenticator: options.identity?.authenticator ?? options.tokens ?? new AccessTokens([]),
+    ...(options.identity ? { onRevocation: options.identity.store.onRevocation.bind(options.identity.store) } : {}),
   });
   const handler = async (request: FastifyRequest, reply: FastifyReply) => {
     // A document named by its id (TRUSTED_DOCUMENTS) is looked up first, for queries and subscriptions alike.

@@ -20,7 +20,7 @@ import { PROBLEM_MEDIA_TYPE } from '../../lib/http/request-problem.js';
 import type { LiveMetrics } from '../../lib/ops/metrics.js';
 import type { GatewayContext } from '../data-source.js';
 import type { DocumentLookup } from '../trusted-documents.js';
-import { closeOf, connectionRefusal } from './connection-auth.js';
+import { closeOf, connectionRefusal, FORBIDDEN_CLOSE, HeldCredentials, NO_LONGER_VALID } from './connection-auth.js';
 import type { LiveSubscriptions, PlannedSubscription } from './live-subscription.js';
 
 /** What a subscription carries from its connection to its reads. */
@@ -103,13 +103,18 @@ export async function liveTransport(
     maxPayload: number;
     limits: Pick<GraphqlLimits, 'maxSubscriptionsPerConnection' | 'maxSubscriptionsPerClient' | 'maxCost'>;
     metrics: LiveMetrics;
-    /** Recognises the bearer token a connection opens with. */
+    /** Recognises the bearer token a connection opens with, and asks it again while the connection is open. */
     authenticator: Authenticator;
+    /** Calls a listener after each revocation or suspension made in this process (the identity store's onRevocation). */
+    onRevocation?: (listener: () => void) => void;
   },
 ): Promise<LiveTransport> {
   const eventStreams = new Set<FastifyReply>();
   const { maxSubscriptionsPerConnection, maxSubscriptionsPerClient } = options.limits;
   const quota = new ClientQuota(maxSubscriptionsPerClient, options.limits.maxCost);
+  // A token revoked, or of an operator suspended, ends the streams that opened with it.
+  const held = new HeldCredentials(options.authenticator);
+  options.onRevocation?.(() => void held.check());
   const overClientQuota = (over: 'count' | 'cost') =>
     over === 'count'
       ? limitRefusal(`This client has ${maxSubscriptionsPerClient} subscriptions open, the most one client may hold.`, 'GRAPHQL_MAX_SUBSCRIPTIONS_PER_CLIENT', maxSubscriptionsPerClient)
@@ -124,6 +129,7 @@ export async function liveTransport(
     preClose(done) {
       for (const socket of this.websocketServer.clients) socket.close(SERVICE_RESTART, 'The gateway is restarting; reconnect and resume after your last cursor.');
       for (const reply of eventStreams) reply.raw.end('retry: 1000\n\n');
+      held.close();
       done();
     },
   });
@@ -140,6 +146,11 @@ export async function liveTransport(
         return false;
       }
       authorizations.set(ctx, authorization);
+      const { socket } = ctx.extra;
+      socket.once(
+        'close',
+        held.hold(authorization, () => socket.close(FORBIDDEN_CLOSE, `${NO_LONGER_VALID.code}: ${NO_LONGER_VALID.detail}`)),
+      );
       options.metrics.connectionOpened('graphql-ws');
       return true;
     },
@@ -179,7 +190,7 @@ export async function liveTransport(
   const sseHandler = createSseHandler<SubscriptionContext>({
     // Distinct connections only: each subscription is its own request.
     authenticate: () => null,
-    onSubscribe(request, params) {
+    async onSubscribe(request, params) {
       const planned = live.plan(params);
       if (Array.isArray(planned)) return [JSON.stringify({ errors: planned }), { status: 400, statusText: 'Bad Request', headers: { 'content-type': 'application/json; charset=utf-8' } }];
       const fastifyRequest = request.raw as FastifyRequest;
@@ -187,7 +198,8 @@ export async function liveTransport(
       if (typeof release === 'string')
         return [JSON.stringify({ errors: [overClientQuota(release)] }), { status: 429, statusText: 'Too Many Requests', headers: { 'content-type': 'application/json; charset=utf-8' } }];
       const { authorization } = fastifyRequest.headers;
-      return live.open(planned, { requestId: fastifyRequest.id, log: fastifyRequest.log, ...(authorization ? { authorization } : {}) }, release);
+      const events = await live.open(planned, { requestId: fastifyRequest.id, log: fastifyRequest.log, ...(authorization ? { authorization } : {}) }, release);
+      return Symbol.asyncIterator in events ? held.streamHeld(events, authorization) : events;
     },
   });
 
