@@ -14,8 +14,10 @@ import { context as otelContext, propagation, ROOT_CONTEXT, SpanKind, trace, typ
 import type { DocumentNode, ExecutionResult, FieldNode, GraphQLError, GraphQLFormattedError, GraphQLSchema, OperationDefinitionNode, ValidationRule } from 'graphql';
 import { Kind } from 'graphql';
 import type { GraphqlLimits } from '../../lib/config/runtime.js';
+import { MAX_FEED_PAGE } from '../../lib/db/change-feed.js';
 import type { LiveMetrics } from '../../lib/ops/metrics.js';
 import { costRefusal, graphqlOf, operationCost, type CostAnnotations } from '../../lib/graphql/cost.js';
+import { problemOf } from '../../lib/problem.js';
 import type { GatewayContext } from '../data-source.js';
 import type { ChangeNotices } from './change-notices.js';
 import { LIVE_FEEDS, type LiveFeed, type Watch } from './feeds.js';
@@ -44,7 +46,7 @@ export interface PlannedSubscription {
   readQuery: string;
   operationName: string | undefined;
   variables: Record<string, unknown>;
-  /** Events one read asks for: as many as the cost limit allows (each costs what the subscription does), at most MAX_PAGE. */
+  /** Events one read asks for: as many as the cost limit allows (each costs what the subscription does), at most MAX_FEED_PAGE, the read fields' own maximum. */
   pageSize: number;
   /** What one event costs to deliver, by the schema's @cost and @listSize (lib/graphql/cost.ts). */
   eventCost: number;
@@ -53,8 +55,36 @@ export interface PlannedSubscription {
 /** What one read gives: an ExecutionResult per item, the cursor after the last, whether the page was full; or the errors of a failed read. */
 type Read = { events: ExecutionResult[]; cursor: string | null; full: boolean } | { errors: readonly GraphQLFormattedError[]; unknownKey?: boolean };
 
-/** Most events one read asks for; the read field's own maximum. */
-const MAX_PAGE = 100;
+/**
+ * The codes of a read refused without a problem status (Apollo Server's and the gateway's own): the
+ * request's fault, which asking again will not mend.
+ */
+const REFUSAL_CODES: ReadonlySet<unknown> = new Set([
+  'BAD_REQUEST',
+  'BAD_USER_INPUT',
+  'GRAPHQL_PARSE_FAILED',
+  'GRAPHQL_VALIDATION_FAILED',
+  'OPERATION_RESOLUTION_FAILURE',
+  'UNAUTHENTICATED',
+  'FORBIDDEN',
+  'PERSISTED_QUERY_NOT_FOUND',
+]);
+
+/**
+ * Whether a read that failed with these errors may succeed if asked again: a subgraph or database
+ * away (5xx, SUBGRAPH_UNAVAILABLE, DATABASE_UNAVAILABLE), too many requests, or an error it cannot
+ * tell; not when every error is a refusal (a 4xx problem, or a refusal's code), which would be
+ * refused again forever.
+ */
+export function mayRecover(errors: readonly GraphQLFormattedError[]): boolean {
+  const refusal = (error: GraphQLFormattedError) => {
+    const status = problemOf(error as { extensions?: Record<string, unknown> })?.status;
+    if (status !== undefined) return status >= 400 && status < 500 && status !== 408 && status !== 429;
+    return REFUSAL_CODES.has(error.extensions?.code);
+  };
+  return errors.length === 0 || !errors.every(refusal);
+}
+
 /** The waits between reads that failed (a subgraph or its database away): the stream stays open and loses nothing. */
 const RETRY_MS = [500, 1_000, 2_000, 5_000, 10_000] as const;
 const CURSOR_VARIABLE = 'liveCursor';
@@ -128,7 +158,7 @@ export class LiveSubscriptions {
     const definition = schema.getSubscriptionType()!.getFields()[feed.field]!;
     const args = gql.getArgumentValues(definition, field, coerced.coerced);
     const responseKey = field.alias?.value ?? field.name.value;
-    const pageSize = Math.max(1, Math.min(MAX_PAGE, Math.floor(limits.maxCost / Math.max(1, perEvent))));
+    const pageSize = Math.max(1, Math.min(MAX_FEED_PAGE, Math.floor(limits.maxCost / Math.max(1, perEvent))));
     const { readQuery, unusedVariable } = readOperation(gql, document, operation, field, feed, responseKey, pageSize);
     const readVariables = { ...variables };
     if (unusedVariable) delete readVariables[unusedVariable];
@@ -404,6 +434,11 @@ function stream(
           const cursor = page.cursor;
           next = await (delivery ? otelContext.with(delivery.context, () => read(cursor)) : read(cursor));
           if ('events' in next) break;
+          // Refused (the subscriber may no longer read this): the subscription ends with the refusal.
+          if (!mayRecover(next.errors)) {
+            yield { errors: next.errors } as ExecutionResult;
+            return;
+          }
           // A subgraph or its database away: read again later, from the same cursor.
           await bell.sleep(RETRY_MS[Math.min(attempt, RETRY_MS.length - 1)]!);
         }

@@ -147,20 +147,28 @@ export interface FeedTransaction {
 /**
  * Appends to a feed last in a transaction: takes the feed's order lock (feedOrderLockKey), runs
  * `insert` (the row, whose cursor it returns with the key it concerns) and notifies the channel, at
- * commit, with the appending request's trace (activeTraceparent).
+ * commit, with the appending request's trace (activeTraceparent); and under `also`, the other feeds
+ * and keys subscribers may watch the row by.
  */
 export async function appendToFeed<T>(
   tx: FeedTransaction,
   { channel, feed }: { channel: string; feed: string },
   insert: () => Promise<T>,
-  noticeOf: (row: T) => { key: string; cursor: string; at?: number },
+  noticeOf: (row: T) => { key: string; cursor: string; at?: number; also?: readonly { feed: string; key: string }[] },
 ): Promise<T> {
   await tx.$executeRawUnsafe('SELECT pg_advisory_xact_lock(hashtext($1))', feedOrderLockKey(channel, feed));
   const row = await insert();
-  const { key, cursor, at = Date.now() } = noticeOf(row);
-  await tx.$executeRawUnsafe('SELECT pg_notify($1, $2)', channel, changePayload({ feed, key, cursor, at, trace: activeTraceparent() }));
+  const { key, cursor, at = Date.now(), also = [] } = noticeOf(row);
+  const trace = activeTraceparent();
+  for (const notified of [{ feed, key }, ...also]) await tx.$executeRawUnsafe('SELECT pg_notify($1, $2)', channel, changePayload({ ...notified, cursor, at, trace }));
   return row;
 }
+
+/**
+ * Most items one read of a feed answers (the read fields' `first`, lib/graphql/feed-page.ts), and so
+ * the most a live subscription's read asks for (gateway/live/): a subscriber behind by more reads again.
+ */
+export const MAX_FEED_PAGE = 100;
 
 /** The cursor of a row of a feed's append-only table: its sequence id, in decimal. */
 export const feedCursor = (id: bigint | number): string => String(id);

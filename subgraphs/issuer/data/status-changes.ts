@@ -6,8 +6,10 @@
 import { appendToFeed, feedCursor } from '../../../lib/db/change-feed.js';
 import { Prisma, type PrismaClient } from '../../../prisma/issuer/generated/client.js';
 
-/** The feed of passports' status changes: keyed by operator; each change's event also notifies the passport's `passport-events` key. */
+/** The feed of passports' status changes, keyed by operator. */
 export const PASSPORT_STATUS_FEED = 'passport-status';
+/** The same changes notified under their passport's id, which wakes the subscriptions to a set of passports (gateway/live/feeds.ts). */
+export const PASSPORT_STATUS_BY_PASSPORT_FEED = 'passport-status-by-passport';
 
 export interface StatusChangeRow {
   id: bigint;
@@ -46,7 +48,12 @@ export class StatusChanges {
         INSERT INTO ${this.#table} (passport_id, operator, seq, from_status, to_status, recorded_at)
         VALUES (${change.passportId}, ${change.operator}, ${change.seq}, ${change.fromStatus}, ${change.toStatus}, ${change.recordedAt}::timestamptz)
         RETURNING id`),
-      ([inserted]) => ({ key: change.operator, cursor: feedCursor(inserted!.id), at: change.recordedAt.getTime() }),
+      ([inserted]) => ({
+        key: change.operator,
+        cursor: feedCursor(inserted!.id),
+        at: change.recordedAt.getTime(),
+        also: [{ feed: PASSPORT_STATUS_BY_PASSPORT_FEED, key: change.passportId }],
+      }),
     );
   }
 
