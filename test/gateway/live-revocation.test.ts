@@ -1,9 +1,10 @@
 /**
- * A token revoked, or its operator suspended, while a subscription is open ends the subscription, as
+ * A token revoked, expired, or its operator suspended, while a subscription is open ends the subscription, as
  * a client meets it: graphql-ws closes the socket 4403 `INVALID_TOKEN: The bearer token is no longer
  * valid.`, GraphQL over SSE sends one result with the error INVALID_TOKEN and completes; no event
  * appended after it is delivered. A revocation through REST (this process's identity store) ends the
- * stream at once; a suspension made by another process's store within TOKEN_CACHE_MS and a recheck.
+ * stream at once; an expiry within a recheck; a suspension made by another process's store within
+ * TOKEN_CACHE_MS and a recheck.
  */
 import { randomBytes } from 'node:crypto';
 import { createClient as createSseClient } from 'graphql-sse';
@@ -38,23 +39,30 @@ async function append(): Promise<void> {
   expect(appended.status, JSON.stringify(appended.body)).toBe(201);
 }
 
-async function issueToken(operator: string): Promise<{ id: string; secret: string }> {
-  const issued = await platform.rest('issuer', '/admin/tokens', { as: 'admin', body: { operator, role: 'writer', label: 'live subscriber' } });
+async function issueToken(operator: string, expiresAt?: Date): Promise<{ id: string; secret: string }> {
+  const body = { operator, role: 'writer', label: 'live subscriber', ...(expiresAt ? { expires_at: expiresAt.toISOString() } : {}) };
+  const issued = await platform.rest('issuer', '/admin/tokens', { as: 'admin', body });
   expect(issued.status, issued.text).toBe(201);
   return issued.body as { id: string; secret: string };
+}
+
+/** A graphql-ws client opened with `secret`, and how its socket was closed. */
+function wsClientWith(secret: string) {
+  const state: { closed?: { code: number; reason: string } } = {};
+  const client = createWsClient({
+    url: platform.stack.gateway.graphqlUrl.replace(/^http/, 'ws'),
+    webSocketImpl: WebSocket,
+    connectionParams: { authorization: `Bearer ${secret}` },
+    retryAttempts: 0,
+    on: { closed: (event) => void (state.closed = { code: (event as { code: number }).code, reason: String((event as { reason: string }).reason) }) },
+  });
+  return { client, state };
 }
 
 describe('a token revoked while its subscriptions are open', () => {
   it('graphql-ws: the socket is closed 4403 at once, and nothing appended after is delivered', async () => {
     const { id, secret } = await issueToken('default');
-    let closed: { code: number; reason: string } | undefined;
-    const client = createWsClient({
-      url: platform.stack.gateway.graphqlUrl.replace(/^http/, 'ws'),
-      webSocketImpl: WebSocket,
-      connectionParams: { authorization: `Bearer ${secret}` },
-      retryAttempts: 0,
-      on: { closed: (event) => void (closed = { code: (event as { code: number }).code, reason: String((event as { reason: string }).reason) }) },
-    });
+    const { client, state } = wsClientWith(secret);
     const got = collector<{ seq: number }>('passportEvents');
     const dispose = client.subscribe({ query: EVENTS, variables: { id: passportId } }, got.sink);
     try {
@@ -62,11 +70,30 @@ describe('a token revoked while its subscriptions are open', () => {
       await got.until(1);
       const revoked = await platform.rest('issuer', `/admin/tokens/${id}/revocation?operator=default`, { as: 'admin', method: 'POST' });
       expect(revoked.status, revoked.text).toBe(200);
-      await expect.poll(() => closed, { timeout: 2_000, interval: 50 }).toEqual({ code: 4403, reason: 'INVALID_TOKEN: The bearer token is no longer valid.' });
+      await expect.poll(() => state.closed, { timeout: 2_000, interval: 50 }).toEqual({ code: 4403, reason: 'INVALID_TOKEN: The bearer token is no longer valid.' });
       const delivered = got.items.length;
       await append();
       await settle();
       expect(got.items.length).toBe(delivered);
+    } finally {
+      dispose();
+      await client.dispose();
+    }
+  });
+
+  it('graphql-ws: a token that expires ends its connection within a recheck (1 s) of its expiry', async () => {
+    const expiresAt = new Date(Date.now() + 3_000);
+    const { secret } = await issueToken('default', expiresAt);
+    const { client, state } = wsClientWith(secret);
+    const got = collector<{ seq: number }>('passportEvents');
+    const dispose = client.subscribe({ query: EVENTS, variables: { id: passportId } }, got.sink);
+    try {
+      await append();
+      await got.until(1);
+      expect(state.closed).toBeUndefined();
+      await expect.poll(() => state.closed, { timeout: 8_000, interval: 50 }).toEqual({ code: 4403, reason: 'INVALID_TOKEN: The bearer token is no longer valid.' });
+      // A recheck each second, with room for a loaded machine.
+      expect(Date.now() - expiresAt.getTime()).toBeLessThan(2_500);
     } finally {
       dispose();
       await client.dispose();
