@@ -46,8 +46,13 @@ async function issueToken(operator: string, expiresAt?: Date): Promise<{ id: str
   return issued.body as { id: string; secret: string };
 }
 
-/** A graphql-ws client opened with `secret`, and how its socket was closed. */
-function wsClientWith(secret: string) {
+const ENDED = { code: 4403, reason: 'INVALID_TOKEN: The bearer token is no longer valid.' };
+
+/**
+ * A graphql-ws client opened with `secret`, subscribed to the passport's events and live (an event
+ * appended has been delivered); what it got, how its socket was closed, and its end.
+ */
+async function liveWsClient(secret: string) {
   const state: { closed?: { code: number; reason: string } } = {};
   const client = createWsClient({
     url: platform.stack.gateway.graphqlUrl.replace(/^http/, 'ws'),
@@ -56,47 +61,50 @@ function wsClientWith(secret: string) {
     retryAttempts: 0,
     on: { closed: (event) => void (state.closed = { code: (event as { code: number }).code, reason: String((event as { reason: string }).reason) }) },
   });
-  return { client, state };
+  const got = collector<{ seq: number }>('passportEvents');
+  const dispose = client.subscribe({ query: EVENTS, variables: { id: passportId } }, got.sink);
+  const end = async () => {
+    dispose();
+    await client.dispose();
+  };
+  try {
+    await append();
+    await got.until(1);
+  } catch (error) {
+    await end();
+    throw error;
+  }
+  return { got, state, end };
 }
 
 describe('a token revoked while its subscriptions are open', () => {
   it('graphql-ws: the socket is closed 4403 at once, and nothing appended after is delivered', async () => {
     const { id, secret } = await issueToken('default');
-    const { client, state } = wsClientWith(secret);
-    const got = collector<{ seq: number }>('passportEvents');
-    const dispose = client.subscribe({ query: EVENTS, variables: { id: passportId } }, got.sink);
+    const { got, state, end } = await liveWsClient(secret);
     try {
-      await append();
-      await got.until(1);
       const revoked = await platform.rest('issuer', `/admin/tokens/${id}/revocation?operator=default`, { as: 'admin', method: 'POST' });
       expect(revoked.status, revoked.text).toBe(200);
-      await expect.poll(() => state.closed, { timeout: 2_000, interval: 50 }).toEqual({ code: 4403, reason: 'INVALID_TOKEN: The bearer token is no longer valid.' });
+      await expect.poll(() => state.closed, { timeout: 2_000, interval: 50 }).toEqual(ENDED);
       const delivered = got.items.length;
       await append();
       await settle();
       expect(got.items.length).toBe(delivered);
     } finally {
-      dispose();
-      await client.dispose();
+      await end();
     }
   });
 
   it('graphql-ws: a token that expires ends its connection within a recheck (1 s) of its expiry', async () => {
     const expiresAt = new Date(Date.now() + 3_000);
     const { secret } = await issueToken('default', expiresAt);
-    const { client, state } = wsClientWith(secret);
-    const got = collector<{ seq: number }>('passportEvents');
-    const dispose = client.subscribe({ query: EVENTS, variables: { id: passportId } }, got.sink);
+    const { state, end } = await liveWsClient(secret);
     try {
-      await append();
-      await got.until(1);
       expect(state.closed).toBeUndefined();
-      await expect.poll(() => state.closed, { timeout: 8_000, interval: 50 }).toEqual({ code: 4403, reason: 'INVALID_TOKEN: The bearer token is no longer valid.' });
+      await expect.poll(() => state.closed, { timeout: 8_000, interval: 50 }).toEqual(ENDED);
       // A recheck each second, with room for a loaded machine.
       expect(Date.now() - expiresAt.getTime()).toBeLessThan(2_500);
     } finally {
-      dispose();
-      await client.dispose();
+      await end();
     }
   });
 });
