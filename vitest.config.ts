@@ -34,6 +34,8 @@ export const UNIT = [
   'test/ops/histograms.test.ts',
   'test/ops/metrics-listener.test.ts',
   'test/lib/tracing-off.test.ts',
+  'test/lib/change-payload.test.ts',
+  'test/gateway/live-read-failures.test.ts',
   'test/gateway/composition.test.ts',
   'test/gateway/subgraph-fetch.test.ts',
   'test/rest-facade/http-edges.test.ts',

@@ -132,7 +132,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   // stand-in graph, has no passportEvents to follow; ChangeNotices.watch refuses a service it lacks).
   const feedUrls = LIVE_FEEDS.flatMap(({ service }) => options.subgraphs.filter((subgraph) => subgraph.name === service).map(({ url }) => [service, url] as const));
   const notices = new ChangeNotices(new Map(feedUrls), options.subgraphSecret);
-  const live = new LiveSubscriptions({ ...graphql, notices, limits: options.limits, metrics: server.metrics.live });
+  const live = new LiveSubscriptions({ ...graphql, notices, limits: options.limits, metrics: server.metrics.live, tracer: server.tracer });
   // Once the requests in flight are answered (the server's one shutdown path).
   server.app.addHook('onClose', async () => {
     notices.close();
@@ -162,6 +162,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     limits: options.limits,
     metrics: server.metrics.live,
     authenticator: options.identity?.authenticator ?? options.tokens ?? new AccessTokens([]),
+    ...(options.identity ? { onRevocation: options.identity.store.onRevocation.bind(options.identity.store) } : {}),
   });
   const handler = async (request: FastifyRequest, reply: FastifyReply) => {
     // A document named by its id (TRUSTED_DOCUMENTS) is looked up first, for queries and subscriptions alike.

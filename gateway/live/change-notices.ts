@@ -8,12 +8,16 @@
  */
 import { EventSource } from 'eventsource';
 import type { ServiceName } from '../../lib/config/services.js';
+import { TRACEPARENT } from '../../lib/db/change-feed.js';
 import { GATEWAY_CREDENTIAL_HEADER } from '../../lib/graphql/gateway-credential.js';
 import { CHANGES_PATH } from '../../lib/graphql/change-stream.js';
 import { ANY_KEY } from '../../lib/graphql/live-feeds.js';
 
-/** Wakes a subscription; `at`: when the append that woke it was made (ms since the epoch), absent for a resync. */
-type Wake = (at?: number) => void;
+/**
+ * Wakes a subscription; `at`: when the append that woke it was made (ms since the epoch), `trace`:
+ * its traceparent (lib/db/change-feed.ts), both absent for a resync.
+ */
+type Wake = (at?: number, trace?: string) => void;
 
 /** How long after a refused or failed stream the gateway opens it again. */
 const REOPEN_MS = 1_000;
@@ -68,9 +72,10 @@ class ServiceNotices {
 
   #listen(source: EventSource, feed: string): void {
     source.addEventListener(feed, (event) => {
-      const [key, , at] = event.data.split(' ');
+      const [key, , at, trace] = event.data.split(' ');
       const byKey = this.#watchers.get(feed);
-      for (const wake of [...(byKey?.get(key ?? '') ?? []), ...(byKey?.get(ANY_KEY) ?? [])]) wake(Number(at) || undefined);
+      const traced = trace && TRACEPARENT.test(trace) ? trace : undefined;
+      for (const wake of [...(byKey?.get(key ?? '') ?? []), ...(byKey?.get(ANY_KEY) ?? [])]) wake(Number(at) || undefined, traced);
     });
   }
 

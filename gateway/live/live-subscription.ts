@@ -10,11 +10,14 @@
  * lost notice or a reconnection.
  */
 import type { ApolloServer } from '@apollo/server';
+import { context as otelContext, propagation, ROOT_CONTEXT, SpanKind, trace, type Context, type Link, type Span, type Tracer } from '@opentelemetry/api';
 import type { DocumentNode, ExecutionResult, FieldNode, GraphQLError, GraphQLFormattedError, GraphQLSchema, OperationDefinitionNode, ValidationRule } from 'graphql';
 import { Kind } from 'graphql';
 import type { GraphqlLimits } from '../../lib/config/runtime.js';
+import { MAX_FEED_PAGE } from '../../lib/db/change-feed.js';
 import type { LiveMetrics } from '../../lib/ops/metrics.js';
 import { costRefusal, graphqlOf, operationCost, type CostAnnotations } from '../../lib/graphql/cost.js';
+import { problemOf } from '../../lib/problem.js';
 import type { GatewayContext } from '../data-source.js';
 import type { ChangeNotices } from './change-notices.js';
 import { LIVE_FEEDS, type LiveFeed, type Watch } from '../../lib/graphql/live-feeds.js';
@@ -43,7 +46,7 @@ export interface PlannedSubscription {
   readQuery: string;
   operationName: string | undefined;
   variables: Record<string, unknown>;
-  /** Events one read asks for: as many as the cost limit allows (each costs what the subscription does), at most MAX_PAGE. */
+  /** Events one read asks for: as many as the cost limit allows (each costs what the subscription does), at most MAX_FEED_PAGE, the read fields' own maximum. */
   pageSize: number;
   /** What one event costs to deliver, by the schema's @cost and @listSize (lib/graphql/cost.ts). */
   eventCost: number;
@@ -52,8 +55,36 @@ export interface PlannedSubscription {
 /** What one read gives: an ExecutionResult per item, the cursor after the last, whether the page was full; or the errors of a failed read. */
 type Read = { events: ExecutionResult[]; cursor: string | null; full: boolean } | { errors: readonly GraphQLFormattedError[]; unknownKey?: boolean };
 
-/** Most events one read asks for; the read field's own maximum. */
-const MAX_PAGE = 100;
+/**
+ * The codes of a read refused without a problem status (Apollo Server's and the gateway's own): the
+ * request's fault, which asking again will not mend.
+ */
+const REFUSAL_CODES: ReadonlySet<unknown> = new Set([
+  'BAD_REQUEST',
+  'BAD_USER_INPUT',
+  'GRAPHQL_PARSE_FAILED',
+  'GRAPHQL_VALIDATION_FAILED',
+  'OPERATION_RESOLUTION_FAILURE',
+  'UNAUTHENTICATED',
+  'FORBIDDEN',
+  'PERSISTED_QUERY_NOT_FOUND',
+]);
+
+/**
+ * Whether a read that failed with these errors may succeed if asked again: a subgraph or database
+ * away (5xx, SUBGRAPH_UNAVAILABLE, DATABASE_UNAVAILABLE), too many requests, or an error it cannot
+ * tell; not when every error is a refusal (a 4xx problem, or a refusal's code), which would be
+ * refused again forever.
+ */
+export function mayRecover(errors: readonly GraphQLFormattedError[]): boolean {
+  const refusal = (error: GraphQLFormattedError) => {
+    const status = problemOf(error as { extensions?: Record<string, unknown> })?.status;
+    if (status !== undefined) return status >= 400 && status < 500 && status !== 408 && status !== 429;
+    return REFUSAL_CODES.has(error.extensions?.code);
+  };
+  return errors.length === 0 || !errors.every(refusal);
+}
+
 /** The waits between reads that failed (a subgraph or its database away): the stream stays open and loses nothing. */
 const RETRY_MS = [500, 1_000, 2_000, 5_000, 10_000] as const;
 const CURSOR_VARIABLE = 'liveCursor';
@@ -70,6 +101,8 @@ export interface LiveSubscriptionOptions {
   metrics: LiveMetrics;
   /** The gateway's formatError: a refusal reads as at /graphql. */
   formatError: (formatted: GraphQLFormattedError, error: unknown) => GraphQLFormattedError;
+  /** The gateway's tracer (undefined with tracing off): each delivery woken by traced appends is a span of their trace. */
+  tracer?: Tracer | undefined;
 }
 
 export class LiveSubscriptions {
@@ -125,7 +158,7 @@ export class LiveSubscriptions {
     const definition = schema.getSubscriptionType()!.getFields()[feed.field]!;
     const args = gql.getArgumentValues(definition, field, coerced.coerced);
     const responseKey = field.alias?.value ?? field.name.value;
-    const pageSize = Math.max(1, Math.min(MAX_PAGE, Math.floor(limits.maxCost / Math.max(1, perEvent))));
+    const pageSize = Math.max(1, Math.min(MAX_FEED_PAGE, Math.floor(limits.maxCost / Math.max(1, perEvent))));
     const { readQuery, unusedVariable } = readOperation(gql, document, operation, field, feed, responseKey, pageSize);
     const readVariables = { ...variables };
     if (unusedVariable) delete readVariables[unusedVariable];
@@ -167,7 +200,7 @@ export class LiveSubscriptions {
     }
     const bell = new Bell();
     // Watched before the first read: a notice that comes while it runs rings for the next.
-    const unwatches = planned.watches.map(({ feed, key }) => this.#options.notices.watch(planned.feed.service, feed, key, (at) => bell.ring(at)));
+    const unwatches = planned.watches.map(({ feed, key }) => this.#options.notices.watch(planned.feed.service, feed, key, (at, traced) => bell.ring(at, traced)));
     const unwatch = () => {
       for (const each of unwatches) each();
     };
@@ -183,13 +216,14 @@ export class LiveSubscriptions {
       return { errors: unknown ? [{ message: unknown.detail, extensions: { code: unknown.code } }] : first.errors } as ExecutionResult;
     }
     const read = (cursor: string | null) => this.#read(planned, cursor, context);
-    const { metrics } = this.#options;
+    const { metrics, tracer } = this.#options;
     const field = planned.feed.field;
     metrics.subscriptionOpened(field);
     return stream(
       first,
       read,
       bell,
+      (appends) => deliverySpan(tracer, field, appends),
       (appendedAt) => metrics.eventDelivered(field, appendedAt === undefined ? undefined : (Date.now() - appendedAt) / 1000),
       () => {
         metrics.subscriptionClosed(field);
@@ -283,11 +317,35 @@ function readOperation(
   return { readQuery: gql.print({ kind: Kind.DOCUMENT, definitions: [readDefinition, ...definitions] }), unusedVariable };
 }
 
+/** Most appends a delivery's span links to: those of one read, which a burst of appends may make many. */
+const MAX_LINKS = 16;
+
+/**
+ * The span of one delivery: a read woken by appends and the sending of what it read, in the trace of
+ * the first append (a child of the span that appended, as a message's consumer is of its producer)
+ * and linked to each, so that a backend shows append → notice → delivery; none without a tracer or
+ * traced appends (a resync, tracing off where they were made). The read's own spans (the gateway's
+ * plan and fetches, the subgraph's) are its children.
+ */
+function deliverySpan(tracer: Tracer | undefined, field: string, appends: readonly string[]): { span: Span; context: Context } | undefined {
+  if (!tracer || appends.length === 0) return undefined;
+  const links: Link[] = appends.flatMap((traceparent) => {
+    const appended = trace.getSpanContext(propagation.extract(ROOT_CONTEXT, { traceparent }));
+    return appended ? [{ context: appended }] : [];
+  });
+  if (links.length === 0) return undefined;
+  const parent = trace.setSpanContext(ROOT_CONTEXT, links[0]!.context);
+  const span = tracer.startSpan(`deliver ${field}`, { kind: SpanKind.CONSUMER, links, attributes: { 'graphql.operation.type': 'subscription', 'graphql.field.name': field } }, parent);
+  return { span, context: trace.setSpan(parent, span) };
+}
+
 /** Wakes a stream waiting for its next read; a ring while none waits is kept for the next wait. */
 class Bell {
   #rung = false;
   /** When the earliest append rung for since the last wait was made (ms since the epoch). */
   #rungFor: number | undefined;
+  /** The traceparents of the appends rung for since the last wait (at most MAX_LINKS). */
+  #traces: string[] = [];
   #closed = false;
   #waiting: (() => void) | undefined;
 
@@ -295,9 +353,10 @@ class Bell {
     return this.#closed;
   }
 
-  ring(appendedAt?: number): void {
+  ring(appendedAt?: number, traced?: string): void {
     this.#rung = true;
     if (appendedAt !== undefined) this.#rungFor = Math.min(this.#rungFor ?? appendedAt, appendedAt);
+    if (traced && this.#traces.length < MAX_LINKS) this.#traces.push(traced);
     this.#waiting?.();
   }
 
@@ -306,14 +365,15 @@ class Bell {
     this.#waiting?.();
   }
 
-  /** Until rung (now, if it was rung since the last wait) or closed; when the earliest append it was rung for was made. */
-  async wait(): Promise<number | undefined> {
+  /** Until rung (now, if it was rung since the last wait) or closed; when the earliest append it was rung for was made, and the appends' traceparents. */
+  async wait(): Promise<{ appendedAt: number | undefined; traces: string[] }> {
     if (!this.#rung && !this.#closed) await new Promise<void>((resolve) => (this.#waiting = resolve));
-    const appendedAt = this.#rungFor;
+    const rung = { appendedAt: this.#rungFor, traces: this.#traces };
     this.#waiting = undefined;
     this.#rung = false;
     this.#rungFor = undefined;
-    return appendedAt;
+    this.#traces = [];
+    return rung;
   }
 
   /** Until `ms` have passed or it is closed. */
@@ -334,12 +394,14 @@ class Bell {
 /**
  * The events of the first read, then of each read after the last cursor, woken by `bell`; ended by
  * `return`. `delivered` is told of each event, with when the append that woke its read was made
- * (none for the replay).
+ * (none for the replay). A read woken by traced appends, and the sending of its events, runs in the
+ * span `traced` gives (deliverySpan).
  */
 function stream(
   first: Extract<Read, { events: unknown }>,
   read: (cursor: string | null) => Promise<Read>,
   bell: Bell,
+  traced: (appends: readonly string[]) => { span: Span; context: Context } | undefined,
   delivered: (appendedAt: number | undefined) => void,
   ended: () => void,
 ): AsyncIterableIterator<ExecutionResult> {
@@ -351,6 +413,7 @@ function stream(
     ended();
   };
   async function* events(): AsyncGenerator<ExecutionResult> {
+    let delivery: ReturnType<typeof traced>;
     try {
       let page = first;
       let appendedAt: number | undefined;
@@ -359,11 +422,23 @@ function stream(
           yield event;
           delivered(appendedAt);
         }
-        if (!page.full) appendedAt = await bell.wait();
+        delivery?.span.end();
+        delivery = undefined;
+        if (!page.full) {
+          const rung = await bell.wait();
+          appendedAt = rung.appendedAt;
+          delivery = traced(rung.traces);
+        }
         let next: Read | undefined;
         for (let attempt = 0; !bell.closed; attempt += 1) {
-          next = await read(page.cursor);
+          const cursor = page.cursor;
+          next = await (delivery ? otelContext.with(delivery.context, () => read(cursor)) : read(cursor));
           if ('events' in next) break;
+          // Refused (the subscriber may no longer read this): the subscription ends with the refusal.
+          if (!mayRecover(next.errors)) {
+            yield { errors: next.errors } as ExecutionResult;
+            return;
+          }
           // A subgraph or its database away: read again later, from the same cursor.
           await bell.sleep(RETRY_MS[Math.min(attempt, RETRY_MS.length - 1)]!);
         }
@@ -371,6 +446,7 @@ function stream(
         page = next;
       }
     } finally {
+      delivery?.span.end();
       end();
     }
   }

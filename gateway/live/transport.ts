@@ -17,10 +17,11 @@ import { makeHandler as makeWsHandler } from 'graphql-ws/use/@fastify/websocket'
 import type { Authenticator } from '../../lib/auth/tokens.js';
 import type { GraphqlLimits } from '../../lib/config/runtime.js';
 import { PROBLEM_MEDIA_TYPE } from '../../lib/http/request-problem.js';
+import { infoLogged } from '../../lib/ops/logging.js';
 import type { LiveMetrics } from '../../lib/ops/metrics.js';
 import type { GatewayContext } from '../data-source.js';
 import type { DocumentLookup } from '../trusted-documents.js';
-import { closeOf, connectionRefusal } from './connection-auth.js';
+import { closeOf, connectionRefusal, FORBIDDEN_CLOSE, HeldCredentials, NO_LONGER_VALID } from './connection-auth.js';
 import type { LiveSubscriptions, PlannedSubscription } from './live-subscription.js';
 
 /** What a subscription carries from its connection to its reads. */
@@ -87,6 +88,16 @@ class ClientQuota {
 
 const limitRefusal = (message: string, setting: string, value: number): GraphQLFormattedError => ({ message, extensions: { code: 'SUBSCRIPTION_LIMIT', limit: { setting, value } } });
 
+/**
+ * A refused connection or subscription, logged as a refused request is (lib/server/request-logs.ts:
+ * one `request` line at info), which a hijacked stream or a WebSocket's close never gets: its status,
+ * or for a WebSocket its close code, and the refusal's code.
+ */
+function refusalLogged(request: FastifyRequest, refusal: { status: number; close_code?: number; code: unknown }): void {
+  if (!infoLogged()) return;
+  request.log.info({ method: request.method, route: request.routeOptions.url ?? null, path: request.url.split('?')[0], ...refusal }, 'request');
+}
+
 export interface LiveTransport {
   /** Serves a request for an event stream (asksForEventStream). */
   serveEventStream(request: FastifyRequest, reply: FastifyReply): Promise<void>;
@@ -103,13 +114,18 @@ export async function liveTransport(
     maxPayload: number;
     limits: Pick<GraphqlLimits, 'maxSubscriptionsPerConnection' | 'maxSubscriptionsPerClient' | 'maxCost'>;
     metrics: LiveMetrics;
-    /** Recognises the bearer token a connection opens with. */
+    /** Recognises the bearer token a connection opens with, and asks it again while the connection is open. */
     authenticator: Authenticator;
+    /** Calls a listener after each revocation or suspension made in this process (the identity store's onRevocation). */
+    onRevocation?: (listener: () => void) => void;
   },
 ): Promise<LiveTransport> {
   const eventStreams = new Set<FastifyReply>();
   const { maxSubscriptionsPerConnection, maxSubscriptionsPerClient } = options.limits;
   const quota = new ClientQuota(maxSubscriptionsPerClient, options.limits.maxCost);
+  // A token revoked, or of an operator suspended, ends the streams that opened with it.
+  const held = new HeldCredentials(options.authenticator);
+  options.onRevocation?.(() => void held.check());
   const overClientQuota = (over: 'count' | 'cost') =>
     over === 'count'
       ? limitRefusal(`This client has ${maxSubscriptionsPerClient} subscriptions open, the most one client may hold.`, 'GRAPHQL_MAX_SUBSCRIPTIONS_PER_CLIENT', maxSubscriptionsPerClient)
@@ -124,6 +140,7 @@ export async function liveTransport(
     preClose(done) {
       for (const socket of this.websocketServer.clients) socket.close(SERVICE_RESTART, 'The gateway is restarting; reconnect and resume after your last cursor.');
       for (const reply of eventStreams) reply.raw.end('retry: 1000\n\n');
+      held.close();
       done();
     },
   });
@@ -135,11 +152,20 @@ export async function liveTransport(
       const refusal = await connectionRefusal(options.authenticator, authorization);
       if (refusal) {
         const { code, reason } = closeOf(refusal);
+        refusalLogged(ctx.extra.request, { status: 101, close_code: code, code: refusal.details.code });
         // graphql-ws would close 4403 without a reason; a closing socket takes no second close.
         ctx.extra.socket.close(code, reason);
         return false;
       }
       authorizations.set(ctx, authorization);
+      const { socket } = ctx.extra;
+      socket.once(
+        'close',
+        held.hold(authorization, () => {
+          refusalLogged(ctx.extra.request, { status: 101, close_code: FORBIDDEN_CLOSE, code: NO_LONGER_VALID.code });
+          socket.close(FORBIDDEN_CLOSE, `${NO_LONGER_VALID.code}: ${NO_LONGER_VALID.detail}`);
+        }),
+      );
       options.metrics.connectionOpened('graphql-ws');
       return true;
     },
@@ -151,6 +177,7 @@ export async function liveTransport(
       if ('refusal' in looked) return asErrors([{ message: looked.refusal.message, extensions: { code: looked.refusal.code } }]);
       // graphql-ws has reserved this one's id already.
       if (Object.keys(ctx.subscriptions).length > maxSubscriptionsPerConnection) {
+        refusalLogged(ctx.extra.request, { status: 101, code: 'SUBSCRIPTION_LIMIT' });
         return asErrors([
           limitRefusal(
             `This connection has ${maxSubscriptionsPerConnection} subscriptions open, the most one connection may hold; complete one first.`,
@@ -162,7 +189,10 @@ export async function liveTransport(
       const planned = live.plan(looked.params as unknown as typeof payload);
       if (Array.isArray(planned)) return asErrors(planned);
       const release = quota.take(ctx.extra.request.ip, planned.eventCost);
-      if (typeof release === 'string') return asErrors([overClientQuota(release)]);
+      if (typeof release === 'string') {
+        refusalLogged(ctx.extra.request, { status: 101, code: 'SUBSCRIPTION_LIMIT' });
+        return asErrors([overClientQuota(release)]);
+      }
       const authorization = authorizations.get(ctx);
       const caller: GatewayContext = { requestId: ctx.extra.request.id, log: ctx.extra.request.log, ...(authorization ? { authorization } : {}) };
       // Checked by plan(); graphql-ws reads the operation's type from the document, and calls subscribe.
@@ -179,15 +209,18 @@ export async function liveTransport(
   const sseHandler = createSseHandler<SubscriptionContext>({
     // Distinct connections only: each subscription is its own request.
     authenticate: () => null,
-    onSubscribe(request, params) {
+    async onSubscribe(request, params) {
       const planned = live.plan(params);
       if (Array.isArray(planned)) return [JSON.stringify({ errors: planned }), { status: 400, statusText: 'Bad Request', headers: { 'content-type': 'application/json; charset=utf-8' } }];
       const fastifyRequest = request.raw as FastifyRequest;
       const release = quota.take(fastifyRequest.ip, planned.eventCost);
-      if (typeof release === 'string')
+      if (typeof release === 'string') {
+        refusalLogged(fastifyRequest, { status: 429, code: 'SUBSCRIPTION_LIMIT' });
         return [JSON.stringify({ errors: [overClientQuota(release)] }), { status: 429, statusText: 'Too Many Requests', headers: { 'content-type': 'application/json; charset=utf-8' } }];
+      }
       const { authorization } = fastifyRequest.headers;
-      return live.open(planned, { requestId: fastifyRequest.id, log: fastifyRequest.log, ...(authorization ? { authorization } : {}) }, release);
+      const events = await live.open(planned, { requestId: fastifyRequest.id, log: fastifyRequest.log, ...(authorization ? { authorization } : {}) }, release);
+      return Symbol.asyncIterator in events ? held.streamHeld(events, authorization) : events;
     },
   });
 

@@ -10,6 +10,7 @@
  * One listener per service process, one database connection, whatever the number of subscribers.
  */
 import pg from 'pg';
+import { activeTraceparent } from '../ops/tracing.js';
 import { clientConfig, parseDatabaseUrl } from './postgres.js';
 
 /** The channel of a service's notices: one per service schema, so that two platforms on one database do not wake each other. */
@@ -18,21 +19,29 @@ export const changeChannel = (schema: string): string => `${schema}.changes`;
 /**
  * One notice: `feed` (e.g. `passport-events`), the key it concerns (a passport id), the cursor of
  * what was appended, and when (milliseconds since the epoch, the append's clock: what the gateway
- * measures its delivery lag from).
+ * measures its delivery lag from); with tracing on, `trace`: the appending transaction's W3C
+ * `traceparent`, under which the gateway's deliveries of it are traced.
  */
 export interface ChangeNotice {
   feed: string;
   key: string;
   cursor: string;
   at: number;
+  trace?: string;
 }
 
-/** A notice's payload: four fields separated by spaces (keys and cursors hold none). */
-export const changePayload = ({ feed, key, cursor, at }: ChangeNotice): string => `${feed} ${key} ${cursor} ${at}`;
+/** A W3C traceparent (version 00): trace id, parent span id, flags. */
+export const TRACEPARENT = /^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/;
 
+/** A notice's payload: its fields separated by spaces (none holds one), the trace last when there is one. */
+export const changePayload = ({ feed, key, cursor, at, trace }: ChangeNotice): string => `${feed} ${key} ${cursor} ${at}${trace ? ` ${trace}` : ''}`;
+
+/** A payload's notice; one written before notices carried a trace (four fields) still reads. */
 export function parseChangePayload(payload: string): ChangeNotice | undefined {
-  const [feed, key, cursor, at, ...rest] = payload.split(' ');
-  return feed && key && cursor && at && /^\d+$/.test(at) && rest.length === 0 ? { feed, key, cursor, at: Number(at) } : undefined;
+  const [feed, key, cursor, at, trace, ...rest] = payload.split(' ');
+  if (!(feed && key && cursor && at && /^\d+$/.test(at) && rest.length === 0)) return undefined;
+  if (trace !== undefined && !TRACEPARENT.test(trace)) return undefined;
+  return { feed, key, cursor, at: Number(at), ...(trace ? { trace } : {}) };
 }
 
 export interface ChangeListenerEvents {
@@ -128,7 +137,38 @@ export class ChangeListener {
  * 11), and a reader that had read 11 would never read 10. Taken last in the appending transaction, so
  * it is held only for the insert and the commit.
  */
-export const feedOrderLockKey = (channel: string, feed: string): string => `${channel} ${feed}`;
+const feedOrderLockKey = (channel: string, feed: string): string => `${channel} ${feed}`;
+
+/** The part of a service's Prisma transaction client an append to a feed uses (each service has its own generated client). */
+export interface FeedTransaction {
+  $executeRawUnsafe(query: string, ...values: unknown[]): PromiseLike<number>;
+}
+
+/**
+ * Appends to a feed last in a transaction: takes the feed's order lock (feedOrderLockKey), runs
+ * `insert` (the row, whose cursor it returns with the key it concerns) and notifies the channel, at
+ * commit, with the appending request's trace (activeTraceparent); and under `also`, the other feeds
+ * and keys subscribers may watch the row by.
+ */
+export async function appendToFeed<T>(
+  tx: FeedTransaction,
+  { channel, feed }: { channel: string; feed: string },
+  insert: () => Promise<T>,
+  noticeOf: (row: T) => { key: string; cursor: string; at?: number; also?: readonly { feed: string; key: string }[] },
+): Promise<T> {
+  await tx.$executeRawUnsafe('SELECT pg_advisory_xact_lock(hashtext($1))', feedOrderLockKey(channel, feed));
+  const row = await insert();
+  const { key, cursor, at = Date.now(), also = [] } = noticeOf(row);
+  const trace = activeTraceparent();
+  for (const notified of [{ feed, key }, ...also]) await tx.$executeRawUnsafe('SELECT pg_notify($1, $2)', channel, changePayload({ ...notified, cursor, at, trace }));
+  return row;
+}
+
+/**
+ * Most items one read of a feed answers (the read fields' `first`, lib/graphql/feed-page.ts), and so
+ * the most a live subscription's read asks for (gateway/live/): a subscriber behind by more reads again.
+ */
+export const MAX_FEED_PAGE = 100;
 
 /** The cursor of a row of a feed's append-only table: its sequence id, in decimal. */
 export const feedCursor = (id: bigint | number): string => String(id);

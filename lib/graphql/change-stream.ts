@@ -2,7 +2,7 @@
  * `GET /changes` on a subgraph with subscriptions: its change notices (lib/db/change-feed.ts) as
  * Server-Sent Events, for the gateway, which holds one such stream per service and wakes the
  * subscriptions a notice concerns (gateway/live/). Each notice is an event named by its feed, its data
- * `key cursor at`; `resync` says the service (re)started listening, so notices may have been missed.
+ * `key cursor at`, then the append's `traceparent` when it was traced; `resync` says the service (re)started listening, so notices may have been missed.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
@@ -40,7 +40,7 @@ export function serveChangeStream(app: FastifyInstance, changes: ChangeListener,
     raw.write(': change notices\n\n');
     const heartbeat = setInterval(() => raw.write(': \n\n'), HEARTBEAT_MS);
     const unsubscribe = changes.subscribe({
-      onNotice: ({ feed, key, cursor, at }) => raw.write(`event: ${feed}\ndata: ${key} ${cursor} ${at}\n\n`),
+      onNotice: ({ feed, key, cursor, at, trace }) => raw.write(`event: ${feed}\ndata: ${key} ${cursor} ${at}${trace ? ` ${trace}` : ''}\n\n`),
       onResync: () => raw.write('event: resync\ndata: \n\n'),
     });
     const end = () => {

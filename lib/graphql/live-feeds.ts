@@ -45,10 +45,10 @@ export const LIVE_FEEDS: readonly LiveFeed[] = [
   {
     field: 'passportStatusChanges',
     service: 'issuer',
-    // A change is notified under its passport's operator, and its event under the passport's id.
+    // A change is notified under its passport's operator, and under the passport's id.
     watches: (args) =>
       Array.isArray(args.passportIds)
-        ? args.passportIds.map((id) => ({ feed: 'passport-events', key: String(id) }))
+        ? args.passportIds.map((id) => ({ feed: 'passport-status-by-passport', key: String(id) }))
         : [{ feed: 'passport-status', key: typeof args.operator === 'string' ? args.operator : ANY_KEY }],
     readField: 'passportStatusChangesAfter',
   },

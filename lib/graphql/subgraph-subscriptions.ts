@@ -15,16 +15,13 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { DocumentNode, GraphQLError, GraphQLFieldResolver, GraphQLFormattedError, GraphQLSchema, ValidationRule } from 'graphql';
 import { createHandler } from 'graphql-sse/lib/use/fastify';
 import type { ServiceName } from '../config/services.js';
-import type { ChangeListener } from '../db/change-feed.js';
+import { type ChangeListener, MAX_FEED_PAGE } from '../db/change-feed.js';
 import { challengeOf, refusalOf } from '../auth/tokens.js';
 import { PROBLEM_MEDIA_TYPE } from '../http/request-problem.js';
 import { type Problem, ProblemError, problem, problemHeaders } from '../problem.js';
 import type { RequestContext } from './context.js';
 import { type CostAnnotations, costRefusal, graphqlOf, operationCost } from './cost.js';
 import { ANY_KEY, LIVE_FEEDS, type LiveFeed } from './live-feeds.js';
-
-/** Events one read of a feed asks for: the read fields' own maximum. */
-const READ_PAGE = 100;
 
 /** A page of a feed as its read field answers it; null when its arguments name nothing. */
 type FeedPage = { nodes: { cursor: string }[] } | null;
@@ -45,7 +42,7 @@ export function followFeedsInSchema(schema: GraphQLSchema, service: ServiceName,
     if (!field || !read) throw new Error(`the ${service} schema lacks Subscription.${feed.field} or Query.${feed.readField}`);
     field.resolve = (event: unknown) => event;
     field.subscribe = (async (root, args: Record<string, unknown>, context, info) => {
-      const readAfter = async (after: string | null) => (await read(root, { ...args, after, first: READ_PAGE }, context, info)) as FeedPage;
+      const readAfter = async (after: string | null) => (await read(root, { ...args, after, first: MAX_FEED_PAGE }, context, info)) as FeedPage;
       const first = await readAfter((args.after as string | null | undefined) ?? null);
       if (!first) {
         const unknown = feed.unknownKey?.(args);
@@ -73,7 +70,7 @@ function watchFeed(changes: ChangeListener, feed: LiveFeed, args: Record<string,
  */
 function followFeed(first: NonNullable<FeedPage>, readAfter: (after: string | null) => Promise<FeedPage>, watch: (wake: () => void) => () => void): AsyncIterableIterator<unknown> {
   let page = first.nodes;
-  let full = page.length >= READ_PAGE;
+  let full = page.length >= MAX_FEED_PAGE;
   let cursor = page.at(-1)?.cursor ?? null;
   let rung = false;
   let closed = false;
@@ -105,7 +102,7 @@ function followFeed(first: NonNullable<FeedPage>, readAfter: (after: string | nu
           throw error;
         });
         page = read?.nodes ?? [];
-        full = page.length >= READ_PAGE;
+        full = page.length >= MAX_FEED_PAGE;
         cursor = page.at(-1)?.cursor ?? cursor;
       }
       return { value: undefined, done: true };

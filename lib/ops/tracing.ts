@@ -202,6 +202,17 @@ export async function flushTraces(): Promise<void> {
 }
 
 /**
+ * The active span's W3C `traceparent`, for work that goes on elsewhere after a message rather than a
+ * request (a change notice, lib/db/change-feed.ts); undefined with tracing off (the no-op propagator
+ * writes none) or outside a span.
+ */
+export function activeTraceparent(): string | undefined {
+  const carrier: { traceparent?: string } = {};
+  propagation.inject(context.active(), carrier);
+  return carrier.traceparent;
+}
+
+/**
  * The caller's trace context as headers for a request to another server (`traceparent`), under a
  * CLIENT span when the caller has a tracer. Without tracing the propagator is @opentelemetry/api's no-op.
  * Not an async function: the call's own promise is returned as it is, rather than wrapped in one

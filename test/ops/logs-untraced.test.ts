@@ -10,7 +10,10 @@ import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { batteryPassportSchema } from '../../subgraphs/registry/domain/seed/index.js';
+import { createClient as createWsClient } from 'graphql-ws';
+import WebSocket from 'ws';
 import { createTestDatabase } from '../support/database.js';
+import { freePort } from '../support/free-port.js';
 import { answersOf, refusesConnections } from '../support/raw-http.js';
 import { START_TIMEOUT_MS, startPlatformProcess, type PlatformProcess } from './platform-process.js';
 
@@ -18,10 +21,15 @@ const WRITER = `writer-${randomBytes(16).toString('hex')}`;
 const ADMIN = `admin-${randomBytes(16).toString('hex')}`;
 let platform: PlatformProcess;
 let stopped: Promise<number | null> | undefined;
+let gatewayPort: number;
 
 beforeAll(async () => {
+  gatewayPort = await freePort();
   platform = await startPlatformProcess({
     DATABASE_URL: await createTestDatabase(),
+    GATEWAY_PORT: String(gatewayPort),
+    // One subscription a connection, so that a second is refused.
+    GRAPHQL_MAX_SUBSCRIPTIONS_PER_CONNECTION: '1',
     PASSPORT_WRITER_TOKEN: WRITER,
     PASSPORT_ADMIN_TOKEN: ADMIN,
     LOG_LEVEL: 'info',
@@ -90,6 +98,52 @@ describe('npm start with tracing off, its log lines JSON at info', () => {
     await expect.poll(() => jsonLines().filter((line) => line.msg === 'request' && String(line.path).includes(id)).length, { timeout: 5_000 }).toBeGreaterThanOrEqual(6);
     const logged = platform.lines.map((line) => line.text).join('\n');
     for (const mark of marks) expect(logged.includes(mark), mark).toBe(false);
+  });
+
+  it('logs refused live connections and subscriptions as refused requests: the close code or status, and the code', async () => {
+    const graphql = `http://127.0.0.1:${gatewayPort}/graphql`;
+    const REVOCATIONS = 'subscription { trustRevocationsRecorded { cursor } }';
+    // A bad token over graphql-ws: closed 4401.
+    const refused = await new Promise<number>((resolve) => {
+      createWsClient({
+        url: graphql.replace(/^http/, 'ws'),
+        webSocketImpl: WebSocket,
+        lazy: false,
+        retryAttempts: 0,
+        onNonLazyError: () => {},
+        connectionParams: { authorization: 'Bearer not-a-token-of-this-platform' },
+        on: { closed: (event) => resolve((event as { code: number }).code) },
+      });
+    });
+    expect(refused).toBe(4401);
+    // A second subscription on one connection, over the limit of one.
+    const client = createWsClient({ url: graphql.replace(/^http/, 'ws'), webSocketImpl: WebSocket, retryAttempts: 0, connectionParams: { authorization: `Bearer ${WRITER}` } });
+    try {
+      client.subscribe({ query: REVOCATIONS }, { next: () => {}, error: () => {}, complete: () => {} });
+      const second = await new Promise<unknown>((resolve) => client.subscribe({ query: REVOCATIONS }, { next: () => {}, error: resolve, complete: () => resolve('complete') }));
+      expect(JSON.stringify(second)).toContain('SUBSCRIPTION_LIMIT');
+    } finally {
+      await client.dispose();
+    }
+    // A bad token over GraphQL over SSE: 401.
+    const sse = await fetch(graphql, {
+      method: 'POST',
+      headers: { accept: 'text/event-stream', 'content-type': 'application/json', authorization: 'Bearer not-a-token-of-this-platform' },
+      body: JSON.stringify({ query: REVOCATIONS }),
+    });
+    expect(sse.status).toBe(401);
+
+    const refusals = () =>
+      jsonLines()
+        .filter((line) => line.service === 'passport-gateway' && line.msg === 'request' && line.path === '/graphql' && line.status !== 200)
+        .map(({ method, route, status, close_code, code }) => ({ method, route, status, ...(close_code ? { close_code } : {}), ...(code ? { code } : {}) }));
+    await expect.poll(refusals, { timeout: 5_000 }).toEqual(
+      expect.arrayContaining([
+        { method: 'GET', route: '/graphql', status: 101, close_code: 4401, code: 'INVALID_TOKEN' },
+        { method: 'GET', route: '/graphql', status: 101, code: 'SUBSCRIPTION_LIMIT' },
+        { method: 'POST', route: '/graphql', status: 401 },
+      ]),
+    );
   });
 
   it('answers a kept-alive request during SIGTERM with a problem and connection: close, and logs it with its route', async () => {

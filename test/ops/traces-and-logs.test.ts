@@ -16,7 +16,11 @@ import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { createClient as createWsClient } from 'graphql-ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { collector } from '../gateway/live-support.js';
+import { objectEvent } from '../issuer/support.js';
 import { createTestDatabase, sql } from '../support/database.js';
 import { freePort } from '../support/free-port.js';
 import { QUICK_EXPORT, startReceiver, type Receiver } from './otlp-receiver.js';
@@ -244,6 +248,52 @@ describe('npm start tracing over OTLP http/protobuf, its log lines JSON at info'
     ).toEqual(['passport-facade', 'passport-gateway', 'passport-trust']);
     // Nor do the spans it exported.
     scanForSecrets([{ text: JSON.stringify(receiver.spans) }], [ADMIN, WRITER, WRONG_TOKEN, SUBGRAPH_SECRET, DB_PASSWORD, ...keyForms]);
+  });
+
+  it('traces each live delivery in the trace of the append that woke it: the gateway’s delivery a child of the issuer’s append, the delivery’s read its child', async () => {
+    const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
+      fetch(`${platform.origin}${path}`, { method: 'POST', headers: { authorization: `Bearer ${WRITER}`, 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+    const schema = { type: 'object', properties: { chemistry: { enum: ['LFP', 'NMC'] } }, required: ['chemistry'] };
+    expect((await post('/registry/', { kind: 'model', id: 'live-traced-model', body: { title: 'live traced', schema } })).status).toBe(201);
+    const created = await post('/issuer/passports', {
+      identity: `https://id.gs1.org/01/09520123456788/21/LIVE-${randomBytes(4).toString('hex')}`,
+      type_ref: { id: 'live-traced-model', version: 1 },
+      config_vector: { chemistry: 'LFP' },
+    });
+    const { passport_id } = (await created.json()) as { passport_id: string };
+    const append = (headers: Record<string, string> = {}) => post(`/issuer/passports/${passport_id}/events`, { type: 'ObjectEvent', payload: objectEvent() }, headers);
+
+    const client = createWsClient({ url: `ws://127.0.0.1:${gatewayPort}/graphql`, webSocketImpl: WebSocket, connectionParams: { authorization: `Bearer ${WRITER}` }, retryAttempts: 0 });
+    const got = collector<{ seq: number; type: string }>('passportEvents');
+    const dispose = client.subscribe({ query: 'subscription($id: ID!) { passportEvents(passportId: $id) { seq type } }', variables: { id: passport_id } }, got.sink);
+    try {
+      // The gateway opens its stream of the issuer's notices with the first subscription: an append
+      // notified before it is open is delivered after the stream's resync, in no append's trace. Appends
+      // until one is delivered through its notice (the first, unless the stream was still opening).
+      let traceId = '';
+      const inTrace = () => receiver.spans.filter((span) => span.traceId === traceId);
+      const delivery = () => inTrace().find((span) => span.service === 'passport-gateway' && span.name === 'deliver passportEvents');
+      for (let appended = 1; appended <= 5 && !delivery(); appended += 1) {
+        traceId = randomBytes(16).toString('hex');
+        expect((await append({ traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01` })).status).toBe(201);
+        await got.until(appended);
+        for (const until = Date.now() + 3_000; !delivery() && Date.now() < until; ) await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      expect(delivery()).toBeDefined();
+      // Its parent is the issuer's span that appended (the server span of the append's request), in the caller's trace.
+      const byId = () => new Map(inTrace().map((span) => [span.spanId, span]));
+      await expect.poll(() => byId().get(delivery()!.parentSpanId), { timeout: 15_000, interval: 100 }).toMatchObject({ service: 'passport-issuer', name: 'POST *' });
+      expect(delivery()!.attributes).toMatchObject({ 'graphql.field.name': 'passportEvents' });
+      // The delivery's read runs under it: the gateway's fetch, and the issuer answering it, in the same trace.
+      const under = (span: { parentSpanId: string }, ancestor: string): boolean => {
+        const parent = byId().get(span.parentSpanId);
+        return parent !== undefined && (parent.spanId === ancestor || under(parent, ancestor));
+      };
+      await expect.poll(() => inTrace().some((span) => span.service === 'passport-issuer' && span.name === 'POST *' && under(span, delivery()!.spanId)), { timeout: 15_000, interval: 100 }).toBe(true);
+    } finally {
+      dispose();
+      await client.dispose();
+    }
   });
 
   // Moved here from test/first-contact/start.test.ts, whose other starts are embedded: this platform is that start already.

@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { recordInTransaction } from '../../../lib/audit/admin-log.js';
-import { changePayload, feedCursor, feedOrderLockKey } from '../../../lib/db/change-feed.js';
+import { appendToFeed, feedCursor } from '../../../lib/db/change-feed.js';
 import type { PrismaClient } from '../../../prisma/archive/generated/client.js';
 
 /** Chunks of 1 MiB: large enough that a 10,000-event bag is a handful of rows, small enough to page. */
@@ -90,12 +90,12 @@ export class SnapshotRepository {
         const sealed = seal(seq);
         await recordInTransaction(tx);
         // Last: the feed's order lock is held from the row's feed id to the commit, which the notice waits for.
-        await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext(${feedOrderLockKey(this.changeChannel, PASSPORT_SNAPSHOTS_FEED)}))`;
-        const row = await tx.snapshot.create({
-          data: { ...sealed, id, chunkSize: this.chunkSize, chunkCount: seq, notarization: sealed.notarization as object },
-        });
-        const notice = changePayload({ feed: PASSPORT_SNAPSHOTS_FEED, key: row.passportId, cursor: feedCursor(row.feedId), at: Date.now() });
-        await tx.$executeRaw`SELECT pg_notify(${this.changeChannel}, ${notice})`;
+        const row = await appendToFeed(
+          tx,
+          { channel: this.changeChannel, feed: PASSPORT_SNAPSHOTS_FEED },
+          () => tx.snapshot.create({ data: { ...sealed, id, chunkSize: this.chunkSize, chunkCount: seq, notarization: sealed.notarization as object } }),
+          (created) => ({ key: created.passportId, cursor: feedCursor(created.feedId) }),
+        );
         return toRecord(row);
       },
       // A large passport takes a while to write; the default 5 s would abort it halfway.

@@ -5,15 +5,12 @@
  * credentials and its selection.
  */
 import { Arg, Field, ID, Int, ObjectType, Query, Resolver } from 'type-graphql';
-import { feedCursor, feedCursorId } from '../../../lib/db/change-feed.js';
+import { feedCursor, MAX_FEED_PAGE } from '../../../lib/db/change-feed.js';
 import { PageInfo } from '../../../lib/graphql/common-types.js';
 import { ListSize } from '../../../lib/graphql/cost.js';
-import { badRequest } from '../../../lib/problem.js';
+import { FEED_PAGE_SIZE, feedPageInfo, readWindow } from '../../../lib/graphql/feed-page.js';
 import type { SnapshotRepository } from '../data/snapshot-repository.js';
 import { Snapshot } from '../schema/snapshot.js';
-
-/** Most snapshots one read answers; a subscriber behind by more reads again. */
-const MAX_SNAPSHOTS_PER_READ = 100;
 
 /** The subscription the gateway serves from this query (lib/graphql/live-feeds.ts). */
 export const PASSPORT_SNAPSHOTS_SUBSCRIPTION = `
@@ -47,20 +44,17 @@ export class SnapshotFeedResolver {
 
   @ListSize({ slicingArguments: ['first'], sizedFields: ['nodes'] })
   @Query(() => ArchivedSnapshotPage, {
-    description: `Up to \`first\` (at most ${MAX_SNAPSHOTS_PER_READ}) snapshots of a passport after the cursor \`after\` (from the first without one), in the order they were committed. What Subscription.passportSnapshots delivers.`,
+    description: `Up to \`first\` (at most ${MAX_FEED_PAGE}) snapshots of a passport after the cursor \`after\` (from the first without one), in the order they were committed. What Subscription.passportSnapshots delivers.`,
   })
   async passportSnapshotsAfter(
     @Arg('passportId', () => ID) passportId: string,
     @Arg('after', () => String, { nullable: true }) after: string | null,
-    @Arg('first', () => Int, { nullable: true, defaultValue: 10, description: `Page size, 1 to ${MAX_SNAPSHOTS_PER_READ}.` }) first: number,
+    @Arg('first', () => Int, { nullable: true, defaultValue: 10, description: FEED_PAGE_SIZE }) first: number,
   ): Promise<ArchivedSnapshotPage> {
-    if (first < 1 || first > MAX_SNAPSHOTS_PER_READ) throw badRequest('INVALID_QUERY', `first must be from 1 to ${MAX_SNAPSHOTS_PER_READ}.`);
-    const afterId = after === null ? 0n : feedCursorId(after);
-    if (afterId === undefined) throw badRequest('INVALID_CURSOR', 'after must be the cursor of a snapshot, as the feed carries it.');
+    const afterId = readWindow(after, first, 'snapshot');
     const nodes = (await this.repository.snapshotsAfter(passportId, afterId, first)).map(({ feedId, record }) =>
       Object.assign(new ArchivedSnapshot(), { cursor: feedCursor(feedId), snapshot: Snapshot.from(record) }),
     );
-    // A full page may have more after it; the last cursor is where a reader goes on.
-    return Object.assign(new ArchivedSnapshotPage(), { nodes, pageInfo: PageInfo.of(nodes.length === first ? nodes.at(-1)!.cursor : null) });
+    return Object.assign(new ArchivedSnapshotPage(), { nodes, pageInfo: feedPageInfo(nodes, first) });
   }
 }

@@ -9,6 +9,7 @@
 import { recordInTransaction } from '../../../lib/audit/admin-log.js';
 import { refuseUnlessOwner } from '../../../lib/auth/operators.js';
 import { changeChannel, changePayload } from '../../../lib/db/change-feed.js';
+import { activeTraceparent } from '../../../lib/ops/tracing.js';
 import { Prisma, type PrismaClient } from '../../../prisma/issuer/generated/client.js';
 import { StatusChanges } from './status-changes.js';
 import { canonicalize, type Signer } from '../../../lib/crypto/index.js';
@@ -485,7 +486,7 @@ export class PassportRepository {
         const canonical = canonicalize(event);
         // The event row, the passport row and the change notice (delivered at commit, to wake the
         // passport's subscribers) in one statement: one round trip under the lock.
-        const notice = changePayload({ feed: PASSPORT_EVENTS_FEED, key: passportId, cursor: eventCursor(event.seq), at: now.getTime() });
+        const notice = changePayload({ feed: PASSPORT_EVENTS_FEED, key: passportId, cursor: eventCursor(event.seq), at: now.getTime(), trace: activeTraceparent() });
         await tx.$executeRaw(Prisma.sql`
           WITH appended AS (
             INSERT INTO ${this.#events} (passport_id, seq, type, recorded_at, kid, canonical, log_head)

@@ -3,11 +3,13 @@
  * after a cursor by operator or by passports (Subscription.passportStatusChanges). The table's id is
  * the cursor, drawn under the feed's order lock (lib/db/change-feed.ts), so ids commit in order.
  */
-import { changePayload, feedCursor, feedOrderLockKey } from '../../../lib/db/change-feed.js';
+import { appendToFeed, feedCursor } from '../../../lib/db/change-feed.js';
 import { Prisma, type PrismaClient } from '../../../prisma/issuer/generated/client.js';
 
-/** The feed of passports' status changes: keyed by operator; each change's event also notifies the passport's `passport-events` key. */
+/** The feed of passports' status changes, keyed by operator. */
 export const PASSPORT_STATUS_FEED = 'passport-status';
+/** The same changes notified under their passport's id, which wakes the subscriptions to a set of passports (lib/graphql/live-feeds.ts). */
+export const PASSPORT_STATUS_BY_PASSPORT_FEED = 'passport-status-by-passport';
 
 export interface StatusChangeRow {
   id: bigint;
@@ -38,13 +40,21 @@ export class StatusChanges {
 
   /** Records a change in the event's transaction, last before its commit, and notifies the operator's key. */
   async record(tx: Prisma.TransactionClient, change: Omit<StatusChangeRow, 'id'>): Promise<void> {
-    await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext(${feedOrderLockKey(this.channel, PASSPORT_STATUS_FEED)}))`;
-    const [inserted] = await tx.$queryRaw<{ id: bigint }[]>(Prisma.sql`
-      INSERT INTO ${this.#table} (passport_id, operator, seq, from_status, to_status, recorded_at)
-      VALUES (${change.passportId}, ${change.operator}, ${change.seq}, ${change.fromStatus}, ${change.toStatus}, ${change.recordedAt}::timestamptz)
-      RETURNING id`);
-    const notice = changePayload({ feed: PASSPORT_STATUS_FEED, key: change.operator, cursor: feedCursor(inserted!.id), at: change.recordedAt.getTime() });
-    await tx.$executeRaw`SELECT pg_notify(${this.channel}, ${notice})`;
+    await appendToFeed(
+      tx,
+      { channel: this.channel, feed: PASSPORT_STATUS_FEED },
+      () =>
+        tx.$queryRaw<{ id: bigint }[]>(Prisma.sql`
+        INSERT INTO ${this.#table} (passport_id, operator, seq, from_status, to_status, recorded_at)
+        VALUES (${change.passportId}, ${change.operator}, ${change.seq}, ${change.fromStatus}, ${change.toStatus}, ${change.recordedAt}::timestamptz)
+        RETURNING id`),
+      ([inserted]) => ({
+        key: change.operator,
+        cursor: feedCursor(inserted!.id),
+        at: change.recordedAt.getTime(),
+        also: [{ feed: PASSPORT_STATUS_BY_PASSPORT_FEED, key: change.passportId }],
+      }),
+    );
   }
 
   /** Up to `first` changes in the scope after the change of id `afterId`, in commit order. */

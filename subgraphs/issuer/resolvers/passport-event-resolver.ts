@@ -4,14 +4,11 @@
  * events are the same rows, read with the subscriber's credentials and its selection.
  */
 import { Arg, FieldResolver, ID, Int, Query, Resolver, Root } from 'type-graphql';
+import { MAX_FEED_PAGE } from '../../../lib/db/change-feed.js';
 import { ListSize } from '../../../lib/graphql/cost.js';
-import { badRequest } from '../../../lib/problem.js';
+import { checkFeedPageSize, FEED_PAGE_SIZE, feedPageInfo } from '../../../lib/graphql/feed-page.js';
 import type { IssuerService } from '../service/issuer-service.js';
-import { PageInfo } from '../../../lib/graphql/common-types.js';
 import { Passport, PassportEvent, PassportEventPage } from '../schema/types.js';
-
-/** Most events one read answers; a subscriber behind by more reads again. */
-export const MAX_EVENTS_PER_READ = 100;
 
 /** The subscription the gateway serves from this query; composed into the supergraph (lib/graphql/live-feeds.ts). */
 export const PASSPORT_EVENTS_SUBSCRIPTION = `
@@ -28,19 +25,18 @@ export class PassportEventResolver {
   @ListSize({ slicingArguments: ['first'], sizedFields: ['nodes'] })
   @Query(() => PassportEventPage, {
     nullable: true,
-    description: `Up to \`first\` (at most ${MAX_EVENTS_PER_READ}) events of a passport's log after the cursor \`after\` (from the first without one), in log order; null for an unknown passport. What Subscription.passportEvents delivers.`,
+    description: `Up to \`first\` (at most ${MAX_FEED_PAGE}) events of a passport's log after the cursor \`after\` (from the first without one), in log order; null for an unknown passport. What Subscription.passportEvents delivers.`,
   })
   async passportEventsAfter(
     @Arg('passportId', () => ID) passportId: string,
     @Arg('after', () => String, { nullable: true }) after: string | null,
-    @Arg('first', () => Int, { nullable: true, defaultValue: 10, description: `Page size, 1 to ${MAX_EVENTS_PER_READ}.` }) first: number,
+    @Arg('first', () => Int, { nullable: true, defaultValue: 10, description: FEED_PAGE_SIZE }) first: number,
   ): Promise<PassportEventPage | null> {
-    if (first < 1 || first > MAX_EVENTS_PER_READ) throw badRequest('INVALID_QUERY', `first must be from 1 to ${MAX_EVENTS_PER_READ}.`);
+    checkFeedPageSize(first);
     const rows = await this.issuer.eventsAfter(passportId, after, first);
     if (!rows) return null;
     const nodes = rows.map((row) => PassportEvent.from(passportId, row));
-    // A full page may have more after it; the last cursor is where a reader goes on.
-    return Object.assign(new PassportEventPage(), { nodes, pageInfo: PageInfo.of(nodes.length === first ? nodes.at(-1)!.cursor : null) });
+    return Object.assign(new PassportEventPage(), { nodes, pageInfo: feedPageInfo(nodes, first) });
   }
 
   @FieldResolver(() => Passport, { description: 'The passport as it is now (not as of the event).' })

@@ -5,14 +5,13 @@
  * credentials and its selection.
  */
 import { Arg, Field, FieldResolver, ID, Int, ObjectType, Query, Resolver, Root } from 'type-graphql';
-import { feedCursor } from '../../../lib/db/change-feed.js';
+import { feedCursor, MAX_FEED_PAGE } from '../../../lib/db/change-feed.js';
 import { PageInfo } from '../../../lib/graphql/common-types.js';
 import { ListSize } from '../../../lib/graphql/cost.js';
-import { badRequest } from '../../../lib/problem.js';
+import { checkFeedPageSize, FEED_PAGE_SIZE, feedPageInfo } from '../../../lib/graphql/feed-page.js';
 import type { StatusChangeRow } from '../data/status-changes.js';
 import { Passport } from '../schema/types.js';
 import { type IssuerService, MAX_STATUS_CHANGE_PASSPORTS } from '../service/issuer-service.js';
-import { MAX_EVENTS_PER_READ } from './passport-event-resolver.js';
 
 /** The subscription the gateway serves from this query (lib/graphql/live-feeds.ts). */
 export const PASSPORT_STATUS_CHANGES_SUBSCRIPTION = `
@@ -73,18 +72,17 @@ export class StatusChangeResolver {
 
   @ListSize({ slicingArguments: ['first'], sizedFields: ['nodes'] })
   @Query(() => PassportStatusChangePage, {
-    description: `Up to \`first\` (at most ${MAX_EVENTS_PER_READ}) status changes of the passports of \`operator\`, of the passports named, of both, or of every passport, after the cursor \`after\` (from the first without one), in the order they were committed. What Subscription.passportStatusChanges delivers.`,
+    description: `Up to \`first\` (at most ${MAX_FEED_PAGE}) status changes of the passports of \`operator\`, of the passports named, of both, or of every passport, after the cursor \`after\` (from the first without one), in the order they were committed. What Subscription.passportStatusChanges delivers.`,
   })
   async passportStatusChangesAfter(
     @Arg('operator', () => ID, { nullable: true }) operator: string | null,
     @Arg('passportIds', () => [ID], { nullable: true }) passportIds: string[] | null,
     @Arg('after', () => String, { nullable: true }) after: string | null,
-    @Arg('first', () => Int, { nullable: true, defaultValue: 10, description: `Page size, 1 to ${MAX_EVENTS_PER_READ}.` }) first: number,
+    @Arg('first', () => Int, { nullable: true, defaultValue: 10, description: FEED_PAGE_SIZE }) first: number,
   ): Promise<PassportStatusChangePage> {
-    if (first < 1 || first > MAX_EVENTS_PER_READ) throw badRequest('INVALID_QUERY', `first must be from 1 to ${MAX_EVENTS_PER_READ}.`);
+    checkFeedPageSize(first);
     const nodes = (await this.issuer.statusChangesAfter({ operator, passportIds }, after, first)).map((row) => PassportStatusChange.from(row));
-    // A full page may have more after it; the last cursor is where a reader goes on.
-    return Object.assign(new PassportStatusChangePage(), { nodes, pageInfo: PageInfo.of(nodes.length === first ? nodes.at(-1)!.cursor : null) });
+    return Object.assign(new PassportStatusChangePage(), { nodes, pageInfo: feedPageInfo(nodes, first) });
   }
 
   @FieldResolver(() => Passport, { description: 'The passport as it is now (not as of the change).' })

@@ -29,7 +29,7 @@ import {
   type TrustResult,
 } from '../domain/index.js';
 import { recordInTransaction } from '../../../lib/audit/admin-log.js';
-import { changeChannel, changePayload, feedCursor, feedOrderLockKey } from '../../../lib/db/change-feed.js';
+import { appendToFeed, changeChannel, feedCursor } from '../../../lib/db/change-feed.js';
 import { Prisma, type PrismaClient } from '../../../prisma/trust/generated/client.js';
 import { asJson, now, storable, type Transaction, TRANSACTION_OPTIONS, type Written } from './storage.js';
 
@@ -318,10 +318,12 @@ export class GraphRepository {
       if (!fit.ok) return fit;
       await recordInTransaction(tx);
       // Last: the feed's order lock is held from the row's id to the commit, which the notice waits for.
-      await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext(${feedOrderLockKey(this.#channel, TRUST_REVOCATIONS_FEED)}))`;
-      const row = await tx.revocation.create({ data: { subject: revocation.subject, document: asJson(revocation), recordedAt: new Date(recordedAt / 1000) }, select: { id: true } });
-      const notice = changePayload({ feed: TRUST_REVOCATIONS_FEED, key: revocation.subject.split('#')[0]!, cursor: feedCursor(row.id), at: Date.now() });
-      await tx.$executeRaw`SELECT pg_notify(${this.#channel}, ${notice})`;
+      await appendToFeed(
+        tx,
+        { channel: this.#channel, feed: TRUST_REVOCATIONS_FEED },
+        () => tx.revocation.create({ data: { subject: revocation.subject, document: asJson(revocation), recordedAt: new Date(recordedAt / 1000) }, select: { id: true } }),
+        (row) => ({ key: revocation.subject.split('#')[0]!, cursor: feedCursor(row.id) }),
+      );
       return success(revocation);
     });
   }

@@ -15,7 +15,7 @@ import {
   type TrustResult,
 } from '../domain/index.js';
 import { recordInTransaction } from '../../../lib/audit/admin-log.js';
-import { changePayload, feedCursor, feedOrderLockKey } from '../../../lib/db/change-feed.js';
+import { appendToFeed, feedCursor } from '../../../lib/db/change-feed.js';
 import type { PrismaClient } from '../../../prisma/trust/generated/client.js';
 import { asJson, isUniqueViolation, now, storable, type Transaction, TRANSACTION_OPTIONS } from './storage.js';
 
@@ -42,10 +42,12 @@ export class TrustListRepository {
 
   /** Records a change last in its transaction: under the feed's order lock, held to the commit, which the notice waits for. */
   async #recordChange(tx: Transaction, jurisdiction: string, change: TrustListChange): Promise<void> {
-    await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext(${feedOrderLockKey(this.changeChannel, TRUST_LIST_CHANGES_FEED)}))`;
-    const row = await tx.trustListChange.create({ data: changeRow(jurisdiction, change), select: { feedId: true } });
-    const notice = changePayload({ feed: TRUST_LIST_CHANGES_FEED, key: jurisdiction, cursor: feedCursor(row.feedId), at: Date.now() });
-    await tx.$executeRaw`SELECT pg_notify(${this.changeChannel}, ${notice})`;
+    await appendToFeed(
+      tx,
+      { channel: this.changeChannel, feed: TRUST_LIST_CHANGES_FEED },
+      () => tx.trustListChange.create({ data: changeRow(jurisdiction, change), select: { feedId: true } }),
+      (row) => ({ key: jurisdiction, cursor: feedCursor(row.feedId) }),
+    );
   }
 
   /** Every list's history, by jurisdiction. */

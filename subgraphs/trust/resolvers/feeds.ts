@@ -6,16 +6,14 @@
  */
 import { GraphQLJSONObject } from 'graphql-scalars';
 import { Arg, Field, Int, ObjectType, Query, Resolver } from 'type-graphql';
-import { feedCursor, feedCursorId } from '../../../lib/db/change-feed.js';
+import { feedCursor, MAX_FEED_PAGE } from '../../../lib/db/change-feed.js';
 import { normalizeJurisdiction } from '../../../lib/formats/trust/jurisdiction.js';
 import { PageInfo } from '../../../lib/graphql/common-types.js';
 import { ListSize } from '../../../lib/graphql/cost.js';
+import { FEED_PAGE_SIZE, feedPageInfo, readWindow } from '../../../lib/graphql/feed-page.js';
 import { badRequest } from '../../../lib/problem.js';
 import { RevocationType } from '../schema/types.js';
 import { revocationOut, type TrustDependencies } from './shared.js';
-
-/** Most items one read answers; a subscriber behind by more reads again. */
-const MAX_PER_READ = 100;
 
 /** The subscriptions the gateway serves from these queries (lib/graphql/live-feeds.ts). */
 export const TRUST_SUBSCRIPTIONS = `
@@ -75,42 +73,31 @@ export class TrustListChangeRecordedPage {
   pageInfo!: PageInfo;
 }
 
-/** The id after a cursor (none: from the first); a page size checked. */
-function readWindow(after: string | null, first: number, what: string): bigint {
-  if (first < 1 || first > MAX_PER_READ) throw badRequest('INVALID_QUERY', `first must be from 1 to ${MAX_PER_READ}.`);
-  const afterId = after === null ? 0n : feedCursorId(after);
-  if (afterId === undefined) throw badRequest('INVALID_CURSOR', `after must be the cursor of a ${what}, as the feed carries it.`);
-  return afterId;
-}
-
-/** A page of a feed: a full one may have more after it, and its last cursor is where a reader goes on. */
-const pageInfoOf = (nodes: readonly { cursor: string }[], first: number) => PageInfo.of(nodes.length === first ? nodes.at(-1)!.cursor : null);
-
 @Resolver()
 export class TrustFeedResolver {
   constructor(private readonly deps: TrustDependencies) {}
 
   @ListSize({ slicingArguments: ['first'], sizedFields: ['nodes'] })
   @Query(() => TrustRevocationRecordedPage, {
-    description: `Up to \`first\` (at most ${MAX_PER_READ}) revocations recorded after the cursor \`after\` (from the first without one), in the order they were committed. What Subscription.trustRevocationsRecorded delivers.`,
+    description: `Up to \`first\` (at most ${MAX_FEED_PAGE}) revocations recorded after the cursor \`after\` (from the first without one), in the order they were committed. What Subscription.trustRevocationsRecorded delivers.`,
   })
   async trustRevocationsRecordedAfter(
     @Arg('after', () => String, { nullable: true }) after: string | null,
-    @Arg('first', () => Int, { nullable: true, defaultValue: 10, description: `Page size, 1 to ${MAX_PER_READ}.` }) first: number,
+    @Arg('first', () => Int, { nullable: true, defaultValue: 10, description: FEED_PAGE_SIZE }) first: number,
   ): Promise<TrustRevocationRecordedPage> {
     const afterId = readWindow(after, first, 'revocation');
     const nodes = (await this.deps.graph.revocationsAfter(afterId, first)).map(({ id, revocation }) => ({ cursor: feedCursor(id), revocation: revocationOut(revocation) }));
-    return { nodes, pageInfo: pageInfoOf(nodes, first) };
+    return { nodes, pageInfo: feedPageInfo(nodes, first) };
   }
 
   @ListSize({ slicingArguments: ['first'], sizedFields: ['nodes'] })
   @Query(() => TrustListChangeRecordedPage, {
-    description: `Up to \`first\` (at most ${MAX_PER_READ}) changes of the trust list of \`jurisdiction\` (of every list without one) after the cursor \`after\` (from the first without one), in the order they were committed. What Subscription.trustListChanges delivers.`,
+    description: `Up to \`first\` (at most ${MAX_FEED_PAGE}) changes of the trust list of \`jurisdiction\` (of every list without one) after the cursor \`after\` (from the first without one), in the order they were committed. What Subscription.trustListChanges delivers.`,
   })
   async trustListChangesAfter(
     @Arg('jurisdiction', () => String, { nullable: true }) jurisdiction: string | null,
     @Arg('after', () => String, { nullable: true }) after: string | null,
-    @Arg('first', () => Int, { nullable: true, defaultValue: 10, description: `Page size, 1 to ${MAX_PER_READ}.` }) first: number,
+    @Arg('first', () => Int, { nullable: true, defaultValue: 10, description: FEED_PAGE_SIZE }) first: number,
   ): Promise<TrustListChangeRecordedPage> {
     const afterId = readWindow(after, first, 'trust-list change');
     let list: string | undefined;
@@ -126,6 +113,6 @@ export class TrustFeedResolver {
       recordedAt: change.recorded_at,
       document: change as unknown as Record<string, unknown>,
     }));
-    return { nodes, pageInfo: pageInfoOf(nodes, first) };
+    return { nodes, pageInfo: feedPageInfo(nodes, first) };
   }
 }
