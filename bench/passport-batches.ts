@@ -20,7 +20,7 @@ import { lockingPostmaster } from '../lib/db/embedded-postgres.js';
 import { SERVICES } from '../lib/config/services.js';
 import { nationalPassportId } from '../test/support/national/layout.js';
 import { insertShapeCopies } from '../test/support/national/shape-copies.js';
-import { answersGraphql, KeptAliveClient, serverProcess, startSubgraphProcess } from './processes.js';
+import { KeptAliveClient, startGatewayProcess, startSubgraphProcess } from './processes.js';
 import { BenchRun, benchToken, cpuSeconds, freePort, markdownTable, median, openBench, writeReport, type KeyFigure } from './support.js';
 
 const sizesAsked = process.env.BATCH_SIZES?.split(',').map(Number);
@@ -81,19 +81,16 @@ try {
   );
   const gatewayDir = join(bench.dataDir, 'gateway');
   mkdirSync(gatewayDir);
-  const gateway = await serverProcess(
+  const gateway = await startGatewayProcess(
     bench,
-    'the gateway',
-    process.execPath,
-    [...profile('gateway'), 'bin/run.mjs', 'bin/gateway.ts'],
+    { admin: ADMIN },
     {
-      HOST: '127.0.0.1',
-      GATEWAY_PORT: String(gatewayPort),
-      PASSPORT_DATA_DIR: gatewayDir,
-      LOG_LEVEL: 'error',
-      ...Object.fromEntries(SERVICES.map((service) => [`${service.toUpperCase()}_SUBGRAPH_URL`, subgraphs[service]!.url])),
+      port: gatewayPort,
+      dataDir: gatewayDir,
+      subgraphUrls: Object.fromEntries(SERVICES.map((service) => [service, subgraphs[service]!.url])) as Record<(typeof SERVICES)[number], string>,
+      env: { LOG_LEVEL: 'error' },
+      nodeFlags: profile('gateway'),
     },
-    answersGraphql(gatewayUrl),
   );
   const postmaster = await lockingPostmaster(bench.clusterDir);
   if (postmaster === undefined) throw new Error("the benchmark's PostgreSQL has no postmaster");

@@ -23,7 +23,7 @@
  *   node --import tsx bench/platform.ts
  *   node --import tsx bench/platform.ts --gateways   # some parts (--gateways, --overheads, --memory), printed, no report
  *   PLATFORM_ROUNDS=2 PLATFORM_LOAD_SECONDS=3 node --import tsx bench/platform.ts --gateways   # shorter, while developing
- *   BENCH_GATEWAY_PROFILE=/tmp/profile node --import tsx bench/platform.ts --gateways          # with a CPU profile of our gateway
+ *   BENCH_PROFILE=/tmp/profile node --import tsx bench/platform.ts --gateways                  # with CPU profiles of our gateway and each subgraph
  *   PLATFORM_PASSPORTS=1000 PLATFORM_HOT_QUERY=off node --import tsx bench/platform.ts --gateways  # more passports to draw from; the mix only
  *   PLATFORM_SOAK_MINUTES=30 node --import tsx bench/platform.ts --soak                           # the soak alone
  *   PLATFORM_NATIONAL=/data/national node --import tsx bench/platform.ts --gateways             # the mix over a million passports kept by bench:national (NATIONAL_KEEP)
@@ -40,7 +40,7 @@ import { MIX_MODEL, MIX_QUERIES, mixedWorkload, mixKinds, nationalMixData, readK
 import { kekFile, readKekFile } from '../lib/keys/kek.js';
 import { PlatformProcess } from './platform-process.js';
 import { planCounts } from './query-plans.js';
-import { answersGraphql, postgresMemory, residentMemory, serverProcess, startSubgraphProcess } from './processes.js';
+import { answersGraphql, postgresMemory, residentMemory, serverProcess, startGatewayProcess, startSubgraphProcess } from './processes.js';
 import {
   autocannonLoad,
   BENCH_TOOLS,
@@ -290,27 +290,32 @@ try {
     //    process, over the same four subgraph processes (bin/subgraph.ts), so that the CPU each
     //    request costs is read by process: the gateway, every subgraph, PostgreSQL.
 
+    // BENCH_PROFILE=<folder>: our gateway and each subgraph write a CPU profile into <folder>/<name> when they stop (node --cpu-prof).
+    const profile = (name: string) => (process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${join(process.env.BENCH_PROFILE, name)}`] : []);
     const oursPort = await freePort();
     const oursUrl = `http://127.0.0.1:${oursPort}/graphql`;
     console.log('Starting the four subgraphs as processes …');
     const subgraphProcesses = Object.fromEntries(
-      await Promise.all(SERVICES.map(async (service) => [service, await startSubgraphProcess(bench, service, { admin: ADMIN }, oursUrl, { name: `gateways-${service}` })] as const)),
+      await Promise.all(
+        SERVICES.map(async (service) => [service, await startSubgraphProcess(bench, service, { admin: ADMIN }, oursUrl, { name: `gateways-${service}`, nodeFlags: profile(service) })] as const),
+      ),
     ) as Record<(typeof SERVICES)[number], { url: string; pid: number }>;
-    const subgraphEnv = Object.fromEntries(SERVICES.map((service) => [`${service.toUpperCase()}_SUBGRAPH_URL`, subgraphProcesses[service].url]));
     const bySubgraphProcess: SubgraphMeters = { cpuSeconds: () => Object.fromEntries(SERVICES.map((service) => [service, cpuSeconds(subgraphProcesses[service].pid)])) };
     const oursDir = join(bench.dataDir, 'ours');
     mkdirSync(oursDir);
     console.log('Starting our gateway (bin/gateway.ts), Hive Gateway and Hive Gateway with the Rust query planner as processes …');
-    // BENCH_GATEWAY_PROFILE=<folder>: our gateway writes a CPU profile there when it stops (node --cpu-prof).
-    const profile = process.env.BENCH_GATEWAY_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_GATEWAY_PROFILE}`] : [];
-    const oursProcess = await serverProcess(
+    const oursProcess = await startGatewayProcess(
       bench,
-      'our gateway',
-      process.execPath,
-      ['--import', 'tsx', ...profile, 'bin/gateway.ts'],
-      // Errors-only logging, as Hive Gateway is configured below: a line per request (LOG_LEVEL=info, the default) costs about a tenth of the requests/s (docs/OPS-COST.md).
-      { HOST: '127.0.0.1', GATEWAY_PORT: String(oursPort), PASSPORT_DATA_DIR: oursDir, LOG_LEVEL: 'error', ...subgraphEnv },
-      answersGraphql(oursUrl),
+      { admin: ADMIN },
+      {
+        name: 'our gateway',
+        port: oursPort,
+        dataDir: oursDir,
+        subgraphUrls: Object.fromEntries(SERVICES.map((service) => [service, subgraphProcesses[service].url])) as Record<(typeof SERVICES)[number], string>,
+        // Errors-only logging, as Hive Gateway is configured below: a line per request (LOG_LEVEL=info, the default) costs about a tenth of the requests/s (docs/OPS-COST.md).
+        env: { LOG_LEVEL: 'error' },
+        nodeFlags: profile('gateway'),
+      },
     );
     // The very SDL our gateway composed (its supergraphFile), with the subgraphs' URLs in it.
     const supergraphFile = join(oursDir, 'supergraph.graphql');
@@ -475,17 +480,8 @@ try {
     ] as const) {
       const dir = join(bench.dataDir, `gateway-${name}`);
       mkdirSync(dir);
-      const urls = Object.fromEntries(SERVICES.map((service) => [`${service.toUpperCase()}_SUBGRAPH_URL`, replicaUrls[service].slice(0, count).join(',')]));
-      gatewayPids[name] = (
-        await serverProcess(
-          bench,
-          `gateway over ${count} replica(s)`,
-          process.execPath,
-          ['--import', 'tsx', 'bin/gateway.ts'],
-          { HOST: '127.0.0.1', GATEWAY_PORT: String(gatewayPorts[name]), PASSPORT_DATA_DIR: dir, ...urls },
-          answersGraphql(gatewayUrls[name]),
-        )
-      ).pid!;
+      const subgraphUrls = Object.fromEntries(SERVICES.map((service) => [service, replicaUrls[service].slice(0, count).join(',')])) as Record<(typeof SERVICES)[number], string>;
+      gatewayPids[name] = (await startGatewayProcess(bench, { admin: ADMIN }, { name: `gateway over ${count} replica(s)`, port: gatewayPorts[name], dataDir: dir, subgraphUrls })).pid!;
     }
     for (const request of mix.slice(0, 20)) {
       const body = JSON.parse(request.body) as { query: string; variables: Record<string, unknown> };
@@ -672,7 +668,7 @@ try {
       '',
       `Data: ${PASSPORTS} passports of one registry model, each with an ObjectEvent, every third with a Tier-A pack, each with an archive snapshot, made through the REST facade; ${MODELS} registry models; a trust root delegating to the issuer's current signing keys (so the passports' keys stand \`valid\`, with a path).`,
       '',
-      `1. **Our gateway against Hive Gateway, plain and with its Rust query planner** (@graphql-hive/gateway, \`hive-gateway supergraph <file> --port P --host 127.0.0.1 --config-path gateway.config.mjs --disable-websockets\`, with GraphiQL, landing page and websockets off and error-only logging, as ours (\`LOG_LEVEL=error\`; its Prometheus metrics stay on); no usage reporting or telemetry is configured; the second with \`HIVE_ROUTER_RUNTIME=true\` and @graphql-hive/router-runtime installed in bench/tools, which the benchmark loads first, as Hive Gateway would otherwise fall back to its JavaScript planner saying so only in its log). All serve the SDL our gateway composed (its \`supergraphFile\`) over the same four subgraph processes (\`bin/subgraph.ts\`, one per service, on the benchmark's database); each gateway is a process of its own (ours: \`node --import tsx bin/gateway.ts\` with \`<SERVICE>_SUBGRAPH_URL\`), all with \`NODE_ENV=production\`. Load: autocannon in another process (bench/tools/load-worker.mjs), ${CONNECTIONS} connections; ${WARMUP_SECONDS} s of warm-up each, then ${ROUNDS} rounds of ${LOAD_SECONDS} s per gateway, alternating (ours, Hive, Hive + Rust; Hive + Rust, Hive, ours; …). Figures are the medians of the rounds; a ratio is the median of the rounds' ratios (each round's two runs back to back, so a slow stretch of the shared machine weighs on both alike), with each round's value and the ratio of the medians beside it. Every run also counts what it cost: the CPU time of the gateway's process, of each subgraph's process and of PostgreSQL (its postmaster and backends, exited ones included), read from /proc before and after; each divided by the requests answered. On this machine of two cores the load is bound by CPU, so those costs decide the requests per second. Two workloads:`,
+      `1. **Our gateway against Hive Gateway, plain and with its Rust query planner** (@graphql-hive/gateway, \`hive-gateway supergraph <file> --port P --host 127.0.0.1 --config-path gateway.config.mjs --disable-websockets\`, with GraphiQL, landing page and websockets off and error-only logging, as ours (\`LOG_LEVEL=error\`; its Prometheus metrics stay on); no usage reporting or telemetry is configured; the second with \`HIVE_ROUTER_RUNTIME=true\` and @graphql-hive/router-runtime installed in bench/tools, which the benchmark loads first, as Hive Gateway would otherwise fall back to its JavaScript planner saying so only in its log). All serve the SDL our gateway composed (its \`supergraphFile\`) over the same four subgraph processes (\`bin/subgraph.ts\`, one per service, on the benchmark's database); each gateway is a process of its own (ours: \`node bin/run.mjs bin/gateway.ts\`, as \`npm run gateway\` runs it, with \`<SERVICE>_SUBGRAPH_URL\`), all with \`NODE_ENV=production\`. Load: autocannon in another process (bench/tools/load-worker.mjs), ${CONNECTIONS} connections; ${WARMUP_SECONDS} s of warm-up each, then ${ROUNDS} rounds of ${LOAD_SECONDS} s per gateway, alternating (ours, Hive, Hive + Rust; Hive + Rust, Hive, ours; …). Figures are the medians of the rounds; a ratio is the median of the rounds' ratios (each round's two runs back to back, so a slow stretch of the shared machine weighs on both alike), with each round's value and the ratio of the medians beside it. Every run also counts what it cost: the CPU time of the gateway's process, of each subgraph's process and of PostgreSQL (its postmaster and backends, exited ones included), read from /proc before and after; each divided by the requests answered. On this machine of two cores the load is bound by CPU, so those costs decide the requests per second. Two workloads:`,
       `   - **The mixed workload (the headline)**: ${MIX_BODIES} request bodies (the distinct ones are counted in the table), handed out one per request in turn: the ${mixKinds.length} queries below in turn (${mixKinds.join(', ')}), each with variables drawn for it (which passports, how many, which model, which keys at which instants, which page size at which instant; a fixed seed, so every run asks the same mix). No two requests in flight are alike, so sharing identical in-flight queries helps neither gateway. Before the load all must answer the first 100 bodies with the same \`data\` and no errors.`,
       `   - **The hot query (secondary)**: one cross-subgraph query (below) with the first 10 passports' ids, the same body every request; before and after the load all must answer it with the same \`data\`. Identical subgraph queries in flight are sent once by both gateways, so this measures a repeated query, not traffic.`,
       `2. **REST facade overhead**: GET /issuer/passports/{id} and GET /registry/models/{id} through the facade against the operation the facade's route table runs for that path, posted to the gateway with the same variables; ${SEQUENTIAL_ROUNDS} sequential requests each (after 20 warm-up rounds), all the ways of 2 and 3 in turns with a rotating order (timedInTurns). The same passport read is also loaded with autocannon (${CONNECTIONS} connections, 2 rounds of 4 s each, in turns); there the facade, gateway and subgraphs share one process, as in \`npm start\`.`,

@@ -123,6 +123,33 @@ export async function startSubgraphProcess(
   return { url, pid: child.pid! };
 }
 
+/**
+ * The gateway alone (bin/gateway.ts, as `npm run gateway` runs it) on `port`, over the subgraphs at
+ * `subgraphUrls` (each a comma-separated list of replicas), on the bench's database (it recognises
+ * the identity store's tokens there); `env` adds to its environment, `nodeFlags` to node's command line.
+ */
+export async function startGatewayProcess(
+  bench: Bench,
+  tokens: ServerSettings,
+  {
+    name = 'the gateway',
+    port,
+    dataDir,
+    subgraphUrls,
+    env: extraEnv = {},
+    nodeFlags = [],
+  }: { name?: string; port: number; dataDir: string; subgraphUrls: Record<ServiceName, string>; env?: NodeJS.ProcessEnv; nodeFlags?: readonly string[] },
+): Promise<ChildProcess> {
+  const env = {
+    ...(await sharedEnvironment(bench, tokens)),
+    GATEWAY_PORT: String(port),
+    PASSPORT_DATA_DIR: dataDir,
+    ...Object.fromEntries(SERVICES.map((service) => [`${service.toUpperCase()}_SUBGRAPH_URL`, subgraphUrls[service]])),
+    ...extraEnv,
+  };
+  return serverProcess(bench, name, process.execPath, [...nodeFlags, 'bin/run.mjs', 'bin/gateway.ts'], env, answersGraphql(`http://127.0.0.1:${port}/graphql`));
+}
+
 /** Resident memory of a process now (VmRSS) and at most so far (VmHWM), in bytes. */
 export function residentMemory(pid: number): { rss: number; peak: number } {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');

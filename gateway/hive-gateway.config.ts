@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import { Kind, parse, type DocumentNode, type GraphQLError, type GraphQLSchema, type OperationDefinitionNode, type ValidationRule } from 'graphql';
 import { loadRuntimeConfig } from '../lib/config/runtime.js';
-import { actualCost, costAnnotations, costRefusal, operationCost, type CostAnnotations } from '../lib/graphql/cost.js';
+import { costAnnotations, costRefusal, operationCost, operationCosts, type CostAnnotations } from '../lib/graphql/cost.js';
 import { armorLimits } from '../lib/graphql/limits.js';
 import { formatGatewayError } from './refusals.js';
 
@@ -96,8 +96,8 @@ function refuseAsOurGateway() {
           if (!operation || !result || typeof result !== 'object' || Symbol.asyncIterator in result) return;
           const answered = result as { data?: Record<string, unknown> | null; extensions?: Record<string, unknown> };
           const costed = { schema: args.schema, document: args.document, operation, variables: args.variableValues ?? null };
-          const annotations = supergraphAnnotations();
-          const cost = { estimated: operationCost(costed, annotations), actual: actualCost(costed, annotations, answered.data), max: config.graphqlLimits.maxCost };
+          const costs = operationCosts(costed, supergraphAnnotations());
+          const cost = { estimated: costs.estimated, actual: costs.actual(answered.data), max: config.graphqlLimits.maxCost };
           answered.extensions = { ...answered.extensions, cost };
         },
       };

@@ -212,15 +212,48 @@ function costWalk({ schema, document, operation, variables }: CostedOperation, a
   /** The object types a selection on `type` may meet: itself, or an interface's or union's members. */
   const membersOf = (type: GraphQLCompositeType) => (isAbstractType(type) ? schema.getPossibleTypes(type) : [type]);
 
-  return { root, fieldsOn, costedField, membersOf, isListInput: (type: esmGraphql.GraphQLInputType) => isListType(getNullableType(type)) };
+  // Each asked once per operation: a list of 500 items, and the estimate and the actual cost of one request, ask the same questions.
+  const fields = new Map<SelectionSetNode, Map<GraphQLCompositeType, FieldNode[]>>();
+  const costedFields = new Map<FieldNode, Map<GraphQLCompositeType, CostedField | undefined>>();
+  return {
+    root,
+    fieldsOn: (type: GraphQLCompositeType, selectionSet: SelectionSetNode): FieldNode[] => {
+      let byType = fields.get(selectionSet);
+      if (!byType) fields.set(selectionSet, (byType = new Map()));
+      let found = byType.get(type);
+      if (!found) byType.set(type, (found = fieldsOn(type, selectionSet)));
+      return found;
+    },
+    costedField: (parent: GraphQLCompositeType, node: FieldNode): CostedField | undefined => {
+      let byParent = costedFields.get(node);
+      if (!byParent) costedFields.set(node, (byParent = new Map()));
+      if (!byParent.has(parent)) byParent.set(parent, costedField(parent, node));
+      return byParent.get(parent);
+    },
+    membersOf,
+    isListInput: (type: esmGraphql.GraphQLInputType) => isListType(getNullableType(type)),
+  };
+}
+
+type CostWalk = NonNullable<ReturnType<typeof costWalk>>;
+
+/**
+ * The estimate of an operation and, once it has run, its actual cost, over one walk of it: the
+ * variables coerced once, each selection's fields and each field's cost found once for both.
+ */
+export function operationCosts(costed: CostedOperation, annotations: CostAnnotations): { estimated: number; actual(data: Record<string, unknown> | null | undefined): number } {
+  const walk = costWalk(costed, annotations);
+  // Variables that do not fit their types: the operation is refused (BAD_USER_INPUT) before anything runs.
+  if (!walk) return { estimated: 0, actual: () => 0 };
+  return { estimated: estimatedCost(walk, costed.operation), actual: (data) => (data ? answeredCost(walk, costed.operation, data) : 0) };
 }
 
 /** The cost of one operation of a document against a schema annotated with `annotations`, before it runs: the estimate. */
 export function operationCost(costed: CostedOperation, annotations: CostAnnotations): number {
-  const walk = costWalk(costed, annotations);
-  // Variables that do not fit their types: the operation is refused (BAD_USER_INPUT) before anything runs.
-  if (!walk) return 0;
+  return operationCosts(costed, annotations).estimated;
+}
 
+function estimatedCost(walk: CostWalk, operation: OperationDefinitionNode): number {
   /** The cost of a selection set on `type`: for an interface or union, that of its costliest member. */
   const selectionCost = (type: GraphQLCompositeType, selectionSet: SelectionSetNode, sized: ReadonlyMap<string, number>): number =>
     Math.max(0, ...walk.membersOf(type).map((member) => walk.fieldsOn(member, selectionSet).reduce((sum, field) => sum + fieldCost(member, field, sized), 0)));
@@ -240,7 +273,7 @@ export function operationCost(costed: CostedOperation, annotations: CostAnnotati
     return size * (costed.own + children) + costed.argumentsCost;
   };
 
-  return (costed.operation.operation === 'mutation' ? MUTATION_COST : 0) + selectionCost(walk.root, costed.operation.selectionSet, new Map());
+  return (operation.operation === 'mutation' ? MUTATION_COST : 0) + selectionCost(walk.root, operation.selectionSet, new Map());
 }
 
 /**
@@ -249,30 +282,15 @@ export function operationCost(costed: CostedOperation, annotations: CostAnnotati
  * nothing, an object answered null its own weight (its resolver ran), a list its items.
  */
 export function actualCost(costed: CostedOperation, annotations: CostAnnotations, data: Record<string, unknown> | null | undefined): number {
-  const walk = costWalk(costed, annotations);
-  if (!walk || !data) return 0;
-  // A list of 500 items asks the same questions 500 times: each answered once.
-  const fields = new Map<SelectionSetNode, Map<GraphQLCompositeType, FieldNode[]>>();
-  const fieldsOn = (type: GraphQLCompositeType, selectionSet: SelectionSetNode) => {
-    let byType = fields.get(selectionSet);
-    if (!byType) fields.set(selectionSet, (byType = new Map()));
-    let found = byType.get(type);
-    if (!found) byType.set(type, (found = walk.fieldsOn(type, selectionSet)));
-    return found;
-  };
-  const costedFields = new Map<FieldNode, Map<GraphQLCompositeType, CostedField | undefined>>();
-  const costedField = (parent: GraphQLCompositeType, node: FieldNode) => {
-    let byParent = costedFields.get(node);
-    if (!byParent) costedFields.set(node, (byParent = new Map()));
-    if (!byParent.has(parent)) byParent.set(parent, walk.costedField(parent, node));
-    return byParent.get(parent);
-  };
+  return operationCosts(costed, annotations).actual(data);
+}
 
+function answeredCost(walk: CostWalk, operation: OperationDefinitionNode, data: Record<string, unknown>): number {
   const selectionCost = (type: GraphQLCompositeType, selectionSet: SelectionSetNode, value: Record<string, unknown>): number => {
     const typename = value.__typename;
     const members = walk.membersOf(type);
     const answered = typeof typename === 'string' ? members.filter((member) => member.name === typename) : members;
-    return Math.max(0, ...answered.map((member) => fieldsOn(member, selectionSet).reduce((sum, node) => sum + fieldCost(member, node, value), 0)));
+    return Math.max(0, ...answered.map((member) => walk.fieldsOn(member, selectionSet).reduce((sum, node) => sum + fieldCost(member, node, value), 0)));
   };
 
   const valueCost = (costed: CostedField, node: FieldNode, value: unknown): number => {
@@ -284,13 +302,13 @@ export function actualCost(costed: CostedOperation, annotations: CostAnnotations
   const fieldCost = (parent: GraphQLCompositeType, node: FieldNode, parentValue: Record<string, unknown>): number => {
     const key = node.alias?.value ?? node.name.value;
     if (!(key in parentValue)) return 0;
-    const costed = costedField(parent, node);
+    const costed = walk.costedField(parent, node);
     if (!costed) return 0;
     const value = parentValue[key];
     return (value === null && !costed.isList ? costed.own : valueCost(costed, node, value)) + costed.argumentsCost;
   };
 
-  return (costed.operation.operation === 'mutation' ? MUTATION_COST : 0) + selectionCost(walk.root, costed.operation.selectionSet, data);
+  return (operation.operation === 'mutation' ? MUTATION_COST : 0) + selectionCost(walk.root, operation.selectionSet, data);
 }
 
 /** The largest slicing argument given (or defaulted), when the field has any. */
@@ -334,27 +352,28 @@ export type CostReport = (operationType: string, estimated: number, actual: numb
 export function costLimitPlugin<Context extends BaseContext>(annotations: CostAnnotations, maxCost: number, report?: CostReport): ApolloServerPlugin<Context> {
   return {
     async requestDidStart() {
-      let estimated: number | undefined;
+      let costs: ReturnType<typeof operationCosts> | undefined;
       let ran = false;
       return {
         async didResolveOperation({ schema, document, operation, request }) {
           if (!operation) return;
-          const found = operationCost({ schema, document, operation, variables: request.variables }, annotations);
-          if (found > maxCost) {
-            const refusal = costRefusal(found, maxCost);
+          const found = operationCosts({ schema, document, operation, variables: request.variables }, annotations);
+          if (found.estimated > maxCost) {
+            const refusal = costRefusal(found.estimated, maxCost);
             // Thrown here, an error without a status would be answered 500.
             throw new GraphQLError(refusal.message, { extensions: { ...refusal.extensions, http: { status: 400 } } });
           }
-          estimated = found;
+          costs = found;
         },
         ...(report && {
           async executionDidStart() {
             ran = true;
           },
-          async willSendResponse({ schema, document, operation, request, response }) {
-            if (!ran || estimated === undefined || !operation || !document || response.body.kind !== 'single') return;
+          async willSendResponse({ operation, response }) {
+            if (!ran || costs === undefined || !operation || response.body.kind !== 'single') return;
             const result = response.body.singleResult;
-            const actual = actualCost({ schema, document, operation, variables: request.variables }, annotations, result.data);
+            const { estimated } = costs;
+            const actual = costs.actual(result.data);
             result.extensions = { ...result.extensions, cost: { estimated, actual, max: maxCost } };
             report(operation.operation, estimated, actual);
           },

@@ -2,6 +2,7 @@ import { ApolloServer, type ApolloServerPlugin, type BaseContext } from '@apollo
 import { printSubgraphSchema } from '@apollo/subgraph';
 import { parse } from 'graphql';
 import {
+  ApolloServerPluginCacheControlDisabled,
   ApolloServerPluginInlineTraceDisabled,
   ApolloServerPluginLandingPageDisabled,
   ApolloServerPluginSchemaReportingDisabled,
@@ -28,6 +29,26 @@ import { operationMetricsPlugin } from '../ops/graphql-metrics.js';
 
 /** Apollo's reporting and its CDN-hosted landing page, all off: nothing leaves the machine. */
 export const noPhoneHomePlugins = () => [ApolloServerPluginLandingPageDisabled(), ApolloServerPluginUsageReportingDisabled(), ApolloServerPluginSchemaReportingDisabled()];
+
+/**
+ * A subgraph's answers are never cacheable: no field or type of its schema carries a cache hint
+ * (@cacheControl), so Apollo's cache-control plugin, on by default, could only ever answer
+ * `Cache-Control: no-store` (which the gateway reads as no cache hint, gateway/cache-hint.ts) — after
+ * a hook on every field of every answer (willResolveField: a policy object, a closure and a promise
+ * callback per field), a good part of what a subgraph's query costs. That plugin is off in the
+ * subgraphs and this says the same once per answer.
+ */
+export function uncacheableAnswersPlugin<Context extends BaseContext>(): ApolloServerPlugin<Context> {
+  return {
+    async requestDidStart() {
+      return {
+        async willSendResponse({ response }) {
+          response.http.headers.set('cache-control', 'no-store');
+        },
+      };
+    },
+  };
+}
 
 /**
  * A subscription sent as a plain HTTP request (a query's POST or GET): graphql-js 16 would run it as
@@ -106,6 +127,8 @@ export async function serveSubgraph(subgraph: Subgraph, listen: { host: string; 
     plugins: [
       ...noPhoneHomePlugins(),
       ApolloServerPluginInlineTraceDisabled(),
+      ApolloServerPluginCacheControlDisabled(),
+      uncacheableAnswersPlugin<RequestContext>(),
       ...(options.gatewaySecret ? [gatewayCredentialPlugin<RequestContext>(options.gatewaySecret)] : []),
       adminLogPlugin(subgraph.adminLog, subgraph.refusals),
       faultLoggingPlugin<RequestContext>(formatError),

@@ -3,9 +3,11 @@
  * it: list size × (weight, else 1 for an object and 0 for a leaf, + the selection), the sizes from
  * slicing arguments (to the sized fields of a page), the length of a list of ids, an assumed size.
  */
+import { ApolloServer } from '@apollo/server';
+import { createRequire } from 'node:module';
 import { buildSchema, Kind, parse, type OperationDefinitionNode } from 'graphql';
 import { describe, expect, it } from 'vitest';
-import { actualCost, actualCostMeter, costAnnotations, DEFAULT_LIST_SIZE, MUTATION_COST, operationCost } from '../../lib/graphql/cost.js';
+import { actualCost, actualCostMeter, costAnnotations, costLimitPlugin, DEFAULT_LIST_SIZE, MUTATION_COST, operationCost } from '../../lib/graphql/cost.js';
 
 const SDL = `
   directive @cost(weight: Int!) on ARGUMENT_DEFINITION | ENUM | FIELD_DEFINITION | INPUT_FIELD_DEFINITION | OBJECT | SCALAR
@@ -142,5 +144,38 @@ describe('the actual cost of an operation', () => {
     charge(other, 60, 'p1', 'verdict');
     charge(other, 40, 'p2', 'verdict');
     expect(() => charge(other, 1, 'p3', 'verdict')).toThrow(/spent 100 of its 100/);
+  });
+});
+
+describe('the cost limit of a server', () => {
+  it('estimates and then counts what an operation cost over one reading of its variables', async () => {
+    // A scalar that counts how often a variable of it is read (coerced): execution reads it once; so does the cost, for both its figures.
+    // Built with the graphql Apollo Server loads (CommonJS), as a server's schema is.
+    const graphql = createRequire(import.meta.url)('graphql') as typeof import('graphql');
+    let reads = 0;
+    const typeDefs = `scalar Instant\n${SDL.replace('passport(id: ID!, at: String', 'passport(id: ID!, at: Instant')}`;
+    const costed = graphql.buildSchema(typeDefs);
+    Object.assign(costed.getType('Instant')!, {
+      parseValue: (value: unknown) => {
+        reads += 1;
+        return value;
+      },
+    });
+    const server = new ApolloServer({
+      schema: costed,
+      rootValue: { passport: ({ id }: { id: string }) => ({ id, standing: { standing: 'valid' } }) },
+      plugins: [costLimitPlugin(costAnnotations(parse(typeDefs)), 10_000, () => {})],
+    });
+    await server.start();
+    try {
+      const answer = await server.executeOperation({ query: 'query($at: Instant) { passport(id: "p", at: $at) { id standing { standing } } }', variables: { at: '2026-01-01T00:00:00Z' } });
+      expect(answer.body).toMatchObject({
+        kind: 'single',
+        singleResult: { data: { passport: { id: 'p', standing: { standing: 'valid' } } }, extensions: { cost: { estimated: 1 + 1000 + 20, actual: 1 + 1000 + 20, max: 10_000 } } },
+      });
+      expect(reads).toBe(2);
+    } finally {
+      await server.stop();
+    }
   });
 });

@@ -4,6 +4,7 @@
  * Domain refusals become RFC 9457 problems here (problems.ts). Credentials: credential-service.ts;
  * profiles, applicability and restores: admin-service.ts.
  */
+import { LRUCache } from 'lru-cache';
 import type { DomainMetrics } from '../../../lib/ops/metrics.js';
 import { randomUUID } from 'node:crypto';
 import DataLoader from 'dataloader';
@@ -145,10 +146,25 @@ async function eachAtMost<T>(limit: number, items: readonly T[], work: (item: T)
   );
 }
 
-/** The claims and carrier kid of a stored pack, or undefined when it cannot be decoded. */
+/**
+ * The claims and carrier kid of a stored pack, or undefined when it cannot be decoded. A pack's text
+ * never changes once stored and every read of a passport's signing keys asks for its latest pack's
+ * signer (an inflate and a CBOR decode), so the answers for the packs read most are kept, by text.
+ */
+const packSigners = new LRUCache<string, { signer: Pick<DecodedPack, 'claims' | 'kid'> | undefined }>({ max: 1000 });
 function packSigner(text: string): Pick<DecodedPack, 'claims' | 'kid'> | undefined {
+  let known = packSigners.get(text);
+  if (!known) {
+    known = { signer: decodedPackSigner(text) };
+    packSigners.set(text, known);
+  }
+  return known.signer;
+}
+
+function decodedPackSigner(text: string): Pick<DecodedPack, 'claims' | 'kid'> | undefined {
   try {
-    return decodePack(text);
+    const { claims, kid } = decodePack(text);
+    return { claims, kid };
   } catch (error) {
     if (isIssuerError(error)) return undefined;
     throw error;
