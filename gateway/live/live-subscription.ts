@@ -12,6 +12,7 @@
 import type { ApolloServer } from '@apollo/server';
 import type { DocumentNode, ExecutionResult, FieldNode, GraphQLError, GraphQLFormattedError, GraphQLSchema, OperationDefinitionNode, ValidationRule } from 'graphql';
 import { Kind } from 'graphql';
+import { LRUCache } from 'lru-cache';
 import type { GraphqlLimits } from '../../lib/config/runtime.js';
 import type { LiveMetrics } from '../../lib/ops/metrics.js';
 import { costRefusal, graphqlOf, operationCost, type CostAnnotations } from '../../lib/graphql/cost.js';
@@ -57,6 +58,18 @@ const MAX_PAGE = 100;
 /** The waits between reads that failed (a subgraph or its database away): the stream stays open and loses nothing. */
 const RETRY_MS = [500, 1_000, 2_000, 5_000, 10_000] as const;
 const CURSOR_VARIABLE = 'liveCursor';
+/** Subscription documents kept parsed and validated, by their text (as Apollo Server's document store does for queries). */
+const CHECKED_DOCUMENTS = 500;
+
+/**
+ * A subscription document parsed and validated once, shared by every subscription sent with the same
+ * text (thousands of clients of one app send the same few): no copy of its syntax tree per subscriber.
+ */
+interface CheckedDocument {
+  document: DocumentNode;
+  /** The read queries planned of it, by operation name and page size. */
+  readOperations: Map<string, ReturnType<typeof readOperation>>;
+}
 
 export interface LiveSubscriptionOptions {
   apollo: ApolloServer<GatewayContext>;
@@ -74,9 +87,14 @@ export interface LiveSubscriptionOptions {
 
 export class LiveSubscriptions {
   readonly #options: LiveSubscriptionOptions;
+  /** The documents checked against `#checkedFor`, the schema they were validated by (a supergraph update starts afresh). */
+  readonly #checked = new LRUCache<string, CheckedDocument>({ max: CHECKED_DOCUMENTS });
+  #checkedFor: GraphQLSchema | undefined;
+  readonly #reads: SharedReads;
 
   constructor(options: LiveSubscriptionOptions) {
     this.#options = options;
+    this.#reads = new SharedReads(options.apollo);
   }
 
   /** The schema subscriptions are checked against. */
@@ -99,14 +117,9 @@ export class LiveSubscriptions {
     if (request.operationName != null && typeof request.operationName !== 'string') return refuse('`operationName` must be a string.', 'BAD_REQUEST');
     const variables = (request.variables ?? {}) as Record<string, unknown>;
     const operationName = (request.operationName ?? undefined) as string | undefined;
-    let document: DocumentNode;
-    try {
-      document = gql.parse(request.query, { maxTokens: limits.maxTokens });
-    } catch (error) {
-      return [this.#refusal(Object.assign(error as GraphQLError, { extensions: { code: 'GRAPHQL_PARSE_FAILED' } }))];
-    }
-    const invalid = gql.validate(schema, document, [...gql.specifiedRules, ...this.#options.validationRules]);
-    if (invalid.length) return invalid.map((error) => this.#refusal(Object.assign(error, { extensions: { ...error.extensions, code: 'GRAPHQL_VALIDATION_FAILED' } })));
+    const checked = this.#check(schema, request.query);
+    if (Array.isArray(checked)) return checked;
+    const { document } = checked;
     const operation = gql.getOperationAST(document, operationName);
     if (!operation)
       return refuse(operationName ? `Unknown operation named "${operationName}".` : 'The document defines several operations; operationName must name one.', 'OPERATION_RESOLUTION_FAILURE');
@@ -126,7 +139,10 @@ export class LiveSubscriptions {
     const args = gql.getArgumentValues(definition, field, coerced.coerced);
     const responseKey = field.alias?.value ?? field.name.value;
     const pageSize = Math.max(1, Math.min(MAX_PAGE, Math.floor(limits.maxCost / Math.max(1, perEvent))));
-    const { readQuery, unusedVariable } = readOperation(gql, document, operation, field, feed, responseKey, pageSize);
+    const planKey = `${operationName ?? ''}\n${pageSize}`;
+    let read = checked.readOperations.get(planKey);
+    if (!read) checked.readOperations.set(planKey, (read = readOperation(gql, document, operation, field, feed, responseKey, pageSize)));
+    const { readQuery, unusedVariable } = read;
     const readVariables = { ...variables };
     if (unusedVariable) delete readVariables[unusedVariable];
     return {
@@ -143,6 +159,28 @@ export class LiveSubscriptions {
       pageSize,
       eventCost: perEvent,
     };
+  }
+
+  /** The document of `query` parsed and validated against `schema` (once per text), or its refusals (not kept). */
+  #check(schema: GraphQLSchema, query: string): CheckedDocument | GraphQLFormattedError[] {
+    if (this.#checkedFor !== schema) {
+      this.#checked.clear();
+      this.#checkedFor = schema;
+    }
+    const known = this.#checked.get(query);
+    if (known) return known;
+    const gql = graphqlOf(schema);
+    let document: DocumentNode;
+    try {
+      document = gql.parse(query, { maxTokens: this.#options.limits.maxTokens });
+    } catch (error) {
+      return [this.#refusal(Object.assign(error as GraphQLError, { extensions: { code: 'GRAPHQL_PARSE_FAILED' } }))];
+    }
+    const invalid = gql.validate(schema, document, [...gql.specifiedRules, ...this.#options.validationRules]);
+    if (invalid.length) return invalid.map((error) => this.#refusal(Object.assign(error, { extensions: { ...error.extensions, code: 'GRAPHQL_VALIDATION_FAILED' } })));
+    const checked = { document, readOperations: new Map() };
+    this.#checked.set(query, checked);
+    return checked;
   }
 
   /**
@@ -165,44 +203,62 @@ export class LiveSubscriptions {
       ended();
       return { errors: [refused] } as unknown as ExecutionResult;
     }
-    const bell = new Bell();
-    // Watched before the first read: a notice that comes while it runs rings for the next.
-    const unwatches = planned.watches.map(({ feed, key }) => this.#options.notices.watch(planned.feed.service, feed, key, (at) => bell.ring(at)));
-    const unwatch = () => {
-      for (const each of unwatches) each();
-    };
-    const first = await this.#read(planned, planned.after, context).catch((error: unknown) => {
-      unwatch();
-      ended();
+    const stream = new LiveStream(planned, context, this.#reads, this.#options, ended);
+    const first = await stream.read(planned.after).catch((error: unknown) => {
+      stream.close();
       throw error;
     });
     if ('errors' in first) {
-      unwatch();
-      ended();
+      stream.close();
       const unknown = first.unknownKey && planned.feed.unknownKey?.(planned.args);
       return { errors: unknown ? [{ message: unknown.detail, extensions: { code: unknown.code } }] : first.errors } as ExecutionResult;
     }
-    const read = (cursor: string | null) => this.#read(planned, cursor, context);
-    const { metrics } = this.#options;
-    const field = planned.feed.field;
-    metrics.subscriptionOpened(field);
-    return stream(
-      first,
-      read,
-      bell,
-      (appendedAt) => metrics.eventDelivered(field, appendedAt === undefined ? undefined : (Date.now() - appendedAt) / 1000),
-      () => {
-        metrics.subscriptionClosed(field);
-        unwatch();
-        ended();
-      },
-    );
+    return stream.start(first);
+  }
+}
+
+/**
+ * When something happened, in the order things happened in this process: a ring of a subscriber's
+ * bell, the start of a read. Counted, not timed, so that two moments never compare equal.
+ */
+let moments = 0;
+const nextMoment = () => ++moments;
+
+/**
+ * The reads of the live feeds, shared. Subscribers with the same read query, variables and cursor and
+ * the same credentials (the same Authorization, or none) would be given the same answer by every
+ * subgraph, whose rules see nothing else of the caller: while one such read is in flight, a subscriber
+ * takes its answer rather than run its own (the two subscribers of a passport woken by one append read
+ * once; thousands of idle ones woken by a reconnected notice stream read once). Only a read begun after
+ * the subscriber's last wake is taken: one begun before may have missed the append that rang.
+ */
+class SharedReads {
+  readonly #apollo: ApolloServer<GatewayContext>;
+  readonly #inFlight = new Map<string, { began: number; read: Promise<Read> }>();
+
+  constructor(apollo: ApolloServer<GatewayContext>) {
+    this.#apollo = apollo;
   }
 
-  async #read(planned: PlannedSubscription, cursor: string | null, context: GatewayContext): Promise<Read> {
-    const response = await this.#options.apollo.executeOperation(
+  /** The page after `cursor`, from a read begun after the moment `since`. */
+  read(planned: PlannedSubscription, cursor: string | null, context: GatewayContext, since: number): Promise<Read> {
+    const key = JSON.stringify([context.authorization ?? null, cursor, planned.operationName ?? null, planned.variables, planned.readQuery]);
+    const shared = this.#inFlight.get(key);
+    if (shared && shared.began > since) return shared.read;
+    const entry = { began: nextMoment(), read: this.#execute(planned, cursor, context) };
+    this.#inFlight.set(key, entry);
+    const settled = () => {
+      if (this.#inFlight.get(key) === entry) this.#inFlight.delete(key);
+    };
+    entry.read.then(settled, settled);
+    return entry.read;
+  }
+
+  async #execute(planned: PlannedSubscription, cursor: string | null, context: GatewayContext): Promise<Read> {
+    const response = await this.#apollo.executeOperation(
       { query: planned.readQuery, variables: { ...planned.variables, [CURSOR_VARIABLE]: cursor }, ...(planned.operationName ? { operationName: planned.operationName } : {}) },
-      { contextValue: { ...context } },
+      // Not an answer the subgraph client shares from before: it would not know when this subscriber was woken.
+      { contextValue: { ...context, freshAnswer: true } },
     );
     if (response.body.kind !== 'single') throw new Error('a read of a live feed was answered incrementally');
     const { data, errors } = response.body.singleResult;
@@ -288,6 +344,8 @@ class Bell {
   #rung = false;
   /** When the earliest append rung for since the last wait was made (ms since the epoch). */
   #rungFor: number | undefined;
+  /** The moment of the last ring. */
+  #rungAt = 0;
   #closed = false;
   #waiting: (() => void) | undefined;
 
@@ -295,8 +353,13 @@ class Bell {
     return this.#closed;
   }
 
+  get rungAt(): number {
+    return this.#rungAt;
+  }
+
   ring(appendedAt?: number): void {
     this.#rung = true;
+    this.#rungAt = nextMoment();
     if (appendedAt !== undefined) this.#rungFor = Math.min(this.#rungFor ?? appendedAt, appendedAt);
     this.#waiting?.();
   }
@@ -332,37 +395,73 @@ class Bell {
 }
 
 /**
- * The events of the first read, then of each read after the last cursor, woken by `bell`; ended by
- * `return`. `delivered` is told of each event, with when the append that woke its read was made
- * (none for the replay).
+ * One subscriber's events: those of the first read, then of each read after the last cursor, woken by
+ * its bell; ended by `return`. A class rather than closures: thousands are open at once, each idle.
  */
-function stream(
-  first: Extract<Read, { events: unknown }>,
-  read: (cursor: string | null) => Promise<Read>,
-  bell: Bell,
-  delivered: (appendedAt: number | undefined) => void,
-  ended: () => void,
-): AsyncIterableIterator<ExecutionResult> {
-  let open = true;
-  // Once, from the generator's end or from a return before its first event (whose body, never started, has no finally to run).
-  const end = () => {
-    if (!open) return;
-    open = false;
+class LiveStream implements AsyncIterableIterator<ExecutionResult> {
+  readonly #planned: PlannedSubscription;
+  readonly #context: GatewayContext;
+  readonly #reads: SharedReads;
+  readonly #metrics: LiveMetrics;
+  readonly #bell = new Bell();
+  readonly #unwatches: (() => void)[];
+  /** Gives back the subscription's places; cleared once called. */
+  #ended: (() => void) | undefined;
+  /** The moment a read must have begun after to serve this stream: its watches', then its last wake's. */
+  #since: number;
+  #events: AsyncGenerator<ExecutionResult> | undefined;
+
+  constructor(planned: PlannedSubscription, context: GatewayContext, reads: SharedReads, options: Pick<LiveSubscriptionOptions, 'notices' | 'metrics'>, ended: () => void) {
+    this.#planned = planned;
+    this.#context = context;
+    this.#reads = reads;
+    this.#metrics = options.metrics;
+    this.#ended = ended;
+    // Watched before the first read: a notice that comes while it runs rings for the next.
+    this.#unwatches = planned.watches.map(({ feed, key }) => options.notices.watch(planned.feed.service, feed, key, (at) => this.#bell.ring(at)));
+    this.#since = nextMoment();
+  }
+
+  read(cursor: string | null): Promise<Read> {
+    return this.#reads.read(this.#planned, cursor, this.#context, this.#since);
+  }
+
+  /** Counted open, the stream that delivers `first` and what comes after. */
+  start(first: Extract<Read, { events: unknown }>): this {
+    this.#metrics.subscriptionOpened(this.#planned.feed.field);
+    this.#events = this.#run(first);
+    return this;
+  }
+
+  /** Unwatches and gives back the subscription's places, once, from the generator's end or from a return before its first event (whose body, never started, has no finally to run). */
+  close(): void {
+    const ended = this.#ended;
+    if (!ended) return;
+    this.#ended = undefined;
+    if (this.#events) this.#metrics.subscriptionClosed(this.#planned.feed.field);
+    for (const unwatch of this.#unwatches) unwatch();
     ended();
-  };
-  async function* events(): AsyncGenerator<ExecutionResult> {
+  }
+
+  async *#run(first: Extract<Read, { events: unknown }>): AsyncGenerator<ExecutionResult> {
+    const field = this.#planned.feed.field;
+    const bell = this.#bell;
     try {
       let page = first;
+      // When the append that woke the read was made (none for the replay).
       let appendedAt: number | undefined;
       for (;;) {
         for (const event of page.events) {
           yield event;
-          delivered(appendedAt);
+          this.#metrics.eventDelivered(field, appendedAt === undefined ? undefined : (Date.now() - appendedAt) / 1000);
         }
-        if (!page.full) appendedAt = await bell.wait();
+        if (!page.full) {
+          appendedAt = await bell.wait();
+          this.#since = bell.rungAt;
+        }
         let next: Read | undefined;
         for (let attempt = 0; !bell.closed; attempt += 1) {
-          next = await read(page.cursor);
+          next = await this.read(page.cursor);
           if ('events' in next) break;
           // A subgraph or its database away: read again later, from the same cursor.
           await bell.sleep(RETRY_MS[Math.min(attempt, RETRY_MS.length - 1)]!);
@@ -371,25 +470,28 @@ function stream(
         page = next;
       }
     } finally {
-      end();
+      this.close();
     }
   }
-  const iterator = events();
-  return {
-    next: () => iterator.next(),
-    return: (value?: unknown) => {
-      // Rung closed first: a stream waiting for a notice would not see the return before its next event.
-      bell.close();
-      end();
-      return iterator.return(value as undefined);
-    },
-    throw: (error?: unknown) => {
-      bell.close();
-      end();
-      return iterator.throw(error);
-    },
-    [Symbol.asyncIterator]() {
-      return this;
-    },
-  };
+
+  next(): Promise<IteratorResult<ExecutionResult>> {
+    return this.#events!.next();
+  }
+
+  return(value?: unknown): Promise<IteratorResult<ExecutionResult>> {
+    // Rung closed first: a stream waiting for a notice would not see the return before its next event.
+    this.#bell.close();
+    this.close();
+    return this.#events!.return(value as undefined);
+  }
+
+  throw(error?: unknown): Promise<IteratorResult<ExecutionResult>> {
+    this.#bell.close();
+    this.close();
+    return this.#events!.throw(error);
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
 }
