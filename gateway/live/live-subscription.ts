@@ -58,8 +58,13 @@ const MAX_PAGE = 100;
 /** The waits between reads that failed (a subgraph or its database away): the stream stays open and loses nothing. */
 const RETRY_MS = [500, 1_000, 2_000, 5_000, 10_000] as const;
 const CURSOR_VARIABLE = 'liveCursor';
-/** Subscription documents kept parsed and validated, by their text (as Apollo Server's document store does for queries). */
-const CHECKED_DOCUMENTS = 500;
+/**
+ * Subscription documents kept parsed and validated, by their text (as Apollo Server's document store
+ * does for queries): at most this many, and this much text together (a syntax tree with its
+ * locations takes some 50 to 100 bytes a character), so that many large documents cannot pin the
+ * gateway's memory.
+ */
+const CHECKED_DOCUMENTS = { max: 500, maxSize: 256 * 1024 } as const;
 
 /**
  * A subscription document parsed and validated once, shared by every subscription sent with the same
@@ -88,7 +93,7 @@ export interface LiveSubscriptionOptions {
 export class LiveSubscriptions {
   readonly #options: LiveSubscriptionOptions;
   /** The documents checked against `#checkedFor`, the schema they were validated by (a supergraph update starts afresh). */
-  readonly #checked = new LRUCache<string, CheckedDocument>({ max: CHECKED_DOCUMENTS });
+  readonly #checked = new LRUCache<string, CheckedDocument>({ ...CHECKED_DOCUMENTS, sizeCalculation: (_checked, query) => query.length });
   #checkedFor: GraphQLSchema | undefined;
   readonly #reads: SharedReads;
 
