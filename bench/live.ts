@@ -84,19 +84,23 @@ async function databaseConnections(): Promise<number> {
 
 const settle = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** The sum of the platform's `/metrics` samples named `name` whose labels include `labels`. */
-async function metric(name: string, labels = ''): Promise<number> {
+/** The sum of the platform's `/metrics` samples named `name` that carry each of `labels`. */
+async function metric(name: string, ...labels: string[]): Promise<number> {
   const text = await (await fetch(metricsUrl!)).text();
   let sum = 0;
-  for (const [, sampleLabels = '', value] of text.matchAll(new RegExp(`^${name}(?:\\{([^}]*)\\})? (\\S+)$`, 'gm'))) if (sampleLabels.includes(labels)) sum += Number(value);
+  for (const [, sampleLabels = '', value] of text.matchAll(new RegExp(`^${name}(?:\\{([^}]*)\\})? (\\S+)$`, 'gm'))) if (labels.every((label) => sampleLabels.includes(label))) sum += Number(value);
   return sum;
 }
 
 /** The V8 heap in use, live objects and garbage not yet collected. */
 const heapUsed = () => metric('nodejs_heap_size_used_bytes');
-/** The gateway's reads of the live feeds (each subscriber's, unless shared), and its requests to the issuer's subgraph. */
+/**
+ * The gateway's reads of the live feeds (its queries: each subscriber's, unless shared; the appends
+ * reach it as mutations from the REST facade), and its requests to the issuer's subgraph (the
+ * appends' included).
+ */
 const gatewayWork = async () => ({
-  reads: await metric('graphql_server_operation_duration_seconds_count', 'server="gateway"'),
+  reads: await metric('graphql_server_operation_duration_seconds_count', 'server="gateway"', 'graphql_operation_type="query"'),
   issuerFetches: await metric('graphql_gateway_subgraph_fetch_duration_seconds_count', 'subgraph="issuer"'),
 });
 
@@ -246,7 +250,8 @@ ${markdownTable(
 - **Lag**: from the event's \`recordedAt\` (the issuer's clock, read under the passport's lock before it signs and commits)
   to the client's receipt: commit, NOTIFY, the issuer's change stream to the gateway, the gateway's read of the
   event through its query planner, the WebSocket. ${lags.length.toLocaleString('en')} deliveries. Per append the gateway ran ${readsPerAppend} reads
-  (GraphQL operations; ${PER_PASSPORT} subscribers follow each passport) and sent ${fetchesPerAppend} requests to the issuer's subgraph; the
+  (its GraphQL queries; ${PER_PASSPORT} subscribers follow each passport) and sent ${fetchesPerAppend} requests to the issuer's subgraph (the
+  append's own mutation, which the REST facade sends through the gateway, included); the
   platform spent ${cpuPerAppend('node')} of CPU in Node and ${cpuPerAppend('postgres')} in PostgreSQL per append, the append and its deliveries:
   ${coresNeeded} of the machine's cores at ${RATE} a second. With other work on the machine (the load above) the platform gets
   less than that, the appends queue, and the lag grows with the queue.
