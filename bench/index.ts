@@ -145,7 +145,7 @@ Hive Gateway side by side over the same subgraphs, one replica of each subgraph 
 \`npm start\`. The ops-cost benchmark runs \`npm start\` seven times, all loaded at once by an open load (Poisson arrivals; two platforms of each
 configuration and one with tracing on and nothing sampled, in rounds of new processes), to measure what metrics and tracing cost (docs/OPS-COST.md). The passport-batches benchmark measures the CPU a passport
 costs, by process (gateway, issuer, registry, PostgreSQL), when \`passports(ids:)\` reads 50 or 500 at once. The onboarding benchmark creates passports one by one (16 clients) and in batches of 1,000 (\`POST /passports/batch\`), side by side. The live benchmark opens 2,000 idle and 100 active
-subscribers on \`npm start\` while events are appended at 50 a second (lag from commit to delivery, memory per subscriber, database connections). The full tables, with what each figure means, are in
+subscribers on \`npm start\` while events are appended at 50 a second (lag from commit to delivery, memory per idle subscriber once the process has been idle a minute, the gateway's reads and the platform's CPU per append, database connections). The full tables, with what each figure means, are in
 docs/benchmarks/<name>.md.
 
 - Date: ${new Date().toISOString()}${reportOnly ? " (written from each benchmark's last figures, dated below; none run now)" : selected.length < BENCHMARKS.length ? ` (this run: ${selected.join(', ')}; the others' figures are from their own last run, dated below)` : ''}

@@ -4,8 +4,10 @@
  * appended to) and active ones (on the passports appended to), while events are appended through
  * REST at a steady rate. Measured: the lag from an event's `recordedAt` (the issuer's clock under the
  * passport's lock, before the commit) to its delivery at the client, whether every active subscriber
- * got every event once and in order, the platform process's resident memory per idle subscriber, and
- * the database connections before and after the subscribers opened.
+ * got every event once and in order, the platform process's resident memory per idle subscriber (its
+ * VmRSS, and the V8 heap its /metrics tells, each read after a minute idle before and after they
+ * opened), the gateway's reads and the platform's CPU per append, and the database connections
+ * before and after the subscribers opened.
  *
  *   npm run bench:live
  *   LIVE_IDLE=500 LIVE_SECONDS=10 npm run bench:live   # shorter, while developing (printed, not written)
@@ -18,7 +20,7 @@ import pg from 'pg';
 import WebSocket from 'ws';
 import { PlatformProcess } from './platform-process.js';
 import { residentMemory } from './processes.js';
-import { BenchRun, loadAverage, markdownTable, quantile, writeReport, type KeyFigure } from './support.js';
+import { BenchRun, cpuSeconds, loadAverage, markdownTable, quantile, writeReport, type KeyFigure } from './support.js';
 
 const IDLE = Number(process.env.LIVE_IDLE ?? 2_000);
 /** Active subscribers: two on each passport appended to. */
@@ -32,7 +34,13 @@ const EVENTS = 'subscription($id: ID!) { passportEvents(passportId: $id) { seq r
 
 const benchRun = new BenchRun('live', 'npm run bench:live');
 const dataDir = mkdtempSync(join(tmpdir(), 'live-bench-'));
-const platform = await PlatformProcess.prepare({ dataDir, env: { NODE_ENV: 'production', LOG_LEVEL: 'warn', GRAPHQL_MAX_SUBSCRIPTIONS_PER_CLIENT: String(IDLE + 1_000) } });
+/** The platform's Prometheus endpoint, as its start prints it. */
+let metricsUrl: string | undefined;
+const platform = await PlatformProcess.prepare({
+  dataDir,
+  env: { NODE_ENV: 'production', LOG_LEVEL: 'warn', GRAPHQL_MAX_SUBSCRIPTIONS_PER_CLIENT: String(IDLE + 1_000) },
+  log: (line) => void (metricsUrl ??= /^\s*Metrics\s+(http:\S+)/.exec(line)?.[1]),
+});
 const clients: Client[] = [];
 
 async function post(service: 'registry' | 'issuer', path: string, body: unknown): Promise<any> {
@@ -76,6 +84,32 @@ async function databaseConnections(): Promise<number> {
 
 const settle = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** The sum of the platform's `/metrics` samples named `name` that carry each of `labels`. */
+async function metric(name: string, ...labels: string[]): Promise<number> {
+  const text = await (await fetch(metricsUrl!)).text();
+  let sum = 0;
+  for (const [, sampleLabels = '', value] of text.matchAll(new RegExp(`^${name}(?:\\{([^}]*)\\})? (\\S+)$`, 'gm'))) if (labels.every((label) => sampleLabels.includes(label))) sum += Number(value);
+  return sum;
+}
+
+/** The V8 heap in use, live objects and garbage not yet collected. */
+const heapUsed = () => metric('nodejs_heap_size_used_bytes');
+/**
+ * The gateway's reads of the live feeds (its queries: each subscriber's, unless shared; the appends
+ * reach it as mutations from the REST facade), and its requests to the issuer's subgraph (the
+ * appends' included).
+ */
+const gatewayWork = async () => ({
+  reads: await metric('graphql_server_operation_duration_seconds_count', 'server="gateway"', 'graphql_operation_type="query"'),
+  issuerFetches: await metric('graphql_gateway_subgraph_fetch_duration_seconds_count', 'subgraph="issuer"'),
+});
+
+/**
+ * How long the process is left idle before its memory is read, before the idle subscribers open and
+ * after: V8 gives back the heap it grew (garbage included) once the process has been idle a while.
+ */
+const IDLE_SETTLE_MS = 60_000;
+
 try {
   console.log('Starting the platform (npm start) …');
   await platform.start();
@@ -89,13 +123,15 @@ try {
   const active: string[] = [];
   for (let index = 1; index <= ACTIVE_PASSPORTS; index += 1) active.push(await newPassport(index));
 
-  global.gc?.();
-  await settle(2_000);
-  const before = { rss: residentMemory(pid).rss, connections: await databaseConnections() };
+  // Settled as the idle subscribers will be: the start's garbage is not counted as given back by them.
+  await settle(IDLE_SETTLE_MS);
+  const before = { rss: residentMemory(pid).rss, heap: await heapUsed(), connections: await databaseConnections() };
   console.log(`Opening ${IDLE} idle subscribers …`);
   for (let index = 0; index < IDLE; index += 1) await subscriber(idlePassport, () => {});
   await settle(5_000);
-  const idle = { rss: residentMemory(pid).rss, connections: await databaseConnections() };
+  const opened = { rss: residentMemory(pid).rss, heap: await heapUsed() };
+  await settle(IDLE_SETTLE_MS - 5_000);
+  const idle = { rss: residentMemory(pid).rss, heap: await heapUsed(), connections: await databaseConnections() };
 
   // Each active subscriber's sequence numbers as delivered, and each delivery's lag.
   const delivered = new Map<string, number[][]>(active.map((id) => [id, []]));
@@ -111,6 +147,14 @@ try {
     }
   }
   const withActive = await databaseConnections();
+  const workBefore = await gatewayWork();
+  const postmaster = (await platform.postmasterPid())!;
+  /** CPU seconds of the platform's Node process and of its PostgreSQL (a child of it). */
+  const cpu = () => {
+    const postgres = cpuSeconds(postmaster);
+    return { node: cpuSeconds(pid) - postgres, postgres };
+  };
+  const cpuBefore = cpu();
 
   console.log(`Appending ${RATE} events/s for ${SECONDS} s …`);
   const appended = new Map<string, number>(active.map((id) => [id, 0]));
@@ -131,7 +175,10 @@ try {
       }).then(
         () => void appended.set(id, appended.get(id)! + 1),
         (error: unknown) => {
-          const reason = /: (\d{3}) /.exec(String(error))?.[1] ?? 'no answer';
+          // The status and the problem's code, or why no answer came (the fetch's cause).
+          const answered = /: (\d{3}) .*?"code":"(\w+)"/.exec(String(error));
+          const cause = (error as { cause?: { code?: string } }).cause?.code;
+          const reason = answered ? `${answered[1]} ${answered[2]}` : `no answer${cause ? ` (${cause})` : ''}`;
           failures.set(reason, (failures.get(reason) ?? 0) + 1);
         },
       ),
@@ -140,6 +187,8 @@ try {
   await Promise.all(appends);
   const appendSeconds = (performance.now() - started) / 1000;
   await settle(5_000);
+  const workAfter = await gatewayWork();
+  const cpuAfter = cpu();
   const after = { rss: residentMemory(pid).rss, connections: await databaseConnections() };
 
   // Every active subscriber got its passport's events 0 … n-1, once and in order.
@@ -154,7 +203,14 @@ try {
   }
   const events = [...appended.values()].reduce((sum, count) => sum + count, 0);
   const failed = [...failures].map(([reason, count]) => `${count} ${reason}`).join(', ') || 'none';
+  const perAppend = (count: number) => (events ? count / events : 0).toFixed(2);
+  const readsPerAppend = perAppend(workAfter.reads - workBefore.reads);
+  const fetchesPerAppend = perAppend(workAfter.issuerFetches - workBefore.issuerFetches);
+  const cpuPerAppend = (part: 'node' | 'postgres') => `${events ? (((cpuAfter[part] - cpuBefore[part]) * 1000) / events).toFixed(1) : '—'} ms`;
+  /** The cores the platform needs to keep up with RATE appends a second, at what each cost. */
+  const coresNeeded = events ? (((cpuAfter.node - cpuBefore.node + cpuAfter.postgres - cpuBefore.postgres) / events) * RATE).toFixed(2) : '—';
   const perIdle = (idle.rss - before.rss) / IDLE;
+  const perIdleOpened = (opened.rss - before.rss) / IDLE;
   const ms = (value: number) => `${value.toFixed(0)} ms`;
   const kb = (bytes: number) => `${(bytes / 1024).toFixed(1)} KB`;
   const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
@@ -163,7 +219,7 @@ try {
   const figures: KeyFigure[] = [
     { measure: `commit → delivery, ${IDLE.toLocaleString('en')} idle + ${subscribers} active subscribers, ${RATE} appends/s (p50 / p95)`, value: `${ms(p50)} / ${ms(p95)}`, target: 'p95 ≤ 250 ms' },
     { measure: 'active subscribers that got every event once, in order', value: `${complete} of ${subscribers}`, target: 'all' },
-    { measure: 'platform memory per idle subscriber (VmRSS)', value: kb(perIdle), target: '≤ 20 KB' },
+    { measure: `platform memory per idle subscriber (VmRSS, ${IDLE_SETTLE_MS / 1000} s after they opened; 5 s after)`, value: `${kb(perIdle)} (${kb(perIdleOpened)})`, target: '≤ 20 KB' },
     {
       measure: `database connections: none / ${IDLE.toLocaleString('en')} idle / with ${subscribers} active / after the appends`,
       value: `${before.connections} / ${idle.connections} / ${withActive} / ${after.connections}`,
@@ -172,6 +228,9 @@ try {
   ];
   for (const figure of figures) console.log(`${figure.measure}: ${figure.value}${figure.target ? ` (target ${figure.target})` : ''}`);
   console.log(`${events} events appended in ${appendSeconds.toFixed(1)} s (asked: ${RATE * SECONDS} in ${SECONDS} s); appends failed: ${failed}; ${lags.length} deliveries`);
+  console.log(
+    `per append: ${readsPerAppend} gateway reads, ${fetchesPerAppend} requests to the issuer's subgraph, CPU ${cpuPerAppend('node')} Node + ${cpuPerAppend('postgres')} PostgreSQL; heap in use per idle subscriber ${kb((idle.heap - before.heap) / IDLE)}`,
+  );
   if (written) {
     const document = `# Live subscriptions at scale
 
@@ -190,13 +249,21 @@ ${markdownTable(
 
 - **Lag**: from the event's \`recordedAt\` (the issuer's clock, read under the passport's lock before it signs and commits)
   to the client's receipt: commit, NOTIFY, the issuer's change stream to the gateway, the gateway's read of the
-  event through its query planner, the WebSocket. ${lags.length.toLocaleString('en')} deliveries.
+  event through its query planner, the WebSocket. ${lags.length.toLocaleString('en')} deliveries. Per append the gateway ran ${readsPerAppend} reads
+  (its GraphQL queries; ${PER_PASSPORT} subscribers follow each passport) and sent ${fetchesPerAppend} requests to the issuer's subgraph (the
+  append's own mutation, which the REST facade sends through the gateway, included); the
+  platform spent ${cpuPerAppend('node')} of CPU in Node and ${cpuPerAppend('postgres')} in PostgreSQL per append, the append and its deliveries:
+  ${coresNeeded} of the machine's cores at ${RATE} a second. With other work on the machine (the load above) the platform gets
+  less than that, the appends queue, and the lag grows with the queue.
 - **Every event**: ${events.toLocaleString('en')} events appended in ${appendSeconds.toFixed(1)} s of the ${(RATE * SECONDS).toLocaleString('en')} asked in ${SECONDS} s
   (appends that failed, by status: ${failed}); a subscriber counts when the
   sequence numbers it received are exactly 0 … n−1 of its passport.
-- **Memory**: VmRSS of the platform process (the six servers; PostgreSQL apart) 5 s after the idle subscribers opened,
-  less before, divided by their number: ${mib(before.rss)} → ${mib(idle.rss)}; after the appends ${mib(after.rss)}. Garbage not yet
-  collected counts too, so this is an upper bound.
+- **Memory**: VmRSS of the platform process (the six servers; PostgreSQL apart) ${IDLE_SETTLE_MS / 1000} s after the idle subscribers
+  opened, less before them (also read after ${IDLE_SETTLE_MS / 1000} s idle), divided by their number: ${mib(before.rss)} → ${mib(idle.rss)} (5 s after they opened ${mib(opened.rss)}: V8 keeps the heap it
+  grew while they opened, garbage included, until a later collection gives it back); after the appends ${mib(after.rss)}. One reading:
+  V8 collects when it decides (each connection's ping every 12 s keeps the process allocating), so the figure moves between runs. The V8
+  heap in use (\`nodejs_heap_size_used_bytes\` of the platform's \`/metrics\`, garbage not yet collected included):
+  ${mib(before.heap)} → ${mib(opened.heap)} 5 s after → ${mib(idle.heap)} ${IDLE_SETTLE_MS / 1000} s after, ${kb((idle.heap - before.heap) / IDLE)} per idle subscriber.
 - **Database connections**: \`pg_stat_activity\` of the platform's database (the pools and each service's one LISTEN
   connection), before any subscriber, with the idle ones, with the active ones too, after the appends.
 `;

@@ -18,6 +18,12 @@ export interface GatewayContext extends LoggingContext {
   authorization?: string;
   /** The request's id (`x-request-id`), passed on to the subgraphs so that their log lines of it carry it. */
   requestId?: string;
+  /**
+   * Whether each subgraph's answer must be begun after this request (a live feed's read, woken by an
+   * append that an identical read already in flight may not see): sent with `cache-control: no-cache`,
+   * which the gateway's own sharing of identical fetches honours (subgraph-transport.ts).
+   */
+  freshAnswer?: boolean;
 }
 
 /** What RemoteGraphQLDataSource reads from a body: JSON under a JSON media type, text otherwise. */
@@ -54,9 +60,10 @@ export class SubgraphDataSource implements GraphQLDataSource<GatewayContext> {
     const headers: Record<string, string> = {};
     for (const [name, value] of request.http?.headers ?? []) headers[name.toLowerCase()] = value;
     headers['content-type'] = 'application/json';
-    const { authorization, requestId } = (options.context as GatewayContext | undefined) ?? {};
+    const { authorization, requestId, freshAnswer } = (options.context as GatewayContext | undefined) ?? {};
     if (authorization) headers.authorization = authorization;
     if (requestId) headers['x-request-id'] = requestId;
+    if (freshAnswer) headers['cache-control'] = 'no-cache';
     if (this.subgraphSecret) headers[GATEWAY_CREDENTIAL_HEADER] = this.subgraphSecret;
     const { query, http: _http, ...rest } = request;
     if (!query) throw new Error('Missing query');

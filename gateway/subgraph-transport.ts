@@ -24,15 +24,16 @@ const MAY_CARRY_REFUSAL = /"code":"(MISSING_TOKEN|INVALID_TOKEN|INSUFFICIENT_ROL
  * credentials and body, and only queries: a mutation is always sent once per request. The entry is
  * dropped as soon as the answer arrives, so nothing is cached beyond one round trip and every request
  * sees an answer begun after it was sent. An answer that refuses the caller is not shared: each
- * refusal is logged by the subgraph that makes it. Each caller parses the shared text itself (parsedAnswer):
+ * refusal is logged by the subgraph that makes it. A caller that needs an answer begun after it asked
+ * (`cache-control: no-cache`, a live feed's read woken by an append) is not given one in flight. Each caller parses the shared text itself (parsedAnswer):
  * the gateway merges subgraph data into the result it builds, so one parsed object must not serve
  * two requests.
  */
 export function sharingPost(post: JsonPost = jsonPoster()): JsonPost {
   const inFlight = new Map<string, { answer: Promise<JsonAnswer>; callers: number }>();
   return (url, body, headers = {}) => {
-    // Anything but a query (a mutation) is sent as it is.
-    if (!isQuery(body)) return post(url, body, headers);
+    // Anything but a query (a mutation), or a query whose answer must be begun after it (no-cache: a live read), is sent as it is.
+    if (!isQuery(body) || headers['cache-control'] === 'no-cache') return post(url, body, headers);
     const key = `${url}\n${headers.authorization ?? ''}\n${body}`;
     const shared = inFlight.get(key);
     if (shared) {

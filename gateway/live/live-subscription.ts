@@ -1,7 +1,7 @@
 /**
  * A subscription as the gateway serves it (@apollo/gateway executes none): checked by the same rules
  * as a query (token, depth, alias and cost limits, validation), then turned into a query of the feed's
- * read field with the subscriber's selection (feeds.ts), which runs through the gateway's own Apollo
+ * read field with the subscriber's selection (lib/graphql/live-feeds.ts), which runs through the gateway's own Apollo
  * Server and query planner, so that fields of other subgraphs resolve as in any query. The query is
  * run after the subscriber's cursor at once (the replay: what happened since `after`) and again each
  * time the service's notices wake the subscription (change-notices.ts); each item read is one event,
@@ -13,14 +13,15 @@ import type { ApolloServer } from '@apollo/server';
 import { context as otelContext, propagation, ROOT_CONTEXT, SpanKind, trace, type Context, type Link, type Span, type Tracer } from '@opentelemetry/api';
 import type { DocumentNode, ExecutionResult, FieldNode, GraphQLError, GraphQLFormattedError, GraphQLSchema, OperationDefinitionNode, ValidationRule } from 'graphql';
 import { Kind } from 'graphql';
+import { LRUCache } from 'lru-cache';
 import type { GraphqlLimits } from '../../lib/config/runtime.js';
 import { MAX_FEED_PAGE } from '../../lib/db/change-feed.js';
 import type { LiveMetrics } from '../../lib/ops/metrics.js';
 import { costRefusal, graphqlOf, operationCost, type CostAnnotations } from '../../lib/graphql/cost.js';
+import { LIVE_FEEDS, type LiveFeed, type Watch } from '../../lib/graphql/live-feeds.js';
 import { problemOf } from '../../lib/problem.js';
 import type { GatewayContext } from '../data-source.js';
 import type { ChangeNotices } from './change-notices.js';
-import { LIVE_FEEDS, type LiveFeed, type Watch } from '../../lib/graphql/live-feeds.js';
 
 /** What a client sends: the GraphQL-over-HTTP request parameters, as graphql-ws and graphql-sse carry them. */
 export interface SubscriptionRequest {
@@ -88,6 +89,23 @@ export function mayRecover(errors: readonly GraphQLFormattedError[]): boolean {
 /** The waits between reads that failed (a subgraph or its database away): the stream stays open and loses nothing. */
 const RETRY_MS = [500, 1_000, 2_000, 5_000, 10_000] as const;
 const CURSOR_VARIABLE = 'liveCursor';
+/**
+ * Subscription documents kept parsed and validated, by their text (as Apollo Server's document store
+ * does for queries): at most this many, and this much text together (a syntax tree with its
+ * locations takes some 50 to 100 bytes a character), so that many large documents cannot pin the
+ * gateway's memory.
+ */
+const CHECKED_DOCUMENTS = { max: 500, maxSize: 256 * 1024 } as const;
+
+/**
+ * A subscription document parsed and validated once, shared by every subscription sent with the same
+ * text (thousands of clients of one app send the same few): no copy of its syntax tree per subscriber.
+ */
+interface CheckedDocument {
+  document: DocumentNode;
+  /** The read queries planned of it, by operation name and page size. */
+  readOperations: Map<string, ReturnType<typeof readOperation>>;
+}
 
 export interface LiveSubscriptionOptions {
   apollo: ApolloServer<GatewayContext>;
@@ -107,9 +125,14 @@ export interface LiveSubscriptionOptions {
 
 export class LiveSubscriptions {
   readonly #options: LiveSubscriptionOptions;
+  /** The documents checked against `#checkedFor`, the schema they were validated by (a supergraph update starts afresh). */
+  readonly #checked = new LRUCache<string, CheckedDocument>({ ...CHECKED_DOCUMENTS, sizeCalculation: (_checked, query) => query.length });
+  #checkedFor: GraphQLSchema | undefined;
+  readonly #reads: SharedReads;
 
   constructor(options: LiveSubscriptionOptions) {
     this.#options = options;
+    this.#reads = new SharedReads(options.apollo);
   }
 
   /** The schema subscriptions are checked against. */
@@ -132,14 +155,9 @@ export class LiveSubscriptions {
     if (request.operationName != null && typeof request.operationName !== 'string') return refuse('`operationName` must be a string.', 'BAD_REQUEST');
     const variables = (request.variables ?? {}) as Record<string, unknown>;
     const operationName = (request.operationName ?? undefined) as string | undefined;
-    let document: DocumentNode;
-    try {
-      document = gql.parse(request.query, { maxTokens: limits.maxTokens });
-    } catch (error) {
-      return [this.#refusal(Object.assign(error as GraphQLError, { extensions: { code: 'GRAPHQL_PARSE_FAILED' } }))];
-    }
-    const invalid = gql.validate(schema, document, [...gql.specifiedRules, ...this.#options.validationRules]);
-    if (invalid.length) return invalid.map((error) => this.#refusal(Object.assign(error, { extensions: { ...error.extensions, code: 'GRAPHQL_VALIDATION_FAILED' } })));
+    const checked = this.#check(schema, request.query);
+    if (Array.isArray(checked)) return checked;
+    const { document } = checked;
     const operation = gql.getOperationAST(document, operationName);
     if (!operation)
       return refuse(operationName ? `Unknown operation named "${operationName}".` : 'The document defines several operations; operationName must name one.', 'OPERATION_RESOLUTION_FAILURE');
@@ -159,7 +177,10 @@ export class LiveSubscriptions {
     const args = gql.getArgumentValues(definition, field, coerced.coerced);
     const responseKey = field.alias?.value ?? field.name.value;
     const pageSize = Math.max(1, Math.min(MAX_FEED_PAGE, Math.floor(limits.maxCost / Math.max(1, perEvent))));
-    const { readQuery, unusedVariable } = readOperation(gql, document, operation, field, feed, responseKey, pageSize);
+    const planKey = `${operationName ?? ''}\n${pageSize}`;
+    let read = checked.readOperations.get(planKey);
+    if (!read) checked.readOperations.set(planKey, (read = readOperation(gql, document, operation, field, feed, responseKey, pageSize)));
+    const { readQuery, unusedVariable } = read;
     const readVariables = { ...variables };
     if (unusedVariable) delete readVariables[unusedVariable];
     return {
@@ -176,6 +197,28 @@ export class LiveSubscriptions {
       pageSize,
       eventCost: perEvent,
     };
+  }
+
+  /** The document of `query` parsed and validated against `schema` (once per text), or its refusals (not kept). */
+  #check(schema: GraphQLSchema, query: string): CheckedDocument | GraphQLFormattedError[] {
+    if (this.#checkedFor !== schema) {
+      this.#checked.clear();
+      this.#checkedFor = schema;
+    }
+    const known = this.#checked.get(query);
+    if (known) return known;
+    const gql = graphqlOf(schema);
+    let document: DocumentNode;
+    try {
+      document = gql.parse(query, { maxTokens: this.#options.limits.maxTokens });
+    } catch (error) {
+      return [this.#refusal(Object.assign(error as GraphQLError, { extensions: { code: 'GRAPHQL_PARSE_FAILED' } }))];
+    }
+    const invalid = gql.validate(schema, document, [...gql.specifiedRules, ...this.#options.validationRules]);
+    if (invalid.length) return invalid.map((error) => this.#refusal(Object.assign(error, { extensions: { ...error.extensions, code: 'GRAPHQL_VALIDATION_FAILED' } })));
+    const checked = { document, readOperations: new Map() };
+    this.#checked.set(query, checked);
+    return checked;
   }
 
   /**
@@ -198,45 +241,62 @@ export class LiveSubscriptions {
       ended();
       return { errors: [refused] } as unknown as ExecutionResult;
     }
-    const bell = new Bell();
-    // Watched before the first read: a notice that comes while it runs rings for the next.
-    const unwatches = planned.watches.map(({ feed, key }) => this.#options.notices.watch(planned.feed.service, feed, key, (at, traced) => bell.ring(at, traced)));
-    const unwatch = () => {
-      for (const each of unwatches) each();
-    };
-    const first = await this.#read(planned, planned.after, context).catch((error: unknown) => {
-      unwatch();
-      ended();
+    const stream = new LiveStream(planned, context, this.#reads, this.#options, ended);
+    const first = await stream.read(planned.after).catch((error: unknown) => {
+      stream.close();
       throw error;
     });
     if ('errors' in first) {
-      unwatch();
-      ended();
+      stream.close();
       const unknown = first.unknownKey && planned.feed.unknownKey?.(planned.args);
       return { errors: unknown ? [{ message: unknown.detail, extensions: { code: unknown.code } }] : first.errors } as ExecutionResult;
     }
-    const read = (cursor: string | null) => this.#read(planned, cursor, context);
-    const { metrics, tracer } = this.#options;
-    const field = planned.feed.field;
-    metrics.subscriptionOpened(field);
-    return stream(
-      first,
-      read,
-      bell,
-      (appends) => deliverySpan(tracer, field, appends),
-      (appendedAt) => metrics.eventDelivered(field, appendedAt === undefined ? undefined : (Date.now() - appendedAt) / 1000),
-      () => {
-        metrics.subscriptionClosed(field);
-        unwatch();
-        ended();
-      },
-    );
+    return stream.start(first);
+  }
+}
+
+/**
+ * When something happened, in the order things happened in this process: a ring of a subscriber's
+ * bell, the start of a read. Counted, not timed, so that two moments never compare equal.
+ */
+let moments = 0;
+const nextMoment = () => ++moments;
+
+/**
+ * The reads of the live feeds, shared. Subscribers with the same read query, variables and cursor and
+ * the same credentials (the same Authorization, or none) would be given the same answer by every
+ * subgraph, whose rules see nothing else of the caller: while one such read is in flight, a subscriber
+ * takes its answer rather than run its own (the two subscribers of a passport woken by one append read
+ * once; thousands of idle ones woken by a reconnected notice stream read once). Only a read begun after
+ * the subscriber's last wake is taken: one begun before may have missed the append that rang.
+ */
+class SharedReads {
+  readonly #apollo: ApolloServer<GatewayContext>;
+  readonly #inFlight = new Map<string, { began: number; read: Promise<Read> }>();
+
+  constructor(apollo: ApolloServer<GatewayContext>) {
+    this.#apollo = apollo;
   }
 
-  async #read(planned: PlannedSubscription, cursor: string | null, context: GatewayContext): Promise<Read> {
-    const response = await this.#options.apollo.executeOperation(
+  /** The page after `cursor`, from a read begun after the moment `since`. */
+  read(planned: PlannedSubscription, cursor: string | null, context: GatewayContext, since: number): Promise<Read> {
+    const key = JSON.stringify([context.authorization ?? null, cursor, planned.operationName ?? null, planned.variables, planned.readQuery]);
+    const shared = this.#inFlight.get(key);
+    if (shared && shared.began > since) return shared.read;
+    const entry = { began: nextMoment(), read: this.#execute(planned, cursor, context) };
+    this.#inFlight.set(key, entry);
+    const settled = () => {
+      if (this.#inFlight.get(key) === entry) this.#inFlight.delete(key);
+    };
+    entry.read.then(settled, settled);
+    return entry.read;
+  }
+
+  async #execute(planned: PlannedSubscription, cursor: string | null, context: GatewayContext): Promise<Read> {
+    const response = await this.#apollo.executeOperation(
       { query: planned.readQuery, variables: { ...planned.variables, [CURSOR_VARIABLE]: cursor }, ...(planned.operationName ? { operationName: planned.operationName } : {}) },
-      { contextValue: { ...context } },
+      // Not an answer the subgraph client shares from before: it would not know when this subscriber was woken.
+      { contextValue: { ...context, freshAnswer: true } },
     );
     if (response.body.kind !== 'single') throw new Error('a read of a live feed was answered incrementally');
     const { data, errors } = response.body.singleResult;
@@ -325,7 +385,8 @@ const MAX_LINKS = 16;
  * the first append (a child of the span that appended, as a message's consumer is of its producer)
  * and linked to each, so that a backend shows append → notice → delivery; none without a tracer or
  * traced appends (a resync, tracing off where they were made). The read's own spans (the gateway's
- * plan and fetches, the subgraph's) are its children.
+ * plan and fetches, the subgraph's) are its children; a read shared with other subscribers is the
+ * child of the delivery that began it.
  */
 function deliverySpan(tracer: Tracer | undefined, field: string, appends: readonly string[]): { span: Span; context: Context } | undefined {
   if (!tracer || appends.length === 0) return undefined;
@@ -346,6 +407,8 @@ class Bell {
   #rungFor: number | undefined;
   /** The traceparents of the appends rung for since the last wait (at most MAX_LINKS). */
   #traces: string[] = [];
+  /** The moment of the last ring. */
+  #rungAt = 0;
   #closed = false;
   #waiting: (() => void) | undefined;
 
@@ -353,8 +416,13 @@ class Bell {
     return this.#closed;
   }
 
+  get rungAt(): number {
+    return this.#rungAt;
+  }
+
   ring(appendedAt?: number, traced?: string): void {
     this.#rung = true;
+    this.#rungAt = nextMoment();
     if (appendedAt !== undefined) this.#rungFor = Math.min(this.#rungFor ?? appendedAt, appendedAt);
     if (traced && this.#traces.length < MAX_LINKS) this.#traces.push(traced);
     this.#waiting?.();
@@ -392,47 +460,82 @@ class Bell {
 }
 
 /**
- * The events of the first read, then of each read after the last cursor, woken by `bell`; ended by
- * `return`. `delivered` is told of each event, with when the append that woke its read was made
- * (none for the replay). A read woken by traced appends, and the sending of its events, runs in the
- * span `traced` gives (deliverySpan).
+ * One subscriber's events: those of the first read, then of each read after the last cursor, woken by
+ * its bell; ended by `return`. A class rather than closures: thousands are open at once, each idle.
  */
-function stream(
-  first: Extract<Read, { events: unknown }>,
-  read: (cursor: string | null) => Promise<Read>,
-  bell: Bell,
-  traced: (appends: readonly string[]) => { span: Span; context: Context } | undefined,
-  delivered: (appendedAt: number | undefined) => void,
-  ended: () => void,
-): AsyncIterableIterator<ExecutionResult> {
-  let open = true;
-  // Once, from the generator's end or from a return before its first event (whose body, never started, has no finally to run).
-  const end = () => {
-    if (!open) return;
-    open = false;
+class LiveStream implements AsyncIterableIterator<ExecutionResult> {
+  readonly #planned: PlannedSubscription;
+  readonly #context: GatewayContext;
+  readonly #reads: SharedReads;
+  readonly #metrics: LiveMetrics;
+  readonly #tracer: Tracer | undefined;
+  readonly #bell = new Bell();
+  readonly #unwatches: (() => void)[];
+  /** Gives back the subscription's places; cleared once called. */
+  #ended: (() => void) | undefined;
+  /** The moment a read must have begun after to serve this stream: its watches', then its last wake's. */
+  #since: number;
+  #events: AsyncGenerator<ExecutionResult> | undefined;
+
+  constructor(planned: PlannedSubscription, context: GatewayContext, reads: SharedReads, options: Pick<LiveSubscriptionOptions, 'notices' | 'metrics' | 'tracer'>, ended: () => void) {
+    this.#planned = planned;
+    this.#context = context;
+    this.#reads = reads;
+    this.#metrics = options.metrics;
+    this.#tracer = options.tracer;
+    this.#ended = ended;
+    // Watched before the first read: a notice that comes while it runs rings for the next.
+    this.#unwatches = planned.watches.map(({ feed, key }) => options.notices.watch(planned.feed.service, feed, key, (at, traced) => this.#bell.ring(at, traced)));
+    this.#since = nextMoment();
+  }
+
+  read(cursor: string | null): Promise<Read> {
+    return this.#reads.read(this.#planned, cursor, this.#context, this.#since);
+  }
+
+  /** Counted open, the stream that delivers `first` and what comes after. */
+  start(first: Extract<Read, { events: unknown }>): this {
+    this.#metrics.subscriptionOpened(this.#planned.feed.field);
+    this.#events = this.#run(first);
+    return this;
+  }
+
+  /** Unwatches and gives back the subscription's places, once, from the generator's end or from a return before its first event (whose body, never started, has no finally to run). */
+  close(): void {
+    const ended = this.#ended;
+    if (!ended) return;
+    this.#ended = undefined;
+    if (this.#events) this.#metrics.subscriptionClosed(this.#planned.feed.field);
+    for (const unwatch of this.#unwatches) unwatch();
     ended();
-  };
-  async function* events(): AsyncGenerator<ExecutionResult> {
-    let delivery: ReturnType<typeof traced>;
+  }
+
+  async *#run(first: Extract<Read, { events: unknown }>): AsyncGenerator<ExecutionResult> {
+    const field = this.#planned.feed.field;
+    const bell = this.#bell;
+    // The span of the delivery in progress, when appends of a trace woke it (deliverySpan).
+    let delivery: ReturnType<typeof deliverySpan>;
     try {
       let page = first;
+      // When the append that woke the read was made (none for the replay).
       let appendedAt: number | undefined;
       for (;;) {
         for (const event of page.events) {
           yield event;
-          delivered(appendedAt);
+          this.#metrics.eventDelivered(field, appendedAt === undefined ? undefined : (Date.now() - appendedAt) / 1000);
         }
         delivery?.span.end();
         delivery = undefined;
         if (!page.full) {
           const rung = await bell.wait();
           appendedAt = rung.appendedAt;
-          delivery = traced(rung.traces);
+          this.#since = bell.rungAt;
+          delivery = deliverySpan(this.#tracer, field, rung.traces);
         }
         let next: Read | undefined;
         for (let attempt = 0; !bell.closed; attempt += 1) {
           const cursor = page.cursor;
-          next = await (delivery ? otelContext.with(delivery.context, () => read(cursor)) : read(cursor));
+          next = await (delivery ? otelContext.with(delivery.context, () => this.read(cursor)) : this.read(cursor));
           if ('events' in next) break;
           // Refused (the subscriber may no longer read this): the subscription ends with the refusal.
           if (!mayRecover(next.errors)) {
@@ -447,25 +550,28 @@ function stream(
       }
     } finally {
       delivery?.span.end();
-      end();
+      this.close();
     }
   }
-  const iterator = events();
-  return {
-    next: () => iterator.next(),
-    return: (value?: unknown) => {
-      // Rung closed first: a stream waiting for a notice would not see the return before its next event.
-      bell.close();
-      end();
-      return iterator.return(value as undefined);
-    },
-    throw: (error?: unknown) => {
-      bell.close();
-      end();
-      return iterator.throw(error);
-    },
-    [Symbol.asyncIterator]() {
-      return this;
-    },
-  };
+
+  next(): Promise<IteratorResult<ExecutionResult>> {
+    return this.#events!.next();
+  }
+
+  return(value?: unknown): Promise<IteratorResult<ExecutionResult>> {
+    // Rung closed first: a stream waiting for a notice would not see the return before its next event.
+    this.#bell.close();
+    this.close();
+    return this.#events!.return(value as undefined);
+  }
+
+  throw(error?: unknown): Promise<IteratorResult<ExecutionResult>> {
+    this.#bell.close();
+    this.close();
+    return this.#events!.throw(error);
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
 }

@@ -9,8 +9,8 @@ import { createClient as createWsClient, type Client as WsClient } from 'graphql
 import { beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { appendEvent, PAYLOADS } from '../issuer/support.js';
-import type { SharedTestStack } from '../support/stack.js';
-import { collector } from './live-support.js';
+import { TOKENS, type SharedTestStack } from '../support/stack.js';
+import { collector, settle } from './live-support.js';
 import { sharedStackWithPassports } from './support.js';
 
 const MODEL = 'battery-live';
@@ -94,6 +94,44 @@ describe('Subscription.passportEvents over graphql-ws', () => {
       resumed.dispose();
     } finally {
       await second.dispose();
+    }
+  });
+
+  it('subscribers of a passport with the same credentials read each append once between them; another token reads its own', async () => {
+    const FOLLOW = 'subscription SharedFollow($id: ID!) { passportEvents(passportId: $id) { seq } }';
+    /** The gateway's reads of SharedFollow so far (its GraphQL operations of that name, whatever their outcome). */
+    const reads = async () => {
+      const exposition = await platform.stack.operations.metrics.exposition();
+      let count = 0;
+      for (const [, value] of exposition.matchAll(/^graphql_server_operation_duration_seconds_count\{server="gateway",graphql_operation_name="SharedFollow"[^}]*\} (\d+)$/gm)) count += Number(value);
+      return count;
+    };
+    const { logSize } = (await platform.graphql('query($id: ID!) { passport(id: $id) { logSize } }', { id: passportId })).data.passport;
+    const clients = [undefined, undefined, undefined, `Bearer ${TOKENS.writer}`].map((authorization) =>
+      createWsClient({ url: wsUrl(), webSocketImpl: WebSocket, lazy: false, retryAttempts: 0, connectionParams: authorization ? { authorization } : {} }),
+    );
+    try {
+      const streams = clients.map((client) => {
+        const got = collector<{ seq: number }>('passportEvents');
+        client.subscribe({ query: FOLLOW, variables: { id: passportId } }, got.sink);
+        return got;
+      });
+      for (const stream of streams) await stream.until(logSize);
+      const before = await reads();
+      // Each append once every subscriber has the one before, so that one notice wakes all four.
+      for (const count of [logSize + 1, logSize + 2]) {
+        await append(1);
+        for (const stream of streams) await stream.until(count);
+      }
+      await settle();
+      // Two appends, each read once by the three anonymous subscribers together and once by the writer's.
+      expect((await reads()) - before).toBe(4);
+      for (const stream of streams) {
+        expect(stream.items.map((event) => event.seq)).toEqual(Array.from({ length: logSize + 2 }, (_, seq) => seq));
+        expect(stream.errors).toEqual([]);
+      }
+    } finally {
+      await Promise.all(clients.map((client) => client.dispose()));
     }
   });
 

@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { RemoteGraphQLDataSource, type GraphQLDataSource } from '@apollo/gateway';
 import { GraphQLError } from 'graphql';
-import { SubgraphDataSource } from '../../gateway/data-source.js';
+import { SubgraphDataSource, type GatewayContext } from '../../gateway/data-source.js';
 import { sharingPost } from '../../gateway/subgraph-transport.js';
 import { GATEWAY_CREDENTIAL_HEADER } from '../../lib/graphql/gateway-credential.js';
 import { batchingPost, parsedAnswer, type JsonPost } from '../../gateway/subgraph-batching.js';
@@ -85,6 +85,17 @@ describe('the gateway’s subgraph fetch', () => {
     const second = await (await post(fetcher, query)).json();
     expect(received).toHaveLength(2);
     expect([first.data.n, second.data.n]).toEqual([1, 2]);
+  });
+
+  it('gives a caller that needs an answer begun after it asked (a live read: cache-control no-cache) none already in flight', async () => {
+    const source = new SubgraphDataSource(url, sharingPost());
+    const read = (context: Partial<GatewayContext>) =>
+      source.process({ kind: 'incoming operation', request: { query: '{ passportEventsAfter(passportId: "a") { nodes { seq } } }' }, context } as never);
+    await Promise.all([read({}), read({})]);
+    expect(received).toHaveLength(1);
+    received.length = 0;
+    await Promise.all([read({}), read({ freshAnswer: true })]);
+    expect(received).toHaveLength(2);
   });
 
   it('passes a refusal on with its status', async () => {
