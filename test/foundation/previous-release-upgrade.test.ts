@@ -24,6 +24,9 @@ import { loadAccessTokens } from '../../lib/auth/tokens.js';
 import { readBackup } from '../../lib/db/backup-file.js';
 import { migrationsDirectory, readMigrations } from '../../lib/db/migrate.js';
 import { SERVICES } from '../../lib/config/services.js';
+// The verifier's command line run in this process (its arguments, output and exit status): the
+// subject is what the upgraded platform serves; the command as a process is test/verifier's.
+import { runToEnd as verifierCommand } from '../../verifier/cli.js';
 import { binCommand } from '../support/bin-command.js';
 import { sql } from '../support/database.js';
 import { DebianPostgres } from '../support/debian-postgres.js';
@@ -154,7 +157,7 @@ function upgradedDatabase(context: () => { stack: TestStack; databaseUrl: string
         // The default operator's event key by today's trust graph, from the platform's root.
         ['path', await today('/trust/graph'), '--to', 'operator:default', '--kid', eventKey, '--anchors', await today('/trust/anchor-bundle'), '--pin', trust!],
       ];
-      const outcomes = await Promise.all(runs.map((args) => binCommand('verifier/cli.ts', args, {})));
+      const outcomes = await Promise.all(runs.map((args) => verifierCommand(args)));
       for (const [index, outcome] of outcomes.entries()) expect(outcome.code, `${runs[index]![0]}: ${outcome.stdout}${outcome.stderr}`).toBe(0);
     } finally {
       await rm(work, { recursive: true, force: true });
@@ -208,8 +211,8 @@ async function expectAppendSignedByDefault(stack: TestStack): Promise<void> {
     await writeFile(join(work, 'log.json'), (await stack.rest('issuer', `${path}?include_events=true`)).text);
     await writeFile(join(work, 'pack.txt'), pack.body.text);
     const outcomes = await Promise.all([
-      binCommand('verifier/cli.ts', ['log', join(work, 'log.json'), '--pin', join(work, 'keyring.json')], {}),
-      binCommand('verifier/cli.ts', ['pack', `@${join(work, 'pack.txt')}`, '--pin', join(work, 'keyring.json')], {}),
+      verifierCommand(['log', join(work, 'log.json'), '--pin', join(work, 'keyring.json')]),
+      verifierCommand(['pack', `@${join(work, 'pack.txt')}`, '--pin', join(work, 'keyring.json')]),
     ]);
     for (const outcome of outcomes) expect(outcome.code, outcome.stdout + outcome.stderr).toBe(0);
   } finally {

@@ -28,7 +28,21 @@ const documents = {} as Record<ServiceName, OpenApi>;
 const ajv = addFormats(new Ajv2020({ allErrors: true, strict: true }));
 // OpenAPI 3.1's own keyword beside JSON Schema's.
 ajv.addVocabulary(['example']);
+/**
+ * Validators by the text of the schema they check, its references inlined: the documents repeat
+ * schemas (every problem answer's, a resource in each of its answers), and compiling one costs Ajv
+ * far more than its text.
+ */
 const validators = new Map<string, ValidateFunction>();
+function validatorOf(schema: Json, document: OpenApi): ValidateFunction {
+  const text = JSON.stringify(resolved(schema, document));
+  let validate = validators.get(text);
+  if (!validate) {
+    validate = ajv.compile(JSON.parse(text) as Json);
+    validators.set(text, validate);
+  }
+  return validate;
+}
 
 /** Operation `METHOD /path` → the statuses it answered. */
 const reached = new Map<string, Set<number>>();
@@ -85,11 +99,7 @@ async function call(service: ServiceName, template: string, path: string, init: 
   if (!content) return response;
   if (mediaType === 'application/x-tar') return response;
   const key = `${operation} ${response.status} ${mediaType}`;
-  let validate = validators.get(key);
-  if (!validate) {
-    validate = ajv.compile(resolved(content.schema, documents[service]) as Json);
-    validators.set(key, validate);
-  }
+  const validate = validatorOf(content.schema, documents[service]);
   // A vc+jwt is text; every other answer is JSON.
   const body = mediaType === 'application/vc+jwt' ? response.text : response.body;
   if (!validate(body)) {
@@ -146,7 +156,7 @@ async function openStream(service: ServiceName, template: string, path: string):
       text += decoder.decode(chunk as Uint8Array, { stream: true });
       if (/\ndata: [^\n]*\n\n/.test(text)) break;
     }
-    const validate = ajv.compile(resolved(content.schema, documents[service]) as Json);
+    const validate = validatorOf(content.schema, documents[service]);
     if (!validate(text)) failures.push(`${operation} ${response.status} ${mediaType}: ${ajv.errorsText(validate.errors, { separator: '; ' })}`);
     return text;
   } finally {
@@ -233,7 +243,7 @@ describe('the served OpenAPI documents', () => {
                 continue;
               }
               examples += 1;
-              const validate = ajv.compile(resolved(content.schema, documents[service]) as Json);
+              const validate = validatorOf(content.schema, documents[service]);
               if (!validate(content.example)) wrong.push(`${where}: its example does not match its schema: ${ajv.errorsText(validate.errors)}`);
             }
           }
