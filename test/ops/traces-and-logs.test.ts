@@ -42,20 +42,33 @@ function scanForSecrets(lines: readonly { text: string }[], secrets: readonly st
   expect(found).toEqual([]);
 }
 
+type Post = (path: string, body: unknown, headers?: Record<string, string>) => Promise<Response>;
+
+/** POSTs to a platform with the writer's token. */
+const poster =
+  (origin: () => string): Post =>
+  (path, body, headers = {}) =>
+    fetch(`${origin()}${path}`, { method: 'POST', headers: { authorization: `Bearer ${WRITER}`, 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+
+/**
+ * A passport of a new registry model `model`, created with `headers`: the issuer has not met the
+ * model version, so it reads it through the gateway (lib/graphql/gateway-client.ts; a version met
+ * before is checked by the validator kept from then).
+ */
+async function passportOfNewModel(post: Post, model: string, headers: Record<string, string> = {}): Promise<Response> {
+  const schema = { type: 'object', properties: { chemistry: { enum: ['LFP', 'NMC'] } }, required: ['chemistry'] };
+  expect((await post('/registry/', { kind: 'model', id: model, body: { title: model, schema } })).status).toBe(201);
+  const identity = `https://id.gs1.org/01/09520123456788/21/TRACE-${randomBytes(4).toString('hex')}`;
+  return post('/issuer/passports', { identity, type_ref: { id: model, version: 1 }, config_vector: { chemistry: 'LFP' } }, headers);
+}
+
 /** The trace checks, the same on either protocol's platform. */
 function traceChecks(contentType: string, running: () => { platform: PlatformProcess; receiver: Receiver }) {
-  const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
-    fetch(`${running().platform.origin}${path}`, { method: 'POST', headers: { authorization: `Bearer ${WRITER}`, 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  const post = poster(() => running().platform.origin);
 
   it('joins the caller’s trace across the facade, the gateway and the subgraphs, every parent accounted for', async () => {
     const { receiver } = running();
-    const schema = { type: 'object', properties: { chemistry: { enum: ['LFP', 'NMC'] } }, required: ['chemistry'] };
-    expect((await post('/registry/', { kind: 'model', id: 'traced-model', body: { title: 'traced', schema } })).status).toBe(201);
-    const created = await post('/issuer/passports', {
-      identity: `https://id.gs1.org/01/09520123456788/21/TRACE-${randomBytes(4).toString('hex')}`,
-      type_ref: { id: 'traced-model', version: 1 },
-      config_vector: { chemistry: 'LFP' },
-    });
+    const created = await passportOfNewModel(post, 'traced-model');
     expect(created.status).toBe(201);
     const { passport_id } = (await created.json()) as { passport_id: string };
 
@@ -116,16 +129,9 @@ function traceChecks(contentType: string, running: () => { platform: PlatformPro
 
   it('calls made back through the gateway by the issuer carry its trace', async () => {
     const { receiver } = running();
-    // Creating a passport of a model version the issuer has not met reads the model through the gateway
-    // (lib/graphql/gateway-client.ts; a version met before is checked by the validator kept from then).
-    const schema = { type: 'object', properties: { chemistry: { enum: ['LFP', 'NMC'] } }, required: ['chemistry'] };
-    expect((await post('/registry/', { kind: 'model', id: 'called-back-model', body: { title: 'called back', schema } })).status).toBe(201);
+    // Creating a passport of a model version the issuer has not met reads the model through the gateway.
     const traceId = randomBytes(16).toString('hex');
-    const created = await post(
-      '/issuer/passports',
-      { identity: `https://id.gs1.org/01/09520123456788/21/TRACE-${randomBytes(4).toString('hex')}`, type_ref: { id: 'called-back-model', version: 1 }, config_vector: { chemistry: 'NMC' } },
-      { traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01` },
-    );
+    const created = await passportOfNewModel(post, 'called-back-model', { traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01` });
     expect(created.status).toBe(201);
     const byId = () => new Map(receiver.spans.filter((span) => span.traceId === traceId).map((span) => [span.spanId, span]));
     const calledBack = () =>
@@ -254,15 +260,8 @@ describe('npm start tracing over OTLP http/protobuf, its log lines JSON at info'
   });
 
   it('traces each live delivery in the trace of the append that woke it: the gateway’s delivery a child of the issuer’s append, the delivery’s read its child', async () => {
-    const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
-      fetch(`${platform.origin}${path}`, { method: 'POST', headers: { authorization: `Bearer ${WRITER}`, 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
-    const schema = { type: 'object', properties: { chemistry: { enum: ['LFP', 'NMC'] } }, required: ['chemistry'] };
-    expect((await post('/registry/', { kind: 'model', id: 'live-traced-model', body: { title: 'live traced', schema } })).status).toBe(201);
-    const created = await post('/issuer/passports', {
-      identity: `https://id.gs1.org/01/09520123456788/21/LIVE-${randomBytes(4).toString('hex')}`,
-      type_ref: { id: 'live-traced-model', version: 1 },
-      config_vector: { chemistry: 'LFP' },
-    });
+    const post = poster(() => platform.origin);
+    const created = await passportOfNewModel(post, 'live-traced-model');
     const { passport_id } = (await created.json()) as { passport_id: string };
     const append = (headers: Record<string, string> = {}) => post(`/issuer/passports/${passport_id}/events`, { type: 'ObjectEvent', payload: objectEvent() }, headers);
 
