@@ -53,9 +53,6 @@ function connectionAuthorization(payload: Record<string, unknown> | undefined, r
 const { GraphQLError } = createRequire(import.meta.url)('graphql') as typeof import('graphql');
 const asErrors = (formatted: readonly GraphQLFormattedError[]) => formatted.map((error) => new GraphQLError(error.message, { extensions: error.extensions ?? {} }));
 
-/** Whether a request asks for GraphQL over SSE (graphql-sse compares the header whole). */
-export const asksForEventStream = (request: FastifyRequest) => request.headers.accept === 'text/event-stream';
-
 /**
  * The subscriptions open from each client address, over both protocols: one client cannot hold more
  * than `max` (GRAPHQL_MAX_SUBSCRIPTIONS_PER_CLIENT) of the gateway's memory, nor subscriptions whose

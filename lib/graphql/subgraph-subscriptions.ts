@@ -131,7 +131,7 @@ const JSON_TYPE = 'application/json; charset=utf-8';
 const problemResponse = (refusal: Problem, headers: Record<string, string>) =>
   [JSON.stringify(refusal), { status: refusal.status, statusText: refusal.title, headers: { 'content-type': PROBLEM_MEDIA_TYPE, ...headers } }] as const;
 
-/** Whether a request asks for GraphQL over SSE (graphql-sse compares the header whole). */
+/** Whether a request asks for GraphQL over SSE (graphql-sse compares the header whole): at the gateway's /graphql and a subgraph's port alike. */
 export const asksForEventStream = (request: FastifyRequest): boolean => request.headers.accept === 'text/event-stream';
 
 /**
