@@ -117,20 +117,47 @@ export interface CostedOperation {
   variables?: Record<string, unknown> | null;
 }
 
-/** A field of the operation as the cost counts it: what one of it costs, and how its list is sized. */
-interface CostedField {
+/** What the cost knows of a field on a parent type that no request's variables change. */
+interface FieldShape {
   /** Its named type, and whether its selection is counted (a composite type with a selection set). */
   named: esmGraphql.GraphQLNamedType;
   composite: boolean;
   isList: boolean;
   /** Its weight, else its type's, else 1 for an object and 0 for a leaf. */
   own: number;
-  /** The weights of the arguments given. */
-  argumentsCost: number;
-  args: Record<string, unknown>;
+  /** The weighted arguments, by name: each costs its weight when given. */
+  argumentWeights: readonly (readonly [string, number])[];
   field: GraphQLField<unknown, unknown>;
   listSize: ListSize | undefined;
 }
+
+/** A field of the operation as the cost counts it: its shape, and what the request's variables make of its arguments. */
+interface CostedField extends FieldShape {
+  /** The weights of the arguments given. */
+  argumentsCost: number;
+  args: Record<string, unknown>;
+}
+
+/**
+ * What stays true of a document's fields from one request to the next, kept with the parsed
+ * document (Apollo Server hands every request of the same text the same DocumentNode): each field's
+ * shape on each parent type, and the fields a selection set asks of a type where no @skip/@include
+ * makes them depend on the variables. Kept per annotations (a changed supergraph brings new ones,
+ * and a new schema new types).
+ */
+interface DocumentShapes {
+  fields: WeakMap<FieldNode, Map<GraphQLCompositeType, FieldShape | null>>;
+  selections: WeakMap<SelectionSetNode, Map<GraphQLCompositeType, FieldNode[]>>;
+}
+const documentShapes = new WeakMap<CostAnnotations['weights'], DocumentShapes>();
+
+function shapesOf(annotations: CostAnnotations): DocumentShapes {
+  let shapes = documentShapes.get(annotations.weights);
+  if (!shapes) documentShapes.set(annotations.weights, (shapes = { fields: new WeakMap(), selections: new WeakMap() }));
+  return shapes;
+}
+
+const NO_ARGUMENTS: Record<string, unknown> = Object.freeze({});
 
 /**
  * What the estimate and the actual cost share: the operation's fields on each type as the schema
@@ -154,33 +181,45 @@ function costWalk({ schema, document, operation, variables }: CostedOperation, a
   const coerced = getVariableValues(schema, operation.variableDefinitions ?? [], variables ?? {});
   if (!coerced.coerced) return undefined;
   const values = coerced.coerced;
-  const fragments = new Map<string, FragmentDefinitionNode>();
-  for (const definition of document.definitions) if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
   const root = schema.getRootType(operation.operation);
   if (!root) return undefined;
+  const shapes = shapesOf(annotations);
+  let fragments: Map<string, FragmentDefinitionNode> | undefined;
+  const fragmentNamed = (name: string) => {
+    if (!fragments) {
+      fragments = new Map();
+      for (const definition of document.definitions) if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
+    }
+    return fragments.get(name);
+  };
 
   const included = (node: FieldNode | { directives?: FieldNode['directives'] }) =>
-    getDirectiveValues(GraphQLSkipDirective, node, values)?.if !== true && getDirectiveValues(GraphQLIncludeDirective, node, values)?.if !== false;
+    !node.directives?.length || (getDirectiveValues(GraphQLSkipDirective, node, values)?.if !== true && getDirectiveValues(GraphQLIncludeDirective, node, values)?.if !== false);
 
-  /** The fields a selection set asks of an object of type `type` (fragments on other types left out), by response key. */
-  const fieldsOn = (type: GraphQLCompositeType, selectionSet: SelectionSetNode, into: FieldNode[] = [], seen = new Set<string>()): FieldNode[] => {
+  /**
+   * The fields a selection set asks of an object of type `type` (fragments on other types left out),
+   * by response key; `fixed` is false once a directive (which may be @skip or @include) was met.
+   */
+  const fieldsOn = (type: GraphQLCompositeType, selectionSet: SelectionSetNode, into: FieldNode[], seen: Set<string>, found = { fixed: true }) => {
     for (const selection of selectionSet.selections) {
+      if (selection.directives?.length) found.fixed = false;
       if (!included(selection)) continue;
       if (selection.kind === Kind.FIELD) into.push(selection);
       else {
-        const fragment = selection.kind === Kind.FRAGMENT_SPREAD ? fragments.get(selection.name.value) : selection;
+        const fragment = selection.kind === Kind.FRAGMENT_SPREAD ? fragmentNamed(selection.name.value) : selection;
         if (!fragment || (selection.kind === Kind.FRAGMENT_SPREAD && seen.has(selection.name.value))) continue;
         if (selection.kind === Kind.FRAGMENT_SPREAD) seen.add(selection.name.value);
         const condition = fragment.typeCondition && schema.getType(fragment.typeCondition.name.value);
         if (condition && condition !== type && !(isAbstractType(condition) && isObjectType(type) && schema.isSubType(condition, type))) continue;
-        fieldsOn(type, fragment.selectionSet, into, seen);
+        fieldsOn(type, fragment.selectionSet, into, seen, found);
       }
     }
-    return into;
+    return found;
   };
 
   /** A field's arguments; none when they do not fit (the field then fails), so its lists count at their assumed size. */
   const argumentsOf = (field: GraphQLField<unknown, unknown>, node: FieldNode): Record<string, unknown> => {
+    if (!field.args.length) return NO_ARGUMENTS;
     try {
       return getArgumentValues(field, node, values);
     } catch {
@@ -188,47 +227,65 @@ function costWalk({ schema, document, operation, variables }: CostedOperation, a
     }
   };
 
-  /** A field of `parent` as the cost counts it; undefined for introspection and fields the type does not have. */
-  const costedField = (parent: GraphQLCompositeType, node: FieldNode): CostedField | undefined => {
+  /** A field of `parent` as the cost counts it, whatever the variables; null for introspection and fields the type does not have. */
+  const shapeOf = (parent: GraphQLCompositeType, node: FieldNode): FieldShape | null => {
     const name = node.name.value;
-    if (name.startsWith('__')) return undefined;
+    if (name.startsWith('__')) return null;
     const field = 'getFields' in parent ? (parent.getFields()[name] as GraphQLField<unknown, unknown> | undefined) : undefined;
-    if (!field) return undefined;
+    if (!field) return null;
     const coordinate = `${parent.name}.${name}`;
     const named = getNamedType(field.type);
-    const args = argumentsOf(field, node);
     return {
       named,
       composite: Boolean(node.selectionSet) && isCompositeType(named),
       isList: isListType(getNullableType(field.type)),
       own: annotations.weights.get(coordinate) ?? annotations.weights.get(named.name) ?? (isCompositeType(named) ? 1 : 0),
-      argumentsCost: field.args.reduce((sum, argument) => sum + (args[argument.name] !== undefined ? (annotations.weights.get(`${coordinate}(${argument.name}:)`) ?? 0) : 0), 0),
-      args,
+      argumentWeights: field.args.flatMap((argument) => {
+        const weight = annotations.weights.get(`${coordinate}(${argument.name}:)`);
+        return weight === undefined ? [] : [[argument.name, weight] as const];
+      }),
       field,
       listSize: annotations.listSizes.get(coordinate),
     };
   };
 
   /** The object types a selection on `type` may meet: itself, or an interface's or union's members. */
-  const membersOf = (type: GraphQLCompositeType) => (isAbstractType(type) ? schema.getPossibleTypes(type) : [type]);
+  const membersOf = (type: GraphQLCompositeType): readonly GraphQLCompositeType[] => (isAbstractType(type) ? schema.getPossibleTypes(type) : [type]);
 
   // Each asked once per operation: a list of 500 items, and the estimate and the actual cost of one request, ask the same questions.
   const fields = new Map<SelectionSetNode, Map<GraphQLCompositeType, FieldNode[]>>();
-  const costedFields = new Map<FieldNode, Map<GraphQLCompositeType, CostedField | undefined>>();
+  const costedFields = new Map<FieldShape, CostedField>();
   return {
     root,
     fieldsOn: (type: GraphQLCompositeType, selectionSet: SelectionSetNode): FieldNode[] => {
-      let byType = fields.get(selectionSet);
-      if (!byType) fields.set(selectionSet, (byType = new Map()));
-      let found = byType.get(type);
-      if (!found) byType.set(type, (found = fieldsOn(type, selectionSet)));
-      return found;
+      let byType = shapes.selections.get(selectionSet);
+      let known = byType?.get(type);
+      if (known) return known;
+      byType = fields.get(selectionSet);
+      known = byType?.get(type);
+      if (known) return known;
+      const into: FieldNode[] = [];
+      const { fixed } = fieldsOn(type, selectionSet, into, new Set());
+      const kept = fixed ? shapes.selections : fields;
+      byType = kept.get(selectionSet);
+      if (!byType) kept.set(selectionSet, (byType = new Map()));
+      byType.set(type, into);
+      return into;
     },
     costedField: (parent: GraphQLCompositeType, node: FieldNode): CostedField | undefined => {
-      let byParent = costedFields.get(node);
-      if (!byParent) costedFields.set(node, (byParent = new Map()));
-      if (!byParent.has(parent)) byParent.set(parent, costedField(parent, node));
-      return byParent.get(parent);
+      let byParent = shapes.fields.get(node);
+      if (!byParent) shapes.fields.set(node, (byParent = new Map()));
+      let shape = byParent.get(parent);
+      if (shape === undefined) byParent.set(parent, (shape = shapeOf(parent, node)));
+      if (!shape) return undefined;
+      let costed = costedFields.get(shape);
+      if (!costed) {
+        const args = argumentsOf(shape.field, node);
+        let argumentsCost = 0;
+        for (const [name, weight] of shape.argumentWeights) if (args[name] !== undefined) argumentsCost += weight;
+        costedFields.set(shape, (costed = { ...shape, args, argumentsCost }));
+      }
+      return costed;
     },
     membersOf,
     isListInput: (type: esmGraphql.GraphQLInputType) => isListType(getNullableType(type)),
@@ -255,8 +312,15 @@ export function operationCost(costed: CostedOperation, annotations: CostAnnotati
 
 function estimatedCost(walk: CostWalk, operation: OperationDefinitionNode): number {
   /** The cost of a selection set on `type`: for an interface or union, that of its costliest member. */
-  const selectionCost = (type: GraphQLCompositeType, selectionSet: SelectionSetNode, sized: ReadonlyMap<string, number>): number =>
-    Math.max(0, ...walk.membersOf(type).map((member) => walk.fieldsOn(member, selectionSet).reduce((sum, field) => sum + fieldCost(member, field, sized), 0)));
+  const selectionCost = (type: GraphQLCompositeType, selectionSet: SelectionSetNode, sized: ReadonlyMap<string, number>): number => {
+    let most = 0;
+    for (const member of walk.membersOf(type)) {
+      let sum = 0;
+      for (const field of walk.fieldsOn(member, selectionSet)) sum += fieldCost(member, field, sized);
+      most = Math.max(most, sum);
+    }
+    return most;
+  };
 
   const fieldCost = (parent: GraphQLCompositeType, node: FieldNode, sized: ReadonlyMap<string, number>): number => {
     const costed = walk.costedField(parent, node);
@@ -265,7 +329,7 @@ function estimatedCost(walk: CostWalk, operation: OperationDefinitionNode): numb
     const slice = slicedSize(listSize, args);
     // A connection's page size goes to its list fields; without the slicing argument, the assumed size.
     const pageSize = slice ?? listSize?.assumedSize ?? DEFAULT_LIST_SIZE;
-    const childSized = new Map(listSize?.sizedFields?.map((sizedField) => [sizedField, pageSize]) ?? []);
+    const childSized = listSize?.sizedFields ? new Map(listSize.sizedFields.map((sizedField) => [sizedField, pageSize])) : NONE_SIZED;
     const children = costed.composite ? selectionCost(costed.named as GraphQLCompositeType, node.selectionSet!, childSized) : 0;
     const size = costed.isList
       ? (sized.get(node.name.value) ?? (listSize?.sizedFields ? undefined : slice) ?? listArgumentSize(costed.field, args, listSize, walk.isListInput) ?? listSize?.assumedSize ?? DEFAULT_LIST_SIZE)
@@ -273,8 +337,11 @@ function estimatedCost(walk: CostWalk, operation: OperationDefinitionNode): numb
     return size * (costed.own + children) + costed.argumentsCost;
   };
 
-  return (operation.operation === 'mutation' ? MUTATION_COST : 0) + selectionCost(walk.root, operation.selectionSet, new Map());
+  return (operation.operation === 'mutation' ? MUTATION_COST : 0) + selectionCost(walk.root, operation.selectionSet, NONE_SIZED);
 }
+
+/** No field sized by its parent's slicing argument (most fields: made once rather than per field). */
+const NONE_SIZED: ReadonlyMap<string, number> = new Map();
 
 /**
  * The cost of an operation as it ran: the same weights, with every list at the size it was answered
@@ -288,9 +355,14 @@ export function actualCost(costed: CostedOperation, annotations: CostAnnotations
 function answeredCost(walk: CostWalk, operation: OperationDefinitionNode, data: Record<string, unknown>): number {
   const selectionCost = (type: GraphQLCompositeType, selectionSet: SelectionSetNode, value: Record<string, unknown>): number => {
     const typename = value.__typename;
-    const members = walk.membersOf(type);
-    const answered = typeof typename === 'string' ? members.filter((member) => member.name === typename) : members;
-    return Math.max(0, ...answered.map((member) => walk.fieldsOn(member, selectionSet).reduce((sum, node) => sum + fieldCost(member, node, value), 0)));
+    let most = 0;
+    for (const member of walk.membersOf(type)) {
+      if (typeof typename === 'string' && member.name !== typename) continue;
+      let sum = 0;
+      for (const node of walk.fieldsOn(member, selectionSet)) sum += fieldCost(member, node, value);
+      most = Math.max(most, sum);
+    }
+    return most;
   };
 
   const valueCost = (costed: CostedField, node: FieldNode, value: unknown): number => {

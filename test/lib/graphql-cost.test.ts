@@ -5,9 +5,9 @@
  */
 import { ApolloServer } from '@apollo/server';
 import { createRequire } from 'node:module';
-import { buildSchema, Kind, parse, type OperationDefinitionNode } from 'graphql';
+import { buildSchema, Kind, parse, visit, type OperationDefinitionNode } from 'graphql';
 import { describe, expect, it } from 'vitest';
-import { actualCost, actualCostMeter, costAnnotations, costLimitPlugin, DEFAULT_LIST_SIZE, MUTATION_COST, operationCost } from '../../lib/graphql/cost.js';
+import { actualCost, actualCostMeter, costAnnotations, costLimitPlugin, DEFAULT_LIST_SIZE, MUTATION_COST, operationCost, operationCosts } from '../../lib/graphql/cost.js';
 
 const SDL = `
   directive @cost(weight: Int!) on ARGUMENT_DEFINITION | ENUM | FIELD_DEFINITION | INPUT_FIELD_DEFINITION | OBJECT | SCALAR
@@ -127,6 +127,47 @@ describe('the cost of an operation', () => {
 
   it('charges a mutation its own cost', () => {
     expect(cost('mutation { touch { id } }')).toBe(MUTATION_COST + 1);
+  });
+
+  it('finds a document’s fields once, for every request of it, and reads again only what @skip or @include make depend on the variables', () => {
+    // A server hands every request of one text the same parsed document. Counted: lookups of a type's
+    // fields, and walks of each selection set, over two requests of it with different variables.
+    const counted = buildSchema(SDL);
+    let lookups = 0;
+    for (const type of Object.values(counted.getTypeMap())) {
+      if (!('getFields' in type) || type.name.startsWith('__')) continue;
+      const getFields = type.getFields.bind(type);
+      Object.assign(type, {
+        getFields: () => {
+          lookups += 1;
+          return getFields();
+        },
+      });
+    }
+    const document = parse('query($ids: [ID!]!, $at: String, $verdict: Boolean!) { passports(ids: $ids) { id verdict @include(if: $verdict) } passport(id: "p", at: $at) { standing { standing } } }');
+    const operation = document.definitions[0] as OperationDefinitionNode;
+    const walks = new Map<string, number>();
+    visit(document, {
+      SelectionSet(node, _key, parent) {
+        const name = parent && 'name' in parent && parent.name ? parent.name.value : 'query';
+        const { selections } = node;
+        Object.defineProperty(node, 'selections', {
+          get: () => {
+            walks.set(name, (walks.get(name) ?? 0) + 1);
+            return selections;
+          },
+        });
+      },
+    });
+    const costOf = (variables: Record<string, unknown>) => operationCosts({ schema: counted, document, operation, variables }, annotations).estimated;
+
+    expect(costOf({ ids: ['a', 'b'], at: '2026-01-01', verdict: true })).toBe(2 * (1 + 7000) + 1 + 1000 + 20);
+    expect(lookups).toBeGreaterThan(0);
+    lookups = 0;
+    walks.clear();
+    expect(costOf({ ids: ['a', 'b', 'c'], verdict: false })).toBe(3 * 1 + 1 + 20);
+    expect(lookups).toBe(0);
+    expect(Object.fromEntries(walks)).toEqual({ passports: 1 });
   });
 });
 
