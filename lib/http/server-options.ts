@@ -84,13 +84,19 @@ export interface ServerLimits {
  * `u@x` would make a URL that names something else.
  */
 export function isWellFormedHost(host: string): boolean {
+  // A client sends the same Host on every request of its connection (a peer server every request):
+  // the last one found well formed is not parsed again.
+  if (host === lastWellFormedHost) return true;
   try {
     const url = new URL(`http://${host}/`);
-    return url.host !== '' && url.username === '' && url.password === '' && url.pathname === '/' && url.search === '' && url.hash === '';
+    const wellFormed = url.host !== '' && url.username === '' && url.password === '' && url.pathname === '/' && url.search === '' && url.hash === '';
+    if (wellFormed) lastWellFormedHost = host;
+    return wellFormed;
   } catch {
     return false;
   }
 }
+let lastWellFormedHost: string | undefined;
 
 /** Fastify options for a public server: body limit, timeouts, keep-alive, connection-level refusals. */
 export function publicServerOptions({ bodyLimit, requestTimeoutMs = REQUEST_TIMEOUT_MS }: ServerLimits) {

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AccessTokens, hashToken } from '../../lib/auth/tokens.js';
 import type { Route, ServiceRoutes } from '../../rest-facade/route-table.js';
 import { duplicateMember } from '../../lib/http/json-body.js';
+import { isWellFormedHost } from '../../lib/http/server-options.js';
 import { startFacade, type RunningFacade } from '../../rest-facade/server.js';
 
 const route = (method: Route['method'], path: string, extra: Partial<Route> = {}): Route => ({
@@ -211,6 +212,27 @@ describe('connections', () => {
     },
     REQUEST_TIMEOUT_MS + 15_000,
   );
+});
+
+describe('Host headers', () => {
+  it('are parsed once while they repeat (every request of a connection names the same), and a malformed one is refused every time', () => {
+    const RealUrl = globalThis.URL;
+    let parsed = 0;
+    globalThis.URL = class extends RealUrl {
+      constructor(...args: ConstructorParameters<typeof URL>) {
+        super(...args);
+        parsed += 1;
+      }
+    };
+    try {
+      const answers = ['api.example:8443', 'api.example:8443', 'api.example:8443', 'a b', 'a b', 'x/y', 'api.example:8443', '[::1]:80', '[::1]:80'].map(isWellFormedHost);
+      expect(answers).toEqual([true, true, true, false, false, false, true, true, true]);
+      // Parsed: api.example:8443 once, x/y (a URL, though not a host alone), [::1]:80 once; `a b` fails inside the parse.
+      expect(parsed).toBe(3);
+    } finally {
+      globalThis.URL = RealUrl;
+    }
+  });
 });
 
 describe('problem types', () => {
