@@ -129,6 +129,8 @@ interface FieldShape {
   argumentWeights: readonly (readonly [string, number])[];
   field: GraphQLField<unknown, unknown>;
   listSize: ListSize | undefined;
+  /** The field as costed, when it takes no arguments (most do): the same for every request. */
+  unargued?: CostedField;
 }
 
 /** A field of the operation as the cost counts it: its shape, and what the request's variables make of its arguments. */
@@ -219,7 +221,6 @@ function costWalk({ schema, document, operation, variables }: CostedOperation, a
 
   /** A field's arguments; none when they do not fit (the field then fails), so its lists count at their assumed size. */
   const argumentsOf = (field: GraphQLField<unknown, unknown>, node: FieldNode): Record<string, unknown> => {
-    if (!field.args.length) return NO_ARGUMENTS;
     try {
       return getArgumentValues(field, node, values);
     } catch {
@@ -235,7 +236,7 @@ function costWalk({ schema, document, operation, variables }: CostedOperation, a
     if (!field) return null;
     const coordinate = `${parent.name}.${name}`;
     const named = getNamedType(field.type);
-    return {
+    const shape: FieldShape = {
       named,
       composite: Boolean(node.selectionSet) && isCompositeType(named),
       isList: isListType(getNullableType(field.type)),
@@ -247,6 +248,8 @@ function costWalk({ schema, document, operation, variables }: CostedOperation, a
       field,
       listSize: annotations.listSizes.get(coordinate),
     };
+    if (!field.args.length) shape.unargued = { ...shape, args: NO_ARGUMENTS, argumentsCost: 0 };
+    return shape;
   };
 
   /** The object types a selection on `type` may meet: itself, or an interface's or union's members. */
@@ -278,6 +281,7 @@ function costWalk({ schema, document, operation, variables }: CostedOperation, a
       let shape = byParent.get(parent);
       if (shape === undefined) byParent.set(parent, (shape = shapeOf(parent, node)));
       if (!shape) return undefined;
+      if (shape.unargued) return shape.unargued;
       let costed = costedFields.get(shape);
       if (!costed) {
         const args = argumentsOf(shape.field, node);
