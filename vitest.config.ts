@@ -19,6 +19,7 @@ export const UNIT = [
   'test/foundation/prisma-clients.test.ts',
   'test/foundation/system-packages.test.ts',
   'test/foundation/hermetic-suite.test.ts',
+  'test/foundation/compiled-build.test.ts',
   'test/lib/admin-log.test.ts',
   'test/lib/refusal-log.test.ts',
   'test/lib/crypto.test.ts',

@@ -39,7 +39,7 @@ export const ENTRIES = [
   'prisma/tools/new-migration.ts',
 ];
 /** Changes when the build's settings below change, so an older build is not used. */
-const BUILD_VERSION = 1;
+const BUILD_VERSION = 2;
 /** Files that shape the output besides the sources esbuild reports reading. */
 const SETTINGS_FILES = ['tsconfig.json', 'bin/run.mjs'];
 const entryName = (entry) => basename(entry).replace(/\.ts$/, '');
@@ -72,26 +72,48 @@ function currentBuild() {
   return join(CACHE, manifest.build);
 }
 
+/** A module that declares a class (`class X`, `abstract class X`), whose names are kept (below). */
+const DECLARES_CLASS = /^\s*(?:export\s+)?(?:default\s+)?(?:abstract\s+)?class\s/m;
+
 /**
- * esbuild bundles each module into a chunk of the build folder, so `import.meta.url` would name the
- * chunk; the code finds its neighbours (migrations, GraphiQL's files, docs, the verification page's
- * sources, package.json) from it. Each source's `import.meta.url` becomes its own file's URL, made
- * relative to the chunk's so that a copied or moved checkout still points into itself. Every output
- * file sits in the build folder itself (no subfolders), so that relative path is the same from any chunk.
+ * What our sources become before they are bundled. esbuild bundles each module into a chunk, so
+ * `import.meta.url` would name the chunk; the code finds its neighbours (migrations, GraphiQL's files,
+ * docs, the verification page's sources, package.json) from it. Each source's `import.meta.url`
+ * becomes its own file's URL, made relative to the chunk's so that a copied or moved checkout still
+ * points into itself. Every output file sits in the build folder itself (no subfolders), so that
+ * relative path is the same from any chunk.
+ *
+ * Names are kept where they are read: a class's name is its GraphQL type name (type-graphql) and an
+ * error's `type` in a log line, and bundling renames a top-level class whose name another module of
+ * the chunk uses too. A module that declares a class is compiled alone with esbuild's keepNames (every
+ * function of it keeps its source name) before it is bundled; the bundle keeps no names of its own.
+ * keepNames wraps each function expression given a name in a call that defines its `name`, at every
+ * closure made: about 20 of each GraphQL operation's (the cost limit's, the subgraph fetch's), a
+ * defineProperty each. Elsewhere a function has the name V8 gives it from its source, which differs
+ * only where bundling renamed a clashing one (`helper2` in a stack trace, whose file and line still
+ * name the .ts).
  */
-function sourceUrlPlugin(buildDir) {
+function sourcePlugin(buildDir) {
+  const tsconfigRaw = readFileSync(join(ROOT, 'tsconfig.json'), 'utf8');
   return {
-    name: 'source-import-meta-url',
+    name: 'passport-sources',
     setup(build) {
-      build.onLoad({ filter: /\.[cm]?[jt]s$/ }, (args) => {
+      build.onLoad({ filter: /\.[cm]?[jt]s$/ }, async (args) => {
         if (args.path.includes(`${sep}node_modules${sep}`)) return undefined;
-        const source = readFileSync(args.path, 'utf8');
-        if (!source.includes('import.meta.url')) return undefined;
-        const fromChunk = relative(buildDir, args.path).split(sep).join('/');
-        return {
-          contents: source.replace(/\bimport\.meta\.url\b/g, `new URL(${JSON.stringify(fromChunk)}, import.meta.url).href`),
-          loader: args.path.endsWith('ts') ? 'ts' : 'js',
-        };
+        let source = readFileSync(args.path, 'utf8');
+        const loader = args.path.endsWith('ts') ? 'ts' : 'js';
+        const locates = source.includes('import.meta.url');
+        const declaresClass = DECLARES_CLASS.test(source);
+        if (!locates && !declaresClass) return undefined;
+        if (locates) {
+          const fromChunk = relative(buildDir, args.path).split(sep).join('/');
+          source = source.replace(/\bimport\.meta\.url\b/g, `new URL(${JSON.stringify(fromChunk)}, import.meta.url).href`);
+        }
+        if (!declaresClass) return { contents: source, loader };
+        // Its own source map goes along inline, and the bundle's maps through it to the .ts lines.
+        const { transform } = await import('esbuild');
+        const compiled = await transform(source, { loader, format: 'esm', target: 'node20', keepNames: true, tsconfigRaw, sourcemap: 'inline', sourcefile: basename(args.path) });
+        return { contents: compiled.code, loader: 'js' };
       });
     },
   };
@@ -120,15 +142,15 @@ async function buildAll() {
     splitting: true,
     chunkNames: '[name]-[hash]',
     outExtension: { '.js': '.mjs' },
-    // Class names are GraphQL type names (type-graphql): bundling must not rename them. tsx keeps them too.
-    keepNames: true,
+    // Kept only in modules that declare a class (sourcePlugin).
+    keepNames: false,
     sourcemap: 'linked',
     sourcesContent: false,
     tsconfig: join(ROOT, 'tsconfig.json'),
     metafile: true,
     logLevel: 'error',
     // The chunks' URL is only known by depth: one level below CACHE, as the final folder will be.
-    plugins: [sourceUrlPlugin(staging)],
+    plugins: [sourcePlugin(staging)],
   });
   const inputs = {};
   for (const file of [...Object.keys(result.metafile.inputs), ...SETTINGS_FILES]) {
