@@ -129,7 +129,11 @@ interface FieldShape {
   argumentWeights: readonly (readonly [string, number])[];
   field: GraphQLField<unknown, unknown>;
   listSize: ListSize | undefined;
-  /** The field as costed, when it takes no arguments (most do): the same for every request. */
+  /**
+   * The field as costed, when no argument it is given changes its cost (most fields: no weighted
+   * argument, no slicing argument, not a list sized by a list argument): the same for every request,
+   * whose arguments are then not read.
+   */
   unargued?: CostedField;
 }
 
@@ -248,7 +252,8 @@ function costWalk({ schema, document, operation, variables }: CostedOperation, a
       field,
       listSize: annotations.listSizes.get(coordinate),
     };
-    if (!field.args.length) shape.unargued = { ...shape, args: NO_ARGUMENTS, argumentsCost: 0 };
+    const sizedByArguments = Boolean(shape.listSize?.slicingArguments?.length) || (shape.isList && field.args.filter((argument) => isListType(getNullableType(argument.type))).length === 1);
+    if (!shape.argumentWeights.length && !sizedByArguments) shape.unargued = { ...shape, args: NO_ARGUMENTS, argumentsCost: 0 };
     return shape;
   };
 

@@ -131,8 +131,16 @@ describe('the cost of an operation', () => {
 
   it('finds a document’s fields once, for every request of it, and reads again only what @skip or @include make depend on the variables', () => {
     // A server hands every request of one text the same parsed document. Counted: lookups of a type's
-    // fields, and walks of each selection set, over two requests of it with different variables.
-    const counted = buildSchema(SDL);
+    // fields, walks of each selection set, and reads of an argument that does not change the cost
+    // (`standing(at:)`), over two requests of it with different variables.
+    const counted = buildSchema(`scalar Instant\n${SDL.replace('standing: Standing!', 'standing(at: Instant): Standing!')}`);
+    let argumentReads = 0;
+    Object.assign(counted.getType('Instant')!, {
+      parseLiteral: (value: { value: string }) => {
+        argumentReads += 1;
+        return value.value;
+      },
+    });
     let lookups = 0;
     for (const type of Object.values(counted.getTypeMap())) {
       if (!('getFields' in type) || type.name.startsWith('__')) continue;
@@ -144,7 +152,9 @@ describe('the cost of an operation', () => {
         },
       });
     }
-    const document = parse('query($ids: [ID!]!, $at: String, $verdict: Boolean!) { passports(ids: $ids) { id verdict @include(if: $verdict) } passport(id: "p", at: $at) { standing { standing } } }');
+    const document = parse(
+      'query($ids: [ID!]!, $at: String, $verdict: Boolean!) { passports(ids: $ids) { id verdict @include(if: $verdict) } passport(id: "p", at: $at) { standing(at: "2026-01-01T00:00:00Z") { standing } } }',
+    );
     const operation = document.definitions[0] as OperationDefinitionNode;
     const walks = new Map<string, number>();
     visit(document, {
@@ -168,6 +178,7 @@ describe('the cost of an operation', () => {
     expect(costOf({ ids: ['a', 'b', 'c'], verdict: false })).toBe(3 * 1 + 1 + 20);
     expect(lookups).toBe(0);
     expect(Object.fromEntries(walks)).toEqual({ passports: 1 });
+    expect(argumentReads).toBe(0);
   });
 });
 
