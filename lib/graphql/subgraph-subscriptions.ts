@@ -16,11 +16,15 @@ import type { DocumentNode, GraphQLError, GraphQLFieldResolver, GraphQLFormatted
 import { createHandler } from 'graphql-sse/lib/use/fastify';
 import type { ServiceName } from '../config/services.js';
 import { type ChangeListener, MAX_FEED_PAGE } from '../db/change-feed.js';
-import { challengeOf, refusalOf } from '../auth/tokens.js';
+import type { Authenticator } from '../auth/tokens.js';
+import type { GraphqlLimits } from '../config/runtime.js';
 import { PROBLEM_MEDIA_TYPE } from '../http/request-problem.js';
-import { type Problem, ProblemError, problem, problemHeaders } from '../problem.js';
+import { type Problem, ProblemError, problemHeaders } from '../problem.js';
 import type { RequestContext } from './context.js';
 import { type CostAnnotations, costRefusal, graphqlOf, operationCost } from './cost.js';
+import { GATEWAY_CREDENTIAL_HEADER, gatewayCredentialCheck } from './gateway-credential.js';
+import { HeldCredentials } from './held-credentials.js';
+import { clientQuota, quotaRefusalResponse, refusalLogged, refusedEventStream } from './live-gate.js';
 import { ANY_KEY, LIVE_FEEDS, type LiveFeed } from './live-feeds.js';
 
 /** A page of a feed as its read field answers it; null when its arguments name nothing. */
@@ -118,10 +122,16 @@ export interface SubgraphSubscriptionOptions {
   schema: GraphQLSchema;
   /** The caller's context, as for a query: throws the problem of a token that cannot be told. */
   context: (request: FastifyRequest) => Promise<RequestContext>;
+  /** Recognises the bearer token a stream opens with, and asks it again while the stream is open. */
+  authenticator: Authenticator;
+  /** Calls a listener after each revocation or suspension made in this process (the identity store's onRevocation). */
+  onRevocation?: (listener: () => void) => void;
   validationRules: readonly ValidationRule[];
   annotations: CostAnnotations;
-  maxCost: number;
-  maxTokens: number;
+  /** The subgraph's limits (subgraphLimits): a subscription's cost, and the client's quota (GRAPHQL_MAX_SUBSCRIPTIONS_PER_CLIENT, the cost of its subscriptions' events together). */
+  limits: Pick<GraphqlLimits, 'maxCost' | 'maxTokens' | 'maxSubscriptionsPerClient'>;
+  /** With it, a stream that carries the gateway's credential was counted by that gateway's own quota, and is not counted again here. */
+  gatewaySecret?: string;
   formatError: (formatted: GraphQLFormattedError, error: unknown) => GraphQLFormattedError;
 }
 
@@ -135,14 +145,22 @@ const problemResponse = (refusal: Problem, headers: Record<string, string>) =>
 export const asksForEventStream = (request: FastifyRequest): boolean => request.headers.accept === 'text/event-stream';
 
 /**
- * The handler of a subgraph's GraphQL over SSE requests (asksForEventStream). On shutdown its streams
- * end with a reconnect hint (`retry:`): the gateway subscribes again, to another replica or to this
- * one restarted, and its subscribers resume from their cursors.
+ * The handler of a subgraph's GraphQL over SSE requests (asksForEventStream), held to the rules of
+ * the gateway's: the token checked as the stream opens (connectionRefusal) and asked again while it
+ * is open (HeldCredentials), the client's quota of open subscriptions (ClientQuota, by address, as
+ * the gateway counts; not for a stream the gateway's credential says a gateway counted). On shutdown
+ * its streams end with a reconnect hint (`retry:`): the gateway subscribes again, to another replica
+ * or to this one restarted, and its subscribers resume from their cursors.
  */
 export function subgraphSubscriptions(app: FastifyInstance, options: SubgraphSubscriptionOptions): (request: FastifyRequest, reply: FastifyReply) => Promise<void> {
   const open = new Set<FastifyReply>();
+  const held = new HeldCredentials(options.authenticator);
+  options.onRevocation?.(() => void held.check());
+  const quota = clientQuota(options.limits);
+  const fromGateway = options.gatewaySecret === undefined ? undefined : gatewayCredentialCheck(options.gatewaySecret);
   app.addHook('preClose', (done) => {
     for (const reply of open) reply.raw.end('retry: 1000\n\n');
+    held.close();
     done();
   });
   const refusal = (status: number, errors: readonly GraphQLError[]) =>
@@ -156,20 +174,18 @@ export function subgraphSubscriptions(app: FastifyInstance, options: SubgraphSub
     // Distinct connections only: each subscription is its own request.
     authenticate: () => null,
     async onSubscribe(request, params) {
-      // Who asks first, as for a query: a bad token is refused before its subscription is read.
       const fastifyRequest = request.raw as unknown as FastifyRequest;
       let contextValue: RequestContext;
       try {
         contextValue = await options.context(fastifyRequest);
       } catch (error) {
+        // The token told when the stream opened, and cannot be now (the identity store away since).
         if (!(error instanceof ProblemError)) throw error;
         return problemResponse(error.problem, problemHeaders(error.problem));
       }
-      const refused = contextValue.badCredentials ? refusalOf(contextValue, []) : undefined;
-      if (refused) return problemResponse(problem(refused.status, refused.code, refused.detail), { 'www-authenticate': challengeOf(refused)! });
       let document: DocumentNode;
       try {
-        document = typeof params.query === 'string' ? gql.parse(params.query, { maxTokens: options.maxTokens }) : params.query;
+        document = typeof params.query === 'string' ? gql.parse(params.query, { maxTokens: options.limits.maxTokens }) : params.query;
       } catch (error) {
         return refusal(400, [Object.assign(error as GraphQLError, { extensions: { code: 'GRAPHQL_PARSE_FAILED' } })]);
       }
@@ -187,14 +203,27 @@ export function subgraphSubscriptions(app: FastifyInstance, options: SubgraphSub
       }
       const variables = params.variables ?? {};
       const cost = operationCost({ schema: options.schema, document, operation, variables }, options.annotations);
-      if (cost > options.maxCost) return refusal(400, [costRefusal(cost, options.maxCost)]);
+      if (cost > options.limits.maxCost) return refusal(400, [costRefusal(cost, options.limits.maxCost)]);
+      // A stream a gateway sent (its credential) was counted in that gateway's quota.
+      const release = fromGateway?.(fastifyRequest.headers[GATEWAY_CREDENTIAL_HEADER]) ? undefined : quota.take(fastifyRequest.ip, cost);
+      if (typeof release === 'string') {
+        refusalLogged(fastifyRequest, { status: 429, code: 'SUBSCRIPTION_LIMIT' });
+        return quotaRefusalResponse(quota.refusal(release));
+      }
       // Run here, by the graphql the schema was built with (graphql-sse may load another copy of it).
-      const result = await gql.subscribe({ schema: options.schema, document, operationName: params.operationName, variableValues: variables, contextValue });
+      const result = await gql.subscribe({ schema: options.schema, document, operationName: params.operationName, variableValues: variables, contextValue }).catch((error: unknown) => {
+        release?.();
+        throw error;
+      });
+      if (Symbol.asyncIterator in result) return held.streamHeld(result, fastifyRequest.headers.authorization, release);
+      release?.();
       // A subscription refused as it starts (an unknown passport) is one result, which graphql-sse knows by its `data`.
-      return Symbol.asyncIterator in result ? result : { data: null, ...result };
+      return { data: null, ...result };
     },
   });
   return async (request, reply) => {
+    // Who asks first, as at the gateway: a bad token is refused before its subscription is read.
+    if (await refusedEventStream(options.authenticator, request, reply)) return;
     // The handler writes the response itself.
     reply.hijack();
     open.add(reply);

@@ -9,7 +9,7 @@ import type { AdminLog } from '../audit/admin-log.js';
 import type { RefusalLog } from '../audit/refusal-log.js';
 import { refusalReportKey } from '../audit/refusal-report.js';
 import { openPlatformIdentity, type PlatformIdentity } from '../auth/authentication.js';
-import type { AccessTokens } from '../auth/tokens.js';
+import type { AccessTokens, Authenticator } from '../auth/tokens.js';
 import { publicUrlsOfConfig, type PublicUrls } from '../config/public-urls.js';
 import { withSchema } from '../config/database.js';
 import { loadRuntimeConfig, type GraphqlLimits } from '../config/runtime.js';
@@ -80,6 +80,10 @@ export interface Subgraph {
   metrics: ServerMetrics;
   /** The conditions of its readiness probe (database reachable and migrated, keys unsealed). */
   readiness: Record<string, ReadinessCheck>;
+  /** Recognises the bearer tokens of the subgraph's callers (the shared identity's authenticators). */
+  authenticator: Authenticator;
+  /** Calls a listener after each revocation or suspension made in this process (the identity store's). */
+  onRevocation(listener: () => void): void;
   /** A request's context: its caller, and its logger (the request's, bound to its ids). */
   context(authorization: string | undefined, log: FastifyBaseLogger): Promise<RequestContext>;
   /** The service's change notices, for the gateway's live subscriptions (served at GET /changes) and its own (subgraph-subscriptions.ts); absent for a service without subscriptions. */
@@ -149,6 +153,8 @@ export function defineSubgraph<P extends ServicePrismaClient, D>(definition: Sub
       operations,
       metrics,
       readiness: kernel.readiness,
+      authenticator: identity.authenticator,
+      onRevocation: (listener) => identity.store.onRevocation(listener),
       context: (authorization, log) => requestContext(identity.authenticator, authorization, log),
       graphReady: async () => definition.graphReady?.(dependencies, gateway),
       close: async () => {

@@ -10,13 +10,16 @@ import { createClient as createWsClient, type Client } from 'graphql-ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { createModel, createPassport, PAYLOADS } from '../issuer/support.js';
-import { startTestStack, type TestStack } from '../support/stack.js';
+import { GATEWAY_CREDENTIAL_HEADER } from '../../lib/graphql/gateway-credential.js';
+import { startTestStack, TOKENS, type TestStack } from '../support/stack.js';
 
 let platform: TestStack;
 let passportId = '';
+/** The gateway's credential to the subgraphs (it bears on the quota of a subgraph's own subscriptions). */
+const SECRET = 'live-limits-subgraph-secret-0123';
 
 beforeAll(async () => {
-  platform = await startTestStack({ env: { GRAPHQL_MAX_SUBSCRIPTIONS_PER_CONNECTION: '2', GRAPHQL_MAX_SUBSCRIPTIONS_PER_CLIENT: '3' } });
+  platform = await startTestStack({ env: { GRAPHQL_MAX_SUBSCRIPTIONS_PER_CONNECTION: '2', GRAPHQL_MAX_SUBSCRIPTIONS_PER_CLIENT: '3', SUBGRAPH_SECRET: SECRET } });
   await createModel(platform, 'battery-live-limits');
   passportId = (await createPassport(platform, 'battery-live-limits')).passport_id;
 }, 180_000);
@@ -75,6 +78,38 @@ describe('subscriptions under the limits of a query', () => {
       sse.dispose();
       await first.dispose();
       await second.dispose();
+    }
+  });
+
+  it("holds one client to as many subscriptions at a subgraph's own port (GraphQL over SSE, as Hive Gateway subscribes), but for the streams a gateway counted (its credential)", async () => {
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const url = new URL(platform.stack.subgraphUrls.issuer);
+    url.searchParams.set('query', `subscription { passportEvents(passportId: "${passportId}") { seq } }`);
+    const streams: AbortController[] = [];
+    const open = (headers: Record<string, string> = {}) => {
+      const stream = new AbortController();
+      streams.push(stream);
+      return fetch(url, { headers: { accept: 'text/event-stream', ...headers }, signal: stream.signal });
+    };
+    try {
+      for (let index = 0; index < 3; index += 1) expect((await open()).status).toBe(200);
+      const over = await open({ authorization: `Bearer ${TOKENS.writer}` });
+      expect(over.status).toBe(429);
+      expect(await over.json()).toEqual({
+        errors: [
+          {
+            message: 'This client has 3 subscriptions open, the most one client may hold.',
+            extensions: { code: 'SUBSCRIPTION_LIMIT', limit: { setting: 'GRAPHQL_MAX_SUBSCRIPTIONS_PER_CLIENT', value: 3 } },
+          },
+        ],
+      });
+      expect((await open({ [GATEWAY_CREDENTIAL_HEADER]: SECRET })).status).toBe(200);
+      // A stream ended gives its place back.
+      streams[0]!.abort();
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect((await open()).status).toBe(200);
+    } finally {
+      for (const stream of streams) stream.abort();
     }
   });
 
