@@ -16,7 +16,7 @@ import type { Context as WsContext } from 'graphql-ws';
 import { makeHandler as makeWsHandler } from 'graphql-ws/use/@fastify/websocket';
 import type { Authenticator } from '../../lib/auth/tokens.js';
 import type { GraphqlLimits } from '../../lib/config/runtime.js';
-import { clientQuota, limitRefusal, quotaRefusalResponse, refusalLogged, refusedEventStream } from '../../lib/graphql/live-gate.js';
+import { clientQuota, limitRefusal, quotaRefusalResponse, refusalLogged, EventStreams } from '../../lib/graphql/live-gate.js';
 import type { LiveMetrics } from '../../lib/ops/metrics.js';
 import type { GatewayContext } from '../data-source.js';
 import type { DocumentLookup } from '../trusted-documents.js';
@@ -76,7 +76,7 @@ export async function liveTransport(
     onRevocation?: (listener: () => void) => void;
   },
 ): Promise<LiveTransport> {
-  const eventStreams = new Set<FastifyReply>();
+  const eventStreams = new EventStreams(options.authenticator, options.metrics);
   const { maxSubscriptionsPerConnection } = options.limits;
   const quota = clientQuota(options.limits);
   // A token revoked, or of an operator suspended, ends the streams that opened with it.
@@ -87,7 +87,7 @@ export async function liveTransport(
     // On shutdown each client is told to reconnect (to this gateway restarted, or another), and resumes from its cursor.
     preClose(done) {
       for (const socket of this.websocketServer.clients) socket.close(SERVICE_RESTART, 'The gateway is restarting; reconnect and resume after your last cursor.');
-      for (const reply of eventStreams) reply.raw.end('retry: 1000\n\n');
+      eventStreams.endAll();
       held.close();
       done();
     },
@@ -174,18 +174,6 @@ export async function liveTransport(
 
   return {
     wsHandler,
-    async serveEventStream(request, reply) {
-      if (await refusedEventStream(options.authenticator, request, reply)) return;
-      // The handler writes the response itself.
-      reply.hijack();
-      eventStreams.add(reply);
-      options.metrics.connectionOpened('graphql-sse');
-      try {
-        await sseHandler(request, reply);
-      } finally {
-        eventStreams.delete(reply);
-        options.metrics.connectionClosed('graphql-sse');
-      }
-    },
+    serveEventStream: (request, reply) => eventStreams.serve(request, reply, sseHandler),
   };
 }

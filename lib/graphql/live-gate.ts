@@ -1,8 +1,9 @@
 /**
- * What every server that serves subscriptions checks as one opens, the gateway (gateway/live/) and a
- * subgraph on its own port (subgraph-subscriptions.ts) alike: the token of a GraphQL over SSE request
- * (connectionRefusal), the client's quota of open subscriptions, and how a refusal that no request
- * log sees (a hijacked stream, a WebSocket's close) is logged.
+ * What every server that serves subscriptions does as one opens, the gateway (gateway/live/) and a
+ * subgraph on its own port (subgraph-subscriptions.ts) alike: its GraphQL over SSE streams, the token
+ * checked first (connectionRefusal) and counted while open; the client's quota of open
+ * subscriptions; and how a refusal that no request log sees (a hijacked stream, a WebSocket's close)
+ * is logged.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { GraphQLFormattedError } from 'graphql';
@@ -11,22 +12,49 @@ import type { Authenticator } from '../auth/tokens.js';
 import type { GraphqlLimits } from '../config/runtime.js';
 import { PROBLEM_MEDIA_TYPE } from '../http/request-problem.js';
 import { infoLogged } from '../ops/logging.js';
+import type { LiveMetrics } from '../ops/metrics.js';
 
 /**
- * Answers a GraphQL over SSE request whose token may not open a stream (401 INVALID_TOKEN, 503 with
- * Retry-After when it cannot be told now), before its stream is hijacked, so that the request log has
- * it like any refused request; whether it did.
+ * A server's GraphQL over SSE streams (graphql-sse's handler, which writes each response itself): a
+ * request whose token may not open a stream is answered before its stream is hijacked (401
+ * INVALID_TOKEN, 503 with Retry-After when it cannot be told now), so that the request log has it
+ * like any refused request; the open ones are counted (LiveMetrics, `graphql-sse`) and, on shutdown,
+ * ended with a reconnect hint (`retry:`), so that clients resume from their cursors elsewhere.
  */
-export async function refusedEventStream(authenticator: Authenticator, request: FastifyRequest, reply: FastifyReply): Promise<boolean> {
-  const refusal = await connectionRefusal(authenticator, request.headers.authorization);
-  if (!refusal) return false;
-  // A Buffer, so that Fastify adds no charset to the media type.
-  await reply
-    .code(refusal.details.status)
-    .headers(refusal.headers)
-    .type(PROBLEM_MEDIA_TYPE)
-    .send(Buffer.from(JSON.stringify(refusal.details)));
-  return true;
+export class EventStreams {
+  readonly #open = new Set<FastifyReply>();
+  constructor(
+    readonly authenticator: Authenticator,
+    readonly metrics: LiveMetrics,
+  ) {}
+
+  async serve(request: FastifyRequest, reply: FastifyReply, handler: (request: FastifyRequest, reply: FastifyReply) => Promise<void>): Promise<void> {
+    const refusal = await connectionRefusal(this.authenticator, request.headers.authorization);
+    if (refusal) {
+      // A Buffer, so that Fastify adds no charset to the media type.
+      await reply
+        .code(refusal.details.status)
+        .headers(refusal.headers)
+        .type(PROBLEM_MEDIA_TYPE)
+        .send(Buffer.from(JSON.stringify(refusal.details)));
+      return;
+    }
+    reply.hijack();
+    this.#open.add(reply);
+    this.metrics.connectionOpened('graphql-sse');
+    // Ended by the response's close, which a client gone away also makes: graphql-sse's handler then
+    // never returns (it waits for an end that a closed response does not call back).
+    reply.raw.once('close', () => {
+      this.#open.delete(reply);
+      this.metrics.connectionClosed('graphql-sse');
+    });
+    await handler(request, reply);
+  }
+
+  /** Ends every open stream with a reconnect hint. */
+  endAll(): void {
+    for (const reply of this.#open) reply.raw.end('retry: 1000\n\n');
+  }
 }
 
 /**

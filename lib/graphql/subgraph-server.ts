@@ -164,6 +164,7 @@ export async function serveSubgraph(subgraph: Subgraph, listen: { host: string; 
       context,
       authenticator: subgraph.authenticator,
       onRevocation: subgraph.onRevocation,
+      metrics: subgraph.metrics.live,
       validationRules: armor.validationRules,
       annotations,
       limits: subgraphLimits(options.limits),

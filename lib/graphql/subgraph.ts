@@ -26,6 +26,7 @@ import { Operations, type ReadinessCheck } from '../ops/operations.js';
 import { ChangeListener, changeChannel } from '../db/change-feed.js';
 import { followFeedsInSchema } from './subgraph-subscriptions.js';
 import type { ServerMetrics } from '../ops/metrics.js';
+import { serverTracer } from '../ops/tracing.js';
 
 export interface SubgraphDefinition<P extends ServicePrismaClient, D> {
   name: ServiceName;
@@ -142,7 +143,7 @@ export function defineSubgraph<P extends ServicePrismaClient, D>(definition: Sub
     resolveMutationsWithPendingEntries(schema);
     // LISTENs only while the gateway or a subscriber follows it: one connection for every subscriber.
     const changes = definition.subscriptions ? new ChangeListener(databaseUrl, changeChannel(kernel.schema)) : undefined;
-    if (changes) followFeedsInSchema(schema, definition.name, changes);
+    if (changes) followFeedsInSchema(schema, definition.name, changes, { metrics: metrics.live, tracer: serverTracer(definition.name) });
     return {
       ...(changes ? { changes } : {}),
       name: definition.name,

@@ -146,6 +146,38 @@ describe('subscriptions under the limits of a query', () => {
     }
   });
 
+  it("count a subgraph's own subscriptions in the same metrics, by the subgraph's server label, and count closed a GraphQL over SSE stream its client left", async () => {
+    const gauge = async (pattern: RegExp) => Number(pattern.exec(await platform.stack.operations.metrics.exposition())?.[1] ?? 'NaN');
+    const subgraphConnections = /graphql_subscription_connections\{server="issuer",protocol="graphql-sse"\} (\d+)/;
+    const gatewayConnections = /graphql_subscription_connections\{server="gateway",protocol="graphql-sse"\} (\d+)/;
+    const subgraphSubscriptions = /graphql_subscriptions\{server="issuer",subscription="passportEvents"\} (\d+)/;
+    const query = `subscription { passportEvents(passportId: "${passportId}") { seq } }`;
+    const streams = [new AbortController(), new AbortController()];
+    /** A GraphQL over SSE stream of the passport's events at `url`, read until its first event. */
+    const follow = async (url: string, stream: AbortController) => {
+      const response = await fetch(`${url}?query=${encodeURIComponent(query)}`, { headers: { accept: 'text/event-stream' }, signal: stream.signal });
+      expect(response.status).toBe(200);
+      const reader = response.body!.getReader();
+      let text = '';
+      while (!text.includes('event: next')) text += new TextDecoder().decode((await reader.read()).value);
+    };
+    try {
+      await follow(platform.stack.subgraphUrls.issuer, streams[0]!);
+      await follow(platform.stack.gateway.graphqlUrl, streams[1]!);
+      expect(await gauge(subgraphConnections)).toBe(1);
+      expect(await gauge(gatewayConnections)).toBe(1);
+      expect(await gauge(subgraphSubscriptions)).toBe(1);
+      const appended = await platform.rest('issuer', `/passports/${passportId}/events`, { body: { type: 'ObjectEvent', payload: PAYLOADS.ObjectEvent!() }, as: 'writer' });
+      expect(appended.status).toBe(201);
+      await expect.poll(() => gauge(/graphql_subscription_delivery_lag_seconds_count\{server="issuer",subscription="passportEvents"\} (\d+)/), { timeout: 5_000, interval: 100 }).toBeGreaterThan(0);
+      expect(await gauge(/graphql_subscription_events_total\{server="issuer",subscription="passportEvents"\} (\d+)/)).toBeGreaterThan(1);
+    } finally {
+      for (const stream of streams) stream.abort();
+    }
+    // The clients gone: nothing left counted open, at the gateway or the subgraph.
+    await expect.poll(async () => [await gauge(subgraphConnections), await gauge(gatewayConnections), await gauge(subgraphSubscriptions)], { timeout: 3_000, interval: 100 }).toEqual([0, 0, 0]);
+  });
+
   it('on shutdown, close each graphql-ws connection with 1012 (service restart), and end each subgraph event stream with retry:, so that clients reconnect and resume', async () => {
     const closed = new Promise<number>((resolve) => {
       const socket = new WebSocket(platform.stack.gateway.graphqlUrl.replace(/^http/, 'ws'), 'graphql-transport-ws');
