@@ -28,7 +28,8 @@ import { GATEWAY_CREDENTIAL_HEADER, gatewayCredentialCheck } from './gateway-cre
 import { HeldCredentials } from './held-credentials.js';
 import { Bell, deliverySpan } from './live-delivery.js';
 import { clientQuota, quotaRefusalResponse, refusalLogged, EventStreams } from './live-gate.js';
-import { ANY_KEY, LIVE_FEEDS, type LiveFeed } from './live-feeds.js';
+import { FeedWatchers, type Wake } from './feed-watchers.js';
+import { LIVE_FEEDS, type LiveFeed } from './live-feeds.js';
 
 /** A page of a feed as its read field answers it; null when its arguments name nothing. */
 type FeedPage = { nodes: { cursor: string }[] } | null;
@@ -49,6 +50,16 @@ export function followFeedsInSchema(schema: GraphQLSchema, service: ServiceName,
   const gql = graphqlOf(schema);
   const subscriptionFields = schema.getSubscriptionType()?.getFields() ?? {};
   const queryFields = schema.getQueryType()!.getFields();
+  // One listener of the service's notices for all its subscriptions, each woken by the notices of its keys only.
+  const watchers = new FeedWatchers();
+  let listening = false;
+  const watch: WatchFeed = (watched, key, wake) => {
+    if (!listening) {
+      listening = true;
+      changes.subscribe({ onNotice: ({ feed, key, at, trace }) => void watchers.notify(feed, key, at, trace), onResync: () => watchers.wakeAll() });
+    }
+    return watchers.watch(watched, key, wake);
+  };
   for (const feed of LIVE_FEEDS.filter((candidate) => candidate.service === service)) {
     const field = subscriptionFields[feed.field];
     const read = queryFields[feed.readField]?.resolve;
@@ -58,7 +69,7 @@ export function followFeedsInSchema(schema: GraphQLSchema, service: ServiceName,
       const readAfter = async (after: string | null) => (await read(root, { ...args, after, first: MAX_FEED_PAGE }, context, info)) as FeedPage;
       // Watched from the first read on: a notice while it runs rings for the next.
       const bell = new Bell();
-      const unwatch = watchFeed(changes, feed, args, bell);
+      const unwatch = watchFeed(watch, feed, args, bell);
       const first = await readAfter((args.after as string | null | undefined) ?? null).catch((error: unknown) => {
         unwatch();
         throw error;
@@ -73,15 +84,14 @@ export function followFeedsInSchema(schema: GraphQLSchema, service: ServiceName,
   }
 }
 
+type WatchFeed = (feed: string, key: string, wake: Wake) => () => void;
+
 /** Rings `bell` on each notice of the feed that concerns a subscription with these arguments, and whenever notices may have been missed; the unwatch. */
-function watchFeed(changes: ChangeListener, feed: LiveFeed, args: Record<string, unknown>, bell: Bell): () => void {
-  const watches = feed.watches(args);
-  return changes.subscribe({
-    onNotice: (notice) => {
-      if (watches.some((watch) => watch.feed === notice.feed && (watch.key === ANY_KEY || watch.key === notice.key))) bell.ring(notice.at, notice.trace);
-    },
-    onResync: () => bell.ring(),
-  });
+function watchFeed(watch: WatchFeed, feed: LiveFeed, args: Record<string, unknown>, bell: Bell): () => void {
+  const unwatches = feed.watches(args).map(({ feed: watched, key }) => watch(watched, key, (at, trace) => bell.ring(at, trace)));
+  return () => {
+    for (const unwatch of unwatches) unwatch();
+  };
 }
 
 /**
