@@ -36,6 +36,7 @@ export const UNIT = [
   'test/ops/metrics-listener.test.ts',
   'test/lib/tracing-off.test.ts',
   'test/lib/change-payload.test.ts',
+  'test/lib/feed-watchers.test.ts',
   'test/gateway/live-read-failures.test.ts',
   'test/gateway/composition.test.ts',
   'test/gateway/subgraph-fetch.test.ts',

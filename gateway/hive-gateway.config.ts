@@ -2,7 +2,7 @@
  * Hive Gateway serving the supergraph file (`npm start` writes it) as the built-in gateway serves
  * it: on loopback unless HOST says otherwise, with the same limits from the same settings
  * (GRAPHQL_MAX_*, GRAPHQL_INTROSPECTION) refused in the same words with the same codes, the
- * caller's Authorization passed to every subgraph, no GraphiQL or landing page from a CDN, and
+ * caller's Authorization passed to every subgraph (and the gateway's credential, with SUBGRAPH_SECRET), no GraphiQL or landing page from a CDN, and
  * nothing reported anywhere (no Hive token is given).
  *
  *   hive-gateway supergraph .data/supergraph.graphql --config-path gateway/hive-gateway.config.ts
@@ -16,6 +16,7 @@ import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import { Kind, parse, type DocumentNode, type GraphQLError, type GraphQLSchema, type OperationDefinitionNode, type ValidationRule } from 'graphql';
 import { loadRuntimeConfig } from '../lib/config/runtime.js';
 import { costAnnotations, costRefusal, operationCost, operationCosts, type CostAnnotations } from '../lib/graphql/cost.js';
+import { GATEWAY_CREDENTIAL_HEADER } from '../lib/graphql/gateway-credential.js';
 import { armorLimits } from '../lib/graphql/limits.js';
 import { formatGatewayError } from './refusals.js';
 
@@ -132,9 +133,12 @@ export const gatewayConfig = {
   // were another, would let "Did you mean" through).
   blockFieldSuggestions: !config.introspection,
   propagateHeaders: {
+    // The caller's Authorization, and the gateway's credential (SUBGRAPH_SECRET) as ours sends it: a
+    // subgraph takes mutations only with it, and does not count again in its own quota of subscriptions
+    // per client the streams that carry it.
     fromClientToSubgraphs: ({ request }: { request: Request }) => {
       const authorization = request.headers.get('authorization');
-      return authorization ? { authorization } : {};
+      return { ...(authorization ? { authorization } : {}), ...(config.subgraphSecret ? { [GATEWAY_CREDENTIAL_HEADER]: config.subgraphSecret } : {}) };
     },
   },
   plugins: () => [EnvelopArmorPlugin({ ...armorLimits(config.graphqlLimits, config.introspection), maxTokens: { enabled: false }, blockFieldSuggestion: { enabled: false } }), refuseAsOurGateway()],

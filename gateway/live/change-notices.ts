@@ -11,13 +11,7 @@ import type { ServiceName } from '../../lib/config/services.js';
 import { TRACEPARENT } from '../../lib/db/change-feed.js';
 import { GATEWAY_CREDENTIAL_HEADER } from '../../lib/graphql/gateway-credential.js';
 import { CHANGES_PATH } from '../../lib/graphql/change-stream.js';
-import { ANY_KEY } from '../../lib/graphql/live-feeds.js';
-
-/**
- * Wakes a subscription; `at`: when the append that woke it was made (ms since the epoch), `trace`:
- * its traceparent (lib/db/change-feed.ts), both absent for a resync.
- */
-type Wake = (at?: number, trace?: string) => void;
+import { FeedWatchers, type Wake } from '../../lib/graphql/feed-watchers.js';
 
 /** How long after a refused or failed stream the gateway opens it again. */
 const REOPEN_MS = 1_000;
@@ -25,8 +19,7 @@ const REOPEN_MS = 1_000;
 class ServiceNotices {
   readonly #url: string;
   readonly #secret: string | undefined;
-  /** feed → key → the subscriptions woken by it. */
-  readonly #watchers = new Map<string, Map<string, Set<Wake>>>();
+  readonly #watchers = new FeedWatchers();
   #source: EventSource | undefined;
   #reopen: NodeJS.Timeout | undefined;
   #closed = false;
@@ -37,19 +30,10 @@ class ServiceNotices {
   }
 
   watch(feed: string, key: string, wake: Wake): () => void {
-    let byKey = this.#watchers.get(feed);
-    if (!byKey) {
-      this.#watchers.set(feed, (byKey = new Map()));
-      if (this.#source) this.#listen(this.#source, feed);
-    }
-    let wakes = byKey.get(key);
-    if (!wakes) byKey.set(key, (wakes = new Set()));
-    wakes.add(wake);
+    if (!this.#watchers.has(feed) && this.#source) this.#listen(this.#source, feed);
+    const unwatch = this.#watchers.watch(feed, key, wake);
     if (!this.#source && !this.#reopen) this.#open();
-    return () => {
-      wakes.delete(wake);
-      if (wakes.size === 0) byKey.delete(key);
-    };
+    return unwatch;
   }
 
   #open(): void {
@@ -60,8 +44,8 @@ class ServiceNotices {
       fetch: (input, init) => fetch(input, { ...init, headers: { ...init?.headers, ...(secret ? { [GATEWAY_CREDENTIAL_HEADER]: secret } : {}) } }),
     });
     this.#source = source;
-    source.addEventListener('resync', () => this.#wakeAll());
-    for (const feed of this.#watchers.keys()) this.#listen(source, feed);
+    source.addEventListener('resync', () => this.#watchers.wakeAll());
+    for (const feed of this.#watchers.feeds()) this.#listen(source, feed);
     source.addEventListener('error', () => {
       // A stream refused or answered otherwise is not retried by EventSource itself.
       if (source.readyState !== EventSource.CLOSED || this.#closed) return;
@@ -73,14 +57,8 @@ class ServiceNotices {
   #listen(source: EventSource, feed: string): void {
     source.addEventListener(feed, (event) => {
       const [key, , at, trace] = event.data.split(' ');
-      const byKey = this.#watchers.get(feed);
-      const traced = trace && TRACEPARENT.test(trace) ? trace : undefined;
-      for (const wake of [...(byKey?.get(key ?? '') ?? []), ...(byKey?.get(ANY_KEY) ?? [])]) wake(Number(at) || undefined, traced);
+      this.#watchers.notify(feed, key ?? '', Number(at) || undefined, trace && TRACEPARENT.test(trace) ? trace : undefined);
     });
-  }
-
-  #wakeAll(): void {
-    for (const byKey of this.#watchers.values()) for (const wakes of byKey.values()) for (const wake of wakes) wake();
   }
 
   close(): void {

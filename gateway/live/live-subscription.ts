@@ -10,7 +10,7 @@
  * lost notice or a reconnection.
  */
 import type { ApolloServer } from '@apollo/server';
-import { context as otelContext, propagation, ROOT_CONTEXT, SpanKind, trace, type Context, type Link, type Span, type Tracer } from '@opentelemetry/api';
+import { context as otelContext, type Tracer } from '@opentelemetry/api';
 import type { DocumentNode, ExecutionResult, FieldNode, GraphQLError, GraphQLFormattedError, GraphQLSchema, OperationDefinitionNode, ValidationRule } from 'graphql';
 import { Kind } from 'graphql';
 import { LRUCache } from 'lru-cache';
@@ -18,6 +18,7 @@ import type { GraphqlLimits } from '../../lib/config/runtime.js';
 import { MAX_FEED_PAGE } from '../../lib/db/change-feed.js';
 import type { LiveMetrics } from '../../lib/ops/metrics.js';
 import { costRefusal, graphqlOf, operationCost, type CostAnnotations } from '../../lib/graphql/cost.js';
+import { Bell, deliverySpan, nextMoment } from '../../lib/graphql/live-delivery.js';
 import { LIVE_FEEDS, type LiveFeed, type Watch } from '../../lib/graphql/live-feeds.js';
 import { problemOf } from '../../lib/problem.js';
 import type { GatewayContext } from '../data-source.js';
@@ -256,13 +257,6 @@ export class LiveSubscriptions {
 }
 
 /**
- * When something happened, in the order things happened in this process: a ring of a subscriber's
- * bell, the start of a read. Counted, not timed, so that two moments never compare equal.
- */
-let moments = 0;
-const nextMoment = () => ++moments;
-
-/**
  * The reads of the live feeds, shared. Subscribers with the same read query, variables and cursor and
  * the same credentials (the same Authorization, or none) would be given the same answer by every
  * subgraph, whose rules see nothing else of the caller: while one such read is in flight, a subscriber
@@ -375,88 +369,6 @@ function readOperation(
   // The other operations of the document are left out; its fragments stay.
   const definitions = document.definitions.filter((definition) => definition.kind === Kind.FRAGMENT_DEFINITION);
   return { readQuery: gql.print({ kind: Kind.DOCUMENT, definitions: [readDefinition, ...definitions] }), unusedVariable };
-}
-
-/** Most appends a delivery's span links to: those of one read, which a burst of appends may make many. */
-const MAX_LINKS = 16;
-
-/**
- * The span of one delivery: a read woken by appends and the sending of what it read, in the trace of
- * the first append (a child of the span that appended, as a message's consumer is of its producer)
- * and linked to each, so that a backend shows append → notice → delivery; none without a tracer or
- * traced appends (a resync, tracing off where they were made). The read's own spans (the gateway's
- * plan and fetches, the subgraph's) are its children; a read shared with other subscribers is the
- * child of the delivery that began it.
- */
-function deliverySpan(tracer: Tracer | undefined, field: string, appends: readonly string[]): { span: Span; context: Context } | undefined {
-  if (!tracer || appends.length === 0) return undefined;
-  const links: Link[] = appends.flatMap((traceparent) => {
-    const appended = trace.getSpanContext(propagation.extract(ROOT_CONTEXT, { traceparent }));
-    return appended ? [{ context: appended }] : [];
-  });
-  if (links.length === 0) return undefined;
-  const parent = trace.setSpanContext(ROOT_CONTEXT, links[0]!.context);
-  const span = tracer.startSpan(`deliver ${field}`, { kind: SpanKind.CONSUMER, links, attributes: { 'graphql.operation.type': 'subscription', 'graphql.field.name': field } }, parent);
-  return { span, context: trace.setSpan(parent, span) };
-}
-
-/** Wakes a stream waiting for its next read; a ring while none waits is kept for the next wait. */
-class Bell {
-  #rung = false;
-  /** When the earliest append rung for since the last wait was made (ms since the epoch). */
-  #rungFor: number | undefined;
-  /** The traceparents of the appends rung for since the last wait (at most MAX_LINKS). */
-  #traces: string[] = [];
-  /** The moment of the last ring. */
-  #rungAt = 0;
-  #closed = false;
-  #waiting: (() => void) | undefined;
-
-  get closed(): boolean {
-    return this.#closed;
-  }
-
-  get rungAt(): number {
-    return this.#rungAt;
-  }
-
-  ring(appendedAt?: number, traced?: string): void {
-    this.#rung = true;
-    this.#rungAt = nextMoment();
-    if (appendedAt !== undefined) this.#rungFor = Math.min(this.#rungFor ?? appendedAt, appendedAt);
-    if (traced && this.#traces.length < MAX_LINKS) this.#traces.push(traced);
-    this.#waiting?.();
-  }
-
-  close(): void {
-    this.#closed = true;
-    this.#waiting?.();
-  }
-
-  /** Until rung (now, if it was rung since the last wait) or closed; when the earliest append it was rung for was made, and the appends' traceparents. */
-  async wait(): Promise<{ appendedAt: number | undefined; traces: string[] }> {
-    if (!this.#rung && !this.#closed) await new Promise<void>((resolve) => (this.#waiting = resolve));
-    const rung = { appendedAt: this.#rungFor, traces: this.#traces };
-    this.#waiting = undefined;
-    this.#rung = false;
-    this.#rungFor = undefined;
-    this.#traces = [];
-    return rung;
-  }
-
-  /** Until `ms` have passed or it is closed. */
-  async sleep(ms: number): Promise<void> {
-    if (this.#closed) return;
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      this.#waiting = () => {
-        if (!this.#closed) return;
-        clearTimeout(timer);
-        resolve();
-      };
-    });
-    this.#waiting = undefined;
-  }
 }
 
 /**

@@ -16,12 +16,13 @@ import type { Context as WsContext } from 'graphql-ws';
 import { makeHandler as makeWsHandler } from 'graphql-ws/use/@fastify/websocket';
 import type { Authenticator } from '../../lib/auth/tokens.js';
 import type { GraphqlLimits } from '../../lib/config/runtime.js';
-import { PROBLEM_MEDIA_TYPE } from '../../lib/http/request-problem.js';
-import { infoLogged } from '../../lib/ops/logging.js';
+import { clientQuota, limitRefusal, quotaRefusalResponse, refusalLogged, EventStreams } from '../../lib/graphql/live-gate.js';
 import type { LiveMetrics } from '../../lib/ops/metrics.js';
 import type { GatewayContext } from '../data-source.js';
 import type { DocumentLookup } from '../trusted-documents.js';
-import { closeOf, connectionRefusal, FORBIDDEN_CLOSE, HeldCredentials, NO_LONGER_VALID } from './connection-auth.js';
+import { connectionRefusal } from '../../lib/auth/connection-refusal.js';
+import { HeldCredentials, NO_LONGER_VALID } from '../../lib/graphql/held-credentials.js';
+import { closeOf, FORBIDDEN_CLOSE } from './connection-auth.js';
 import type { LiveSubscriptions, PlannedSubscription } from './live-subscription.js';
 
 /** What a subscription carries from its connection to its reads. */
@@ -53,48 +54,6 @@ function connectionAuthorization(payload: Record<string, unknown> | undefined, r
 const { GraphQLError } = createRequire(import.meta.url)('graphql') as typeof import('graphql');
 const asErrors = (formatted: readonly GraphQLFormattedError[]) => formatted.map((error) => new GraphQLError(error.message, { extensions: error.extensions ?? {} }));
 
-/**
- * The subscriptions open from each client address, over both protocols: one client cannot hold more
- * than `max` (GRAPHQL_MAX_SUBSCRIPTIONS_PER_CLIENT) of the gateway's memory, nor subscriptions whose
- * events together cost more than `maxCost` (GRAPHQL_MAX_COST): every append wakes them all, so one
- * append costs a client's subscriptions at most what one request of it may cost.
- */
-class ClientQuota {
-  readonly #open = new Map<string, { count: number; cost: number }>();
-  constructor(
-    readonly max: number,
-    readonly maxCost: number,
-  ) {}
-
-  /** Counts one more of `eventCost` for `client`; the release, or why it may not open. */
-  take(client: string, eventCost: number): (() => void) | 'count' | 'cost' {
-    const open = this.#open.get(client) ?? { count: 0, cost: 0 };
-    if (open.count >= this.max) return 'count';
-    if (open.cost + eventCost > this.maxCost) return 'cost';
-    this.#open.set(client, { count: open.count + 1, cost: open.cost + eventCost });
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      const left = this.#open.get(client);
-      if (!left || left.count <= 1) this.#open.delete(client);
-      else this.#open.set(client, { count: left.count - 1, cost: left.cost - eventCost });
-    };
-  }
-}
-
-const limitRefusal = (message: string, setting: string, value: number): GraphQLFormattedError => ({ message, extensions: { code: 'SUBSCRIPTION_LIMIT', limit: { setting, value } } });
-
-/**
- * A refused connection or subscription, logged as a refused request is (lib/server/request-logs.ts:
- * one `request` line at info), which a hijacked stream or a WebSocket's close never gets: its status,
- * or for a WebSocket its close code, and the refusal's code.
- */
-function refusalLogged(request: FastifyRequest, refusal: { status: number; close_code?: number; code: unknown }): void {
-  if (!infoLogged()) return;
-  request.log.info({ method: request.method, route: request.routeOptions.url ?? null, path: request.url.split('?')[0], ...refusal }, 'request');
-}
-
 export interface LiveTransport {
   /** Serves a request for an event stream (asksForEventStream). */
   serveEventStream(request: FastifyRequest, reply: FastifyReply): Promise<void>;
@@ -117,26 +76,18 @@ export async function liveTransport(
     onRevocation?: (listener: () => void) => void;
   },
 ): Promise<LiveTransport> {
-  const eventStreams = new Set<FastifyReply>();
-  const { maxSubscriptionsPerConnection, maxSubscriptionsPerClient } = options.limits;
-  const quota = new ClientQuota(maxSubscriptionsPerClient, options.limits.maxCost);
+  const eventStreams = new EventStreams(options.authenticator, options.metrics);
+  const { maxSubscriptionsPerConnection } = options.limits;
+  const quota = clientQuota(options.limits);
   // A token revoked, or of an operator suspended, ends the streams that opened with it.
   const held = new HeldCredentials(options.authenticator);
   options.onRevocation?.(() => void held.check());
-  const overClientQuota = (over: 'count' | 'cost') =>
-    over === 'count'
-      ? limitRefusal(`This client has ${maxSubscriptionsPerClient} subscriptions open, the most one client may hold.`, 'GRAPHQL_MAX_SUBSCRIPTIONS_PER_CLIENT', maxSubscriptionsPerClient)
-      : limitRefusal(
-          `The events of this client's open subscriptions would together cost more than ${options.limits.maxCost}, what one request may cost; complete one first.`,
-          'GRAPHQL_MAX_COST',
-          options.limits.maxCost,
-        );
   await app.register(fastifyWebsocket, {
     options: { maxPayload: options.maxPayload },
     // On shutdown each client is told to reconnect (to this gateway restarted, or another), and resumes from its cursor.
     preClose(done) {
       for (const socket of this.websocketServer.clients) socket.close(SERVICE_RESTART, 'The gateway is restarting; reconnect and resume after your last cursor.');
-      for (const reply of eventStreams) reply.raw.end('retry: 1000\n\n');
+      eventStreams.endAll();
       held.close();
       done();
     },
@@ -188,7 +139,7 @@ export async function liveTransport(
       const release = quota.take(ctx.extra.request.ip, planned.eventCost);
       if (typeof release === 'string') {
         refusalLogged(ctx.extra.request, { status: 101, code: 'SUBSCRIPTION_LIMIT' });
-        return asErrors([overClientQuota(release)]);
+        return asErrors([quota.refusal(release)]);
       }
       const authorization = authorizations.get(ctx);
       const caller: GatewayContext = { requestId: ctx.extra.request.id, log: ctx.extra.request.log, ...(authorization ? { authorization } : {}) };
@@ -213,7 +164,7 @@ export async function liveTransport(
       const release = quota.take(fastifyRequest.ip, planned.eventCost);
       if (typeof release === 'string') {
         refusalLogged(fastifyRequest, { status: 429, code: 'SUBSCRIPTION_LIMIT' });
-        return [JSON.stringify({ errors: [overClientQuota(release)] }), { status: 429, statusText: 'Too Many Requests', headers: { 'content-type': 'application/json; charset=utf-8' } }];
+        return quotaRefusalResponse(quota.refusal(release));
       }
       const { authorization } = fastifyRequest.headers;
       const events = await live.open(planned, { requestId: fastifyRequest.id, log: fastifyRequest.log, ...(authorization ? { authorization } : {}) }, release);
@@ -223,19 +174,6 @@ export async function liveTransport(
 
   return {
     wsHandler,
-    async serveEventStream(request, reply) {
-      const refusal = await connectionRefusal(options.authenticator, request.headers.authorization);
-      if (refusal) return void reply.code(refusal.details.status).headers(refusal.headers).type(PROBLEM_MEDIA_TYPE).send(JSON.stringify(refusal.details));
-      // The handler writes the response itself.
-      reply.hijack();
-      eventStreams.add(reply);
-      options.metrics.connectionOpened('graphql-sse');
-      try {
-        await sseHandler(request, reply);
-      } finally {
-        eventStreams.delete(reply);
-        options.metrics.connectionClosed('graphql-sse');
-      }
-    },
+    serveEventStream: (request, reply) => eventStreams.serve(request, reply, sseHandler),
   };
 }

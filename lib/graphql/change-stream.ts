@@ -4,30 +4,27 @@
  * subscriptions a notice concerns (gateway/live/). Each notice is an event named by its feed, its data
  * `key cursor at`, then the append's `traceparent` when it was traced; `resync` says the service (re)started listening, so notices may have been missed.
  */
-import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { ChangeListener } from '../db/change-feed.js';
 import { PROBLEM_MEDIA_TYPE } from '../http/request-problem.js';
 import { problem } from '../problem.js';
-import { GATEWAY_CREDENTIAL_HEADER } from './gateway-credential.js';
+import { GATEWAY_CREDENTIAL_HEADER, gatewayCredentialCheck } from './gateway-credential.js';
 
 export const CHANGES_PATH = '/changes';
 
 /** A comment line this often keeps proxies and the gateway's reader from taking the stream for dead. */
 const HEARTBEAT_MS = 15_000;
 
-const digest = (text: string) => createHash('sha256').update(text, 'utf8').digest();
-
 export function serveChangeStream(app: FastifyInstance, changes: ChangeListener, gatewaySecret: string | undefined): void {
   const open = new Set<() => void>();
+  const fromGateway = gatewaySecret === undefined ? undefined : gatewayCredentialCheck(gatewaySecret);
   // Shutdown ends the streams at once: the gateway reconnects to another replica, or to this one restarted.
   app.addHook('preClose', (done) => {
     for (const end of open) end();
     done();
   });
   app.get(CHANGES_PATH, (request, reply) => {
-    const sent = request.headers[GATEWAY_CREDENTIAL_HEADER];
-    if (gatewaySecret !== undefined && !(typeof sent === 'string' && timingSafeEqual(digest(sent), digest(gatewaySecret)))) {
+    if (fromGateway && !fromGateway(request.headers[GATEWAY_CREDENTIAL_HEADER])) {
       const detail = "This subgraph's change notices are the gateway's; subscribe at the gateway.";
       return reply
         .code(403)

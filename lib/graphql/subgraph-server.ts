@@ -159,14 +159,16 @@ export async function serveSubgraph(subgraph: Subgraph, listen: { host: string; 
   let serveEventStream: ((request: FastifyRequest, reply: FastifyReply) => Promise<void>) | undefined;
   if (subgraph.changes) {
     serveChangeStream(server.app, subgraph.changes, options.gatewaySecret);
-    const limits = subgraphLimits(options.limits);
     serveEventStream = subgraphSubscriptions(server.app, {
       schema: subgraph.schema,
       context,
+      authenticator: subgraph.authenticator,
+      onRevocation: subgraph.onRevocation,
+      metrics: subgraph.metrics.live,
       validationRules: armor.validationRules,
       annotations,
-      maxCost: limits.maxCost,
-      maxTokens: limits.maxTokens,
+      limits: subgraphLimits(options.limits),
+      ...(options.gatewaySecret ? { gatewaySecret: options.gatewaySecret } : {}),
       formatError,
     });
   }

@@ -11,20 +11,34 @@
  * subgraph checks a query (the caller's token, depth, aliases, cost); queries and mutations are not
  * taken this way (the subgraph's plain HTTP path keeps their admin log, metrics and gateway credential).
  */
+import { context as otelContext, type Tracer } from '@opentelemetry/api';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { DocumentNode, GraphQLError, GraphQLFieldResolver, GraphQLFormattedError, GraphQLSchema, ValidationRule } from 'graphql';
 import { createHandler } from 'graphql-sse/lib/use/fastify';
 import type { ServiceName } from '../config/services.js';
 import { type ChangeListener, MAX_FEED_PAGE } from '../db/change-feed.js';
-import { challengeOf, refusalOf } from '../auth/tokens.js';
+import type { Authenticator } from '../auth/tokens.js';
+import type { GraphqlLimits } from '../config/runtime.js';
 import { PROBLEM_MEDIA_TYPE } from '../http/request-problem.js';
-import { type Problem, ProblemError, problem, problemHeaders } from '../problem.js';
+import type { LiveMetrics } from '../ops/metrics.js';
+import { type Problem, ProblemError, problemHeaders } from '../problem.js';
 import type { RequestContext } from './context.js';
 import { type CostAnnotations, costRefusal, graphqlOf, operationCost } from './cost.js';
-import { ANY_KEY, LIVE_FEEDS, type LiveFeed } from './live-feeds.js';
+import { GATEWAY_CREDENTIAL_HEADER, gatewayCredentialCheck } from './gateway-credential.js';
+import { HeldCredentials } from './held-credentials.js';
+import { Bell, deliverySpan } from './live-delivery.js';
+import { clientQuota, quotaRefusalResponse, refusalLogged, EventStreams } from './live-gate.js';
+import { FeedWatchers, type Wake } from './feed-watchers.js';
+import { LIVE_FEEDS, type LiveFeed } from './live-feeds.js';
 
 /** A page of a feed as its read field answers it; null when its arguments name nothing. */
 type FeedPage = { nodes: { cursor: string }[] } | null;
+
+/** What a subgraph's subscriptions are observed by: the live metrics of its server (connections, subscriptions, events, lag) and its tracer, for the span of each delivery. */
+export interface FeedObservers {
+  metrics: LiveMetrics;
+  tracer: Tracer | undefined;
+}
 
 /**
  * Gives each Subscription field of this service's feeds what graphql-js runs a subscription with:
@@ -32,10 +46,20 @@ type FeedPage = { nodes: { cursor: string }[] } | null;
  * event itself, on which the subscriber's selection runs. A read is the feed's read field's own
  * resolver, so it answers exactly what that query answers.
  */
-export function followFeedsInSchema(schema: GraphQLSchema, service: ServiceName, changes: ChangeListener): void {
+export function followFeedsInSchema(schema: GraphQLSchema, service: ServiceName, changes: ChangeListener, observers: FeedObservers): void {
   const gql = graphqlOf(schema);
   const subscriptionFields = schema.getSubscriptionType()?.getFields() ?? {};
   const queryFields = schema.getQueryType()!.getFields();
+  // One listener of the service's notices for all its subscriptions, each woken by the notices of its keys only.
+  const watchers = new FeedWatchers();
+  let listening = false;
+  const watch: WatchFeed = (watched, key, wake) => {
+    if (!listening) {
+      listening = true;
+      changes.subscribe({ onNotice: ({ feed, key, at, trace }) => void watchers.notify(feed, key, at, trace), onResync: () => watchers.wakeAll() });
+    }
+    return watchers.watch(watched, key, wake);
+  };
   for (const feed of LIVE_FEEDS.filter((candidate) => candidate.service === service)) {
     const field = subscriptionFields[feed.field];
     const read = queryFields[feed.readField]?.resolve;
@@ -43,85 +67,131 @@ export function followFeedsInSchema(schema: GraphQLSchema, service: ServiceName,
     field.resolve = (event: unknown) => event;
     field.subscribe = (async (root, args: Record<string, unknown>, context, info) => {
       const readAfter = async (after: string | null) => (await read(root, { ...args, after, first: MAX_FEED_PAGE }, context, info)) as FeedPage;
-      const first = await readAfter((args.after as string | null | undefined) ?? null);
+      // Watched from the first read on: a notice while it runs rings for the next.
+      const bell = new Bell();
+      const unwatch = watchFeed(watch, feed, args, bell);
+      const first = await readAfter((args.after as string | null | undefined) ?? null).catch((error: unknown) => {
+        unwatch();
+        throw error;
+      });
       if (!first) {
+        unwatch();
         const unknown = feed.unknownKey?.(args);
         throw new gql.GraphQLError(unknown?.detail ?? 'The subscription names nothing to follow.', { extensions: { code: unknown?.code ?? 'NOT_FOUND' } });
       }
-      return followFeed(first, readAfter, (wake) => watchFeed(changes, feed, args, wake));
+      return new FeedFollower(feed.field, first, readAfter, bell, unwatch, observers);
     }) as GraphQLFieldResolver<unknown, unknown>;
   }
 }
 
-/** Calls `wake` on each notice of the feed that concerns a subscription with these arguments, and whenever notices may have been missed. */
-function watchFeed(changes: ChangeListener, feed: LiveFeed, args: Record<string, unknown>, wake: () => void): () => void {
-  const watches = feed.watches(args);
-  return changes.subscribe({
-    onNotice: (notice) => {
-      if (watches.some((watch) => watch.feed === notice.feed && (watch.key === ANY_KEY || watch.key === notice.key))) wake();
-    },
-    onResync: wake,
-  });
+type WatchFeed = (feed: string, key: string, wake: Wake) => () => void;
+
+/** Rings `bell` on each notice of the feed that concerns a subscription with these arguments, and whenever notices may have been missed; the unwatch. */
+function watchFeed(watch: WatchFeed, feed: LiveFeed, args: Record<string, unknown>, bell: Bell): () => void {
+  const unwatches = feed.watches(args).map(({ feed: watched, key }) => watch(watched, key, (at, trace) => bell.ring(at, trace)));
+  return () => {
+    for (const unwatch of unwatches) unwatch();
+  };
 }
 
 /**
- * The events of the first page, then of each read after the last cursor, read again whenever woken
- * while the last page was not full; ended by `return` (the subscriber gone), at once even while it waits.
+ * The events of the first page, then of each read after the last cursor, read again whenever rung
+ * while the last page was not full; ended by `return` (the subscriber gone), at once even while it
+ * waits. Counted in the server's live metrics as the gateway's are, and each read woken by traced
+ * appends a `deliver <field>` span in the first append's trace (live-delivery.ts).
  */
-function followFeed(first: NonNullable<FeedPage>, readAfter: (after: string | null) => Promise<FeedPage>, watch: (wake: () => void) => () => void): AsyncIterableIterator<unknown> {
-  let page = first.nodes;
-  let full = page.length >= MAX_FEED_PAGE;
-  let cursor = page.at(-1)?.cursor ?? null;
-  let rung = false;
-  let closed = false;
-  let waiting: (() => void) | undefined;
-  // Watched from the first read on: a notice while it ran rings for the next.
-  const unwatch = watch(() => {
-    rung = true;
-    waiting?.();
-  });
-  const end = (): IteratorResult<unknown> => {
-    if (!closed) {
-      closed = true;
+class FeedFollower implements AsyncIterableIterator<unknown> {
+  readonly #field: string;
+  readonly #readAfter: (after: string | null) => Promise<FeedPage>;
+  readonly #bell: Bell;
+  readonly #observers: FeedObservers;
+  #unwatch: (() => void) | undefined;
+  #page: { cursor: string }[];
+  #full: boolean;
+  #cursor: string | null;
+  /** When the earliest append the page in delivery was read for was made; none for the replay. */
+  #appendedAt: number | undefined;
+  #delivery: ReturnType<typeof deliverySpan>;
+
+  constructor(field: string, first: NonNullable<FeedPage>, readAfter: (after: string | null) => Promise<FeedPage>, bell: Bell, unwatch: () => void, observers: FeedObservers) {
+    this.#field = field;
+    this.#readAfter = readAfter;
+    this.#bell = bell;
+    this.#unwatch = unwatch;
+    this.#observers = observers;
+    this.#page = first.nodes;
+    this.#full = this.#page.length >= MAX_FEED_PAGE;
+    this.#cursor = this.#page.at(-1)?.cursor ?? null;
+    observers.metrics.subscriptionOpened(field);
+  }
+
+  async next(): Promise<IteratorResult<unknown>> {
+    const bell = this.#bell;
+    while (!bell.closed) {
+      const event = this.#page.shift();
+      if (event) {
+        this.#observers.metrics.eventDelivered(this.#field, this.#appendedAt === undefined ? undefined : (Date.now() - this.#appendedAt) / 1000);
+        return { value: event, done: false };
+      }
+      this.#delivery?.span.end();
+      this.#delivery = undefined;
+      if (!this.#full) {
+        const rung = await bell.wait();
+        if (bell.closed) break;
+        this.#appendedAt = rung.appendedAt;
+        this.#delivery = deliverySpan(this.#observers.tracer, this.#field, rung.traces);
+      }
+      const cursor = this.#cursor;
+      const delivery = this.#delivery;
+      const read = await (delivery ? otelContext.with(delivery.context, () => this.#readAfter(cursor)) : this.#readAfter(cursor)).catch((error: unknown) => {
+        this.#end();
+        throw error;
+      });
+      this.#page = read?.nodes ?? [];
+      this.#full = this.#page.length >= MAX_FEED_PAGE;
+      this.#cursor = this.#page.at(-1)?.cursor ?? cursor;
+    }
+    return this.#end();
+  }
+
+  async return(): Promise<IteratorResult<unknown>> {
+    return this.#end();
+  }
+
+  #end(): IteratorResult<unknown> {
+    this.#bell.close();
+    const unwatch = this.#unwatch;
+    if (unwatch) {
+      this.#unwatch = undefined;
       unwatch();
-      waiting?.();
+      this.#delivery?.span.end();
+      this.#delivery = undefined;
+      this.#observers.metrics.subscriptionClosed(this.#field);
     }
     return { value: undefined, done: true };
-  };
-  return {
-    async next() {
-      while (!closed) {
-        const event = page.shift();
-        if (event) return { value: event, done: false };
-        if (!full && !rung) await new Promise<void>((resolve) => (waiting = resolve));
-        waiting = undefined;
-        if (closed) break;
-        rung = false;
-        const read = await readAfter(cursor).catch((error: unknown) => {
-          end();
-          throw error;
-        });
-        page = read?.nodes ?? [];
-        full = page.length >= MAX_FEED_PAGE;
-        cursor = page.at(-1)?.cursor ?? cursor;
-      }
-      return { value: undefined, done: true };
-    },
-    return: async () => end(),
-    [Symbol.asyncIterator]() {
-      return this;
-    },
-  };
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
 }
 
 export interface SubgraphSubscriptionOptions {
   schema: GraphQLSchema;
   /** The caller's context, as for a query: throws the problem of a token that cannot be told. */
   context: (request: FastifyRequest) => Promise<RequestContext>;
+  /** Recognises the bearer token a stream opens with, and asks it again while the stream is open. */
+  authenticator: Authenticator;
+  /** Calls a listener after each revocation or suspension made in this process (the identity store's onRevocation). */
+  onRevocation?: (listener: () => void) => void;
+  /** The live metrics of the subgraph's server: its streams are counted as connections (`graphql-sse`). */
+  metrics: LiveMetrics;
   validationRules: readonly ValidationRule[];
   annotations: CostAnnotations;
-  maxCost: number;
-  maxTokens: number;
+  /** The subgraph's limits (subgraphLimits): a subscription's cost, and the client's quota (GRAPHQL_MAX_SUBSCRIPTIONS_PER_CLIENT, the cost of its subscriptions' events together). */
+  limits: Pick<GraphqlLimits, 'maxCost' | 'maxTokens' | 'maxSubscriptionsPerClient'>;
+  /** With it, a stream that carries the gateway's credential was counted by that gateway's own quota, and is not counted again here. */
+  gatewaySecret?: string;
   formatError: (formatted: GraphQLFormattedError, error: unknown) => GraphQLFormattedError;
 }
 
@@ -135,14 +205,22 @@ const problemResponse = (refusal: Problem, headers: Record<string, string>) =>
 export const asksForEventStream = (request: FastifyRequest): boolean => request.headers.accept === 'text/event-stream';
 
 /**
- * The handler of a subgraph's GraphQL over SSE requests (asksForEventStream). On shutdown its streams
- * end with a reconnect hint (`retry:`): the gateway subscribes again, to another replica or to this
- * one restarted, and its subscribers resume from their cursors.
+ * The handler of a subgraph's GraphQL over SSE requests (asksForEventStream), held to the rules of
+ * the gateway's: the token checked as the stream opens (connectionRefusal) and asked again while it
+ * is open (HeldCredentials), the client's quota of open subscriptions (ClientQuota, by address, as
+ * the gateway counts; not for a stream the gateway's credential says a gateway counted). On shutdown
+ * its streams end with a reconnect hint (`retry:`): the gateway subscribes again, to another replica
+ * or to this one restarted, and its subscribers resume from their cursors.
  */
 export function subgraphSubscriptions(app: FastifyInstance, options: SubgraphSubscriptionOptions): (request: FastifyRequest, reply: FastifyReply) => Promise<void> {
-  const open = new Set<FastifyReply>();
+  const eventStreams = new EventStreams(options.authenticator, options.metrics);
+  const held = new HeldCredentials(options.authenticator);
+  options.onRevocation?.(() => void held.check());
+  const quota = clientQuota(options.limits);
+  const fromGateway = options.gatewaySecret === undefined ? undefined : gatewayCredentialCheck(options.gatewaySecret);
   app.addHook('preClose', (done) => {
-    for (const reply of open) reply.raw.end('retry: 1000\n\n');
+    eventStreams.endAll();
+    held.close();
     done();
   });
   const refusal = (status: number, errors: readonly GraphQLError[]) =>
@@ -156,20 +234,18 @@ export function subgraphSubscriptions(app: FastifyInstance, options: SubgraphSub
     // Distinct connections only: each subscription is its own request.
     authenticate: () => null,
     async onSubscribe(request, params) {
-      // Who asks first, as for a query: a bad token is refused before its subscription is read.
       const fastifyRequest = request.raw as unknown as FastifyRequest;
       let contextValue: RequestContext;
       try {
         contextValue = await options.context(fastifyRequest);
       } catch (error) {
+        // The token told when the stream opened, and cannot be now (the identity store away since).
         if (!(error instanceof ProblemError)) throw error;
         return problemResponse(error.problem, problemHeaders(error.problem));
       }
-      const refused = contextValue.badCredentials ? refusalOf(contextValue, []) : undefined;
-      if (refused) return problemResponse(problem(refused.status, refused.code, refused.detail), { 'www-authenticate': challengeOf(refused)! });
       let document: DocumentNode;
       try {
-        document = typeof params.query === 'string' ? gql.parse(params.query, { maxTokens: options.maxTokens }) : params.query;
+        document = typeof params.query === 'string' ? gql.parse(params.query, { maxTokens: options.limits.maxTokens }) : params.query;
       } catch (error) {
         return refusal(400, [Object.assign(error as GraphQLError, { extensions: { code: 'GRAPHQL_PARSE_FAILED' } })]);
       }
@@ -187,21 +263,24 @@ export function subgraphSubscriptions(app: FastifyInstance, options: SubgraphSub
       }
       const variables = params.variables ?? {};
       const cost = operationCost({ schema: options.schema, document, operation, variables }, options.annotations);
-      if (cost > options.maxCost) return refusal(400, [costRefusal(cost, options.maxCost)]);
+      if (cost > options.limits.maxCost) return refusal(400, [costRefusal(cost, options.limits.maxCost)]);
+      // A stream a gateway sent (its credential) was counted in that gateway's quota.
+      const release = fromGateway?.(fastifyRequest.headers[GATEWAY_CREDENTIAL_HEADER]) ? undefined : quota.take(fastifyRequest.ip, cost);
+      if (typeof release === 'string') {
+        refusalLogged(fastifyRequest, { status: 429, code: 'SUBSCRIPTION_LIMIT' });
+        return quotaRefusalResponse(quota.refusal(release));
+      }
       // Run here, by the graphql the schema was built with (graphql-sse may load another copy of it).
-      const result = await gql.subscribe({ schema: options.schema, document, operationName: params.operationName, variableValues: variables, contextValue });
+      const result = await gql.subscribe({ schema: options.schema, document, operationName: params.operationName, variableValues: variables, contextValue }).catch((error: unknown) => {
+        release?.();
+        throw error;
+      });
+      if (Symbol.asyncIterator in result) return held.streamHeld(result, fastifyRequest.headers.authorization, release);
+      release?.();
       // A subscription refused as it starts (an unknown passport) is one result, which graphql-sse knows by its `data`.
-      return Symbol.asyncIterator in result ? result : { data: null, ...result };
+      return { data: null, ...result };
     },
   });
-  return async (request, reply) => {
-    // The handler writes the response itself.
-    reply.hijack();
-    open.add(reply);
-    try {
-      await handler(request, reply);
-    } finally {
-      open.delete(reply);
-    }
-  };
+  // Who asks first, as at the gateway: a bad token is refused before its subscription is read.
+  return (request, reply) => eventStreams.serve(request, reply, handler);
 }

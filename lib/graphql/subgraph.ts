@@ -9,7 +9,7 @@ import type { AdminLog } from '../audit/admin-log.js';
 import type { RefusalLog } from '../audit/refusal-log.js';
 import { refusalReportKey } from '../audit/refusal-report.js';
 import { openPlatformIdentity, type PlatformIdentity } from '../auth/authentication.js';
-import type { AccessTokens } from '../auth/tokens.js';
+import type { AccessTokens, Authenticator } from '../auth/tokens.js';
 import { publicUrlsOfConfig, type PublicUrls } from '../config/public-urls.js';
 import { withSchema } from '../config/database.js';
 import { loadRuntimeConfig, type GraphqlLimits } from '../config/runtime.js';
@@ -26,6 +26,7 @@ import { Operations, type ReadinessCheck } from '../ops/operations.js';
 import { ChangeListener, changeChannel } from '../db/change-feed.js';
 import { followFeedsInSchema } from './subgraph-subscriptions.js';
 import type { ServerMetrics } from '../ops/metrics.js';
+import { serverTracer } from '../ops/tracing.js';
 
 export interface SubgraphDefinition<P extends ServicePrismaClient, D> {
   name: ServiceName;
@@ -80,6 +81,10 @@ export interface Subgraph {
   metrics: ServerMetrics;
   /** The conditions of its readiness probe (database reachable and migrated, keys unsealed). */
   readiness: Record<string, ReadinessCheck>;
+  /** Recognises the bearer tokens of the subgraph's callers (the shared identity's authenticators). */
+  authenticator: Authenticator;
+  /** Calls a listener after each revocation or suspension made in this process (the identity store's). */
+  onRevocation(listener: () => void): void;
   /** A request's context: its caller, and its logger (the request's, bound to its ids). */
   context(authorization: string | undefined, log: FastifyBaseLogger): Promise<RequestContext>;
   /** The service's change notices, for the gateway's live subscriptions (served at GET /changes) and its own (subgraph-subscriptions.ts); absent for a service without subscriptions. */
@@ -138,7 +143,7 @@ export function defineSubgraph<P extends ServicePrismaClient, D>(definition: Sub
     resolveMutationsWithPendingEntries(schema);
     // LISTENs only while the gateway or a subscriber follows it: one connection for every subscriber.
     const changes = definition.subscriptions ? new ChangeListener(databaseUrl, changeChannel(kernel.schema)) : undefined;
-    if (changes) followFeedsInSchema(schema, definition.name, changes);
+    if (changes) followFeedsInSchema(schema, definition.name, changes, { metrics: metrics.live, tracer: serverTracer(definition.name) });
     return {
       ...(changes ? { changes } : {}),
       name: definition.name,
@@ -149,6 +154,8 @@ export function defineSubgraph<P extends ServicePrismaClient, D>(definition: Sub
       operations,
       metrics,
       readiness: kernel.readiness,
+      authenticator: identity.authenticator,
+      onRevocation: (listener) => identity.store.onRevocation(listener),
       context: (authorization, log) => requestContext(identity.authenticator, authorization, log),
       graphReady: async () => definition.graphReady?.(dependencies, gateway),
       close: async () => {

@@ -4,7 +4,9 @@
  * cross-service query as our gateway does, and refuses what ours refuses (depth, cost, tokens and
  * aliases in the same words with the same codes, nothing logged as an error; introspection and
  * field suggestions when GRAPHQL_INTROSPECTION=false); it serves the platform's subscriptions by the
- * subgraphs' own (lib/graphql/subgraph-subscriptions.ts), delivering what our gateway delivers.
+ * subgraphs' own (lib/graphql/subgraph-subscriptions.ts), delivering what our gateway delivers. The
+ * stack and Hive Gateway share a SUBGRAPH_SECRET, as a deployment beyond loopback must: Hive sends it
+ * as the gateway's credential, so the subgraphs take its mutations.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -15,14 +17,15 @@ import { createClient } from 'graphql-sse';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBenchTools } from '../support/bench-tools.js';
 import { freePort } from '../support/free-port.js';
-import { sharedTestStack, type SharedTestStack } from '../support/stack.js';
+import { startTestStack, TOKENS, type TestStack } from '../support/stack.js';
 import { appendEvent, PAYLOADS } from '../issuer/support.js';
 import { collector } from './live-support.js';
 import { createModel, passportsAcrossServices, trustTheIssuerOnce } from './support.js';
 import { processEnv } from '../support/environment.js';
 
 const MODEL = 'battery-hive';
-let platform: SharedTestStack;
+let platform: TestStack;
+const SECRET = 'hive-subgraph-secret-0123456789';
 let directory: string;
 let hive: ChildProcess | undefined;
 let hiveUrl: string;
@@ -40,13 +43,14 @@ async function documentedCommand(file: string): Promise<string[]> {
     .map((argument) => (argument === '.data/supergraph.graphql' ? file : argument));
 }
 
-async function ask(url: string, query: string) {
-  const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query }) });
+async function ask(url: string, query: string, token?: string) {
+  const headers = { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) };
+  const response = await fetch(url, { method: 'POST', headers, body: JSON.stringify({ query }) });
   return (await response.json()) as { data?: any; errors?: { message: string; extensions?: { code?: string } }[] };
 }
 
 beforeAll(async () => {
-  platform = await sharedTestStack();
+  platform = await startTestStack({ env: { SUBGRAPH_SECRET: SECRET } });
   await createModel(platform, MODEL);
   await trustTheIssuerOnce(platform);
   ids = await passportsAcrossServices(platform, MODEL, 2);
@@ -57,7 +61,7 @@ beforeAll(async () => {
   hiveUrl = `http://127.0.0.1:${port}/graphql`;
   // The settings ours takes; HOST is left unset, as an operator would.
   // LOG_LEVEL as an operator leaves it (the test run sets warn for its own stacks): Hive then says where it listens.
-  const env = processEnv({ GATEWAY_PORT: String(port), GRAPHQL_INTROSPECTION: 'false', LOG_LEVEL: 'info' });
+  const env = processEnv({ GATEWAY_PORT: String(port), GRAPHQL_INTROSPECTION: 'false', LOG_LEVEL: 'info', SUBGRAPH_SECRET: SECRET });
   delete env.HOST;
   // Hive Gateway is a benchmark tool, installed apart from the project's own packages: here on first use.
   await ensureBenchTools();
@@ -93,6 +97,7 @@ afterAll(async () => {
     await exited;
   }
   if (directory) await rm(directory, { recursive: true, force: true });
+  await platform?.stop();
 });
 
 describe('Hive Gateway as docs/ONE-GRAPH.md configures it', () => {
@@ -111,6 +116,15 @@ describe('Hive Gateway as docs/ONE-GRAPH.md configures it', () => {
     expect(ours.data.passport.snapshots).toHaveLength(1);
     expect(ours.data.passport.signingKeys[0].standingAtFirstUse.standing).toBe('valid');
     expect(await ask(hiveUrl, query)).toEqual(ours);
+  });
+
+  it('runs a mutation on a subgraph that takes writes only from the gateway (SUBGRAPH_SECRET): Hive sends its credential', async () => {
+    const mutation = 'mutation { upsertTrustNode(input: { id: "hive-root", kind: "root" }) { created } }';
+    // Without the credential the subgraph refuses it (what Hive answered before it sent one).
+    const direct = await ask(platform.stack.subgraphUrls.trust, mutation, TOKENS.admin);
+    expect(direct.errors?.[0]?.extensions?.code).toBe('GATEWAY_CREDENTIAL_REQUIRED');
+    const theirs = await ask(hiveUrl, mutation, TOKENS.admin);
+    expect([theirs.errors, theirs.data]).toEqual([undefined, { upsertTrustNode: { created: true } }]);
   });
 
   it('refuses a query over a limit as ours does: the same message naming the limit and its setting, the same code', async () => {

@@ -10,13 +10,16 @@ import { createClient as createWsClient, type Client } from 'graphql-ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { createModel, createPassport, PAYLOADS } from '../issuer/support.js';
-import { startTestStack, type TestStack } from '../support/stack.js';
+import { GATEWAY_CREDENTIAL_HEADER } from '../../lib/graphql/gateway-credential.js';
+import { startTestStack, TOKENS, type TestStack } from '../support/stack.js';
 
 let platform: TestStack;
 let passportId = '';
+/** The gateway's credential to the subgraphs (it bears on the quota of a subgraph's own subscriptions). */
+const SECRET = 'live-limits-subgraph-secret-0123';
 
 beforeAll(async () => {
-  platform = await startTestStack({ env: { GRAPHQL_MAX_SUBSCRIPTIONS_PER_CONNECTION: '2', GRAPHQL_MAX_SUBSCRIPTIONS_PER_CLIENT: '3' } });
+  platform = await startTestStack({ env: { GRAPHQL_MAX_SUBSCRIPTIONS_PER_CONNECTION: '2', GRAPHQL_MAX_SUBSCRIPTIONS_PER_CLIENT: '3', SUBGRAPH_SECRET: SECRET } });
   await createModel(platform, 'battery-live-limits');
   passportId = (await createPassport(platform, 'battery-live-limits')).passport_id;
 }, 180_000);
@@ -78,6 +81,38 @@ describe('subscriptions under the limits of a query', () => {
     }
   });
 
+  it("holds one client to as many subscriptions at a subgraph's own port (GraphQL over SSE, as Hive Gateway subscribes), but for the streams a gateway counted (its credential)", async () => {
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const url = new URL(platform.stack.subgraphUrls.issuer);
+    url.searchParams.set('query', `subscription { passportEvents(passportId: "${passportId}") { seq } }`);
+    const streams: AbortController[] = [];
+    const open = (headers: Record<string, string> = {}) => {
+      const stream = new AbortController();
+      streams.push(stream);
+      return fetch(url, { headers: { accept: 'text/event-stream', ...headers }, signal: stream.signal });
+    };
+    try {
+      for (let index = 0; index < 3; index += 1) expect((await open()).status).toBe(200);
+      const over = await open({ authorization: `Bearer ${TOKENS.writer}` });
+      expect(over.status).toBe(429);
+      expect(await over.json()).toEqual({
+        errors: [
+          {
+            message: 'This client has 3 subscriptions open, the most one client may hold.',
+            extensions: { code: 'SUBSCRIPTION_LIMIT', limit: { setting: 'GRAPHQL_MAX_SUBSCRIPTIONS_PER_CLIENT', value: 3 } },
+          },
+        ],
+      });
+      expect((await open({ [GATEWAY_CREDENTIAL_HEADER]: SECRET })).status).toBe(200);
+      // A stream ended gives its place back.
+      streams[0]!.abort();
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect((await open()).status).toBe(200);
+    } finally {
+      for (const stream of streams) stream.abort();
+    }
+  });
+
   it('holds one client to subscriptions whose events together cost at most what one request may', async () => {
     // The previous test's connections give their places back as they close.
     await new Promise((resolve) => setTimeout(resolve, 300));
@@ -109,6 +144,38 @@ describe('subscriptions under the limits of a query', () => {
     } finally {
       await client.dispose();
     }
+  });
+
+  it("count a subgraph's own subscriptions in the same metrics, by the subgraph's server label, and count closed a GraphQL over SSE stream its client left", async () => {
+    const gauge = async (pattern: RegExp) => Number(pattern.exec(await platform.stack.operations.metrics.exposition())?.[1] ?? 'NaN');
+    const subgraphConnections = /graphql_subscription_connections\{server="issuer",protocol="graphql-sse"\} (\d+)/;
+    const gatewayConnections = /graphql_subscription_connections\{server="gateway",protocol="graphql-sse"\} (\d+)/;
+    const subgraphSubscriptions = /graphql_subscriptions\{server="issuer",subscription="passportEvents"\} (\d+)/;
+    const query = `subscription { passportEvents(passportId: "${passportId}") { seq } }`;
+    const streams = [new AbortController(), new AbortController()];
+    /** A GraphQL over SSE stream of the passport's events at `url`, read until its first event. */
+    const follow = async (url: string, stream: AbortController) => {
+      const response = await fetch(`${url}?query=${encodeURIComponent(query)}`, { headers: { accept: 'text/event-stream' }, signal: stream.signal });
+      expect(response.status).toBe(200);
+      const reader = response.body!.getReader();
+      let text = '';
+      while (!text.includes('event: next')) text += new TextDecoder().decode((await reader.read()).value);
+    };
+    try {
+      await follow(platform.stack.subgraphUrls.issuer, streams[0]!);
+      await follow(platform.stack.gateway.graphqlUrl, streams[1]!);
+      expect(await gauge(subgraphConnections)).toBe(1);
+      expect(await gauge(gatewayConnections)).toBe(1);
+      expect(await gauge(subgraphSubscriptions)).toBe(1);
+      const appended = await platform.rest('issuer', `/passports/${passportId}/events`, { body: { type: 'ObjectEvent', payload: PAYLOADS.ObjectEvent!() }, as: 'writer' });
+      expect(appended.status).toBe(201);
+      await expect.poll(() => gauge(/graphql_subscription_delivery_lag_seconds_count\{server="issuer",subscription="passportEvents"\} (\d+)/), { timeout: 5_000, interval: 100 }).toBeGreaterThan(0);
+      expect(await gauge(/graphql_subscription_events_total\{server="issuer",subscription="passportEvents"\} (\d+)/)).toBeGreaterThan(1);
+    } finally {
+      for (const stream of streams) stream.abort();
+    }
+    // The clients gone: nothing left counted open, at the gateway or the subgraph.
+    await expect.poll(async () => [await gauge(subgraphConnections), await gauge(gatewayConnections), await gauge(subgraphSubscriptions)], { timeout: 3_000, interval: 100 }).toEqual([0, 0, 0]);
   });
 
   it('on shutdown, close each graphql-ws connection with 1012 (service restart), and end each subgraph event stream with retry:, so that clients reconnect and resume', async () => {

@@ -46,6 +46,31 @@ async function issueToken(operator: string, expiresAt?: Date): Promise<{ id: str
   return issued.body as { id: string; secret: string };
 }
 
+/** A graphql-sse client at `url` with `secret`, subscribed to the passport's events: what it got, whether it completed, and its end. */
+function sseFollower(url: string, secret: string) {
+  const client = createSseClient({ url, singleConnection: false, retryAttempts: 0, headers: { authorization: `Bearer ${secret}` } });
+  const results: { data?: unknown; errors?: { message: string; extensions?: { code?: string } }[] }[] = [];
+  const state = { completed: false };
+  const dispose = client.subscribe<{ passportEvents: { seq: number } }>(
+    { query: EVENTS, variables: { id: passportId } },
+    { next: (result) => void results.push(result as never), error: (error) => void results.push({ errors: [{ message: String(error) }] }), complete: () => void (state.completed = true) },
+  );
+  const end = () => {
+    dispose();
+    client.dispose();
+  };
+  return { results, state, end };
+}
+
+/** The last result of an SSE stream ended by its token is INVALID_TOKEN, and nothing appended after it is delivered. */
+async function expectEndedNoLongerValid(results: readonly unknown[]): Promise<void> {
+  expect(results.at(-1)).toEqual({ errors: [{ message: 'The bearer token is no longer valid.', extensions: { code: 'INVALID_TOKEN' } }] });
+  const delivered = results.length;
+  await append();
+  await settle();
+  expect(results.length).toBe(delivered);
+}
+
 const ENDED = { code: 4403, reason: 'INVALID_TOKEN: The bearer token is no longer valid.' };
 
 /**
@@ -114,30 +139,35 @@ describe('an operator suspended by another process while its token’s subscript
     const operator = `live-${randomBytes(4).toString('hex')}`;
     await elsewhere.createOperator({ id: operator, name: 'Live subscriber' });
     const { secret } = await issueToken(operator);
-    const client = createSseClient({ url: platform.stack.gateway.graphqlUrl, singleConnection: false, retryAttempts: 0, headers: { authorization: `Bearer ${secret}` } });
-    const results: { data?: unknown; errors?: { message: string; extensions?: { code?: string } }[] }[] = [];
-    let completed = false;
-    const dispose = client.subscribe<{ passportEvents: { seq: number } }>(
-      { query: EVENTS, variables: { id: passportId } },
-      { next: (result) => void results.push(result as never), error: (error) => void results.push({ errors: [{ message: String(error) }] }), complete: () => void (completed = true) },
-    );
+    const { results, state, end } = sseFollower(platform.stack.gateway.graphqlUrl, secret);
     try {
       await append();
       await expect.poll(() => results.some((result) => result.data), { timeout: 20_000, interval: 50 }).toBe(true);
       const suspendedAt = Date.now();
       expect(await elsewhere.suspendOperator(operator)).toMatchObject({ status: 'suspended' });
-      await expect.poll(() => completed, { timeout: TOKEN_CACHE_MS + 3_000, interval: 50 }).toBe(true);
+      await expect.poll(() => state.completed, { timeout: TOKEN_CACHE_MS + 3_000, interval: 50 }).toBe(true);
       const ended = Date.now() - suspendedAt;
-      expect(results.at(-1)).toEqual({ errors: [{ message: 'The bearer token is no longer valid.', extensions: { code: 'INVALID_TOKEN' } }] });
       // The cache's bound and one recheck (a second), with room for a loaded machine.
       expect(ended).toBeLessThan(TOKEN_CACHE_MS + 2_500);
-      const delivered = results.length;
-      await append();
-      await settle();
-      expect(results.length).toBe(delivered);
+      await expectEndedNoLongerValid(results);
     } finally {
-      dispose();
-      client.dispose();
+      end();
     }
   }, 30_000);
+});
+
+describe("a token revoked while it follows a subgraph's own subscription (GraphQL over SSE on the subgraph's port, as Hive Gateway subscribes)", () => {
+  it('the stream gets one result with INVALID_TOKEN and completes at once, and nothing appended after is delivered', async () => {
+    const { id, secret } = await issueToken('default');
+    const { results, state, end } = sseFollower(platform.stack.subgraphUrls.issuer, secret);
+    try {
+      await expect.poll(() => results.some((result) => result.data), { timeout: 20_000, interval: 50 }).toBe(true);
+      const revoked = await platform.rest('issuer', `/admin/tokens/${id}/revocation?operator=default`, { as: 'admin', method: 'POST' });
+      expect(revoked.status, revoked.text).toBe(200);
+      await expect.poll(() => state.completed, { timeout: 2_000, interval: 50 }).toBe(true);
+      await expectEndedNoLongerValid(results);
+    } finally {
+      end();
+    }
+  });
 });

@@ -16,6 +16,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { createClient as createSseClient } from 'graphql-sse';
 import { createClient as createWsClient } from 'graphql-ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
@@ -40,6 +41,25 @@ const encodings = (bytes: Buffer) => [bytes.toString('base64url'), bytes.toStrin
 function scanForSecrets(lines: readonly { text: string }[], secrets: readonly string[]) {
   const found = lines.flatMap(({ text }) => secrets.filter((value) => text.includes(value)).map((value) => `${value.slice(0, 12)}… in ${text.slice(0, 200)}`));
   expect(found).toEqual([]);
+}
+
+/**
+ * Appends through `append`, each with a traceparent of a new trace, until one is delivered to `got`
+ * through its notice, as `service`'s span `deliver passportEvents` (the first, unless the subscription
+ * was still opening: an append made before is delivered by a read no append woke); that trace's spans.
+ */
+async function tracedDelivery(receiver: Receiver, service: string, append: (headers: Record<string, string>) => Promise<Response>, got: { until(count: number): Promise<void> }) {
+  let traceId = '';
+  const inTrace = () => receiver.spans.filter((span) => span.traceId === traceId);
+  const delivery = () => inTrace().find((span) => span.service === service && span.name === 'deliver passportEvents');
+  for (let appended = 1; appended <= 5 && !delivery(); appended += 1) {
+    traceId = randomBytes(16).toString('hex');
+    expect((await append({ traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01` })).status).toBe(201);
+    await got.until(appended);
+    for (const until = Date.now() + 3_000; !delivery() && Date.now() < until; ) await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  expect(delivery()).toBeDefined();
+  return { inTrace, delivery };
 }
 
 type Post = (path: string, body: unknown, headers?: Record<string, string>) => Promise<Response>;
@@ -270,18 +290,8 @@ describe('npm start tracing over OTLP http/protobuf, its log lines JSON at info'
     const dispose = client.subscribe({ query: 'subscription($id: ID!) { passportEvents(passportId: $id) { seq type } }', variables: { id: passport_id } }, got.sink);
     try {
       // The gateway opens its stream of the issuer's notices with the first subscription: an append
-      // notified before it is open is delivered after the stream's resync, in no append's trace. Appends
-      // until one is delivered through its notice (the first, unless the stream was still opening).
-      let traceId = '';
-      const inTrace = () => receiver.spans.filter((span) => span.traceId === traceId);
-      const delivery = () => inTrace().find((span) => span.service === 'passport-gateway' && span.name === 'deliver passportEvents');
-      for (let appended = 1; appended <= 5 && !delivery(); appended += 1) {
-        traceId = randomBytes(16).toString('hex');
-        expect((await append({ traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01` })).status).toBe(201);
-        await got.until(appended);
-        for (const until = Date.now() + 3_000; !delivery() && Date.now() < until; ) await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-      expect(delivery()).toBeDefined();
+      // notified before it is open is delivered after the stream's resync, in no append's trace.
+      const { inTrace, delivery } = await tracedDelivery(receiver, 'passport-gateway', append, got);
       // Its parent is the issuer's span that appended (the server span of the append's request), in the caller's trace.
       const byId = () => new Map(inTrace().map((span) => [span.spanId, span]));
       await expect.poll(() => byId().get(delivery()!.parentSpanId), { timeout: 15_000, interval: 100 }).toMatchObject({ service: 'passport-issuer', name: 'POST *' });
@@ -296,6 +306,36 @@ describe('npm start tracing over OTLP http/protobuf, its log lines JSON at info'
       dispose();
       await client.dispose();
     }
+  });
+
+  it("traces each delivery of a subgraph's own subscription (GraphQL over SSE on its port, as Hive Gateway subscribes) in the append's trace, and logs a refused stream as a refused request", async () => {
+    const post = poster(() => platform.origin);
+    const created = await passportOfNewModel(post, 'live-traced-subgraph-model');
+    const { passport_id } = (await created.json()) as { passport_id: string };
+    const client = createSseClient({ url: `http://127.0.0.1:${issuerPort}/`, singleConnection: false, retryAttempts: 0, headers: { authorization: `Bearer ${WRITER}` } });
+    const got = collector<{ seq: number }>('passportEvents');
+    const dispose = client.subscribe({ query: 'subscription($id: ID!) { passportEvents(passportId: $id) { seq } }', variables: { id: passport_id } }, got.sink);
+    try {
+      const append = (headers: Record<string, string>) => post(`/issuer/passports/${passport_id}/events`, { type: 'ObjectEvent', payload: objectEvent() }, headers);
+      const { inTrace, delivery } = await tracedDelivery(receiver, 'passport-issuer', append, got);
+      // Its parent is the issuer's span that appended (the server span of the append's request).
+      const byId = new Map(inTrace().map((span) => [span.spanId, span]));
+      expect(byId.get(delivery()!.parentSpanId)).toMatchObject({ service: 'passport-issuer', name: 'POST *' });
+    } finally {
+      dispose();
+      client.dispose();
+    }
+
+    const refused = await fetch(`http://127.0.0.1:${issuerPort}/?query=${encodeURIComponent(`subscription { passportEvents(passportId: "${passport_id}") { seq } }`)}`, {
+      headers: { accept: 'text/event-stream', authorization: `Bearer ${WRONG_TOKEN}`, 'x-request-id': 'refused-stream-1' },
+    });
+    expect(refused.status).toBe(401);
+    const logged = () =>
+      platform.lines
+        .filter(({ text }) => text.startsWith('{'))
+        .map(({ text }) => JSON.parse(text) as Record<string, unknown>)
+        .find((entry) => entry.request_id === 'refused-stream-1');
+    await expect.poll(logged, { timeout: 2_000, interval: 50 }).toMatchObject({ service: 'passport-issuer', msg: 'request', method: 'GET', status: 401 });
   });
 
   // Moved here from test/first-contact/start.test.ts, whose other starts are embedded: this platform is that start already.
