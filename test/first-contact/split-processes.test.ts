@@ -95,11 +95,13 @@ beforeAll(async () => {
     SERVICES.map((service) => start(service, 'subgraph.ts', [service], subgraphPorts[service], shutdown[service] ?? {}, answersGraphql(`http://127.0.0.1:${subgraphPorts[service]}/`))),
   );
   // The gateway composes the subgraphs as it starts; the facade asks the gateway only per request, so it
-  // loads beside it (ready once the gateway answers).
-  await Promise.all([
-    start('gateway', 'gateway.ts', [], ports.gateway, {}, answersGraphql(gateway)),
-    start('facade', 'facade.ts', [], ports.facade, {}, async () => (await fetch(`${facade}/trust/healthz`)).ok),
-  ]);
+  // loads beside it, and is asked for readiness once the gateway has started.
+  const gatewayStarted = start('gateway', 'gateway.ts', [], ports.gateway, {}, answersGraphql(gateway));
+  const facadeReady = async () => {
+    await gatewayStarted;
+    return (await fetch(`${facade}/trust/healthz`)).ok;
+  };
+  await Promise.all([gatewayStarted, start('facade', 'facade.ts', [], ports.facade, {}, facadeReady)]);
 }, 3 * PART_START_MS);
 
 afterAll(async () => {
