@@ -94,8 +94,14 @@ beforeAll(async () => {
   await Promise.all(
     SERVICES.map((service) => start(service, 'subgraph.ts', [service], subgraphPorts[service], shutdown[service] ?? {}, answersGraphql(`http://127.0.0.1:${subgraphPorts[service]}/`))),
   );
-  await start('gateway', 'gateway.ts', [], ports.gateway, {}, answersGraphql(gateway));
-  await start('facade', 'facade.ts', [], ports.facade, {}, async () => (await fetch(`${facade}/trust/healthz`)).ok);
+  // The gateway composes the subgraphs as it starts; the facade asks the gateway only per request, so it
+  // loads beside it, and is asked for readiness once the gateway has started.
+  const gatewayStarted = start('gateway', 'gateway.ts', [], ports.gateway, {}, answersGraphql(gateway));
+  const facadeReady = async () => {
+    await gatewayStarted;
+    return (await fetch(`${facade}/trust/healthz`)).ok;
+  };
+  await Promise.all([gatewayStarted, start('facade', 'facade.ts', [], ports.facade, {}, facadeReady)]);
 }, 3 * PART_START_MS);
 
 afterAll(async () => {
@@ -146,21 +152,24 @@ describe('the platform as processes of its own', () => {
 
   it('each serve their own metrics on a port of their own, which a real Prometheus scrapes per server', async () => {
     const others = (name: PartName) => new RegExp(`server="(?!${name}")`);
-    for (const [name, part] of Object.entries(parts) as [PartName, Part][]) {
-      expect(part.output()).toContain(`metrics: ${part.metricsUrl}`);
-      expect((await fetch(`${part.origin}/readyz`)).status, name).toBe(200);
-      const exposition = await (await fetch(part.metricsUrl)).text();
-      expect(exposition).toContain(`http_server_request_duration_seconds_count{server="${name}",http_route="/readyz",http_request_method="GET",http_response_status_code="200"}`);
-      expect(exposition, name).not.toMatch(others(name));
-      const checked = checkMetrics(exposition);
-      expect(checked, checked.output).toEqual({ status: 0, output: '' });
-      // The public port does not serve them.
-      expect(await (await fetch(`${part.origin}/metrics`)).text()).not.toContain('# HELP');
-    }
-    const prometheus = await startPrometheus(Object.values(parts).map((part) => part.metricsUrl));
+    // Prometheus starts (a second or two) while each part's own exposition is checked.
+    const starting = startPrometheus(Object.values(parts).map((part) => part.metricsUrl));
+    starting.catch(() => {});
     try {
+      for (const [name, part] of Object.entries(parts) as [PartName, Part][]) {
+        expect(part.output()).toContain(`metrics: ${part.metricsUrl}`);
+        expect((await fetch(`${part.origin}/readyz`)).status, name).toBe(200);
+        const exposition = await (await fetch(part.metricsUrl)).text();
+        expect(exposition).toContain(`http_server_request_duration_seconds_count{server="${name}",http_route="/readyz",http_request_method="GET",http_response_status_code="200"}`);
+        expect(exposition, name).not.toMatch(others(name));
+        const checked = checkMetrics(exposition);
+        expect(checked, checked.output).toEqual({ status: 0, output: '' });
+        // The public port does not serve them.
+        expect(await (await fetch(`${part.origin}/metrics`)).text()).not.toContain('# HELP');
+      }
+      const prometheus = await starting;
       await expect
-        .poll(async () => (await prometheus.query('sum by (server) (passport_ready)')).map((sample) => [sample.metric.server, sample.value[1]]).sort(), { timeout: 20_000, interval: 500 })
+        .poll(async () => (await prometheus.query('sum by (server) (passport_ready)')).map((sample) => [sample.metric.server, sample.value[1]]).sort(), { timeout: 20_000, interval: 250 })
         .toEqual(
           Object.keys(parts)
             .sort()
@@ -169,7 +178,7 @@ describe('the platform as processes of its own', () => {
       const pools = await prometheus.query('sum by (server) (db_client_connections_usage)');
       expect(pools.map((sample) => sample.metric.server).sort()).toEqual([...SERVICES].sort());
     } finally {
-      await prometheus.stop();
+      await (await starting.catch(() => undefined))?.stop();
     }
   }, 60_000);
 
@@ -177,8 +186,11 @@ describe('the platform as processes of its own', () => {
   it('on SIGTERM fails readiness first, refuses new connections, answers the request in flight, then exits 0', async () => {
     const { child, origin } = parts.trust;
     const body = JSON.stringify({ query: '{ trustGraph { nodes { id } } }' });
-    // A request in flight: its headers and half its body sent, the rest only after the signal.
-    const inFlight = request(`${origin}/`, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } });
+    // A request in flight: its headers and half its body sent, the rest only after the signal. On a
+    // connection of its own that ends with the answer (no agent: `connection: close`): a kept-alive one
+    // would hold the exit until the client let it go (Node's agent after 5 s idle) or SHUTDOWN_TIMEOUT_MS
+    // cut it, which test/ops/every-server.test.ts asserts.
+    const inFlight = request(`${origin}/`, { method: 'POST', agent: false, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } });
     const answered = new Promise<{ status: number; text: string }>((resolve, reject) => {
       inFlight.on('response', (response) => {
         let text = '';

@@ -21,7 +21,7 @@ import { KeyEncryptionKeys, writeKekFile } from '../../lib/keys/kek.js';
 import { logExportFrom, verifyLogExport } from '../../verifier/log.js';
 import { pinsFrom, type PinSet } from '../../verifier/pins.js';
 import { issuePassportBatch, registryModel, type RestCaller } from '../archive/support/issuer-fixture.js';
-import { binCommand } from '../support/bin-command.js';
+import { binCommand, type CommandOutcome } from '../support/bin-command.js';
 import { drillTrustGraph } from '../support/drill-trust-graph.js';
 import { sql, createTestDatabase, spendTransactionIds } from '../support/database.js';
 import { freePort } from '../support/free-port.js';
@@ -154,6 +154,31 @@ const INSPECTION = () => ({ eventTime: new Date().toISOString(), eventTimeZoneOf
 
 const appendTo = (stack: TestStack, id: string) => stack.rest('issuer', `/passports/${encodeURIComponent(id)}/events`, { as: 'writer', body: { type: 'ObjectEvent', payload: INSPECTION() } });
 
+/** The data folder restored from the backup and started by npm start (the last test). */
+const freshDataDir = () => join(work, 'restored-data');
+/** Its settings: the servers take the ports the system chooses as they listen; PostgreSQL needs one named ahead. */
+let freshEnv: Promise<NodeJS.ProcessEnv> | undefined;
+/** A key-encryption key file that is not the one the backup's keys are sealed under. */
+const wrongKek = () => join(work, 'wrong.kek');
+
+/**
+ * The restore into a fresh data folder (initdb, the backup loaded, PostgreSQL stopped), then a start of
+ * it under the wrong key-encryption key: processes of their own, begun once the backup is written so
+ * that they run beside the tests on the restored database; the last test reads their outcome.
+ */
+let freshRestore: Promise<{ restoredRun: CommandOutcome; refused: CommandOutcome }> | undefined;
+const restoreIntoFreshFolder = () => {
+  freshRestore ??= (async () => {
+    freshEnv = (async () => ({ PASSPORT_DATA_DIR: freshDataDir(), EMBEDDED_PG_PORT: String(await freePort()), ...LOOPBACK_PORTS_AT_LISTEN }))();
+    const env = await freshEnv;
+    const restoredRun = await binCommand('bin/restore.ts', [file], { ...env, PASSPORT_KEK_FILE: rightKek() });
+    await writeKekFile(wrongKek(), KeyEncryptionKeys.generate());
+    const refused = await binCommand('bin/start.ts', [], { ...env, PASSPORT_KEK_FILE: wrongKek() });
+    return { restoredRun, refused };
+  })();
+  return freshRestore;
+};
+
 describe('a backup taken while appends go on', () => {
   let backupOutput: string;
   let appendsDuring = 0;
@@ -186,6 +211,8 @@ describe('a backup taken while appends go on', () => {
     // Writes were not held up by the snapshot: appends committed while it was being read.
     expect(appendsDuring).toBeGreaterThan(0);
     console.log(`drill: ${PASSPORTS} passports; backup ${(await stat(file)).size} bytes in ${seconds.toFixed(1)} s (process included), ${appendsDuring} appends meanwhile`);
+    // Awaited, and its failures reported, by the last test.
+    restoreIntoFreshFolder().catch(() => {});
   }, 120_000);
 
   it('restores into an empty database, where every log verifies against the pins and is a prefix of the live one', async () => {
@@ -281,29 +308,25 @@ describe('a backup taken while appends go on', () => {
 });
 
 describe('a restore into a fresh data folder, started by npm start', () => {
-  let dataDir: string;
-  // The servers take the ports the system chooses as they listen; PostgreSQL needs one named ahead.
-  const ports = async () => ({ EMBEDDED_PG_PORT: String(await freePort()), ...LOOPBACK_PORTS_AT_LISTEN });
-
   afterAll(async () => {
-    if (!dataDir) return;
-    const cluster = dirname(await clusterDirectory(dataDir));
-    if (cluster !== dataDir) await rm(cluster, { recursive: true, force: true });
+    // The restore (begun with the backup) may have placed its cluster before it failed.
+    await freshRestore?.catch(() => {});
+    if (!freshEnv) return;
+    const cluster = dirname(await clusterDirectory(freshDataDir()));
+    if (cluster !== freshDataDir()) await rm(cluster, { recursive: true, force: true });
   });
 
   it('refuses to start under another key-encryption key, in one sentence, and starts under the right one with the old tokens and the whole trust graph', async () => {
-    dataDir = join(work, 'restored-data');
-    const env = { PASSPORT_DATA_DIR: dataDir, ...(await ports()) };
-    const restoredRun = await binCommand('bin/restore.ts', [file], { ...env, PASSPORT_KEK_FILE: rightKek() });
+    const { restoredRun, refused } = await restoreIntoFreshFolder();
+    const env = await freshEnv!;
     expect(restoredRun.code, restoredRun.stderr).toBe(0);
 
-    const wrong = join(work, 'wrong.kek');
-    await writeKekFile(wrong, KeyEncryptionKeys.generate());
-    const refused = await binCommand('bin/start.ts', [], { ...env, PASSPORT_KEK_FILE: wrong });
     expect(refused.code).toBe(1);
     const sentence = refused.stderr.trim();
     expect(sentence.split('\n')).toHaveLength(1);
-    expect(sentence).toMatch(new RegExp(`sealed under key-encryption key ${TEST_KEK.current.id}, which ${wrong} does not hold .*: start with the key-encryption key file they were sealed under\\.$`));
+    expect(sentence).toMatch(
+      new RegExp(`sealed under key-encryption key ${TEST_KEK.current.id}, which ${wrongKek()} does not hold .*: start with the key-encryption key file they were sealed under\\.$`),
+    );
 
     const child = spawn(process.execPath, ['bin/run.mjs', 'bin/start.ts'], { env: processEnv({ ...env, PASSPORT_KEK_FILE: rightKek() }), stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
