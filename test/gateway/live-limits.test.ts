@@ -9,7 +9,7 @@ import { createClient as createSseClient } from 'graphql-sse';
 import { createClient as createWsClient, type Client } from 'graphql-ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { createModel, createPassport, PAYLOADS } from '../issuer/support.js';
+import { appendEvent, createModel, createPassport, PAYLOADS } from '../issuer/support.js';
 import { GATEWAY_CREDENTIAL_HEADER } from '../../lib/graphql/gateway-credential.js';
 import { startTestStack, TOKENS, type TestStack } from '../support/stack.js';
 
@@ -22,6 +22,9 @@ beforeAll(async () => {
   platform = await startTestStack({ env: { GRAPHQL_MAX_SUBSCRIPTIONS_PER_CONNECTION: '2', GRAPHQL_MAX_SUBSCRIPTIONS_PER_CLIENT: '3', SUBGRAPH_SECRET: SECRET } });
   await createModel(platform, 'battery-live-limits');
   passportId = (await createPassport(platform, 'battery-live-limits')).passport_id;
+  // One event in the log: a subscription without `after` replays it at once, so an accepted one
+  // answers at once with data, and a refused one with its error (no wait for an answer that never comes).
+  expect((await appendEvent(platform, passportId, 'ObjectEvent', PAYLOADS.ObjectEvent!())).status).toBe(201);
 }, 180_000);
 
 let stopped = false;
@@ -37,9 +40,12 @@ function firstAnswer(client: Client, query: string, variables: Record<string, un
   });
 }
 
-/** Opens a subscription on a passport without events: it answers nothing while it stays open. */
-function holdOpen(client: Client): Promise<unknown> {
-  return Promise.race([firstAnswer(client, EVENTS), new Promise((resolve) => setTimeout(() => resolve('open'), 1_500))]);
+/** Whether a first answer is the replay of an accepted subscription (which stays open, live): data, no error. */
+const accepted = (answer: any) => (answer?.data && !answer.errors ? 'open' : answer);
+
+/** Opens a subscription on the passport: accepted, it answers with the replayed event and stays open. */
+async function holdOpen(client: Client, query = EVENTS): Promise<unknown> {
+  return accepted(await firstAnswer(client, query));
 }
 
 describe('subscriptions under the limits of a query', () => {
@@ -120,7 +126,7 @@ describe('subscriptions under the limits of a query', () => {
     // Half of the 30 verdicts that one subscription may not ask for: one is taken, a second is more than one request's cost.
     const half = `subscription($id: ID!) { passportEvents(passportId: $id) { passport { ${Array.from({ length: 15 }, (_, index) => `v${index}: verdict`).join(' ')} } } }`;
     try {
-      expect(await Promise.race([firstAnswer(client, half), new Promise((resolve) => setTimeout(() => resolve('open'), 1_500))])).toBe('open');
+      expect(await holdOpen(client, half)).toBe('open');
       expect(await firstAnswer(client, half)).toMatchObject({ error: [{ extensions: { code: 'SUBSCRIPTION_LIMIT', limit: { setting: 'GRAPHQL_MAX_COST' } } }] });
     } finally {
       await client.dispose();
@@ -131,11 +137,25 @@ describe('subscriptions under the limits of a query', () => {
     const client = wsClient();
     try {
       const got: unknown[] = [];
-      client.subscribe({ query: EVENTS, variables: { id: passportId } }, { next: (result) => void got.push(result), error: () => {}, complete: () => {} });
-      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      let replayed: () => void;
+      const replay = new Promise<void>((resolve) => (replayed = resolve));
+      client.subscribe(
+        { query: EVENTS, variables: { id: passportId } },
+        {
+          next: (result) => {
+            got.push(result);
+            replayed();
+          },
+          error: () => {},
+          complete: () => {},
+        },
+      );
+      // Live once the log it replays has come: an event appended now is delivered live.
+      await replay;
       const appended = await platform.rest('issuer', `/passports/${passportId}/events`, { body: { type: 'ObjectEvent', payload: PAYLOADS.ObjectEvent!() }, as: 'writer' });
       expect(appended.status).toBe(201);
-      for (let waited = 0; got.length === 0 && waited < 100; waited += 1) await new Promise((resolve) => setTimeout(resolve, 100));
+      for (let waited = 0; got.length < 2 && waited < 100; waited += 1) await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(got).toHaveLength(2);
       const exposition = await platform.stack.operations.metrics.exposition();
       expect(exposition).toMatch(/graphql_subscription_connections\{server="gateway",protocol="graphql-ws"\} [1-9]/);
       expect(exposition).toMatch(/graphql_subscriptions\{server="gateway",subscription="passportEvents"\} [1-9]/);
@@ -179,11 +199,16 @@ describe('subscriptions under the limits of a query', () => {
   });
 
   it('on shutdown, close each graphql-ws connection with 1012 (service restart), and end each subgraph event stream with retry:, so that clients reconnect and resume', async () => {
+    let subscribed: () => void;
+    const live = new Promise<void>((resolve) => (subscribed = resolve));
     const closed = new Promise<number>((resolve) => {
       const socket = new WebSocket(platform.stack.gateway.graphqlUrl.replace(/^http/, 'ws'), 'graphql-transport-ws');
       socket.on('open', () => socket.send(JSON.stringify({ type: 'connection_init' })));
       socket.on('message', (message) => {
-        if (JSON.parse(String(message)).type === 'connection_ack') socket.send(JSON.stringify({ id: '1', type: 'subscribe', payload: { query: EVENTS, variables: { id: passportId } } }));
+        const { type } = JSON.parse(String(message));
+        if (type === 'connection_ack') socket.send(JSON.stringify({ id: '1', type: 'subscribe', payload: { query: EVENTS, variables: { id: passportId } } }));
+        // The replay has come: the subscription is live.
+        if (type === 'next') subscribed();
       });
       socket.on('close', (code) => resolve(code));
     });
@@ -192,11 +217,24 @@ describe('subscriptions under the limits of a query', () => {
     url.searchParams.set('query', `subscription { passportEvents(passportId: "${passportId}") { seq } }`);
     const subgraphStream = await fetch(url, { headers: { accept: 'text/event-stream' } });
     expect(subgraphStream.status).toBe(200);
-    const subgraphText = subgraphStream.text();
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    // Read as it comes: the stream is live once its replay has come.
+    const reader = subgraphStream.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let subgraphText = '';
+    const replayed = async () => {
+      while (!subgraphText.includes('"seq"')) {
+        const { value, done } = await reader.read();
+        if (done) throw new Error(`the subgraph's stream ended before its replay: ${subgraphText}`);
+        subgraphText += value;
+      }
+    };
+    await Promise.all([live, replayed()]);
+    const ended = (async () => {
+      for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) subgraphText += chunk.value;
+      return subgraphText;
+    })();
     stopped = true;
     await platform.stop();
     expect(await closed).toBe(1012);
-    expect(await subgraphText).toMatch(/retry: 1000\n\n$/);
+    expect(await ended).toMatch(/retry: 1000\n\n$/);
   });
 });

@@ -9,7 +9,10 @@
  * request itself is run: it must finish within a generous bound of this process's CPU, where the
  * facade, the gateway and the four subgraphs all run (process.cpuUsage: CPU, not wall time).
  */
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { nationalPassportId } from '../support/national/layout.js';
+import { insertShapeCopies } from '../support/national/shape-copies.js';
 import { sharedTestStack, startTestStack, type SharedTestStack, type TestStack } from '../support/stack.js';
 import { createModel, createPassport, PAYLOADS } from '../issuer/support.js';
 
@@ -166,7 +169,17 @@ describe('logs longer than the weights assume (300 events)', () => {
     small = await startTestStack({ env: { GRAPHQL_MAX_COST: '4802' } });
     const model = `cost-long-${process.pid}`;
     await createModel(small, model);
-    const ids = [await passportWithEvents(small, model, 301), await passportWithEvents(small, model, 301)];
+    const first = await passportWithEvents(small, model, 301);
+    // The second a copy of the first made in SQL, its 301 events the first's (signatures and all): what
+    // is charged is the events read, not whose they are; 301 appends fewer.
+    const db = new pg.Client({ connectionString: small.databaseUrl.split('?')[0] });
+    await db.connect();
+    try {
+      await insertShapeCopies(db, { from: 0, to: 1, templatePassportId: first });
+    } finally {
+      await db.end();
+    }
+    const ids = [first, nationalPassportId(0)];
     const answer = await small.graphql('query($ids: [ID!]!) { passports(ids: $ids) { id events } }', { ids });
     expect(answer.data.passports[0].events).toHaveLength(301);
     expect(answer.data.passports[1]).toBeNull();

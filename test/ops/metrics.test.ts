@@ -155,7 +155,7 @@ describe('metrics of the whole platform in one process', () => {
     const prometheus = await startPrometheus([platform.stack.metrics.url]);
     try {
       await expect
-        .poll(async () => (await prometheus.query('sum by (server) (http_server_request_duration_seconds_count)')).map((sample) => sample.metric.server).sort(), { timeout: 20_000, interval: 500 })
+        .poll(async () => (await prometheus.query('sum by (server) (http_server_request_duration_seconds_count)')).map((sample) => sample.metric.server).sort(), { timeout: 20_000, interval: 100 })
         .toEqual([...SERVERS].sort());
       const created = await prometheus.query('passport_passports_created_total');
       expect(created.map((sample) => [sample.metric.server, sample.value[1]])).toEqual([['issuer', '1']]);

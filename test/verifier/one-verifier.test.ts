@@ -20,7 +20,7 @@ import { appendEvent, PAYLOADS } from '../issuer/support.js';
 import { closeContexts, sharedBrowser } from '../support/browser.js';
 import type { TestStack } from '../support/stack.js';
 import { newKey, signedJsonCredential } from '../trust/support.js';
-import { foreignSigned, mintedPack, openPage, pageTestStack } from './page-support.js';
+import { foreignSigned, mintedPack, openPage, pageTestStack, pastTheSecondOf } from './page-support.js';
 import { cli, failedCodes, scratch } from './support.js';
 
 const ROOT = 'root-one-verifier';
@@ -89,7 +89,7 @@ beforeAll(async () => {
   // Then the carrier key is revoked at the trust service; a pack minted after it is signed by a revoked key.
   const revoked = await platform.rest('trust', '/revocations', { body: { subject: `${ISSUER}#${genuine.kid}`, reason: 'keyCompromise' }, as: 'admin' });
   expect(revoked.status, JSON.stringify(revoked.body)).toBe(201);
-  await new Promise((resolve) => setTimeout(resolve, 1100));
+  await pastTheSecondOf(revoked.body.effective_at);
   const afterRevocation = await mintedPack(platform, passport);
   const keyPathNow = await get('trust', `/keys/${genuine.kid}/path`);
 

@@ -16,7 +16,7 @@ import { closeContexts, sharedBrowser } from '../support/browser.js';
 import { countingRelay, firstVisit, type ByteCount, type CountingRelay } from '../support/page-visit.js';
 import type { TestStack } from '../support/stack.js';
 import { SyntheticTrustGraph } from '../support/synthetic-trust-graph.js';
-import { anchorsLoaded, foreign, foreignSigned, mintedPack, openPage, pageTestStack, qrPng, verifyImage } from './page-support.js';
+import { anchorsLoaded, foreign, foreignSigned, mintedPack, openPage, pageTestStack, pastTheSecondOf, qrPng, verifyImage } from './page-support.js';
 
 const MODEL = 'battery-verify-light';
 const ROOT = 'root-verify-light';
@@ -217,7 +217,7 @@ describe('the light verification page', () => {
   it('refuses a pack signed after its issuer was revoked, and notes the revocation on a pack signed before', async () => {
     const declared = await platform.rest('trust', '/revocations', { body: { subject: ISSUER, reason: 'cessationOfOperation' }, as: 'admin' });
     expect(declared.status, JSON.stringify(declared.body)).toBe(201);
-    await new Promise((resolve) => setTimeout(resolve, 1100));
+    await pastTheSecondOf(declared.body.effective_at);
     const afterRevocation = await mintedPack(platform, genuine.passport);
     const context = await browser.newContext();
     const page = await context.newPage();

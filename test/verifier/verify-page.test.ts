@@ -16,7 +16,7 @@ import { decodePack, PACK_PREFIX } from '../../lib/formats/issuer/pack.js';
 import { appendEvent, PAYLOADS, verifySignedJson } from '../issuer/support.js';
 import { CAMERA_VIDEO, closeContexts, sharedBrowser } from '../support/browser.js';
 import type { TestStack } from '../support/stack.js';
-import { anchorsLoaded, foreign, isLocal, mintedPack, openPage, pageTestStack, qrPng, serviceWorkerInControl, verifyImage } from './page-support.js';
+import { anchorsLoaded, foreign, isLocal, mintedPack, openPage, pageTestStack, pastTheSecondOf, qrPng, serviceWorkerInControl, verifyImage } from './page-support.js';
 
 const ARTIFACTS = new URL('../artifacts/verify-page/', import.meta.url);
 const MODEL = 'battery-verify-page';
@@ -236,7 +236,7 @@ describe('the verification page, in one visit,', () => {
     const { page } = visit;
     const declared = await platform.rest('trust', '/revocations', { body: { subject: `${ISSUER}#${genuine.kid}`, reason: 'keyCompromise' }, as: 'admin' });
     expect(declared.status, JSON.stringify(declared.body)).toBe(201);
-    await new Promise((resolve) => setTimeout(resolve, 1100));
+    await pastTheSecondOf(declared.body.effective_at);
     const afterRevocation = await mint(genuine.passport);
     await page.reload();
     await anchorsLoaded(page, 'yes');

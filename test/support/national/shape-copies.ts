@@ -1,6 +1,6 @@
 /**
  * Large tables in seconds, for tests whose subject is size, not signatures (the plans of the hot
- * statements, the heap after many distinct passports): copies of one real passport, its events and
+ * statements, the heap after many distinct passports, the cost charged for a long log): copies of one real passport, its events and
  * one real snapshot, made inside PostgreSQL with INSERT … SELECT. Each copy has its own id (the
  * national builder's nationalPassportId(n), computed here in SQL), identity and status index; its
  * events, log head and snapshot bytes are the template's, so their signatures are those of another
