@@ -183,7 +183,13 @@ describe('Hive Gateway as docs/ONE-GRAPH.md configures it', () => {
       const client = createClient({ url, singleConnection: false, retryAttempts: 0 });
       const got = collector<Delivered>('passportEvents');
       const dispose = client.subscribe({ query, variables: { id: ids[1] } }, got.sink);
-      return { got, end: () => (dispose(), client.dispose()) };
+      return {
+        got,
+        end: () => {
+          dispose();
+          client.dispose();
+        },
+      };
     };
     const [theirs, ours] = [follow(hiveUrl), follow(platform.stack.gateway.graphqlUrl)];
     try {
