@@ -37,6 +37,7 @@ export const UNIT = [
   'test/lib/tracing-off.test.ts',
   'test/lib/change-payload.test.ts',
   'test/lib/feed-watchers.test.ts',
+  'test/lib/shutdown.test.ts',
   'test/gateway/live-read-failures.test.ts',
   'test/gateway/composition.test.ts',
   'test/gateway/subgraph-fetch.test.ts',

@@ -1,7 +1,8 @@
 /**
  * A server's one shutdown path, for all six: it stops accepting connections, idle kept-alive ones are
- * closed, requests in flight are answered, a request that still comes on a kept-alive connection is
- * refused in the server's own words, and whatever is still open after SHUTDOWN_TIMEOUT_MS is cut.
+ * closed, requests in flight are answered and their connections closed then, a request that still
+ * comes on a kept-alive connection is refused in the server's own words, and whatever is still open
+ * after SHUTDOWN_TIMEOUT_MS is cut.
  * What a server must stop once no request runs (its Apollo Server) is an `onClose` hook of its own.
  */
 import type { FastifyInstance } from 'fastify';
@@ -25,6 +26,14 @@ export const shutdownRefusal = fp<{ server: ServerName }>(
     });
     const shuttingDown = () => new RequestProblem(problem(503, 'SHUTTING_DOWN', `The ${server} is shutting down; send the request again.`), { 'retry-after': '1', connection: 'close' });
     app.addHook('onRequest', (_request, _reply, done) => done(closing ? shuttingDown() : undefined));
+    // Node closes the connections idle when the close begins, not those idle later: a kept-alive one
+    // whose request was in flight would hold the close until the client (a load balancer keeps it for
+    // its own idle timeout) or SHUTDOWN_TIMEOUT_MS ends it. A connection with a pipelined request still
+    // to answer is not idle, so that request is answered (refused above) first.
+    app.addHook('onResponse', (_request, _reply, done) => {
+      if (closing) setImmediate(() => app.server.closeIdleConnections());
+      done();
+    });
   },
   { name: 'passport-shutdown-refusal', fastify: '5.x' },
 );
