@@ -136,11 +136,8 @@ export async function liveTransport(
       }
       const planned = live.plan(looked.params as unknown as typeof payload);
       if (Array.isArray(planned)) return asErrors(planned);
-      const release = quota.take(ctx.extra.request.ip, planned.eventCost);
-      if (typeof release === 'string') {
-        refusalLogged(ctx.extra.request, { status: 101, code: 'SUBSCRIPTION_LIMIT' });
-        return asErrors([quota.refusal(release)]);
-      }
+      const release = quota.admit(ctx.extra.request, planned.eventCost, 101);
+      if (typeof release !== 'function') return asErrors([release]);
       const authorization = authorizations.get(ctx);
       const caller: GatewayContext = { requestId: ctx.extra.request.id, log: ctx.extra.request.log, ...(authorization ? { authorization } : {}) };
       // Checked by plan(); graphql-ws reads the operation's type from the document, and calls subscribe.
@@ -161,11 +158,8 @@ export async function liveTransport(
       const planned = live.plan(params);
       if (Array.isArray(planned)) return [JSON.stringify({ errors: planned }), { status: 400, statusText: 'Bad Request', headers: { 'content-type': 'application/json; charset=utf-8' } }];
       const fastifyRequest = request.raw as FastifyRequest;
-      const release = quota.take(fastifyRequest.ip, planned.eventCost);
-      if (typeof release === 'string') {
-        refusalLogged(fastifyRequest, { status: 429, code: 'SUBSCRIPTION_LIMIT' });
-        return quotaRefusalResponse(quota.refusal(release));
-      }
+      const release = quota.admit(fastifyRequest, planned.eventCost, 429);
+      if (typeof release !== 'function') return quotaRefusalResponse(release);
       const { authorization } = fastifyRequest.headers;
       const events = await live.open(planned, { requestId: fastifyRequest.id, log: fastifyRequest.log, ...(authorization ? { authorization } : {}) }, release);
       return Symbol.asyncIterator in events ? held.streamHeld(events, authorization) : events;

@@ -7,7 +7,7 @@
  * live events alike.
  */
 import { RequestProblem } from '../http/request-problem.js';
-import { ProblemError, problem } from '../problem.js';
+import { ProblemError, problem, problemHeaders } from '../problem.js';
 import { type Authenticator, challengeOf, identify, refusalOf } from './tokens.js';
 
 /** Why a connection with this Authorization may not open (401 INVALID_TOKEN, or 503 when it cannot be told now); undefined when it may. */
@@ -21,7 +21,6 @@ export async function connectionRefusal(authenticator: Authenticator, authorizat
     // The identity store's database or the OpenID provider out of reach: neither taken nor refused.
     if (error instanceof RequestProblem) return error;
     if (!(error instanceof ProblemError)) throw error;
-    const retryAfter = error.problem.retry_after;
-    return new RequestProblem(error.problem, typeof retryAfter === 'number' ? { 'retry-after': String(retryAfter) } : {});
+    return new RequestProblem(error.problem, problemHeaders(error.problem));
   }
 }

@@ -70,11 +70,25 @@ export class ClientQuota {
     readonly maxCost: number,
   ) {}
 
-  /** Counts one more of `eventCost` for `client`; the release, or why it may not open. */
-  take(client: string, eventCost: number): (() => void) | 'count' | 'cost' {
+  /**
+   * Counts one more subscription of `request`'s client (its address), of `eventCost`: the release;
+   * else the error it is refused with, naming the setting that raises it, its refusal logged (status:
+   * 429 over GraphQL over SSE, 101 for a WebSocket's subscription).
+   */
+  admit(request: FastifyRequest, eventCost: number, status: 101 | 429): (() => void) | GraphQLFormattedError {
+    const client = request.ip;
     const open = this.#open.get(client) ?? { count: 0, cost: 0 };
-    if (open.count >= this.max) return 'count';
-    if (open.cost + eventCost > this.maxCost) return 'cost';
+    const over = open.count >= this.max ? 'count' : open.cost + eventCost > this.maxCost ? 'cost' : undefined;
+    if (over) {
+      refusalLogged(request, { status, code: 'SUBSCRIPTION_LIMIT' });
+      return over === 'count'
+        ? limitRefusal(`This client has ${this.max} subscriptions open, the most one client may hold.`, 'GRAPHQL_MAX_SUBSCRIPTIONS_PER_CLIENT', this.max)
+        : limitRefusal(
+            `The events of this client's open subscriptions would together cost more than ${this.maxCost}, what one request may cost; complete one first.`,
+            'GRAPHQL_MAX_COST',
+            this.maxCost,
+          );
+    }
     this.#open.set(client, { count: open.count + 1, cost: open.cost + eventCost });
     let released = false;
     return () => {
@@ -84,13 +98,6 @@ export class ClientQuota {
       if (!left || left.count <= 1) this.#open.delete(client);
       else this.#open.set(client, { count: left.count - 1, cost: left.cost - eventCost });
     };
-  }
-
-  /** The error a subscription over the client's quota is refused with (`over`: what take answered), naming the setting that raises it. */
-  refusal(over: 'count' | 'cost'): GraphQLFormattedError {
-    return over === 'count'
-      ? limitRefusal(`This client has ${this.max} subscriptions open, the most one client may hold.`, 'GRAPHQL_MAX_SUBSCRIPTIONS_PER_CLIENT', this.max)
-      : limitRefusal(`The events of this client's open subscriptions would together cost more than ${this.maxCost}, what one request may cost; complete one first.`, 'GRAPHQL_MAX_COST', this.maxCost);
   }
 }
 

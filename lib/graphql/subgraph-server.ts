@@ -114,7 +114,8 @@ export function subgraphServerOptions(config: Pick<RuntimeConfig, 'graphqlLimits
 export async function serveSubgraph(subgraph: Subgraph, listen: { host: string; port: number }, options: SubgraphServerOptions): Promise<ListeningServer> {
   // Introspection stays on: the gateway composes through `_service`; suggestions are harmless then.
   const annotations = costAnnotations(parse(printSubgraphSchema(subgraph.schema)));
-  const armor = apolloArmor<RequestContext>(subgraphLimits(options.limits), true, annotations);
+  const limits = subgraphLimits(options.limits);
+  const armor = apolloArmor<RequestContext>(limits, true, annotations);
   const bodyLimit = options.bodyLimit * SUBGRAPH_BODY_LIMIT_FACTOR;
   const server = await buildPlatformServer(
     subgraph.name,
@@ -167,7 +168,7 @@ export async function serveSubgraph(subgraph: Subgraph, listen: { host: string; 
       metrics: subgraph.metrics.live,
       validationRules: armor.validationRules,
       annotations,
-      limits: subgraphLimits(options.limits),
+      limits,
       ...(options.gatewaySecret ? { gatewaySecret: options.gatewaySecret } : {}),
       formatError,
     });

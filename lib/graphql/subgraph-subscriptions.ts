@@ -27,7 +27,7 @@ import { type CostAnnotations, costRefusal, graphqlOf, operationCost } from './c
 import { GATEWAY_CREDENTIAL_HEADER, gatewayCredentialCheck } from './gateway-credential.js';
 import { HeldCredentials } from './held-credentials.js';
 import { Bell, deliverySpan } from './live-delivery.js';
-import { clientQuota, quotaRefusalResponse, refusalLogged, EventStreams } from './live-gate.js';
+import { clientQuota, quotaRefusalResponse, EventStreams } from './live-gate.js';
 import { FeedWatchers, type Wake } from './feed-watchers.js';
 import { LIVE_FEEDS, type LiveFeed } from './live-feeds.js';
 
@@ -223,11 +223,9 @@ export function subgraphSubscriptions(app: FastifyInstance, options: SubgraphSub
     held.close();
     done();
   });
-  const refusal = (status: number, errors: readonly GraphQLError[]) =>
-    [
-      JSON.stringify({ errors: errors.map((error) => options.formatError(error.toJSON(), error)) }),
-      { status, statusText: status === 400 ? 'Bad Request' : 'Refused', headers: { 'content-type': JSON_TYPE } },
-    ] as const;
+  /** A subscription refused before it starts: 400 with its errors, as a GraphQL response. */
+  const refusal = (errors: readonly GraphQLError[]) =>
+    [JSON.stringify({ errors: errors.map((error) => options.formatError(error.toJSON(), error)) }), { status: 400, statusText: 'Bad Request', headers: { 'content-type': JSON_TYPE } }] as const;
   const gql = graphqlOf(options.schema);
   const handler = createHandler({
     schema: options.schema,
@@ -247,29 +245,20 @@ export function subgraphSubscriptions(app: FastifyInstance, options: SubgraphSub
       try {
         document = typeof params.query === 'string' ? gql.parse(params.query, { maxTokens: options.limits.maxTokens }) : params.query;
       } catch (error) {
-        return refusal(400, [Object.assign(error as GraphQLError, { extensions: { code: 'GRAPHQL_PARSE_FAILED' } })]);
+        return refusal([Object.assign(error as GraphQLError, { extensions: { code: 'GRAPHQL_PARSE_FAILED' } })]);
       }
       const invalid = gql.validate(options.schema, document, [...gql.specifiedRules, ...options.validationRules]);
-      if (invalid.length)
-        return refusal(
-          400,
-          invalid.map((error) => Object.assign(error, { extensions: { ...error.extensions, code: 'GRAPHQL_VALIDATION_FAILED' } })),
-        );
+      if (invalid.length) return refusal(invalid.map((error) => Object.assign(error, { extensions: { ...error.extensions, code: 'GRAPHQL_VALIDATION_FAILED' } })));
       const operation = gql.getOperationAST(document, params.operationName);
       if (operation?.operation !== 'subscription') {
-        return refusal(400, [
-          new gql.GraphQLError('Over GraphQL over SSE this subgraph serves subscriptions; send queries and mutations as plain HTTP requests.', { extensions: { code: 'BAD_REQUEST' } }),
-        ]);
+        return refusal([new gql.GraphQLError('Over GraphQL over SSE this subgraph serves subscriptions; send queries and mutations as plain HTTP requests.', { extensions: { code: 'BAD_REQUEST' } })]);
       }
       const variables = params.variables ?? {};
       const cost = operationCost({ schema: options.schema, document, operation, variables }, options.annotations);
-      if (cost > options.limits.maxCost) return refusal(400, [costRefusal(cost, options.limits.maxCost)]);
+      if (cost > options.limits.maxCost) return refusal([costRefusal(cost, options.limits.maxCost)]);
       // A stream a gateway sent (its credential) was counted in that gateway's quota.
-      const release = fromGateway?.(fastifyRequest.headers[GATEWAY_CREDENTIAL_HEADER]) ? undefined : quota.take(fastifyRequest.ip, cost);
-      if (typeof release === 'string') {
-        refusalLogged(fastifyRequest, { status: 429, code: 'SUBSCRIPTION_LIMIT' });
-        return quotaRefusalResponse(quota.refusal(release));
-      }
+      const release = fromGateway?.(fastifyRequest.headers[GATEWAY_CREDENTIAL_HEADER]) ? undefined : quota.admit(fastifyRequest, cost, 429);
+      if (release !== undefined && typeof release !== 'function') return quotaRefusalResponse(release);
       // Run here, by the graphql the schema was built with (graphql-sse may load another copy of it).
       const result = await gql.subscribe({ schema: options.schema, document, operationName: params.operationName, variableValues: variables, contextValue }).catch((error: unknown) => {
         release?.();
