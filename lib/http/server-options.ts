@@ -84,19 +84,25 @@ export interface ServerLimits {
  * `u@x` would make a URL that names something else.
  */
 export function isWellFormedHost(host: string): boolean {
-  // A client sends the same Host on every request of its connection (a peer server every request):
-  // the last one found well formed is not parsed again.
-  if (host === lastWellFormedHost) return true;
+  // A client sends the same Host on every request of its connection (a peer server every request),
+  // and one process serves a few ports (npm start: six servers, whose requests interleave): the
+  // Hosts found well formed are not parsed again.
+  if (wellFormedHosts.has(host)) return true;
   try {
     const url = new URL(`http://${host}/`);
     const wellFormed = url.host !== '' && url.username === '' && url.password === '' && url.pathname === '/' && url.search === '' && url.hash === '';
-    if (wellFormed) lastWellFormedHost = host;
+    if (wellFormed) {
+      // Bounded: a client naming a new Host each time only empties it.
+      if (wellFormedHosts.size >= MAX_KNOWN_HOSTS) wellFormedHosts.clear();
+      wellFormedHosts.add(host);
+    }
     return wellFormed;
   } catch {
     return false;
   }
 }
-let lastWellFormedHost: string | undefined;
+const MAX_KNOWN_HOSTS = 64;
+const wellFormedHosts = new Set<string>();
 
 /** Fastify options for a public server: body limit, timeouts, keep-alive, connection-level refusals. */
 export function publicServerOptions({ bodyLimit, requestTimeoutMs = REQUEST_TIMEOUT_MS }: ServerLimits) {

@@ -29,9 +29,17 @@ export const shutdownRefusal = fp<{ server: ServerName }>(
     // Node closes the connections idle when the close begins, not those idle later: a kept-alive one
     // whose request was in flight would hold the close until the client (a load balancer keeps it for
     // its own idle timeout) or SHUTDOWN_TIMEOUT_MS ends it. A connection with a pipelined request still
-    // to answer is not idle, so that request is answered (refused above) first.
+    // to answer is not idle, so that request is answered (refused above) first. One sweep of the
+    // connections for the responses of one turn of the event loop.
+    let sweeping = false;
     app.addHook('onResponse', (_request, _reply, done) => {
-      if (closing) setImmediate(() => app.server.closeIdleConnections());
+      if (closing && !sweeping) {
+        sweeping = true;
+        setImmediate(() => {
+          sweeping = false;
+          app.server.closeIdleConnections();
+        });
+      }
       done();
     });
   },

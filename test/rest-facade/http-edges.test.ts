@@ -229,6 +229,9 @@ describe('Host headers', () => {
       expect(answers).toEqual([true, true, true, false, false, false, true, true, true]);
       // Parsed: api.example:8443 once, x/y (a URL, though not a host alone), [::1]:80 once; `a b` fails inside the parse.
       expect(parsed).toBe(3);
+      // Two servers of one process, their requests interleaved: each Host parsed once.
+      expect(['127.0.0.1:4001', '127.0.0.1:4002', '127.0.0.1:4001', '127.0.0.1:4002'].map(isWellFormedHost)).toEqual([true, true, true, true]);
+      expect(parsed).toBe(5);
     } finally {
       globalThis.URL = RealUrl;
     }
