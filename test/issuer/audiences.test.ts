@@ -3,7 +3,8 @@
  * profile (docs/examples/battery-passport-profile.json) restricts the battery passport's state of
  * health to persons with a legitimate interest and its declaration of conformity to authorities.
  * Anonymous callers and another operator's reader get the public view everywhere a passport is
- * shown (REST, GraphQL, the credential, the resolver's linkset, the pack, an archive snapshot, the
+ * shown (REST, GraphQL, a subscription at the gateway and at the issuer subgraph's port, the
+ * credential, the resolver's linkset, the pack, an archive snapshot, the
  * verification page) and never a restricted value, also not in the servers' log lines; a
  * legitimate-interest token, an authority token, the owner and the platform admin get more; every
  * view verifies offline against what the pack and the credential sign (node:crypto digests, jose).
@@ -14,9 +15,11 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createClient } from 'graphql-sse';
 import * as jose from 'jose';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { batteryPassportSchema } from '../../subgraphs/registry/domain/seed/index.js';
+import { collector } from '../gateway/live-support.js';
 import { run } from '../../verifier/cli.js';
 import { pinsFrom } from '../../verifier/pins.js';
 import { verifyManifest, verifyPackText } from '../../verifier/portable.js';
@@ -149,6 +152,35 @@ describe('the views of a passport with restricted attributes', () => {
     }
     const admin = await platform.rest('issuer', `/passports/${passportId}`, { as: 'admin' });
     expect(admin.body.disclosures.map((disclosure: { name: string }) => disclosure.name).sort()).toEqual(['declaration_of_conformity_url', 'state_of_health']);
+  });
+
+  it('are the same over a subscription, replay included: at the gateway and at the issuer subgraph’s own port (GraphQL over SSE)', async () => {
+    const expected: Record<string, string[]> = {
+      anonymous: [],
+      otherReader: [],
+      legitimateInterest: ['state_of_health'],
+      authority: ['declaration_of_conformity_url', 'state_of_health'],
+      ownerReader: ['declaration_of_conformity_url', 'state_of_health'],
+    };
+    const query = 'subscription ($id: ID!) { passportEvents(passportId: $id) { seq passport { disclosures { name value } } } }';
+    const faces = { gateway: platform.stack.gateway.graphqlUrl, 'issuer subgraph': platform.stack.subgraphUrls.issuer };
+    for (const [face, url] of Object.entries(faces)) {
+      for (const [who, names] of Object.entries(expected)) {
+        const client = createClient({ url, singleConnection: false, retryAttempts: 0, headers: bearer(tokens[who]) });
+        const replayed = collector<{ seq: number; passport: { disclosures: { name: string; value: unknown }[] | null } }>('passportEvents');
+        const dispose = client.subscribe({ query, variables: { id: passportId } }, replayed.sink);
+        try {
+          await replayed.until(1);
+        } finally {
+          dispose();
+          client.dispose();
+        }
+        expect(replayed.errors, `${face} ${who}`).toEqual([]);
+        const shown = replayed.items[0]!.passport.disclosures ?? [];
+        expect(shown.map(({ name }) => name).sort(), `${face} ${who}`).toEqual(names);
+        if (!names.includes('declaration_of_conformity_url')) expect(JSON.stringify(replayed.items), `${face} ${who}`).not.toContain(DOC_URL);
+      }
+    }
   });
 
   it('each verify offline: the manifest against the pack’s manifest_digest, each disclosure against its _sd', async () => {
