@@ -4,15 +4,18 @@
  */
 import { buildSubgraphSchema } from '@apollo/subgraph';
 import { printSchemaWithDirectives } from '@graphql-tools/utils';
-import { parse, type GraphQLField, type GraphQLSchema } from 'graphql';
+import { parse, type GraphQLField, type GraphQLResolveInfo, type GraphQLSchema } from 'graphql';
 import { buildSchema, createResolversMap, type BuildSchemaOptions } from 'type-graphql';
 import { DateTimeISO } from './common-types.js';
 
 // 2.9 brings @cost and @listSize (lib/graphql/cost.ts), which composition carries into the supergraph.
 const FEDERATION_LINK = 'extend schema @link(url: "https://specs.apollo.dev/federation/v2.9", import: ["@key", "@shareable", "@external", "@requires", "@provides", "@cost", "@listSize"])';
 
-/** `__resolveReference` per entity type name: how this subgraph loads an entity another one names. */
-export type ReferenceResolvers = Record<string, (reference: Record<string, unknown>, context: unknown) => unknown>;
+/**
+ * `__resolveReference` per entity type name: how this subgraph loads an entity another one names;
+ * `info` is the `_entities` field's, whose selection set says what the request asks of the entities.
+ */
+export type ReferenceResolvers = Record<string, (reference: Record<string, unknown>, context: unknown, info: GraphQLResolveInfo) => unknown>;
 
 /** The resolver map @apollo/subgraph takes (its package does not export the type by name). */
 type GraphQLResolverMap = NonNullable<Extract<Parameters<typeof buildSubgraphSchema>[0], { resolvers?: unknown }>['resolvers']>;

@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { canonicalize } from '../../lib/crypto/jcs.js';
-import { sql } from '../support/database.js';
+import { sql, sqlSessions } from '../support/database.js';
 import { startTestStack, type TestStack } from '../support/stack.js';
 import { appendEvent, CONFIG_VECTOR, createModel, createPassport, itemIdentity, keyring, objectEvent, PAYLOADS, verifySignedJson } from './support.js';
 
@@ -22,6 +22,19 @@ afterAll(() => platform?.stop());
 
 const issuerSql = (text: string, values: unknown[] = []) => sql(platform.databaseUrl, text.replaceAll('issuer.', '"issuer".'), values);
 const passportCount = async () => Number((await issuerSql('SELECT count(*) AS n FROM issuer.passport')).rows[0]!.n);
+/** The columns named by the last statement that read passports by id, as PostgreSQL shows it for the issuer's connection that ran it. */
+const passportColumnsRead = async () => {
+  const [read] = (
+    await issuerSql(
+      `SELECT query FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND query LIKE 'SELECT %FROM "issuer"."passport" WHERE %' ORDER BY query_start DESC LIMIT 1`,
+    )
+  ).rows;
+  return [
+    ...String(read?.query)
+      .split(' FROM ')[0]!
+      .matchAll(/"passport"\."(\w+)"/g),
+  ].map((match) => match[1]);
+};
 const eventRows = async (id: string) => (await issuerSql('SELECT seq, canonical FROM issuer.passport_event WHERE passport_id = $1 ORDER BY seq', [id])).rows;
 
 describe('POST /passports and GET /passports/{id}', () => {
@@ -456,6 +469,82 @@ describe('the federated graph', () => {
     });
     const body = (await response.json()) as { data: { _entities: ({ id: string } | null)[] } };
     expect(body.data._entities).toEqual([{ id: ids[0], status: 'draft' }, { id: ids[1], status: 'draft' }, null]);
+  });
+
+  it('reads only the summary columns of Passport references asked only summary fields (the archive asking their status), whole rows otherwise', async () => {
+    const { passport_id: id } = await createPassport(platform, MODEL);
+    const entities = async (fields: string) => {
+      const response = await fetch(platform.stack.subgraphUrls.issuer, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ query: `query ($r: [_Any!]!) { _entities(representations: $r) { ... on Passport { ${fields} } } }`, variables: { r: [{ __typename: 'Passport', id }] } }),
+      });
+      const body = (await response.json()) as { data: { _entities: Record<string, unknown>[] } };
+      return { answer: body.data._entities[0], columns: await passportColumnsRead() };
+    };
+    const summary = await entities('id status logSize typeRecord { id } predecessorId');
+    expect(summary.answer).toEqual({ id, status: 'draft', logSize: 0, typeRecord: { id: MODEL }, predecessorId: null });
+    expect(summary.columns).toHaveLength(11);
+    expect(summary.columns).not.toContain('core');
+    const whole = await entities('id status logSize typeRecord { id } predecessorId core');
+    expect({ ...whole.answer, core: undefined }).toEqual(summary.answer);
+    expect(whole.columns).toHaveLength(25);
+  });
+
+  it('reads only the summary columns for passport(id) asked its signing keys and signed head (as the platform benchmark asks), whole rows otherwise', async () => {
+    const { passport_id: id } = await createPassport(platform, MODEL);
+    await appendEvent(platform, id, 'activated', PAYLOADS.activated!());
+    const KEYS = 'id status logSize logHead latestPack signingKeys { role kid firstUsed lastUsed }';
+    const read = async (fields: string, passportId = id) => {
+      const { data, errors } = await platform.graphql(`query ($id: ID!) { passport(id: $id) { ${fields} } }`, { id: passportId });
+      expect(errors).toBeUndefined();
+      return { answer: data.passport, columns: await passportColumnsRead() };
+    };
+    // The passport read is the issuer's last statement when no signing key is looked up after it: of an unknown passport.
+    expect((await read(KEYS, 'unknown')).columns).toHaveLength(11);
+    expect((await read(`${KEYS} core`, 'unknown')).columns).toHaveLength(25);
+    const head = await read('id status logHead latestPack');
+    expect(head.columns).toHaveLength(11);
+    expect(head.answer.logHead).toEqual((await platform.rest('issuer', `/passports/${id}`)).body.log_head);
+    const summary = await read(KEYS);
+    const whole = await read(`${KEYS} core`);
+    expect({ ...whole.answer, core: undefined }).toEqual(summary.answer);
+    expect(summary.answer.signingKeys.map((use: { role: string }) => use.role).sort()).toEqual(['event', 'log_head']);
+  });
+
+  it("reads which keys signed a passport's events from an index alone, no event row (an event is a kilobyte and more: over a million passports the table is 14 GB)", async () => {
+    const { passport_id: id } = await createPassport(platform, MODEL);
+    await appendEvent(platform, id, 'activated', PAYLOADS.activated!());
+    await appendEvent(platform, id, 'ObjectEvent', objectEvent());
+    const { data, errors } = await platform.graphql(`query ($id: ID!) { passport(id: $id) { signingKeys { role kid firstUsed lastUsed } } }`, { id });
+    expect(errors).toBeUndefined();
+    expect(data.passport.signingKeys.map((use: { role: string }) => use.role).sort()).toEqual(['event', 'log_head']);
+    const [ranges] = (
+      await issuerSql(
+        `SELECT query FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND query LIKE 'SELECT MIN(%FROM "issuer"."passport_event" WHERE %' ORDER BY query_start DESC LIMIT 1`,
+      )
+    ).rows;
+    // The statement the issuer sent, run again with its passport, once vacuum has marked the table's
+    // pages all visible (as it does for a log's events soon after they are written); with sequential
+    // scans off, as the planner reads a table of millions of rows rather than these few.
+    const session = sqlSessions();
+    try {
+      const url = platform.databaseUrl;
+      await session.sql(url, 'VACUUM "issuer".passport_event');
+      await session.sql(url, 'SET enable_seqscan = off');
+      await session.sql(url, `PREPARE ranges AS ${String(ranges?.query)}`);
+      const explained = await session.sql(url, `EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE ranges('${id}', 0)`);
+      const plan = (explained.rows[0]!['QUERY PLAN'] as { Plan: Record<string, unknown> }[])[0]!.Plan;
+      const scans: Record<string, unknown>[] = [];
+      const walk = (node: Record<string, unknown>) => {
+        if (node['Relation Name'] === 'passport_event') scans.push(node);
+        for (const child of (node.Plans as Record<string, unknown>[] | undefined) ?? []) walk(child);
+      };
+      walk(plan);
+      expect(scans).toMatchObject([{ 'Node Type': 'Index Only Scan', 'Actual Rows': 2, 'Heap Fetches': 0 }]);
+    } finally {
+      await session.end();
+    }
   });
 
   it('requires the writer role for mutations in the graph too', async () => {

@@ -3,6 +3,7 @@
  * key standings and the TrustNode entity through the gateway, signed anchor bundle, admin log.
  */
 import * as jose from 'jose';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { canonicalize } from '../../lib/crypto/jcs.js';
 import { startTestStack, type TestStack } from '../support/stack.js';
@@ -269,6 +270,35 @@ describe('in the federated graph', () => {
     expect(after.data.trustKeyStanding).toMatchObject({ standing: 'revoked', node_id: 'acme' });
     const before = await platform.graphql(query, { kid: issuerKey.jwk.kid, at: fromNow(-60_000) });
     expect(before.data.trustKeyStanding.standing).toBe('valid');
+  });
+
+  it("plans the statements of a key-standing read once per connection, not at every read (the database's functions keep generic plans)", async () => {
+    const standing = await platform.graphql('query($kid: String!) { trustKeyStanding(kid: $kid, at: "2030-01-01T00:00:00Z") }', { kid: issuerKey.jwk.kid });
+    expect(standing.errors).toBeUndefined();
+    // The statement the trust service sent, run again on a connection of our own that reports each plan PostgreSQL makes.
+    const client = new pg.Client({ connectionString: platform.databaseUrl.split('?')[0] });
+    await client.connect();
+    try {
+      const [read] = (
+        await client.query(`SELECT query FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND query LIKE '%trust_graph_part%' ORDER BY query_start DESC LIMIT 1`)
+      ).rows;
+      let planned = 0;
+      client.on('notice', (notice) => {
+        if (notice.message?.startsWith('PLANNER STATISTICS')) planned += 1;
+      });
+      await client.query('SET log_planner_stats = on');
+      await client.query('SET client_min_messages = log');
+      const reads = 20;
+      for (let time = 0; time < reads; time += 1) {
+        const { rows } = await client.query(String(read?.query), [[issuerKey.jwk.kid]]);
+        expect(rows[0].nodes.map((node: { id: string }) => node.id)).toContain('acme');
+      }
+      await client.query('SET log_planner_stats = off');
+      // Each read's own statement is planned (sent unprepared); the functions' few statements once, not three or more at every read.
+      expect(planned - reads).toBeLessThan(reads / 2);
+    } finally {
+      await client.end();
+    }
   });
 
   it('serves nodes and edges and resolves TrustNode entities by key, in one batch', async () => {

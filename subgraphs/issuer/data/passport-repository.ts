@@ -66,9 +66,10 @@ export interface PassportRow {
 
 /**
  * The columns of a passport's summary: what its small fields (id, status, log size, type, pack,
- * predecessor) are read from. A few hundred bytes against the whole row's two kilobytes and more of
- * JSON (core, config vector, signed heads, last event, frontier), whose reading and mapping is most
- * of what a batch of passports costs when only the summary is asked for.
+ * predecessor) and its signing keys (the signed head, the pack) are read from. Six hundred bytes
+ * against the whole row's two and a half kilobytes of JSON and more (core, config vector, the empty
+ * log's head, last event, frontier), whose reading and mapping is most of what a batch of passports
+ * costs when only the summary is asked for.
  */
 const SUMMARY_COLUMNS = {
   id: true,
@@ -81,6 +82,7 @@ const SUMMARY_COLUMNS = {
   typeRefId: true,
   typeRefVersion: true,
   predecessorId: true,
+  logHead: true,
 } as const satisfies Prisma.PassportSelect;
 
 export type PassportSummaryRow = Pick<PassportRow, keyof typeof SUMMARY_COLUMNS>;

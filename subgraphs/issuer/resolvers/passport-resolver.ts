@@ -9,7 +9,7 @@ import { badRequest } from '../../../lib/problem.js';
 import type { RequestContext } from '../../../lib/graphql/context.js';
 import type { CredentialService } from '../service/credential-service.js';
 import type { IssuerService } from '../service/issuer-service.js';
-import type { PassportRow } from '../data/passport-repository.js';
+import type { PassportSummaryRow } from '../data/passport-repository.js';
 import { MAX_PASSPORTS_PER_CREATION, type KeyUse } from '../domain/index.js';
 import {
   CreatePassportInput,
@@ -59,7 +59,7 @@ const PER_EVENT = {
 @Resolver(() => Passport)
 export class PassportResolver {
   /** Signing keys of every passport a request shows, in one batch. */
-  readonly #signingKeys = perRequest<PassportRow, KeyUse[], string>(
+  readonly #signingKeys = perRequest<PassportSummaryRow, KeyUse[], string>(
     async (rows) => {
       const uses = await this.issuer.signingKeys(rows);
       return rows.map((row) => uses.get(row.id) ?? []);
@@ -85,12 +85,13 @@ export class PassportResolver {
     @Arg('at', () => String, { nullable: true, description: 'RFC 3339 date-time with Z or an offset, inclusive; a future instant answers the state of now.' })
     at: string | null | undefined,
     @Ctx() context: object,
+    @Info() info: GraphQLResolveInfo,
   ): Promise<Passport | null> {
     if (at != null) {
       const view = await this.issuer.passportAt(id, at, (logSize) => this.charge(context, Math.ceil(logSize * PER_EVENT.readAt), id, `log at ${at}`));
       return view ? Passport.asOf(view) : null;
     }
-    const row = await this.issuer.findPassport(id);
+    const row = asksOnly(info, Passport.SUMMARY_FIELDS) ? await this.issuer.findPassportSummary(id) : await this.issuer.findPassport(id);
     return row ? Passport.from(row) : null;
   }
 
@@ -146,7 +147,7 @@ export class PassportResolver {
     description: 'Every key that signed for the passport (events, log head, latest pack) with its first and last use and its standing in trust then; loaded for all passports of a request at once.',
   })
   async signingKeys(@Root() passport: Passport, @Ctx() context: unknown): Promise<PassportKeyUse[]> {
-    return (await this.#signingKeys(context).load(passport.fullRow)).map(PassportKeyUse.from);
+    return (await this.#signingKeys(context).load(passport.row)).map(PassportKeyUse.from);
   }
 
   @ListSize({ assumedSize: 4 })

@@ -178,7 +178,7 @@ export class Passport {
 
   @Field(() => GraphQLJSONObject, { description: 'The signed log head (checkpoint: size and RFC 6962 root), signed JSON, verbatim.' })
   get logHead(): Record<string, unknown> {
-    return this.fullRow.logHead as Record<string, unknown>;
+    return this.row.logHead as Record<string, unknown>;
   }
 
   @Field(() => String, { nullable: true, description: 'Text of the latest Tier-A pack (DPP1:…), or null when none has been minted.' })
@@ -222,6 +222,8 @@ export class Passport {
     'operator',
     'capabilityClass',
     'logSize',
+    'logHead',
+    'signingKeys',
     'latestPack',
     'latestPackAt',
     'typeRef',

@@ -215,6 +215,17 @@ function parseStored(text: string): unknown {
 /** Most passports one status-change subscription names. */
 export const MAX_STATUS_CHANGE_PASSPORTS = 100;
 
+/** A loader of passport rows by id, read in batches with `read` (whole rows or summaries); null for an unknown id. */
+function rowsById<R extends { id: string }>(read: (ids: readonly string[]) => Promise<R[]>): DataLoader<string, R | null> {
+  return new DataLoader<string, R | null>(
+    async (ids) => {
+      const rows = new Map((await read(ids)).map((row) => [row.id, row]));
+      return ids.map((id) => rows.get(id) ?? null);
+    },
+    { cache: false },
+  );
+}
+
 export class IssuerService {
   constructor(
     private readonly passports: PassportRepository,
@@ -234,13 +245,8 @@ export class IssuerService {
    * passport (60 aliased `passport(id, at) { asOf { consistencyProof } verdict }` emptied the pool).
    * Nothing is cached: every load is a read of its own moment.
    */
-  readonly #rows = new DataLoader<string, PassportRow | null>(
-    async (ids) => {
-      const rows = new Map((await this.passports.findMany(ids)).map((row) => [row.id, row]));
-      return ids.map((id) => rows.get(id) ?? null);
-    },
-    { cache: false },
-  );
+  readonly #rows = rowsById((ids) => this.passports.findMany(ids));
+  readonly #summaries = rowsById((ids) => this.passports.findSummaries(ids));
   readonly #logs = new DataLoader<{ passportId: string; logSize: number }, string[]>((logs) => this.passports.eventTexts(logs), { cache: false });
   readonly #logsAt = new DataLoader<{ passportId: string; at: Date; logSize: number }, { texts: string[]; lastHead: SignedLogHead | undefined }>((questions) => this.passports.logsAt(questions), {
     cache: false,
@@ -415,6 +421,11 @@ export class IssuerService {
     return storable(id) ? this.#rows.load(id) : null;
   }
 
+  /** The summary columns of a passport (PassportSummaryRow), for a request that asks no more of it. */
+  async findPassportSummary(id: string): Promise<PassportSummaryRow | null> {
+    return storable(id) ? this.#summaries.load(id) : null;
+  }
+
   /**
    * Up to `first` events of a passport's log after the event of cursor `after` (from the first
    * without one), in log order: what a subscriber to the passport's events reads, replaying and live
@@ -557,7 +568,7 @@ export class IssuerService {
    * The keys that signed each passport (events, log head, latest pack) and when, for many passports
    * at once: one query over the event store, the rest from the rows. Keyed by passport id.
    */
-  async signingKeys(rows: readonly PassportRow[]): Promise<Map<string, KeyUse[]>> {
+  async signingKeys(rows: readonly Pick<PassportRow, 'id' | 'logHead' | 'latestPack'>[]): Promise<Map<string, KeyUse[]>> {
     const ranges = await this.passports.eventKeyRanges(rows.map((row) => row.id));
     const byPassport = new Map<string, { kid: string; first_used: string; last_used: string }[]>();
     for (const range of ranges) {
