@@ -44,6 +44,8 @@ async function issuerStatements(drive: () => Promise<unknown>): Promise<number> 
 describe('the status-change feed', () => {
   it("reads a page's passports in one query: as many statements for 6 changes as for 2", async () => {
     const ids = await activePassports(6);
+    // The reads their activations wake (any subscriber to every passport's changes) end before counting.
+    await settle();
     const read = (passportIds: string[]) =>
       fetch(platform.stack.gateway.graphqlUrl, {
         method: 'POST',
@@ -64,6 +66,8 @@ describe('the status-change feed', () => {
 
   it('a subscription to a set of passports is woken by their status changes, not by their other events: appends cost the issuer what they cost unwatched', async () => {
     const [watched] = await activePassports(1);
+    // The reads its activation wakes (any subscriber to every passport's changes) end before counting.
+    await settle();
     const events = (count: number) => async () => {
       for (let index = 0; index < count; index += 1) await append(watched!, 'ObjectEvent');
       // Time for the reads a wake would make.
