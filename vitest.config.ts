@@ -1,5 +1,5 @@
 import { relative } from 'node:path';
-import { defineConfig } from 'vitest/config';
+import { defineConfig, type Plugin } from 'vitest/config';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 import { dropPlatformSettings } from './test/support/environment.js';
 
@@ -20,6 +20,7 @@ export const UNIT = [
   'test/foundation/system-packages.test.ts',
   'test/foundation/hermetic-suite.test.ts',
   'test/foundation/compiled-build.test.ts',
+  'test/foundation/worker-pool.test.ts',
   'test/lib/admin-log.test.ts',
   'test/lib/refusal-log.test.ts',
   'test/lib/crypto.test.ts',
@@ -133,11 +134,29 @@ class LongestFirst extends BaseSequencer {
   }
 }
 
+/**
+ * No worker is stopped for want of work before the run ends: minWorkers is set to maxWorkers, whatever
+ * `--maxWorkers` says. Vitest 3.2's pool (tinypool 1.1.1) stops a worker that finds the queue empty while
+ * more than minWorkers run; the answer to the stop's teardown marks that worker available again, which
+ * arms its idle timer a second time, and if the pool still holds more than minWorkers (maxWorkers at
+ * least minWorkers + 2: 3 and 1) the timer stops it again while the first stop kills it. The second
+ * stop's "Terminating worker thread" is rejected with nobody waiting, and vitest exits 1 at once: before
+ * the files still running report, and before its global teardown (the run's PostgreSQL left running).
+ * test/foundation/worker-pool.test.ts.
+ */
+const workersStayToTheEnd: Plugin = {
+  name: 'passport:workers-stay-to-the-end',
+  configureVitest({ vitest }) {
+    vitest.config.minWorkers = vitest.config.maxWorkers;
+  },
+};
+
 export default defineConfig({
+  plugins: [workersStayToTheEnd],
   test: {
-    // Integration files each start a whole stack; two at a time suits a 2-core machine.
+    // Two at a time suits a 2-core machine; `npm test` gives the integration layer one a core and one
+    // more (bin/test-layers.mjs), its files waiting as well as computing.
     maxWorkers: 2,
-    minWorkers: 1,
     // A worker runs its files one after another in one module graph, so the platform's code
     // (type-graphql, Apollo, four Prisma clients) is loaded once per worker, not once per file. Files
     // stay isolated by data: each starts its stacks on a database of its own and stops them, or, when
