@@ -48,6 +48,9 @@ export function drainRefusedBody(request: IncomingMessage, reply: FastifyReply):
     if (received > REFUSED_BODY_DRAIN_BYTES) cutOff();
   };
   request.on('data', count);
+  // The body is the drain's alone: a decoder still piped from it (lib/server/compression.ts) would, once
+  // torn down, unpipe it and so pause it, leaving the body unread and the socket cut off at the bound.
+  request.unpipe();
   request.once('close', () => {
     clearTimeout(timer);
     request.off('data', count);

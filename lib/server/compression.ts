@@ -56,7 +56,8 @@ function counted(limit: number, over: () => Error, onChunk?: (length: number) =>
  * small body that would inflate to gigabytes (a compression bomb) costs one body limit of work, and is
  * refused 413 in the server's words (Fastify's own body-size refusal). Fastify reads the received
  * length from `receivedEncodedLength`, as it does for @fastify/compress's decoders. The request
- * itself is left open, so that the refusal reaches a client still sending.
+ * itself is left open, so that the refusal reaches a client still sending; drainRefusedBody
+ * (lib/http/server-options.ts) unpipes it and reads the rest.
  */
 function decodedBody(request: FastifyRequest, payload: NodeJS.ReadableStream, bodyLimit: number): NodeJS.ReadableStream | RequestProblem {
   const coding = request.headers['content-encoding']?.trim().toLowerCase();

@@ -6,7 +6,7 @@
  * once a body limit of it is decoded, not after inflating it all.
  */
 import { createHash } from 'node:crypto';
-import { request } from 'node:http';
+import { Agent, request } from 'node:http';
 import { brotliCompressSync, brotliDecompressSync, deflateSync, gunzipSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openArchive, PLATFORM, stubGateway, type ArchiveParts } from '../archive/support/harness.js';
@@ -156,5 +156,44 @@ describe('request bodies', () => {
     // The stack runs in this process: both refusals together cost it less than inflating the bomb once
     // (measured: 0.09 CPU-s against 1.7 for a bomb twice this size; inflating it all at each door costs twice the bound).
     expect(refusing.user + refusing.system).toBeLessThan(inflatingAll.user + inflatingAll.system);
+  });
+
+  it('that are refused while still arriving leave a kept-alive connection usable for the next request', async () => {
+    // The bomb's first 64 KB inflate past the limit; the rest, and 4 MB more than the socket buffers
+    // hold, come after the 413 has been read, as over a slow link.
+    const member = gzipSync(Buffer.alloc(10_000_000));
+    const body = Buffer.concat([...Array.from({ length: 10 }, () => member), Buffer.alloc(4 * 1024 * 1024)]);
+    const doors = [
+      { door: 'facade', url: `${platform.base('registry')}/`, headers: { authorization: `Bearer ${TOKENS.writer}` }, next: `${platform.base('registry')}/items` },
+      { door: 'gateway', url: platform.stack.gateway.graphqlUrl, headers: {}, next: `${platform.stack.gateway.url}/livez` },
+    ];
+    for (const { door, url, headers, next } of doors) {
+      const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+      try {
+        const refused = await new Promise<{ status: number; port: number | undefined }>((resolve, reject) => {
+          const outgoing = request(
+            url,
+            { method: 'POST', agent, headers: { ...headers, 'content-type': 'application/json', 'content-encoding': 'gzip', 'content-length': String(body.length) } },
+            (response) => {
+              response.resume();
+              response.on('end', () => outgoing.end(body.subarray(64 * 1024), () => resolve({ status: response.statusCode!, port: outgoing.socket?.localPort })));
+            },
+          );
+          outgoing.on('error', reject);
+          outgoing.write(body.subarray(0, 64 * 1024));
+        });
+        const answered = await new Promise<{ status: number; port: number | undefined }>((resolve, reject) => {
+          const outgoing = request(next, { agent }, (response) => {
+            response.resume();
+            response.on('end', () => resolve({ status: response.statusCode!, port: outgoing.socket?.localPort }));
+          });
+          outgoing.on('error', reject);
+          outgoing.end();
+        });
+        expect({ door, refused: refused.status, next: answered.status, sameConnection: answered.port === refused.port }).toEqual({ door, refused: 413, next: 200, sameConnection: true });
+      } finally {
+        agent.destroy();
+      }
+    }
   });
 });
