@@ -43,6 +43,15 @@ const CONFIG_VECTOR = {
 };
 const RESTRICTED_STRINGS = [String(SOH_MARK), DOC_URL, 'restricted-'];
 
+/** The restricted members each caller is shown, whatever the view. */
+const DISCLOSED_TO: Record<string, string[]> = {
+  anonymous: [],
+  otherReader: [],
+  legitimateInterest: ['state_of_health'],
+  authority: ['declaration_of_conformity_url', 'state_of_health'],
+  ownerReader: ['declaration_of_conformity_url', 'state_of_health'],
+};
+
 let platform: SharedTestStack;
 let passportId: string;
 let disclosures: { audience: string; name: string; value: unknown; disclosure: string }[];
@@ -129,18 +138,11 @@ describe('the views of a passport with restricted attributes', () => {
   });
 
   it('are, over REST and GraphQL, the public view for anonymous callers and another operator’s reader, more for the right roles', async () => {
-    const expected: Record<string, string[]> = {
-      anonymous: [],
-      otherReader: [],
-      legitimateInterest: ['state_of_health'],
-      authority: ['declaration_of_conformity_url', 'state_of_health'],
-      ownerReader: ['declaration_of_conformity_url', 'state_of_health'],
-    };
     const publicManifest = (await platform.rest('issuer', `/passports/${passportId}`)).body.manifest;
     expect(Object.keys(publicManifest)).not.toContain('state_of_health');
     expect(Object.keys(publicManifest)).not.toContain('declaration_of_conformity_url');
     expect(publicManifest._sd.sort()).toEqual(disclosures.map((disclosure) => independentDigest(disclosure.disclosure)).sort());
-    for (const [who, names] of Object.entries(expected)) {
+    for (const [who, names] of Object.entries(DISCLOSED_TO)) {
       const rest = await platform.rest('issuer', `/passports/${passportId}`, { headers: bearer(tokens[who]) });
       expect(rest.status, rest.text).toBe(200);
       expect(rest.headers.get('vary'), who).toMatch(/authorization/i);
@@ -155,17 +157,10 @@ describe('the views of a passport with restricted attributes', () => {
   });
 
   it('are the same over a subscription, replay included: at the gateway and at the issuer subgraph’s own port (GraphQL over SSE)', async () => {
-    const expected: Record<string, string[]> = {
-      anonymous: [],
-      otherReader: [],
-      legitimateInterest: ['state_of_health'],
-      authority: ['declaration_of_conformity_url', 'state_of_health'],
-      ownerReader: ['declaration_of_conformity_url', 'state_of_health'],
-    };
     const query = 'subscription ($id: ID!) { passportEvents(passportId: $id) { seq passport { disclosures { name value } } } }';
     const faces = { gateway: platform.stack.gateway.graphqlUrl, 'issuer subgraph': platform.stack.subgraphUrls.issuer };
     for (const [face, url] of Object.entries(faces)) {
-      for (const [who, names] of Object.entries(expected)) {
+      for (const [who, names] of Object.entries(DISCLOSED_TO)) {
         const client = createClient({ url, singleConnection: false, retryAttempts: 0, headers: bearer(tokens[who]) });
         const replayed = collector<{ seq: number; passport: { disclosures: { name: string; value: unknown }[] | null } }>('passportEvents');
         const dispose = client.subscribe({ query, variables: { id: passportId } }, replayed.sink);
