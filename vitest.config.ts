@@ -154,8 +154,8 @@ const workersStayToTheEnd: Plugin = {
 export default defineConfig({
   plugins: [workersStayToTheEnd],
   test: {
-    // Integration files each start a whole stack; two at a time suits a 2-core machine (three, tried
-    // quiet, took more CPU and no less time: docs/PLUMBING.md, "The suite, fifth session").
+    // Two at a time suits a 2-core machine; `npm test` gives the integration layer one a core and one
+    // more (bin/test-layers.mjs), its files waiting as well as computing.
     maxWorkers: 2,
     // A worker runs its files one after another in one module graph, so the platform's code
     // (type-graphql, Apollo, four Prisma clients) is loaded once per worker, not once per file. Files

@@ -15,9 +15,17 @@
 // the platform's settings a caller's shell may hold (CALLERS_SHELL): the suite drops them
 // (test/support/environment.ts), and a test or a process it starts that still saw one would fail.
 import { spawn } from 'node:child_process';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 
 const vitestArgs = process.argv.slice(2);
+/**
+ * The integration layer's workers: one a core and one more, since its files wait as well as compute
+ * (processes starting, timers, the disk). On two cores three ended the layer in 366–483 s against
+ * 403–816 s for two (docs/PLUMBING.md, "The suite, fifth session"); the unit layer beside it keeps
+ * vitest.config.ts's two. A count the caller gives (`npm test -- --maxWorkers=N`) is theirs: vitest takes one.
+ */
+const integrationWorkers = vitestArgs.some((arg) => arg.startsWith('--maxWorkers')) ? [] : [`--maxWorkers=${availableParallelism() + 1}`];
 /** What an operator's shell may export: tokens, another data folder and database, debug logs, a trace collector, ports of their own. */
 const CALLERS_SHELL = {
   PASSPORT_ADMIN_TOKEN: 'callers-shell-admin-token-0123456789',
@@ -53,7 +61,7 @@ const STEPS = [
   ],
   [
     ['unit', ['vitest', 'run', '--project', 'unit', ...vitestArgs], CALLERS_SHELL],
-    ['integration', ['vitest', 'run', '--project', 'integration', ...vitestArgs], CALLERS_SHELL],
+    ['integration', ['vitest', 'run', '--project', 'integration', ...integrationWorkers, ...vitestArgs], CALLERS_SHELL],
   ],
 ];
 
