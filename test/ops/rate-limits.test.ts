@@ -159,7 +159,12 @@ describe('a client over its rate', () => {
     const localAddress = ownAddress();
     const statuses: number[] = [];
     for (let i = 0; i < 10; i += 1) statuses.push((await ask(`${(i % 2 ? second : platform.stack.facade).baseUrls.trust}/healthz`, { localAddress })).status);
-    expect(statuses).toEqual([200, 200, 200, 200, 200, 200, 429, 429, 429, 429]);
+    // The quota, 6, between the two; which replica refuses first depends on which one's next lease
+    // (reserved in the background after each request) reaches the database first.
+    expect(statuses.filter((status) => status === 200)).toHaveLength(6);
+    expect(statuses.filter((status) => status !== 200 && status !== 429)).toEqual([]);
+    // Both refuse once it is spent.
+    expect(statuses.slice(-2)).toEqual([429, 429]);
   });
 
   it('costs the facade no request to the gateway for its refused writes once it is limited', async () => {
