@@ -1,16 +1,18 @@
 #!/usr/bin/env node
-// `npm test`: first the system packages the tests need (bin/system-packages.ts: installs missing ones
-// as root with apt-get, else names the command) beside the commands' compiled build (bin/run.mjs, which
-// the integration tests' child processes run); then the type checks, lint and format check (biome.json) and the dependency rules
-// (.dependency-cruiser.cjs) side by side, since none needs another's result, and beside them the
-// benchmark tools installed unless they are (test/support/bench-tools.ts: Hive Gateway, which
-// test/gateway/hive-gateway.test.ts runs; on a fresh clone its install would stall a test worker
-// for half a minute and more); then the unit layer (no
-// PostgreSQL) with the integration layer starting beside it, since the integration layer's first
-// seconds go to starting PostgreSQL and migrating its template. The quick layers still fail first: a
-// failing layer stops the layers still running beside it and the steps after it. Each layer's time
-// is printed. Beside others a layer's output is held until the layers listed before it have ended,
-// then shown whole and followed live, so layers' lines never interleave.
+// `npm test`: first, side by side, since none needs another's result: the system packages the tests
+// need (bin/system-packages.ts: installs missing ones as root with apt-get, else names the command),
+// the commands' compiled build (bin/run.mjs, which the integration tests' child processes run), the
+// type checks, lint and format check (biome.json) and the dependency rules (.dependency-cruiser.cjs);
+// then the unit layer (no PostgreSQL) with the integration layer starting beside it, since the
+// integration layer's first seconds go to starting PostgreSQL and migrating its template. The
+// benchmark tools (test/support/bench-tools.ts: Hive Gateway, which test/gateway/hive-gateway.test.ts
+// runs, one of the layer's last files) are installed unless they are from the start to whenever they
+// are done, across the steps (ALONGSIDE): on a fresh clone their install, mostly waiting for the
+// network and the disk, held the test layers back by half a minute, where that test now waits for it
+// under the same lock only if it comes first. The quick layers still fail first: a failing layer
+// stops the layers still running beside it and the steps after it. Each layer's time is printed.
+// Beside others a layer's output is held until the layers listed before it have ended, then shown
+// whole and followed live, so layers' lines never interleave.
 // Arguments go to both vitest layers (e.g. `npm test -- --reporter=dot`). The vitest layers run with
 // the platform's settings a caller's shell may hold (CALLERS_SHELL): the suite drops them
 // (test/support/environment.ts), and a test or a process it starts that still saw one would fail.
@@ -50,20 +52,19 @@ const STEPS = [
   [
     ['system packages', ['node', '--import', 'tsx', 'bin/system-packages.ts']],
     ['compiled build', ['node', 'bin/run.mjs', '--build']],
-  ],
-  [
     ['typecheck', ['tsc', '-p', 'tsconfig.json', '--noEmit']],
     ['typecheck (verification page, DOM)', ['tsc', '-p', 'verifier/page/tsconfig.json']],
     ['lint', ['biome', 'lint']],
     ['format', ['biome', 'format']],
     ['dependencies', ['depcruise', 'lib', 'subgraphs', 'gateway', 'rest-facade', 'verifier', 'bin', 'prisma', 'bench', 'soak', 'test', '--config', '.dependency-cruiser.cjs']],
-    ['benchmark tools (Hive Gateway, for its test)', ['node', '--import', 'tsx', 'test/support/bench-tools.ts']],
   ],
   [
     ['unit', ['vitest', 'run', '--project', 'unit', ...vitestArgs], CALLERS_SHELL],
     ['integration', ['vitest', 'run', '--project', 'integration', ...integrationWorkers, ...vitestArgs], CALLERS_SHELL],
   ],
 ];
+/** Started with the first step, shown and waited for after the last. */
+const ALONGSIDE = [['benchmark tools (Hive Gateway, for its test)', ['node', '--import', 'tsx', 'test/support/bench-tools.ts']]];
 
 const running = new Set();
 // The layers run in process groups of their own, which a terminal's Ctrl-C does not reach.
@@ -119,6 +120,11 @@ function startLayer(name, args, live, settings = {}) {
 }
 
 const results = [];
+const alongside = ALONGSIDE.map(([name, args, settings]) => startLayer(name, args, false, settings));
+for (const layer of alongside)
+  layer.ended.then(({ passed }) => {
+    if (!passed) for (const other of running) other.stop();
+  });
 for (const step of STEPS) {
   console.log(`\n== ${step.map(([name, args]) => `${name}: ${args.join(' ')}`).join('\n== ')}\n(side by side; the first shown as it runs, each other one once those before it have ended)`);
   const layers = step.map(([name, args, settings], index) => startLayer(name, args, index === 0, settings));
@@ -133,6 +139,12 @@ for (const step of STEPS) {
   }
   if (!results.every((result) => result.passed)) break;
 }
+// After a failure nothing waits for them any more.
+if (!results.every((result) => result.passed)) for (const layer of alongside) layer.stop();
+for (const layer of alongside) {
+  layer.show();
+  results.push(await layer.ended);
+}
 console.log(`\n${'layer'.padEnd(36)} seconds  result`);
 for (const { name, seconds, passed, stopped } of results) console.log(`${name.padEnd(36)} ${seconds.toFixed(1).padStart(7)}  ${passed ? 'passed' : stopped ? 'stopped' : 'FAILED'}`);
-process.exit(results.every((result) => result.passed) && results.length === STEPS.flat().length ? 0 : 1);
+process.exit(results.every((result) => result.passed) && results.length === STEPS.flat().length + ALONGSIDE.length ? 0 : 1);
