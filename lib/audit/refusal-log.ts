@@ -83,6 +83,8 @@ export class RefusalLog {
   /** Itemised rows waiting for the INSERT in flight, if any, with their requests' callbacks. */
   #waiting: { rows: Row[]; settle(error?: unknown): void }[] = [];
   #writing = false;
+  /** The last write of counts, in flight or done: the next waits for it. */
+  #countsWritten: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly client: AdminLogClient,
@@ -106,8 +108,18 @@ export class RefusalLog {
     return rows.length ? this.#write(rows) : Promise.resolve();
   }
 
-  /** Writes the counts gathered so far, one entry per kind; counts that cannot be written are kept. */
-  async writeCounts(): Promise<void> {
+  /**
+   * Writes the counts gathered so far, one entry per kind; counts that cannot be written are kept.
+   * Resolves once every count gathered before the call is in the log: after a write already in flight
+   * (the window's end) too, which holds counts this call no longer sees.
+   */
+  writeCounts(): Promise<void> {
+    const written = this.#countsWritten.catch(() => {}).then(() => this.#writeCounts());
+    this.#countsWritten = written;
+    return written;
+  }
+
+  async #writeCounts(): Promise<void> {
     const rows: Row[] = [];
     for (const kind of this.#kinds.values()) {
       if (kind.count === 0) continue;

@@ -74,4 +74,38 @@ describe('the refusal log', () => {
     await log.close();
     expect(inserts.flat().map((row) => row.detail)).toEqual([expect.objectContaining({ count: 1 })]);
   });
+
+  it("has a read of the log wait for the window's counts still being written, so that every refusal made before the read is in it", async () => {
+    const inserts: Row[][] = [];
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let holding: (() => void) | undefined;
+    const windowEndWriting = new Promise<void>((resolve) => (holding = resolve));
+    const client: AdminLogClient = {
+      adminLogEntry: {
+        create: async () => undefined,
+        createMany: async ({ data }) => {
+          // The first write of counts (the window's end) is slow to commit.
+          if (holding && data.some((row) => (row.detail as { count?: number }).count)) {
+            holding();
+            holding = undefined;
+            await held;
+          }
+          inserts.push(data);
+        },
+        findMany: async () => [],
+      },
+    };
+    const log = new RefusalLog(client, { windowMs: 100, itemsPerKind: 1, itemsPerWindow: 100 });
+    const flood = (count: number) => Promise.all(Array.from({ length: count }, () => log.record(one(new Date()))));
+    await flood(5);
+    await windowEndWriting;
+    await flood(3);
+    const read = log.writeCounts();
+    expect(await Promise.race([read.then(() => 'read'), new Promise((resolve) => setTimeout(() => resolve('waiting'), 100))])).toBe('waiting');
+    release();
+    await read;
+    expect(refusals(inserts.flat())).toBe(8);
+    await log.close();
+  });
 });
