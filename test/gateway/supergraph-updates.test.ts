@@ -2,67 +2,63 @@
  * Schema changes without a restart (issue 45 item 7): the gateway reads its subgraphs' SDL every
  * SUPERGRAPH_POLL_INTERVAL_MS (or on SIGUSR2) and switches to the new supergraph while queries run,
  * none of them failing; a schema that does not compose keeps the old supergraph, and a log line and
- * graphql_gateway_supergraph_checks_total say why. The changing subgraph is a process of its own
- * (test/support/stand-in-subgraph.mjs) beside the shared stack's four, restarted replica by replica
- * as a rolling deploy would.
+ * graphql_gateway_supergraph_checks_total say why. The changing subgraph is a stand-in of its own
+ * (test/support/stand-in-subgraph.ts) beside the shared stack's four, served in this process (the
+ * gateway meets it over HTTP alone): its replicas are killed, every connection cut, and served again
+ * after a while with the new schema, one after the other, as a rolling deploy restarts them.
  */
-import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { createInterface } from 'node:readline';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { loadRuntimeConfig } from '../../lib/config/runtime.js';
 import { SERVICES } from '../../lib/config/services.js';
 import { Operations } from '../../lib/ops/operations.js';
 import { startGateway, type RunningGateway } from '../../gateway/index.js';
 import { createModel, createPassport } from '../issuer/support.js';
-import { processEnv } from '../support/environment.js';
 import { sharedTestStack, type SharedTestStack } from '../support/stack.js';
-
-type Schema = 'v1' | 'v2' | 'conflict';
+import { type ServedStandIn, serveStandIn, type StandInSchema } from '../support/stand-in-subgraph.js';
 
 let platform: SharedTestStack;
 let passportId: string;
 
-/** The stand-in subgraph's process, restarted on its port with another schema. */
+/**
+ * What a restart of a stand-in replica leaves it down for: about what a process of it took to start on
+ * a quiet machine, so that queries meet a replica that is gone for a while, not only for an instant.
+ */
+const RESTART_MS = 500;
+
+/** A stand-in replica, killed and served again on its port with another schema. */
 class StandIn {
-  #child!: ChildProcessWithoutNullStreams;
+  #served: ServedStandIn | undefined;
   port = 0;
 
   get url(): string {
     return `http://127.0.0.1:${this.port}/`;
   }
 
-  static async start(schema: Schema): Promise<StandIn> {
+  static async start(schema: StandInSchema): Promise<StandIn> {
     const standIn = new StandIn();
-    await standIn.#run(schema);
+    await standIn.#serve(schema);
     running.push(standIn);
     return standIn;
   }
 
-  async #run(schema: Schema): Promise<void> {
-    this.#child = spawn(process.execPath, ['test/support/stand-in-subgraph.mjs', schema, String(this.port)], { env: processEnv() });
-    try {
-      const [line] = (await once(createInterface({ input: this.#child.stdout }), 'line')) as [string];
-      this.port = Number(/^listening (\d+)$/.exec(line)![1]);
-    } catch (error) {
-      // Not left running when it did not say where it listens.
-      this.#child.kill();
-      throw error;
-    }
+  async #serve(schema: StandInSchema): Promise<void> {
+    this.#served = await serveStandIn(schema, this.port);
+    this.port = this.#served.port;
   }
 
-  async restart(schema: Schema): Promise<void> {
+  async restart(schema: StandInSchema): Promise<void> {
     await this.stop();
-    await this.#run(schema);
+    await new Promise((resolve) => setTimeout(resolve, RESTART_MS));
+    await this.#serve(schema);
   }
 
   async stop(): Promise<void> {
-    if (this.#child.exitCode !== null || this.#child.signalCode !== null) return;
-    const exited = once(this.#child, 'exit');
-    this.#child.kill('SIGTERM');
-    await exited;
+    const served = this.#served;
+    this.#served = undefined;
+    await served?.kill();
   }
 }
+
 /** A whole answer that ran: its data, and what it cost (the gateway adds `extensions.cost` to every answer that ran). */
 const answered = (data: unknown) => ({ data, extensions: { cost: { estimated: expect.any(Number), actual: expect.any(Number), max: expect.any(Number) } } });
 const running: StandIn[] = [];

@@ -20,7 +20,7 @@ import { clusterDirectory } from '../../lib/db/embedded-postgres.js';
 import { KeyEncryptionKeys, writeKekFile } from '../../lib/keys/kek.js';
 import { logExportFrom, verifyLogExport } from '../../verifier/log.js';
 import { pinsFrom, type PinSet } from '../../verifier/pins.js';
-import { issuePassportBatch, registryModel, type RestCaller } from '../archive/support/issuer-fixture.js';
+import { activatePassportBatch, createPassportBatch, type GraphqlCaller, registryModel, type RestCaller } from '../archive/support/issuer-fixture.js';
 import { binCommand, type CommandOutcome } from '../support/bin-command.js';
 import { drillTrustGraph } from '../support/drill-trust-graph.js';
 import { sql, createTestDatabase, spendTransactionIds } from '../support/database.js';
@@ -102,10 +102,14 @@ beforeAll(async () => {
   graphBefore = (await platform.rest('trust', '/graph')).body;
   await writeKekFile(rightKek(), TEST_KEK);
 
-  // The passports, each with events and a pack, a batch per operation; a snapshot of every fourth,
-  // 15 an operation (a snapshot weighs 10,000 of the cost limit's 200,000: docs/ONE-GRAPH.md).
+  // The passports, made by one createPassports (one transaction), then each given its events and a
+  // pack, a batch per operation; a snapshot of every fourth, 15 an operation (a snapshot weighs
+  // 10,000 of the cost limit's 200,000: docs/ONE-GRAPH.md).
   const serials = Array.from({ length: PASSPORTS }, (_, i) => `DRILL-${process.pid}-${i}`);
-  const ids = (await pool(chunks(serials, 15), 3, (batch) => issuePassportBatch((query, variables, as) => platform.graphql(query, variables, as), { serials: batch, model }))).flat();
+  const writer: GraphqlCaller = (query, variables, as) => platform.graphql(query, variables, as);
+  const ids = await createPassportBatch(writer, { serials, model });
+  const made = serials.map((serial, i) => ({ serial, id: ids[i]! }));
+  await pool(chunks(made, 15), 3, (batch) => activatePassportBatch(writer, batch));
   const snapshotted = ids.filter((_, i) => i % 4 === 0);
   const snapshots = (
     await pool(chunks(snapshotted, 15), 2, async (batch) => {

@@ -268,7 +268,7 @@ describe('pg_dump and pg_restore into another server', () => {
   let restored: TestStack;
 
   beforeAll(async () => {
-    [source, target] = await Promise.all([DebianPostgres.start('pg-dump-source'), DebianPostgres.start('pg-dump-target')]);
+    [source, target] = (await DebianPostgres.startSeveral(['pg-dump-source', 'pg-dump-target'])) as [DebianPostgres, DebianPostgres];
     const original = await startTestStack({ databaseUrl: source.url() });
     try {
       await spendTransactionIds(source.url(), TRANSACTIONS_BEFORE);

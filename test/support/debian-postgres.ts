@@ -31,14 +31,41 @@ export class DebianPostgres {
 
   /** A new cluster (initdb), started on a free loopback port, with an empty database `passport` of the user `passport`. */
   static async start(name: string): Promise<DebianPostgres> {
-    const folder = await mkdtemp(join(tmpdir(), `passport-${name}-`));
+    return (await DebianPostgres.startSeveral([name]))[0]!;
+  }
+
+  /**
+   * New clusters as `start` makes one, started side by side. initdb runs once: its cluster, never
+   * started, is copied for the others, the same files a second initdb would write (~1 CPU s each).
+   */
+  static async startSeveral(names: readonly string[]): Promise<DebianPostgres[]> {
     const user = serverUser();
-    if (user) await chown(folder, user.uid, user.gid);
-    const server = new DebianPostgres(folder, user, await freePort());
-    await server.#command('initdb', ['-D', server.#data, '-U', 'passport', '--auth=trust', '-E', 'UTF8', '--no-sync']);
-    await server.#command('pg_ctl', ['-D', server.#data, '-l', join(folder, 'log'), '-w', 'start', '-o', `-p ${server.port} -k ${folder} -c listen_addresses=127.0.0.1 -c fsync=off`]);
-    await server.sql('postgres', 'CREATE DATABASE passport');
-    return server;
+    const servers = await Promise.all(
+      names.map(async (name) => {
+        const folder = await mkdtemp(join(tmpdir(), `passport-${name}-`));
+        if (user) await chown(folder, user.uid, user.gid);
+        return new DebianPostgres(folder, user, await freePort());
+      }),
+    );
+    const [first, ...others] = servers;
+    await first!.#command('initdb', ['-D', first!.#data, '-U', 'passport', '--auth=trust', '-E', 'UTF8', '--no-sync']);
+    await Promise.all(others.map((server) => run('cp', ['-a', first!.#data, server.#data], { ...user })));
+    await Promise.all(
+      servers.map(async (server) => {
+        await server.#command('pg_ctl', [
+          '-D',
+          server.#data,
+          '-l',
+          join(server.folder, 'log'),
+          '-w',
+          'start',
+          '-o',
+          `-p ${server.port} -k ${server.folder} -c listen_addresses=127.0.0.1 -c fsync=off`,
+        ]);
+        await server.sql('postgres', 'CREATE DATABASE passport');
+      }),
+    );
+    return servers;
   }
 
   get #data(): string {

@@ -101,32 +101,42 @@ export type GraphqlCaller = (query: string, variables: Record<string, unknown>, 
 /** The passports of a batch per operation: three aliased mutations each keep an operation within the gateway's 60 aliases. */
 const PASSPORTS_PER_OPERATION = 15;
 
+/** An operation sent as the writer, which must answer without errors. */
+const callAsWriter = async (graphql: GraphqlCaller, what: string, query: string, variables: Record<string, unknown>) => {
+  const answer = await graphql(query, variables, 'writer');
+  if (answer.errors?.length || !answer.data) throw new ServiceMissing(what, { status: 200, text: JSON.stringify(answer.errors ?? answer) });
+  return answer.data;
+};
+
+/**
+ * Passports with empty logs, as issuePassport creates them, all in one createPassports (POST
+ * /passports/batch: one transaction, the model asked once), not a createPassport each. Their ids, in order.
+ */
+export async function createPassportBatch(graphql: GraphqlCaller, options: { serials: readonly string[]; model: { id: string; version: number } }): Promise<string[]> {
+  const created = await callAsWriter(graphql, 'mutation createPassports', 'mutation CreatePassports($inputs: [CreatePassportInput!]!) { createPassports(inputs: $inputs) { id } }', {
+    inputs: options.serials.map((serial) => ({
+      identity: identityOf(serial),
+      granularity: 'item',
+      typeRef: { id: options.model.id, version: options.model.version },
+      configVector: CONFIG_VECTOR,
+      capabilityClass: 'trace',
+    })),
+  });
+  return (created.createPassports as { id: string }[]).map((passport) => String(passport.id));
+}
+
 /**
  * Passports as issuePassport makes them (an activation, one ObjectEvent, a Tier-A pack), many at a
- * time: the same mutations the REST routes map onto, sent to the gateway aliased, a batch of passports
- * per operation (the gateway runs a mutation's fields one after another, so each passport's events
- * keep their order). For setups of hundreds of passports, where a request each costs most of the time.
+ * time: made by createPassportBatch, then the same mutations the REST routes map onto, sent to the
+ * gateway aliased, a batch of passports per operation (the gateway runs a mutation's fields one after
+ * another, so each passport's events keep their order). For setups of hundreds of passports, where a
+ * request each costs most of the time. `passports` is each serial with the id createPassportBatch gave it.
  */
-export async function issuePassportBatch(graphql: GraphqlCaller, options: { serials: readonly string[]; model: { id: string; version: number } }): Promise<string[]> {
-  if (options.serials.length > PASSPORTS_PER_OPERATION) throw new Error(`at most ${PASSPORTS_PER_OPERATION} passports per batch`);
-  const call = async (what: string, query: string, variables: Record<string, unknown>) => {
-    const answer = await graphql(query, variables, 'writer');
-    if (answer.errors?.length || !answer.data) throw new ServiceMissing(what, { status: 200, text: JSON.stringify(answer.errors ?? answer) });
-    return answer.data;
-  };
-  const indexes = options.serials.map((_, index) => index);
-  const created = await call(
-    'mutation createPassport (aliased)',
-    `mutation CreatePassports(${indexes.map((i) => `$input${i}: CreatePassportInput!`).join(', ')}) { ${indexes.map((i) => `p${i}: createPassport(input: $input${i}) { id }`).join(' ')} }`,
-    Object.fromEntries(
-      options.serials.map((serial, i) => [
-        `input${i}`,
-        { identity: identityOf(serial), granularity: 'item', typeRef: { id: options.model.id, version: options.model.version }, configVector: CONFIG_VECTOR, capabilityClass: 'trace' },
-      ]),
-    ),
-  );
-  const ids = indexes.map((i) => String(created[`p${i}`].id));
-  await call(
+export async function activatePassportBatch(graphql: GraphqlCaller, passports: readonly { serial: string; id: string }[]): Promise<void> {
+  if (passports.length > PASSPORTS_PER_OPERATION) throw new Error(`at most ${PASSPORTS_PER_OPERATION} passports per batch`);
+  const indexes = passports.map((_, index) => index);
+  await callAsWriter(
+    graphql,
     'mutation appendPassportEvent, mintPassportPack (aliased)',
     `mutation ActivateTraceAndPack($activation: JSONObject!, ${indexes.map((i) => `$id${i}: ID!, $trace${i}: JSONObject!`).join(', ')}) { ${indexes
       .map(
@@ -137,12 +147,11 @@ export async function issuePassportBatch(graphql: GraphqlCaller, options: { seri
     {
       activation: ACTIVATION,
       ...Object.fromEntries(
-        options.serials.flatMap((serial, i) => [
-          [`id${i}`, ids[i]],
+        passports.flatMap(({ serial, id }, i) => [
+          [`id${i}`, id],
           [`trace${i}`, traceEvent(serial, 0)],
         ]),
       ),
     },
   );
-  return ids;
 }
