@@ -4,7 +4,7 @@
  * checks the config vectors of a creation in process against the model the registry serves, so
  * that the two can never judge one document apart.
  */
-import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
+import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import ajvFormats from 'ajv-formats';
 
 /** One reason a document fails its schema. */
@@ -22,16 +22,44 @@ export interface ValidationIssue {
 
 const addFormats = ajvFormats.default;
 
+const MODEL_AJV_OPTIONS = { strict: true, allowUnionTypes: true, allErrors: true } as const;
+
+/**
+ * The one instance that checks schemas against the JSON Schema 2020-12 meta-schema. Each new
+ * instance compiles that meta-schema again on its first check (~20 ms of CPU, against ~1 ms for the
+ * rest of a model's check); checking a schema adds nothing to an instance's registry.
+ */
+let metaSchemaChecker: Ajv2020 | undefined;
+
+/** Whether a schema satisfies the JSON Schema 2020-12 meta-schema: its failures (none when it does), and Ajv's text of them. */
+export function metaSchemaCheck(schema: object): { errors: ErrorObject[]; text: string } {
+  if (!metaSchemaChecker) {
+    metaSchemaChecker = new Ajv2020(MODEL_AJV_OPTIONS);
+    addFormats(metaSchemaChecker);
+  }
+  if (metaSchemaChecker.validateSchema(schema) as boolean) return { errors: [], text: '' };
+  const errors = [...(metaSchemaChecker.errors ?? [])];
+  return { errors, text: metaSchemaChecker.errorsText(errors) };
+}
+
 /**
  * A fresh validator instance per compilation, so that two versions of one model sharing a `$id`
  * never clash inside ajv's schema registry. Strict mode (every strict check an error, not a log
  * line) refuses unknown keywords and formats, ignored keywords and ambiguous types; union types
- * (`"type": ["string", "null"]`) stay allowed, as they are plain JSON Schema.
+ * (`"type": ["string", "null"]`) stay allowed, as they are plain JSON Schema. It does not check
+ * the schema against the meta-schema: compileModelSchema does that first, on metaSchemaCheck's instance.
  */
-export function newModelAjv(): Ajv2020 {
-  const ajv = new Ajv2020({ strict: true, allowUnionTypes: true, allErrors: true });
+function newModelAjv(): Ajv2020 {
+  const ajv = new Ajv2020({ ...MODEL_AJV_OPTIONS, validateSchema: false });
   addFormats(ajv);
   return ajv;
+}
+
+/** A model's schema compiled; throws as Ajv's compile does (`schema is invalid: …`) for one that fails the meta-schema, or one strict mode refuses. */
+export function compileModelSchema(schema: object): ValidateFunction {
+  const { errors, text } = metaSchemaCheck(schema);
+  if (errors.length) throw new Error(`schema is invalid: ${text}`);
+  return newModelAjv().compile(schema);
 }
 
 export function toValidationIssues(errors: readonly ErrorObject[] | null | undefined): ValidationIssue[] {

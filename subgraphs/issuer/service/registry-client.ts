@@ -6,7 +6,7 @@
  * thousand passports asks the registry once per model version, not once per passport.
  */
 import type { ValidateFunction } from 'ajv/dist/2020.js';
-import { newModelAjv, toValidationIssues } from '../../../lib/formats/registry/model-schema.js';
+import { compileModelSchema, toValidationIssues } from '../../../lib/formats/registry/model-schema.js';
 import type { GatewayClient } from '../../../lib/graphql/gateway-client.js';
 import { ProblemError, unprocessable } from '../../../lib/problem.js';
 
@@ -85,7 +85,7 @@ function compiledModel(typeRef: { id: string; version: number }, schema: unknown
     unprocessable('UNUSABLE_TYPE_REF', `the registry's model ${typeRef.id} v${typeRef.version} ${why}: no config vector can be checked against it`, { type_ref: typeRef });
   if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) throw unusable('has no JSON Schema');
   try {
-    return newModelAjv().compile(schema);
+    return compileModelSchema(schema);
   } catch (error) {
     throw unusable(`has a JSON Schema that does not compile (${(error as Error).message})`);
   }
