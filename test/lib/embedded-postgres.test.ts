@@ -88,6 +88,9 @@ describe('an embedded cluster as root', () => {
   );
 });
 
+/** A data folder whose cluster (made anew below) was stopped cleanly, for the SIGKILL tests: initdb is not their subject. */
+let stoppedDataFolder: string | undefined;
+
 describe('an embedded cluster and the credentials its data folder holds (postgres.json)', () => {
   let dataDir: string;
   let clusterDir: string;
@@ -116,6 +119,7 @@ describe('an embedded cluster and the credentials its data folder holds (postgre
     } finally {
       await second.stop();
     }
+    stoppedDataFolder = dataDir;
   }, 60_000);
 });
 
@@ -142,7 +146,8 @@ describe('an embedded cluster killed with SIGKILL', () => {
   let stoppedCluster: string | undefined;
 
   it('starts again at once on the same folder, with its data', async () => {
-    const dataDir = await folder();
+    // The cluster made anew above (a folder of its own when that test did not run): it is killed in use here either way.
+    const dataDir = stoppedDataFolder ?? (await folder());
     await mkdir(dataDir, { recursive: true });
     const port = await freePort();
     // The cluster is started by a process of its own, which is then killed with everything it started.
