@@ -4,12 +4,12 @@
 // the commands' compiled build (bin/run.mjs, which the integration tests' child processes run), the
 // type checks, lint and format check (biome.json) and the dependency rules (.dependency-cruiser.cjs);
 // then the unit layer (no PostgreSQL) with the integration layer starting beside it, since the
-// integration layer's first seconds go to starting PostgreSQL and migrating its template. The
-// benchmark tools (test/support/bench-tools.ts: Hive Gateway, which test/gateway/hive-gateway.test.ts
-// runs, one of the layer's last files) are installed unless they are from the start to whenever they
-// are done, across the steps (ALONGSIDE): on a fresh clone their install, mostly waiting for the
-// network and the disk, held the test layers back by half a minute, where that test now waits for it
-// under the same lock only if it comes first. The quick layers still fail first: a failing layer
+// integration layer's first seconds go to starting PostgreSQL and migrating its template; and once
+// the unit layer has passed, the benchmark tools installed unless they are (test/support/bench-tools.ts:
+// Hive Gateway, which test/gateway/hive-gateway.test.ts runs, one of the integration layer's later
+// files, waiting for the install under the same lock if it comes first). On a fresh clone that install
+// (900 packages, ~60 CPU s) held the test layers back by half a minute as a step before them, and
+// beside the unit layer took it past its minute. The quick layers still fail first: a failing layer
 // stops the layers still running beside it and the steps after it. Each layer's time is printed.
 // Beside others a layer's output is held until the layers listed before it have ended, then shown
 // whole and followed live, so layers' lines never interleave.
@@ -61,10 +61,9 @@ const STEPS = [
   [
     ['unit', ['vitest', 'run', '--project', 'unit', ...vitestArgs], CALLERS_SHELL],
     ['integration', ['vitest', 'run', '--project', 'integration', ...integrationWorkers, ...vitestArgs], CALLERS_SHELL],
+    ['benchmark tools (Hive Gateway, for its test)', ['node', '--import', 'tsx', 'test/support/bench-tools.ts'], {}, 'unit'],
   ],
 ];
-/** Started with the first step, shown and waited for after the last. */
-const ALONGSIDE = [['benchmark tools (Hive Gateway, for its test)', ['node', '--import', 'tsx', 'test/support/bench-tools.ts']]];
 
 const running = new Set();
 // The layers run in process groups of their own, which a terminal's Ctrl-C does not reach.
@@ -119,32 +118,42 @@ function startLayer(name, args, live, settings = {}) {
   return layer;
 }
 
+/** A layer started once `first` has passed (output held, as beside others); never started if it failed or was stopped. */
+function startAfter(first, name, args, settings) {
+  let stopped = false;
+  const started = first.ended.then(({ passed }) => (passed && !stopped ? startLayer(name, args, false, settings) : undefined));
+  return {
+    name,
+    async show() {
+      await (await started)?.show();
+    },
+    stop() {
+      stopped = true;
+      started.then((layer) => layer?.stop());
+    },
+    ended: started.then((layer) => layer?.ended ?? { name, seconds: 0, passed: false, stopped: true }),
+  };
+}
+
 const results = [];
-const alongside = ALONGSIDE.map(([name, args, settings]) => startLayer(name, args, false, settings));
-for (const layer of alongside)
-  layer.ended.then(({ passed }) => {
-    if (!passed) for (const other of running) other.stop();
-  });
 for (const step of STEPS) {
   console.log(`\n== ${step.map(([name, args]) => `${name}: ${args.join(' ')}`).join('\n== ')}\n(side by side; the first shown as it runs, each other one once those before it have ended)`);
-  const layers = step.map(([name, args, settings], index) => startLayer(name, args, index === 0, settings));
+  const layers = [];
+  for (const [index, [name, args, settings, after]] of step.entries()) {
+    const first = layers.find((layer) => layer.name === after);
+    layers.push(first ? startAfter(first, name, args, settings) : startLayer(name, args, index === 0, settings));
+  }
   // A failure stops whatever still runs beside it.
   for (const layer of layers)
     layer.ended.then(({ passed }) => {
       if (!passed) for (const other of layers) other.stop();
     });
   for (const layer of layers) {
-    layer.show();
+    await layer.show();
     results.push(await layer.ended);
   }
   if (!results.every((result) => result.passed)) break;
 }
-// After a failure nothing waits for them any more.
-if (!results.every((result) => result.passed)) for (const layer of alongside) layer.stop();
-for (const layer of alongside) {
-  layer.show();
-  results.push(await layer.ended);
-}
 console.log(`\n${'layer'.padEnd(36)} seconds  result`);
 for (const { name, seconds, passed, stopped } of results) console.log(`${name.padEnd(36)} ${seconds.toFixed(1).padStart(7)}  ${passed ? 'passed' : stopped ? 'stopped' : 'FAILED'}`);
-process.exit(results.every((result) => result.passed) && results.length === STEPS.flat().length + ALONGSIDE.length ? 0 : 1);
+process.exit(results.every((result) => result.passed) && results.length === STEPS.flat().length ? 0 : 1);
