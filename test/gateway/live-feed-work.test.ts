@@ -41,6 +41,18 @@ async function issuerStatements(drive: () => Promise<unknown>): Promise<number> 
   return platform.stack.sqlStatements().issuer - before;
 }
 
+/**
+ * The fewest of the issuer's statements over runs of `drive`, until it is `atMost` or `runs` are
+ * made: work of the stack's other users (files before this one on the worker's shared stack: a
+ * refusal log's window written at its end, a feed they left) can add a statement to one run, never
+ * take one away, while a cost of `drive`'s own is in every run.
+ */
+async function fewestIssuerStatements(drive: () => Promise<unknown>, atMost = 0, runs = 3): Promise<number> {
+  let fewest = Number.POSITIVE_INFINITY;
+  for (let run = 0; run < runs && fewest > atMost; run += 1) fewest = Math.min(fewest, await issuerStatements(drive));
+  return fewest;
+}
+
 describe('the status-change feed', () => {
   it("reads a page's passports in one query: as many statements for 6 changes as for 2", async () => {
     const ids = await activePassports(6);
@@ -57,8 +69,8 @@ describe('the status-change feed', () => {
       }).then(async (response) => (await response.json()) as { data: { passportStatusChangesAfter: { nodes: { passport: { id: string; status: string } }[] } } });
     let two: Awaited<ReturnType<typeof read>> | undefined;
     let six: Awaited<ReturnType<typeof read>> | undefined;
-    const forTwo = await issuerStatements(async () => (two = await read(ids.slice(0, 2))));
-    const forSix = await issuerStatements(async () => (six = await read(ids)));
+    const forTwo = await fewestIssuerStatements(async () => (two = await read(ids.slice(0, 2))), 0, 2);
+    const forSix = await fewestIssuerStatements(async () => (six = await read(ids)), forTwo);
     expect(two!.data.passportStatusChangesAfter.nodes).toHaveLength(2);
     expect(six!.data.passportStatusChangesAfter.nodes.map(({ passport }) => passport)).toEqual(ids.map((id) => ({ id, status: 'active' })));
     expect(forSix).toBe(forTwo);
@@ -73,7 +85,7 @@ describe('the status-change feed', () => {
       // Time for the reads a wake would make.
       await settle();
     };
-    const unwatched = await issuerStatements(events(4));
+    const unwatched = await fewestIssuerStatements(events(4), 0, 2);
 
     const got = collector<{ passportId: string; to: string }>('passportStatusChanges');
     const client = createSseClient({ url: platform.stack.gateway.graphqlUrl, singleConnection: false, retryAttempts: 0 });
@@ -82,7 +94,7 @@ describe('the status-change feed', () => {
       // The replay: its activation.
       await got.until(1);
       await settle();
-      const whileWatched = await issuerStatements(events(4));
+      const whileWatched = await fewestIssuerStatements(events(4), unwatched);
       expect(whileWatched).toBe(unwatched);
       // Its status changes still wake it.
       await append(watched!, 'suspended');
