@@ -5,11 +5,12 @@
  * have them); `kill()` ends it as a process's end would, every connection cut, in flight or idle.
  * `conflict` defines a `Query.passport` of its own, which the issuer's does not share: it does not compose.
  */
-import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ApolloServer, HeaderMap } from '@apollo/server';
+import { ApolloServer } from '@apollo/server';
 import { ApolloServerPluginInlineTraceDisabled } from '@apollo/server/plugin/disabled';
+import { fastifyApolloHandler } from '@as-integrations/fastify';
 import { buildSubgraphSchema } from '@apollo/subgraph';
+import Fastify from 'fastify';
 import { parse } from 'graphql';
 
 const LINK = 'extend schema @link(url: "https://specs.apollo.dev/federation/v2.7", import: ["@key"])';
@@ -35,40 +36,14 @@ export async function serveStandIn(schema: StandInSchema, port = 0): Promise<Ser
     plugins: [ApolloServerPluginInlineTraceDisabled()],
   });
   await apollo.start();
-  // As Apollo's standalone server hands a request over, its JSON body parsed.
-  const server = createServer(async (request, response) => {
-    try {
-      const chunks: Buffer[] = [];
-      for await (const chunk of request) chunks.push(chunk as Buffer);
-      const text = Buffer.concat(chunks).toString('utf8');
-      const headers = new HeaderMap();
-      for (const [name, value] of Object.entries(request.headers)) if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
-      const answer = await apollo.executeHTTPGraphQLRequest({
-        httpGraphQLRequest: { method: request.method!.toUpperCase(), headers, search: new URL(request.url!, 'http://stand-in').search, body: text ? JSON.parse(text) : undefined },
-        context: async () => ({}),
-      });
-      for (const [name, value] of answer.headers) response.setHeader(name, value);
-      response.statusCode = answer.status ?? 200;
-      if (answer.body.kind === 'complete') response.end(answer.body.string);
-      else {
-        for await (const chunk of answer.body.asyncIterator) response.write(chunk);
-        response.end();
-      }
-    } catch (error) {
-      if (!response.headersSent) response.statusCode = 400;
-      response.end(String(error));
-    }
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, '127.0.0.1', () => resolve());
-  });
+  // Served as the platform's subgraphs are (Fastify and Apollo's integration for it); closing cuts every connection.
+  const app = Fastify({ forceCloseConnections: true });
+  app.route({ method: ['GET', 'POST'], url: '*', handler: fastifyApolloHandler(apollo) });
+  await app.listen({ port, host: '127.0.0.1' });
   return {
-    port: (server.address() as AddressInfo).port,
+    port: (app.server.address() as AddressInfo).port,
     async kill() {
-      const closed = new Promise((resolve) => server.close(resolve));
-      server.closeAllConnections();
-      await closed;
+      await app.close();
       await apollo.stop();
     },
   };
