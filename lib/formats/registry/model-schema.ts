@@ -31,15 +31,14 @@ const MODEL_AJV_OPTIONS = { strict: true, allowUnionTypes: true, allErrors: true
  */
 let metaSchemaChecker: Ajv2020 | undefined;
 
-/** Whether a schema satisfies the JSON Schema 2020-12 meta-schema: its failures (none when it does), and Ajv's text of them. */
-export function metaSchemaCheck(schema: object): { errors: ErrorObject[]; text: string } {
-  if (!metaSchemaChecker) {
-    metaSchemaChecker = new Ajv2020(MODEL_AJV_OPTIONS);
-    addFormats(metaSchemaChecker);
+/** A schema that fails the JSON Schema 2020-12 meta-schema: Ajv's failures, and its words for them as its own compile says them. */
+export class MetaSchemaViolation extends Error {
+  constructor(
+    readonly errors: ErrorObject[],
+    text: string,
+  ) {
+    super(`schema is invalid: ${text}`);
   }
-  if (metaSchemaChecker.validateSchema(schema) as boolean) return { errors: [], text: '' };
-  const errors = [...(metaSchemaChecker.errors ?? [])];
-  return { errors, text: metaSchemaChecker.errorsText(errors) };
 }
 
 /**
@@ -47,7 +46,7 @@ export function metaSchemaCheck(schema: object): { errors: ErrorObject[]; text: 
  * never clash inside ajv's schema registry. Strict mode (every strict check an error, not a log
  * line) refuses unknown keywords and formats, ignored keywords and ambiguous types; union types
  * (`"type": ["string", "null"]`) stay allowed, as they are plain JSON Schema. It does not check
- * the schema against the meta-schema: compileModelSchema does that first, on metaSchemaCheck's instance.
+ * the schema against the meta-schema: compileModelSchema does that first, on metaSchemaChecker.
  */
 function newModelAjv(): Ajv2020 {
   const ajv = new Ajv2020({ ...MODEL_AJV_OPTIONS, validateSchema: false });
@@ -55,10 +54,16 @@ function newModelAjv(): Ajv2020 {
   return ajv;
 }
 
-/** A model's schema compiled; throws as Ajv's compile does (`schema is invalid: …`) for one that fails the meta-schema, or one strict mode refuses. */
+/** A model's schema compiled; throws MetaSchemaViolation for one that fails the meta-schema, Ajv's compile error for one strict mode refuses. */
 export function compileModelSchema(schema: object): ValidateFunction {
-  const { errors, text } = metaSchemaCheck(schema);
-  if (errors.length) throw new Error(`schema is invalid: ${text}`);
+  if (!metaSchemaChecker) {
+    metaSchemaChecker = new Ajv2020(MODEL_AJV_OPTIONS);
+    addFormats(metaSchemaChecker);
+  }
+  if (!(metaSchemaChecker.validateSchema(schema) as boolean)) {
+    const errors = [...(metaSchemaChecker.errors ?? [])];
+    throw new MetaSchemaViolation(errors, metaSchemaChecker.errorsText(errors));
+  }
   return newModelAjv().compile(schema);
 }
 

@@ -1,5 +1,5 @@
 import type { ValidateFunction } from 'ajv/dist/2020.js';
-import { compileModelSchema, metaSchemaCheck, toValidationIssues } from '../../../lib/formats/registry/model-schema.js';
+import { compileModelSchema, MetaSchemaViolation, toValidationIssues } from '../../../lib/formats/registry/model-schema.js';
 import { RegistryError, type ValidationIssue } from './errors.js';
 import { formatRecordRef, type RecordRef } from './identifiers.js';
 
@@ -35,13 +35,12 @@ export function checkModelSchema(schema: unknown): DocumentValidator {
   if (dialect !== undefined && dialect !== JSON_SCHEMA_2020_12) {
     throw new RegistryError('INVALID_SCHEMA', `a model is a JSON Schema 2020-12 ("$schema": "${JSON_SCHEMA_2020_12}"); got ${JSON.stringify(dialect)}`);
   }
-  const { errors } = metaSchemaCheck(schema);
-  if (errors.length) {
-    throw new RegistryError('INVALID_SCHEMA', 'the model does not satisfy the JSON Schema 2020-12 meta-schema', toValidationIssues(errors));
-  }
   try {
     return wrap(compileModelSchema(schema));
   } catch (error) {
+    if (error instanceof MetaSchemaViolation) {
+      throw new RegistryError('INVALID_SCHEMA', 'the model does not satisfy the JSON Schema 2020-12 meta-schema', toValidationIssues(error.errors));
+    }
     // Strict-mode violations, unknown formats and unresolvable $refs surface as compile errors.
     throw new RegistryError('INVALID_SCHEMA', `the model does not compile in strict mode: ${(error as Error).message}`);
   }
