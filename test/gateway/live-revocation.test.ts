@@ -62,13 +62,14 @@ function sseFollower(url: string, secret: string) {
   return { results, state, end };
 }
 
-/** The last result of an SSE stream ended by its token is INVALID_TOKEN, and nothing appended after it is delivered. */
-async function expectEndedNoLongerValid(results: readonly unknown[]): Promise<void> {
-  expect(results.at(-1)).toEqual({ errors: [{ message: 'The bearer token is no longer valid.', extensions: { code: 'INVALID_TOKEN' } }] });
-  const delivered = results.length;
+/** The last result of each SSE stream ended by its token is INVALID_TOKEN, and nothing appended after it is delivered to any. */
+async function expectEndedNoLongerValid(...streams: (readonly unknown[])[]): Promise<void> {
+  for (const [index, results] of streams.entries())
+    expect(results.at(-1), `stream ${index + 1}`).toEqual({ errors: [{ message: 'The bearer token is no longer valid.', extensions: { code: 'INVALID_TOKEN' } }] });
+  const delivered = streams.map((results) => results.length);
   await append();
   await settle();
-  expect(results.length).toBe(delivered);
+  expect(streams.map((results) => results.length)).toEqual(delivered);
 }
 
 const ENDED = { code: 4403, reason: 'INVALID_TOKEN: The bearer token is no longer valid.' };
@@ -153,13 +154,7 @@ describe('an operator suspended by another process while its token’s subscript
         // The cache's bound and one recheck (a second), with room for a loaded machine.
         expect(Date.now() - suspendedAt, face).toBeLessThan(TOKEN_CACHE_MS + 2_500);
       }
-      for (const { face, results } of followers) {
-        expect(results.at(-1), face).toEqual({ errors: [{ message: 'The bearer token is no longer valid.', extensions: { code: 'INVALID_TOKEN' } }] });
-      }
-      const delivered = followers.map(({ results }) => results.length);
-      await append();
-      await settle();
-      expect(followers.map(({ results }) => results.length)).toEqual(delivered);
+      await expectEndedNoLongerValid(...followers.map(({ results }) => results));
     } finally {
       for (const { end } of followers) end();
     }
