@@ -254,6 +254,9 @@ const SEED: readonly (readonly [RecordKind, string, readonly SeedVersion[]])[] =
   ...PROFILE_MANIFEST_EXAMPLES.map((manifest): readonly [RecordKind, string, readonly SeedVersion[]] => ['generic', manifest.profile_id, [{ body: manifest }]]),
 ];
 
+/** The sample register as seedRegister first built it. */
+let sampleRegister: readonly RecordVersion[] | undefined;
+
 /**
  * The sample register `/admin/seed` loads: product category items, a battery passport model after
  * Regulation (EU) 2023/1542 Annex XIII, a textile model after ESPR, REST and GraphQL protocol
@@ -268,7 +271,6 @@ export function seedRegister(): readonly RecordVersion[] {
   sampleRegister ??= Object.freeze(buildSampleRegister());
   return sampleRegister;
 }
-let sampleRegister: readonly RecordVersion[] | undefined;
 
 /** The sample register built afresh (seedRegister keeps the first build). */
 export function buildSampleRegister(): RecordVersion[] {
